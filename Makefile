@@ -1,0 +1,48 @@
+# toolhost build. `make serve` and `make test` are the two entry points.
+GO        ?= go
+BIN       := bin
+PLUGINS   := $(notdir $(wildcard plugins/*))
+WASM      := $(PLUGINS:%=$(BIN)/plugins/%.wasm)
+GOFILES   := $(shell find . -name '*.go' -not -path './bin/*')
+# Tests run against a private cache so they never depend on (or pollute) the user's.
+TEST_ENV  := TOOLHOST_CACHE_DIR=$(CURDIR)/$(BIN)/test-cache
+
+.PHONY: all build plugins test test-unit test-e2e bench serve lint fuzz clean
+
+all: build
+
+build: $(BIN)/toolhost plugins
+
+$(BIN)/toolhost: $(GOFILES) go.mod go.sum
+	$(GO) build -o $@ ./cmd/toolhost
+
+plugins: $(WASM)
+
+# Each plugin is a WASI reactor; `toolhost plugin pack` stores its manifest
+# in a custom section so the host can list it without compiling it.
+$(BIN)/plugins/%.wasm: $(GOFILES) go.mod go.sum $(BIN)/toolhost
+	@mkdir -p $(dir $@)
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@.tmp ./plugins/$*
+	$(BIN)/toolhost plugin pack $@.tmp
+	mv $@.tmp $@
+
+test: build
+	$(TEST_ENV) $(GO) test -race -count=1 ./...
+
+bench: build
+	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 2000x -count 1 ./tests/bench/
+
+serve: build
+	$(BIN)/toolhost tools
+
+lint:
+	@test -z "$$(gofmt -l $(GOFILES))" || (gofmt -l $(GOFILES); exit 1)
+	$(GO) vet ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./sdk/... ./plugins/...
+	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed; skipped"; fi
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzResolve -fuzztime 30s ./host/sandbox/
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,112 @@
+package abi
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Request is what the host passes to the call export, as JSON.
+type Request struct {
+	ID           string          `json:"id"`
+	Tool         string          `json:"tool"`
+	Conversation string          `json:"conversation,omitempty"`
+	Args         json.RawMessage `json:"args"`
+	Limits       Limits          `json:"limits"`
+}
+
+// Limits are the per-call limits a plugin must respect (SRD 3.3, 6.5, 6.8).
+type Limits struct {
+	MaxOutputBytes         int64 `json:"max_output_bytes"`
+	AvailableCapacityBytes int64 `json:"available_capacity_bytes"`
+	MaxFileReadBytes       int64 `json:"max_file_read_bytes"`
+	MaxScanBytes           int64 `json:"max_scan_bytes"`
+	MaxPatchBytes          int64 `json:"max_patch_bytes"`
+}
+
+// OutputLimit is min(max_output_bytes, available_capacity_bytes) (FR-OUT-04).
+func (l Limits) OutputLimit() int64 { return minPositive(l.MaxOutputBytes, l.AvailableCapacityBytes) }
+
+// ReadLimit is min(max_file_read_bytes, available_capacity_bytes) (3.6.8).
+func (l Limits) ReadLimit() int64 { return minPositive(l.MaxFileReadBytes, l.AvailableCapacityBytes) }
+
+func minPositive(a, b int64) int64 {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0 || a < b:
+		return a
+	}
+	return b
+}
+
+// Result flags.
+const (
+	// ResultNoTruncate says the plugin limited its own output and the host
+	// must not truncate it (FR-TOOL-READ-01b).
+	ResultNoTruncate uint32 = 1 << iota
+)
+
+// Result is what the call and summary exports return. Kind is empty on
+// success; Content is the output, or the error message.
+type Result struct {
+	Kind    ErrorKind
+	Flags   uint32
+	Content []byte
+	Details []byte // JSON object or empty
+}
+
+// Result envelope layout, little-endian:
+//
+//	u32 magic "THR1" | u32 flags | u32 len + kind | u32 len + content | u32 len + details
+const resultMagic = 0x31524854 // "THR1"
+
+// AppendResult encodes r after dst.
+func AppendResult(dst []byte, r Result) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, resultMagic)
+	dst = binary.LittleEndian.AppendUint32(dst, r.Flags)
+	dst = appendField(dst, []byte(r.Kind))
+	dst = appendField(dst, r.Content)
+	return appendField(dst, r.Details)
+}
+
+func appendField(dst, b []byte) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(b)))
+	return append(dst, b...)
+}
+
+// ErrMalformedResult reports a result envelope that does not follow the layout.
+var ErrMalformedResult = errors.New("malformed result envelope")
+
+// DecodeResult decodes a result envelope. The returned slices alias b.
+func DecodeResult(b []byte) (Result, error) {
+	if len(b) < 8 || binary.LittleEndian.Uint32(b) != resultMagic {
+		return Result{}, fmt.Errorf("%w: bad header", ErrMalformedResult)
+	}
+	r := Result{Flags: binary.LittleEndian.Uint32(b[4:])}
+	rest := b[8:]
+	var kind []byte
+	var err error
+	for _, f := range []*[]byte{&kind, &r.Content, &r.Details} {
+		if *f, rest, err = nextField(rest); err != nil {
+			return Result{}, err
+		}
+	}
+	if len(rest) != 0 {
+		return Result{}, fmt.Errorf("%w: %d trailing bytes", ErrMalformedResult, len(rest))
+	}
+	r.Kind = ErrorKind(kind)
+	return r, nil
+}
+
+func nextField(b []byte) (field, rest []byte, err error) {
+	if len(b) < 4 {
+		return nil, nil, fmt.Errorf("%w: truncated length", ErrMalformedResult)
+	}
+	n := binary.LittleEndian.Uint32(b)
+	if uint64(n) > uint64(len(b)-4) {
+		return nil, nil, fmt.Errorf("%w: field of %d bytes exceeds envelope", ErrMalformedResult, n)
+	}
+	return b[4 : 4+n], b[4+n:], nil
+}

@@ -1,0 +1,44 @@
+package abi
+
+import "encoding/json"
+
+// RiskLevel is shown to a person approving a call (FR-APR-03).
+type RiskLevel string
+
+// Risk levels.
+const (
+	RiskLow    RiskLevel = "low"
+	RiskMedium RiskLevel = "medium"
+	RiskHigh   RiskLevel = "high"
+)
+
+// TimeoutClass picks which configured timeout applies when a manifest
+// gives no explicit one (CFG-TMO-01a).
+type TimeoutClass string
+
+// Timeout classes.
+const (
+	TimeoutDefault TimeoutClass = "default"
+	TimeoutFile    TimeoutClass = "file_operations"
+	TimeoutShell   TimeoutClass = "shell_commands"
+)
+
+// Manifest describes a tool. The describe export returns it as JSON.
+type Manifest struct {
+	ABI         string          `json:"abi"`
+	Name        string          `json:"name"`
+	Version     string          `json:"version"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"` // JSON Schema, Draft 2020-12
+
+	SideEffecting    bool         `json:"side_effecting"`
+	RequiresApproval bool         `json:"requires_approval"`
+	RiskLevel        RiskLevel    `json:"risk_level"`
+	TimeoutMillis    int64        `json:"timeout_ms,omitempty"` // 0: use TimeoutClass
+	TimeoutClass     TimeoutClass `json:"timeout_class,omitempty"`
+
+	// PathArgs names the top-level string arguments that are paths; the host
+	// checks them against the sandbox before the plugin runs.
+	PathArgs     []string     `json:"path_args,omitempty"`
+	Capabilities []Capability `json:"capabilities,omitempty"`
+}

@@ -1,0 +1,185 @@
+package abi
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// FileType is the type of a filesystem entry as host functions report it.
+type FileType uint8
+
+// File types. Symlinks are reported, never followed, by listings.
+const (
+	TypeFile FileType = iota
+	TypeDir
+	TypeSymlink
+	TypeOther
+)
+
+func (t FileType) String() string {
+	switch t {
+	case TypeFile:
+		return "file"
+	case TypeDir:
+		return "dir"
+	case TypeSymlink:
+		return "symlink"
+	}
+	return "other"
+}
+
+// FileInfo is the response of FnFSStat, and the per-entry record of FnFSList.
+//
+// Layout: u8 type | u32 mode | u64 size | i64 mtime (Unix ns) | u32 len + path
+type FileInfo struct {
+	Type    FileType
+	Mode    uint32 // permission bits
+	Size    int64
+	ModTime int64 // Unix nanoseconds
+	Path    string
+}
+
+// AppendFileInfo encodes fi after dst.
+func AppendFileInfo(dst []byte, fi FileInfo) []byte {
+	dst = append(dst, byte(fi.Type))
+	dst = binary.LittleEndian.AppendUint32(dst, fi.Mode)
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(fi.Size))
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(fi.ModTime))
+	return appendField(dst, []byte(fi.Path))
+}
+
+const fileInfoFixed = 1 + 4 + 8 + 8
+
+// DecodeFileInfo decodes one FileInfo and returns the rest of b.
+func DecodeFileInfo(b []byte) (FileInfo, []byte, error) {
+	if len(b) < fileInfoFixed {
+		return FileInfo{}, nil, fmt.Errorf("file info: %d bytes, want at least %d", len(b), fileInfoFixed)
+	}
+	fi := FileInfo{
+		Type:    FileType(b[0]),
+		Mode:    binary.LittleEndian.Uint32(b[1:]),
+		Size:    int64(binary.LittleEndian.Uint64(b[5:])),
+		ModTime: int64(binary.LittleEndian.Uint64(b[13:])),
+	}
+	path, rest, err := nextField(b[fileInfoFixed:])
+	if err != nil {
+		return FileInfo{}, nil, fmt.Errorf("file info path: %w", err)
+	}
+	fi.Path = string(path)
+	return fi, rest, nil
+}
+
+// Flags of a ReadInfo.
+const (
+	ReadIsBinary uint32 = 1 << iota // NUL in the first 8 KiB, or the data is not valid UTF-8
+	ReadEOF                         // the data reaches the end of the file
+	ReadRecorded                    // the read was recorded in the read cache
+)
+
+// ReadInfo heads the response of FnFSRead and FnFSReadLines; the data
+// follows it.
+//
+// Layout: u64 file size | i64 mtime | u32 flags | u32 lines | data
+type ReadInfo struct {
+	FileSize int64
+	ModTime  int64
+	Flags    uint32
+	Lines    uint32 // lines in data, for FnFSReadLines
+}
+
+// ReadInfoSize is the encoded size of a ReadInfo.
+const ReadInfoSize = 8 + 8 + 4 + 4
+
+// AppendReadInfo encodes ri after dst; the caller appends the data.
+func AppendReadInfo(dst []byte, ri ReadInfo) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(ri.FileSize))
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(ri.ModTime))
+	dst = binary.LittleEndian.AppendUint32(dst, ri.Flags)
+	return binary.LittleEndian.AppendUint32(dst, ri.Lines)
+}
+
+// DecodeReadInfo splits a read response into its header and data.
+func DecodeReadInfo(b []byte) (ReadInfo, []byte, error) {
+	if len(b) < ReadInfoSize {
+		return ReadInfo{}, nil, fmt.Errorf("read info: %d bytes, want at least %d", len(b), ReadInfoSize)
+	}
+	return ReadInfo{
+		FileSize: int64(binary.LittleEndian.Uint64(b)),
+		ModTime:  int64(binary.LittleEndian.Uint64(b[8:])),
+		Flags:    binary.LittleEndian.Uint32(b[16:]),
+		Lines:    binary.LittleEndian.Uint32(b[20:]),
+	}, b[ReadInfoSize:], nil
+}
+
+// Flags of a listing.
+const (
+	ListTruncated uint32 = 1 << iota // more entries existed than max_entries
+)
+
+// Listing response of FnFSList: u32 flags | u32 count | count × FileInfo.
+// Entry paths are relative to the working directory (the first root), with
+// forward slashes, sorted.
+
+// AppendListHeader encodes the listing header after dst.
+func AppendListHeader(dst []byte, flags, count uint32) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, flags)
+	return binary.LittleEndian.AppendUint32(dst, count)
+}
+
+// DecodeListing decodes a listing response.
+func DecodeListing(b []byte) (flags uint32, entries []FileInfo, err error) {
+	if len(b) < 8 {
+		return 0, nil, fmt.Errorf("listing: %d bytes, want at least 8", len(b))
+	}
+	flags, count := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
+	rest := b[8:]
+	if uint64(count) > uint64(len(rest)/fileInfoFixed) {
+		return 0, nil, fmt.Errorf("listing: %d entries cannot fit in %d bytes", count, len(rest))
+	}
+	entries = make([]FileInfo, 0, count)
+	for range count {
+		var fi FileInfo
+		if fi, rest, err = DecodeFileInfo(rest); err != nil {
+			return 0, nil, err
+		}
+		entries = append(entries, fi)
+	}
+	return flags, entries, nil
+}
+
+// WriteInfo is the response of FnFSWrite.
+//
+// Layout: u32 flags (WriteCreated) | u64 bytes written | u32 len + path
+type WriteInfo struct {
+	Flags uint32
+	Size  int64
+	Path  string // display path of the written file
+}
+
+// Flags of a WriteInfo.
+const (
+	WriteCreated uint32 = 1 << iota // the file did not exist before
+)
+
+// AppendWriteInfo encodes wi after dst.
+func AppendWriteInfo(dst []byte, wi WriteInfo) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, wi.Flags)
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(wi.Size))
+	return appendField(dst, []byte(wi.Path))
+}
+
+// DecodeWriteInfo decodes a WriteInfo.
+func DecodeWriteInfo(b []byte) (WriteInfo, error) {
+	if len(b) < 12 {
+		return WriteInfo{}, fmt.Errorf("write info: %d bytes, want at least 12", len(b))
+	}
+	path, _, err := nextField(b[12:])
+	if err != nil {
+		return WriteInfo{}, fmt.Errorf("write info path: %w", err)
+	}
+	return WriteInfo{
+		Flags: binary.LittleEndian.Uint32(b),
+		Size:  int64(binary.LittleEndian.Uint64(b[4:])),
+		Path:  string(path),
+	}, nil
+}

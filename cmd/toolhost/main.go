@@ -1,0 +1,61 @@
+// Command toolhost executes LLM tool calls as sandboxed WebAssembly plugins.
+//
+// This package holds flags, wiring and exit codes only; everything else
+// lives under host/.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK        = 0
+	exitToolError = 1
+	exitUsage     = 2
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string) int {
+	cmd := newRootCommand()
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != errSilent {
+			fmt.Fprintln(os.Stderr, "toolhost:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(os.Stderr, "toolhost:", err)
+	return exitUsage
+}
+
+// errSilent marks an exit whose reason was already printed.
+var errSilent = errors.New("silent")

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolhost/toolhost/host/runtime"
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	plugins  string
+	cacheDir string
+	stateDir string
+	logLevel string
+}
+
+func newRootCommand() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "toolhost",
+		Short:         "Execute LLM tool calls as sandboxed WebAssembly plugins",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErrorf("%v", err) })
+	f := root.PersistentFlags()
+	f.StringVar(&g.plugins, "plugins", "", "plugin directory (default: $TOOLHOST_PLUGINS, else plugins/ beside the toolhost binary)")
+	f.StringVar(&g.cacheDir, "cache-dir", "", "compiled-code and manifest cache (default: $TOOLHOST_CACHE_DIR, else the user cache dir)")
+	f.StringVar(&g.stateDir, "state-dir", "", "toolhost's state: read caches (default: $TOOLHOST_STATE_DIR, else $XDG_STATE_HOME/toolhost)")
+	f.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	root.AddCommand(newToolsCommand(g), newCallCommand(g), newPluginCommand(g))
+	return root
+}
+
+func (g *globals) logger() *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		level = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func (g *globals) pluginDir() (string, error) {
+	if g.plugins != "" {
+		return g.plugins, nil
+	}
+	if dir := os.Getenv("TOOLHOST_PLUGINS"); dir != "" {
+		return dir, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", usageErrorf("cannot locate the toolhost binary to find its plugins: %v; pass --plugins", err)
+	}
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = resolved
+	}
+	return filepath.Join(filepath.Dir(exe), "plugins"), nil
+}
+
+func (g *globals) cache() string {
+	switch {
+	case g.cacheDir != "":
+		return g.cacheDir
+	case os.Getenv("TOOLHOST_CACHE_DIR") != "":
+		return os.Getenv("TOOLHOST_CACHE_DIR")
+	}
+	return runtime.DefaultCacheDir()
+}
+
+func (g *globals) state() (string, error) {
+	switch {
+	case g.stateDir != "":
+		return filepath.Abs(g.stateDir)
+	case os.Getenv("TOOLHOST_STATE_DIR") != "":
+		return filepath.Abs(os.Getenv("TOOLHOST_STATE_DIR"))
+	case os.Getenv("XDG_STATE_HOME") != "":
+		return filepath.Join(os.Getenv("XDG_STATE_HOME"), "toolhost"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no state directory: %w; pass --state-dir", err)
+	}
+	return filepath.Join(home, ".local", "state", "toolhost"), nil
+}

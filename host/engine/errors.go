@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/output"
+	"github.com/toolhost/toolhost/host/runtime"
+)
+
+// maxPanicMessage bounds the guest text quoted in "Tool panicked: …".
+const maxPanicMessage = 512
+
+// runError maps a failure of the plugin run itself: the tool's deadline,
+// the caller's cancellation, a trap, or a load failure.
+func (e *Engine) runError(parent context.Context, tool string, err error, timeout, elapsed time.Duration) *ToolError {
+	var ie *runtime.InterruptedError
+	var te *runtime.TrapError
+	switch {
+	case errors.As(err, &ie) && parent.Err() != nil:
+		return &ToolError{Kind: abi.KindCancelled, Message: "Cancelled by user"}
+	case errors.As(err, &ie):
+		details, _ := json.Marshal(map[string]any{"tool": tool, "timeout_ms": timeout.Milliseconds(), "elapsed_ms": elapsed.Milliseconds()})
+		return &ToolError{Kind: abi.KindTimeout, Details: details, Message: fmt.Sprintf(
+			"%s timed out after %s; the call was stopped. Retry with a smaller request, or raise the tool's timeout in the configuration", tool, timeout)}
+	case errors.As(err, &te):
+		return panicked(te.Message)
+	}
+	return &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf("%s failed: %v", tool, err)}
+}
+
+// panicked builds FR-EXE-04b's message; the guest's text is sanitized and
+// bounded because it may echo anything the model sent (FR-EXE-04b-3).
+func panicked(msg string) *ToolError {
+	msg = output.Sanitize(msg)
+	if i := strings.Index(msg, "\ngoroutine "); i >= 0 {
+		msg = msg[:i]
+	}
+	return &ToolError{Kind: abi.KindPanicked, Message: "Tool panicked: " + output.Truncate(strings.TrimSpace(msg), maxPanicMessage)}
+}
+
+// pluginError maps an error result the plugin returned.
+func pluginError(tool string, r abi.Result) *ToolError {
+	te := &ToolError{Kind: r.Kind, Message: string(r.Content)}
+	if len(r.Details) > 0 && json.Valid(r.Details) {
+		te.Details = json.RawMessage(r.Details)
+	}
+	switch r.Kind {
+	case abi.KindPanicked:
+		return panicked(te.Message)
+	case abi.KindExecutionFailed:
+		// FR-ERR-JSON-TOOL-01: a JSON object passes through verbatim.
+		if !isJSONObject(te.Message) {
+			te.Message = tool + " failed: " + te.Message
+		}
+	}
+	return te
+}
+
+func isJSONObject(s string) bool {
+	s = strings.TrimSpace(s)
+	return strings.HasPrefix(s, "{") && json.Valid([]byte(s))
+}
+
+// finish applies the last rules to every result, including pre-resolved
+// errors (FR-OUT-04 scope): sanitize, then truncate to the effective limit.
+// A JSON error message is only sanitized if that leaves it unchanged
+// (FR-ERR-JSON-TOOL-02).
+func (e *Engine) finish(r Result) Result {
+	if r.Error == nil {
+		return r
+	}
+	msg := r.Error.Message
+	if isJSONObject(msg) && r.Error.Kind == abi.KindExecutionFailed {
+		if output.Sanitize(msg) == msg {
+			return r
+		}
+	}
+	r.Error.Message = truncate(sanitize(msg), e.outputLimit())
+	return r
+}
+
+func sanitize(s string) string { return output.Sanitize(s) }
+
+func truncate(s string, limit int) string { return output.Truncate(s, limit) }

@@ -1,0 +1,69 @@
+package hostfn
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/sandbox"
+)
+
+// Error is a host function failure; it travels to the guest as a staged
+// abi.HostError and comes back as the tool's error if the plugin returns it.
+type Error struct {
+	Status  abi.Status
+	Kind    abi.ErrorKind
+	Message string
+	Details map[string]any
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func fail(status abi.Status, kind abi.ErrorKind, format string, args ...any) *Error {
+	return &Error{Status: status, Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// classify turns any error from the sandbox or the filesystem into an *Error
+// that names the path as the plugin gave it.
+func classify(path string, err error) *Error {
+	var he *Error
+	if errors.As(err, &he) {
+		return he
+	}
+	var de *sandbox.DenialError
+	if errors.As(err, &de) {
+		return &Error{
+			Status: abi.StatusDenied, Kind: abi.KindSandboxViolation, Message: de.Error(),
+			Details: denialDetails(de),
+		}
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(abi.StatusNotFound, abi.KindExecutionFailed, "%s: no such file or directory; check the path with list_directory", path)
+	case errors.Is(err, fs.ErrPermission):
+		return fail(abi.StatusIO, abi.KindExecutionFailed, "%s: permission denied by the operating system", path)
+	}
+	return fail(abi.StatusIO, abi.KindExecutionFailed, "%s: %v", path, err)
+}
+
+func denialDetails(de *sandbox.DenialError) map[string]any {
+	d := map[string]any{"reason": de.Reason.String(), "attempted": de.Attempted}
+	if de.Resolved != "" {
+		d["resolved"] = de.Resolved
+	}
+	if de.Pattern != "" {
+		d["pattern"] = de.Pattern
+	}
+	return d
+}
+
+func (e *Error) encode() []byte {
+	he := abi.HostError{Kind: e.Kind, Message: e.Message}
+	if len(e.Details) > 0 {
+		he.Details, _ = json.Marshal(e.Details)
+	}
+	b, _ := json.Marshal(he)
+	return b
+}

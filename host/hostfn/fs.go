@@ -1,0 +1,552 @@
+package hostfn
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"unicode/utf8"
+
+	"github.com/aymanbagabas/go-udiff"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/sandbox"
+)
+
+// sniffBytes is how much of a file decides whether it is binary (SRD 3.6.8).
+const sniffBytes = 8 << 10
+
+// defaultScanBytes applies when a call's limits carry no scan limit (CFG-READ-01).
+const defaultScanBytes = 2 << 20
+
+func fsStat(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+	name, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
+	if err != nil {
+		return nil, err
+	}
+	p, err := env.resolve(name)
+	if err != nil {
+		return nil, classify(name, err)
+	}
+	fi, err := p.Lstat()
+	if err != nil {
+		return nil, classify(name, err)
+	}
+	return abi.AppendFileInfo(nil, fileInfo(fi, env.display(p))), nil
+}
+
+func fileInfo(fi fs.FileInfo, display string) abi.FileInfo {
+	t := abi.TypeOther
+	switch {
+	case fi.Mode().IsRegular():
+		t = abi.TypeFile
+	case fi.IsDir():
+		t = abi.TypeDir
+	case fi.Mode()&fs.ModeSymlink != 0:
+		t = abi.TypeSymlink
+	}
+	return abi.FileInfo{Type: t, Mode: uint32(fi.Mode().Perm()), Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Path: display}
+}
+
+// openRegular opens a sandboxed path that must be a regular file.
+func openRegular(env *Env, name string) (sandbox.Path, *os.File, fs.FileInfo, error) {
+	p, err := env.resolve(name)
+	if err != nil {
+		return p, nil, nil, classify(name, err)
+	}
+	f, err := p.Open()
+	if err != nil {
+		return p, nil, nil, classify(name, err)
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		if st.IsDir() {
+			err = fail(abi.StatusWrongType, abi.KindExecutionFailed, "%s is a directory; use list_directory to see its entries", name)
+		} else {
+			err = fail(abi.StatusWrongType, abi.KindExecutionFailed, "%s is not a regular file", name)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return p, nil, nil, classify(name, err)
+	}
+	return p, f, st, nil
+}
+
+func fsRead(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+	name, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
+	if err != nil {
+		return nil, err
+	}
+	offset, limit, flags := int64(stack[2]), int64(stack[3]), uint32(stack[4])
+	if offset < 0 {
+		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "%s: negative offset %d", name, offset)
+	}
+	p, f, st, err := openRegular(env, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+
+	size := st.Size()
+	offset = min(offset, size)
+	n := size - offset
+	if limit >= 0 && limit < n {
+		n = limit
+	}
+	resp := make([]byte, abi.ReadInfoSize, abi.ReadInfoSize+int(n))
+	data := resp[abi.ReadInfoSize : abi.ReadInfoSize+int(n)]
+	k, err := f.ReadAt(data, offset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, classify(name, err)
+	}
+	data = data[:k]
+	info := abi.ReadInfo{FileSize: size, ModTime: st.ModTime().UnixNano()}
+	eof := offset+int64(k) >= size
+	if eof {
+		info.Flags |= abi.ReadEOF
+	}
+	head := data
+	if offset != 0 {
+		head = make([]byte, min(sniffBytes, size))
+		m, _ := f.ReadAt(head, 0)
+		head = head[:m]
+	}
+	if isBinary(head, eof && offset == 0) || (offset == 0 && !validUTF8(data, eof)) {
+		info.Flags |= abi.ReadIsBinary
+	}
+	if flags&abi.ReadRecord != 0 && offset == 0 && eof && env.Reads != nil {
+		env.Reads.Record(p.Abs, sha256.Sum256(data), env.now())
+		info.Flags |= abi.ReadRecorded
+	}
+	out := abi.AppendReadInfo(resp[:0], info)
+	if flags&abi.ReadBase64 != 0 {
+		enc := make([]byte, abi.ReadInfoSize+base64.StdEncoding.EncodedLen(len(data)))
+		copy(enc, out)
+		base64.StdEncoding.Encode(enc[abi.ReadInfoSize:], data)
+		return enc, nil
+	}
+	return resp[:abi.ReadInfoSize+len(data)], nil
+}
+
+// isBinary applies the SRD's sniff: a NUL byte in the first 8 KiB, or bytes
+// that are not UTF-8. complete says b ends at the end of the file, so a cut
+// multi-byte sequence at its end is invalid rather than unfinished.
+func isBinary(b []byte, complete bool) bool {
+	head := b[:min(len(b), sniffBytes)]
+	if bytes.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	return !validUTF8(head, complete && len(head) == len(b))
+}
+
+// validUTF8 reports whether b is UTF-8, forgiving a sequence cut at the end
+// unless b is complete.
+func validUTF8(b []byte, complete bool) bool {
+	if utf8.Valid(b) {
+		return true
+	}
+	if complete {
+		return false
+	}
+	for cut := 1; cut <= utf8.UTFMax-1 && cut <= len(b); cut++ {
+		if utf8.Valid(b[:len(b)-cut]) && !utf8.FullRune(b[len(b)-cut:]) {
+			return true
+		}
+	}
+	return false
+}
+
+func fsReadLines(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+	name, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
+	if err != nil {
+		return nil, err
+	}
+	start, end, flags := uint32(stack[2]), uint32(stack[3]), uint32(stack[4])
+	if start == 0 {
+		start = 1
+	}
+	if end != 0 && end < start {
+		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "%s: start_line %d is after end_line %d", name, start, end)
+	}
+	p, f, st, err := openRegular(env, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+
+	scanLimit := env.Limits.MaxScanBytes
+	if scanLimit <= 0 {
+		scanLimit = defaultScanBytes
+	}
+	r := lineReader{ctx: ctx, f: f, start: start, end: end, scanLimit: scanLimit, record: flags&abi.ReadRecord != 0 && env.Reads != nil}
+	if err := r.run(); err != nil {
+		return nil, classifyLines(name, start, end, scanLimit, err)
+	}
+	info := abi.ReadInfo{FileSize: st.Size(), ModTime: st.ModTime().UnixNano(), Lines: r.lines}
+	if r.binary {
+		info.Flags |= abi.ReadIsBinary
+		return abi.AppendReadInfo(nil, info), nil
+	}
+	if r.eof {
+		info.Flags |= abi.ReadEOF
+	}
+	if r.record {
+		env.Reads.Record(p.Abs, r.sum, env.now())
+		info.Flags |= abi.ReadRecorded
+	}
+	return append(abi.AppendReadInfo(make([]byte, 0, abi.ReadInfoSize+len(r.out)), info), r.out...), nil
+}
+
+var errScanLimit = errors.New("scan limit")
+
+func classifyLines(name string, start, end uint32, limit int64, err error) error {
+	if !errors.Is(err, errScanLimit) {
+		return classify(name, err)
+	}
+	want := "through the end of the file"
+	if end != 0 {
+		want = "through line " + itoa(end)
+	}
+	return fail(abi.StatusScanLimit, abi.KindExecutionFailed,
+		"%s: reading from line %d %s means scanning more than %d bytes (max_scan_bytes); request a narrower line range",
+		name, start, want, limit)
+}
+
+func itoa(n uint32) string { return string(appendUint(nil, n)) }
+
+func appendUint(b []byte, n uint32) []byte {
+	if n >= 10 {
+		b = appendUint(b, n/10)
+	}
+	return append(b, byte('0'+n%10))
+}
+
+// lineReader streams a file once: it collects lines start..end, stops
+// scanning for lines at the scan limit, and, when recording, hashes the whole
+// file so the read cache holds the digest of exactly what was on disk.
+type lineReader struct {
+	ctx        context.Context
+	f          *os.File
+	start, end uint32
+	scanLimit  int64
+	record     bool
+
+	out    []byte
+	lines  uint32
+	eof    bool
+	binary bool
+	sum    [sha256.Size]byte
+}
+
+func (r *lineReader) run() error {
+	h := sha256.New()
+	buf := make([]byte, 64<<10)
+	line := uint32(1)
+	var scanned int64
+	first, done := true, false
+	for !done {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		n, err := io.ReadFull(r.f, buf)
+		chunk := buf[:n]
+		atEOF := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !atEOF {
+			return err
+		}
+		if first {
+			first = false
+			if isBinary(chunk, atEOF) {
+				r.binary = true
+				return nil
+			}
+		}
+		if r.record {
+			h.Write(chunk)
+		}
+		var used int
+		line, used, done = r.collect(chunk, line)
+		scanned += int64(used)
+		if scanned > r.scanLimit {
+			return errScanLimit
+		}
+		if atEOF {
+			r.eof = true
+			break
+		}
+	}
+	if !r.record {
+		return nil
+	}
+	if !r.eof {
+		if _, err := io.CopyBuffer(h, ctxReader{r.ctx, r.f}, buf); err != nil {
+			return err
+		}
+	}
+	h.Sum(r.sum[:0])
+	return nil
+}
+
+// collect consumes chunk from the current line number, appending lines in
+// range to r.out. It returns the next line number, how many bytes it
+// examined, and whether the range is complete.
+func (r *lineReader) collect(chunk []byte, line uint32) (next uint32, used int, done bool) {
+	for used < len(chunk) {
+		i := bytes.IndexByte(chunk[used:], '\n')
+		stop := len(chunk)
+		if i >= 0 {
+			stop = used + i + 1
+		}
+		if line >= r.start {
+			if len(r.out) == 0 || r.out[len(r.out)-1] == '\n' {
+				r.lines++
+			}
+			r.out = append(r.out, chunk[used:stop]...)
+		}
+		used = stop
+		if i >= 0 {
+			if r.end != 0 && line == r.end {
+				return line + 1, used, true
+			}
+			line++
+		}
+	}
+	return line, used, false
+}
+
+// ctxReader stops a long read when the call is cancelled.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+func fsList(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+	name, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
+	if err != nil {
+		return nil, err
+	}
+	depth, maxEntries, flags := uint32(stack[2]), uint32(stack[3]), uint32(stack[4])
+	if name == "" {
+		name = "."
+	}
+	p, err := env.resolve(name)
+	if err != nil {
+		return nil, classify(name, err)
+	}
+	st, err := p.Lstat()
+	if err != nil {
+		return nil, classify(name, err)
+	}
+	if !st.IsDir() {
+		return nil, fail(abi.StatusWrongType, abi.KindExecutionFailed, "%s is not a directory; use read_file to read it", name)
+	}
+	w := walker{ctx: ctx, env: env, hidden: flags&abi.ListHidden != 0, max: int(maxEntries)}
+	if err := w.walk(p, max(depth, 1)); err != nil && !errors.Is(err, errFull) {
+		return nil, classify(name, err)
+	}
+	var lf uint32
+	if w.truncated {
+		lf |= abi.ListTruncated
+	}
+	out := abi.AppendListHeader(nil, lf, uint32(len(w.entries)))
+	for _, e := range w.entries {
+		out = abi.AppendFileInfo(out, e)
+	}
+	return out, nil
+}
+
+var errFull = errors.New("listing full")
+
+// walker lists a tree depth-first in name order, which is path order
+// compared component by component. Symlinks are reported, never followed;
+// denied paths are left out entirely.
+type walker struct {
+	ctx       context.Context
+	env       *Env
+	hidden    bool
+	max       int
+	entries   []abi.FileInfo
+	truncated bool
+}
+
+func (w *walker) walk(dir sandbox.Path, depth uint32) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	list, err := dir.ReadDir()
+	if err != nil {
+		return err
+	}
+	for _, de := range list {
+		if !w.hidden && de.Name()[0] == '.' {
+			continue
+		}
+		child := childPath(dir, de.Name())
+		if _, denied := w.env.Sandbox.Denied(child.Abs); denied {
+			continue
+		}
+		fi, err := de.Info()
+		if err != nil {
+			continue // vanished while listing
+		}
+		if w.max > 0 && len(w.entries) == w.max {
+			w.truncated = true
+			return errFull
+		}
+		w.entries = append(w.entries, fileInfo(fi, w.env.display(child)))
+		if de.IsDir() && depth > 1 {
+			if err := w.walk(child, depth-1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func childPath(dir sandbox.Path, name string) sandbox.Path {
+	rel := name
+	if dir.Rel != "." {
+		rel = path.Join(dir.Rel, name)
+	}
+	return sandbox.Path{
+		Attempted: rel, Abs: dir.Abs + string(os.PathSeparator) + name,
+		Root: dir.Root, RootDir: dir.RootDir, Rel: rel,
+	}
+}
+
+func fsWrite(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+	name, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
+	if err != nil {
+		return nil, err
+	}
+	data, err := guestBytes(mem, uint32(stack[2]), uint32(stack[3]))
+	if err != nil {
+		return nil, err
+	}
+	createDirs := uint32(stack[4])&abi.WriteCreateDirs != 0
+	p, err := env.resolve(name)
+	if err != nil {
+		return nil, classify(name, err)
+	}
+	if err := checkFresh(env, p, name); err != nil {
+		return nil, err
+	}
+	created, err := env.Sandbox.WriteFileAtomic(p, data, createDirs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !createDirs {
+			return nil, fail(abi.StatusNotFound, abi.KindExecutionFailed, "%s: the parent directory does not exist; set create_dirs to true to create it", name)
+		}
+		return nil, classify(name, err)
+	}
+	if env.Reads != nil {
+		env.Reads.Record(p.Abs, sha256.Sum256(data), env.now())
+	}
+	wi := abi.WriteInfo{Size: int64(len(data)), Path: env.display(p)}
+	if created {
+		wi.Flags |= abi.WriteCreated
+	}
+	return abi.AppendWriteInfo(nil, wi), nil
+}
+
+// checkFresh enforces stale-file protection (FR-TOOL-PATCH-02a/b) for any
+// write: an existing file may be replaced only if this conversation read it
+// and it has not changed since. It runs after sandbox validation and before
+// any write (FR-TOOL-PATCH-02d).
+func checkFresh(env *Env, p sandbox.Path, name string) error {
+	fi, err := p.Lstat()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return classify(name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fail(abi.StatusWrongType, abi.KindExecutionFailed, "%s exists and is not a regular file; refusing to replace it", name)
+	}
+	current, err := readAll(p)
+	if err != nil {
+		return classify(name, err)
+	}
+	var read, same bool
+	if env.Reads != nil {
+		read, same = env.Reads.Matches(p.Abs, sha256.Sum256(current))
+	}
+	switch {
+	case !read:
+		return stale(env, p, name, "File was not read before writing", "read it with read_file first, then retry")
+	case !same:
+		return stale(env, p, name, "File content changed since last read", "read it again with read_file, then retry with content based on what is there now")
+	}
+	return nil
+}
+
+func stale(env *Env, p sandbox.Path, name, reason, hint string) error {
+	e := fail(abi.StatusStale, abi.KindStaleFile, "%s: %s; %s", name, reason, hint)
+	e.Details = map[string]any{"file": env.display(p), "reason": reason}
+	return e
+}
+
+func readAll(p sandbox.Path) ([]byte, error) {
+	f, err := p.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+func fsDiff(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+	name, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
+	if err != nil {
+		return nil, err
+	}
+	data, err := guestBytes(mem, uint32(stack[2]), uint32(stack[3]))
+	if err != nil {
+		return nil, err
+	}
+	p, err := env.resolve(name)
+	if err != nil {
+		return nil, classify(name, err)
+	}
+	display := env.display(p)
+	oldLabel := "a/" + display
+	current, err := readAll(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		oldLabel, current = "/dev/null", nil
+	case err != nil:
+		return nil, classify(name, err)
+	}
+	if isBinary(current, true) || isBinary(data, true) {
+		if bytes.Equal(current, data) {
+			return nil, nil
+		}
+		return []byte("Binary files " + oldLabel + " and b/" + display + " differ\n"), nil
+	}
+	return []byte(udiff.Unified(oldLabel, "b/"+display, string(current), string(data))), nil
+}
+
+func eventEmit(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+	data, err := guestBytes(mem, uint32(stack[1]), uint32(stack[2]))
+	if err != nil {
+		return nil, err
+	}
+	if env.Emit != nil {
+		env.Emit(Event{CallID: env.CallID, Kind: uint32(stack[0]), Data: bytes.Clone(data)})
+	}
+	return nil, nil
+}

@@ -1,0 +1,181 @@
+// Package readcache records which files a conversation has read and what
+// they held (canonical path, SHA-256, time), the evidence stale-file
+// protection checks before any overwrite or patch (SRD FR-TOOL-PATCH-02c).
+//
+// A Cache lives in memory; Store persists caches as one JSON file per
+// conversation in toolhost's state directory, so that separate CLI
+// invocations with the same conversation id share what was read. The state
+// directory is a protected path of the sandbox: no tool can read or forge it.
+package readcache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Entry is one recorded read.
+type Entry struct {
+	Path   string    `json:"path"` // canonical absolute path
+	SHA256 string    `json:"sha256"`
+	ReadAt time.Time `json:"read_at"`
+}
+
+// Cache is the read record of one conversation. It is safe for concurrent use.
+type Cache struct {
+	mu      sync.Mutex
+	entries map[string]Entry
+	dirty   bool
+}
+
+// New returns an empty cache.
+func New() *Cache { return &Cache{entries: make(map[string]Entry)} }
+
+// Record notes that path held content with the given digest at time at.
+func (c *Cache) Record(path string, sum [sha256.Size]byte, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries[path] = Entry{Path: path, SHA256: hex.EncodeToString(sum[:]), ReadAt: at.UTC()}
+	c.dirty = true
+}
+
+// Lookup returns the last read of path.
+func (c *Cache) Lookup(path string) (Entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[path]
+	return e, ok
+}
+
+// Matches reports whether path was read and its digest then equals sum.
+func (c *Cache) Matches(path string, sum [sha256.Size]byte) (read, same bool) {
+	e, ok := c.Lookup(path)
+	if !ok {
+		return false, false
+	}
+	return true, e.SHA256 == hex.EncodeToString(sum[:])
+}
+
+// Entries returns a copy of all entries.
+func (c *Cache) Entries() []Entry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Entry, 0, len(c.entries))
+	for _, e := range c.entries {
+		out = append(out, e)
+	}
+	return out
+}
+
+// merge adds entries that are newer than what c holds.
+func (c *Cache) merge(entries []Entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range entries {
+		if old, ok := c.entries[e.Path]; !ok || e.ReadAt.After(old.ReadAt) {
+			c.entries[e.Path] = e
+		}
+	}
+}
+
+// Store keeps caches in a directory, one file per conversation.
+type Store struct {
+	dir string
+}
+
+// NewStore returns a store in dir, creating it (0700) if needed.
+func NewStore(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("read cache directory: %w", err)
+	}
+	return &Store{dir: dir}, nil
+}
+
+type file struct {
+	Conversation string  `json:"conversation"`
+	Entries      []Entry `json:"entries"`
+}
+
+// fileName maps any conversation id to a safe file name.
+func (s *Store) fileName(conversation string) string {
+	sum := sha256.Sum256([]byte(conversation))
+	return filepath.Join(s.dir, hex.EncodeToString(sum[:16])+".json")
+}
+
+// Load returns the persisted cache of a conversation (empty if none).
+func (s *Store) Load(conversation string) (*Cache, error) {
+	c := New()
+	entries, err := s.read(conversation)
+	if err != nil {
+		return nil, err
+	}
+	c.merge(entries)
+	return c, nil
+}
+
+func (s *Store) read(conversation string) ([]Entry, error) {
+	data, err := os.ReadFile(s.fileName(conversation))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read cache of conversation %q: %w", conversation, err)
+	}
+	var f file
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("read cache of conversation %q is corrupt (%s): %w", conversation, s.fileName(conversation), err)
+	}
+	return f.Entries, nil
+}
+
+// Save persists c for the conversation, merging entries another process
+// saved meanwhile (the newer read of a path wins). The file is replaced
+// atomically, so a crash never leaves a half-written cache.
+func (s *Store) Save(conversation string, c *Cache) error {
+	c.mu.Lock()
+	dirty := c.dirty
+	c.mu.Unlock()
+	if !dirty {
+		return nil
+	}
+	unlock, err := s.lock(conversation)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	theirs, err := s.read(conversation)
+	if err != nil {
+		return err
+	}
+	c.merge(theirs)
+	data, err := json.Marshal(file{Conversation: conversation, Entries: c.Entries()})
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(s.dir, ".readcache-*.tmp")
+	if err != nil {
+		return fmt.Errorf("save read cache: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("save read cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("save read cache: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), s.fileName(conversation)); err != nil {
+		return fmt.Errorf("save read cache: %w", err)
+	}
+	c.mu.Lock()
+	c.dirty = false
+	c.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,207 @@
+// Package registry holds the tools a host offers: each plugin's validated
+// manifest and its argument schema, compiled once at load (NFR-PERF-03),
+// looked up by name in O(1) (NFR-PERF-01), listed sorted by name
+// (NFR-MAIN-03). It never runs a tool.
+package registry
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/runtime"
+)
+
+// Tool is a registered tool.
+type Tool struct {
+	Manifest abi.Manifest
+	Plugin   *runtime.Plugin
+	schema   *jsonschema.Schema
+}
+
+// Registry maps tool names to tools. It is immutable after Load.
+type Registry struct {
+	byName map[string]*Tool
+	sorted []*Tool
+}
+
+// DuplicateToolError reports two plugins declaring the same tool name
+// (SRD 4.1 DuplicateTool).
+type DuplicateToolError struct {
+	Name          string
+	First, Second string // plugin files
+}
+
+func (e *DuplicateToolError) Error() string {
+	return fmt.Sprintf("duplicate tool %q: declared by %s and %s; remove or rename one", e.Name, e.First, e.Second)
+}
+
+// Load registers every *.wasm plugin in dir. Manifests are read without
+// compiling any module.
+func Load(ctx context.Context, rt *runtime.Runtime, dir string) (*Registry, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("plugin directory: %w", err)
+		}
+		return nil, fmt.Errorf("plugin directory %s holds no *.wasm plugins; build them with 'make plugins' or pass --plugins", dir)
+	}
+	sort.Strings(paths)
+	tools := make([]*Tool, 0, len(paths))
+	for _, path := range paths {
+		p, err := rt.Load(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		t, err := NewTool(p.Manifest(), p)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", path, err)
+		}
+		tools = append(tools, t)
+	}
+	return New(tools...)
+}
+
+// New builds a registry from tools, rejecting duplicate names.
+func New(tools ...*Tool) (*Registry, error) {
+	r := &Registry{byName: make(map[string]*Tool, len(tools))}
+	for _, t := range tools {
+		if prev, ok := r.byName[t.Manifest.Name]; ok {
+			return nil, &DuplicateToolError{Name: t.Manifest.Name, First: source(prev), Second: source(t)}
+		}
+		r.byName[t.Manifest.Name] = t
+		r.sorted = append(r.sorted, t)
+	}
+	sort.Slice(r.sorted, func(i, j int) bool { return r.sorted[i].Manifest.Name < r.sorted[j].Manifest.Name })
+	return r, nil
+}
+
+func source(t *Tool) string {
+	if t.Plugin == nil {
+		return "(built in)"
+	}
+	return t.Plugin.Path()
+}
+
+// Lookup returns the tool called name.
+func (r *Registry) Lookup(name string) (*Tool, bool) {
+	t, ok := r.byName[name]
+	return t, ok
+}
+
+// Tools returns the tools sorted by name.
+func (r *Registry) Tools() []*Tool { return r.sorted }
+
+// Names returns the tool names, sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, len(r.sorted))
+	for i, t := range r.sorted {
+		names[i] = t.Manifest.Name
+	}
+	return names
+}
+
+var validName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// NewTool validates a manifest and compiles its schema.
+func NewTool(m abi.Manifest, p *runtime.Plugin) (*Tool, error) {
+	if err := ValidateManifest(m); err != nil {
+		return nil, err
+	}
+	schema, err := compileSchema(m.Name, m.Parameters)
+	if err != nil {
+		return nil, err
+	}
+	return &Tool{Manifest: m, Plugin: p, schema: schema}, nil
+}
+
+// ValidateManifest checks the fields every tool must have.
+func ValidateManifest(m abi.Manifest) error {
+	var problems []string
+	if !validName.MatchString(m.Name) {
+		problems = append(problems, fmt.Sprintf("name %q must match %s", m.Name, validName))
+	}
+	if strings.TrimSpace(m.Description) == "" {
+		problems = append(problems, "description is empty")
+	}
+	switch m.RiskLevel {
+	case abi.RiskLow, abi.RiskMedium, abi.RiskHigh:
+	default:
+		problems = append(problems, fmt.Sprintf("risk_level %q must be low, medium or high", m.RiskLevel))
+	}
+	switch m.TimeoutClass {
+	case "", abi.TimeoutDefault, abi.TimeoutFile, abi.TimeoutShell:
+	default:
+		problems = append(problems, fmt.Sprintf("timeout_class %q must be default, file_operations or shell_commands", m.TimeoutClass))
+	}
+	if m.TimeoutMillis < 0 {
+		problems = append(problems, "timeout_ms is negative")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("invalid manifest for tool %q: %s", m.Name, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func compileSchema(name string, raw []byte) (*jsonschema.Schema, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, fmt.Errorf("tool %q: parameters schema is missing", name)
+	}
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	url := "toolhost:///" + name + "/parameters.json"
+	if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
+		return nil, fmt.Errorf("tool %q: parameters schema is not valid JSON: %w", name, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: parameters schema does not compile as JSON Schema Draft 2020-12: %w", name, err)
+	}
+	return s, nil
+}
+
+// Violation is one way arguments break a tool's schema.
+type Violation struct {
+	Pointer string `json:"pointer"` // JSON pointer into the arguments; "" is the whole object
+	Message string `json:"message"`
+}
+
+// ValidateArgs checks decoded arguments (from json.Unmarshal into any)
+// against the tool's schema and returns every violation (FR-VAL-01).
+func (t *Tool) ValidateArgs(args any) []Violation {
+	err := t.schema.Validate(args)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []Violation{{Message: err.Error()}}
+	}
+	var out []Violation
+	collect(ve, &out)
+	return out
+}
+
+// collect gathers the leaves of a validation error tree: the causes that
+// say what is wrong, not the "doesn't validate with" wrappers above them.
+func collect(ve *jsonschema.ValidationError, out *[]Violation) {
+	if len(ve.Causes) == 0 {
+		*out = append(*out, Violation{Pointer: ve.InstanceLocation, Message: ve.Message})
+		return
+	}
+	for _, c := range ve.Causes {
+		collect(c, out)
+	}
+}

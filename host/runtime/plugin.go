@@ -1,0 +1,419 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/hostfn"
+	"github.com/toolhost/toolhost/host/internal/loopguard"
+)
+
+// Plugin is a loaded plugin module. Its manifest is available at once; the
+// module compiles on first use.
+type Plugin struct {
+	rt           *Runtime
+	path         string
+	wasm         []byte
+	sum          [32]byte
+	packed       bool
+	manifest     abi.Manifest
+	manifestJSON []byte
+
+	compileMu sync.Mutex
+	compiled  *compiled
+	verified  atomic.Bool
+	pool      chan *instance
+}
+
+type compiled struct {
+	module wazero.CompiledModule
+	host   api.Module
+}
+
+// Manifest returns the plugin's manifest.
+func (p *Plugin) Manifest() abi.Manifest { return p.manifest }
+
+// Path returns the file the plugin was loaded from.
+func (p *Plugin) Path() string { return p.path }
+
+func (p *Plugin) name() string {
+	if p.manifest.Name != "" {
+		return p.manifest.Name
+	}
+	return p.path
+}
+
+// Compile compiles the module if it is not compiled yet, checks that it
+// imports only host functions its manifest grants, and links them. It is
+// safe to call concurrently and cheap once done; a failure is retried on
+// the next call.
+func (p *Plugin) Compile(ctx context.Context) error {
+	_, err := p.compile(ctx)
+	return err
+}
+
+func (p *Plugin) compile(ctx context.Context) (*compiled, error) {
+	p.compileMu.Lock()
+	defer p.compileMu.Unlock()
+	if p.compiled != nil {
+		return p.compiled, nil
+	}
+	guarded, err := loopguard.Instrument(p.wasm)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: instrument loops: %w", p.name(), err)
+	}
+	module, err := p.rt.rt.CompileModule(ctx, guarded)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: compile: %w", p.name(), err)
+	}
+	granted, err := hostfn.Granted(p.manifest.Capabilities)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", p.name(), err)
+	}
+	if err := checkImports(p.name(), module, granted); err != nil {
+		return nil, err
+	}
+	host, err := hostfn.Link(ctx, p.rt.rt, granted)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: link host functions: %w", p.name(), err)
+	}
+	p.compiled = &compiled{module: module, host: host}
+	return p.compiled, nil
+}
+
+// ImportError reports a module that imports something the host does not
+// grant it.
+type ImportError struct {
+	Plugin, Module, Function string
+	Granted                  []string
+}
+
+func (e *ImportError) Error() string {
+	if e.Module != abi.HostModule {
+		return fmt.Sprintf("plugin %s imports %s.%s; plugins may import only %s and %s functions",
+			e.Plugin, e.Module, e.Function, abi.HostModule, wasi_snapshot_preview1.ModuleName)
+	}
+	return fmt.Sprintf("plugin %s imports host function %s.%s, which its manifest's capabilities do not grant (granted: %s); declare the capability in the manifest",
+		e.Plugin, e.Module, e.Function, strings.Join(e.Granted, ", "))
+}
+
+// checkImports refuses a module that imports an ungranted host function,
+// before anything is instantiated.
+func checkImports(plugin string, m wazero.CompiledModule, granted []string) error {
+	for _, f := range m.ImportedFunctions() {
+		module, name, _ := f.Import()
+		switch {
+		case module == wasi_snapshot_preview1.ModuleName:
+		case module == abi.HostModule && slices.Contains(granted, name):
+		default:
+			return &ImportError{Plugin: plugin, Module: module, Function: name, Granted: granted}
+		}
+	}
+	if len(m.ImportedMemories()) > 0 {
+		return fmt.Errorf("plugin %s imports a memory; plugins must define their own", plugin)
+	}
+	return nil
+}
+
+// TrapError is a guest that trapped, panicked or exited during a call.
+type TrapError struct {
+	Plugin  string
+	Message string // guest output and runtime error, unsanitized
+}
+
+func (e *TrapError) Error() string { return "plugin " + e.Plugin + " trapped: " + e.Message }
+
+// InterruptedError is a call stopped because its context ended.
+type InterruptedError struct {
+	Plugin string
+	Cause  error // context.DeadlineExceeded or context.Canceled
+}
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("plugin %s stopped: %v", e.Plugin, e.Cause)
+}
+
+func (e *InterruptedError) Unwrap() error { return e.Cause }
+
+// Call runs the plugin's call export on a warm instance. env is the state
+// its host functions act on.
+func (p *Plugin) Call(ctx context.Context, env *hostfn.Env, req abi.Request) (abi.Result, error) {
+	in, err := json.Marshal(req)
+	if err != nil {
+		return abi.Result{}, fmt.Errorf("encode request: %w", err)
+	}
+	return p.invoke(ctx, env, abi.ExportCall, in)
+}
+
+// Summary runs the plugin's summary export with every host function
+// refused, so a summary can never perform I/O (SRD FR-REG-01a).
+func (p *Plugin) Summary(ctx context.Context, args []byte) (abi.Result, error) {
+	return p.invoke(ctx, &hostfn.Env{Pure: true}, abi.ExportSummary, args)
+}
+
+func (p *Plugin) invoke(ctx context.Context, env *hostfn.Env, export string, in []byte) (abi.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return abi.Result{}, &InterruptedError{Plugin: p.name(), Cause: err}
+	}
+	inst, err := p.acquire(ctx)
+	if err != nil {
+		return abi.Result{}, err
+	}
+	var interrupted atomic.Bool
+	stop := context.AfterFunc(ctx, func() {
+		interrupted.Store(true)
+		inst.flag.Set(1)
+	})
+	res, err := inst.invoke(hostfn.WithEnv(ctx, env), export, in)
+	stop()
+	switch {
+	case interrupted.Load():
+		inst.close(context.WithoutCancel(ctx))
+		return abi.Result{}, &InterruptedError{Plugin: p.name(), Cause: context.Cause(ctx)}
+	case err != nil:
+		inst.close(context.WithoutCancel(ctx))
+		return abi.Result{}, &TrapError{Plugin: p.name(), Message: inst.failure(err)}
+	case res.Kind == abi.KindPanicked:
+		inst.close(context.WithoutCancel(ctx))
+	default:
+		p.release(inst)
+	}
+	return res, nil
+}
+
+// describe instantiates the module and returns what its describe export
+// says, bypassing the compile-time import check (the manifest is not known
+// yet); the instance is then discarded.
+func (p *Plugin) describe(ctx context.Context) ([]byte, error) {
+	module, err := p.rt.rt.CompileModule(ctx, p.wasm)
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	defer module.Close(ctx)
+	names := []string{}
+	for _, f := range module.ImportedFunctions() {
+		if m, n, _ := f.Import(); m == abi.HostModule {
+			names = append(names, n)
+		}
+	}
+	host, err := hostfn.Link(ctx, p.rt.rt, names)
+	if err != nil {
+		return nil, err
+	}
+	defer host.Close(ctx)
+	inst, err := p.instantiate(ctx, &compiled{module: module, host: host})
+	if err != nil {
+		return nil, err
+	}
+	defer inst.close(ctx)
+	fn := inst.mod.ExportedFunction(abi.ExportDescribe)
+	if fn == nil {
+		return nil, fmt.Errorf("module does not export %s; is it a toolhost/v1 plugin?", abi.ExportDescribe)
+	}
+	res, err := fn.Call(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("describe: %s", inst.failure(err))
+	}
+	return inst.read(res[0])
+}
+
+func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
+	select {
+	case inst := <-p.pool:
+		return inst, nil
+	default:
+	}
+	c, err := p.compile(ctx)
+	if err != nil {
+		return nil, err
+	}
+	inst, err := p.instantiate(context.WithoutCancel(ctx), c)
+	if err != nil {
+		return nil, err
+	}
+	if inst.flag == nil {
+		inst.close(ctx)
+		return nil, fmt.Errorf("plugin %s: instrumented module lacks the %s global", p.name(), loopguard.FlagExport)
+	}
+	if p.packed && !p.verified.Load() {
+		if err := p.verify(ctx, inst); err != nil {
+			inst.close(ctx)
+			return nil, err
+		}
+	}
+	return inst, nil
+}
+
+// verify checks once that a packed manifest is what describe returns.
+func (p *Plugin) verify(ctx context.Context, inst *instance) error {
+	res, err := inst.mod.ExportedFunction(abi.ExportDescribe).Call(ctx)
+	if err != nil {
+		return fmt.Errorf("plugin %s: describe: %s", p.name(), inst.failure(err))
+	}
+	got, err := inst.read(res[0])
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, p.manifestJSON) {
+		return fmt.Errorf("plugin %s: %w; pack it again (toolhost plugin pack)", p.name(), ErrManifestMismatch)
+	}
+	p.verified.Store(true)
+	return nil
+}
+
+func (p *Plugin) release(inst *instance) {
+	select {
+	case p.pool <- inst:
+	default:
+		inst.close(context.Background())
+	}
+}
+
+// Warm compiles the plugin and fills its pool with n instances, so the
+// first calls do not pay for compilation or instantiation.
+func (p *Plugin) Warm(ctx context.Context, n int) error {
+	var insts []*instance
+	for range min(n, cap(p.pool)) {
+		inst, err := p.acquire(ctx)
+		if err != nil {
+			return err
+		}
+		insts = append(insts, inst)
+	}
+	for _, inst := range insts {
+		p.release(inst)
+	}
+	return nil
+}
+
+func (p *Plugin) instantiate(ctx context.Context, c *compiled) (*instance, error) {
+	stderr := &tailBuffer{max: 4 << 10}
+	resolve := experimental.WithImportResolver(ctx, func(name string) api.Module {
+		if name == abi.HostModule {
+			return c.host
+		}
+		return nil
+	})
+	mod, err := p.rt.rt.InstantiateModule(resolve, c.module, wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions(abi.StartFunction).
+		WithStderr(stderr).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithRandSource(rand.Reader))
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: instantiate: %w (guest said: %q)", p.name(), err, stderr.String())
+	}
+	inst := &instance{mod: mod, stderr: stderr,
+		alloc: mod.ExportedFunction(abi.ExportAlloc),
+	}
+	if g, ok := mod.ExportedGlobal(loopguard.FlagExport).(api.MutableGlobal); ok {
+		inst.flag = g
+	}
+	if inst.alloc == nil {
+		inst.close(ctx)
+		return nil, fmt.Errorf("plugin %s does not export %s; is it a toolhost/v1 plugin?", p.name(), abi.ExportAlloc)
+	}
+	return inst, nil
+}
+
+// instance is one instantiated module. It serves one call at a time.
+type instance struct {
+	mod    api.Module
+	alloc  api.Function
+	flag   api.MutableGlobal
+	stderr *tailBuffer
+}
+
+func (i *instance) invoke(ctx context.Context, export string, in []byte) (abi.Result, error) {
+	fn := i.mod.ExportedFunction(export)
+	if fn == nil {
+		return abi.Result{}, fmt.Errorf("module does not export %s", export)
+	}
+	i.stderr.Reset()
+	stack := []uint64{uint64(len(in)), 0}
+	if err := i.alloc.CallWithStack(ctx, stack); err != nil {
+		return abi.Result{}, err
+	}
+	ptr := uint32(stack[0])
+	if len(in) > 0 && !i.mod.Memory().Write(ptr, in) {
+		return abi.Result{}, fmt.Errorf("%s returned an out-of-bounds buffer", abi.ExportAlloc)
+	}
+	stack[0], stack[1] = uint64(ptr), uint64(len(in))
+	if err := fn.CallWithStack(ctx, stack); err != nil {
+		return abi.Result{}, err
+	}
+	out, err := i.read(stack[0])
+	if err != nil {
+		return abi.Result{}, err
+	}
+	res, err := abi.DecodeResult(out)
+	if err != nil {
+		return abi.Result{}, fmt.Errorf("%s: %w", export, err)
+	}
+	return res, nil
+}
+
+// read copies a packed (ptr, len) region out of guest memory.
+func (i *instance) read(packed uint64) ([]byte, error) {
+	ptr, n := abi.Unpack(packed)
+	b, ok := i.mod.Memory().Read(ptr, n)
+	if !ok {
+		return nil, fmt.Errorf("guest returned an out-of-bounds result (%d bytes at %#x)", n, ptr)
+	}
+	return bytes.Clone(b), nil
+}
+
+// failure describes a trap, with what the guest wrote to stderr (a Go
+// guest prints its panic there before exiting).
+func (i *instance) failure(err error) string {
+	msg := err.Error()
+	if out := strings.TrimSpace(i.stderr.String()); out != "" {
+		msg = out + " (" + msg + ")"
+	}
+	return msg
+}
+
+func (i *instance) close(ctx context.Context) { i.mod.Close(ctx) }
+
+// tailBuffer keeps the first max bytes written to it: a Go guest's panic
+// message comes first, its goroutine dump after.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := t.max - len(t.buf); room > 0 {
+		t.buf = append(t.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+func (t *tailBuffer) Reset() {
+	t.mu.Lock()
+	t.buf = t.buf[:0]
+	t.mu.Unlock()
+}

@@ -1,0 +1,194 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/toolhost/toolhost/abi"
+)
+
+// Config configures a Runtime. The zero value is usable.
+type Config struct {
+	// CacheDir holds compiled code and manifests between processes.
+	// Empty disables both caches.
+	CacheDir string
+	// MemoryLimitPages caps each instance's linear memory, in 64 KiB pages.
+	// Zero means DefaultMemoryLimitPages.
+	MemoryLimitPages uint32
+	// PoolSize is how many idle instances each plugin keeps. Zero means 4.
+	PoolSize int
+	// Interpreter uses wazero's interpreter instead of its compiler: no
+	// native code generation, so modules start at once but run slower.
+	Interpreter bool
+	Logger      *slog.Logger
+}
+
+// DefaultMemoryLimitPages is 256 MiB.
+const DefaultMemoryLimitPages = 4096
+
+// DefaultCacheDir is toolhost's directory under the user cache directory.
+func DefaultCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "toolhost")
+}
+
+// Runtime compiles and runs plugins. It is safe for concurrent use.
+type Runtime struct {
+	rt  wazero.Runtime
+	cfg Config
+	log *slog.Logger
+}
+
+// New creates a runtime and instantiates WASI for plugins (no preopens, no
+// environment, no arguments: plugins reach the world only through host
+// functions).
+func New(ctx context.Context, cfg Config) (*Runtime, error) {
+	if cfg.MemoryLimitPages == 0 {
+		cfg.MemoryLimitPages = DefaultMemoryLimitPages
+	}
+	if cfg.PoolSize <= 0 {
+		cfg.PoolSize = 4
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	rc := wazero.NewRuntimeConfigCompiler()
+	if cfg.Interpreter {
+		rc = wazero.NewRuntimeConfigInterpreter()
+	}
+	rc = rc.WithMemoryLimitPages(cfg.MemoryLimitPages)
+	if cfg.CacheDir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(cfg.CacheDir, "compiled"))
+		if err != nil {
+			return nil, fmt.Errorf("compilation cache in %s: %w", cfg.CacheDir, err)
+		}
+		rc = rc.WithCompilationCache(cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("instantiate WASI: %w", err)
+	}
+	return &Runtime{rt: rt, cfg: cfg, log: cfg.Logger}, nil
+}
+
+// Close releases every compiled module and instance.
+func (r *Runtime) Close(ctx context.Context) error { return r.rt.Close(ctx) }
+
+// Load reads a plugin module and its manifest, without compiling it.
+func (r *Runtime) Load(ctx context.Context, path string) (*Plugin, error) {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load plugin: %w", err)
+	}
+	p := &Plugin{rt: r, path: path, wasm: wasm, sum: sha256.Sum256(wasm), pool: make(chan *instance, r.cfg.PoolSize)}
+	raw, err := r.manifest(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", path, err)
+	}
+	if err := json.Unmarshal(raw, &p.manifest); err != nil {
+		return nil, fmt.Errorf("plugin %s: manifest is not valid JSON: %w", path, err)
+	}
+	if p.manifest.ABI != abi.Version {
+		return nil, fmt.Errorf("plugin %s: manifest ABI %q, this host speaks %q", path, p.manifest.ABI, abi.Version)
+	}
+	p.manifestJSON = raw
+	return p, nil
+}
+
+// manifest finds the manifest: in the custom section, in the manifest
+// cache, or — slowest — by compiling the module and calling describe.
+func (r *Runtime) manifest(ctx context.Context, p *Plugin) ([]byte, error) {
+	raw, ok, err := customSection(p.wasm, abi.ManifestSection)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		p.packed = true
+		return raw, nil
+	}
+	cached := r.manifestCachePath(p.sum)
+	if cached != "" {
+		if raw, err := os.ReadFile(cached); err == nil {
+			return raw, nil
+		}
+	}
+	raw, err = p.describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cached != "" {
+		if err := writeFileAtomic(cached, raw); err != nil {
+			r.log.Warn("cannot cache plugin manifest", "plugin", p.path, "err", err)
+		}
+	}
+	return raw, nil
+}
+
+func (r *Runtime) manifestCachePath(sum [32]byte) string {
+	if r.cfg.CacheDir == "" {
+		return ""
+	}
+	return filepath.Join(r.cfg.CacheDir, "manifests", hex.EncodeToString(sum[:])+".json")
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Pack returns wasm with its manifest (from describe) stored in the
+// toolhost.manifest custom section, so hosts can list the tool without
+// compiling it. It runs the module in wazero's interpreter, which starts
+// without native compilation.
+func Pack(ctx context.Context, wasm []byte) ([]byte, error) {
+	r, err := New(ctx, Config{Interpreter: true})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close(ctx)
+	p := &Plugin{rt: r, path: "(packing)", wasm: wasm, pool: make(chan *instance, 1)}
+	raw, err := p.describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var m abi.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("describe returned invalid JSON: %w", err)
+	}
+	if m.ABI != abi.Version {
+		return nil, fmt.Errorf("describe returned ABI %q, want %q", m.ABI, abi.Version)
+	}
+	return withCustomSection(wasm, abi.ManifestSection, raw)
+}
+
+// ErrManifestMismatch reports a packed manifest that differs from what the
+// module's describe export returns: the module was changed after packing.
+var ErrManifestMismatch = errors.New("packed manifest differs from describe")

@@ -1,0 +1,85 @@
+package sdk
+
+import (
+	"github.com/toolhost/toolhost/abi"
+)
+
+// result interprets a host function's return value: the staged response on
+// success, or a *HostError.
+func result(v int64) ([]byte, error) {
+	status, n := abi.DecodeReturn(v)
+	resp := takeResponse(n)
+	if status == abi.StatusOK {
+		return resp, nil
+	}
+	he := &HostError{Status: status}
+	if err := registeredDecoder().hostError(resp, &he.HostError); err != nil || he.Message == "" {
+		he.Kind, he.Message = abi.KindExecutionFailed, "host function failed with status "+status.String()
+	}
+	return nil, he
+}
+
+// Stat describes the file or directory at path.
+func Stat(path string) (abi.FileInfo, error) {
+	resp, err := result(fsStat(path))
+	if err != nil {
+		return abi.FileInfo{}, err
+	}
+	fi, _, err := abi.DecodeFileInfo(resp)
+	return fi, err
+}
+
+// Read returns up to limit bytes of path from offset (limit < 0: to the end).
+// abi.ReadRecord records the read for stale-file protection; abi.ReadBase64
+// returns the bytes base64-encoded.
+func Read(path string, offset, limit int64, flags uint32) (abi.ReadInfo, []byte, error) {
+	resp, err := result(fsRead(path, offset, limit, flags))
+	if err != nil {
+		return abi.ReadInfo{}, nil, err
+	}
+	return abi.DecodeReadInfo(resp)
+}
+
+// ReadLines returns lines start..end (1-based, inclusive; end 0 means to the
+// end of the file), scanning at most the call's scan limit.
+func ReadLines(path string, start, end, flags uint32) (abi.ReadInfo, []byte, error) {
+	resp, err := result(fsReadLines(path, start, end, flags))
+	if err != nil {
+		return abi.ReadInfo{}, nil, err
+	}
+	return abi.DecodeReadInfo(resp)
+}
+
+// List returns up to maxEntries entries under path, depth levels deep,
+// sorted by path. Symlinks are reported, not followed; denied paths are left out.
+func List(path string, depth, maxEntries, flags uint32) (truncated bool, entries []abi.FileInfo, err error) {
+	resp, err := result(fsList(path, depth, maxEntries, flags))
+	if err != nil {
+		return false, nil, err
+	}
+	f, entries, err := abi.DecodeListing(resp)
+	return f&abi.ListTruncated != 0, entries, err
+}
+
+// Write replaces path with data atomically. The host refuses to overwrite a
+// file that was not read in this conversation or changed since (StaleFile).
+func Write(path string, data []byte, flags uint32) (abi.WriteInfo, error) {
+	resp, err := result(fsWrite(path, data, flags))
+	if err != nil {
+		return abi.WriteInfo{}, err
+	}
+	return abi.DecodeWriteInfo(resp)
+}
+
+// Diff returns a unified diff from the current content of path (empty if it
+// does not exist) to data.
+func Diff(path string, data []byte) (string, error) {
+	resp, err := result(fsDiff(path, data))
+	return string(resp), err
+}
+
+// Emit streams a chunk of output to the host's event subscribers.
+func Emit(kind uint32, data []byte) error {
+	_, err := result(eventEmit(kind, data))
+	return err
+}

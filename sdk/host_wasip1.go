@@ -1,0 +1,70 @@
+//go:build wasip1
+
+package sdk
+
+import "unsafe"
+
+// Raw host imports. The Go linker keeps only those a plugin reaches, so a
+// plugin's import section lists exactly the host functions it uses.
+
+//go:wasmimport toolhost_v1 response_take
+func hostResponseTake(ptr unsafe.Pointer, n uint32) int64
+
+//go:wasmimport toolhost_v1 event_emit
+func hostEventEmit(kind uint32, ptr unsafe.Pointer, n uint32) int64
+
+//go:wasmimport toolhost_v1 fs_stat
+func hostFSStat(path unsafe.Pointer, pathLen uint32) int64
+
+//go:wasmimport toolhost_v1 fs_read
+func hostFSRead(path unsafe.Pointer, pathLen uint32, offset, limit int64, flags uint32) int64
+
+//go:wasmimport toolhost_v1 fs_read_lines
+func hostFSReadLines(path unsafe.Pointer, pathLen uint32, start, end, flags uint32) int64
+
+//go:wasmimport toolhost_v1 fs_list
+func hostFSList(path unsafe.Pointer, pathLen uint32, depth, maxEntries, flags uint32) int64
+
+//go:wasmimport toolhost_v1 fs_write
+func hostFSWrite(path unsafe.Pointer, pathLen uint32, data unsafe.Pointer, dataLen uint32, flags uint32) int64
+
+//go:wasmimport toolhost_v1 fs_diff
+func hostFSDiff(path unsafe.Pointer, pathLen uint32, data unsafe.Pointer, dataLen uint32) int64
+
+func strPtr(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }
+
+func bytesPtr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
+
+func takeResponse(n uint32) []byte {
+	buf := make([]byte, n)
+	if n > 0 {
+		hostResponseTake(bytesPtr(buf), n)
+	}
+	return buf
+}
+
+func fsStat(path string) int64 { return hostFSStat(strPtr(path), uint32(len(path))) }
+
+func fsRead(path string, offset, limit int64, flags uint32) int64 {
+	return hostFSRead(strPtr(path), uint32(len(path)), offset, limit, flags)
+}
+
+func fsReadLines(path string, start, end, flags uint32) int64 {
+	return hostFSReadLines(strPtr(path), uint32(len(path)), start, end, flags)
+}
+
+func fsList(path string, depth, maxEntries, flags uint32) int64 {
+	return hostFSList(strPtr(path), uint32(len(path)), depth, maxEntries, flags)
+}
+
+func fsWrite(path string, data []byte, flags uint32) int64 {
+	return hostFSWrite(strPtr(path), uint32(len(path)), bytesPtr(data), uint32(len(data)), flags)
+}
+
+func fsDiff(path string, data []byte) int64 {
+	return hostFSDiff(strPtr(path), uint32(len(path)), bytesPtr(data), uint32(len(data)))
+}
+
+func eventEmit(kind uint32, data []byte) int64 {
+	return hostEventEmit(kind, bytesPtr(data), uint32(len(data)))
+}
