@@ -1,0 +1,59 @@
+// Package testplugin builds plugin modules for tests: real modules from real
+// sources, compiled with the same command as `make plugins`.
+package testplugin
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// ModuleRoot returns the repository root (the directory holding go.mod).
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate testplugin source")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Build compiles the plugin package at pkg (relative to the repository
+// root, e.g. "plugins/read_file") into dir and returns the module's path.
+// The Go build cache keeps repeated builds fast.
+func Build(t testing.TB, dir, pkg string) string {
+	t.Helper()
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		gobin = "go"
+	}
+	out := filepath.Join(dir, filepath.Base(pkg)+".wasm")
+	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", out, "./"+pkg)
+	cmd.Dir = ModuleRoot(t)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", pkg, err, b)
+	}
+	return out
+}
+
+// BuildAll builds each package into one fresh directory and returns it.
+func BuildAll(t testing.TB, pkgs ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, pkg := range pkgs {
+		Build(t, dir, pkg)
+	}
+	return dir
+}
+
+// CacheDir is the compilation cache tests share: $TOOLHOST_CACHE_DIR when
+// set (make test sets it), else a fresh temporary directory.
+func CacheDir(t testing.TB) string {
+	if dir := os.Getenv("TOOLHOST_CACHE_DIR"); dir != "" {
+		return dir
+	}
+	return t.TempDir()
+}
