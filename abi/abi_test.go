@@ -1,0 +1,107 @@
+package abi
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+func TestResultRoundTrip(t *testing.T) {
+	tests := []Result{
+		{},
+		{Content: []byte("hello")},
+		{Kind: KindStaleFile, Flags: ResultNoTruncate, Content: []byte("msg"), Details: []byte(`{"file":"a"}`)},
+	}
+	for _, want := range tests {
+		got, err := DecodeResult(AppendResult(nil, want))
+		if err != nil {
+			t.Fatalf("DecodeResult(%+v): %v", want, err)
+		}
+		if got.Kind != want.Kind || got.Flags != want.Flags || !bytes.Equal(got.Content, want.Content) || !bytes.Equal(got.Details, want.Details) {
+			t.Errorf("round trip: got %+v, want %+v", got, want)
+		}
+	}
+}
+
+func TestDecodeResultRejectsMalformed(t *testing.T) {
+	good := AppendResult(nil, Result{Content: []byte("abc")})
+	tests := map[string][]byte{
+		"empty":          nil,
+		"bad magic":      append([]byte("XXXX"), good[4:]...),
+		"truncated":      good[:len(good)-2],
+		"trailing bytes": append(bytes.Clone(good), 0),
+		"huge length":    append(bytes.Clone(good[:8]), 0xff, 0xff, 0xff, 0x7f),
+	}
+	for name, b := range tests {
+		if _, err := DecodeResult(b); !errors.Is(err, ErrMalformedResult) {
+			t.Errorf("%s: err = %v, want ErrMalformedResult", name, err)
+		}
+	}
+}
+
+func TestRecordsRoundTrip(t *testing.T) {
+	fi := FileInfo{Type: TypeSymlink, Mode: 0o640, Size: 1 << 40, ModTime: -5, Path: "a/b c"}
+	got, rest, err := DecodeFileInfo(AppendFileInfo(nil, fi))
+	if err != nil || got != fi || len(rest) != 0 {
+		t.Errorf("FileInfo round trip: %+v %v %d", got, err, len(rest))
+	}
+
+	entries := []FileInfo{fi, {Type: TypeDir, Path: "d"}}
+	b := AppendListHeader(nil, ListTruncated, uint32(len(entries)))
+	for _, e := range entries {
+		b = AppendFileInfo(b, e)
+	}
+	flags, gotEntries, err := DecodeListing(b)
+	if err != nil || flags != ListTruncated || len(gotEntries) != 2 || gotEntries[1] != entries[1] {
+		t.Errorf("listing round trip: %v %v %+v", flags, err, gotEntries)
+	}
+	if _, _, err := DecodeListing(AppendListHeader(nil, 0, 1<<30)); err == nil {
+		t.Error("listing claiming 2^30 entries in 8 bytes decoded without error")
+	}
+
+	ri := ReadInfo{FileSize: 9, ModTime: 7, Flags: ReadEOF | ReadRecorded, Lines: 3}
+	gotRI, data, err := DecodeReadInfo(append(AppendReadInfo(nil, ri), "xyz"...))
+	if err != nil || gotRI != ri || string(data) != "xyz" {
+		t.Errorf("ReadInfo round trip: %+v %q %v", gotRI, data, err)
+	}
+
+	wi := WriteInfo{Flags: WriteCreated, Size: 12, Path: "new.txt"}
+	gotWI, err := DecodeWriteInfo(AppendWriteInfo(nil, wi))
+	if err != nil || gotWI != wi {
+		t.Errorf("WriteInfo round trip: %+v %v", gotWI, err)
+	}
+}
+
+func TestHostReturnEncoding(t *testing.T) {
+	tests := []struct {
+		v      int64
+		status Status
+		n      uint32
+	}{
+		{0, StatusOK, 0},
+		{42, StatusOK, 42},
+		{EncodeFailure(StatusDenied, 17), StatusDenied, 17},
+		{EncodeFailure(StatusCancelled, 0), StatusCancelled, 0},
+	}
+	for _, tt := range tests {
+		if s, n := DecodeReturn(tt.v); s != tt.status || n != tt.n {
+			t.Errorf("DecodeReturn(%d) = %v,%d; want %v,%d", tt.v, s, n, tt.status, tt.n)
+		}
+	}
+}
+
+func TestLimits(t *testing.T) {
+	l := Limits{MaxOutputBytes: 100, AvailableCapacityBytes: 64, MaxFileReadBytes: 200}
+	if l.OutputLimit() != 64 || l.ReadLimit() != 64 {
+		t.Errorf("limits: output %d read %d, want 64 64", l.OutputLimit(), l.ReadLimit())
+	}
+	if (Limits{MaxOutputBytes: 10}).OutputLimit() != 10 {
+		t.Error("unknown capacity must not cap the output")
+	}
+}
+
+func TestPack(t *testing.T) {
+	if p, n := Unpack(Pack(0xdeadbeef, 7)); p != 0xdeadbeef || n != 7 {
+		t.Errorf("Unpack(Pack) = %#x,%d", p, n)
+	}
+}

@@ -1,0 +1,138 @@
+package registry
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toolhost/toolhost/abi"
+)
+
+func manifest(name string) abi.Manifest {
+	return abi.Manifest{
+		ABI: abi.Version, Name: name, Description: "d", RiskLevel: abi.RiskLow,
+		Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string","minLength":1},"n":{"type":"integer","minimum":1}},"required":["path"],"additionalProperties":false}`),
+	}
+}
+
+func TestValidateManifest(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*abi.Manifest)
+		want   string // substring of the error; "" means valid
+	}{
+		{"valid", func(*abi.Manifest) {}, ""},
+		{"uppercase name", func(m *abi.Manifest) { m.Name = "Read" }, "must match"},
+		{"name too long", func(m *abi.Manifest) { m.Name = "a" + strings.Repeat("b", 64) }, "must match"},
+		{"leading digit", func(m *abi.Manifest) { m.Name = "1tool" }, "must match"},
+		{"no description", func(m *abi.Manifest) { m.Description = " " }, "description is empty"},
+		{"bad risk", func(m *abi.Manifest) { m.RiskLevel = "extreme" }, "risk_level"},
+		{"bad timeout class", func(m *abi.Manifest) { m.TimeoutClass = "forever" }, "timeout_class"},
+		{"schema not JSON", func(m *abi.Manifest) { m.Parameters = []byte(`{`) }, "not valid JSON"},
+		{"schema invalid", func(m *abi.Manifest) { m.Parameters = []byte(`{"type":"nonsense"}`) }, "Draft 2020-12"},
+		{"schema missing", func(m *abi.Manifest) { m.Parameters = nil }, "missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := manifest("read_file")
+			tt.mutate(&m)
+			_, err := NewTool(m, nil)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("err = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDuplicateToolRejected(t *testing.T) {
+	a, _ := NewTool(manifest("same"), nil)
+	b, _ := NewTool(manifest("same"), nil)
+	_, err := New(a, b)
+	var dup *DuplicateToolError
+	if !errors.As(err, &dup) || dup.Name != "same" {
+		t.Fatalf("err = %v, want DuplicateToolError for %q", err, "same")
+	}
+}
+
+// NFR-MAIN-03: definitions are sorted by name whatever the load order.
+func TestToolsSortedByName(t *testing.T) {
+	var tools []*Tool
+	for _, n := range []string{"zeta", "alpha", "mid"} {
+		tool, err := NewTool(manifest(n), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, tool)
+	}
+	r, err := New(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Names(), ","); got != "alpha,mid,zeta" {
+		t.Fatalf("Names() = %s", got)
+	}
+	if _, ok := r.Lookup("mid"); !ok {
+		t.Fatal("Lookup(mid) failed")
+	}
+}
+
+// FR-VAL-01: every violation is reported with its JSON pointer.
+func TestValidateArgs_T_VAL_02(t *testing.T) {
+	tool, err := NewTool(manifest("t"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args     string
+		pointers []string
+	}{
+		{`{"path":"a"}`, nil},
+		{`{"path":"a","n":3}`, nil},
+		{`{}`, []string{""}},
+		{`{"path":"","n":0}`, []string{"/path", "/n"}},
+		{`{"path":"a","extra":1}`, []string{""}},
+		{`{"path":7}`, []string{"/path"}},
+	}
+	for _, tt := range tests {
+		var v any
+		if err := json.Unmarshal([]byte(tt.args), &v); err != nil {
+			t.Fatal(err)
+		}
+		got := tool.ValidateArgs(v)
+		var ptrs []string
+		for _, g := range got {
+			ptrs = append(ptrs, g.Pointer)
+			if g.Message == "" {
+				t.Errorf("%s: violation at %q has no message", tt.args, g.Pointer)
+			}
+		}
+		if strings.Join(ptrs, " ") != strings.Join(tt.pointers, " ") {
+			t.Errorf("%s: violations at %q, want %q (%+v)", tt.args, ptrs, tt.pointers, got)
+		}
+	}
+}
+
+func TestDefinitionsFormats(t *testing.T) {
+	tool, _ := NewTool(manifest("read_file"), nil)
+	r, _ := New(tool)
+	for _, f := range Formats() {
+		defs, err := r.Definitions(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		b, err := json.Marshal(defs)
+		if err != nil || !strings.Contains(string(b), `"read_file"`) {
+			t.Errorf("%s: %s %v", f, b, err)
+		}
+		if f == "gemini" && strings.Contains(string(b), "additionalProperties") {
+			t.Errorf("gemini definitions keep additionalProperties, which Gemini rejects: %s", b)
+		}
+	}
+	if _, err := r.Definitions("xml"); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
