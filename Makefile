@@ -5,7 +5,7 @@ PLUGINS   := $(notdir $(wildcard plugins/*))
 WASM      := $(PLUGINS:%=$(BIN)/plugins/%.wasm)
 GOFILES   := $(shell find . -name '*.go' -not -path './bin/*')
 # Tests run against a private cache so they never depend on (or pollute) the user's.
-TEST_ENV  := TOOLHOST_CACHE_DIR=$(CURDIR)/$(BIN)/test-cache
+TEST_ENV  := TOOLHOST_CACHE_DIR=$(CURDIR)/$(BIN)/test-cache TOOLHOST_BIN=$(CURDIR)/$(BIN)/toolhost
 
 .PHONY: all build plugins test test-unit test-e2e bench serve lint fuzz clean
 

@@ -1,0 +1,230 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/hostfn"
+	"github.com/toolhost/toolhost/host/sandbox"
+	"github.com/toolhost/toolhost/internal/testplugin"
+)
+
+// The test plugins are built once per test binary: a Go wasm build and a
+// cold compile each take seconds.
+var (
+	buildOnce sync.Once
+	builtDir  string
+	buildErr  error
+)
+
+func testPlugins(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "toolhost-runtime-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		for _, p := range []string{"spin", "panic", "ungranted", "impure"} {
+			testplugin.Build(t, dir, "host/runtime/testdata/"+p)
+		}
+		testplugin.Build(t, dir, "plugins/read_file")
+		builtDir = dir
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtDir
+}
+
+func newRuntime(t *testing.T) *Runtime {
+	t.Helper()
+	ctx := context.Background()
+	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(ctx) })
+	return rt
+}
+
+func load(t *testing.T, rt *Runtime, name string) *Plugin {
+	t.Helper()
+	p, err := rt.Load(context.Background(), filepath.Join(testPlugins(t), name+".wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func request(args string) abi.Request {
+	return abi.Request{ID: "c1", Args: json.RawMessage(args), Limits: abi.Limits{MaxOutputBytes: 1 << 20}}
+}
+
+// T-TMO-01 at the runtime level: a guest spinning forever is stopped within
+// 100 ms after its deadline, its instance is discarded, and the plugin
+// keeps serving calls.
+func TestRunawayGuestStoppedAtDeadline_T_TMO_01(t *testing.T) {
+	rt := newRuntime(t)
+	p := load(t, rt, "spin")
+	ctx := context.Background()
+	if err := p.Warm(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // twice: the second run proves the first left nothing stuck
+		deadline := time.Now().Add(150 * time.Millisecond)
+		cctx, cancel := context.WithDeadline(ctx, deadline)
+		_, err := p.Call(cctx, &hostfn.Env{}, request(`{"spin":true}`))
+		late := time.Since(deadline)
+		cancel()
+		var ie *InterruptedError
+		if !errors.As(err, &ie) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("spinning call: err = %v, want InterruptedError(DeadlineExceeded)", err)
+		}
+		if late > 100*time.Millisecond {
+			t.Errorf("guest stopped %v after its deadline, want within 100ms", late)
+		}
+		res, err := p.Call(ctx, &hostfn.Env{}, request(`{"spin":false}`))
+		if err != nil || string(res.Content) != "done" {
+			t.Fatalf("call after interruption: %q, %v", res.Content, err)
+		}
+	}
+}
+
+// FR-EXE-04b: a panic or a crash becomes an error naming the guest's
+// message, the instance is dropped, and the plugin still works.
+func TestGuestPanicAndExit(t *testing.T) {
+	rt := newRuntime(t)
+	p := load(t, rt, "panic")
+	ctx := context.Background()
+
+	res, err := p.Call(ctx, &hostfn.Env{}, request(`{"message":"kaboom"}`))
+	if err != nil || res.Kind != abi.KindPanicked || !strings.Contains(string(res.Content), "kaboom") {
+		t.Fatalf("recovered panic: %+v, %v", res, err)
+	}
+	_, err = p.Call(ctx, &hostfn.Env{}, request(`{"message":"bye","exit":true}`))
+	var te *TrapError
+	if !errors.As(err, &te) || !strings.Contains(te.Message, "fatal: bye") {
+		t.Fatalf("exiting guest: err = %v, want TrapError quoting its stderr", err)
+	}
+	res, err = p.Call(ctx, &hostfn.Env{}, request(`{}`))
+	if err != nil || string(res.Content) != "calm" {
+		t.Fatalf("call after crash: %q, %v", res.Content, err)
+	}
+}
+
+// A module importing a host function its manifest does not grant is
+// refused before it runs, with an error naming plugin and function.
+func TestUngrantedImportRefused(t *testing.T) {
+	rt := newRuntime(t)
+	p := load(t, rt, "ungranted")
+	err := p.Compile(context.Background())
+	var ie *ImportError
+	if !errors.As(err, &ie) {
+		t.Fatalf("Compile: err = %v, want ImportError", err)
+	}
+	for _, want := range []string{"ungranted", "fs_write"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+}
+
+// FR-REG-01a: a summary cannot perform I/O, even when the plugin tries.
+func TestSummaryCannotDoIO(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "secret.txt"), []byte("TOP SECRET"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(sandbox.Config{Roots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	rt := newRuntime(t)
+	p := load(t, rt, "impure")
+	ctx := context.Background()
+
+	res, err := p.Summary(ctx, []byte(`{"path":"secret.txt"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kind == "" || strings.Contains(string(res.Content), "TOP SECRET") {
+		t.Fatalf("summary performed I/O: %+v", res)
+	}
+	if !strings.Contains(string(res.Content), "summary") {
+		t.Errorf("refusal %q does not say why", res.Content)
+	}
+	// The same read succeeds in a call, so the refusal is the summary's.
+	res, err = p.Call(ctx, &hostfn.Env{Sandbox: sb}, request(`{"path":"secret.txt"}`))
+	if err != nil || string(res.Content) != "TOP SECRET" {
+		t.Fatalf("call: %+v, %v", res, err)
+	}
+}
+
+// Pack stores the manifest so Load finds it without compiling, and the
+// packed module still runs.
+func TestPackedManifest(t *testing.T) {
+	ctx := context.Background()
+	raw, err := os.ReadFile(filepath.Join(testPlugins(t), "read_file.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := customSection(raw, abi.ManifestSection); ok {
+		t.Fatal("unpacked module already has a manifest section")
+	}
+	packed, err := Pack(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	section, ok, err := customSection(packed, abi.ManifestSection)
+	if err != nil || !ok {
+		t.Fatalf("packed module: section found=%v err=%v", ok, err)
+	}
+	var m abi.Manifest
+	if err := json.Unmarshal(section, &m); err != nil || m.Name != "read_file" {
+		t.Fatalf("section manifest: %+v %v", m, err)
+	}
+	// Packing twice replaces the section rather than adding a second one.
+	again, err := withCustomSection(packed, abi.ManifestSection, section)
+	if err != nil || len(again) != len(packed) {
+		t.Fatalf("re-pack changed size %d -> %d (%v)", len(packed), len(again), err)
+	}
+
+	path := filepath.Join(t.TempDir(), "read_file.wasm")
+	if err := os.WriteFile(path, packed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rt := newRuntime(t)
+	p, err := rt.Load(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.packed || p.compiled != nil {
+		t.Fatalf("Load of a packed module: packed=%v compiled=%v, want packed and not compiled", p.packed, p.compiled != nil)
+	}
+	if err := p.Warm(ctx, 1); err != nil {
+		t.Fatalf("warming packed module: %v", err)
+	}
+}
+
+func TestCustomSectionMalformed(t *testing.T) {
+	tests := map[string][]byte{
+		"not wasm":     []byte("hello world"),
+		"bad size":     append(append([]byte(nil), wasmHeader...), 0, 0xff, 0xff, 0xff, 0xff, 0x0f),
+		"bad name len": append(append([]byte(nil), wasmHeader...), 0, 2, 9, 'a'),
+	}
+	for name, b := range tests {
+		if _, _, err := customSection(b, "x"); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// workspace is a temporary project directory with its own state dir.
+type workspace struct {
+	dir, state string
+}
+
+func newWorkspace(t *testing.T) *workspace {
+	t.Helper()
+	return &workspace{dir: t.TempDir(), state: t.TempDir()}
+}
+
+func (w *workspace) file(t *testing.T, name, content string) {
+	t.Helper()
+	p := filepath.Join(w.dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// toolhostRun runs the binary in the workspace and returns stdout, stderr
+// and the exit code.
+func (w *workspace) run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(toolhost, append([]string{"--state-dir", w.state}, args...)...)
+	cmd.Dir = w.dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+type result struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Content string `json:"content"`
+	Error   *struct {
+		Kind    string          `json:"kind"`
+		Message string          `json:"message"`
+		Details json.RawMessage `json:"details"`
+	} `json:"error"`
+}
+
+func (w *workspace) call(t *testing.T, tool, args string, extra ...string) (result, int) {
+	t.Helper()
+	out, stderr, code := w.run(t, append([]string{"call", tool, "--args", args}, extra...)...)
+	var r result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("call %s %s: stdout is not a result (%v)\nstdout: %s\nstderr: %s", tool, args, err, out, stderr)
+	}
+	if r.Name != tool || r.ID == "" {
+		t.Fatalf("result names %q/%q, want tool %q", r.ID, r.Name, tool)
+	}
+	return r, code
+}
+
+func TestToolsListsBuiltinsSorted(t *testing.T) {
+	w := newWorkspace(t)
+	out, stderr, code := w.run(t, "tools")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var defs []struct{ Name string }
+	if err := json.Unmarshal([]byte(out), &defs); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range defs {
+		names = append(names, d.Name)
+	}
+	if got := strings.Join(names, ","); got != "list_directory,read_file,write_file" {
+		t.Fatalf("tools = %s", got)
+	}
+	for _, f := range []string{"openai", "anthropic", "gemini", "mcp"} {
+		if out, _, code := w.run(t, "tools", "--format", f); code != 0 || !strings.Contains(out, "read_file") {
+			t.Errorf("--format %s: exit %d\n%s", f, code, out)
+		}
+	}
+	if _, stderr, code := w.run(t, "tools", "--format", "xml"); code != 2 || !strings.Contains(stderr, "xml") {
+		t.Errorf("unknown format: exit %d, %s", code, stderr)
+	}
+}
+
+// The README's flow: read with one call, write with the next, in the
+// same conversation; exit codes 0/1/2.
+func TestReadThenWriteAcrossInvocations(t *testing.T) {
+	w := newWorkspace(t)
+	w.file(t, "notes.txt", "alpha\nbeta\ngamma\n")
+
+	r, code := w.call(t, "write_file", `{"path":"notes.txt","content":"x"}`, "--conversation", "demo")
+	if code != 1 || r.Error == nil || r.Error.Kind != "StaleFile" {
+		t.Fatalf("overwrite before reading: exit %d %+v", code, r.Error)
+	}
+	r, code = w.call(t, "read_file", `{"path":"notes.txt","start_line":2,"end_line":3}`, "--conversation", "demo")
+	if code != 0 || r.Content != "beta\ngamma\n" {
+		t.Fatalf("read: exit %d %+v", code, r)
+	}
+	r, code = w.call(t, "write_file", `{"path":"notes.txt","content":"x"}`, "--conversation", "other")
+	if code != 1 || r.Error.Kind != "StaleFile" {
+		t.Fatalf("another conversation must not inherit the read: exit %d %+v", code, r.Error)
+	}
+	r, code = w.call(t, "write_file", `{"path":"notes.txt","content":"alpha\nBETA\n"}`, "--conversation", "demo")
+	if code != 0 || !strings.HasPrefix(r.Content, "modified: notes.txt") {
+		t.Fatalf("write after read: exit %d %+v", code, r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.dir, "notes.txt")); string(b) != "alpha\nBETA\n" {
+		t.Fatalf("file holds %q", b)
+	}
+	// The state directory is not reachable by tools, even when inside the root.
+	inside := filepath.Join(w.dir, ".toolhost-state")
+	out, _, _ := w.run(t, "--state-dir", inside, "call", "read_file", "--args", `{"path":"notes.txt"}`)
+	if !strings.Contains(out, `"ok": true`) {
+		t.Fatalf("read with inner state dir: %s", out)
+	}
+	r, code = w.call(t, "list_directory", `{"path":".toolhost-state"}`, "--state-dir", inside)
+	if code != 1 || r.Error.Kind != "SandboxViolation" {
+		t.Fatalf("state dir listed: exit %d %+v", code, r)
+	}
+}
+
+func TestSandboxDenialsThroughCLI(t *testing.T) {
+	w := newWorkspace(t)
+	w.file(t, ".ssh/id_rsa", "PRIVATE")
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("SECRET"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(w.dir, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, path, reason string }{
+		{"T-SBX-01 traversal", "../../etc/passwd", "Traversal"},
+		{"T-SBX-02 absolute", "/etc/passwd", "AbsolutePath"},
+		{"T-SBX-03 denied pattern", ".ssh/id_rsa", "DeniedPatternMatched"},
+		{"symlink escape", "escape/secret.txt", "PathOutsideSandbox"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, code := w.call(t, "read_file", `{"path":"`+tt.path+`"}`)
+			if code != 1 || r.Error == nil || r.Error.Kind != "SandboxViolation" {
+				t.Fatalf("exit %d %+v", code, r)
+			}
+			if !strings.Contains(string(r.Error.Details), tt.reason) {
+				t.Errorf("details %s do not give reason %s", r.Error.Details, tt.reason)
+			}
+			if strings.Contains(r.Error.Message, "SECRET") || strings.Contains(r.Error.Message, "PRIVATE") {
+				t.Fatal("content leaked")
+			}
+		})
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	w := newWorkspace(t)
+	tests := [][]string{
+		{"call"},
+		{"call", "read_file", "--args", "{not json"},
+		{"call", "read_file", "--args", "[]"},
+		{"call", "read_file", "--args", "{}", "--args-file", "x"},
+		{"call", "read_file", "--args-file", "missing.json"},
+		{"call", "read_file", "--bogus"},
+		{"--plugins", "/nonexistent", "tools"},
+	}
+	for _, args := range tests {
+		out, stderr, code := w.run(t, args...)
+		if code != 2 || stderr == "" || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 with a message", args, code, out, stderr)
+		}
+	}
+	r, code := w.call(t, "no_such_tool", `{}`)
+	if code != 1 || r.Error.Kind != "UnknownTool" {
+		t.Errorf("unknown tool: exit %d %+v", code, r.Error)
+	}
+	r, code = w.call(t, "read_file", `{"path":"x","start_line":0}`)
+	if code != 1 || r.Error.Kind != "BadArgs" || !strings.Contains(r.Error.Message, "/start_line") {
+		t.Errorf("T-VAL-02 via CLI: exit %d %+v", code, r.Error)
+	}
+}
+
+func TestArgsFileAndStdin(t *testing.T) {
+	w := newWorkspace(t)
+	w.file(t, "a.txt", "from file\n")
+	w.file(t, "args.json", `{"path":"a.txt"}`)
+	if r, code := w.run(t, "call", "read_file", "--args-file", "args.json"); code != 0 || !strings.Contains(r, "from file") {
+		t.Fatalf("--args-file: exit %d %s", code, r)
+	}
+	cmd := exec.Command(toolhost, "--state-dir", w.state, "call", "read_file", "--args-file", "-")
+	cmd.Dir = w.dir
+	cmd.Stdin = strings.NewReader(`{"path":"a.txt"}`)
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "from file") {
+		t.Fatalf("--args-file -: %v %s", err, out)
+	}
+}
