@@ -157,6 +157,12 @@ func (e *Engine) execute(ctx context.Context, call Call, opts Options) Result {
 		CallID: call.ID, Sandbox: e.cfg.Sandbox, Reads: reads, Limits: e.cfg.Limits,
 		Emit: opts.Emit, Resolved: resolved,
 	}
+	// Compiling is not the tool's work: the first call of a plugin must not
+	// spend its timeout on it.
+	if err := tool.Plugin.Compile(ctx); err != nil {
+		return failed(call, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf(
+			"%s cannot run: its plugin failed to load: %v", call.Name, err)})
+	}
 	timeout := e.timeout(tool.Manifest)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -27,6 +29,7 @@ type Plugin struct {
 	rt           *Runtime
 	path         string
 	wasm         []byte
+	sumOnce      sync.Once
 	sum          [32]byte
 	packed       bool
 	manifest     abi.Manifest
@@ -41,6 +44,13 @@ type Plugin struct {
 type compiled struct {
 	module wazero.CompiledModule
 	host   api.Module
+}
+
+// digest is the module's SHA-256, computed on first need: hashing every
+// plugin at startup would cost milliseconds that listing tools never needs.
+func (p *Plugin) digest() [32]byte {
+	p.sumOnce.Do(func() { p.sum = sha256.Sum256(p.wasm) })
+	return p.sum
 }
 
 // Manifest returns the plugin's manifest.
@@ -71,14 +81,17 @@ func (p *Plugin) compile(ctx context.Context) (*compiled, error) {
 	if p.compiled != nil {
 		return p.compiled, nil
 	}
-	guarded, err := loopguard.Instrument(p.wasm)
+	start := time.Now()
+	guarded, err := p.rt.guarded(p)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: instrument loops: %w", p.name(), err)
 	}
+	instrumented := time.Now()
 	module, err := p.rt.rt.CompileModule(ctx, guarded)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: compile: %w", p.name(), err)
 	}
+	p.rt.log.Debug("compiled plugin", "plugin", p.name(), "instrument", instrumented.Sub(start), "compile", time.Since(instrumented))
 	granted, err := hostfn.Granted(p.manifest.Capabilities)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", p.name(), err)
@@ -240,10 +253,12 @@ func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	inst, err := p.instantiate(context.WithoutCancel(ctx), c)
 	if err != nil {
 		return nil, err
 	}
+	p.rt.log.Debug("instantiated plugin", "plugin", p.name(), "elapsed", time.Since(start))
 	if inst.flag == nil {
 		inst.close(ctx)
 		return nil, fmt.Errorf("plugin %s: instrumented module lacks the %s global", p.name(), loopguard.FlagExport)

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/loopguard"
 )
 
 // Config configures a Runtime. The zero value is usable.
@@ -94,7 +94,7 @@ func (r *Runtime) Load(ctx context.Context, path string) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load plugin: %w", err)
 	}
-	p := &Plugin{rt: r, path: path, wasm: wasm, sum: sha256.Sum256(wasm), pool: make(chan *instance, r.cfg.PoolSize)}
+	p := &Plugin{rt: r, path: path, wasm: wasm, pool: make(chan *instance, r.cfg.PoolSize)}
 	raw, err := r.manifest(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", path, err)
@@ -120,7 +120,7 @@ func (r *Runtime) manifest(ctx context.Context, p *Plugin) ([]byte, error) {
 		p.packed = true
 		return raw, nil
 	}
-	cached := r.manifestCachePath(p.sum)
+	cached := r.manifestCachePath(p.digest())
 	if cached != "" {
 		if raw, err := os.ReadFile(cached); err == nil {
 			return raw, nil
@@ -143,6 +143,28 @@ func (r *Runtime) manifestCachePath(sum [32]byte) string {
 		return ""
 	}
 	return filepath.Join(r.cfg.CacheDir, "manifests", hex.EncodeToString(sum[:])+".json")
+}
+
+// guarded returns the plugin's module with loop guards. Instrumenting a
+// Go-built module costs 10–25 ms, so the result is cached on disk beside the
+// compiled code, keyed by the module's digest and the rewriter's version.
+func (r *Runtime) guarded(p *Plugin) ([]byte, error) {
+	if r.cfg.CacheDir == "" {
+		return loopguard.Instrument(p.wasm)
+	}
+	sum := p.digest()
+	path := filepath.Join(r.cfg.CacheDir, "guarded", hex.EncodeToString(sum[:])+"-v"+loopguard.Version+".wasm")
+	if b, err := os.ReadFile(path); err == nil {
+		return b, nil
+	}
+	b, err := loopguard.Instrument(p.wasm)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(path, b); err != nil {
+		r.log.Warn("cannot cache instrumented plugin", "plugin", p.path, "err", err)
+	}
+	return b, nil
 }
 
 func writeFileAtomic(path string, data []byte) error {

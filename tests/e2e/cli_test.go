@@ -203,8 +203,8 @@ func TestArgsFileAndStdin(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "a.txt", "from file\n")
 	w.file(t, "args.json", `{"path":"a.txt"}`)
-	if r, code := w.run(t, "call", "read_file", "--args-file", "args.json"); code != 0 || !strings.Contains(r, "from file") {
-		t.Fatalf("--args-file: exit %d %s", code, r)
+	if out, _, code := w.run(t, "call", "read_file", "--args-file", "args.json"); code != 0 || !strings.Contains(out, "from file") {
+		t.Fatalf("--args-file: exit %d %s", code, out)
 	}
 	cmd := exec.Command(toolhost, "--state-dir", w.state, "call", "read_file", "--args-file", "-")
 	cmd.Dir = w.dir

@@ -5,14 +5,18 @@ import (
 	"fmt"
 )
 
-// rewriteCode inserts the flag check after every loop header of every
-// function body, re-encoding the body sizes.
-func rewriteCode(s section, flag uint32) ([]byte, error) {
+// rewriteCode appends the code section's new body to out: the flag check
+// is inserted after every loop header of every function body, and body
+// sizes are re-encoded. Bodies are built in one reused scratch buffer,
+// because fresh multi-megabyte allocations cost more in page faults than
+// the walk itself.
+func rewriteCode(out []byte, s section, flag uint32) ([]byte, error) {
 	check := binary.AppendUvarint([]byte{0x23}, uint64(flag)) // global.get $flag
 	check = append(check, 0x04, 0x40, 0x00, 0x0b)             // if; unreachable; end
 	r := &reader{b: s.body, base: s.at}
 	n := r.u32()
-	out := binary.AppendUvarint(nil, uint64(n))
+	out = binary.AppendUvarint(out, uint64(n))
+	var scratch []byte
 	for i := range n {
 		size := r.u32()
 		start := r.pos
@@ -20,12 +24,13 @@ func rewriteCode(s section, flag uint32) ([]byte, error) {
 		if r.err != nil {
 			return nil, r.err
 		}
-		nb, err := rewriteBody(body, s.at+start, check)
+		var err error
+		scratch, err = rewriteBody(scratch[:0], body, s.at+start, check)
 		if err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
 		}
-		out = binary.AppendUvarint(out, uint64(len(nb)))
-		out = append(out, nb...)
+		out = binary.AppendUvarint(out, uint64(len(scratch)))
+		out = append(out, scratch...)
 	}
 	if !r.done() {
 		return nil, malformed(s.at+r.pos, "%d trailing bytes in code section", len(r.b)-r.pos)
@@ -33,13 +38,12 @@ func rewriteCode(s section, flag uint32) ([]byte, error) {
 	return out, nil
 }
 
-func rewriteBody(body []byte, base int, check []byte) ([]byte, error) {
+func rewriteBody(out, body []byte, base int, check []byte) ([]byte, error) {
 	r := &reader{b: body, base: base}
 	for range r.u32() { // local declarations
 		r.u32()
 		r.valtype()
 	}
-	out := make([]byte, 0, len(body)+64)
 	copied := 0
 	for !r.done() && r.err == nil {
 		op := r.byte()
@@ -59,15 +63,19 @@ func rewriteBody(body []byte, base int, check []byte) ([]byte, error) {
 }
 
 // immediates skips the immediates of the instruction op, so the walk never
-// mistakes an immediate byte for an opcode.
+// mistakes an immediate byte for an opcode. The cases are constants so the
+// compiler emits a jump table: this runs once per instruction of a 3 MB
+// module.
 func (r *reader) immediates(op byte) {
-	switch {
-	case op <= 0x01, op == 0x05, op == 0x0a, op == 0x0b, op == 0x0f, op == 0x19,
-		op == 0x1a, op == 0x1b, op >= 0x45 && op <= 0xc4, op == 0xd1, op == 0xd3, op == 0xd5:
+	if op >= 0x45 && op <= 0xc4 { // numeric instructions
+		return
+	}
+	switch op {
+	case 0x00, 0x01, 0x05, 0x0a, 0x0b, 0x0f, 0x19, 0x1a, 0x1b, 0xd1, 0xd3, 0xd5:
 		// no immediates
-	case op == 0x02, op == 0x04, op == 0x06: // block, if, try
+	case 0x02, 0x04, 0x06: // block, if, try
 		r.blocktype()
-	case op == 0x1f: // try_table
+	case 0x1f: // try_table
 		r.blocktype()
 		for range r.u32() {
 			if kind := r.byte(); kind <= 1 {
@@ -75,38 +83,37 @@ func (r *reader) immediates(op byte) {
 			}
 			r.u32()
 		}
-	case op == 0x07, op == 0x08, op == 0x09, op == 0x18, op == 0x0c, op == 0x0d, op == 0xd4, op == 0xd6,
-		op == 0x10, op == 0x12, op == 0x14, op == 0x15, op >= 0x20 && op <= 0x26, op == 0xd2:
-		r.u32() // one index: tag, label, function, type, local, global or table
-	case op == 0x0e: // br_table
+	case 0x07, 0x08, 0x09, 0x18, 0x0c, 0x0d, 0xd4, 0xd6, 0x10, 0x12, 0x14, 0x15,
+		0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0xd2, 0x3f, 0x40:
+		r.u32() // one index: tag, label, function, type, local, global, table or memory
+	case 0x0e: // br_table
 		for range r.u32() {
 			r.u32()
 		}
 		r.u32()
-	case op == 0x11, op == 0x13: // call_indirect, return_call_indirect
+	case 0x11, 0x13: // call_indirect, return_call_indirect
 		r.u32()
 		r.u32()
-	case op == 0x1c: // select with types
+	case 0x1c: // select with types
 		for range r.u32() {
 			r.valtype()
 		}
-	case op >= 0x28 && op <= 0x3e:
+	case 0x28, 0x29, 0x2a, 0x2b, 0x2c, 0x2d, 0x2e, 0x2f, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35,
+		0x36, 0x37, 0x38, 0x39, 0x3a, 0x3b, 0x3c, 0x3d, 0x3e:
 		r.memarg()
-	case op == 0x3f, op == 0x40:
-		r.u32()
-	case op == 0x41, op == 0x42:
+	case 0x41, 0x42:
 		r.sleb()
-	case op == 0x43:
+	case 0x43:
 		r.bytes(4)
-	case op == 0x44:
+	case 0x44:
 		r.bytes(8)
-	case op == 0xd0:
+	case 0xd0:
 		r.heaptype()
-	case op == 0xfc:
+	case 0xfc:
 		r.prefixFC()
-	case op == 0xfd:
+	case 0xfd:
 		r.prefixFD()
-	case op == 0xfe:
+	case 0xfe:
 		r.prefixFE()
 	default:
 		r.fail("unsupported opcode %#x", op)

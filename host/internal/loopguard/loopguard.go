@@ -20,6 +20,10 @@ import (
 // FlagExport is the name of the exported interrupt flag.
 const FlagExport = "toolhost_interrupt"
 
+// Version changes whenever Instrument's output for the same input changes,
+// so caches of instrumented modules can key on it.
+const Version = "1"
+
 // ErrMalformed wraps every error about an input the rewriter cannot parse.
 var ErrMalformed = errors.New("malformed wasm module")
 
@@ -55,7 +59,8 @@ func Instrument(module []byte) ([]byte, error) {
 	if err := checkExports(sections); err != nil {
 		return nil, err
 	}
-	var out []byte
+	// One allocation for the whole output: loops add a few percent.
+	out := make([]byte, 0, len(module)+len(module)/16+64)
 	out = append(out, header...)
 	haveGlobal, haveExport := false, false
 	emit := func(id byte, body []byte) {
@@ -90,11 +95,15 @@ func Instrument(module []byte) ([]byte, error) {
 			emit(s.id, body)
 			haveExport = true
 		case secCode:
-			body, err := rewriteCode(s, flag)
-			if err != nil {
+			// The new size is unknown until the bodies are rewritten: write
+			// them after a 5-byte placeholder, then fill in a padded LEB128.
+			out = append(out, s.id, 0, 0, 0, 0, 0)
+			sizeAt := len(out) - 5
+			var err error
+			if out, err = rewriteCode(out, s, flag); err != nil {
 				return nil, err
 			}
-			emit(s.id, body)
+			putPaddedU32(out[sizeAt:sizeAt+5], uint32(len(out)-sizeAt-5))
 		default:
 			emit(s.id, s.body)
 		}
@@ -245,4 +254,14 @@ func appendExport(b []byte, flag uint32) []byte {
 	b = append(b, FlagExport...)
 	b = append(b, 0x03)
 	return binary.AppendUvarint(b, uint64(flag))
+}
+
+// putPaddedU32 writes v as a 5-byte LEB128, which the format allows, so a
+// size can be filled in after the bytes it counts.
+func putPaddedU32(b []byte, v uint32) {
+	for i := range 4 {
+		b[i] = byte(v&0x7f) | 0x80
+		v >>= 7
+	}
+	b[4] = byte(v)
 }

@@ -47,6 +47,10 @@ func (r *reader) bytes(n int) []byte {
 
 // u32 reads an unsigned LEB128 of at most 5 bytes.
 func (r *reader) u32() uint32 {
+	if r.err == nil && r.pos < len(r.b) && r.b[r.pos] < 0x80 { // one-byte fast path
+		r.pos++
+		return uint32(r.b[r.pos-1])
+	}
 	var v uint64
 	for i := 0; i < 5; i++ {
 		c := r.byte()
