@@ -105,3 +105,19 @@ func TestPack(t *testing.T) {
 		t.Errorf("Unpack(Pack) = %#x,%d", p, n)
 	}
 }
+
+func TestRequestRoundTrip(t *testing.T) {
+	want := Request{ID: "call_1", Tool: "read_file", Conversation: "c", Args: []byte(`{"path":"a"}`),
+		Limits: Limits{MaxOutputBytes: 1, AvailableCapacityBytes: 2, MaxFileReadBytes: 3, MaxScanBytes: 4, MaxPatchBytes: 5}}
+	got, err := DecodeRequest(AppendRequest(nil, want))
+	if err != nil || got.ID != want.ID || got.Tool != want.Tool || got.Conversation != want.Conversation ||
+		string(got.Args) != string(want.Args) || got.Limits != want.Limits {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	b := AppendRequest(nil, want)
+	for _, cut := range []int{0, 3, 10, len(b) - 1} {
+		if _, err := DecodeRequest(b[:cut]); err == nil {
+			t.Errorf("truncated request (%d bytes) decoded", cut)
+		}
+	}
+}

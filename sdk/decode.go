@@ -11,7 +11,10 @@ type decoder struct{}
 
 func newDecoder() *decoder { return &decoder{} }
 
-func (d *decoder) request(raw []byte, req *abi.Request) error { return json.Unmarshal(raw, req) }
+func (d *decoder) request(raw []byte, req *abi.Request) (err error) {
+	*req, err = abi.DecodeRequest(raw)
+	return err
+}
 
 // args decodes the call arguments; a failure is a BadArgs error.
 func (d *decoder) args(raw []byte, v any) error {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -164,11 +163,7 @@ func (e *InterruptedError) Unwrap() error { return e.Cause }
 // Call runs the plugin's call export on a warm instance. env is the state
 // its host functions act on.
 func (p *Plugin) Call(ctx context.Context, env *hostfn.Env, req abi.Request) (abi.Result, error) {
-	in, err := json.Marshal(req)
-	if err != nil {
-		return abi.Result{}, fmt.Errorf("encode request: %w", err)
-	}
-	return p.invoke(ctx, env, abi.ExportCall, in)
+	return p.invoke(ctx, env, abi.ExportCall, abi.AppendRequest(nil, req))
 }
 
 // Summary runs the plugin's summary export with every host function

@@ -28,8 +28,16 @@ func (p Path) Open() (*os.File, error) {
 	return f, nil
 }
 
-// verify compares the open descriptor's real path with the validated one.
+// verify checks that the open descriptor is the file Resolve validated:
+// first by device and inode, which costs nothing when the caller stats the
+// file anyway, then, if that differs (the file was replaced, perhaps
+// legitimately), by the descriptor's real path.
 func (p Path) verify(f *os.File) error {
+	if p.id != (fileID{}) {
+		if fi, err := f.Stat(); err == nil && idOf(fi) == p.id {
+			return nil
+		}
+	}
 	real, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
 	if err != nil {
 		return nil // no /proc: os.Root's containment still holds

@@ -89,7 +89,7 @@ func New(cfg Config) (*Sandbox, error) {
 			s.Close()
 			return nil, fmt.Errorf("sandbox: protected directory %q: %w", dir, err)
 		}
-		canon, err := canonicalize(abs)
+		canon, _, err := canonicalize(abs)
 		if err != nil {
 			canon = abs
 		}
@@ -147,6 +147,10 @@ type Path struct {
 	Root      *os.Root // the root containing it
 	RootDir   string   // canonical root directory
 	Rel       string   // relative to RootDir, forward slashes, "." for the root
+
+	// id identifies the file Resolve found at Abs (zero if none existed),
+	// so Open can check the descriptor without another system call.
+	id fileID
 }
 
 // Resolve validates p following SRD 3.5.2, in order.
@@ -171,7 +175,7 @@ func (s *Sandbox) Resolve(p string) (Path, error) {
 	if !filepath.IsAbs(p) {
 		target = filepath.Join(s.roots[0].dir, p)
 	}
-	canon, err := canonicalize(filepath.Clean(target), s.rootDirs...)
+	canon, id, err := canonicalize(filepath.Clean(target), s.rootDirs...)
 	if err != nil {
 		return Path{}, fmt.Errorf("resolve %q: %w", p, err)
 	}
@@ -186,7 +190,7 @@ func (s *Sandbox) Resolve(p string) (Path, error) {
 	if pattern, denied := s.denied(canon, rel); denied {
 		return deny(DeniedPatternMatched, canon, pattern)
 	}
-	return Path{Attempted: p, Abs: canon, Root: r.fs, RootDir: r.dir, Rel: rel}, nil
+	return Path{Attempted: p, Abs: canon, Root: r.fs, RootDir: r.dir, Rel: rel, id: id}, nil
 }
 
 func (s *Sandbox) containing(canon string) (root, bool) {
@@ -249,7 +253,7 @@ const maxLinks = 40
 // component from "/" (filepath.EvalSymlinks). A dangling symlink is
 // followed to its target, so "link/new" where link points outside
 // resolves outside.
-func canonicalize(path string, roots ...string) (string, error) {
+func canonicalize(path string, roots ...string) (string, fileID, error) {
 	for range maxLinks {
 		base, comps := string(filepath.Separator), split(path)
 		for _, r := range roots {
@@ -258,40 +262,42 @@ func canonicalize(path string, roots ...string) (string, error) {
 				break
 			}
 		}
-		resolved, next, err := walk(base, comps)
+		resolved, id, next, err := walk(base, comps)
 		if err != nil || next == "" {
-			return resolved, err
+			return resolved, id, err
 		}
 		path = next
 	}
-	return "", errors.New("too many levels of symbolic links")
+	return "", fileID{}, errors.New("too many levels of symbolic links")
 }
 
 // walk follows comps from the canonical directory base. It returns the
-// canonical path, or, on meeting a symlink, the path to restart from.
-func walk(base string, comps []string) (resolved, restart string, err error) {
+// canonical path and the identity of the file there (zero if it does not
+// exist), or, on meeting a symlink, the path to restart from.
+func walk(base string, comps []string) (resolved string, id fileID, restart string, err error) {
 	cur := base
 	for i, c := range comps {
 		next := filepath.Join(cur, c)
 		fi, err := os.Lstat(next)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || isNotDir(err):
-			return filepath.Join(append([]string{cur}, comps[i:]...)...), "", nil
+			return filepath.Join(append([]string{cur}, comps[i:]...)...), fileID{}, "", nil
 		case err != nil:
-			return "", "", err
+			return "", fileID{}, "", err
 		case fi.Mode()&fs.ModeSymlink != 0:
 			link, err := os.Readlink(next)
 			if err != nil {
-				return "", "", err
+				return "", fileID{}, "", err
 			}
 			if !filepath.IsAbs(link) {
 				link = filepath.Join(cur, link)
 			}
-			return "", filepath.Join(append([]string{link}, comps[i+1:]...)...), nil
+			return "", fileID{}, filepath.Join(append([]string{link}, comps[i+1:]...)...), nil
 		}
 		cur = next
+		id = idOf(fi)
 	}
-	return cur, "", nil
+	return cur, id, "", nil
 }
 
 func split(path string) []string {

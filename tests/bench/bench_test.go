@@ -1,0 +1,329 @@
+// Package bench measures toolhost against native Go doing the same work,
+// in the same run, and reports the ratio ("x-native"). Run with make bench.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/hostfn"
+	"github.com/toolhost/toolhost/host/readcache"
+	"github.com/toolhost/toolhost/host/registry"
+	"github.com/toolhost/toolhost/host/runtime"
+	"github.com/toolhost/toolhost/host/sandbox"
+	"github.com/toolhost/toolhost/internal/testplugin"
+)
+
+type env struct {
+	dir   string
+	sb    *sandbox.Sandbox
+	reg   *registry.Registry
+	eng   *engine.Engine
+	reads *readcache.Cache
+	root  *os.Root
+}
+
+var (
+	setupOnce sync.Once
+	shared    *env
+)
+
+func pluginDir(b *testing.B) string {
+	if bin := os.Getenv("TOOLHOST_BIN"); bin != "" {
+		return filepath.Join(filepath.Dir(bin), "plugins")
+	}
+	return testplugin.BuildAll(b, "plugins/read_file", "plugins/write_file", "plugins/list_directory")
+}
+
+func setup(b *testing.B) *env {
+	b.Helper()
+	setupOnce.Do(func() {
+		ctx := context.Background()
+		dir, err := os.MkdirTemp("", "toolhost-bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		write := func(name string, data []byte) {
+			p := filepath.Join(dir, name)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		write("small.txt", bytes.Repeat([]byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n"), 64)) // 4 KiB
+		var big strings.Builder
+		for i := 1; big.Len() < 1<<20; i++ {
+			fmt.Fprintf(&big, "%06d the quick brown fox jumps over the lazy dog, again and again and again\n", i)
+		}
+		write("big.txt", []byte(big.String()))
+		for i := range 100 {
+			write(fmt.Sprintf("list/f%03d.txt", i), []byte("x"))
+		}
+		rt, err := runtime.New(ctx, runtime.Config{CacheDir: testplugin.CacheDir(b)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		reg, err := registry.Load(ctx, rt, pluginDir(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sb, err := sandbox.New(sandbox.Config{Roots: []string{dir}, IncludeDefaultDenies: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		e := &env{dir: dir, sb: sb, reg: reg, reads: readcache.New(), root: root}
+		e.eng = engine.New(engine.Config{Registry: reg, Sandbox: sb, ReadCache: func(string) *readcache.Cache { return e.reads }})
+		for _, t := range reg.Tools() {
+			if err := t.Plugin.Warm(ctx, 2); err != nil {
+				b.Fatal(err)
+			}
+		}
+		shared = e
+	})
+	if shared == nil {
+		b.Fatal("setup failed")
+	}
+	return shared
+}
+
+// pair times toolhost and the native baseline over the same number of
+// iterations; ns/op is toolhost's, and the native time and the ratio are
+// reported beside it.
+func pair(b *testing.B, host, native func() error) {
+	for range 20 { // warm both paths
+		if err := host(); err != nil {
+			b.Fatal(err)
+		}
+		if err := native(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := host(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	hostNs := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		if err := native(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	nativeNs := float64(time.Since(start).Nanoseconds()) / float64(b.N)
+	b.ReportMetric(nativeNs, "native-ns/op")
+	b.ReportMetric(hostNs/nativeNs, "x-native")
+}
+
+func (e *env) execute(tool, args string) func() error {
+	call := engine.Call{ID: "b", Name: tool, Arguments: json.RawMessage(args)}
+	return func() error {
+		r := e.eng.Execute(context.Background(), call, engine.Options{Conversation: "bench"})
+		if !r.OK {
+			return r.Error
+		}
+		return nil
+	}
+}
+
+// direct calls the plugin through the runtime, skipping the engine's
+// validation and preflight, to show what each layer costs.
+func (e *env) direct(b *testing.B, tool, args, path string) func() error {
+	t, _ := e.reg.Lookup(tool)
+	p, err := e.sb.Resolve(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := abi.Request{ID: "b", Tool: tool, Args: json.RawMessage(args), Limits: engine.DefaultLimits()}
+	return func() error {
+		env := &hostfn.Env{Sandbox: e.sb, Reads: e.reads, Limits: req.Limits, Resolved: map[string]sandbox.Path{path: p}}
+		r, err := t.Plugin.Call(context.Background(), env, req)
+		if err == nil && r.Kind != "" {
+			err = fmt.Errorf("%s: %s", r.Kind, r.Content)
+		}
+		return err
+	}
+}
+
+// nativeRead is what read_file does, in plain Go: open through os.Root,
+// stat, read, sniff for NUL and UTF-8, hash, record.
+func (e *env) nativeRead(name string) func() error {
+	return func() error {
+		f, err := e.root.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		data := make([]byte, st.Size())
+		if _, err := io.ReadFull(f, data); err != nil {
+			return err
+		}
+		if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 || !utf8.Valid(data) {
+			return fmt.Errorf("binary")
+		}
+		e.reads.Record(filepath.Join(e.dir, name), sha256.Sum256(data), time.Now())
+		_ = string(data)
+		return nil
+	}
+}
+
+// nativeLines returns lines start..end the way read_file does: one pass,
+// collecting the range and hashing the whole file.
+func (e *env) nativeLines(name string, start, end int) func() error {
+	return func() error {
+		f, err := e.root.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		h := sha256.New()
+		data, err := io.ReadAll(io.TeeReader(f, h))
+		if err != nil {
+			return err
+		}
+		var out []byte
+		line := 1
+		for len(data) > 0 && line <= end {
+			i := bytes.IndexByte(data, '\n')
+			next := data[i+1:]
+			if line >= start {
+				out = append(out, data[:i+1]...)
+			}
+			data, line = next, line+1
+		}
+		e.reads.Record(filepath.Join(e.dir, name), [32]byte(h.Sum(nil)), time.Now())
+		_ = string(out)
+		return nil
+	}
+}
+
+func (e *env) nativeList(name string) func() error {
+	type entry struct {
+		Name, Path, Type string
+		Size             int64
+		Modified         string
+	}
+	return func() error {
+		f, err := e.root.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		des, err := f.ReadDir(-1)
+		if err != nil {
+			return err
+		}
+		out := make([]entry, 0, len(des))
+		for _, de := range des {
+			fi, err := de.Info()
+			if err != nil {
+				return err
+			}
+			out = append(out, entry{de.Name(), name + "/" + de.Name(), "file", fi.Size(), fi.ModTime().UTC().Format(time.RFC3339)})
+		}
+		_, err = json.Marshal(map[string]any{"path": name, "entries": out, "truncated": false})
+		return err
+	}
+}
+
+func BenchmarkReadFile4KB(b *testing.B) {
+	e := setup(b)
+	b.Run("engine", func(b *testing.B) { pair(b, e.execute("read_file", `{"path":"small.txt"}`), e.nativeRead("small.txt")) })
+	b.Run("runtime", func(b *testing.B) {
+		pair(b, e.direct(b, "read_file", `{"path":"small.txt"}`, "small.txt"), e.nativeRead("small.txt"))
+	})
+}
+
+func BenchmarkReadFileLines1000to1100of1MB(b *testing.B) {
+	e := setup(b)
+	args := `{"path":"big.txt","start_line":1000,"end_line":1100}`
+	b.Run("engine", func(b *testing.B) { pair(b, e.execute("read_file", args), e.nativeLines("big.txt", 1000, 1100)) })
+	b.Run("runtime", func(b *testing.B) {
+		pair(b, e.direct(b, "read_file", args, "big.txt"), e.nativeLines("big.txt", 1000, 1100))
+	})
+}
+
+func BenchmarkListDirectory100(b *testing.B) {
+	e := setup(b)
+	b.Run("engine", func(b *testing.B) { pair(b, e.execute("list_directory", `{"path":"list"}`), e.nativeList("list")) })
+}
+
+func BenchmarkWriteFile4KB(b *testing.B) {
+	e := setup(b)
+	content := strings.Repeat("z", 4096)
+	args, _ := json.Marshal(map[string]string{"path": "out/w.txt", "content": content})
+	p, err := e.sb.Resolve("out/native.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	native := func() error {
+		_, err := e.sb.WriteFileAtomic(p, []byte(content), true)
+		e.reads.Record(p.Abs, sha256.Sum256([]byte(content)), time.Now())
+		return err
+	}
+	b.Run("engine", func(b *testing.B) { pair(b, e.execute("write_file", string(args)), native) })
+}
+
+// BenchmarkCallStartup runs `toolhost call read_file` as a new process:
+// cold (empty compile cache) and warm (cache filled by the previous run).
+func BenchmarkCallStartup(b *testing.B) {
+	bin := os.Getenv("TOOLHOST_BIN")
+	if bin == "" {
+		b.Skip("TOOLHOST_BIN not set; run through make bench")
+	}
+	e := setup(b)
+	run := func(cache string) error {
+		cmd := exec.Command(bin, "--cache-dir", cache, "--state-dir", b.TempDir(), "call", "read_file", "--args", `{"path":"small.txt"}`)
+		cmd.Dir = e.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	}
+	b.Run("cold", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			cache := b.TempDir()
+			b.StartTimer()
+			if err := run(cache); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		cache := b.TempDir()
+		if err := run(cache); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if err := run(cache); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
