@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/hostfn"
@@ -196,6 +197,9 @@ func (e *Engine) prepare(call Call) (*registry.Tool, map[string]sandbox.Path, *T
 		return nil, nil, denial(abi.DenialLimitsExceeded, fmt.Sprintf(
 			"arguments of call %s are %d bytes, over the %d-byte limit (max_tool_args_bytes); send smaller arguments",
 			call.ID, len(raw), e.cfg.MaxArgsBytes), nil)
+	}
+	if !utf8.Valid(raw) {
+		return nil, nil, &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf("arguments of call %s are not valid UTF-8", call.ID)}
 	}
 	var decoded any
 	if err := json.Unmarshal(raw, &decoded); err != nil {
