@@ -8,8 +8,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
-	"path"
 	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -55,18 +53,18 @@ func fileInfo(fi fs.FileInfo, display string) abi.FileInfo {
 }
 
 // openRegular opens a sandboxed path that must be a regular file.
-func openRegular(env *Env, name string) (sandbox.Path, *os.File, fs.FileInfo, error) {
+func openRegular(env *Env, name string) (sandbox.Path, *sandbox.File, sandbox.FileStat, error) {
 	p, err := env.resolve(name)
 	if err != nil {
-		return p, nil, nil, classify(name, err)
+		return p, nil, sandbox.FileStat{}, classify(name, err)
 	}
-	f, err := p.Open()
+	f, err := p.OpenFile()
 	if err != nil {
-		return p, nil, nil, classify(name, err)
+		return p, nil, sandbox.FileStat{}, classify(name, err)
 	}
 	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		if st.IsDir() {
+	if err == nil && !st.Regular() {
+		if st.Mode.IsDir() {
 			err = fail(abi.StatusWrongType, abi.KindExecutionFailed, "%s is a directory; use list_directory to see its entries", name)
 		} else {
 			err = fail(abi.StatusWrongType, abi.KindExecutionFailed, "%s is not a regular file", name)
@@ -74,7 +72,7 @@ func openRegular(env *Env, name string) (sandbox.Path, *os.File, fs.FileInfo, er
 	}
 	if err != nil {
 		f.Close()
-		return p, nil, nil, classify(name, err)
+		return p, nil, sandbox.FileStat{}, classify(name, err)
 	}
 	return p, f, st, nil
 }
@@ -94,7 +92,7 @@ func fsRead(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte
 	}
 	defer f.Close()
 
-	size := st.Size()
+	size := st.Size
 	offset = min(offset, size)
 	n := size - offset
 	if limit >= 0 && limit < n {
@@ -107,7 +105,7 @@ func fsRead(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte
 		return nil, classify(name, err)
 	}
 	data = data[:k]
-	info := abi.ReadInfo{FileSize: size, ModTime: st.ModTime().UnixNano()}
+	info := abi.ReadInfo{FileSize: size, ModTime: st.ModTime.UnixNano()}
 	eof := offset+int64(k) >= size
 	if eof {
 		info.Flags |= abi.ReadEOF
@@ -189,7 +187,7 @@ func fsReadLines(ctx context.Context, env *Env, mem api.Memory, stack []uint64) 
 	if err := r.run(); err != nil {
 		return nil, classifyLines(name, start, end, scanLimit, err)
 	}
-	info := abi.ReadInfo{FileSize: st.Size(), ModTime: st.ModTime().UnixNano(), Lines: r.lines}
+	info := abi.ReadInfo{FileSize: st.Size, ModTime: st.ModTime.UnixNano(), Lines: r.lines}
 	if r.binary {
 		info.Flags |= abi.ReadIsBinary
 		return abi.AppendReadInfo(nil, info), nil
@@ -233,7 +231,7 @@ func appendUint(b []byte, n uint32) []byte {
 // file so the read cache holds the digest of exactly what was on disk.
 type lineReader struct {
 	ctx        context.Context
-	f          *os.File
+	f          *sandbox.File
 	start, end uint32
 	scanLimit  int64
 	record     bool
@@ -395,7 +393,7 @@ func (w *walker) walk(dir sandbox.Path, depth uint32) error {
 		if !w.hidden && de.Name()[0] == '.' {
 			continue
 		}
-		child := childPath(dir, de.Name())
+		child := dir.Child(de.Name())
 		if _, denied := w.env.Sandbox.Denied(child.Abs); denied {
 			continue
 		}
@@ -415,17 +413,6 @@ func (w *walker) walk(dir sandbox.Path, depth uint32) error {
 		}
 	}
 	return nil
-}
-
-func childPath(dir sandbox.Path, name string) sandbox.Path {
-	rel := name
-	if dir.Rel != "." {
-		rel = path.Join(dir.Rel, name)
-	}
-	return sandbox.Path{
-		Attempted: rel, Abs: dir.Abs + string(os.PathSeparator) + name,
-		Root: dir.Root, RootDir: dir.RootDir, Rel: rel,
-	}
 }
 
 func fsWrite(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
@@ -501,7 +488,7 @@ func stale(env *Env, p sandbox.Path, name, reason, hint string) error {
 }
 
 func readAll(p sandbox.Path) ([]byte, error) {
-	f, err := p.Open()
+	f, err := p.OpenFile()
 	if err != nil {
 		return nil, err
 	}

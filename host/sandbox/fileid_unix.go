@@ -12,7 +12,7 @@ type fileID struct{ dev, ino uint64 }
 
 func idOf(fi fs.FileInfo) fileID {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return fileID{dev: uint64(st.Dev), ino: st.Ino}
+		return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}
 	}
-	return fileID{}
+	return idOfPlatform(fi)
 }

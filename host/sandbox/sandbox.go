@@ -42,15 +42,15 @@ type Config struct {
 }
 
 type root struct {
-	dir string // canonical
-	fs  *os.Root
+	dir   string // canonical
+	fs    *os.Root
+	dirfd int // for File; -1 where unavailable
 }
 
 // Sandbox validates paths and performs symlink-safe I/O. It is safe for
 // concurrent use.
 type Sandbox struct {
 	roots     []root
-	rootDirs  []string
 	patterns  []string
 	protected []string
 	absolute  bool
@@ -70,7 +70,6 @@ func New(cfg Config) (*Sandbox, error) {
 			return nil, err
 		}
 		s.roots = append(s.roots, r)
-		s.rootDirs = append(s.rootDirs, r.dir)
 	}
 	patterns := cfg.DeniedPatterns
 	if cfg.IncludeDefaultDenies {
@@ -118,13 +117,14 @@ func openRoot(dir string) (root, error) {
 	if err != nil {
 		return root{}, fmt.Errorf("sandbox: root %q: %w", dir, err)
 	}
-	return root{dir: canon, fs: r}, nil
+	return root{dir: canon, fs: r, dirfd: dirFD(canon)}, nil
 }
 
 // Close releases the roots.
 func (s *Sandbox) Close() error {
 	var errs []error
 	for _, r := range s.roots {
+		closeDirFD(r.dirfd)
 		errs = append(errs, r.fs.Close())
 	}
 	return errors.Join(errs...)
@@ -150,7 +150,8 @@ type Path struct {
 
 	// id identifies the file Resolve found at Abs (zero if none existed),
 	// so Open can check the descriptor without another system call.
-	id fileID
+	id    fileID
+	dirfd int
 }
 
 // Resolve validates p following SRD 3.5.2, in order.
@@ -175,7 +176,7 @@ func (s *Sandbox) Resolve(p string) (Path, error) {
 	if !filepath.IsAbs(p) {
 		target = filepath.Join(s.roots[0].dir, p)
 	}
-	canon, id, err := canonicalize(filepath.Clean(target), s.rootDirs...)
+	canon, id, err := canonicalize(filepath.Clean(target), s.roots...)
 	if err != nil {
 		return Path{}, fmt.Errorf("resolve %q: %w", p, err)
 	}
@@ -190,7 +191,7 @@ func (s *Sandbox) Resolve(p string) (Path, error) {
 	if pattern, denied := s.denied(canon, rel); denied {
 		return deny(DeniedPatternMatched, canon, pattern)
 	}
-	return Path{Attempted: p, Abs: canon, Root: r.fs, RootDir: r.dir, Rel: rel, id: id}, nil
+	return Path{Attempted: p, Abs: canon, Root: r.fs, RootDir: r.dir, Rel: rel, id: id, dirfd: r.dirfd}, nil
 }
 
 func (s *Sandbox) containing(canon string) (root, bool) {
@@ -253,16 +254,16 @@ const maxLinks = 40
 // component from "/" (filepath.EvalSymlinks). A dangling symlink is
 // followed to its target, so "link/new" where link points outside
 // resolves outside.
-func canonicalize(path string, roots ...string) (string, fileID, error) {
+func canonicalize(path string, roots ...root) (string, fileID, error) {
 	for range maxLinks {
-		base, comps := string(filepath.Separator), split(path)
+		base, comps, dirfd := string(filepath.Separator), split(path), -1
 		for _, r := range roots {
-			if within(path, r) {
-				base, comps = r, split(path[len(r):])
+			if within(path, r.dir) {
+				base, comps, dirfd = r.dir, split(path[len(r.dir):]), r.dirfd
 				break
 			}
 		}
-		resolved, id, next, err := walk(base, comps)
+		resolved, id, next, err := walk(base, comps, dirfd)
 		if err != nil || next == "" {
 			return resolved, id, err
 		}
@@ -273,19 +274,21 @@ func canonicalize(path string, roots ...string) (string, fileID, error) {
 
 // walk follows comps from the canonical directory base. It returns the
 // canonical path and the identity of the file there (zero if it does not
-// exist), or, on meeting a symlink, the path to restart from.
-func walk(base string, comps []string) (resolved string, id fileID, restart string, err error) {
+// exist), or, on meeting a symlink, the path to restart from. With a
+// directory descriptor for base, each step is looked up relative to it, so
+// the kernel does not walk from "/" again for every component.
+func walk(base string, comps []string, dirfd int) (resolved string, id fileID, restart string, err error) {
 	cur := base
 	for i, c := range comps {
 		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
+		fi, err := lstatAt(dirfd, base, next)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || isNotDir(err):
 			return filepath.Join(append([]string{cur}, comps[i:]...)...), fileID{}, "", nil
 		case err != nil:
 			return "", fileID{}, "", err
 		case fi.Mode()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(next)
+			link, err := readlinkAt(dirfd, base, next)
 			if err != nil {
 				return "", fileID{}, "", err
 			}

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // newTestSandbox makes a root with a few files and a directory outside it
@@ -176,6 +178,14 @@ func TestOpen_SwapAfterValidation(t *testing.T) {
 			f.Close()
 			t.Fatalf("swap to %s: Open succeeded and read %q", target, b)
 		}
+		if rf, err := p.OpenFile(); err == nil {
+			b := make([]byte, 64)
+			n, _ := rf.ReadAt(b, 0)
+			rf.Close()
+			t.Fatalf("swap to %s: OpenFile succeeded and read %q", target, b[:n])
+		} else if !errors.Is(err, ErrDenied) {
+			t.Errorf("swap to %s: OpenFile error %v is not a denial", target, err)
+		}
 		os.Remove(filepath.Join(root, "victim.txt"))
 	}
 	// A parent directory swapped for a symlink to outside.
@@ -193,6 +203,10 @@ func TestOpen_SwapAfterValidation(t *testing.T) {
 		b, _ := io.ReadAll(f)
 		f.Close()
 		t.Fatalf("parent swap: read %q", b)
+	}
+	if rf, err := p.OpenFile(); err == nil {
+		rf.Close()
+		t.Fatal("parent swap: OpenFile succeeded")
 	}
 	if _, err := s.WriteFileAtomic(p, []byte("x"), false); err == nil {
 		t.Fatal("write through a swapped parent succeeded")
@@ -304,5 +318,37 @@ func BenchmarkResolve(b *testing.B) {
 		if _, err := s.Resolve("a/b/c.txt"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A FIFO inside the root must not block a reader forever.
+func TestOpenFileFIFODoesNotBlock(t *testing.T) {
+	s, root, _ := newTestSandbox(t, Config{})
+	if err := syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	p, err := s.Resolve("pipe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		f, err := p.OpenFile()
+		if err == nil {
+			st, _ := f.Stat()
+			if st.Regular() {
+				err = errors.New("FIFO reported as a regular file")
+			}
+			f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("opening a FIFO blocked")
 	}
 }

@@ -1,0 +1,30 @@
+//go:build !linux
+
+package sandbox
+
+import "os"
+
+// File is a file opened read-only for a host function.
+type File struct{ *os.File }
+
+func dirFD(string) int { return -1 }
+
+func closeDirFD(int) {}
+
+// OpenFile opens p read-only through its os.Root.
+func (p Path) OpenFile() (*File, error) {
+	f, err := p.Open()
+	if err != nil {
+		return nil, err
+	}
+	return &File{f}, nil
+}
+
+// Stat describes the open file.
+func (f *File) Stat() (FileStat, error) {
+	fi, err := f.File.Stat()
+	if err != nil {
+		return FileStat{}, err
+	}
+	return FileStat{Size: fi.Size(), ModTime: fi.ModTime(), Mode: fi.Mode()}, nil
+}
