@@ -2,11 +2,13 @@ package loopguard
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
+// BenchmarkInstrumentGoModule needs the plugins make build produces.
 func BenchmarkInstrumentGoModule(b *testing.B) {
-	wasm, err := os.ReadFile("/work/main/bin/plugins/read_file.wasm")
+	wasm, err := os.ReadFile(filepath.Join("..", "..", "..", "bin", "plugins", "read_file.wasm"))
 	if err != nil {
 		b.Skip(err)
 	}
