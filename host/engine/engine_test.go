@@ -24,6 +24,9 @@ import (
 var (
 	buildOnce sync.Once
 	pluginDir string
+
+	registryOnce sync.Once
+	sharedReg    *registry.Registry
 )
 
 // plugins builds the built-in tools and the spin test plugin once.
@@ -51,18 +54,31 @@ type fixture struct {
 	reads *readcache.Cache
 }
 
+// testRegistry loads the plugins into one runtime shared by every test:
+// compiling them again per test would cost seconds each under -race.
+func testRegistry(t *testing.T) *registry.Registry {
+	t.Helper()
+	registryOnce.Do(func() {
+		ctx := context.Background()
+		rt, err := runtime.New(ctx, runtime.Config{CacheDir: testplugin.CacheDir(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg, err := registry.Load(ctx, rt, plugins(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sharedReg = reg
+	})
+	if sharedReg == nil {
+		t.Fatal("registry setup failed earlier")
+	}
+	return sharedReg
+}
+
 func newFixture(t *testing.T, limits abi.Limits) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	rt, err := runtime.New(ctx, runtime.Config{CacheDir: testplugin.CacheDir(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close(ctx) })
-	reg, err := registry.Load(ctx, rt, plugins(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := testRegistry(t)
 	root := t.TempDir()
 	sb, err := sandbox.New(sandbox.Config{Roots: []string{root}, IncludeDefaultDenies: true})
 	if err != nil {

@@ -276,7 +276,7 @@ func (r *lineReader) run() error {
 			return errScanLimit
 		}
 		if atEOF {
-			r.eof = true
+			r.eof = !done
 			break
 		}
 	}
