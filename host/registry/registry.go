@@ -191,6 +191,14 @@ func (t *Tool) ValidateArgs(args any) []Violation {
 	}
 	var out []Violation
 	collect(ve, &out)
+	// The validator walks keywords in map order; sort so the same arguments
+	// always get the same message.
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Pointer != out[j].Pointer {
+			return out[i].Pointer < out[j].Pointer
+		}
+		return out[i].Message < out[j].Message
+	})
 	return out
 }
 

@@ -93,7 +93,7 @@ func TestValidateArgs_T_VAL_02(t *testing.T) {
 		{`{"path":"a"}`, nil},
 		{`{"path":"a","n":3}`, nil},
 		{`{}`, []string{""}},
-		{`{"path":"","n":0}`, []string{"/path", "/n"}},
+		{`{"path":"","n":0}`, []string{"/n", "/path"}},
 		{`{"path":"a","extra":1}`, []string{""}},
 		{`{"path":7}`, []string{"/path"}},
 	}
