@@ -19,19 +19,19 @@ type Embedded struct {
 
 type target struct {
 	Embedded
-	Path     string            `json:"path"`
-	Start    *uint32           `json:"start_line"`
-	N        int64             `json:"n"`
-	F        float64           `json:"f"`
-	B        bool              `json:"b"`
-	List     []string          `json:"list"`
-	M        map[string]any    `json:"m"`
-	Any      any               `json:"any"`
-	Raw      json.RawMessage   `json:"raw"`
-	Inner    inner             `json:"inner"`
-	PInner   *inner            `json:"pinner"`
+	Path     string          `json:"path"`
+	Start    *uint32         `json:"start_line"`
+	N        int64           `json:"n"`
+	F        float64         `json:"f"`
+	B        bool            `json:"b"`
+	List     []string        `json:"list"`
+	M        map[string]any  `json:"m"`
+	Any      any             `json:"any"`
+	Raw      json.RawMessage `json:"raw"`
+	Inner    inner           `json:"inner"`
+	PInner   *inner          `json:"pinner"`
 	Untagged string
-	Skip     string `json:"-"`
+	Skip     string          `json:"-"`
 	Ints     map[string]int8 `json:"ints"`
 }
 
