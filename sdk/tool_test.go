@@ -34,7 +34,7 @@ var echo = Tool[echoArgs]{
 	},
 }
 
-func call(t *testing.T, args string) abi.Result {
+func runEcho(t *testing.T, args string) abi.Result {
 	t.Helper()
 	req := abi.AppendRequest(nil, abi.Request{ID: "c1", Tool: "echo", Args: []byte(args)})
 	return runCall(newDecoder(), echo, req)
@@ -57,7 +57,7 @@ func TestRunCall(t *testing.T) {
 		{`{"count":"many"}`, abi.KindBadArgs, "/count", 0},
 	}
 	for _, tt := range tests {
-		r := call(t, tt.args)
+		r := runEcho(t, tt.args)
 		if r.Kind != tt.kind || !strings.Contains(string(r.Content), tt.content) || r.Flags != tt.flags {
 			t.Errorf("%s: got %s %q flags %d, want %s %q flags %d", tt.args, r.Kind, r.Content, r.Flags, tt.kind, tt.content, tt.flags)
 		}

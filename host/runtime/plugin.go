@@ -122,20 +122,28 @@ func (e *ImportError) Error() string {
 		e.Plugin, e.Module, e.Function, strings.Join(e.Granted, ", "))
 }
 
-// checkImports refuses a module that imports an ungranted host function,
-// before anything is instantiated.
+// checkImports refuses a compiled module that imports an ungranted host
+// function, before anything is instantiated. Load has already checked the
+// raw import section; this repeats it on what wazero actually parsed.
 func checkImports(plugin string, m wazero.CompiledModule, granted []string) error {
 	for _, f := range m.ImportedFunctions() {
 		module, name, _ := f.Import()
-		switch {
-		case module == wasi_snapshot_preview1.ModuleName:
-		case module == abi.HostModule && slices.Contains(granted, name):
-		default:
-			return &ImportError{Plugin: plugin, Module: module, Function: name, Granted: granted}
+		if err := checkImport(plugin, module, name, granted); err != nil {
+			return err
 		}
 	}
 	if len(m.ImportedMemories()) > 0 {
 		return fmt.Errorf("plugin %s imports a memory; plugins must define their own", plugin)
+	}
+	return nil
+}
+
+func checkImport(plugin, module, name string, granted []string) error {
+	switch {
+	case module == wasi_snapshot_preview1.ModuleName:
+	case module == abi.HostModule && slices.Contains(granted, name):
+	default:
+		return &ImportError{Plugin: plugin, Module: module, Function: name, Granted: granted}
 	}
 	return nil
 }

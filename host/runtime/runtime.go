@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/hostfn"
 	"github.com/toolhost/toolhost/host/internal/loopguard"
 )
 
@@ -106,7 +107,29 @@ func (r *Runtime) Load(ctx context.Context, path string) (*Plugin, error) {
 		return nil, fmt.Errorf("plugin %s: manifest ABI %q, this host speaks %q", path, p.manifest.ABI, abi.Version)
 	}
 	p.manifestJSON = raw
+	if err := checkDeclaredImports(p); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// checkDeclaredImports refuses, at load time and without compiling, a
+// module importing a host function its manifest does not grant.
+func checkDeclaredImports(p *Plugin) error {
+	granted, err := hostfn.Granted(p.manifest.Capabilities)
+	if err != nil {
+		return fmt.Errorf("plugin %s: %w", p.name(), err)
+	}
+	imports, err := importedFunctions(p.wasm)
+	if err != nil {
+		return fmt.Errorf("plugin %s: %w", p.path, err)
+	}
+	for _, imp := range imports {
+		if err := checkImport(p.name(), imp[0], imp[1], granted); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // manifest finds the manifest: in the custom section, in the manifest

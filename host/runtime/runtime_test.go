@@ -122,11 +122,11 @@ func TestGuestPanicAndExit(t *testing.T) {
 }
 
 // A module importing a host function its manifest does not grant is
-// refused before it runs, with an error naming plugin and function.
-func TestUngrantedImportRefused(t *testing.T) {
+// refused when it is loaded — before it is compiled or run — with an error
+// naming plugin and function.
+func TestUngrantedImportRefusedAtLoad(t *testing.T) {
 	rt := newRuntime(t)
-	p := load(t, rt, "ungranted")
-	err := p.Compile(context.Background())
+	_, err := rt.Load(context.Background(), filepath.Join(testPlugins(t), "ungranted.wasm"))
 	var ie *ImportError
 	if !errors.As(err, &ie) {
 		t.Fatalf("Compile: err = %v, want ImportError", err)
