@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/toolhost/toolhost/abi"
@@ -51,10 +50,7 @@ func Register[A any](t Tool[A]) {
 		panic("sdk.Register called twice")
 	}
 	t.Manifest.ABI = abi.Version
-	manifest, err := json.Marshal(t.Manifest)
-	if err != nil {
-		panic(fmt.Sprintf("sdk.Register: manifest: %v", err))
-	}
+	manifest := appendManifest(nil, t.Manifest)
 	dec := newDecoder()
 	registered = &plugin{
 		dec:      dec,

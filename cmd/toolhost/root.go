@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ type globals struct {
 	cacheDir string
 	stateDir string
 	logLevel string
+	profile  string
 }
 
 func newRootCommand() *cobra.Command {
@@ -33,6 +35,29 @@ func newRootCommand() *cobra.Command {
 	f.StringVar(&g.cacheDir, "cache-dir", "", "compiled-code and manifest cache (default: $TOOLHOST_CACHE_DIR, else the user cache dir)")
 	f.StringVar(&g.stateDir, "state-dir", "", "toolhost's state: read caches (default: $TOOLHOST_STATE_DIR, else $XDG_STATE_HOME/toolhost)")
 	f.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	f.StringVar(&g.profile, "cpuprofile", "", "write a CPU profile of this run to `file`")
+	f.MarkHidden("cpuprofile")
+	var stopProfile func()
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if g.profile == "" {
+			return nil
+		}
+		f, err := os.Create(g.profile)
+		if err != nil {
+			return usageErrorf("--cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return usageErrorf("--cpuprofile: %v", err)
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		return nil
+	}
+	root.PersistentPostRun = func(*cobra.Command, []string) {
+		if stopProfile != nil {
+			stopProfile()
+		}
+	}
 	root.AddCommand(newToolsCommand(g), newCallCommand(g), newPluginCommand(g))
 	return root
 }

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -25,12 +25,16 @@ import (
 // Plugin is a loaded plugin module. Its manifest is available at once; the
 // module compiles on first use.
 type Plugin struct {
-	rt           *Runtime
-	path         string
-	wasm         []byte
-	sumOnce      sync.Once
-	sum          [32]byte
-	packed       bool
+	rt       *Runtime
+	path     string
+	identity string // of the module file, for caches
+	imports  [][2]string
+	packed   bool
+
+	wasmOnce sync.Once // the module's bytes, read only when needed
+	wasm     []byte
+	wasmErr  error
+
 	manifest     abi.Manifest
 	manifestJSON []byte
 
@@ -45,11 +49,22 @@ type compiled struct {
 	host   api.Module
 }
 
-// digest is the module's SHA-256, computed on first need: hashing every
-// plugin at startup would cost milliseconds that listing tools never needs.
-func (p *Plugin) digest() [32]byte {
-	p.sumOnce.Do(func() { p.sum = sha256.Sum256(p.wasm) })
-	return p.sum
+// module returns the module's bytes, reading the file on first need.
+func (p *Plugin) module() ([]byte, error) {
+	p.wasmOnce.Do(func() {
+		if p.wasm, p.wasmErr = os.ReadFile(p.path); p.wasmErr != nil {
+			p.wasmErr = fmt.Errorf("plugin %s: %w", p.path, p.wasmErr)
+		}
+	})
+	return p.wasm, p.wasmErr
+}
+
+func (p *Plugin) instrument() ([]byte, error) {
+	wasm, err := p.module()
+	if err != nil {
+		return nil, err
+	}
+	return loopguard.Instrument(wasm)
 }
 
 // Manifest returns the plugin's manifest.
@@ -214,7 +229,11 @@ func (p *Plugin) invoke(ctx context.Context, env *hostfn.Env, export string, in 
 // says, bypassing the compile-time import check (the manifest is not known
 // yet); the instance is then discarded.
 func (p *Plugin) describe(ctx context.Context) ([]byte, error) {
-	module, err := p.rt.rt.CompileModule(ctx, p.wasm)
+	wasm, err := p.module()
+	if err != nil {
+		return nil, err
+	}
+	module, err := p.rt.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -89,16 +90,46 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 // Close releases every compiled module and instance.
 func (r *Runtime) Close(ctx context.Context) error { return r.rt.Close(ctx) }
 
-// Load reads a plugin module and its manifest, without compiling it.
+// Load reads a plugin's manifest and import list, without compiling it and
+// without reading its code: only section headers, the import section and
+// the manifest section are read.
 func (r *Runtime) Load(ctx context.Context, path string) (*Plugin, error) {
-	wasm, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load plugin: %w", err)
 	}
-	p := &Plugin{rt: r, path: path, wasm: wasm, pool: make(chan *instance, r.cfg.PoolSize)}
-	raw, err := r.manifest(ctx, p)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("load plugin: %w", err)
+	}
+	refs, err := scanSections(f, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", path, err)
+	}
+	p := &Plugin{rt: r, path: path, identity: fileIdentity(path, st), pool: make(chan *instance, r.cfg.PoolSize)}
+	var raw []byte
+	for _, ref := range refs {
+		switch {
+		case ref.id == 0 && ref.name == abi.ManifestSection && raw == nil:
+			if raw, err = readSection(f, ref); err != nil {
+				return nil, fmt.Errorf("plugin %s: %w", path, err)
+			}
+			p.packed = true
+		case ref.id == 2:
+			body, err := readSection(f, ref)
+			if err == nil {
+				p.imports, err = parseImports(body)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("plugin %s: %w", path, err)
+			}
+		}
+	}
+	if raw == nil {
+		if raw, err = r.manifest(ctx, p); err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", path, err)
+		}
 	}
 	if err := json.Unmarshal(raw, &p.manifest); err != nil {
 		return nil, fmt.Errorf("plugin %s: manifest is not valid JSON: %w", path, err)
@@ -120,11 +151,7 @@ func checkDeclaredImports(p *Plugin) error {
 	if err != nil {
 		return fmt.Errorf("plugin %s: %w", p.name(), err)
 	}
-	imports, err := importedFunctions(p.wasm)
-	if err != nil {
-		return fmt.Errorf("plugin %s: %w", p.path, err)
-	}
-	for _, imp := range imports {
+	for _, imp := range p.imports {
 		if err := checkImport(p.name(), imp[0], imp[1], granted); err != nil {
 			return err
 		}
@@ -132,24 +159,21 @@ func checkDeclaredImports(p *Plugin) error {
 	return nil
 }
 
-// manifest finds the manifest: in the custom section, in the manifest
-// cache, or — slowest — by compiling the module and calling describe.
+// manifest finds the manifest of a module without a manifest section: in
+// the manifest cache, or — slowest — by compiling the module and calling
+// describe.
 func (r *Runtime) manifest(ctx context.Context, p *Plugin) ([]byte, error) {
-	raw, ok, err := customSection(p.wasm, abi.ManifestSection)
+	wasm, err := p.module()
 	if err != nil {
 		return nil, err
 	}
-	if ok {
-		p.packed = true
-		return raw, nil
-	}
-	cached := r.manifestCachePath(p.digest())
+	cached := r.manifestCachePath(sha256.Sum256(wasm))
 	if cached != "" {
 		if raw, err := os.ReadFile(cached); err == nil {
 			return raw, nil
 		}
 	}
-	raw, err = p.describe(ctx)
+	raw, err := p.describe(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -169,18 +193,19 @@ func (r *Runtime) manifestCachePath(sum [32]byte) string {
 }
 
 // guarded returns the plugin's module with loop guards. Instrumenting a
-// Go-built module costs 10–25 ms, so the result is cached on disk beside the
-// compiled code, keyed by the module's digest and the rewriter's version.
+// Go-built module costs 10–25 ms and reading it whole another 8, so the
+// result is cached on disk beside the compiled code, keyed by the module
+// file's identity (path, size, modification and change times, inode) and
+// the rewriter's version: a warm start never reads the original module.
 func (r *Runtime) guarded(p *Plugin) ([]byte, error) {
-	if r.cfg.CacheDir == "" {
-		return loopguard.Instrument(p.wasm)
+	if r.cfg.CacheDir == "" || p.identity == "" {
+		return p.instrument()
 	}
-	sum := p.digest()
-	path := filepath.Join(r.cfg.CacheDir, "guarded", hex.EncodeToString(sum[:])+"-v"+loopguard.Version+".wasm")
+	path := filepath.Join(r.cfg.CacheDir, "guarded", p.identity+"-v"+loopguard.Version+".wasm")
 	if b, err := os.ReadFile(path); err == nil {
 		return b, nil
 	}
-	b, err := loopguard.Instrument(p.wasm)
+	b, err := p.instrument()
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +245,7 @@ func Pack(ctx context.Context, wasm []byte) ([]byte, error) {
 	}
 	defer r.Close(ctx)
 	p := &Plugin{rt: r, path: "(packing)", wasm: wasm, pool: make(chan *instance, 1)}
+	p.wasmOnce.Do(func() {}) // the bytes are given, not read from a file
 	raw, err := p.describe(ctx)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,65 @@
+package sdk
+
+import (
+	"strconv"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/sdk/internal/argjson"
+)
+
+// appendManifest writes m as JSON. It exists so that plugins do not link
+// encoding/json's encoder, which adds a tenth to every module and so to
+// every load, validation and instantiation of it.
+func appendManifest(b []byte, m abi.Manifest) []byte {
+	str := func(key, v string) {
+		b = append(b, ',', '"')
+		b = append(b, key...)
+		b = append(b, '"', ':')
+		b = argjson.AppendString(b, v)
+	}
+	b = append(b, `{"abi":`...)
+	b = argjson.AppendString(b, m.ABI)
+	str("name", m.Name)
+	str("version", m.Version)
+	str("description", m.Description)
+	b = append(b, `,"parameters":`...)
+	if len(m.Parameters) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, m.Parameters...)
+	}
+	b = append(b, `,"side_effecting":`...)
+	b = strconv.AppendBool(b, m.SideEffecting)
+	b = append(b, `,"requires_approval":`...)
+	b = strconv.AppendBool(b, m.RequiresApproval)
+	str("risk_level", string(m.RiskLevel))
+	if m.TimeoutMillis != 0 {
+		b = append(b, `,"timeout_ms":`...)
+		b = strconv.AppendInt(b, m.TimeoutMillis, 10)
+	}
+	if m.TimeoutClass != "" {
+		str("timeout_class", string(m.TimeoutClass))
+	}
+	list := func(key string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		b = append(b, ',', '"')
+		b = append(b, key...)
+		b = append(b, `":[`...)
+		for i, it := range items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = argjson.AppendString(b, it)
+		}
+		b = append(b, ']')
+	}
+	list("path_args", m.PathArgs)
+	caps := make([]string, len(m.Capabilities))
+	for i, c := range m.Capabilities {
+		caps[i] = string(c)
+	}
+	list("capabilities", caps)
+	return append(b, '}')
+}
