@@ -27,7 +27,7 @@ $(BIN)/plugins/%.wasm: $(GOFILES) go.mod go.sum $(BIN)/toolhost
 	mv $@.tmp $@
 
 test: build
-	$(TEST_ENV) $(GO) test -race -count=1 ./...
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 8m ./...
 
 bench: build
 	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 2000x -count 1 ./tests/bench/

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -21,6 +22,10 @@ import (
 	"github.com/toolhost/toolhost/host/hostfn"
 	"github.com/toolhost/toolhost/host/internal/loopguard"
 )
+
+// describeTimeout bounds a describe call, which has no manifest yet to
+// take a timeout from.
+const describeTimeout = 30 * time.Second
 
 // Plugin is a loaded plugin module. Its manifest is available at once; the
 // module compiles on first use.
@@ -45,8 +50,12 @@ type Plugin struct {
 }
 
 type compiled struct {
+	engine wazero.Runtime
 	module wazero.CompiledModule
 	host   api.Module
+	// guarded says the module has loopguard's interrupt flag; otherwise
+	// it runs on the engine with per-iteration context checks.
+	guarded bool
 }
 
 // module returns the module's bytes, reading the file on first need.
@@ -96,12 +105,12 @@ func (p *Plugin) compile(ctx context.Context) (*compiled, error) {
 		return p.compiled, nil
 	}
 	start := time.Now()
-	guarded, err := p.rt.guarded(p)
+	engine, code, guarded, err := p.code(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("plugin %s: instrument loops: %w", p.name(), err)
+		return nil, err
 	}
 	instrumented := time.Now()
-	module, err := p.rt.rt.CompileModule(ctx, guarded)
+	module, err := engine.CompileModule(ctx, code)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: compile: %w", p.name(), err)
 	}
@@ -113,12 +122,33 @@ func (p *Plugin) compile(ctx context.Context) (*compiled, error) {
 	if err := checkImports(p.name(), module, granted); err != nil {
 		return nil, err
 	}
-	host, err := hostfn.Link(ctx, p.rt.rt, granted)
+	host, err := hostfn.Link(ctx, engine, granted)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: link host functions: %w", p.name(), err)
 	}
-	p.compiled = &compiled{module: module, host: host}
+	p.compiled = &compiled{engine: engine, module: module, host: host, guarded: guarded}
 	return p.compiled, nil
+}
+
+// code returns the engine and the module bytes to compile: the module with
+// loop guards on the fast engine, or, for a module loopguard cannot make
+// preemptible (no sched_yield import), the module as is on the engine with
+// per-iteration context checks — slower, but still stoppable.
+func (p *Plugin) code(ctx context.Context) (wazero.Runtime, []byte, bool, error) {
+	guarded, err := p.rt.guarded(p)
+	if err == nil {
+		return p.rt.rt, guarded, true, nil
+	}
+	if !errors.Is(err, loopguard.ErrNoYield) {
+		return nil, nil, false, fmt.Errorf("plugin %s: instrument loops: %w", p.name(), err)
+	}
+	p.rt.log.Info("plugin cannot be instrumented; running it with per-iteration context checks", "plugin", p.name(), "reason", err)
+	wasm, err := p.module()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	engine, err := p.rt.checkedEngine(ctx)
+	return engine, wasm, false, err
 }
 
 // ImportError reports a module that imports something the host does not
@@ -206,7 +236,9 @@ func (p *Plugin) invoke(ctx context.Context, env *hostfn.Env, export string, in 
 	var interrupted atomic.Bool
 	stop := context.AfterFunc(ctx, func() {
 		interrupted.Store(true)
-		inst.flag.Set(1)
+		if inst.flag != nil {
+			inst.flag.Set(1)
+		}
 	})
 	res, err := inst.invoke(hostfn.WithEnv(ctx, env), export, in)
 	stop()
@@ -233,7 +265,15 @@ func (p *Plugin) describe(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	module, err := p.rt.rt.CompileModule(ctx, wasm)
+	// The module is not instrumented yet, so describe runs on the engine
+	// with per-iteration context checks, under a deadline.
+	engine, err := p.rt.checkedEngine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	module, err := engine.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
@@ -244,12 +284,12 @@ func (p *Plugin) describe(ctx context.Context) ([]byte, error) {
 			names = append(names, n)
 		}
 	}
-	host, err := hostfn.Link(ctx, p.rt.rt, names)
+	host, err := hostfn.Link(ctx, engine, names)
 	if err != nil {
 		return nil, err
 	}
 	defer host.Close(ctx)
-	inst, err := p.instantiate(ctx, &compiled{module: module, host: host})
+	inst, err := p.instantiate(ctx, &compiled{engine: engine, module: module, host: host})
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +321,7 @@ func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
 		return nil, err
 	}
 	p.rt.log.Debug("instantiated plugin", "plugin", p.name(), "elapsed", time.Since(start))
-	if inst.flag == nil {
+	if c.guarded && inst.flag == nil {
 		inst.close(ctx)
 		return nil, fmt.Errorf("plugin %s: instrumented module lacks the %s global", p.name(), loopguard.FlagExport)
 	}
@@ -344,7 +384,7 @@ func (p *Plugin) instantiate(ctx context.Context, c *compiled) (*instance, error
 		}
 		return nil
 	})
-	mod, err := p.rt.rt.InstantiateModule(resolve, c.module, wazero.NewModuleConfig().
+	mod, err := c.engine.InstantiateModule(resolve, c.module, wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions(abi.StartFunction).
 		WithStderr(stderr).

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -49,9 +50,15 @@ func DefaultCacheDir() string {
 
 // Runtime compiles and runs plugins. It is safe for concurrent use.
 type Runtime struct {
-	rt  wazero.Runtime
-	cfg Config
-	log *slog.Logger
+	rt    wazero.Runtime
+	cfg   Config
+	log   *slog.Logger
+	cache wazero.CompilationCache
+
+	// checked runs modules loopguard cannot instrument, and describe,
+	// with wazero's per-iteration context checks; created on first need.
+	checkedMu sync.Mutex
+	checked   wazero.Runtime
 }
 
 // New creates a runtime and instantiates WASI for plugins (no preopens, no
@@ -67,28 +74,62 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	rc := wazero.NewRuntimeConfigCompiler()
-	if cfg.Interpreter {
-		rc = wazero.NewRuntimeConfigInterpreter()
-	}
-	rc = rc.WithMemoryLimitPages(cfg.MemoryLimitPages)
+	r := &Runtime{cfg: cfg, log: cfg.Logger}
 	if cfg.CacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(cfg.CacheDir, "compiled"))
 		if err != nil {
 			return nil, fmt.Errorf("compilation cache in %s: %w", cfg.CacheDir, err)
 		}
-		rc = rc.WithCompilationCache(cache)
+		r.cache = cache
+	}
+	rt, err := r.newEngine(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	r.rt = rt
+	return r, nil
+}
+
+func (r *Runtime) newEngine(ctx context.Context, checkContext bool) (wazero.Runtime, error) {
+	rc := wazero.NewRuntimeConfigCompiler()
+	if r.cfg.Interpreter {
+		rc = wazero.NewRuntimeConfigInterpreter()
+	}
+	rc = rc.WithMemoryLimitPages(r.cfg.MemoryLimitPages).WithCloseOnContextDone(checkContext)
+	if r.cache != nil {
+		rc = rc.WithCompilationCache(r.cache)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("instantiate WASI: %w", err)
 	}
-	return &Runtime{rt: rt, cfg: cfg, log: cfg.Logger}, nil
+	return rt, nil
+}
+
+// checkedEngine returns the runtime with per-iteration context checks.
+func (r *Runtime) checkedEngine(ctx context.Context) (wazero.Runtime, error) {
+	r.checkedMu.Lock()
+	defer r.checkedMu.Unlock()
+	if r.checked == nil {
+		rt, err := r.newEngine(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		r.checked = rt
+	}
+	return r.checked, nil
 }
 
 // Close releases every compiled module and instance.
-func (r *Runtime) Close(ctx context.Context) error { return r.rt.Close(ctx) }
+func (r *Runtime) Close(ctx context.Context) error {
+	r.checkedMu.Lock()
+	defer r.checkedMu.Unlock()
+	if r.checked != nil {
+		r.checked.Close(ctx)
+	}
+	return r.rt.Close(ctx)
+}
 
 // Load reads a plugin's manifest and import list, without compiling it and
 // without reading its code: only section headers, the import section and

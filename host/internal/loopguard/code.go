@@ -10,9 +10,8 @@ import (
 // sizes are re-encoded. Bodies are built in one reused scratch buffer,
 // because fresh multi-megabyte allocations cost more in page faults than
 // the walk itself.
-func rewriteCode(out []byte, s section, flag uint32) ([]byte, error) {
-	check := binary.AppendUvarint([]byte{0x23}, uint64(flag)) // global.get $flag
-	check = append(check, 0x04, 0x40, 0x00, 0x0b)             // if; unreachable; end
+func rewriteCode(out []byte, s section, flag, yield uint32) ([]byte, error) {
+	check := guard(flag, yield)
 	r := &reader{b: s.body, base: s.at}
 	n := r.u32()
 	out = binary.AppendUvarint(out, uint64(n))
@@ -36,6 +35,27 @@ func rewriteCode(out []byte, s section, flag uint32) ([]byte, error) {
 		return nil, malformed(s.at+r.pos, "%d trailing bytes in code section", len(r.b)-r.pos)
 	}
 	return out, nil
+}
+
+// guard is the code inserted after every loop header:
+//
+//	global.get $flag  if  unreachable  end
+//	global.get $count  i32.const -1  i32.add  global.set $count
+//	global.get $count  i32.eqz
+//	if  i32.const yieldEvery  global.set $count  call $sched_yield  drop  end
+func guard(flag, yield uint32) []byte {
+	count := uint64(flag) + 1
+	b := binary.AppendUvarint([]byte{0x23}, uint64(flag))
+	b = append(b, 0x04, 0x40, 0x00, 0x0b)
+	b = binary.AppendUvarint(append(b, 0x23), count)
+	b = append(b, 0x41, 0x7f, 0x6a, 0x24)
+	b = binary.AppendUvarint(b, count)
+	b = binary.AppendUvarint(append(b, 0x23), count)
+	b = append(b, 0x45, 0x04, 0x40, 0x41)
+	b = binary.AppendVarint(b, yieldEvery)
+	b = binary.AppendUvarint(append(b, 0x24), count)
+	b = binary.AppendUvarint(append(b, 0x10), uint64(yield))
+	return append(b, 0x1a, 0x0b)
 }
 
 func rewriteBody(out, body []byte, base int, check []byte) ([]byte, error) {

@@ -30,24 +30,26 @@ func module(sections ...[]byte) []byte {
 
 func sec(id byte, body ...byte) []byte { return append([]byte{id}, body...) }
 
-// funcModule is a module with one exported function of type () -> () whose
-// body is code (without the final end) and the given locals.
-func funcModule(code []byte, extra ...[]byte) []byte {
+// yieldImport imports wasi_snapshot_preview1.sched_yield as function 0,
+// of type 1 (() -> i32).
+var yieldImport = sec(2, append(append(append([]byte{0x01, 22}, "wasi_snapshot_preview1"...), 11), append([]byte("sched_yield"), 0x00, 0x01)...)...)
+
+// funcModule is a module importing sched_yield (function 0) with one
+// exported function (1) of type () -> () whose body is code (without the
+// final end).
+func funcModule(code []byte) []byte {
 	body := append([]byte{0x00}, code...) // no locals
 	body = append(body, 0x0b)
 	codeSec := append([]byte{0x01}, binary.AppendUvarint(nil, uint64(len(body)))...)
 	codeSec = append(codeSec, body...)
-	sections := [][]byte{
-		sec(1, 0x01, 0x60, 0x00, 0x00), // type: () -> ()
-	}
-	sections = append(sections, extra...)
-	sections = append(sections,
-		sec(3, 0x01, 0x00),                  // function 0: type 0
+	return module(
+		sec(1, 0x02, 0x60, 0x00, 0x00, 0x60, 0x00, 0x01, 0x7f), // types: () -> (), () -> i32
+		yieldImport,
+		sec(3, 0x01, 0x00),                  // function 1: type 0
 		sec(5, 0x01, 0x00, 0x01),            // memory 1 page
-		sec(7, 0x01, 0x01, 'f', 0x00, 0x00), // export "f" func 0
+		sec(7, 0x01, 0x01, 'f', 0x00, 0x01), // export "f" func 1
 		sec(10, codeSec...),
 	)
-	return module(sections...)
 }
 
 func compiles(t *testing.T, wasm []byte) wazero.CompiledModule {
@@ -63,28 +65,27 @@ func compiles(t *testing.T, wasm []byte) wazero.CompiledModule {
 }
 
 func TestInstrument(t *testing.T) {
-	loopCheck := []byte{0x23, 0x00, 0x04, 0x40, 0x00, 0x0b} // global.get 0; if; unreachable; end
+	loopCheck := guard(0, 0)
 	tests := []struct {
 		name   string
 		code   []byte
-		extra  [][]byte
 		checks int
 	}{
-		{"no loop", []byte{0x01}, nil, 0},
-		{"one loop", []byte{0x03, 0x40, 0x0b}, nil, 1},
-		{"nested loops", []byte{0x03, 0x40, 0x03, 0x40, 0x0b, 0x0b}, nil, 2},
-		{"loop with result type", []byte{0x03, 0x7f, 0x41, 0x01, 0x0b, 0x1a}, nil, 1},
-		{"loop inside if/else", []byte{0x41, 0x00, 0x04, 0x40, 0x03, 0x40, 0x0b, 0x05, 0x03, 0x40, 0x0b, 0x0b}, nil, 2},
-		{"br_table before loop", []byte{0x02, 0x40, 0x41, 0x00, 0x0e, 0x02, 0x00, 0x00, 0x00, 0x0b, 0x03, 0x40, 0x0b}, nil, 1},
-		{"memarg with offset", []byte{0x41, 0x00, 0x28, 0x02, 0x83, 0x01, 0x1a, 0x03, 0x40, 0x0b}, nil, 1},
-		{"i64.const holding 0x03 bytes", []byte{0x42, 0x83, 0x83, 0x03, 0x1a, 0x03, 0x40, 0x0b}, nil, 1},
-		{"f64.const holding 0x03 bytes", []byte{0x44, 3, 3, 3, 3, 3, 3, 3, 3, 0x1a, 0x03, 0x40, 0x0b}, nil, 1},
-		{"memory.fill then loop", []byte{0x41, 0x00, 0x41, 0x03, 0x41, 0x00, 0xfc, 0x0b, 0x00, 0x03, 0x40, 0x0b}, nil, 1},
-		{"v128.const then loop", append(append([]byte{0xfd, 0x0c}, bytes.Repeat([]byte{0x03}, 16)...), 0x1a, 0x03, 0x40, 0x0b), nil, 1},
+		{"no loop", []byte{0x01}, 0},
+		{"one loop", []byte{0x03, 0x40, 0x0b}, 1},
+		{"nested loops", []byte{0x03, 0x40, 0x03, 0x40, 0x0b, 0x0b}, 2},
+		{"loop with result type", []byte{0x03, 0x7f, 0x41, 0x01, 0x0b, 0x1a}, 1},
+		{"loop inside if/else", []byte{0x41, 0x00, 0x04, 0x40, 0x03, 0x40, 0x0b, 0x05, 0x03, 0x40, 0x0b, 0x0b}, 2},
+		{"br_table before loop", []byte{0x02, 0x40, 0x41, 0x00, 0x0e, 0x02, 0x00, 0x00, 0x00, 0x0b, 0x03, 0x40, 0x0b}, 1},
+		{"memarg with offset", []byte{0x41, 0x00, 0x28, 0x02, 0x83, 0x01, 0x1a, 0x03, 0x40, 0x0b}, 1},
+		{"i64.const holding 0x03 bytes", []byte{0x42, 0x83, 0x83, 0x03, 0x1a, 0x03, 0x40, 0x0b}, 1},
+		{"f64.const holding 0x03 bytes", []byte{0x44, 3, 3, 3, 3, 3, 3, 3, 3, 0x1a, 0x03, 0x40, 0x0b}, 1},
+		{"memory.fill then loop", []byte{0x41, 0x00, 0x41, 0x03, 0x41, 0x00, 0xfc, 0x0b, 0x00, 0x03, 0x40, 0x0b}, 1},
+		{"v128.const then loop", append(append([]byte{0xfd, 0x0c}, bytes.Repeat([]byte{0x03}, 16)...), 0x1a, 0x03, 0x40, 0x0b), 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := funcModule(tt.code, tt.extra...)
+			in := funcModule(tt.code)
 			compiles(t, in)
 			out, err := Instrument(in)
 			if err != nil {
@@ -103,12 +104,14 @@ func TestInstrument(t *testing.T) {
 
 // The flag's index must come after imported and existing globals.
 func TestFlagIndexAfterImportedGlobals(t *testing.T) {
+	imports := []byte{0x02, 0x01, 'e', 0x01, 'g', 0x03, 0x7f, 0x00} // e.g: global i32 const
+	imports = append(imports, yieldImport[2:]...)                   // sched_yield: function 0
 	in := module(
-		sec(1, 0x01, 0x60, 0x00, 0x00),
-		sec(2, 0x01, 0x01, 'e', 0x01, 'g', 0x03, 0x7f, 0x00), // import e.g: global i32 const
+		sec(1, 0x02, 0x60, 0x00, 0x00, 0x60, 0x00, 0x01, 0x7f),
+		sec(2, imports...),
 		sec(3, 0x01, 0x00),
 		sec(6, 0x01, 0x7e, 0x01, 0x42, 0x00, 0x0b), // one defined i64 global
-		sec(7, 0x01, 0x01, 'f', 0x00, 0x00),
+		sec(7, 0x01, 0x01, 'f', 0x00, 0x01),
 		sec(10, 0x01, 0x05, 0x00, 0x03, 0x40, 0x0b, 0x0b),
 	)
 	out, err := Instrument(in)
@@ -141,9 +144,13 @@ func TestInstrumentRejects(t *testing.T) {
 		"bad section":    append(append([]byte(nil), header...), 0x0a, 0xff, 0xff, 0xff, 0xff, 0xff),
 		"unknown opcode": funcModule([]byte{0xff}),
 		"already has flag": module(
-			sec(1, 0x01, 0x60, 0x00, 0x00), sec(3, 0x01, 0x00),
-			sec(7, append(append([]byte{0x01, byte(len(FlagExport))}, FlagExport...), 0x00, 0x00)...),
+			sec(1, 0x02, 0x60, 0x00, 0x00, 0x60, 0x00, 0x01, 0x7f), yieldImport, sec(3, 0x01, 0x00),
+			sec(7, append(append([]byte{0x01, byte(len(FlagExport))}, FlagExport...), 0x00, 0x01)...),
 			sec(10, 0x01, 0x02, 0x00, 0x0b)),
+	}
+	noYield := module(sec(1, 0x01, 0x60, 0x00, 0x00), sec(3, 0x01, 0x00), sec(10, 0x01, 0x02, 0x00, 0x0b))
+	if _, err := Instrument(noYield); !errors.Is(err, ErrNoYield) {
+		t.Errorf("module without sched_yield: err = %v, want ErrNoYield", err)
 	}
 	for name, in := range tests {
 		if _, err := Instrument(in); err == nil {
@@ -192,6 +199,10 @@ func TestStopsSpinningGoGuest(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(20 * time.Millisecond)
+	// A garbage collection must be able to stop the world while the guest
+	// spins: without the periodic sched_yield this call never returns and
+	// nothing else in the process runs again.
+	goruntime.GC()
 	flag.Set(1)
 	select {
 	case err := <-done:
