@@ -5,6 +5,7 @@
 package output
 
 import (
+	"encoding/binary"
 	"strings"
 	"unicode/utf8"
 )
@@ -85,9 +86,16 @@ func keep(r rune) bool {
 	return true
 }
 
-// clean reports whether Sanitize would return s unchanged.
+// clean reports whether Sanitize would return s unchanged. It skips eight
+// printable ASCII bytes at a time: every result passes through here.
 func clean(s string) bool {
 	for i := 0; i < len(s); i++ {
+		for i+8 <= len(s) && printable8(binary.LittleEndian.Uint64([]byte(s[i:i+8]))) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' {
 			continue
@@ -105,6 +113,14 @@ func clean(s string) bool {
 		i += size - 1
 	}
 	return true
+}
+
+// printable8 reports whether all eight bytes of x are in 0x20–0x7E.
+func printable8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := (x - 0x20*ones) & ^x & highs  // some byte < 0x20
+	above := ((x + 0x01*ones) | x) & highs // some byte >= 0x7F
+	return below|above == 0
 }
 
 // skipEscape skips an ESC-introduced sequence starting at s[i] == ESC and
