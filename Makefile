@@ -41,8 +41,17 @@ lint:
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./sdk/... ./plugins/...
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed; skipped"; fi
 
+# Each fuzz target for FUZZTIME; inputs that ever failed live in testdata/fuzz
+# and run with every `make test`.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := host/sandbox:FuzzResolve host/output:FuzzSanitize host/output:FuzzTruncate \
+	host/internal/loopguard:FuzzInstrument sdk/internal/argjson:FuzzUnmarshal sdk/internal/argjson:FuzzAppendString
+
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzResolve -fuzztime 30s ./host/sandbox/
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $$t"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*}/ || exit 1; \
+	done
 
 clean:
 	rm -rf $(BIN)
