@@ -242,3 +242,28 @@ func TestCustomSectionMalformed(t *testing.T) {
 		}
 	}
 }
+
+// An instance cannot grow past the memory limit: a guest that allocates
+// more fails its call, and the plugin keeps serving.
+func TestMemoryLimitPerInstance(t *testing.T) {
+	ctx := context.Background()
+	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(t), MemoryLimitPages: 64 << 20 >> 16}) // 64 MiB
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	p := load(t, rt, "panic")
+	res, err := p.Call(ctx, &hostfn.Env{}, request(`{"alloc_mib":16}`))
+	if err != nil || string(res.Content) != "calm" {
+		t.Fatalf("16 MiB under a 64 MiB limit: %+v %v", res, err)
+	}
+	_, err = p.Call(ctx, &hostfn.Env{}, request(`{"alloc_mib":200}`))
+	var te *TrapError
+	if !errors.As(err, &te) || !strings.Contains(te.Message, "out of memory") {
+		t.Fatalf("200 MiB under a 64 MiB limit: err = %v, want a trap reporting out of memory", err)
+	}
+	res, err = p.Call(ctx, &hostfn.Env{}, request(`{}`))
+	if err != nil || string(res.Content) != "calm" {
+		t.Fatalf("call after running out of memory: %+v %v", res, err)
+	}
+}
