@@ -160,7 +160,7 @@ func (r *Runtime) Load(ctx context.Context, path string) (*Plugin, error) {
 		case ref.id == 2:
 			body, err := readSection(f, ref)
 			if err == nil {
-				p.imports, err = parseImports(body)
+				p.imports, err = functionImports(body)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("plugin %s: %w", path, err)

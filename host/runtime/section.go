@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/toolhost/toolhost/host/internal/wasmbin"
 )
 
 var wasmHeader = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
@@ -72,87 +74,20 @@ func withCustomSection(wasm []byte, name string, payload []byte) ([]byte, error)
 	return append(out, body...), nil
 }
 
-func parseImports(b []byte) ([][2]string, error) {
-	d := &leb{b: b}
+// functionImports lists the module and name of each function import in an
+// import section's body.
+func functionImports(body []byte) ([][2]string, error) {
+	imports, err := wasmbin.Imports(body)
+	if err != nil {
+		return nil, err
+	}
 	var out [][2]string
-	for range d.uint() {
-		module, name := d.name(), d.name()
-		switch kind := d.byte(); kind {
-		case 0x00: // function
-			d.uint()
-			out = append(out, [2]string{module, name})
-		case 0x01: // table: reftype, limits
-			d.byte()
-			d.limits()
-		case 0x02: // memory
-			d.limits()
-		case 0x03: // global: valtype, mutability
-			d.byte()
-			d.byte()
-		case 0x04: // tag
-			d.byte()
-			d.uint()
-		default:
-			return nil, fmt.Errorf("unknown import kind %#x", kind)
-		}
-		if d.err != nil {
-			return nil, d.err
+	for _, imp := range imports {
+		if imp.Kind == wasmbin.KindFunc {
+			out = append(out, [2]string{imp.Module, imp.Name})
 		}
 	}
-	return out, d.err
-}
-
-// leb reads the wasm binary encoding; the first error sticks.
-type leb struct {
-	b   []byte
-	err error
-}
-
-func (d *leb) byte() byte {
-	if d.err != nil || len(d.b) == 0 {
-		d.fail()
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *leb) uint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *leb) name() string {
-	n := d.uint()
-	if d.err != nil || n > uint64(len(d.b)) {
-		d.fail()
-		return ""
-	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
-}
-
-func (d *leb) limits() {
-	if d.byte()&1 != 0 {
-		d.uint()
-	}
-	d.uint()
-}
-
-func (d *leb) fail() {
-	if d.err == nil {
-		d.err = errors.New("malformed import section")
-	}
+	return out, nil
 }
 
 // sectionRef locates a section's body in a module file.

@@ -25,6 +25,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/toolhost/toolhost/host/internal/wasmbin"
 )
 
 // FlagExport is the name of the exported interrupt flag.
@@ -199,37 +201,23 @@ func indices(sections []section) (flag, yield uint32, err error) {
 
 // scanImports counts imported globals and finds the sched_yield import.
 func scanImports(s section) (globals, yield uint32, found bool, err error) {
-	r := &reader{b: s.body, base: s.at}
+	imports, err := wasmbin.Imports(s.body)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("%w: section at byte %d: %w", ErrMalformed, s.at, err)
+	}
 	var funcs uint32
-	for range r.u32() {
-		module, name := r.name(), r.name()
-		switch kind := r.byte(); kind {
-		case 0x00: // function: type index
-			r.u32()
-			if module == "wasi_snapshot_preview1" && name == "sched_yield" {
+	for _, imp := range imports {
+		switch imp.Kind {
+		case wasmbin.KindFunc:
+			if imp.Module == "wasi_snapshot_preview1" && imp.Name == "sched_yield" {
 				yield, found = funcs, true
 			}
 			funcs++
-		case 0x01: // table: reftype, limits
-			r.valtype()
-			r.limits()
-		case 0x02: // memory
-			r.limits()
-		case 0x03: // global: valtype, mutability
-			r.valtype()
-			r.byte()
+		case wasmbin.KindGlobal:
 			globals++
-		case 0x04: // tag: attribute, type index
-			r.byte()
-			r.u32()
-		default:
-			r.fail("unknown import kind %#x", kind)
-		}
-		if r.err != nil {
-			return 0, 0, false, r.err
 		}
 	}
-	return globals, yield, found, r.err
+	return globals, yield, found, nil
 }
 
 func checkExports(sections []section) error {

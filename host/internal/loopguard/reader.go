@@ -129,11 +129,3 @@ func (r *reader) memarg() {
 	}
 	r.u32() // offset (u64 for memory64: 5 bytes suffice for wasm32)
 }
-
-func (r *reader) limits() {
-	flags := r.byte()
-	r.u32()
-	if flags&1 != 0 {
-		r.u32()
-	}
-}
