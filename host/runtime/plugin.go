@@ -233,17 +233,21 @@ func (p *Plugin) invoke(ctx context.Context, env *hostfn.Env, export string, in 
 	if err != nil {
 		return abi.Result{}, err
 	}
-	var interrupted atomic.Bool
+	interrupted := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
-		interrupted.Store(true)
 		if inst.flag != nil {
 			inst.flag.Set(1)
 		}
+		close(interrupted)
 	})
 	res, err := inst.invoke(hostfn.WithEnv(ctx, env), export, in)
-	stop()
+	if !stop() {
+		// The deadline fired: wait until the flag is set, so an instance
+		// that may see it is never returned to the pool.
+		<-interrupted
+	}
 	switch {
-	case interrupted.Load():
+	case isClosed(interrupted):
 		inst.close(context.WithoutCancel(ctx))
 		return abi.Result{}, &InterruptedError{Plugin: p.name(), Cause: context.Cause(ctx)}
 	case err != nil:
@@ -255,6 +259,15 @@ func (p *Plugin) invoke(ctx context.Context, env *hostfn.Env, export string, in 
 		p.release(inst)
 	}
 	return res, nil
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // describe instantiates the module and returns what its describe export

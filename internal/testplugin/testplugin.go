@@ -50,10 +50,12 @@ func BuildAll(t testing.TB, pkgs ...string) string {
 }
 
 // CacheDir is the compilation cache tests share: $TOOLHOST_CACHE_DIR when
-// set (make test sets it), else a fresh temporary directory.
-func CacheDir(t testing.TB) string {
+// set (make test sets it), else one directory under the system's temporary
+// directory. It must outlive any single test, because tests share compiled
+// runtimes.
+func CacheDir(testing.TB) string {
 	if dir := os.Getenv("TOOLHOST_CACHE_DIR"); dir != "" {
 		return dir
 	}
-	return t.TempDir()
+	return filepath.Join(os.TempDir(), "toolhost-test-cache")
 }
