@@ -1,7 +1,11 @@
-// Package output makes tool output safe to show and to hand back to a
-// model: Sanitize strips terminal control sequences (SRD FR-OUT-02) and
-// Truncate caps a result with the marker inside the limit (FR-OUT-04/04a).
-// It never adds content other than the marker and U+FFFD.
+// Package output owns making tool output safe to show and to hand back to
+// a model: Sanitize strips terminal control sequences (SRD FR-OUT-02,
+// NFR-SEC-05) and Truncate caps a result with the marker inside the limit
+// (FR-OUT-04/04a).
+//
+// output must never add content other than the truncation marker and
+// U+FFFD for invalid UTF-8, never reorder or rewrite printable text, and
+// never return more bytes than the limit it was given.
 package output
 
 import (
@@ -13,8 +17,10 @@ import (
 // TruncationMarker ends every truncated output.
 const TruncationMarker = "\n\n... [output truncated]"
 
-// Truncate returns s cut so that, marker included, it is at most max bytes,
-// never splitting a UTF-8 sequence.
+// Truncate returns s cut so that, marker included, it is at most max bytes
+// (the SRD's truncate_output, FR-OUT-04a). It never splits a UTF-8
+// sequence; when max leaves no room for a body, the result is the start
+// of the marker. A negative max is treated as 0.
 func Truncate(s string, max int) string {
 	max = maxInt(max, 0)
 	if len(s) <= max {
@@ -30,6 +36,7 @@ func Truncate(s string, max int) string {
 	return s[:end] + TruncationMarker
 }
 
+// maxInt is the builtin max; the parameter name max shadows it here.
 func maxInt(a, b int) int {
 	if a > b {
 		return a
@@ -37,26 +44,38 @@ func maxInt(a, b int) int {
 	return b
 }
 
-// Sanitize removes terminal control sequences and control characters from
-// s, keeping \n, \t and \r\n; invalid UTF-8 becomes U+FFFD. Clean input is
-// returned as is, without allocating.
+// Sanitize removes terminal control sequences and control characters:
+// ESC sequences (CSI, OSC, DCS, SOS, PM, APC, two-byte and nF escapes),
+// C1 controls (U+0080–U+009F, and the raw 8-bit CSI byte 0x9B with its
+// parameters), C0 controls other than \n and \t, DEL, and a \r that does
+// not start a \r\n. A control string (OSC, DCS, ...) is removed up to its
+// terminator; if it has none, only its introducer is, and the rest stays
+// as inert text. Invalid UTF-8 becomes U+FFFD. Everything else,
+// including all printable Unicode, is kept byte for byte. Clean input is
+// returned as is, without allocating: every result passes through here.
 func Sanitize(s string) string {
 	if clean(s) {
 		return s
 	}
+	return strip(s)
+}
+
+// strip is Sanitize without the fast path.
+func strip(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r == utf8.RuneError && size == 1 && s[i] == 0x9b:
+			// The 8-bit CSI byte, meaningful to terminals not in UTF-8
+			// mode: drop its parameters too.
+			i = skipCSI(s, i+1)
+			continue
 		case r == utf8.RuneError && size == 1:
-			if s[i] == 0x9b { // 8-bit CSI
-				i = skipCSI(s, i+1)
-				continue
-			}
 			b.WriteRune(utf8.RuneError)
 		case r == 0x1b:
-			i = skipEscape(s, i)
+			i = skipEscape(s, i+1)
 			continue
 		case r == 0x9b:
 			i = skipCSI(s, i+size)
@@ -65,7 +84,7 @@ func Sanitize(s string) string {
 			if i+1 < len(s) && s[i+1] == '\n' {
 				b.WriteByte('\r')
 			}
-		case keep(r):
+		case printable(r):
 			b.WriteString(s[i : i+size])
 		}
 		i += size
@@ -73,8 +92,9 @@ func Sanitize(s string) string {
 	return b.String()
 }
 
-// keep reports whether a valid rune is printable text for a terminal.
-func keep(r rune) bool {
+// printable reports whether a valid rune is text for a terminal: anything
+// but C0, DEL and C1, except \n and \t.
+func printable(r rune) bool {
 	switch {
 	case r == '\n' || r == '\t':
 		return true
@@ -86,8 +106,8 @@ func keep(r rune) bool {
 	return true
 }
 
-// clean reports whether Sanitize would return s unchanged. It skips eight
-// printable ASCII bytes at a time: every result passes through here.
+// clean reports whether strip would return s unchanged. It skips eight
+// printable ASCII bytes at a time, since most output is plain text.
 func clean(s string) bool {
 	for i := 0; i < len(s); i++ {
 		for i+8 <= len(s) && printable8(binary.LittleEndian.Uint64([]byte(s[i:i+8]))) {
@@ -97,17 +117,16 @@ func clean(s string) bool {
 			break
 		}
 		c := s[i]
-		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' {
+		switch {
+		case c >= 0x20 && c < 0x7f, c == '\n', c == '\t':
 			continue
-		}
-		if c == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+		case c == '\r' && i+1 < len(s) && s[i+1] == '\n':
 			continue
-		}
-		if c < 0x80 {
+		case c < 0x80:
 			return false
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || (r >= 0x80 && r <= 0x9f) {
+		if (r == utf8.RuneError && size == 1) || !printable(r) {
 			return false
 		}
 		i += size - 1
@@ -123,20 +142,26 @@ func printable8(x uint64) bool {
 	return below|above == 0
 }
 
-// skipEscape skips an ESC-introduced sequence starting at s[i] == ESC and
-// returns the index after it.
+// skipEscape skips the rest of an ESC-introduced sequence, s[i] being the
+// byte after ESC, and returns the index after it.
 func skipEscape(s string, i int) int {
-	i++
 	if i >= len(s) {
 		return i
 	}
 	switch s[i] {
 	case '[':
 		return skipCSI(s, i+1)
-	case ']', 'P', 'X', '^', '_': // OSC, DCS, SOS, PM, APC: strings up to BEL or ST
-		return skipString(s, i+1)
+	case ']', 'P', 'X', '^', '_': // OSC, DCS, SOS, PM, APC
+		if end, ok := skipString(s, i+1); ok {
+			return end
+		}
+		// Unterminated: a terminal would swallow the rest, but dropping
+		// the introducer already makes it inert text, and a stray ESC ]
+		// must not cost a model the rest of the output.
+		return i + 1
 	}
-	// Two-byte (or nF: intermediates then a final) sequence.
+	// Two-byte escape (ESC 7, ESC c, ...) or nF escape: intermediates
+	// 0x20–0x2F, then a final byte 0x30–0x7E (ESC ( B).
 	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
 		i++
 	}
@@ -146,36 +171,39 @@ func skipEscape(s string, i int) int {
 	return i
 }
 
-// skipCSI skips parameters and intermediates up to and including the
-// final byte (0x40–0x7E).
+// skipCSI skips parameter (0x30–0x3F) and intermediate (0x20–0x2F) bytes
+// up to and including the final byte (0x40–0x7E). Any other byte ends a
+// malformed sequence without being consumed, so it is judged on its own:
+// an ESC starts a new sequence, a newline is kept.
 func skipCSI(s string, i int) int {
-	for i < len(s) {
+	for ; i < len(s); i++ {
 		c := s[i]
-		i++
 		if c >= 0x40 && c <= 0x7e {
-			return i
+			return i + 1
 		}
-		if c < 0x20 || c > 0x3f && c < 0x40 || c >= 0x7f {
-			return i - 1 // malformed: stop before the stray byte
+		if c < 0x20 || c > 0x3f {
+			return i
 		}
 	}
 	return i
 }
 
-// skipString skips a control string ended by BEL, ESC \ or 8-bit ST.
-func skipString(s string, i int) int {
-	for i < len(s) {
+// skipString finds the end of a control string: after its terminator,
+// BEL, ESC \ or the 8-bit ST (U+009C), or at an ESC that is not one,
+// which starts a new sequence. CAN and SUB abort it, as in terminals. ok
+// is false when the string is not terminated before the end of s.
+func skipString(s string, i int) (end int, ok bool) {
+	for ; i < len(s); i++ {
 		switch {
-		case s[i] == 0x07:
-			return i + 1
+		case s[i] == 0x07, s[i] == 0x18, s[i] == 0x1a:
+			return i + 1, true
 		case s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\':
-			return i + 2
+			return i + 2, true
 		case s[i] == 0x1b:
-			return i
-		case strings.HasPrefix(s[i:], "\u009c"):
-			return i + 2
+			return i, true
+		case s[i] == 0xc2 && i+1 < len(s) && s[i+1] == 0x9c:
+			return i + 2, true
 		}
-		i++
 	}
-	return i
+	return i, false
 }

@@ -22,40 +22,45 @@ type File struct {
 	name string
 }
 
-// dirFD opens a root directory for openat2, or returns -1.
-func dirFD(dir string) int {
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1
-	}
-	return fd
-}
-
-func closeDirFD(fd int) {
-	if fd >= 0 {
-		unix.Close(fd)
-	}
-}
-
-// OpenFile opens p read-only. Because p.Rel is canonical, it has no
-// symlinks; RESOLVE_NO_SYMLINKS turns any symlink met now (swapped in
-// after validation) into a refusal, and RESOLVE_BENEATH keeps the lookup
-// inside the root. O_NONBLOCK keeps a FIFO from blocking the call.
+// OpenFile opens p read-only for a host function. Because p.Rel is
+// canonical it has no symlinks, so RESOLVE_NO_SYMLINKS turns any symlink
+// met now (swapped in after validation, final component or parent) into a
+// refusal, and RESOLVE_BENEATH keeps the lookup inside the root. O_NONBLOCK
+// keeps a FIFO from blocking the call. Where openat2 is unavailable it
+// falls back to Open.
 func (p Path) OpenFile() (*File, error) {
-	if p.dirfd >= 0 {
-		fd, err := unix.Openat2(p.dirfd, p.Rel, &unix.OpenHow{
-			Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK,
-			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-		})
-		switch {
-		case err == nil:
-			return &File{fd: fd, name: p.Attempted}, nil
-		case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV):
-			return nil, &DenialError{Reason: PathOutsideSandbox, Attempted: p.Attempted, Resolved: p.Abs + " (changed to a symlink after validation)"}
-		case !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EPERM):
-			return nil, &fs.PathError{Op: "open", Path: p.Attempted, Err: err}
-		}
+	if p.root == nil || p.root.fd == nil {
+		return p.openFallback()
 	}
+	if err := p.checkDenied(); err != nil {
+		return nil, err
+	}
+	var fd int
+	var err error
+	cerr := p.root.fd.Control(func(dirfd uintptr) {
+		err = ignoringEINTR(func() (err error) {
+			fd, err = unix.Openat2(int(dirfd), p.Rel, &unix.OpenHow{
+				Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK,
+				Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+			})
+			return err
+		})
+	})
+	switch {
+	case cerr != nil:
+		return nil, &fs.PathError{Op: "open", Path: p.Attempted, Err: cerr}
+	case err == nil:
+		return &File{fd: fd, name: p.Attempted}, nil
+	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV):
+		return nil, swappedError(p, "")
+	case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
+		// No openat2 (old kernel, or a seccomp filter that refuses it).
+		return p.openFallback()
+	}
+	return nil, &fs.PathError{Op: "open", Path: p.Attempted, Err: err}
+}
+
+func (p Path) openFallback() (*File, error) {
 	f, err := p.Open()
 	if err != nil {
 		return nil, err

@@ -7,11 +7,7 @@ import "os"
 // File is a file opened read-only for a host function.
 type File struct{ *os.File }
 
-func dirFD(string) int { return -1 }
-
-func closeDirFD(int) {}
-
-// OpenFile opens p read-only through its os.Root.
+// OpenFile opens p read-only through its os.Root, with Open's checks.
 func (p Path) OpenFile() (*File, error) {
 	f, err := p.Open()
 	if err != nil {

@@ -8,50 +8,99 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
-// Open opens the file read-only through the root. Because os.Root follows
-// a final symlink that stays inside the root, Open then checks where the
-// descriptor really points: if that is not the validated path (a symlink
-// was swapped in after Resolve), it refuses.
+// ErrNotRegular is returned (wrapped in an *fs.PathError) when a write
+// target exists and is a directory, symlink, device or other non-regular
+// file; such a target is never replaced.
+var ErrNotRegular = errors.New("exists and is not a regular file; refusing to replace it")
+
+// Open opens the path read-only through its os.Root, so the lookup cannot
+// leave the root. os.Root still follows symlinks that stay inside the
+// root, and Rel is canonical (it had no symlinks at Resolve), so Open then
+// checks that the descriptor is the validated file: a final symlink or a
+// parent directory swapped in since Resolve makes it refuse, before a byte
+// is read. A FIFO is opened non-blocking so it cannot hang the caller.
 func (p Path) Open() (*os.File, error) {
-	f, err := p.Root.Open(p.Rel)
+	if p.Root == nil {
+		return nil, errUnresolved(p)
+	}
+	if err := p.checkDenied(); err != nil {
+		return nil, err
+	}
+	f, err := p.Root.OpenFile(p.Rel, readFlags, 0)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.verify(f); err != nil {
+	ok, now, err := isValidated(f, p.Abs, func() (fs.FileInfo, error) { return p.Root.Lstat(p.Rel) })
+	if err != nil || !ok {
 		f.Close()
+		if err == nil {
+			err = swappedError(p, now)
+		}
 		return nil, err
 	}
 	return f, nil
 }
 
-// verify checks that the open descriptor is the file Resolve validated:
-// first by device and inode, which costs nothing when the caller stats the
-// file anyway, then, if that differs (the file was replaced, perhaps
-// legitimately), by the descriptor's real path.
-func (p Path) verify(f *os.File) error {
-	if p.id != (fileID{}) {
-		if fi, err := f.Stat(); err == nil && idOf(fi) == p.id {
-			return nil
-		}
+// checkDenied applies the denied patterns and protected directories to a
+// path made by Child; paths from Resolve passed them already.
+func (p Path) checkDenied() error {
+	if !p.unchecked || p.root == nil {
+		return nil
 	}
-	real, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
-	if err != nil {
-		return nil // no /proc: os.Root's containment still holds
-	}
-	if real != p.Abs {
-		return &DenialError{Reason: PathOutsideSandbox, Attempted: p.Attempted, Resolved: real}
+	if pattern, denied := p.root.sb.Denied(p.Abs); denied {
+		return &DenialError{Reason: DeniedPatternMatched, Attempted: p.Attempted, Resolved: p.Abs, Pattern: pattern}
 	}
 	return nil
 }
 
-// Lstat describes the path without following a final symlink.
-func (p Path) Lstat() (fs.FileInfo, error) { return p.Root.Lstat(p.Rel) }
+// isValidated reports whether the open file f is the one at want, the
+// canonical path validated earlier. Where the kernel can say which path a
+// descriptor has (Linux /proc), that path must be want exactly; otherwise
+// the name must still not be a symlink and must be the same file as f.
+func isValidated(f *os.File, want string, lstat func() (fs.FileInfo, error)) (ok bool, now string, err error) {
+	if real, known := openedPath(f); known {
+		return real == want, real, nil
+	}
+	ok, err = sameAsName(f, lstat)
+	return ok, "", err
+}
 
-// ReadDir returns the directory's entries sorted by name.
+// sameAsName reports whether f is the file the name (described by lstat)
+// has now, and the name is not a symlink. It is the check where the
+// kernel cannot name a descriptor's path; it cannot tell a hard link from
+// the original, which the path check can.
+func sameAsName(f *os.File, lstat func() (fs.FileInfo, error)) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	li, err := lstat()
+	if err != nil {
+		return false, err
+	}
+	return li.Mode()&fs.ModeSymlink == 0 && os.SameFile(fi, li), nil
+}
+
+// Lstat describes the path without following a final symlink. It goes
+// through the root; like every os.Root call it may follow a symlink inside
+// the root for a parent directory, so it can describe, but never open, a
+// file other than the validated one.
+func (p Path) Lstat() (fs.FileInfo, error) {
+	if p.Root == nil {
+		return nil, errUnresolved(p)
+	}
+	return p.Root.Lstat(p.Rel)
+}
+
+// ReadDir returns the entries of the directory, sorted by name. It opens
+// the directory with Open, so it lists the validated directory or nothing.
+// Entries are not filtered: check each with Sandbox.Denied (see Child).
 func (p Path) ReadDir() ([]fs.DirEntry, error) {
 	f, err := p.Open()
 	if err != nil {
@@ -66,53 +115,148 @@ func (p Path) ReadDir() ([]fs.DirEntry, error) {
 	return entries, nil
 }
 
-// WriteFileAtomic replaces p with data: it writes a temporary file in the
-// same directory, syncs it, gives it the existing file's mode (0644 for a
-// new file) and renames it over p, so readers see the old or the new
-// content, never a mix. On failure the temporary file is removed and p is
-// untouched. It refuses to replace anything but a regular file.
-func (s *Sandbox) WriteFileAtomic(p Path, data []byte, createDirs bool) (created bool, err error) {
+// Child returns the path of the entry name (as ReadDir returned it) inside
+// the directory p, for walking a tree resolved from its top without
+// resolving every entry again. Check the child with Sandbox.Denied before
+// showing it; the I/O helpers refuse a denied child, and one that is not
+// where Abs says. A name that is not a single component
+// (empty, ".", "..", or containing a separator) gives a Path whose I/O
+// always fails.
+func (p Path) Child(name string) Path {
+	c := p
+	c.unchecked = true
+	c.Attempted = name
+	if p.Attempted != "" && p.Attempted != "." {
+		c.Attempted = p.Attempted + "/" + name
+	}
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/`+string(filepath.Separator)) {
+		c.Root, c.root = nil, nil
+		return c
+	}
 	if p.Rel == "." {
-		return false, fmt.Errorf("%s: is a directory", p.Attempted)
+		c.Rel = name
+	} else {
+		c.Rel = p.Rel + "/" + name
 	}
-	dir, base := path.Dir(p.Rel), path.Base(p.Rel)
-	mode := fs.FileMode(0o644)
-	fi, err := p.Root.Lstat(p.Rel)
-	switch {
-	case err == nil && !fi.Mode().IsRegular():
-		return false, fmt.Errorf("%s exists and is not a regular file; refusing to replace it", p.Attempted)
-	case err == nil:
-		mode = fi.Mode().Perm()
-	case errors.Is(err, fs.ErrNotExist):
-		created = true
-		if createDirs && dir != "." {
-			if err := p.Root.MkdirAll(dir, 0o755); err != nil {
-				return false, err
-			}
-		}
-	default:
+	c.Abs = p.Abs + string(filepath.Separator) + name
+	if strings.HasSuffix(p.Abs, string(filepath.Separator)) {
+		c.Abs = p.Abs + name // the root is "/" or `C:\`
+	}
+	return c
+}
+
+// WriteFileAtomic replaces p with data so that readers see the old or the
+// new content, never a mix: it writes a temporary file in the same
+// directory, syncs it, gives it the existing file's permissions (0644 for
+// a new file), renames it over p and syncs the directory where the
+// platform allows. On failure the temporary file is removed and p is
+// untouched (directories made for createDirs stay). It refuses to replace
+// anything but a regular file (ErrNotRegular), so it never writes through
+// a symlink. created reports that p did not exist before.
+//
+// All of it happens in the parent directory opened once through the root
+// and checked to be the validated one, so a directory swapped in after
+// Resolve cannot redirect the write, even to elsewhere inside the root.
+func (s *Sandbox) WriteFileAtomic(p Path, data []byte, createDirs bool) (created bool, err error) {
+	if err := s.owns(p); err != nil {
 		return false, err
 	}
-	tmp := path.Join(dir, "."+base+".toolhost-"+randomSuffix()+".tmp")
-	if err := writeTemp(p.Root, tmp, data, mode); err != nil {
-		p.Root.Remove(tmp)
+	if p.Rel == "." {
+		return false, &fs.PathError{Op: "write", Path: p.Attempted, Err: ErrNotRegular}
+	}
+	dir, dirFile, err := pinParent(p, createDirs)
+	if err != nil {
 		return false, err
 	}
-	if err := p.Root.Rename(tmp, p.Rel); err != nil {
-		p.Root.Remove(tmp)
+	defer dir.Close()
+	defer dirFile.Close()
+	base := path.Base(p.Rel)
+	mode, created, err := replaceableMode(dir, base, p.Attempted)
+	if err != nil {
 		return false, err
 	}
-	if d, err := p.Root.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	tmp, err := writeTemp(dir, base, data, mode)
+	if err != nil {
+		return false, err
 	}
+	if s.testHookBeforeRename != nil {
+		s.testHookBeforeRename()
+	}
+	if err := dir.Rename(tmp, base); err != nil {
+		dir.Remove(tmp)
+		return false, err
+	}
+	// The rename is atomic already; syncing the directory makes it
+	// durable. Some platforms cannot sync a directory, hence "where
+	// possible" and the ignored error.
+	_ = dirFile.Sync()
 	return created, nil
 }
 
-func writeTemp(r *os.Root, name string, data []byte, mode fs.FileMode) error {
-	f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+// owns checks that p came from this sandbox's Resolve (or Child of such a
+// path) and, for children, that it is not denied.
+func (s *Sandbox) owns(p Path) error {
+	if p.root == nil || !slices.Contains(s.roots, p.root) {
+		return errUnresolved(p)
+	}
+	return p.checkDenied()
+}
+
+// pinParent opens the parent directory of p as an os.Root of its own, and
+// an *os.File on it for syncing, after checking it is the validated
+// directory. With createDirs, missing parents are made first (0755,
+// inside the root).
+func pinParent(p Path, createDirs bool) (*os.Root, *os.File, error) {
+	dirRel := path.Dir(p.Rel)
+	if createDirs && dirRel != "." {
+		if err := p.Root.MkdirAll(dirRel, 0o755); err != nil {
+			return nil, nil, err
+		}
+	}
+	dir, err := p.Root.OpenRoot(dirRel)
 	if err != nil {
-		return err
+		return nil, nil, err
+	}
+	d, err := dir.Open(".")
+	if err != nil {
+		dir.Close()
+		return nil, nil, err
+	}
+	ok, now, err := isValidated(d, filepath.Dir(p.Abs), func() (fs.FileInfo, error) { return p.Root.Lstat(dirRel) })
+	if err != nil || !ok {
+		d.Close()
+		dir.Close()
+		if err == nil {
+			err = swappedError(p, now)
+		}
+		return nil, nil, err
+	}
+	return dir, d, nil
+}
+
+// replaceableMode returns the permissions to give the new file: those of
+// the existing regular file, or 0644 when there is none.
+func replaceableMode(dir *os.Root, base, attempted string) (mode fs.FileMode, created bool, err error) {
+	fi, err := dir.Lstat(base)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return 0o644, true, nil
+	case err != nil:
+		return 0, false, err
+	case !fi.Mode().IsRegular():
+		return 0, false, &fs.PathError{Op: "write", Path: attempted, Err: ErrNotRegular}
+	}
+	return fi.Mode().Perm(), false, nil
+}
+
+// writeTemp writes data to a new temporary file next to base and returns
+// its name; on failure nothing is left behind.
+func writeTemp(dir *os.Root, base string, data []byte, mode fs.FileMode) (string, error) {
+	name := tempName(base)
+	// O_EXCL: never open an existing file, never follow a symlink.
+	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return "", err
 	}
 	_, err = f.Write(data)
 	if err == nil {
@@ -124,11 +268,34 @@ func writeTemp(r *os.Root, name string, data []byte, mode fs.FileMode) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	if err != nil {
+		dir.Remove(name)
+		return "", fmt.Errorf("write temporary file for %s: %w", base, err)
+	}
+	return name, nil
 }
 
-func randomSuffix() string {
-	var b [6]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// maxTempBase keeps ".<base>.toolhost-<16 hex>.tmp" within the usual
+// 255-byte name limit.
+const maxTempBase = 200
+
+// tempName is hidden and recognizable, so a leftover after a crash is
+// obviously toolhost's.
+func tempName(base string) string {
+	if len(base) > maxTempBase {
+		cut := maxTempBase
+		for cut > 0 && !utf8.RuneStart(base[cut]) {
+			cut--
+		}
+		base = base[:cut]
+	}
+	var b [8]byte
+	rand.Read(b[:]) // never fails (crypto/rand panics instead)
+	return "." + base + ".toolhost-" + hex.EncodeToString(b[:]) + ".tmp"
+}
+
+// errUnresolved is the error for a Path that did not come from Resolve on
+// an open sandbox.
+func errUnresolved(p Path) error {
+	return &fs.PathError{Op: "sandbox", Path: p.Attempted, Err: errors.New("path was not resolved by this sandbox")}
 }

@@ -1,130 +1,194 @@
-// Package sandbox decides which paths a tool may touch and performs that I/O
-// safely. Resolve implements the SRD's path validation (3.5.2, normative):
-// no absolute paths unless allowed, no ".." components, canonicalization of
-// the deepest existing ancestor, containment in an allowed root, and denied
-// patterns matched on the canonical forward-slash path. The I/O helpers on
-// Path then go through the root's *os.Root, so a symlink swapped in after
-// validation still cannot lead outside the root (FR-VAL-06, NFR-SEC-02).
+// Package sandbox owns the decision which paths a tool may touch and the
+// I/O on those paths. Resolve implements the SRD's path validation (3.5.2,
+// normative): no absolute paths unless allowed, no ".." components,
+// canonicalization of the deepest existing ancestor, containment in an
+// allowed root, and denied patterns and protected directories matched on
+// the canonical forward-slash path. The I/O helpers then go through the
+// root's *os.Root with the root-relative path and check what they opened,
+// so a symlink swapped in after validation cannot lead outside the root or
+// into a denied file (FR-VAL-06, NFR-SEC-02).
 //
-// sandbox never performs I/O outside an os.Root, except the Lstat and
-// Readlink calls that canonicalize a path before it is used.
+// sandbox never performs I/O outside an os.Root: every open, read, write,
+// rename and directory listing goes through one. The only system calls on
+// other paths are the metadata lookups (lstat, readlink) that canonicalize
+// a path before it is validated; they never read file content.
 package sandbox
 
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// DefaultDeniedPatterns are the SRD's default denies (FR-VAL-05).
+// DefaultDeniedPatterns returns the SRD's default denies (FR-VAL-05). It is
+// a function so that no caller can change the defaults for everyone.
 func DefaultDeniedPatterns() []string {
 	return []string{"**/.ssh/**", "**/.gnupg/**", "**/id_rsa*", "**/*.pem", "**/*.key"}
 }
 
-// Config describes a sandbox.
+// systemCredentialPatterns are the Unix credential files FR-VAL-05 says
+// SHOULD be denied when a root happens to contain them. They are anchored
+// absolute paths, so they cost nothing when no root is "/" or "/etc".
+func systemCredentialPatterns() []string {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	return []string{"/etc/shadow*", "/etc/gshadow*", "/etc/master.passwd", "/etc/spwd.db", "/etc/sudoers", "/etc/sudoers.d/**"}
+}
+
+// Config describes a sandbox (SRD 6.3, CFG-SBX-01).
 type Config struct {
-	// Roots are the directories tools may touch. Roots[0] is the working
-	// directory relative paths resolve against.
+	// Roots are the directories tools may touch; each must exist and be a
+	// directory. Roots[0] is the working directory that relative paths
+	// resolve against.
 	Roots []string
-	// DeniedPatterns are doublestar globs matched on the canonical absolute
-	// path (forward slashes) and on the path relative to its root.
-	DeniedPatterns       []string
+	// DeniedPatterns are doublestar globs. A path is denied when a pattern
+	// matches its canonical absolute path (forward slashes) or its path
+	// relative to the containing root, so both "**/secrets/**" and
+	// "secrets/**" work.
+	DeniedPatterns []string
+	// IncludeDefaultDenies adds DefaultDeniedPatterns and, on Unix, the
+	// system credential files.
 	IncludeDefaultDenies bool
-	AllowAbsolute        bool
+	// AllowAbsolute permits absolute paths; they must still lie inside a
+	// root.
+	AllowAbsolute bool
 	// ProtectedDirs are always denied, with everything under them, even
 	// when inside a root and even before they exist (toolhost's own state).
 	ProtectedDirs []string
 }
 
+// root is one allowed root: its canonical directory, the os.Root all I/O
+// goes through, and a second handle on the same directory for the
+// Linux-only fast paths (nil elsewhere).
 type root struct {
-	dir   string // canonical
-	fs    *os.Root
-	dirfd int // for File; -1 where unavailable
+	dir string
+	fs  *os.Root
+	fd  syscall.RawConn
+	own *os.File // closes fd
+	sb  *Sandbox // for the denial check on paths made by Child
 }
 
-// Sandbox validates paths and performs symlink-safe I/O. It is safe for
-// concurrent use.
+// Sandbox validates paths and performs symlink-safe I/O. It is immutable
+// after New and safe for concurrent use; Close it when done.
 type Sandbox struct {
-	roots     []root
+	roots     []*root
 	patterns  []string
 	protected []string
 	absolute  bool
+	// fold matches patterns and protected directories case-insensitively
+	// where the usual filesystems are case-insensitive, so ".SSH/ID_RSA"
+	// cannot slip past "**/.ssh/**" on macOS or Windows.
+	fold bool
+	// testHookBeforeRename, when set by a test in this package, runs in
+	// WriteFileAtomic between writing the temporary file and renaming it,
+	// to cause a late failure. Always nil outside tests.
+	testHookBeforeRename func()
 }
 
 // New canonicalizes the roots, opens an os.Root for each, and checks the
-// patterns. Errors name the offending root or pattern.
+// patterns and protected directories. Errors name the offending entry.
 func New(cfg Config) (*Sandbox, error) {
 	if len(cfg.Roots) == 0 {
-		return nil, errors.New("sandbox: no allowed roots configured")
+		return nil, errors.New("sandbox: no allowed roots configured; configure at least the workspace directory")
 	}
-	s := &Sandbox{absolute: cfg.AllowAbsolute}
-	for _, dir := range cfg.Roots {
-		r, err := openRoot(dir)
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		s.roots = append(s.roots, r)
-	}
-	patterns := cfg.DeniedPatterns
-	if cfg.IncludeDefaultDenies {
-		patterns = append(DefaultDeniedPatterns(), patterns...)
-	}
-	for _, p := range patterns {
-		if !doublestar.ValidatePattern(filepath.ToSlash(p)) {
-			s.Close()
-			return nil, fmt.Errorf("sandbox: denied pattern %q is not a valid glob", p)
-		}
-		s.patterns = append(s.patterns, filepath.ToSlash(p))
-	}
-	for _, dir := range cfg.ProtectedDirs {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("sandbox: protected directory %q: %w", dir, err)
-		}
-		canon, _, err := canonicalize(abs)
-		if err != nil {
-			canon = abs
-		}
-		s.protected = append(s.protected, canon)
+	s := &Sandbox{absolute: cfg.AllowAbsolute, fold: runtime.GOOS == "darwin" || runtime.GOOS == "windows"}
+	if err := s.init(cfg); err != nil {
+		s.Close()
+		return nil, err
 	}
 	return s, nil
 }
 
-func openRoot(dir string) (root, error) {
+func (s *Sandbox) init(cfg Config) error {
+	for _, dir := range cfg.Roots {
+		r, err := openRoot(dir)
+		if err != nil {
+			return err
+		}
+		r.sb = s
+		s.roots = append(s.roots, r)
+	}
+	patterns := cfg.DeniedPatterns
+	if cfg.IncludeDefaultDenies {
+		patterns = append(append(DefaultDeniedPatterns(), systemCredentialPatterns()...), patterns...)
+	}
+	for _, p := range patterns {
+		norm := s.normalize(filepath.ToSlash(p))
+		if p == "" || !doublestar.ValidatePattern(norm) {
+			return fmt.Errorf("sandbox: denied pattern %q is not a valid doublestar glob", p)
+		}
+		s.patterns = append(s.patterns, norm)
+	}
+	for _, dir := range cfg.ProtectedDirs {
+		canon, err := s.canonicalProtected(dir)
+		if err != nil {
+			return fmt.Errorf("sandbox: protected directory %q: %w", dir, err)
+		}
+		s.protected = append(s.protected, canon)
+	}
+	return nil
+}
+
+// canonicalProtected canonicalizes a protected directory that may not
+// exist yet, the same way Resolve canonicalizes a target, so the two
+// compare equal.
+func (s *Sandbox) canonicalProtected(dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("empty path")
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return root{}, fmt.Errorf("sandbox: root %q: %w", dir, err)
+		return "", err
+	}
+	canon, err := s.canonicalize(abs)
+	if err != nil {
+		return "", err
+	}
+	return s.normalize(canon), nil
+}
+
+func openRoot(dir string) (*root, error) {
+	if dir == "" {
+		return nil, errors.New("sandbox: root \"\" is empty; give a directory path")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: root %q: %w", dir, err)
 	}
 	canon, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return root{}, fmt.Errorf("sandbox: root %q: %w", dir, err)
+		return nil, fmt.Errorf("sandbox: root %q: %w", dir, err)
 	}
 	st, err := os.Stat(canon)
 	if err != nil {
-		return root{}, fmt.Errorf("sandbox: root %q: %w", dir, err)
+		return nil, fmt.Errorf("sandbox: root %q: %w", dir, err)
 	}
 	if !st.IsDir() {
-		return root{}, fmt.Errorf("sandbox: root %q is not a directory", dir)
+		return nil, fmt.Errorf("sandbox: root %q is not a directory", dir)
 	}
 	r, err := os.OpenRoot(canon)
 	if err != nil {
-		return root{}, fmt.Errorf("sandbox: root %q: %w", dir, err)
+		return nil, fmt.Errorf("sandbox: root %q: %w", dir, err)
 	}
-	return root{dir: canon, fs: r, dirfd: dirFD(canon)}, nil
+	own, fd := openDirHandle(canon)
+	return &root{dir: canon, fs: r, fd: fd, own: own}, nil
 }
 
-// Close releases the roots.
+// Close releases the roots. Paths resolved earlier fail afterwards rather
+// than touch whatever reuses the descriptors.
 func (s *Sandbox) Close() error {
 	var errs []error
 	for _, r := range s.roots {
-		closeDirFD(r.dirfd)
+		if r.own != nil {
+			errs = append(errs, r.own.Close())
+		}
 		errs = append(errs, r.fs.Close())
 	}
 	return errors.Join(errs...)
@@ -140,175 +204,139 @@ func (s *Sandbox) Roots() []string {
 	return dirs
 }
 
-// Path is a validated path. Use its methods for I/O; they go through Root.
+// Path is a validated path. Do I/O through its methods (or
+// Sandbox.WriteFileAtomic), which use Root and Rel; never open Abs
+// directly, or the symlink checks are lost.
 type Path struct {
 	Attempted string   // as the caller gave it
-	Abs       string   // canonical absolute path (FR-VAL-04a)
+	Abs       string   // canonical absolute path, OS separators (FR-VAL-04a)
 	Root      *os.Root // the root containing it
 	RootDir   string   // canonical root directory
 	Rel       string   // relative to RootDir, forward slashes, "." for the root
 
-	// id identifies the file Resolve found at Abs (zero if none existed),
-	// so Open can check the descriptor without another system call.
-	id    fileID
-	dirfd int
+	root *root
+	// unchecked marks a path made by Child, which Resolve did not check
+	// against the denied patterns; the I/O helpers check it themselves.
+	unchecked bool
 }
 
-// Resolve validates p following SRD 3.5.2, in order.
+// Resolve validates p following SRD 3.5.2, in the normative order. A
+// denial is a *DenialError (errors.Is(err, ErrDenied)); any other error is
+// a filesystem failure while canonicalizing (too many links, permission).
 func (s *Sandbox) Resolve(p string) (Path, error) {
-	deny := func(r Reason, resolved, pattern string) (Path, error) {
-		return Path{}, &DenialError{Reason: r, Attempted: p, Resolved: resolved, Pattern: pattern}
-	}
-	switch {
-	case p == "":
-		return deny(InvalidPath, "", "")
-	case strings.IndexByte(p, 0) >= 0:
-		return deny(InvalidPath, "", "")
-	case filepath.IsAbs(p) && !s.absolute:
-		return deny(AbsolutePath, "", "")
-	}
-	for _, c := range strings.Split(filepath.ToSlash(p), "/") {
-		if c == ".." {
-			return deny(Traversal, "", "")
-		}
+	if err := s.lexical(p); err != nil {
+		return Path{}, err
 	}
 	target := p
 	if !filepath.IsAbs(p) {
 		target = filepath.Join(s.roots[0].dir, p)
 	}
-	canon, id, err := canonicalize(filepath.Clean(target), s.roots...)
+	canon, err := s.canonicalize(filepath.Clean(target))
 	if err != nil {
 		return Path{}, fmt.Errorf("resolve %q: %w", p, err)
 	}
-	r, ok := s.containing(canon)
-	if !ok {
-		return deny(PathOutsideSandbox, canon, "")
+	r := s.containing(canon)
+	if r == nil {
+		return Path{}, &DenialError{Reason: PathOutsideSandbox, Attempted: p, Resolved: canon}
 	}
-	rel := "."
-	if canon != r.dir {
-		rel = filepath.ToSlash(canon[len(r.dir)+1:])
-	}
+	rel := relTo(canon, r.dir)
 	if pattern, denied := s.denied(canon, rel); denied {
-		return deny(DeniedPatternMatched, canon, pattern)
+		return Path{}, &DenialError{Reason: DeniedPatternMatched, Attempted: p, Resolved: canon, Pattern: pattern}
 	}
-	return Path{Attempted: p, Abs: canon, Root: r.fs, RootDir: r.dir, Rel: rel, id: id, dirfd: r.dirfd}, nil
+	return Path{Attempted: p, Abs: canon, Root: r.fs, RootDir: r.dir, Rel: rel, root: r}, nil
 }
 
-func (s *Sandbox) containing(canon string) (root, bool) {
-	for _, r := range s.roots {
-		if within(canon, r.dir) {
-			return r, true
+// lexical applies the checks that need no filesystem access (SRD 3.5.2
+// steps 1–2, plus malformed input).
+func (s *Sandbox) lexical(p string) error {
+	switch {
+	case p == "" || strings.IndexByte(p, 0) >= 0:
+		return &DenialError{Reason: InvalidPath, Attempted: p}
+	case filepath.IsAbs(p):
+		if !s.absolute {
+			return &DenialError{Reason: AbsolutePath, Attempted: p}
+		}
+	case filepath.VolumeName(p) != "":
+		// "C:x" on Windows is relative to another drive's working directory.
+		return &DenialError{Reason: InvalidPath, Attempted: p}
+	}
+	// Before any cleaning, so "a/../b" is refused rather than quietly
+	// becoming "b". ToSlash makes "\" a separator only where it is one.
+	for _, c := range strings.Split(filepath.ToSlash(p), "/") {
+		if c == ".." {
+			return &DenialError{Reason: Traversal, Attempted: p}
 		}
 	}
-	return root{}, false
+	return nil
 }
 
-// within reports whether path is dir or inside it ("/a/bc" is not in "/a/b").
+// containing returns the root that contains the canonical path, or nil.
+func (s *Sandbox) containing(canon string) *root {
+	for _, r := range s.roots {
+		if within(canon, r.dir) {
+			return r
+		}
+	}
+	return nil
+}
+
+// within reports whether path is dir or inside it, as whole components:
+// "/a/bc" is not inside "/a/b".
 func within(path, dir string) bool {
 	if path == dir {
 		return true
 	}
-	if dir == string(filepath.Separator) {
+	if strings.HasSuffix(dir, string(filepath.Separator)) { // "/" or `C:\`
 		return strings.HasPrefix(path, dir)
 	}
-	return strings.HasPrefix(path, dir+string(filepath.Separator))
+	return strings.HasPrefix(path, dir) && path[len(dir)] == filepath.Separator
+}
+
+// relTo returns path relative to dir, which must contain it, with forward
+// slashes; "." for dir itself.
+func relTo(path, dir string) string {
+	if path == dir {
+		return "."
+	}
+	rel := strings.TrimPrefix(path[len(dir):], string(filepath.Separator))
+	return filepath.ToSlash(rel)
 }
 
 // Denied reports whether a canonical absolute path is denied, and by which
-// pattern (or protected directory).
+// pattern or protected directory. Use it for entries found while listing a
+// directory that was itself resolved.
 func (s *Sandbox) Denied(abs string) (pattern string, denied bool) {
 	rel := ""
-	if r, ok := s.containing(abs); ok && abs != r.dir {
-		rel = filepath.ToSlash(abs[len(r.dir)+1:])
+	if r := s.containing(abs); r != nil {
+		rel = relTo(abs, r.dir)
 	}
 	return s.denied(abs, rel)
 }
 
 func (s *Sandbox) denied(abs, rel string) (string, bool) {
+	abs = s.normalize(abs)
 	for _, dir := range s.protected {
 		if within(abs, dir) {
 			return dir, true
 		}
 	}
 	slash := filepath.ToSlash(abs)
+	if rel == "." {
+		rel = "" // the root itself is only matched by its absolute path
+	}
+	rel = s.normalize(rel)
 	for _, pat := range s.patterns {
-		if match(pat, slash) || (rel != "" && match(pat, rel)) {
+		if doublestar.MatchUnvalidated(pat, slash) || (rel != "" && doublestar.MatchUnvalidated(pat, rel)) {
 			return pat, true
 		}
 	}
 	return "", false
 }
 
-func match(pattern, name string) bool {
-	ok, _ := doublestar.Match(pattern, name)
-	return ok
-}
-
-// maxLinks bounds symlink chains, like the kernel's ELOOP limit.
-const maxLinks = 40
-
-// canonicalize resolves every symlink in the existing part of an absolute,
-// clean path and appends the part that does not exist (SRD 3.5.2 steps
-// 4–5). Below a root it starts from the root's canonical directory, so it
-// costs one Lstat per component under the root instead of one per
-// component from "/" (filepath.EvalSymlinks). A dangling symlink is
-// followed to its target, so "link/new" where link points outside
-// resolves outside.
-func canonicalize(path string, roots ...root) (string, fileID, error) {
-	for range maxLinks {
-		base, comps, dirfd := string(filepath.Separator), split(path), -1
-		for _, r := range roots {
-			if within(path, r.dir) {
-				base, comps, dirfd = r.dir, split(path[len(r.dir):]), r.dirfd
-				break
-			}
-		}
-		resolved, id, next, err := walk(base, comps, dirfd)
-		if err != nil || next == "" {
-			return resolved, id, err
-		}
-		path = next
+// normalize case-folds where the sandbox matches case-insensitively.
+func (s *Sandbox) normalize(name string) string {
+	if s.fold {
+		return strings.ToLower(name)
 	}
-	return "", fileID{}, errors.New("too many levels of symbolic links")
-}
-
-// walk follows comps from the canonical directory base. It returns the
-// canonical path and the identity of the file there (zero if it does not
-// exist), or, on meeting a symlink, the path to restart from. With a
-// directory descriptor for base, each step is looked up relative to it, so
-// the kernel does not walk from "/" again for every component.
-func walk(base string, comps []string, dirfd int) (resolved string, id fileID, restart string, err error) {
-	cur := base
-	for i, c := range comps {
-		next := filepath.Join(cur, c)
-		fi, err := lstatAt(dirfd, base, next)
-		switch {
-		case errors.Is(err, fs.ErrNotExist) || isNotDir(err):
-			return filepath.Join(append([]string{cur}, comps[i:]...)...), fileID{}, "", nil
-		case err != nil:
-			return "", fileID{}, "", err
-		case fi.Mode()&fs.ModeSymlink != 0:
-			link, err := readlinkAt(dirfd, base, next)
-			if err != nil {
-				return "", fileID{}, "", err
-			}
-			if !filepath.IsAbs(link) {
-				link = filepath.Join(cur, link)
-			}
-			return "", fileID{}, filepath.Join(append([]string{link}, comps[i+1:]...)...), nil
-		}
-		cur = next
-		id = idOf(fi)
-	}
-	return cur, id, "", nil
-}
-
-func split(path string) []string {
-	var comps []string
-	for _, c := range strings.Split(path, string(filepath.Separator)) {
-		if c != "" && c != "." {
-			comps = append(comps, c)
-		}
-	}
-	return comps
+	return name
 }

@@ -2,4 +2,8 @@
 
 package sandbox
 
+import "os"
+
+const readFlags = os.O_RDONLY
+
 func isNotDir(error) bool { return false }

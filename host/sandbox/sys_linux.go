@@ -1,0 +1,83 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// openDirHandle opens dir as an O_PATH descriptor for the fast paths
+// (fstatat during Resolve, openat2 in OpenFile). The *os.File owns it, so
+// that after Close any Path still held fails instead of using a
+// descriptor number the process has since reused. It returns nils where
+// the handle cannot be had; callers then use the os.Root.
+func openDirHandle(dir string) (*os.File, syscall.RawConn) {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil
+	}
+	f := os.NewFile(uintptr(fd), dir)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, nil
+	}
+	return f, rc
+}
+
+// isSymlinkAt is lstat of rel relative to the directory dirfd.
+func isSymlinkAt(dirfd int, rel string) (bool, error) {
+	var st unix.Stat_t
+	err := ignoringEINTR(func() error { return unix.Fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	if err != nil {
+		return false, &os.PathError{Op: "lstat", Path: rel, Err: err}
+	}
+	return st.Mode&unix.S_IFMT == unix.S_IFLNK, nil
+}
+
+// readlinkAt is readlink of rel relative to the directory dirfd.
+func readlinkAt(dirfd int, rel string) (string, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		var n int
+		err := ignoringEINTR(func() (err error) {
+			n, err = unix.Readlinkat(dirfd, rel, buf)
+			return err
+		})
+		if err != nil {
+			return "", &os.PathError{Op: "readlink", Path: rel, Err: err}
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}
+
+// openedPath returns the path the kernel has for an open file. ok is false
+// where /proc is not mounted; callers then compare file identities.
+func openedPath(f *os.File) (path string, ok bool) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return "", false
+	}
+	var rerr error
+	cerr := rc.Control(func(fd uintptr) {
+		path, rerr = os.Readlink("/proc/self/fd/" + strconv.Itoa(int(fd)))
+	})
+	if cerr != nil || rerr != nil {
+		return "", false
+	}
+	return path, true
+}
+
+func ignoringEINTR(fn func() error) error {
+	for {
+		if err := fn(); err != unix.EINTR {
+			return err
+		}
+	}
+}

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// openDirHandle gives no handle outside Linux, so the lookups go through
+// the os.Root and isSymlinkAt and readlinkAt are never called.
+func openDirHandle(string) (*os.File, syscall.RawConn) { return nil, nil }
+
+func isSymlinkAt(int, string) (bool, error) { return false, errors.ErrUnsupported }
+
+func readlinkAt(int, string) (string, error) { return "", errors.ErrUnsupported }
+
+// openedPath is unknown here; callers compare file identities instead.
+func openedPath(*os.File) (string, bool) { return "", false }
