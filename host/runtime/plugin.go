@@ -279,18 +279,19 @@ func (p *Plugin) describe(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	// The module is not instrumented yet, so describe runs on the engine
-	// with per-iteration context checks, under a deadline.
+	// with per-iteration context checks, under a deadline that starts after
+	// compiling (which can take seconds and is not the module's doing).
 	engine, err := p.rt.checkedEngine(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, describeTimeout)
-	defer cancel()
 	module, err := engine.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
-	defer module.Close(ctx)
+	defer module.Close(context.WithoutCancel(ctx))
+	ctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
 	names := []string{}
 	for _, f := range module.ImportedFunctions() {
 		if m, n, _ := f.Import(); m == abi.HostModule {
