@@ -7,16 +7,32 @@ import "fmt"
 type reader struct {
 	b    []byte
 	pos  int
-	base int // offset of b in the module, for error messages
+	base int // offset of b in the module, for errors
 	err  error
+
+	// Where the bytes come from, for errors: -1 when not known.
+	section int
+	fn      int64
+}
+
+func newReader(b []byte, base, section int) *reader {
+	return &reader{b: b, base: base, section: section, fn: -1}
 }
 
 func (r *reader) done() bool { return r.err != nil || r.pos >= len(r.b) }
 
 func (r *reader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = malformed(r.base+r.pos, "%s", fmt.Sprintf(format, args...))
+	if r.err != nil {
+		return
 	}
+	where := ""
+	if r.section >= 0 {
+		where = fmt.Sprintf("section %d, ", r.section)
+	}
+	if r.fn >= 0 {
+		where += fmt.Sprintf("function %d, ", r.fn)
+	}
+	r.err = fmt.Errorf("%w: %sbyte %d: %s", ErrMalformed, where, r.base+r.pos, fmt.Sprintf(format, args...))
 }
 
 func (r *reader) byte() byte {
@@ -30,6 +46,14 @@ func (r *reader) byte() byte {
 	c := r.b[r.pos]
 	r.pos++
 	return c
+}
+
+// unread steps back over the byte just read, so an error about it points
+// at it.
+func (r *reader) unread() {
+	if r.err == nil && r.pos > 0 {
+		r.pos--
+	}
 }
 
 func (r *reader) bytes(n int) []byte {
@@ -51,8 +75,9 @@ func (r *reader) u32() uint32 {
 		r.pos++
 		return uint32(r.b[r.pos-1])
 	}
+	start := r.pos
 	var v uint64
-	for i := 0; i < 5; i++ {
+	for i := range 5 {
 		c := r.byte()
 		if r.err != nil {
 			return 0
@@ -60,50 +85,70 @@ func (r *reader) u32() uint32 {
 		v |= uint64(c&0x7f) << (7 * i)
 		if c&0x80 == 0 {
 			if v > 0xffffffff {
-				r.fail("u32 out of range")
+				r.pos = start
+				r.fail("u32 LEB128 out of range")
 				return 0
 			}
 			return uint32(v)
 		}
 	}
+	r.pos = start
 	r.fail("u32 LEB128 longer than 5 bytes")
 	return 0
 }
 
-// sleb skips a signed LEB128 of at most 10 bytes (i32, i64 or s33).
-func (r *reader) sleb() {
-	for i := 0; i < 10; i++ {
+// count reads the length of a vector whose elements take at least one
+// byte each. A count larger than the bytes left is an error at once: a
+// loop over a bogus count of four billion would otherwise spin for
+// seconds on reads that fail.
+func (r *reader) count() uint32 {
+	start := r.pos
+	n := r.u32()
+	if r.err == nil && int64(n) > int64(len(r.b)-r.pos) {
+		r.pos = start
+		r.fail("vector of %d elements in %d bytes", n, len(r.b)-r.pos)
+		return 0
+	}
+	return n
+}
+
+// leb skips a LEB128 of at most 10 bytes: an i32, i64, s33 or u64 whose
+// value never matters here. An out-of-range one is left to the validator.
+func (r *reader) leb() {
+	start := r.pos
+	for range 10 {
 		if r.byte()&0x80 == 0 || r.err != nil {
 			return
 		}
 	}
-	r.fail("signed LEB128 longer than 10 bytes")
+	r.pos = start
+	r.fail("LEB128 longer than 10 bytes")
 }
-
-func (r *reader) name() string { return string(r.bytes(int(r.u32()))) }
 
 func isValtype(c byte) bool {
 	return c >= 0x7b && c <= 0x7f || c == 0x70 || c == 0x6f
 }
 
-func (r *reader) valtype() {
+func (r *reader) valtype() byte {
 	switch c := r.byte(); {
 	case isValtype(c):
+		return c
 	case c == 0x63 || c == 0x64: // (ref null? heaptype)
 		r.heaptype()
+		return c
 	default:
+		r.unread()
 		r.fail("unknown value type %#x", c)
+		return 0
 	}
 }
 
-func (r *reader) heaptype() {
-	if r.pos < len(r.b) && r.b[r.pos] >= 0x69 && r.b[r.pos] <= 0x74 {
-		r.pos++ // abstract heap type
-		return
-	}
-	r.sleb()
-}
+// heaptype skips a heap type: an abstract one is a single negative s33
+// byte, a concrete one a type index; both read as an s33.
+func (r *reader) heaptype() { r.leb() }
 
+// blocktype skips a block type: 0x40, a value type, or a type index as an
+// s33 (multi-value).
 func (r *reader) blocktype() {
 	if r.err != nil {
 		return
@@ -119,13 +164,30 @@ func (r *reader) blocktype() {
 		r.pos++
 		r.heaptype()
 	default:
-		r.sleb() // type index as s33
+		r.leb()
 	}
 }
 
+// memarg skips a memory argument. Bit 6 of the alignment says a memory
+// index follows (multi-memory); the offset is a u64 under memory64.
 func (r *reader) memarg() {
 	if align := r.u32(); align&0x40 != 0 {
-		r.u32() // memory index (multi-memory)
+		r.u32()
 	}
-	r.u32() // offset (u64 for memory64: 5 bytes suffice for wasm32)
+	r.leb()
+}
+
+// limits skips table or memory limits; the flags say whether a maximum
+// follows, and memory64 limits are u64.
+func (r *reader) limits() {
+	flags := r.byte()
+	if flags > 0x07 {
+		r.unread()
+		r.fail("unknown limits flags %#x", flags)
+		return
+	}
+	r.leb()
+	if flags&0x01 != 0 {
+		r.leb()
+	}
 }
