@@ -4,6 +4,7 @@ BIN       := bin
 PLUGINS   := $(notdir $(wildcard plugins/*))
 WASM      := $(PLUGINS:%=$(BIN)/plugins/%.wasm)
 GOFILES   := $(shell find . -name '*.go' -not -path './bin/*')
+STATICCHECK := $(BIN)/tools/staticcheck
 # Tests run against a private cache so they never depend on (or pollute) the user's.
 TEST_ENV  := TOOLHOST_CACHE_DIR=$(CURDIR)/$(BIN)/test-cache TOOLHOST_BIN=$(CURDIR)/$(BIN)/toolhost
 
@@ -39,7 +40,8 @@ lint:
 	@test -z "$$(gofmt -l $(GOFILES))" || (gofmt -l $(GOFILES); exit 1)
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./sdk/... ./plugins/...
-	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed; skipped"; fi
+	@test -x $(STATICCHECK) || GOBIN=$(CURDIR)/$(BIN)/tools $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2 || true
+	@if test -x $(STATICCHECK); then $(STATICCHECK) ./...; else echo "staticcheck could not be installed; skipped"; fi
 
 # Each fuzz target for FUZZTIME; inputs that ever failed live in testdata/fuzz
 # and run with every `make test`.

@@ -25,9 +25,9 @@ func ModuleRoot(t testing.TB) string {
 // The Go build cache keeps repeated builds fast.
 func Build(t testing.TB, dir, pkg string) string {
 	t.Helper()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("building test plugins needs the go tool: %v", err)
 	}
 	out := filepath.Join(dir, filepath.Base(pkg)+".wasm")
 	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", out, "./"+pkg)

@@ -560,7 +560,7 @@ func (s *state) skipValue(ptr string) error {
 }
 
 func escapePointer(key string) string {
-	if strings.IndexAny(key, "~/") < 0 {
+	if !strings.ContainsAny(key, "~/") {
 		return key
 	}
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
