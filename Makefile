@@ -47,7 +47,8 @@ lint:
 # and run with every `make test`.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := host/sandbox:FuzzResolve host/output:FuzzSanitize host/output:FuzzTruncate \
-	host/internal/loopguard:FuzzInstrument sdk/internal/argjson:FuzzUnmarshal sdk/internal/argjson:FuzzAppendString
+	host/internal/loopguard:FuzzInstrument sdk/internal/argjson:FuzzUnmarshal sdk/internal/argjson:FuzzAppendString \
+	lp1:FuzzParse lp1:FuzzParseFile lp1:FuzzApply
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
