@@ -158,39 +158,12 @@ func (p Path) Child(name string) Path {
 // and checked to be the validated one, so a directory swapped in after
 // Resolve cannot redirect the write, even to elsewhere inside the root.
 func (s *Sandbox) WriteFileAtomic(p Path, data []byte, createDirs bool) (created bool, err error) {
-	if err := s.owns(p); err != nil {
+	t := s.Begin()
+	defer t.Close()
+	if created, err = t.Stage(p, data, createDirs); err != nil {
 		return false, err
 	}
-	if p.Rel == "." {
-		return false, &fs.PathError{Op: "write", Path: p.Attempted, Err: ErrNotRegular}
-	}
-	dir, dirFile, err := pinParent(p, createDirs)
-	if err != nil {
-		return false, err
-	}
-	defer dir.Close()
-	defer dirFile.Close()
-	base := path.Base(p.Rel)
-	mode, created, err := replaceableMode(dir, base, p.Attempted)
-	if err != nil {
-		return false, err
-	}
-	tmp, err := writeTemp(dir, base, data, mode)
-	if err != nil {
-		return false, err
-	}
-	if s.testHookBeforeRename != nil {
-		s.testHookBeforeRename()
-	}
-	if err := dir.Rename(tmp, base); err != nil {
-		dir.Remove(tmp)
-		return false, err
-	}
-	// The rename is atomic already; syncing the directory makes it
-	// durable. Some platforms cannot sync a directory, hence "where
-	// possible" and the ignored error.
-	_ = dirFile.Sync()
-	return created, nil
+	return created, t.Commit()
 }
 
 // owns checks that p came from this sandbox's Resolve (or Child of such a

@@ -370,13 +370,14 @@ func TestWriteFileAtomic_LateFailureCleansUp(t *testing.T) {
 	target := filepath.Join(f.root, "sub", "b.txt")
 	p := wantResolved(t, f.s, "sub/b.txt", "sub/b.txt")
 	var sawTemp bool
-	f.s.testHookBeforeRename = func() {
+	f.s.testHookBeforeRename = func(int) error {
 		entries, _ := os.ReadDir(filepath.Dir(target))
 		for _, e := range entries {
 			sawTemp = sawTemp || strings.HasPrefix(e.Name(), ".b.txt.toolhost-")
 		}
 		os.Remove(target)
 		mustWrite(t, filepath.Join(target, "keep"), "K")
+		return nil
 	}
 	if _, err := f.s.WriteFileAtomic(p, []byte("new"), false); err == nil {
 		t.Fatal("WriteFileAtomic succeeded over a directory")

@@ -86,10 +86,10 @@ type Sandbox struct {
 	// where the usual filesystems are case-insensitive, so ".SSH/ID_RSA"
 	// cannot slip past "**/.ssh/**" on macOS or Windows.
 	fold bool
-	// testHookBeforeRename, when set by a test in this package, runs in
-	// WriteFileAtomic between writing the temporary file and renaming it,
-	// to cause a late failure. Always nil outside tests.
-	testHookBeforeRename func()
+	// testHookBeforeRename, when set by a test in this package, runs
+	// before a transaction renames its i-th staged file into place, to
+	// cause a late failure. Always nil outside tests.
+	testHookBeforeRename func(i int) error
 }
 
 // New canonicalizes the roots, opens an os.Root for each, and checks the
