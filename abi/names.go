@@ -44,6 +44,7 @@ const (
 	FnFSList       = "fs_list"       // (path_ptr, path_len u32, depth, max_entries, flags u32) -> i64
 	FnFSWrite      = "fs_write"      // (path_ptr, path_len, data_ptr, data_len u32, flags u32) -> i64
 	FnFSDiff       = "fs_diff"       // (path_ptr, path_len, data_ptr, data_len u32) -> i64
+	FnFSCommit     = "fs_commit"     // (req_ptr, req_len u32, flags u32) -> i64
 )
 
 // Capability names a family of host functions a manifest may ask for.
@@ -62,7 +63,7 @@ const (
 func CapabilityFunctions() map[Capability][]string {
 	return map[Capability][]string{
 		CapFSRead:   {FnFSStat, FnFSRead, FnFSReadLines, FnFSDiff},
-		CapFSWrite:  {FnFSStat, FnFSWrite, FnFSDiff},
+		CapFSWrite:  {FnFSStat, FnFSWrite, FnFSDiff, FnFSCommit},
 		CapFSList:   {FnFSStat, FnFSList},
 		CapProcExec: {},
 	}
@@ -78,6 +79,11 @@ const (
 	ReadRecord uint32 = 1 << iota
 	// ReadBase64 asks for the data base64-encoded (standard alphabet).
 	ReadBase64
+	// ReadForUpdate reads a file the caller will rewrite: the whole file
+	// (offset and limit are ignored), at most the call's scan limit, and
+	// only if this conversation read it and it has not changed since
+	// (StatusStale otherwise). A missing file is StatusNotFound.
+	ReadForUpdate
 )
 
 // Flags for FnFSList.
@@ -88,6 +94,13 @@ const (
 // Flags for FnFSWrite.
 const (
 	WriteCreateDirs uint32 = 1 << iota // create missing parent directories
+)
+
+// Flags for FnFSCommit.
+const (
+	// CommitDryRun checks everything a commit would and returns unified
+	// diffs of the changes instead of writing.
+	CommitDryRun uint32 = 1 << iota
 )
 
 // Event kinds for FnEventEmit.

@@ -183,3 +183,94 @@ func DecodeWriteInfo(b []byte) (WriteInfo, error) {
 		Path:  string(path),
 	}, nil
 }
+
+// CommitFile is one file of an FnFSCommit request.
+type CommitFile struct {
+	Flags uint32 // CommitNew, CommitCreateDirs
+	Path  string
+	Data  []byte
+}
+
+// Flags of a CommitFile.
+const (
+	// CommitNew says the caller found no file at Path: the commit creates
+	// it and fails (StatusStale) if one has appeared since.
+	CommitNew uint32 = 1 << iota
+	// CommitCreateDirs creates missing parent directories of a new file.
+	CommitCreateDirs
+)
+
+// A commit request is u32 count | count × (u32 flags | u32 len + path |
+// u32 len + data). A commit response is u32 count | count × WriteInfo, one
+// per file in request order; a dry run responds with the diff text.
+
+// AppendCommitRequest encodes files after dst.
+func AppendCommitRequest(dst []byte, files []CommitFile) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(files)))
+	for _, f := range files {
+		dst = binary.LittleEndian.AppendUint32(dst, f.Flags)
+		dst = appendField(dst, []byte(f.Path))
+		dst = appendField(dst, f.Data)
+	}
+	return dst
+}
+
+// DecodeCommitRequest decodes a commit request. Data aliases b.
+func DecodeCommitRequest(b []byte) ([]CommitFile, error) {
+	if len(b) < 4 {
+		return nil, fmt.Errorf("commit request: %d bytes, want at least 4", len(b))
+	}
+	count, rest := binary.LittleEndian.Uint32(b), b[4:]
+	const minFile = 4 + 4 + 4
+	if uint64(count) > uint64(len(rest)/minFile) {
+		return nil, fmt.Errorf("commit request: %d files cannot fit in %d bytes", count, len(rest))
+	}
+	files := make([]CommitFile, count)
+	for i := range files {
+		if len(rest) < 4 {
+			return nil, fmt.Errorf("commit request: file %d truncated", i)
+		}
+		files[i].Flags, rest = binary.LittleEndian.Uint32(rest), rest[4:]
+		path, r, err := nextField(rest)
+		if err != nil {
+			return nil, fmt.Errorf("commit request: file %d path: %w", i, err)
+		}
+		data, r, err := nextField(r)
+		if err != nil {
+			return nil, fmt.Errorf("commit request: file %d data: %w", i, err)
+		}
+		files[i].Path, files[i].Data, rest = string(path), data, r
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("commit request: %d bytes after the last file", len(rest))
+	}
+	return files, nil
+}
+
+// DecodeCommitResult decodes the WriteInfo list of a commit response.
+func DecodeCommitResult(b []byte) ([]WriteInfo, error) {
+	if len(b) < 4 {
+		return nil, fmt.Errorf("commit result: %d bytes, want at least 4", len(b))
+	}
+	count, rest := binary.LittleEndian.Uint32(b), b[4:]
+	if uint64(count) > uint64(len(rest)/16) {
+		return nil, fmt.Errorf("commit result: %d files cannot fit in %d bytes", count, len(rest))
+	}
+	infos := make([]WriteInfo, count)
+	for i := range infos {
+		if len(rest) < 16 {
+			return nil, fmt.Errorf("commit result: file %d truncated", i)
+		}
+		path, r, err := nextField(rest[12:])
+		if err != nil {
+			return nil, fmt.Errorf("commit result: file %d path: %w", i, err)
+		}
+		infos[i] = WriteInfo{
+			Flags: binary.LittleEndian.Uint32(rest),
+			Size:  int64(binary.LittleEndian.Uint64(rest[4:])),
+			Path:  string(path),
+		}
+		rest = r
+	}
+	return infos, nil
+}

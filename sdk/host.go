@@ -78,6 +78,25 @@ func Diff(path string, data []byte) (string, error) {
 	return string(resp), err
 }
 
+// Commit replaces every file in files, all or none. The host refuses
+// (StaleFile) an existing file this conversation did not read or that
+// changed since, and a file flagged abi.CommitNew that exists now. Use
+// Read with abi.ReadForUpdate to get content to base the change on.
+func Commit(files []abi.CommitFile) ([]abi.WriteInfo, error) {
+	resp, err := result(fsCommit(abi.AppendCommitRequest(nil, files), 0))
+	if err != nil {
+		return nil, err
+	}
+	return abi.DecodeCommitResult(resp)
+}
+
+// CommitDiff checks files as Commit would and returns unified diffs of the
+// changes instead of writing.
+func CommitDiff(files []abi.CommitFile) (string, error) {
+	resp, err := result(fsCommit(abi.AppendCommitRequest(nil, files), abi.CommitDryRun))
+	return string(resp), err
+}
+
 // Emit streams a chunk of output to the host's event subscribers.
 func Emit(kind uint32, data []byte) error {
 	_, err := result(eventEmit(kind, data))

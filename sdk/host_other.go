@@ -21,3 +21,4 @@ func fsList(string, uint32, uint32, uint32) int64      { return unavailable() }
 func fsWrite(string, []byte, uint32) int64             { return unavailable() }
 func fsDiff(string, []byte) int64                      { return unavailable() }
 func eventEmit(uint32, []byte) int64                   { return unavailable() }
+func fsCommit([]byte, uint32) int64                    { return unavailable() }

@@ -31,6 +31,9 @@ func hostFSWrite(path unsafe.Pointer, pathLen uint32, data unsafe.Pointer, dataL
 //go:wasmimport toolhost_v1 fs_diff
 func hostFSDiff(path unsafe.Pointer, pathLen uint32, data unsafe.Pointer, dataLen uint32) int64
 
+//go:wasmimport toolhost_v1 fs_commit
+func hostFSCommit(req unsafe.Pointer, reqLen uint32, flags uint32) int64
+
 func strPtr(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }
 
 func bytesPtr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
@@ -67,4 +70,8 @@ func fsDiff(path string, data []byte) int64 {
 
 func eventEmit(kind uint32, data []byte) int64 {
 	return hostEventEmit(kind, bytesPtr(data), uint32(len(data)))
+}
+
+func fsCommit(req []byte, flags uint32) int64 {
+	return hostFSCommit(bytesPtr(req), uint32(len(req)), flags)
 }

@@ -91,6 +91,9 @@ func fsRead(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte
 		return nil, err
 	}
 	defer f.Close()
+	if flags&abi.ReadForUpdate != 0 {
+		return readForUpdate(env, name, p, f, st)
+	}
 
 	size := st.Size
 	offset = min(offset, size)
@@ -509,22 +512,28 @@ func fsDiff(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte
 	if err != nil {
 		return nil, classify(name, err)
 	}
-	display := env.display(p)
-	oldLabel := "a/" + display
 	current, err := readAll(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		oldLabel, current = "/dev/null", nil
-	case err != nil:
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, classify(name, err)
 	}
-	if isBinary(current, true) || isBinary(data, true) {
-		if bytes.Equal(current, data) {
-			return nil, nil
-		}
-		return []byte("Binary files " + oldLabel + " and b/" + display + " differ\n"), nil
+	return []byte(unifiedDiff(env.display(p), current, exists, data)), nil
+}
+
+// unifiedDiff is a git-style diff from current (the file's content, or no
+// file when !exists) to data; empty when they are equal.
+func unifiedDiff(display string, current []byte, exists bool, data []byte) string {
+	oldLabel := "a/" + display
+	if !exists {
+		oldLabel = "/dev/null"
 	}
-	return []byte(udiff.Unified(oldLabel, "b/"+display, string(current), string(data))), nil
+	if isBinary(current, true) || isBinary(data, true) {
+		if exists && bytes.Equal(current, data) {
+			return ""
+		}
+		return "Binary files " + oldLabel + " and b/" + display + " differ\n"
+	}
+	return udiff.Unified(oldLabel, "b/"+display, string(current), string(data))
 }
 
 func eventEmit(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {

@@ -35,6 +35,7 @@ func functions() map[string]function {
 		abi.FnFSList:       {[]api.ValueType{i32, i32, i32, i32, i32}, fsList},
 		abi.FnFSWrite:      {[]api.ValueType{i32, i32, i32, i32, i32}, fsWrite},
 		abi.FnFSDiff:       {[]api.ValueType{i32, i32, i32, i32}, fsDiff},
+		abi.FnFSCommit:     {[]api.ValueType{i32, i32, i32}, fsCommit},
 	}
 }
 
