@@ -2,6 +2,7 @@ package lp1
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -101,13 +102,11 @@ func (f *File) setFinalNewline(on bool) {
 	f.FinalNewline = on
 }
 
-// splice returns lines with del lines at at replaced by ins, in a new slice
-// so targets never alias the parsed patch.
+// splice returns lines with del lines at at replaced by ins. It reuses
+// lines' array where it can (the File owns it) and copies ins, so a File
+// never aliases the parsed patch.
 func splice(lines []string, at, del int, ins []string) []string {
-	out := make([]string, 0, len(lines)-del+len(ins))
-	out = append(out, lines[:at]...)
-	out = append(out, ins...)
-	return append(out, lines[at+del:]...)
+	return slices.Replace(lines, at, at+del, ins...)
 }
 
 // locate returns the start of the match op selects, or why there is none.

@@ -1,6 +1,7 @@
 package lp1
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -66,7 +67,7 @@ func FuzzApply(f *testing.F) {
 		if !ok {
 			return
 		}
-		want := &File{Lines: splice(file.Lines, int(i), int(j-i), repl), FinalNewline: file.FinalNewline, EOL: file.EOL}
+		want := &File{Lines: slices.Concat(file.Lines[:i], repl, file.Lines[j:]), FinalNewline: file.FinalNewline, EOL: file.EOL}
 		patch := &Patch{Sections: []Section{{Path: "f", Ops: []Op{op}}}}
 		got, err := applyText(t, patch.String(), map[string]string{"f": content})
 		if err != nil {
