@@ -121,3 +121,56 @@ func TestRequestRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestCommitRequestRoundTrip(t *testing.T) {
+	want := []CommitFile{
+		{Flags: CommitNew | CommitCreateDirs, Path: "a/b.txt", Data: []byte("x\n")},
+		{Path: "c", Data: nil},
+	}
+	got, err := DecodeCommitRequest(AppendCommitRequest(nil, want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d files, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Flags != want[i].Flags || got[i].Path != want[i].Path || !bytes.Equal(got[i].Data, want[i].Data) {
+			t.Errorf("file %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	good := AppendCommitRequest(nil, want)
+	for name, b := range map[string][]byte{
+		"empty":          nil,
+		"huge count":     {0xff, 0xff, 0xff, 0x7f},
+		"truncated":      good[:len(good)-1],
+		"trailing bytes": append(bytes.Clone(good), 0),
+	} {
+		if _, err := DecodeCommitRequest(b); err == nil {
+			t.Errorf("%s: decoded without error", name)
+		}
+	}
+}
+
+func TestCommitResultAndProcResult(t *testing.T) {
+	resp := []byte{2, 0, 0, 0}
+	resp = AppendWriteInfo(resp, WriteInfo{Flags: WriteCreated, Size: 3, Path: "n"})
+	resp = AppendWriteInfo(resp, WriteInfo{Size: 9, Path: "m/o"})
+	infos, err := DecodeCommitResult(resp)
+	if err != nil || len(infos) != 2 || infos[0] != (WriteInfo{Flags: WriteCreated, Size: 3, Path: "n"}) || infos[1].Path != "m/o" {
+		t.Fatalf("DecodeCommitResult = %+v, %v", infos, err)
+	}
+	if _, err := DecodeCommitResult(resp[:len(resp)-1]); err == nil {
+		t.Error("truncated commit result decoded")
+	}
+
+	want := ProcResult{ExitCode: -1, Flags: ProcStdoutCut, StdoutBytes: 10, StderrBytes: 2, Stdout: []byte("out"), Stderr: []byte("er")}
+	got, err := DecodeProcResult(AppendProcResult(nil, want))
+	if err != nil || got.ExitCode != -1 || got.Flags != want.Flags || got.StdoutBytes != 10 || got.StderrBytes != 2 ||
+		string(got.Stdout) != "out" || string(got.Stderr) != "er" {
+		t.Fatalf("DecodeProcResult = %+v, %v", got, err)
+	}
+	if _, err := DecodeProcResult(AppendProcResult(nil, want)[:20]); err == nil {
+		t.Error("truncated proc result decoded")
+	}
+}
