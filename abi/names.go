@@ -45,6 +45,7 @@ const (
 	FnFSWrite      = "fs_write"      // (path_ptr, path_len, data_ptr, data_len u32, flags u32) -> i64
 	FnFSDiff       = "fs_diff"       // (path_ptr, path_len, data_ptr, data_len u32) -> i64
 	FnFSCommit     = "fs_commit"     // (req_ptr, req_len u32, flags u32) -> i64
+	FnProcRun      = "proc_run"      // (cmd_ptr, cmd_len, cwd_ptr, cwd_len u32, flags u32) -> i64
 )
 
 // Capability names a family of host functions a manifest may ask for.
@@ -65,7 +66,7 @@ func CapabilityFunctions() map[Capability][]string {
 		CapFSRead:   {FnFSStat, FnFSRead, FnFSReadLines, FnFSDiff},
 		CapFSWrite:  {FnFSStat, FnFSWrite, FnFSDiff, FnFSCommit},
 		CapFSList:   {FnFSStat, FnFSList},
-		CapProcExec: {},
+		CapProcExec: {FnProcRun},
 	}
 }
 

@@ -274,3 +274,55 @@ func DecodeCommitResult(b []byte) ([]WriteInfo, error) {
 	}
 	return infos, nil
 }
+
+// ProcResult is the response of FnProcRun.
+//
+// Layout: i32 exit code | u32 flags | u64 stdout bytes | u64 stderr bytes |
+// u32 len + stdout | u32 len + stderr
+type ProcResult struct {
+	ExitCode    int32 // -1 when a signal ended the process
+	Flags       uint32
+	StdoutBytes int64 // produced, of which Stdout holds the first part
+	StderrBytes int64
+	Stdout      []byte
+	Stderr      []byte
+}
+
+// Flags of a ProcResult.
+const (
+	ProcStdoutCut uint32 = 1 << iota // Stdout holds less than StdoutBytes
+	ProcStderrCut                    // Stderr holds less than StderrBytes
+)
+
+// AppendProcResult encodes r after dst.
+func AppendProcResult(dst []byte, r ProcResult) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(r.ExitCode))
+	dst = binary.LittleEndian.AppendUint32(dst, r.Flags)
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(r.StdoutBytes))
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(r.StderrBytes))
+	dst = appendField(dst, r.Stdout)
+	return appendField(dst, r.Stderr)
+}
+
+// DecodeProcResult decodes a ProcResult; the output slices alias b.
+func DecodeProcResult(b []byte) (ProcResult, error) {
+	const fixed = 4 + 4 + 8 + 8
+	if len(b) < fixed {
+		return ProcResult{}, fmt.Errorf("proc result: %d bytes, want at least %d", len(b), fixed)
+	}
+	r := ProcResult{
+		ExitCode:    int32(binary.LittleEndian.Uint32(b)),
+		Flags:       binary.LittleEndian.Uint32(b[4:]),
+		StdoutBytes: int64(binary.LittleEndian.Uint64(b[8:])),
+		StderrBytes: int64(binary.LittleEndian.Uint64(b[16:])),
+	}
+	var err error
+	var rest []byte
+	if r.Stdout, rest, err = nextField(b[fixed:]); err != nil {
+		return ProcResult{}, fmt.Errorf("proc result stdout: %w", err)
+	}
+	if r.Stderr, _, err = nextField(rest); err != nil {
+		return ProcResult{}, fmt.Errorf("proc result stderr: %w", err)
+	}
+	return r, nil
+}
