@@ -1,0 +1,444 @@
+// Package proc is the host's command runner: it owns creating the
+// process for a run_command call, streaming its output while it runs, and
+// killing it (SRD FR-EXE-05/06, FR-OUT-01, CFG-ENV-01).
+//
+// It exists so that the rules about processes live in one place: every
+// command runs as sh -c in a session of its own, sees no stdin and no
+// secrets from the host environment, and leaves nothing behind. When a
+// command finishes or is abandoned, its whole process group is killed,
+// background children included.
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Stream names an output stream. The values match abi.EventStdout and
+// abi.EventStderr so callers can convert without a table.
+type Stream uint8
+
+// The output streams of a command.
+const (
+	Stdout Stream = 1
+	Stderr Stream = 2
+)
+
+func (s Stream) String() string {
+	switch s {
+	case Stdout:
+		return "stdout"
+	case Stderr:
+		return "stderr"
+	}
+	return fmt.Sprintf("Stream(%d)", uint8(s))
+}
+
+// Spec describes one command to run.
+type Spec struct {
+	// Command is run as: sh -c Command.
+	Command string
+	// Dir is the absolute working directory, already validated by the caller.
+	Dir string
+	// Env is the full environment, already sanitized with SanitizeEnv. A nil
+	// Env means an empty environment, never the host's unsanitized one. PWD
+	// is set to Dir, as a shell started in Dir would expect.
+	Env []string
+	// MaxCapture is how many bytes of each stream are kept in the Result
+	// (<= 0: 1 MiB); the rest is counted, not kept.
+	MaxCapture int
+	// TailCapture is how many of the last bytes of each stream beyond the
+	// first MaxCapture are kept too: the end of a build or test log is
+	// where the error is.
+	TailCapture int
+	// Sink, if non-nil, receives output chunks in the order they were read,
+	// from a single goroutine, before Run returns. It may block: then the
+	// readers wait, which in turn blocks the command on its full pipe; no
+	// output is ever dropped. Chunks may be coalesced. Sink owns each chunk.
+	Sink func(Stream, []byte)
+	// Logger receives kill failures and abandoned pipes; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Result is what a command produced.
+type Result struct {
+	ExitCode int    // -1 if killed by a signal
+	Signal   string // e.g. "killed" when terminated by a signal, else ""
+
+	Stdout, Stderr           []byte // first MaxCapture bytes of each stream
+	StdoutTail, StderrTail   []byte // last TailCapture bytes after those
+	StdoutBytes, StderrBytes int64  // totals produced
+}
+
+const (
+	defaultCapture = 1 << 20
+	readBufSize    = 32 << 10
+	// sinkQueue bounds the chunks waiting for the Sink; when it is full the
+	// readers wait rather than drop.
+	sinkQueue = 16
+	// drainGrace is how long the readers wait in total, once the process
+	// group is dead, for a pipe to reach end of file; see reader.run.
+	drainGrace = 500 * time.Millisecond
+	// drainLimit bounds what is read after the group is dead. The group can
+	// have left at most a pipe's capacity behind (64 KiB by default, 1 MiB
+	// at most without privilege), so more than this comes from a process
+	// that escaped the group and is still writing.
+	drainLimit = 4 << 20
+)
+
+// Run starts sh -c Command in its own session and process group (Setsid),
+// with stdin from /dev/null and stdout and stderr on pipes read by two
+// goroutines. It returns once the shell has exited and its output is
+// drained. A non-zero exit is not an error; it is in Result.ExitCode.
+//
+// Commands do not leave processes behind: once the shell exits, or ctx is
+// done first, Run kills the whole process group with SIGKILL, so
+// background children (sleep 1000 &) die with it and release the pipes.
+// A process that left the group (by calling setsid itself) may still hold
+// a pipe open; Run stops waiting for it after a short grace, logs it, and
+// returns what was read. A failure to kill is logged and never blocks.
+//
+// When ctx is done before the shell exits, Run returns the partial Result
+// and an error wrapping ctx.Err().
+func Run(ctx context.Context, spec Spec) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("proc: command not started: %w", err)
+	}
+	spec = withDefaults(spec)
+	r, err := start(spec)
+	if err != nil {
+		return Result{}, err
+	}
+	ctxErr := r.wait(ctx)
+	res, err := r.finish()
+	if ctxErr != nil {
+		return res, fmt.Errorf("proc: command killed: %w", ctxErr)
+	}
+	return res, err
+}
+
+func withDefaults(spec Spec) Spec {
+	if spec.MaxCapture <= 0 {
+		spec.MaxCapture = defaultCapture
+	}
+	if spec.Logger == nil {
+		spec.Logger = slog.Default()
+	}
+	spec.Env = withPWD(spec.Env, spec.Dir)
+	return spec
+}
+
+// withPWD returns a copy of env whose PWD names dir: the inherited PWD is
+// the host's directory, which would mislead the shell and its children.
+func withPWD(env []string, dir string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if name, _ := splitEnv(kv); name != "PWD" {
+			out = append(out, kv)
+		}
+	}
+	if dir != "" {
+		out = append(out, "PWD="+dir)
+	}
+	return out
+}
+
+// run is one started command.
+type run struct {
+	cmd    *exec.Cmd
+	log    *slog.Logger
+	exited chan exit     // the shell has exited
+	killed chan struct{} // closed once the group is dead: readers drain
+	out    *reader
+	err    *reader
+
+	readers  sync.WaitGroup
+	chunks   chan chunk
+	sinkDone chan struct{}
+}
+
+// exit reports that the shell exited; reaped says whether it has already
+// been waited for (on platforms without waitid WNOWAIT).
+type exit struct {
+	reaped bool
+	err    error
+}
+
+type chunk struct {
+	stream Stream
+	data   []byte
+}
+
+// start creates the pipes, starts the shell and the goroutines that read
+// its output and watch for its exit.
+func start(spec Spec) (*run, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("proc: stdout pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(outR, outW)
+		return nil, fmt.Errorf("proc: stderr pipe: %w", err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", spec.Command)
+	cmd.Dir = spec.Dir
+	cmd.Env = spec.Env
+	cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
+	cmd.Stderr = errW // Stdin stays nil: the child reads /dev/null
+	cmd.SysProcAttr = sysProcAttr()
+	err = cmd.Start()
+	// The child has its own copies of the write ends; ours must go, or the
+	// readers would never see end of file.
+	closeAll(outW, errW)
+	if err != nil {
+		closeAll(outR, errR)
+		return nil, fmt.Errorf("proc: start command in %s: %w", spec.Dir, err)
+	}
+	r := &run{
+		cmd:    cmd,
+		log:    spec.Logger,
+		exited: make(chan exit, 1),
+		killed: make(chan struct{}),
+	}
+	go r.watch()
+	r.startReaders(spec, outR, errR)
+	return r, nil
+}
+
+func (r *run) startReaders(spec Spec, outR, errR *os.File) {
+	if spec.Sink != nil {
+		r.chunks = make(chan chunk, sinkQueue)
+		r.sinkDone = make(chan struct{})
+		go func() {
+			defer close(r.sinkDone)
+			for c := range r.chunks {
+				spec.Sink(c.stream, c.data)
+			}
+		}()
+	}
+	r.out = r.newReader(Stdout, outR, spec.MaxCapture, spec.TailCapture)
+	r.err = r.newReader(Stderr, errR, spec.MaxCapture, spec.TailCapture)
+	for _, rd := range []*reader{r.out, r.err} {
+		r.readers.Add(1)
+		go func() {
+			defer r.readers.Done()
+			rd.run()
+		}()
+	}
+}
+
+func (r *run) newReader(s Stream, f *os.File, limit, tail int) *reader {
+	return &reader{stream: s, f: f, limit: limit, tailLimit: tail, chunks: r.chunks, killed: r.killed, log: r.log}
+}
+
+// watch reports the shell's exit, leaving it unreaped where it can: while
+// the shell is a zombie its pid, and so its process group id, cannot be
+// reused, so killing the group afterwards cannot hit a stranger.
+func (r *run) watch() {
+	if err := waitUnreaped(r.cmd.Process.Pid); err != nil {
+		r.exited <- exit{reaped: true, err: r.cmd.Wait()}
+		return
+	}
+	r.exited <- exit{}
+}
+
+// wait returns once the shell has exited, killing the group first if ctx
+// is done before that; then it kills whatever is left of the group and
+// reaps the shell. It returns ctx's error if ctx ended the command.
+func (r *run) wait(ctx context.Context) error {
+	var ctxErr error
+	var e exit
+	select {
+	case e = <-r.exited:
+	case <-ctx.Done():
+		select {
+		case e = <-r.exited: // it finished anyway: not a cancellation
+		default:
+			ctxErr = ctx.Err()
+			killGroup(r.cmd.Process, r.log)
+			e = <-r.exited
+		}
+	}
+	killGroup(r.cmd.Process, r.log)
+	r.startDrain()
+	if !e.reaped {
+		e.err = r.cmd.Wait()
+	}
+	var exitErr *exec.ExitError
+	if e.err != nil && !errors.As(e.err, &exitErr) {
+		r.log.Warn("proc: waiting for the shell failed", "pid", r.cmd.Process.Pid, "err", e.err)
+	}
+	return ctxErr
+}
+
+// startDrain tells the readers the group is dead and bounds a read that
+// is already blocked, so a pipe held open by an escaped process cannot
+// keep Run waiting.
+func (r *run) startDrain() {
+	close(r.killed)
+	deadline := time.Now().Add(drainGrace)
+	for _, rd := range []*reader{r.out, r.err} {
+		rd.f.SetReadDeadline(deadline)
+	}
+}
+
+// finish waits for the output to be read and delivered, and assembles the
+// Result.
+func (r *run) finish() (Result, error) {
+	r.readers.Wait()
+	closeAll(r.out.f, r.err.f)
+	if r.chunks != nil {
+		close(r.chunks)
+		<-r.sinkDone
+	}
+	res := Result{
+		Stdout: r.out.keep, StdoutBytes: r.out.total, StdoutTail: r.out.lastBytes(),
+		Stderr: r.err.keep, StderrBytes: r.err.total, StderrTail: r.err.lastBytes(),
+	}
+	ps := r.cmd.ProcessState
+	if ps == nil {
+		return res, fmt.Errorf("proc: no exit status for pid %d", r.cmd.Process.Pid)
+	}
+	res.ExitCode, res.Signal = exitStatus(ps)
+	return res, nil
+}
+
+func exitStatus(ps *os.ProcessState) (code int, signal string) {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -1, ws.Signal().String()
+	}
+	return ps.ExitCode(), ""
+}
+
+// reader reads one output stream: it keeps the first limit bytes, counts
+// the rest, and forwards everything to the Sink queue when there is one.
+type reader struct {
+	stream    Stream
+	f         *os.File
+	limit     int             // bytes to keep
+	tailLimit int             // bytes of the end to keep after the first limit
+	chunks    chan<- chunk    // nil without a Sink
+	killed    <-chan struct{} // closed once the process group is dead
+	log       *slog.Logger
+
+	keep  []byte
+	tail  []byte // a sliding window: the last tailLimit bytes are at its end
+	total int64
+}
+
+// run reads until end of file. Once the group is dead, the pipe still
+// holds whatever the group wrote before dying, and the read end reaches
+// end of file as soon as that is consumed. Only a process outside the
+// group can keep the pipe open, so then run gives up after drainGrace of
+// waiting in Read, or after drainLimit bytes. Time spent blocked on a slow
+// Sink does not count: output the group did write is never cut short.
+func (r *reader) run() {
+	buf := make([]byte, readBufSize)
+	budget, drained := drainGrace, 0
+	for {
+		draining := isClosed(r.killed)
+		if draining {
+			if drained > drainLimit {
+				r.abandon(errors.New("output continues after the process group was killed"))
+				return
+			}
+			r.f.SetReadDeadline(time.Now().Add(budget))
+		}
+		began := time.Now()
+		n, err := r.f.Read(buf)
+		if draining {
+			budget -= time.Since(began)
+			drained += n
+		}
+		r.take(buf[:n])
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			r.abandon(err)
+			return
+		}
+	}
+}
+
+func (r *reader) take(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	r.total += int64(len(p))
+	r.capture(p)
+	if r.chunks != nil {
+		r.chunks <- chunk{r.stream, append([]byte(nil), p...)}
+	}
+}
+
+// capture keeps what fits of p under limit. The buffer doubles up to limit:
+// append's gentler growth for large slices made copying the dominant cost
+// of reading a megabyte.
+func (r *reader) capture(p []byte) {
+	head := min(len(p), max(r.limit-len(r.keep), 0))
+	r.captureTail(p[head:])
+	p = p[:head]
+	if need := len(r.keep) + len(p); need > cap(r.keep) {
+		grown := make([]byte, len(r.keep), min(r.limit, max(need, 2*cap(r.keep))))
+		copy(grown, r.keep)
+		r.keep = grown
+	}
+	r.keep = append(r.keep, p...)
+}
+
+// captureTail slides p into the tail window. The window holds up to twice
+// tailLimit before sliding, so each byte is copied a bounded number of times.
+func (r *reader) captureTail(p []byte) {
+	if r.tailLimit <= 0 || len(p) == 0 {
+		return
+	}
+	if len(p) >= r.tailLimit {
+		r.tail = append(r.tail[:0], p[len(p)-r.tailLimit:]...)
+		return
+	}
+	if len(r.tail)+len(p) > 2*r.tailLimit {
+		keep := r.tailLimit - len(p)
+		r.tail = append(r.tail[:0], r.tail[len(r.tail)-keep:]...)
+	}
+	r.tail = append(r.tail, p...)
+}
+
+// lastBytes is the tail window's last tailLimit bytes.
+func (r *reader) lastBytes() []byte {
+	return r.tail[max(0, len(r.tail)-r.tailLimit):]
+}
+
+// abandon logs why the stream was not read to its end: usually a process
+// that escaped the group still holds the pipe.
+func (r *reader) abandon(err error) {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = errors.New("pipe still open after the process group was killed; a process left the group")
+	}
+	r.log.Warn("proc: stopped reading command output", "stream", r.stream.String(), "err", err)
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}

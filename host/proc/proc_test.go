@@ -1,0 +1,404 @@
+//go:build linux
+
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testEnv is a small sanitized environment with a usable PATH.
+func testEnv() []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C"}
+}
+
+func spec(t *testing.T, command string) Spec {
+	return Spec{Command: command, Dir: t.TempDir(), Env: testEnv()}
+}
+
+func mustRun(t *testing.T, s Spec) Result {
+	t.Helper()
+	res, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", s.Command, err)
+	}
+	return res
+}
+
+// FR-EXE-06: sh -c, stdin closed, working directory, exit codes.
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name       string
+		command    string
+		wantOut    string
+		wantErr    string
+		wantCode   int
+		wantSignal string
+	}{
+		{name: "stdout", command: "echo hello", wantOut: "hello\n"},
+		{name: "stderr", command: "echo oops >&2", wantErr: "oops\n"},
+		{name: "both", command: "echo out; echo err >&2; exit 1", wantOut: "out\n", wantErr: "err\n", wantCode: 1},
+		{name: "FR-EXE-06/exit code", command: "exit 3", wantCode: 3},
+		{name: "FR-EXE-06/shell syntax", command: "x=1; if [ $x = 1 ]; then echo yes; fi | tr y Y", wantOut: "Yes\n"},
+		{name: "FR-EXE-06/cwd", command: "pwd; echo $PWD", wantOut: dir + "\n" + dir + "\n"},
+		{name: "FR-EXE-06/stdin closed", command: "cat; echo end", wantOut: "end\n"},
+		{name: "signal", command: "kill -9 $$", wantCode: -1, wantSignal: "killed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustRun(t, Spec{Command: tt.command, Dir: dir, Env: testEnv()})
+			if string(res.Stdout) != tt.wantOut || string(res.Stderr) != tt.wantErr {
+				t.Errorf("stdout %q stderr %q, want %q %q", res.Stdout, res.Stderr, tt.wantOut, tt.wantErr)
+			}
+			if res.ExitCode != tt.wantCode || res.Signal != tt.wantSignal {
+				t.Errorf("exit %d signal %q, want %d %q", res.ExitCode, res.Signal, tt.wantCode, tt.wantSignal)
+			}
+			if res.StdoutBytes != int64(len(tt.wantOut)) || res.StderrBytes != int64(len(tt.wantErr)) {
+				t.Errorf("byte counts %d/%d, want %d/%d", res.StdoutBytes, res.StderrBytes, len(tt.wantOut), len(tt.wantErr))
+			}
+		})
+	}
+}
+
+// MaxCapture bounds each stream separately; the totals still count all.
+func TestRunMaxCapture(t *testing.T) {
+	s := spec(t, "printf 'hello world'; printf abcdefgh >&2")
+	s.MaxCapture = 5
+	res := mustRun(t, s)
+	if string(res.Stdout) != "hello" || string(res.Stderr) != "abcde" || res.StdoutBytes != 11 || res.StderrBytes != 8 {
+		t.Errorf("got %q/%d %q/%d, want \"hello\"/11 \"abcde\"/8", res.Stdout, res.StdoutBytes, res.Stderr, res.StderrBytes)
+	}
+}
+
+// TailCapture keeps the end of each stream after the head, whatever the
+// chunking: the last lines of a long log are where its errors are.
+func TestRunTailCapture(t *testing.T) {
+	tests := []struct {
+		name, command      string
+		head, tail         int
+		wantHead, wantTail string
+	}{
+		{"short output has no tail", "printf 0123456", 5, 4, "01234", "56"},
+		{"one chunk", "printf 0123456789abcdef", 5, 4, "01234", "cdef"},
+		{"many chunks", "seq 1 100000", 6, 13, "1\n2\n3\n", "99999\n100000\n"},
+		{"no tail asked", "printf 0123456789", 5, 0, "01234", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := spec(t, tt.command)
+			s.MaxCapture, s.TailCapture = tt.head, tt.tail
+			res := mustRun(t, s)
+			if string(res.Stdout) != tt.wantHead || string(res.StdoutTail) != tt.wantTail {
+				t.Errorf("head %q tail %q, want %q %q", res.Stdout, res.StdoutTail, tt.wantHead, tt.wantTail)
+			}
+		})
+	}
+}
+
+// CFG-ENV-01, FR-EXE-06: the command sees the sanitized environment only,
+// with configured globs added to the defaults.
+func TestRunEnvSanitized(t *testing.T) {
+	environ := append(testEnv(), "MY_API_KEY=k", "AWS_REGION=r", "PLAIN=p", "CUSTOM_VAR=c")
+	tests := []struct {
+		name  string
+		extra []string
+		want  []string // variables the command must see, besides PATH, LC_ALL, PWD
+	}{
+		{"CFG-ENV-01/default", nil, []string{"PLAIN=p", "CUSTOM_VAR=c"}},
+		{"CFG-ENV-01/additive", []string{"CUSTOM_*"}, []string{"PLAIN=p"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := spec(t, "env")
+			s.Env = SanitizeEnv(environ, append(DefaultEnvDenylist(), tt.extra...))
+			res := mustRun(t, s)
+			var got []string
+			for _, kv := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
+				name, _ := splitEnv(kv)
+				switch name {
+				case "PATH", "LC_ALL", "PWD", "SHLVL", "_": // set by the runner or sh
+				default:
+					got = append(got, kv)
+				}
+			}
+			slices.Sort(got) // sh passes the environment on in its own order
+			if want := slices.Sorted(slices.Values(tt.want)); !slices.Equal(got, want) {
+				t.Errorf("command saw %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// A nil Env is an empty environment, never the host's own.
+func TestRunNilEnvInheritsNothing(t *testing.T) {
+	t.Setenv("PROC_TEST_SECRET_LEAK", "x")
+	s := spec(t, "echo ${PROC_TEST_SECRET_LEAK:-unset}")
+	s.Env = nil
+	if res := mustRun(t, s); string(res.Stdout) != "unset\n" {
+		t.Errorf("stdout %q: host environment leaked", res.Stdout)
+	}
+}
+
+// Start failures name the directory; they are errors, unlike exit codes.
+func TestRunMissingDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "missing")
+	_, err := Run(context.Background(), Spec{Command: "true", Dir: dir, Env: testEnv()})
+	if err == nil || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("Run in missing dir: err = %v, want one naming %s", err, dir)
+	}
+}
+
+func TestRunContextAlreadyDone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s := spec(t, "touch ran")
+	_, err := Run(ctx, s)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, "ran")); err == nil {
+		t.Error("command ran although the context was already done")
+	}
+}
+
+// FR-EXE-05: on timeout the whole process group is killed, background
+// children included, and Run returns the partial result promptly.
+func TestRunTimeoutKillsGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cancel func(context.Context) (context.Context, context.CancelFunc)
+		want   error
+	}{
+		{"FR-EXE-05/deadline", func(ctx context.Context) (context.Context, context.CancelFunc) {
+			return context.WithTimeout(ctx, 300*time.Millisecond)
+		}, context.DeadlineExceeded},
+		{"FR-EXE-05/cancel", func(ctx context.Context) (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(ctx)
+			time.AfterFunc(300*time.Millisecond, cancel)
+			return ctx, cancel
+		}, context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := spec(t, "echo $$ > shellpid; sleep 1000 & echo $! > pidfile; echo started; sleep 1000")
+			ctx, cancel := tc.cancel(context.Background())
+			defer cancel()
+			began := time.Now()
+			res, err := Run(ctx, s)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if d := time.Since(began); d > 5*time.Second {
+				t.Errorf("Run took %v after the context ended", d)
+			}
+			if string(res.Stdout) != "started\n" || res.ExitCode != -1 || res.Signal != "killed" {
+				t.Errorf("partial result: stdout %q exit %d signal %q", res.Stdout, res.ExitCode, res.Signal)
+			}
+			waitGone(t, readPid(t, s.Dir, "pidfile"))
+			shell := readPid(t, s.Dir, "shellpid")
+			waitGone(t, shell)
+			if err := syscall.Kill(-shell, 0); err != nil && !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("kill(-%d, 0): %v", shell, err)
+			}
+		})
+	}
+}
+
+// FR-EXE-05: a background child must neither keep Run waiting on the
+// pipes it holds nor outlive the command.
+func TestRunBackgroundChildKilled(t *testing.T) {
+	s := spec(t, "sleep 1000 & echo $! > pidfile; echo done")
+	began := time.Now()
+	res := mustRun(t, s)
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("Run took %v with a background child", d)
+	}
+	if string(res.Stdout) != "done\n" || res.ExitCode != 0 {
+		t.Errorf("stdout %q exit %d, want \"done\\n\" 0", res.Stdout, res.ExitCode)
+	}
+	waitGone(t, readPid(t, s.Dir, "pidfile"))
+}
+
+// A process that leaves the group can hold the pipes open forever; Run
+// gives up on it after a grace period and says so in the log.
+func TestRunEscapedProcess(t *testing.T) {
+	var logs syncBuffer
+	// The shell waits for the pidfile so it cannot kill the child before
+	// the child has left the group.
+	s := spec(t, "setsid sh -c 'echo $$ > tmp; mv tmp pidfile; exec sleep 1000' & "+
+		"while [ ! -e pidfile ]; do sleep 0.01; done; echo done")
+	s.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	began := time.Now()
+	res := mustRun(t, s)
+	pid := readPid(t, s.Dir, "pidfile")
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("Run took %v with an escaped process", d)
+	}
+	if string(res.Stdout) != "done\n" {
+		t.Errorf("stdout %q, want \"done\\n\"", res.Stdout)
+	}
+	if !strings.Contains(logs.String(), "stopped reading command output") {
+		t.Errorf("no warning about the abandoned pipe; log:\n%s", logs.String())
+	}
+}
+
+// FR-OUT-01: output beyond MaxCapture is counted, and the Sink sees every
+// byte even when it is slow.
+func TestRunLargeOutput(t *testing.T) {
+	const total = 5000000
+	tests := []struct {
+		name  string
+		delay time.Duration
+	}{
+		{"FR-OUT-01/fast sink", 0},
+		{"FR-OUT-01/slow sink", 200 * time.Microsecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := spec(t, fmt.Sprintf(`head -c %d /dev/zero | tr '\0' a`, total))
+			s.MaxCapture = 1000
+			var seen, bad int
+			s.Sink = func(st Stream, p []byte) {
+				seen += len(p)
+				bad += len(p) - bytes.Count(p, []byte("a"))
+				time.Sleep(tt.delay)
+			}
+			res := mustRun(t, s)
+			if len(res.Stdout) != 1000 || res.StdoutBytes != total {
+				t.Errorf("kept %d of %d bytes, want 1000 of %d", len(res.Stdout), res.StdoutBytes, total)
+			}
+			if seen != total || bad != 0 {
+				t.Errorf("sink saw %d bytes (%d not 'a'), want %d", seen, bad, total)
+			}
+		})
+	}
+}
+
+// FR-OUT-01: a Sink stalled for longer than the drain grace, while the
+// command has already exited, still receives everything the command wrote.
+// The small paced writes fill the Sink queue, so the final 50000 bytes are
+// still in the pipe when the command exits and the group is killed.
+func TestRunStalledSinkLosesNothing(t *testing.T) {
+	s := spec(t, "echo start; sleep 0.1; for i in $(seq 1 20); do echo $i; sleep 0.01; done; head -c 50000 /dev/zero")
+	const total = len("start\n") + 9*len("1\n") + 11*len("10\n") + 50000
+	var seen int
+	first := true
+	s.Sink = func(_ Stream, p []byte) {
+		if first {
+			first = false
+			time.Sleep(3 * drainGrace)
+		}
+		seen += len(p)
+	}
+	res := mustRun(t, s)
+	if seen != total || res.StdoutBytes != int64(total) {
+		t.Errorf("sink saw %d bytes, result counted %d, want %d", seen, res.StdoutBytes, total)
+	}
+}
+
+// FR-OUT-01: chunks reach the Sink in order within each stream.
+func TestRunSinkOrder(t *testing.T) {
+	s := spec(t, "for i in $(seq 1 2000); do echo $i; echo e$i >&2; done")
+	var got [3]bytes.Buffer
+	s.Sink = func(st Stream, p []byte) { got[st].Write(p) }
+	res := mustRun(t, s)
+	var wantOut, wantErr strings.Builder
+	for i := 1; i <= 2000; i++ {
+		fmt.Fprintf(&wantOut, "%d\n", i)
+		fmt.Fprintf(&wantErr, "e%d\n", i)
+	}
+	if got[Stdout].String() != wantOut.String() || string(res.Stdout) != wantOut.String() {
+		t.Errorf("stdout out of order or incomplete: sink %d bytes, result %d bytes", got[Stdout].Len(), len(res.Stdout))
+	}
+	if got[Stderr].String() != wantErr.String() || string(res.Stderr) != wantErr.String() {
+		t.Errorf("stderr out of order or incomplete: sink %d bytes, result %d bytes", got[Stderr].Len(), len(res.Stderr))
+	}
+}
+
+// FR-OUT-01: output streams while the command runs, not only at the end.
+func TestRunStreamsBeforeExit(t *testing.T) {
+	s := spec(t, "echo first; while [ ! -e go ]; do sleep 0.01; done; echo second")
+	var once sync.Once
+	s.Sink = func(_ Stream, p []byte) {
+		// The command waits for this file, so it only ends if the first
+		// chunk arrived while it was still running.
+		once.Do(func() { os.WriteFile(filepath.Join(s.Dir, "go"), nil, 0o644) })
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := Run(ctx, s)
+	if err != nil || string(res.Stdout) != "first\nsecond\n" {
+		t.Fatalf("Run: stdout %q err %v", res.Stdout, err)
+	}
+}
+
+// readPid reads a pid the command wrote to dir/name, waiting briefly for
+// processes that write it asynchronously.
+func readPid(t *testing.T, dir, name string) int {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil {
+			return pid
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no pid in %s: %v", name, err)
+		}
+	}
+}
+
+// waitGone waits until pid no longer runs. A killed process reparented to
+// init stays a zombie until init reaps it, which some container inits
+// never do; a zombie runs nothing, so it counts as gone.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); !gone(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("process %d still running after the command finished", pid)
+		}
+	}
+}
+
+func gone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the command name, which is in parentheses and may
+	// itself contain spaces or parentheses.
+	rest := b[bytes.LastIndexByte(b, ')')+1:]
+	fields := strings.Fields(string(rest))
+	return len(fields) > 0 && fields[0] == "Z"
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger and the test to share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
