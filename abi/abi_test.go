@@ -164,10 +164,10 @@ func TestCommitResultAndProcResult(t *testing.T) {
 		t.Error("truncated commit result decoded")
 	}
 
-	want := ProcResult{ExitCode: -1, Flags: ProcStdoutCut, StdoutBytes: 10, StderrBytes: 2, Stdout: []byte("out"), Stderr: []byte("er")}
+	want := ProcResult{ExitCode: -1, Flags: ProcStdoutCut, StdoutBytes: 10, StderrBytes: 2, Stdout: []byte("out"), Stderr: []byte("er"), StdoutTail: []byte("end")}
 	got, err := DecodeProcResult(AppendProcResult(nil, want))
 	if err != nil || got.ExitCode != -1 || got.Flags != want.Flags || got.StdoutBytes != 10 || got.StderrBytes != 2 ||
-		string(got.Stdout) != "out" || string(got.Stderr) != "er" {
+		string(got.Stdout) != "out" || string(got.Stderr) != "er" || string(got.StdoutTail) != "end" || len(got.StderrTail) != 0 {
 		t.Fatalf("DecodeProcResult = %+v, %v", got, err)
 	}
 	if _, err := DecodeProcResult(AppendProcResult(nil, want)[:20]); err == nil {

@@ -278,20 +278,23 @@ func DecodeCommitResult(b []byte) ([]WriteInfo, error) {
 // ProcResult is the response of FnProcRun.
 //
 // Layout: i32 exit code | u32 flags | u64 stdout bytes | u64 stderr bytes |
-// u32 len + stdout | u32 len + stderr
+// u32 len + stdout | u32 len + stderr | u32 len + stdout tail |
+// u32 len + stderr tail
 type ProcResult struct {
 	ExitCode    int32 // -1 when a signal ended the process
 	Flags       uint32
-	StdoutBytes int64 // produced, of which Stdout holds the first part
+	StdoutBytes int64 // produced: Stdout, then what was omitted, then StdoutTail
 	StderrBytes int64
-	Stdout      []byte
+	Stdout      []byte // the first part of the stream
 	Stderr      []byte
+	StdoutTail  []byte // the last part, when the stream was longer than Stdout
+	StderrTail  []byte
 }
 
 // Flags of a ProcResult.
 const (
-	ProcStdoutCut uint32 = 1 << iota // Stdout holds less than StdoutBytes
-	ProcStderrCut                    // Stderr holds less than StderrBytes
+	ProcStdoutCut uint32 = 1 << iota // bytes between Stdout and StdoutTail were omitted
+	ProcStderrCut                    // bytes between Stderr and StderrTail were omitted
 )
 
 // AppendProcResult encodes r after dst.
@@ -301,7 +304,9 @@ func AppendProcResult(dst []byte, r ProcResult) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(r.StdoutBytes))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(r.StderrBytes))
 	dst = appendField(dst, r.Stdout)
-	return appendField(dst, r.Stderr)
+	dst = appendField(dst, r.Stderr)
+	dst = appendField(dst, r.StdoutTail)
+	return appendField(dst, r.StderrTail)
 }
 
 // DecodeProcResult decodes a ProcResult; the output slices alias b.
@@ -316,13 +321,15 @@ func DecodeProcResult(b []byte) (ProcResult, error) {
 		StdoutBytes: int64(binary.LittleEndian.Uint64(b[8:])),
 		StderrBytes: int64(binary.LittleEndian.Uint64(b[16:])),
 	}
-	var err error
-	var rest []byte
-	if r.Stdout, rest, err = nextField(b[fixed:]); err != nil {
-		return ProcResult{}, fmt.Errorf("proc result stdout: %w", err)
-	}
-	if r.Stderr, _, err = nextField(rest); err != nil {
-		return ProcResult{}, fmt.Errorf("proc result stderr: %w", err)
+	rest := b[fixed:]
+	for _, f := range []struct {
+		name string
+		dst  *[]byte
+	}{{"stdout", &r.Stdout}, {"stderr", &r.Stderr}, {"stdout tail", &r.StdoutTail}, {"stderr tail", &r.StderrTail}} {
+		var err error
+		if *f.dst, rest, err = nextField(rest); err != nil {
+			return ProcResult{}, fmt.Errorf("proc result %s: %w", f.name, err)
+		}
 	}
 	return r, nil
 }

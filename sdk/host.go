@@ -97,6 +97,18 @@ func CommitDiff(files []abi.CommitFile) (string, error) {
 	return string(resp), err
 }
 
+// Run runs command with the platform shell in cwd (empty: the working
+// directory) and waits for it. Its output streams to the host's
+// subscribers while it runs; the result holds the start of each stream. A
+// non-zero exit is not an error; the call's deadline is (Timeout).
+func Run(command, cwd string) (abi.ProcResult, error) {
+	resp, err := result(procRun(command, cwd))
+	if err != nil {
+		return abi.ProcResult{}, err
+	}
+	return abi.DecodeProcResult(resp)
+}
+
 // Emit streams a chunk of output to the host's event subscribers.
 func Emit(kind uint32, data []byte) error {
 	_, err := result(eventEmit(kind, data))

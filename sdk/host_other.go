@@ -22,3 +22,4 @@ func fsWrite(string, []byte, uint32) int64             { return unavailable() }
 func fsDiff(string, []byte) int64                      { return unavailable() }
 func eventEmit(uint32, []byte) int64                   { return unavailable() }
 func fsCommit([]byte, uint32) int64                    { return unavailable() }
+func procRun(string, string) int64                     { return unavailable() }

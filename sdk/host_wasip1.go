@@ -34,6 +34,9 @@ func hostFSDiff(path unsafe.Pointer, pathLen uint32, data unsafe.Pointer, dataLe
 //go:wasmimport toolhost_v1 fs_commit
 func hostFSCommit(req unsafe.Pointer, reqLen uint32, flags uint32) int64
 
+//go:wasmimport toolhost_v1 proc_run
+func hostProcRun(cmd unsafe.Pointer, cmdLen uint32, cwd unsafe.Pointer, cwdLen uint32, flags uint32) int64
+
 func strPtr(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }
 
 func bytesPtr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
@@ -74,4 +77,8 @@ func eventEmit(kind uint32, data []byte) int64 {
 
 func fsCommit(req []byte, flags uint32) int64 {
 	return hostFSCommit(bytesPtr(req), uint32(len(req)), flags)
+}
+
+func procRun(command, cwd string) int64 {
+	return hostProcRun(strPtr(command), uint32(len(command)), strPtr(cwd), uint32(len(cwd)), 0)
 }

@@ -5,11 +5,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/hostfn"
 	"github.com/toolhost/toolhost/host/readcache"
+	"github.com/toolhost/toolhost/host/registry"
 	"github.com/toolhost/toolhost/host/sandbox"
 )
 
@@ -18,6 +21,8 @@ type callFlags struct {
 	roots          []string
 	conversation   string
 	id             string
+	allow          []string
+	stream         bool
 }
 
 func newCallCommand(g *globals) *cobra.Command {
@@ -29,7 +34,10 @@ func newCallCommand(g *globals) *cobra.Command {
   {"id", "name", "ok": true, "content"} or {"id", "name", "ok": false, "error": {"kind", "message", "details"}}
 Exit status: 0 when the call succeeded, 1 when the tool returned an error, 2 for usage errors.
 Calls with the same --conversation share what was read, which stale-file protection checks
-before an existing file is overwritten.`,
+before an existing file is overwritten.
+
+Tools that require approval (run_command) are refused unless named with --allow, until
+approval policy is configurable (NFR-SEC-06).`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("call takes exactly one tool name, got %d arguments", len(args))
@@ -44,6 +52,8 @@ before an existing file is overwritten.`,
 	fl.StringArrayVar(&f.roots, "root", nil, "allowed root directory (repeatable; the first is the working directory; default .)")
 	fl.StringVar(&f.conversation, "conversation", "default", "conversation id: calls with the same id share their read cache")
 	fl.StringVar(&f.id, "id", "call_1", "tool call id")
+	fl.StringArrayVar(&f.allow, "allow", nil, "run this tool although it requires approval (repeatable)")
+	fl.BoolVar(&f.stream, "stream", false, "copy streamed output (run_command's stdout and stderr) to stderr as it arrives")
 	return cmd
 }
 
@@ -112,11 +122,18 @@ func runCall(cmd *cobra.Command, g *globals, f *callFlags, tool string) error {
 		return err
 	}
 	defer rt.Close(ctx)
+	if err := f.checkApproval(reg, tool); err != nil {
+		return err
+	}
 	eng := engine.New(engine.Config{
 		Registry: reg, Sandbox: sb, Logger: log,
 		ReadCache: func(string) *readcache.Cache { return reads },
 	})
-	res := eng.Execute(ctx, engine.Call{ID: f.id, Name: tool, Arguments: raw}, engine.Options{Conversation: f.conversation})
+	opts := engine.Options{Conversation: f.conversation}
+	if f.stream {
+		opts.Emit = func(ev hostfn.Event) { os.Stderr.Write(ev.Data) }
+	}
+	res := eng.Execute(ctx, engine.Call{ID: f.id, Name: tool, Arguments: raw}, opts)
 	if err := store.Save(f.conversation, reads); err != nil {
 		log.Error("cannot save the read cache; the next call may refuse to overwrite what this one read", "err", err)
 	}
@@ -127,6 +144,16 @@ func runCall(cmd *cobra.Command, g *globals, f *callFlags, tool string) error {
 		return &exitError{code: exitToolError, err: errSilent}
 	}
 	return nil
+}
+
+// checkApproval refuses a tool whose manifest requires approval unless
+// --allow names it: the CLI has no one to ask yet.
+func (f *callFlags) checkApproval(reg *registry.Registry, tool string) error {
+	t, ok := reg.Lookup(tool)
+	if !ok || !t.Manifest.RequiresApproval || slices.Contains(f.allow, tool) {
+		return nil
+	}
+	return usageErrorf("%s requires approval and is denied by default (risk: %s); to run it anyway, pass --allow %s", tool, t.Manifest.RiskLevel, tool)
 }
 
 // protected lists toolhost's own directories, which no tool may touch.

@@ -12,12 +12,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/hostfn"
+	"github.com/toolhost/toolhost/host/proc"
 	"github.com/toolhost/toolhost/host/readcache"
 	"github.com/toolhost/toolhost/host/registry"
 	"github.com/toolhost/toolhost/host/sandbox"
@@ -58,13 +60,17 @@ type Config struct {
 	// ReadCache returns the read cache of a conversation; nil gives every
 	// call an empty one (so overwrites are always refused as stale).
 	ReadCache func(conversation string) *readcache.Cache
-	Logger    *slog.Logger
+	// EnvDenylist adds globs to the default list of environment variables
+	// hidden from processes tools start (CFG-ENV-01).
+	EnvDenylist []string
+	Logger      *slog.Logger
 }
 
 // Engine executes calls. It is safe for concurrent use.
 type Engine struct {
-	cfg Config
-	log *slog.Logger
+	cfg     Config
+	log     *slog.Logger
+	environ []string // sanitized once: the host's environment does not change
 }
 
 // New returns an engine; zero fields of cfg take the SRD defaults.
@@ -101,7 +107,8 @@ func New(cfg Config) *Engine {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{cfg: cfg, log: cfg.Logger}
+	environ := proc.SanitizeEnv(os.Environ(), append(proc.DefaultEnvDenylist(), cfg.EnvDenylist...))
+	return &Engine{cfg: cfg, log: cfg.Logger, environ: environ}
 }
 
 // Call is one tool call as a model emitted it.
@@ -156,7 +163,7 @@ func (e *Engine) execute(ctx context.Context, call Call, opts Options) Result {
 	}
 	env := &hostfn.Env{
 		CallID: call.ID, Sandbox: e.cfg.Sandbox, Reads: reads, Limits: e.cfg.Limits,
-		Emit: opts.Emit, Resolved: resolved,
+		Emit: opts.Emit, Resolved: resolved, Environ: e.environ,
 	}
 	// Compiling is not the tool's work: the first call of a plugin must not
 	// spend its timeout on it.

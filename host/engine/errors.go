@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,6 +76,7 @@ func (e *Engine) finish(r Result) Result {
 	if r.Error == nil {
 		return r
 	}
+	r.Error.Details = e.cleanDetails(r.Error.Details)
 	msg := r.Error.Message
 	if isJSONObject(msg) && r.Error.Kind == abi.KindExecutionFailed {
 		if output.Sanitize(msg) == msg {
@@ -83,6 +85,44 @@ func (e *Engine) finish(r Result) Result {
 	}
 	r.Error.Message = truncate(sanitize(msg), e.outputLimit())
 	return r
+}
+
+// cleanDetails gives every string in a plugin's details the treatment
+// content gets (sanitized, truncated): they are just as untrusted, and a
+// UI that shows them decodes the JSON escapes back into live control codes.
+func (e *Engine) cleanDetails(d json.RawMessage) json.RawMessage {
+	if len(d) == 0 {
+		return d
+	}
+	dec := json.NewDecoder(bytes.NewReader(d))
+	dec.UseNumber() // keep integers beyond 2^53 exact
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e.cleanValue(v)); err != nil {
+		return nil
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n"))
+}
+
+func (e *Engine) cleanValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return truncate(sanitize(v), e.outputLimit())
+	case map[string]any:
+		for k, x := range v {
+			v[k] = e.cleanValue(x)
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = e.cleanValue(x)
+		}
+	}
+	return v
 }
 
 func sanitize(s string) string { return output.Sanitize(s) }

@@ -32,6 +32,9 @@ type Env struct {
 	Resolved map[string]sandbox.Path
 	// Pure refuses every host function: set while computing a summary.
 	Pure bool
+	// Environ is the environment of processes the call starts, already
+	// sanitized (CFG-ENV-01); nil starts them with an empty environment.
+	Environ []string
 	// Now is the clock for read-cache entries; nil means time.Now.
 	Now func() time.Time
 

@@ -36,6 +36,7 @@ func functions() map[string]function {
 		abi.FnFSWrite:      {[]api.ValueType{i32, i32, i32, i32, i32}, fsWrite},
 		abi.FnFSDiff:       {[]api.ValueType{i32, i32, i32, i32}, fsDiff},
 		abi.FnFSCommit:     {[]api.ValueType{i32, i32, i32}, fsCommit},
+		abi.FnProcRun:      {[]api.ValueType{i32, i32, i32, i32, i32}, procRun},
 	}
 }
 

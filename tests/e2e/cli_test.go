@@ -90,7 +90,7 @@ func TestToolsListsBuiltinsSorted(t *testing.T) {
 	for _, d := range defs {
 		names = append(names, d.Name)
 	}
-	if got := strings.Join(names, ","); got != "list_directory,read_file,write_file" {
+	if got := strings.Join(names, ","); got != "apply_patch,list_directory,read_file,run_command,write_file" {
 		t.Fatalf("tools = %s", got)
 	}
 	for _, f := range []string{"openai", "anthropic", "gemini", "mcp"} {

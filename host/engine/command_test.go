@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/hostfn"
+	"github.com/toolhost/toolhost/host/readcache"
+	"github.com/toolhost/toolhost/host/sandbox"
+)
+
+func commandArgs(t *testing.T, command, cwd string) string {
+	t.Helper()
+	m := map[string]string{"command": command}
+	if cwd != "" {
+		m["cwd"] = cwd
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// SRD 3.6.10 output semantics, FR-EXE-06 environment.
+func TestRunCommand(t *testing.T) {
+	t.Setenv("TOOLHOST_TEST_API_KEY", "sk-secret")
+	t.Setenv("TOOLHOST_TEST_EXTRA", "extra-secret")
+	t.Setenv("TOOLHOST_TEST_PLAIN", "visible")
+	tests := []struct {
+		name    string
+		command string
+		cwd     string
+		ok      bool
+		want    string // content, or error message
+		details string // for failures: a substring of the details
+	}{
+		{"stdout", "echo hello", "", true, "hello\n", ""},
+		{"stderr appended", "echo out; echo err >&2", "", true, "out\n\n\n[stderr]\nerr\n", ""},
+		{"only stderr", "echo err >&2", "", true, "\n\n[stderr]\nerr\n", ""},
+		{"no output", "true", "", true, "", ""},
+		{"exit code", "echo partial; exit 3", "", false, "run_command failed: exit code 3", `"exit_code":3,"output":"partial\n"`},
+		{"cwd", "pwd", "sub", true, "/sub\n", ""},
+		{"stdin closed", "cat; echo done", "", true, "done\n", ""},
+		{"environment sanitized", "env | grep TOOLHOST_TEST_ | sort", "", true, "TOOLHOST_TEST_PLAIN=visible\n", ""},
+		{"control codes sanitized", `printf 'a\033[2Jb\n'`, "", true, "ab\n", ""},
+		{"control codes sanitized in details", `printf 'a\033[2Jb\n'; exit 1`, "", false, "exit code 1", `"output":"ab\n"`},
+	}
+	f := newCommandFixture(t, Timeouts{}, []string{"TOOLHOST_TEST_EXTRA"})
+	f.write(t, "sub/keep", "")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.call(t, "run_command", commandArgs(t, tt.command, tt.cwd))
+			switch {
+			case tt.ok && (!r.OK || !strings.HasSuffix(r.Content, tt.want) || (tt.cwd == "" && r.Content != tt.want)):
+				t.Fatalf("result %+v (error %+v), want content %q", r, r.Error, tt.want)
+			case !tt.ok:
+				wantError(t, r, abi.KindExecutionFailed, tt.want)
+				if !strings.Contains(string(r.Error.Details), tt.details) {
+					t.Errorf("details %s, want %s", r.Error.Details, tt.details)
+				}
+			}
+		})
+	}
+}
+
+func TestRunCommandErrors(t *testing.T) {
+	f := newCommandFixture(t, Timeouts{}, nil)
+	f.write(t, "file.txt", "x")
+	wantError(t, f.call(t, "run_command", commandArgs(t, "pwd", "../")), abi.KindSandboxViolation, "cwd")
+	wantError(t, f.call(t, "run_command", commandArgs(t, "pwd", "file.txt")), abi.KindBadArgs, "not a directory")
+	wantError(t, f.call(t, "run_command", commandArgs(t, "pwd", "missing")), abi.KindExecutionFailed, "missing")
+	wantError(t, f.call(t, "run_command", `{"command":""}`), abi.KindBadArgs, "command")
+}
+
+// Output beyond the limit is cut, with a note of how much, but every byte
+// streams (FR-OUT-01, FR-OUT-03).
+func TestRunCommandLargeOutputStreams(t *testing.T) {
+	f := newCommandFixture(t, Timeouts{}, nil)
+	var mu sync.Mutex
+	var streamed strings.Builder
+	var kinds []uint32
+	opts := Options{Conversation: "c", Emit: func(ev hostfn.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		streamed.Write(ev.Data)
+		if ev.CallID != "call_1" {
+			t.Errorf("event for call %q", ev.CallID)
+		}
+		kinds = append(kinds, ev.Kind)
+	}}
+	r := f.eng.Execute(context.Background(), Call{ID: "call_1", Name: "run_command",
+		Arguments: json.RawMessage(commandArgs(t, "seq 1 100000", ""))}, opts)
+	if !r.OK {
+		t.Fatal(r.Error)
+	}
+	var want strings.Builder
+	for i := 1; i <= 100000; i++ {
+		want.WriteString(strconv.Itoa(i) + "\n")
+	}
+	if streamed.String() != want.String() {
+		t.Errorf("streamed %d bytes, want %d, in order", streamed.Len(), want.Len())
+	}
+	for _, k := range kinds {
+		if k != abi.EventStdout {
+			t.Errorf("event kind %d, want stdout", k)
+		}
+	}
+	if len(r.Content) > 64<<10 || !strings.HasPrefix(r.Content, "1\n2\n") || !strings.Contains(r.Content, "bytes of stdout omitted ...]") || !strings.HasSuffix(r.Content, "\n99999\n100000\n") {
+		t.Errorf("content of %d bytes, tail %q", len(r.Content), r.Content[max(0, len(r.Content)-200):])
+	}
+}
+
+// FR-EXE-05: on timeout the whole process group dies, a background
+// grandchild included, and the call returns Timeout promptly (T-TMO-01).
+func TestRunCommandTimeoutKillsGroup_FR_EXE_05(t *testing.T) {
+	f := newCommandFixture(t, Timeouts{ShellCommands: 500 * time.Millisecond}, nil)
+	pidFile := filepath.Join(f.root, "pid")
+	start := time.Now()
+	r := f.call(t, "run_command", commandArgs(t, "sleep 1000 & echo $! > pid; sleep 1000", ""))
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("timeout took %v", elapsed)
+	}
+	wantError(t, r, abi.KindTimeout, "timed out")
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+}
+
+func TestRunCommandCancelled(t *testing.T) {
+	f := newCommandFixture(t, Timeouts{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	r := f.eng.Execute(ctx, Call{ID: "c1", Name: "run_command", Arguments: json.RawMessage(commandArgs(t, "sleep 1000", ""))}, Options{})
+	wantError(t, r, abi.KindCancelled, "Cancelled by user")
+}
+
+// waitGone waits until pid no longer runs (a zombie awaiting its reaper
+// counts as gone: it runs nothing).
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			return
+		}
+		if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+			if fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(fields) > 0 && fields[0] == "Z" {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("process %d still runs", pid)
+}
+
+func newCommandFixture(t *testing.T, timeouts Timeouts, envDeny []string) *fixture {
+	t.Helper()
+	reg := testRegistry(t)
+	root := t.TempDir()
+	sb, err := sandbox.New(sandbox.Config{Roots: []string{root}, IncludeDefaultDenies: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	f := &fixture{root: root, reads: readcache.New()}
+	f.eng = New(Config{Registry: reg, Sandbox: sb, Timeouts: timeouts, EnvDenylist: envDeny,
+		ReadCache: func(string) *readcache.Cache { return f.reads }})
+	return f
+}

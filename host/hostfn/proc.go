@@ -1,0 +1,84 @@
+package hostfn
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/proc"
+)
+
+// defaultCapture bounds each captured stream when a call has no output
+// limit; the model never sees more than the limit anyway.
+const defaultCapture = 100 << 10
+
+// procRun runs a shell command for a plugin holding proc.exec (SRD 3.6.10,
+// FR-EXE-05/06). The guest blocks in this function while the command runs;
+// output streams to the call's subscribers as it arrives, and the call's
+// deadline or cancellation kills the whole process group.
+func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+	command, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
+	if err != nil {
+		return nil, err
+	}
+	cwd, err := guestString(mem, uint32(stack[2]), uint32(stack[3]))
+	if err != nil {
+		return nil, err
+	}
+	dir, err := env.workDir(cwd)
+	if err != nil {
+		return nil, err
+	}
+	capture := int(env.Limits.OutputLimit())
+	if capture <= 0 {
+		capture = defaultCapture
+	}
+	spec := proc.Spec{Command: command, Dir: dir, Env: env.Environ, MaxCapture: capture, TailCapture: capture}
+	if env.Emit != nil {
+		spec.Sink = func(s proc.Stream, chunk []byte) {
+			env.Emit(Event{CallID: env.CallID, Kind: uint32(s), Data: chunk})
+		}
+	}
+	res, err := proc.Run(ctx, spec)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, fail(abi.StatusCancelled, abi.KindTimeout, "the command ran past its deadline; its process group was killed")
+	case errors.Is(err, context.Canceled):
+		return nil, fail(abi.StatusCancelled, abi.KindCancelled, "Cancelled by user")
+	case err != nil:
+		return nil, fail(abi.StatusIO, abi.KindExecutionFailed, "cannot start the command: %v", err)
+	}
+	out := abi.ProcResult{
+		ExitCode: int32(res.ExitCode), StdoutBytes: res.StdoutBytes, StderrBytes: res.StderrBytes,
+		Stdout: res.Stdout, Stderr: res.Stderr, StdoutTail: res.StdoutTail, StderrTail: res.StderrTail,
+	}
+	if int64(len(res.Stdout)+len(res.StdoutTail)) < res.StdoutBytes {
+		out.Flags |= abi.ProcStdoutCut
+	}
+	if int64(len(res.Stderr)+len(res.StderrTail)) < res.StderrBytes {
+		out.Flags |= abi.ProcStderrCut
+	}
+	return abi.AppendProcResult(nil, out), nil
+}
+
+// workDir is the directory a command runs in: cwd checked by the sandbox,
+// or the working directory (the first root) when cwd is empty.
+func (e *Env) workDir(cwd string) (string, error) {
+	if cwd == "" {
+		cwd = "."
+	}
+	p, err := e.resolve(cwd)
+	if err != nil {
+		return "", classify(cwd, err)
+	}
+	fi, err := p.Lstat()
+	if err != nil {
+		return "", classify(cwd, err)
+	}
+	if !fi.IsDir() {
+		return "", fail(abi.StatusWrongType, abi.KindBadArgs, "cwd %s is not a directory", cwd)
+	}
+	return p.Abs, nil
+}
