@@ -46,7 +46,7 @@ func pluginDir(b *testing.B) string {
 	if bin := os.Getenv("TOOLHOST_BIN"); bin != "" {
 		return filepath.Join(filepath.Dir(bin), "plugins")
 	}
-	return testplugin.BuildAll(b, "plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch")
+	return testplugin.BuildAll(b, "plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command")
 }
 
 func setup(b *testing.B) *env {
