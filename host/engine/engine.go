@@ -182,6 +182,11 @@ func (e *Engine) execute(ctx context.Context, call Call, opts Options) Result {
 		return failed(call, e.runError(ctx, call.Name, err, timeout, time.Since(started)))
 	}
 	if out.Kind != "" {
+		// A host function that saw the deadline (a command killed at
+		// its timeout) reports it like an interrupted guest would.
+		if cctx.Err() != nil && (out.Kind == abi.KindTimeout || out.Kind == abi.KindCancelled) {
+			return failed(call, stopped(ctx, call.Name, timeout, time.Since(started)))
+		}
 		return failed(call, pluginError(call.Name, out))
 	}
 	content := string(out.Content)

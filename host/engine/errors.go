@@ -23,16 +23,22 @@ func (e *Engine) runError(parent context.Context, tool string, err error, timeou
 	var ie *runtime.InterruptedError
 	var te *runtime.TrapError
 	switch {
-	case errors.As(err, &ie) && parent.Err() != nil:
-		return &ToolError{Kind: abi.KindCancelled, Message: "Cancelled by user"}
 	case errors.As(err, &ie):
-		details, _ := json.Marshal(map[string]any{"tool": tool, "timeout_ms": timeout.Milliseconds(), "elapsed_ms": elapsed.Milliseconds()})
-		return &ToolError{Kind: abi.KindTimeout, Details: details, Message: fmt.Sprintf(
-			"%s timed out after %s; the call was stopped. Retry with a smaller request, or raise the tool's timeout in the configuration", tool, timeout)}
+		return stopped(parent, tool, timeout, elapsed)
 	case errors.As(err, &te):
 		return panicked(te.Message)
 	}
 	return &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf("%s failed: %v", tool, err)}
+}
+
+// stopped is the error of a call its deadline or its caller stopped.
+func stopped(parent context.Context, tool string, timeout, elapsed time.Duration) *ToolError {
+	if parent.Err() != nil {
+		return &ToolError{Kind: abi.KindCancelled, Message: "Cancelled by user"}
+	}
+	details, _ := json.Marshal(map[string]any{"tool": tool, "timeout_ms": timeout.Milliseconds(), "elapsed_ms": elapsed.Milliseconds()})
+	return &ToolError{Kind: abi.KindTimeout, Details: details, Message: fmt.Sprintf(
+		"%s timed out after %s; the call was stopped. Retry with a smaller request, or raise the tool's timeout in the configuration", tool, timeout)}
 }
 
 // panicked builds FR-EXE-04b's message; the guest's text is sanitized and
