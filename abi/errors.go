@@ -35,6 +35,9 @@ const (
 	DenialAbsolutePath         DenialReason = "AbsolutePath"
 	DenialTraversal            DenialReason = "Traversal"
 	DenialInvalidPath          DenialReason = "InvalidPath"
+	DenialNotAllowlisted       DenialReason = "NotAllowlisted" // approval mode deny
+	DenialByUser               DenialReason = "DeniedByUser"
+	DenialReadOnly             DenialReason = "ReadOnly" // a write to a read-only path
 )
 
 // HostError is the staged response of a failed host function call. The SDK

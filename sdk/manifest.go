@@ -56,6 +56,7 @@ func appendManifest(b []byte, m abi.Manifest) []byte {
 		b = append(b, ']')
 	}
 	list("path_args", m.PathArgs)
+	list("create_args", m.CreateArgs)
 	caps := make([]string, len(m.Capabilities))
 	for i, c := range m.Capabilities {
 		caps[i] = string(c)

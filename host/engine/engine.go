@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -63,14 +64,21 @@ type Config struct {
 	// EnvDenylist adds globs to the default list of environment variables
 	// hidden from processes tools start (CFG-ENV-01).
 	EnvDenylist []string
-	Logger      *slog.Logger
+	// Policy governs Plan and Run; the zero value means DefaultPolicy.
+	Policy Policy
+	Logger *slog.Logger
 }
 
 // Engine executes calls. It is safe for concurrent use.
 type Engine struct {
 	cfg     Config
+	policy  Policy
 	log     *slog.Logger
 	environ []string // sanitized once: the host's environment does not change
+	redact  *redactor
+
+	mu    sync.Mutex
+	turns map[string]int // batches per conversation turn (FR-RES-03)
 }
 
 // New returns an engine; zero fields of cfg take the SRD defaults.
@@ -108,7 +116,14 @@ func New(cfg Config) *Engine {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	environ := proc.SanitizeEnv(os.Environ(), append(proc.DefaultEnvDenylist(), cfg.EnvDenylist...))
-	return &Engine{cfg: cfg, log: cfg.Logger, environ: environ}
+	policy := cfg.Policy
+	if policy.Mode == "" {
+		policy = DefaultPolicy()
+	}
+	return &Engine{
+		cfg: cfg, policy: policy, log: cfg.Logger, environ: environ,
+		redact: newRedactor(), turns: make(map[string]int),
+	}
 }
 
 // Call is one tool call as a model emitted it.
@@ -141,9 +156,15 @@ type Options struct {
 	Conversation string
 	// Emit receives streamed output chunks; nil drops them.
 	Emit func(hostfn.Event)
+	// AvailableCapacityBytes is the caller's estimate of the room left in
+	// the model's context for results (FR-REG-04b); 0 keeps the configured
+	// fallback.
+	AvailableCapacityBytes int64
 }
 
-// Execute validates and runs one call and returns its result.
+// Execute validates and runs one call and returns its result, without the
+// approval policy: it is the primitive Run uses for each approved call.
+// A tool loop uses Plan and Run, or Process.
 func (e *Engine) Execute(ctx context.Context, call Call, opts Options) Result {
 	start := time.Now()
 	res := e.execute(ctx, call, opts)
@@ -157,12 +178,22 @@ func (e *Engine) execute(ctx context.Context, call Call, opts Options) Result {
 	if terr != nil {
 		return failed(call, terr)
 	}
+	return e.run(ctx, call, tool, resolved, opts)
+}
+
+// run executes a validated call with a fresh context (FR-REG-04a): its own
+// host-function state, limits and deadline.
+func (e *Engine) run(ctx context.Context, call Call, tool *registry.Tool, resolved map[string]sandbox.Path, opts Options) Result {
+	limits := e.cfg.Limits
+	if opts.AvailableCapacityBytes > 0 {
+		limits.AvailableCapacityBytes = opts.AvailableCapacityBytes
+	}
 	var reads *readcache.Cache
 	if e.cfg.ReadCache != nil {
 		reads = e.cfg.ReadCache(opts.Conversation)
 	}
 	env := &hostfn.Env{
-		CallID: call.ID, Sandbox: e.cfg.Sandbox, Reads: reads, Limits: e.cfg.Limits,
+		CallID: call.ID, Sandbox: e.cfg.Sandbox, Reads: reads, Limits: limits,
 		Emit: opts.Emit, Resolved: resolved, Environ: e.environ,
 	}
 	// Compiling is not the tool's work: the first call of a plugin must not
@@ -171,12 +202,12 @@ func (e *Engine) execute(ctx context.Context, call Call, opts Options) Result {
 		return failed(call, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf(
 			"%s cannot run: its plugin failed to load: %v", call.Name, err)})
 	}
-	timeout := e.timeout(tool.Manifest)
+	timeout := e.timeout(e.manifest(tool))
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	started := time.Now()
 	out, err := tool.Plugin.Call(cctx, env, abi.Request{
-		ID: call.ID, Tool: call.Name, Conversation: opts.Conversation, Args: args(call), Limits: e.cfg.Limits,
+		ID: call.ID, Tool: call.Name, Conversation: opts.Conversation, Args: args(call), Limits: limits,
 	})
 	if err != nil {
 		return failed(call, e.runError(ctx, call.Name, err, timeout, time.Since(started)))
@@ -193,7 +224,7 @@ func (e *Engine) execute(ctx context.Context, call Call, opts Options) Result {
 	if out.Flags&abi.ResultNoTruncate != 0 {
 		return Result{ID: call.ID, Name: call.Name, OK: true, Content: sanitize(content)}
 	}
-	return Result{ID: call.ID, Name: call.Name, OK: true, Content: truncate(sanitize(content), e.outputLimit())}
+	return Result{ID: call.ID, Name: call.Name, OK: true, Content: truncate(sanitize(content), int(limits.OutputLimit()))}
 }
 
 // prepare runs the checks that need no plugin: existence, size, schema,
@@ -201,30 +232,44 @@ func (e *Engine) execute(ctx context.Context, call Call, opts Options) Result {
 func (e *Engine) prepare(call Call) (*registry.Tool, map[string]sandbox.Path, *ToolError) {
 	tool, ok := e.cfg.Registry.Lookup(call.Name)
 	if !ok {
-		return nil, nil, &ToolError{Kind: abi.KindUnknownTool, Message: fmt.Sprintf(
-			"unknown tool %q (call %s); available tools: %s", call.Name, call.ID, strings.Join(e.cfg.Registry.Names(), ", "))}
+		return nil, nil, e.unknownTool(call)
 	}
-	raw := args(call)
-	if len(raw) > e.cfg.MaxArgsBytes {
-		return nil, nil, denial(abi.DenialLimitsExceeded, fmt.Sprintf(
-			"arguments of call %s are %d bytes, over the %d-byte limit (max_tool_args_bytes); send smaller arguments",
-			call.ID, len(raw), e.cfg.MaxArgsBytes), nil)
-	}
-	if !utf8.Valid(raw) {
-		return nil, nil, &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf("arguments of call %s are not valid UTF-8", call.ID)}
-	}
-	var decoded any
-	if err := json.Unmarshal(raw, &decoded); err != nil {
-		return nil, nil, &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf("arguments of call %s are not valid JSON: %v", call.ID, err)}
-	}
-	if v := tool.ValidateArgs(decoded); len(v) > 0 {
-		return nil, nil, badArgs(call, v)
+	decoded, terr := e.validateArgs(call, tool)
+	if terr != nil {
+		return nil, nil, terr
 	}
 	resolved, terr := e.preflight(call, tool.Manifest, decoded)
 	if terr != nil {
 		return nil, nil, terr
 	}
 	return tool, resolved, nil
+}
+
+func (e *Engine) unknownTool(call Call) *ToolError {
+	return &ToolError{Kind: abi.KindUnknownTool, Message: fmt.Sprintf(
+		"unknown tool %q (call %s); available tools: %s", call.Name, call.ID, strings.Join(e.cfg.Registry.Names(), ", "))}
+}
+
+// validateArgs checks the arguments' size, encoding and schema, and
+// returns them decoded.
+func (e *Engine) validateArgs(call Call, tool *registry.Tool) (any, *ToolError) {
+	raw := args(call)
+	if len(raw) > e.cfg.MaxArgsBytes {
+		return nil, denial(abi.DenialLimitsExceeded, fmt.Sprintf(
+			"arguments of call %s are %d bytes, over the %d-byte limit (max_tool_args_bytes); send smaller arguments",
+			call.ID, len(raw), e.cfg.MaxArgsBytes), nil)
+	}
+	if !utf8.Valid(raw) {
+		return nil, &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf("arguments of call %s are not valid UTF-8", call.ID)}
+	}
+	var decoded any
+	if err := json.Unmarshal(raw, &decoded); err != nil {
+		return nil, &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf("arguments of call %s are not valid JSON: %v", call.ID, err)}
+	}
+	if v := tool.ValidateArgs(decoded); len(v) > 0 {
+		return nil, badArgs(call, v)
+	}
+	return decoded, nil
 }
 
 func args(call Call) json.RawMessage {

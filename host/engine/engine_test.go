@@ -37,7 +37,7 @@ func plugins(t *testing.T) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command", "host/runtime/testdata/spin"} {
+		for _, p := range []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command", "host/runtime/testdata/spin", "host/runtime/testdata/impure"} {
 			testplugin.Build(t, dir, p)
 		}
 		pluginDir = dir

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -148,6 +149,11 @@ func ValidateManifest(m abi.Manifest) error {
 	}
 	if m.TimeoutMillis < 0 {
 		problems = append(problems, "timeout_ms is negative")
+	}
+	for _, a := range m.CreateArgs {
+		if !slices.Contains(m.PathArgs, a) {
+			problems = append(problems, fmt.Sprintf("create_args names %q, which is not in path_args", a))
+		}
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("invalid manifest for tool %q: %s", m.Name, strings.Join(problems, "; "))

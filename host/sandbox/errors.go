@@ -22,6 +22,7 @@ const (
 	Traversal                          // a ".." component
 	PathOutsideSandbox                 // canonical path in no allowed root
 	DeniedPatternMatched               // denied pattern or protected directory
+	ReadOnly                           // a write to a path matching a read-only pattern
 )
 
 // String returns the name used in abi.DenialReason.
@@ -35,6 +36,8 @@ func (r Reason) String() string {
 		return "PathOutsideSandbox"
 	case DeniedPatternMatched:
 		return "DeniedPatternMatched"
+	case ReadOnly:
+		return "ReadOnly"
 	}
 	return "InvalidPath"
 }
@@ -69,6 +72,8 @@ func (e *DenialError) Error() string {
 	case e.Reason == DeniedPatternMatched:
 		return q + "it matches the denied pattern or protected directory " + strconv.Quote(e.Pattern) +
 			" (credentials or toolhost state); such files are never accessible to tools"
+	case e.Reason == ReadOnly:
+		return q + "it matches the read-only pattern " + strconv.Quote(e.Pattern) + "; it can be read but not written"
 	case e.Attempted == "":
 		return "empty path is not allowed; give a path relative to the workspace root, or \".\" for the root itself"
 	case strings.IndexByte(e.Attempted, 0) >= 0:

@@ -62,6 +62,9 @@ type Config struct {
 	// ProtectedDirs are always denied, with everything under them, even
 	// when inside a root and even before they exist (toolhost's own state).
 	ProtectedDirs []string
+	// ReadOnlyPatterns are doublestar globs of paths that may be read but
+	// never written (".git/**"), matched like DeniedPatterns.
+	ReadOnlyPatterns []string
 }
 
 // root is one allowed root: its canonical directory, the os.Root all I/O
@@ -80,6 +83,7 @@ type root struct {
 type Sandbox struct {
 	roots     []*root
 	patterns  []string
+	readOnly  []string
 	protected []string
 	absolute  bool
 	// fold matches patterns and protected directories case-insensitively
@@ -125,6 +129,13 @@ func (s *Sandbox) init(cfg Config) error {
 			return fmt.Errorf("sandbox: denied pattern %q is not a valid doublestar glob", p)
 		}
 		s.patterns = append(s.patterns, norm)
+	}
+	for _, p := range cfg.ReadOnlyPatterns {
+		norm := s.normalize(filepath.ToSlash(p))
+		if p == "" || !doublestar.ValidatePattern(norm) {
+			return fmt.Errorf("sandbox: read-only pattern %q is not a valid doublestar glob", p)
+		}
+		s.readOnly = append(s.readOnly, norm)
 	}
 	for _, dir := range cfg.ProtectedDirs {
 		canon, err := s.canonicalProtected(dir)
@@ -320,13 +331,22 @@ func (s *Sandbox) denied(abs, rel string) (string, bool) {
 			return dir, true
 		}
 	}
-	slash := filepath.ToSlash(abs)
+	// The root itself ("." relative) is only matched by its absolute path.
+	return matchAny(s.patterns, filepath.ToSlash(abs), s.normalize(rel))
+}
+
+// ReadOnly reports whether p may be read but not written, and which
+// read-only pattern says so.
+func (s *Sandbox) ReadOnly(p Path) (pattern string, readOnly bool) {
+	return matchAny(s.readOnly, s.normalize(filepath.ToSlash(p.Abs)), s.normalize(p.Rel))
+}
+
+func matchAny(patterns []string, slashAbs, rel string) (string, bool) {
 	if rel == "." {
-		rel = "" // the root itself is only matched by its absolute path
+		rel = ""
 	}
-	rel = s.normalize(rel)
-	for _, pat := range s.patterns {
-		if doublestar.MatchUnvalidated(pat, slash) || (rel != "" && doublestar.MatchUnvalidated(pat, rel)) {
+	for _, pat := range patterns {
+		if doublestar.MatchUnvalidated(pat, slashAbs) || (rel != "" && doublestar.MatchUnvalidated(pat, rel)) {
 			return pat, true
 		}
 	}

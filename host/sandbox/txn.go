@@ -75,6 +75,9 @@ func (t *Txn) Stage(p Path, data []byte, createDirs bool) (created bool, err err
 	if p.Rel == "." {
 		return false, &fs.PathError{Op: "write", Path: p.Attempted, Err: ErrNotRegular}
 	}
+	if pattern, ro := t.s.ReadOnly(p); ro {
+		return false, &DenialError{Reason: ReadOnly, Attempted: p.Attempted, Resolved: p.Abs, Pattern: pattern}
+	}
 	for _, f := range t.files {
 		if f.p.Abs == p.Abs {
 			return false, &fs.PathError{Op: "stage", Path: p.Attempted, Err: errors.New("the same file is staged twice in one transaction")}

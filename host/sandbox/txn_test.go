@@ -194,3 +194,36 @@ func TestTxn_CreatedFileAppeared(t *testing.T) {
 	wantContents(t, f.root, map[string]string{"a.txt": "A", "fresh.txt": "theirs"})
 	noTempFiles(t, f.root)
 }
+
+// Read-only patterns: readable, never writable, whatever writes.
+func TestReadOnlyPatterns(t *testing.T) {
+	f := newFixture(t, Config{ReadOnlyPatterns: []string{".git/**"}})
+	mustWrite(t, filepath.Join(f.root, ".git", "config"), "[core]")
+	tests := []struct {
+		path     string
+		readOnly bool
+	}{
+		{".git/config", true},
+		{".git/new-file", true},
+		{"sub/.git/config", false},
+		{"a.txt", false},
+	}
+	for _, tt := range tests {
+		p, err := f.s.Resolve(tt.path)
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v (read-only paths stay readable)", tt.path, err)
+		}
+		if _, ro := f.s.ReadOnly(p); ro != tt.readOnly {
+			t.Errorf("ReadOnly(%q) = %v, want %v", tt.path, ro, tt.readOnly)
+		}
+		_, err = f.s.WriteFileAtomic(p, []byte("x"), true)
+		var de *DenialError
+		if got := errors.As(err, &de) && de.Reason == ReadOnly; got != tt.readOnly {
+			t.Errorf("write %q: error %v, want read-only denial %v", tt.path, err, tt.readOnly)
+		}
+	}
+	wantContents(t, f.root, map[string]string{".git/config": "[core]", ".git/new-file": ""})
+	if _, err := New(Config{Roots: []string{f.root}, ReadOnlyPatterns: []string{"[bad"}}); err == nil {
+		t.Error("a bad read-only pattern was accepted")
+	}
+}

@@ -40,6 +40,7 @@ func init() {
 			RiskLevel:     abi.RiskMedium,
 			TimeoutClass:  abi.TimeoutFile,
 			PathArgs:      []string{"path"},
+			CreateArgs:    []string{"path"},
 			Capabilities:  []abi.Capability{abi.CapFSWrite},
 		},
 		Summary: func(a args) (string, error) {

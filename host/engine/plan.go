@@ -1,0 +1,329 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/registry"
+	"github.com/toolhost/toolhost/host/sandbox"
+)
+
+// Batch is the tool calls of one model response (SRD 2.6).
+type Batch struct {
+	ID           string // assigned by Plan when empty
+	Conversation string
+	// Turn identifies the user turn the batch belongs to, for
+	// max_tool_iterations_per_user_turn; empty means no turn accounting.
+	Turn  string
+	Calls []Call
+}
+
+// Disposition is what the planner decided for a call (FR-APR-02).
+type Disposition string
+
+// Dispositions.
+const (
+	ExecuteNow           Disposition = "execute"
+	RequiresConfirmation Disposition = "confirm"
+	PreResolved          Disposition = "pre_resolved"
+	// Pending is parse_only mode's disposition: a person supplies the
+	// result (FR-MODE-02).
+	Pending Disposition = "pending"
+)
+
+// Confirmation is what a person is asked to approve (FR-APR-03).
+type Confirmation struct {
+	CallID  string          `json:"tool_call_id"`
+	Tool    string          `json:"tool_name"`
+	Summary string          `json:"summary"`
+	Risk    abi.RiskLevel   `json:"risk_level"`
+	Reason  string          `json:"reason"` // why policy asks
+	Args    json.RawMessage `json:"arguments"`
+}
+
+// PlannedCall is one call with its disposition. Result is set for
+// PreResolved calls, Confirmation for RequiresConfirmation ones.
+type PlannedCall struct {
+	Call         Call          `json:"call"`
+	Disposition  Disposition   `json:"disposition"`
+	Confirmation *Confirmation `json:"confirmation,omitempty"`
+	Result       *Result       `json:"result,omitempty"`
+
+	tool     *registry.Tool
+	resolved map[string]sandbox.Path
+}
+
+// Plan is a planned batch: one PlannedCall per call, in call order.
+type Plan struct {
+	Batch Batch         `json:"batch"`
+	Calls []PlannedCall `json:"calls"`
+}
+
+// Confirmations lists what needs approval, in call order.
+func (p *Plan) Confirmations() []Confirmation {
+	var out []Confirmation
+	for _, c := range p.Calls {
+		if c.Confirmation != nil {
+			out = append(out, *c.Confirmation)
+		}
+	}
+	return out
+}
+
+// Plan decides every call of a batch, following the SRD's precedence
+// (FR-APR-05) with planning-time validation (FR-VAL-02): mode, global
+// disable, duplicate ids and batch limits, tool existence, denylist,
+// arguments, sandbox preflight, approval mode and allowlist, the tool's own
+// requires_approval. Nothing executes and nothing asks; failures become
+// PreResolved results.
+func (e *Engine) Plan(ctx context.Context, b Batch) *Plan {
+	if b.ID == "" {
+		b.ID = newBatchID()
+	}
+	p := &Plan{Batch: b, Calls: make([]PlannedCall, len(b.Calls))}
+	dups := duplicateIDs(b.Calls)
+	overTurn := e.countIteration(b)
+	for i, call := range b.Calls {
+		pc := &p.Calls[i]
+		pc.Call = call
+		if terr := e.batchCheck(b, i, dups, overTurn); terr != nil {
+			pc.preResolve(terr)
+			continue
+		}
+		if e.policy.Mode == ModeParseOnly {
+			pc.Disposition = Pending
+			continue
+		}
+		e.planCall(ctx, pc)
+	}
+	return p
+}
+
+// batchCheck covers what does not depend on the tool: mode, global
+// disable, duplicate ids, the batch and turn limits.
+func (e *Engine) batchCheck(b Batch, i int, dups map[string]bool, overTurn bool) *ToolError {
+	call, pol := b.Calls[i], e.policy
+	switch {
+	case pol.Mode == ModeDisabled:
+		return denial(abi.DenialDisabled, fmt.Sprintf("tool calls are disabled (tools.mode = disabled); call %s (%s) was not run", call.ID, call.Name), nil)
+	case !pol.ApprovalEnabled:
+		return denial(abi.DenialDisabled, "Tool execution disabled by policy", nil)
+	case call.ID == "":
+		return &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf("call %d of the batch (%s) has no id", i+1, call.Name)}
+	case dups[call.ID]:
+		return &ToolError{Kind: abi.KindDuplicateToolCallID, Message: fmt.Sprintf(
+			"tool call id %q appears more than once in this batch; none of the calls with it ran. Give every call its own id", call.ID)}
+	case pol.MaxCallsPerBatch > 0 && i >= pol.MaxCallsPerBatch:
+		return denial(abi.DenialLimitsExceeded, fmt.Sprintf(
+			"call %s was not run: the batch has %d calls and max_tool_calls_per_batch is %d; send it again in a later batch", call.ID, len(b.Calls), pol.MaxCallsPerBatch), nil)
+	case overTurn:
+		return denial(abi.DenialLimitsExceeded, fmt.Sprintf(
+			"call %s was not run: this user turn already had %d tool batches (max_tool_iterations_per_user_turn); answer the user with what you have", call.ID, pol.MaxIterationsPerTurn), nil)
+	}
+	return nil
+}
+
+// planCall applies the per-call precedence in enabled mode.
+func (e *Engine) planCall(ctx context.Context, pc *PlannedCall) {
+	call := pc.Call
+	tool, ok := e.cfg.Registry.Lookup(call.Name)
+	if !ok {
+		pc.preResolve(e.unknownTool(call))
+		return
+	}
+	pc.tool = tool
+	if e.policy.denied(call.Name) {
+		pc.preResolve(denial(abi.DenialDenylisted, fmt.Sprintf(
+			"%s is denied by policy (tools.approval.denylist); call %s was not run", call.Name, call.ID), map[string]any{"tool": call.Name}))
+		return
+	}
+	decoded, terr := e.validateArgs(call, tool)
+	if terr == nil {
+		pc.resolved, terr = e.preflight(call, tool.Manifest, decoded)
+	}
+	if terr == nil {
+		terr = e.readOnlyCheck(call, tool.Manifest, pc.resolved)
+	}
+	if terr != nil {
+		pc.preResolve(terr)
+		return
+	}
+	m := e.manifest(tool)
+	g, reason := e.policy.decide(call.Name, m.SideEffecting, m.RequiresApproval, onlyCreates(m, pc.resolved))
+	switch g {
+	case gateDeny:
+		pc.preResolve(denial(abi.DenialNotAllowlisted, fmt.Sprintf("%s is not allowed: %s; call %s was not run", call.Name, reason, call.ID), map[string]any{"tool": call.Name}))
+	case gatePrompt:
+		e.requestConfirmation(ctx, pc, m, reason)
+	default:
+		pc.Disposition = ExecuteNow
+	}
+}
+
+// manifest is the tool's manifest with configured overrides applied.
+func (e *Engine) manifest(t *registry.Tool) abi.Manifest {
+	m := t.Manifest
+	if o, ok := e.policy.Overrides[m.Name]; ok {
+		if o.RequiresApproval != nil {
+			m.RequiresApproval = *o.RequiresApproval
+		}
+		if o.Timeout > 0 {
+			m.TimeoutMillis = o.Timeout.Milliseconds()
+		}
+	}
+	return m
+}
+
+// requestConfirmation asks the plugin for its summary (pure: every host
+// function fails during it) and builds the confirmation request
+// (FR-APR-06). A failing summary pre-resolves the call.
+func (e *Engine) requestConfirmation(ctx context.Context, pc *PlannedCall, m abi.Manifest, reason string) {
+	call := pc.Call
+	if err := pc.tool.Plugin.Compile(ctx); err != nil {
+		pc.preResolve(&ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf("%s cannot run: its plugin failed to load: %v", call.Name, err)})
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, summaryTimeout)
+	defer cancel()
+	out, err := pc.tool.Plugin.Summary(sctx, args(call))
+	switch {
+	case err != nil:
+		pc.preResolve(&ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf(
+			"%s could not describe call %s for approval: %v", call.Name, call.ID, err)})
+		return
+	case out.Kind != "":
+		te := pluginError(call.Name, out)
+		te.Message = fmt.Sprintf("call %s was not run: its approval summary failed: %s", call.ID, te.Message)
+		pc.preResolve(te)
+		return
+	}
+	pc.Disposition = RequiresConfirmation
+	pc.Confirmation = &Confirmation{
+		CallID: call.ID, Tool: call.Name, Risk: m.RiskLevel, Reason: reason, Args: args(call),
+		Summary: e.redact.summary(string(out.Content)),
+	}
+}
+
+// summaryTimeout bounds a summary: it is pure formatting.
+const summaryTimeout = 5 * time.Second
+
+// readOnlyCheck refuses a side-effecting call whose path arguments fall
+// under a read-only pattern (.git/** by default): such paths are readable,
+// never writable. The host functions refuse the write too.
+func (e *Engine) readOnlyCheck(call Call, m abi.Manifest, resolved map[string]sandbox.Path) *ToolError {
+	if !m.SideEffecting {
+		return nil
+	}
+	for attempted, p := range resolved {
+		if pattern, ok := e.cfg.Sandbox.ReadOnly(p); ok {
+			return denial(abi.DenialReadOnly, fmt.Sprintf(
+				"call %s: %s is read-only (matches %s in tools.sandbox.read_only_patterns); it can be read but not changed", call.ID, attempted, pattern),
+				map[string]any{"attempted": attempted, "pattern": pattern})
+		}
+	}
+	return nil
+}
+
+// onlyCreates reports that every path the call writes does not exist yet.
+func onlyCreates(m abi.Manifest, resolved map[string]sandbox.Path) bool {
+	if len(m.CreateArgs) == 0 {
+		return false
+	}
+	for _, p := range resolved {
+		if _, err := p.Lstat(); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
+}
+
+func (pc *PlannedCall) preResolve(terr *ToolError) {
+	pc.Disposition = PreResolved
+	pc.Result = &Result{ID: pc.Call.ID, Name: pc.Call.Name, Error: terr}
+}
+
+func duplicateIDs(calls []Call) map[string]bool {
+	seen := make(map[string]int, len(calls))
+	for _, c := range calls {
+		seen[c.ID]++
+	}
+	dups := make(map[string]bool)
+	for id, n := range seen {
+		if n > 1 {
+			dups[id] = true
+		}
+	}
+	return dups
+}
+
+// countIteration counts the batch against its turn and reports whether the
+// turn is over its limit (FR-RES-03).
+func (e *Engine) countIteration(b Batch) bool {
+	if b.Turn == "" || e.policy.MaxIterationsPerTurn <= 0 {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	key := b.Conversation + "\x00" + b.Turn
+	e.turns[key]++
+	return e.turns[key] > e.policy.MaxIterationsPerTurn
+}
+
+func newBatchID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "batch_" + hex.EncodeToString(b[:])
+}
+
+// redactor hides secrets in approval summaries (FR-APR-01).
+type redactor struct {
+	rules []redaction
+}
+
+type redaction struct {
+	re   *regexp.Regexp
+	repl string
+}
+
+// maxSummary is FR-APR-06's bound, in characters.
+const maxSummary = 200
+
+func newRedactor() *redactor {
+	const hidden = "[REDACTED]"
+	return &redactor{rules: []redaction{
+		// Authorization schemes first, so "Authorization: Bearer x" loses x.
+		{regexp.MustCompile(`(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=-]{8,}`), "${1}${2}" + hidden},
+		// key=value and key: value where the key names a secret.
+		{regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|private[_-]?key)[a-z0-9_.-]*)(["']?\s*[:=]\s*["']?)[^\s"'&,;]+`), "${1}${2}" + hidden},
+		// Credentials in URLs.
+		{regexp.MustCompile(`(://[^/\s:@]+):[^@\s/]+@`), "${1}:" + hidden + "@"},
+		// Well-known token shapes, wherever they appear.
+		{regexp.MustCompile(`\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|glpat-[A-Za-z0-9_-]{20,})`), hidden},
+		// Private key blocks.
+		{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`), hidden},
+	}}
+}
+
+// summary redacts s and bounds it to maxSummary characters with an
+// ellipsis.
+func (r *redactor) summary(s string) string {
+	s = strings.Join(strings.Fields(sanitize(s)), " ")
+	for _, rule := range r.rules {
+		s = rule.re.ReplaceAllString(s, rule.repl)
+	}
+	if utf8.RuneCountInString(s) <= maxSummary {
+		return s
+	}
+	runes := []rune(s)
+	return string(runes[:maxSummary-1]) + "…"
+}
