@@ -386,7 +386,12 @@ func TestCancelMidBatch_T_CAN_01(t *testing.T) {
 func TestEventsAndParallel_FR_OUT_01(t *testing.T) {
 	for _, parallel := range []bool{false, true} {
 		t.Run(fmt.Sprint("parallel=", parallel), func(t *testing.T) {
-			f := policyFixture(t, withPolicy(func(p *Policy) { p.AllowParallel = parallel; p.Denylist = nil; p.Allowlist = nil; p.Approval = ApprovalAuto }))
+			f := policyFixture(t, withPolicy(func(p *Policy) {
+				p.AllowParallel = parallel
+				p.Denylist = nil
+				p.Allowlist = nil
+				p.Approval = ApprovalAuto
+			}))
 			var calls []Call
 			for i := range 6 {
 				calls = append(calls, call(fmt.Sprint("r", i), "read_file", `{"path":"a.txt"}`))
