@@ -5,24 +5,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/toolhost/toolhost/host/engine"
-	"github.com/toolhost/toolhost/host/hostfn"
-	"github.com/toolhost/toolhost/host/readcache"
-	"github.com/toolhost/toolhost/host/registry"
-	"github.com/toolhost/toolhost/host/sandbox"
 )
 
 type callFlags struct {
+	runFlags
 	args, argsFile string
-	roots          []string
 	conversation   string
 	id             string
-	allow          []string
-	stream         bool
 }
 
 func newCallCommand(g *globals) *cobra.Command {
@@ -36,8 +29,9 @@ Exit status: 0 when the call succeeded, 1 when the tool returned an error, 2 for
 Calls with the same --conversation share what was read, which stale-file protection checks
 before an existing file is overwritten.
 
-Tools that require approval (run_command) are refused unless named with --allow, until
-approval policy is configurable (NFR-SEC-06).`,
+The approval policy applies: a call that needs confirmation is asked about on the terminal,
+or denied when stdin is not a terminal; --allow TOOL approves TOOL's calls (and lifts the
+default denial of run_command, NFR-SEC-06).`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("call takes exactly one tool name, got %d arguments", len(args))
@@ -49,11 +43,9 @@ approval policy is configurable (NFR-SEC-06).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.args, "args", "", "arguments as a JSON object")
 	fl.StringVar(&f.argsFile, "args-file", "", "file holding the arguments as a JSON object (- for stdin)")
-	fl.StringArrayVar(&f.roots, "root", nil, "allowed root directory (repeatable; the first is the working directory; default .)")
 	fl.StringVar(&f.conversation, "conversation", "default", "conversation id: calls with the same id share their read cache")
 	fl.StringVar(&f.id, "id", "call_1", "tool call id")
-	fl.StringArrayVar(&f.allow, "allow", nil, "run this tool although it requires approval (repeatable)")
-	fl.BoolVar(&f.stream, "stream", false, "copy streamed output (run_command's stdout and stderr) to stderr as it arrives")
+	f.runFlags.register(fl)
 	return cmd
 }
 
@@ -92,51 +84,18 @@ func runCall(cmd *cobra.Command, g *globals, f *callFlags, tool string) error {
 	if err != nil {
 		return err
 	}
-	log := g.logger()
-	stateDir, err := g.state()
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	roots := f.roots
-	if len(roots) == 0 {
-		roots = []string{"."}
-	}
-	sb, err := sandbox.New(sandbox.Config{
-		Roots: roots, IncludeDefaultDenies: true,
-		ProtectedDirs: protected(stateDir, g.cache()),
-	})
-	if err != nil {
-		return usageErrorf("sandbox: %v", err)
-	}
-	defer sb.Close()
-	store, err := readcache.NewStore(filepath.Join(stateDir, "reads"))
-	if err != nil {
-		return usageErrorf("state directory %s: %v", stateDir, err)
-	}
-	reads, err := store.Load(f.conversation)
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	rt, reg, err := loadRegistry(ctx, g, log)
+	h, err := openHost(ctx, g, &f.runFlags)
 	if err != nil {
 		return err
 	}
-	defer rt.Close(ctx)
-	if err := f.checkApproval(reg, tool); err != nil {
+	defer h.Close(ctx)
+	if err := h.checkDenylisted(tool); err != nil {
 		return err
 	}
-	eng := engine.New(engine.Config{
-		Registry: reg, Sandbox: sb, Logger: log,
-		ReadCache: func(string) *readcache.Cache { return reads },
-	})
-	opts := engine.Options{Conversation: f.conversation}
-	if f.stream {
-		opts.Emit = func(ev hostfn.Event) { os.Stderr.Write(ev.Data) }
-	}
-	res := eng.Execute(ctx, engine.Call{ID: f.id, Name: tool, Arguments: raw}, opts)
-	if err := store.Save(f.conversation, reads); err != nil {
-		log.Error("cannot save the read cache; the next call may refuse to overwrite what this one read", "err", err)
-	}
+	b := engine.Batch{Conversation: f.conversation, Calls: []engine.Call{{ID: f.id, Name: tool, Arguments: raw}}}
+	_, results := h.eng.Process(ctx, b, newApprover(f.allow).decide, engine.RunOptions{Events: f.streamEvents()})
+	h.save()
+	res := results[0]
 	if err := printJSON(res); err != nil {
 		return err
 	}
@@ -146,14 +105,25 @@ func runCall(cmd *cobra.Command, g *globals, f *callFlags, tool string) error {
 	return nil
 }
 
-// checkApproval refuses a tool whose manifest requires approval unless
-// --allow names it: the CLI has no one to ask yet.
-func (f *callFlags) checkApproval(reg *registry.Registry, tool string) error {
-	t, ok := reg.Lookup(tool)
-	if !ok || !t.Manifest.RequiresApproval || slices.Contains(f.allow, tool) {
+// checkDenylisted refuses, as a usage error, a tool the policy denies
+// unless --allow names it (NFR-SEC-06): one call has nothing else to run.
+func (h *host) checkDenylisted(tool string) error {
+	if h.eng.Denylisted(tool) {
+		return usageErrorf("%s is denied by tools.approval.denylist (it is denied by default); to run it anyway, pass --allow %s", tool, tool)
+	}
+	return nil
+}
+
+// streamEvents copies streamed output to stderr with --stream.
+func (f *runFlags) streamEvents() func(engine.Event) {
+	if !f.stream {
 		return nil
 	}
-	return usageErrorf("%s requires approval and is denied by default (risk: %s); to run it anyway, pass --allow %s", tool, t.Manifest.RiskLevel, tool)
+	return func(ev engine.Event) {
+		if ev.Kind == engine.EventStdoutChunk || ev.Kind == engine.EventStderrChunk {
+			os.Stderr.WriteString(ev.Chunk)
+		}
+	}
 }
 
 // protected lists toolhost's own directories, which no tool may touch.

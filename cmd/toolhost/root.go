@@ -58,7 +58,7 @@ func newRootCommand() *cobra.Command {
 			stopProfile()
 		}
 	}
-	root.AddCommand(newToolsCommand(g), newCallCommand(g), newPluginCommand(g))
+	root.AddCommand(newToolsCommand(g), newCallCommand(g), newBatchCommand(g), newPluginCommand(g))
 	return root
 }
 

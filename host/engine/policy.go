@@ -146,3 +146,6 @@ func (e *Engine) Advertised() []abi.Manifest {
 	slices.SortFunc(out, func(a, b abi.Manifest) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// Denylisted reports whether policy denies the tool outright.
+func (e *Engine) Denylisted(tool string) bool { return e.policy.denied(tool) }

@@ -173,6 +173,9 @@ func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opt
 			"no result was submitted for call %s (%s); tools.mode is parse_only, so tools do not run by themselves", call.ID, call.Name)})
 	case pc.Disposition == RequiresConfirmation && !d.approves(call.ID):
 		return e.finish(deniedByUser(call, d.By))
+	case pc.tool == nil:
+		return failed(call, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf(
+			"call %s was not planned by this engine; plan the batch with Plan before running it", call.ID)})
 	}
 	ev.emit(Event{Kind: EventStarted, BatchID: p.Batch.ID, CallID: call.ID, Tool: call.Name})
 	start := time.Now()

@@ -109,7 +109,7 @@ func TestReadThenWriteAcrossInvocations(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "notes.txt", "alpha\nbeta\ngamma\n")
 
-	r, code := w.call(t, "write_file", `{"path":"notes.txt","content":"x"}`, "--conversation", "demo")
+	r, code := w.call(t, "write_file", `{"path":"notes.txt","content":"x"}`, "--conversation", "demo", "--allow", "write_file")
 	if code != 1 || r.Error == nil || r.Error.Kind != "StaleFile" {
 		t.Fatalf("overwrite before reading: exit %d %+v", code, r.Error)
 	}
@@ -117,11 +117,11 @@ func TestReadThenWriteAcrossInvocations(t *testing.T) {
 	if code != 0 || r.Content != "beta\ngamma\n" {
 		t.Fatalf("read: exit %d %+v", code, r)
 	}
-	r, code = w.call(t, "write_file", `{"path":"notes.txt","content":"x"}`, "--conversation", "other")
+	r, code = w.call(t, "write_file", `{"path":"notes.txt","content":"x"}`, "--conversation", "other", "--allow", "write_file")
 	if code != 1 || r.Error.Kind != "StaleFile" {
 		t.Fatalf("another conversation must not inherit the read: exit %d %+v", code, r.Error)
 	}
-	r, code = w.call(t, "write_file", `{"path":"notes.txt","content":"alpha\nBETA\n"}`, "--conversation", "demo")
+	r, code = w.call(t, "write_file", `{"path":"notes.txt","content":"alpha\nBETA\n"}`, "--conversation", "demo", "--allow", "write_file")
 	if code != 0 || !strings.HasPrefix(r.Content, "modified: notes.txt") {
 		t.Fatalf("write after read: exit %d %+v", code, r)
 	}

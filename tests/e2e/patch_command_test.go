@@ -23,7 +23,7 @@ func jsonArgs(t *testing.T, m map[string]any) string {
 func TestApplyPatchAcrossInvocations(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "main.go", "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n")
-	conv := []string{"--conversation", "p"}
+	conv := []string{"--conversation", "p", "--allow", "apply_patch"}
 	patch := "LP1\nF main.go\nR\n\tprintln(\"hi\")\n.\n\tprintln(\"hello\")\n.\nF docs/NEW.md\nT\n# New\n.\nEND\n"
 
 	r, code := w.call(t, "apply_patch", jsonArgs(t, map[string]any{"patch": patch}), conv...)
@@ -79,5 +79,65 @@ func TestRunCommandNeedsAllow(t *testing.T) {
 	out, stderr, code := w.run(t, "call", "run_command", "--args", `{"command":"echo streamed"}`, "--allow", "run_command", "--stream")
 	if code != 0 || stderr != "streamed\n" || !strings.Contains(out, `"content": "streamed\n"`) {
 		t.Fatalf("--stream: exit %d stdout %q stderr %q", code, out, stderr)
+	}
+}
+
+// toolhost batch runs the tool loop: one result per call in order, policy
+// applied, approvals from --allow; without a terminal, calls that need
+// approval are denied with a message naming what would allow them.
+func TestBatchCommand(t *testing.T) {
+	w := newWorkspace(t)
+	w.file(t, "a.txt", "alpha\n")
+	w.file(t, "batch.json", `{"conversation_id":"b","calls":[
+		{"id":"1","name":"read_file","arguments":{"path":"a.txt"}},
+		{"id":"2","name":"write_file","arguments":{"path":"a.txt","content":"beta\n"}},
+		{"id":"3","name":"nope","arguments":{}},
+		{"id":"1","name":"list_directory","arguments":{}}
+	]}`)
+	type output struct {
+		BatchID string   `json:"batch_id"`
+		Results []result `json:"results"`
+	}
+	run := func(extra ...string) (output, int) {
+		out, stderr, code := w.run(t, append([]string{"batch", "--file", "batch.json"}, extra...)...)
+		var o output
+		if err := json.Unmarshal([]byte(out), &o); err != nil {
+			t.Fatalf("stdout is not a batch result (%v)\n%s\n%s", err, out, stderr)
+		}
+		return o, code
+	}
+	o, code := run()
+	if code != 1 || len(o.Results) != 4 || !strings.HasPrefix(o.BatchID, "batch_") {
+		t.Fatalf("exit %d, %+v", code, o)
+	}
+	kinds := []string{}
+	for i, r := range o.Results {
+		if r.Error != nil {
+			kinds = append(kinds, r.Error.Kind)
+		} else {
+			kinds = append(kinds, "ok")
+		}
+		if want := []string{"1", "2", "3", "1"}[i]; r.ID != want {
+			t.Errorf("result %d has id %s, want %s", i, r.ID, want)
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "DuplicateToolCallId,SandboxViolation,UnknownTool,DuplicateToolCallId" {
+		t.Errorf("kinds %s", got)
+	}
+	if msg := o.Results[1].Error.Message; !strings.Contains(msg, "--allow write_file") {
+		t.Errorf("denial does not say what would allow it: %s", msg)
+	}
+	w.file(t, "batch.json", `{"conversation_id":"b","calls":[
+		{"id":"1","name":"read_file","arguments":{"path":"a.txt"}},
+		{"id":"2","name":"write_file","arguments":{"path":"a.txt","content":"beta\n"}}
+	]}`)
+	if o, code := run("--allow", "write_file"); code != 0 || !o.Results[1].OK {
+		t.Fatalf("with --allow: exit %d %+v", code, o.Results)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.dir, "a.txt")); string(b) != "beta\n" {
+		t.Errorf("a.txt = %q", b)
+	}
+	if _, stderr, code := w.run(t, "batch", "--file", "missing.json"); code != 2 || !strings.Contains(stderr, "missing.json") {
+		t.Errorf("missing file: exit %d %s", code, stderr)
 	}
 }

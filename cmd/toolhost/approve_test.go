@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/readcache"
+)
+
+// The CLI's approver: --allow approves, a terminal asks per call, no
+// terminal denies with a hint.
+func TestApprover(t *testing.T) {
+	cs := []engine.Confirmation{
+		{CallID: "1", Tool: "write_file", Summary: "Write 1 bytes to a.txt", Risk: "medium"},
+		{CallID: "2", Tool: "run_command", Summary: "Run command: ls", Risk: "high"},
+		{CallID: "3", Tool: "apply_patch", Summary: "Apply patch to 1 file(s): a", Risk: "medium"},
+	}
+	tests := []struct {
+		name     string
+		allow    []string
+		tty      bool
+		answers  string
+		approved []string
+		by       string
+	}{
+		{"terminal answers", nil, true, "y\nno\nYES\n", []string{"1", "3"}, "the user at the terminal"},
+		{"allow skips the question", []string{"run_command"}, true, "n\ny\n", []string{"2", "3"}, "the user at the terminal"},
+		{"no terminal", []string{"write_file"}, false, "", []string{"1"}, "--allow apply_patch --allow run_command"},
+		{"all allowed", []string{"write_file", "run_command", "apply_patch"}, false, "", []string{"1", "2", "3"}, "--allow"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			a := &approver{allow: tt.allow, tty: tt.tty, in: strings.NewReader(tt.answers), out: &out}
+			d := a.decide(context.Background(), cs)
+			if !strings.Contains(d.By, tt.by) {
+				t.Errorf("By = %q, want it to contain %q", d.By, tt.by)
+			}
+			p := &engine.Plan{}
+			for _, c := range cs {
+				p.Calls = append(p.Calls, engine.PlannedCall{Call: engine.Call{ID: c.CallID, Name: c.Tool}, Disposition: engine.RequiresConfirmation, Confirmation: &c})
+			}
+			var got []string
+			eng := engine.New(engine.Config{ReadCache: func(string) *readcache.Cache { return nil }})
+			for _, r := range eng.Run(context.Background(), p, d, engine.RunOptions{}) {
+				if r.Error == nil || !strings.Contains(r.Error.Message, "Denied by") {
+					got = append(got, r.ID)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.approved, ",") {
+				t.Errorf("approved %v, want %v", got, tt.approved)
+			}
+			if tt.tty && !strings.Contains(out.String(), "Approve call") {
+				t.Errorf("no question asked: %q", out.String())
+			}
+		})
+	}
+}
