@@ -1,0 +1,44 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/toolhost/toolhost/host/engine"
+)
+
+// BenchmarkBatch8: a batch of 8 cheap calls (read_file of 4 KiB) through
+// the whole tool loop (plan: validation, policy, preflight; run: per-call
+// context, sanitize, truncate, events) beside the same 8 plugin calls made
+// directly on the runtime, skipping engine and planner.
+func BenchmarkBatch8(b *testing.B) {
+	e := setup(b)
+	calls := make([]engine.Call, 8)
+	for i := range calls {
+		calls[i] = engine.Call{ID: fmt.Sprint("c", i), Name: "read_file", Arguments: json.RawMessage(`{"path":"small.txt"}`)}
+	}
+	deny := func(context.Context, []engine.Confirmation) engine.Decision { return engine.DenyAll("bench") }
+	var events int
+	loop := func() error {
+		_, results := e.eng.Process(context.Background(), engine.Batch{Conversation: "bench", Calls: calls}, deny,
+			engine.RunOptions{Events: func(engine.Event) { events++ }})
+		for _, r := range results {
+			if !r.OK {
+				return r.Error
+			}
+		}
+		return nil
+	}
+	one := e.direct(b, "read_file", `{"path":"small.txt"}`, "small.txt")
+	direct := func() error {
+		for range 8 {
+			if err := one(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	b.Run("process", func(b *testing.B) { pair(b, loop, direct) })
+}
