@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/toolhost/toolhost/abi"
 )
 
 // Formats lists the definition formats Definitions accepts.
@@ -13,10 +15,19 @@ func Formats() []string { return []string{"json", "openai", "anthropic", "gemini
 // Definitions renders the tools' definitions for a model provider or
 // protocol, sorted by name.
 func (r *Registry) Definitions(format string) (any, error) {
+	ms := make([]abi.Manifest, len(r.sorted))
+	for i, t := range r.sorted {
+		ms[i] = t.Manifest
+	}
+	return Definitions(ms, format)
+}
+
+// Definitions formats manifests as tool definitions for a model provider,
+// in the order given.
+func Definitions(ms []abi.Manifest, format string) (any, error) {
 	switch format {
 	case "json":
-		return mapTools(r, func(t *Tool) any {
-			m := t.Manifest
+		return mapTools(ms, func(m abi.Manifest) any {
 			return map[string]any{
 				"name": m.Name, "description": m.Description, "parameters": json.RawMessage(m.Parameters),
 				"side_effecting": m.SideEffecting, "requires_approval": m.RequiresApproval,
@@ -24,43 +35,43 @@ func (r *Registry) Definitions(format string) (any, error) {
 			}
 		}), nil
 	case "openai":
-		return mapTools(r, func(t *Tool) any {
+		return mapTools(ms, func(m abi.Manifest) any {
 			return map[string]any{"type": "function", "function": map[string]any{
-				"name": t.Manifest.Name, "description": t.Manifest.Description, "parameters": json.RawMessage(t.Manifest.Parameters),
+				"name": m.Name, "description": m.Description, "parameters": json.RawMessage(m.Parameters),
 			}}
 		}), nil
 	case "anthropic":
-		return mapTools(r, func(t *Tool) any {
-			return map[string]any{"name": t.Manifest.Name, "description": t.Manifest.Description, "input_schema": json.RawMessage(t.Manifest.Parameters)}
+		return mapTools(ms, func(m abi.Manifest) any {
+			return map[string]any{"name": m.Name, "description": m.Description, "input_schema": json.RawMessage(m.Parameters)}
 		}), nil
 	case "mcp":
-		return mapTools(r, func(t *Tool) any {
+		return mapTools(ms, func(m abi.Manifest) any {
 			return map[string]any{
-				"name": t.Manifest.Name, "description": t.Manifest.Description, "inputSchema": json.RawMessage(t.Manifest.Parameters),
+				"name": m.Name, "description": m.Description, "inputSchema": json.RawMessage(m.Parameters),
 				"annotations": map[string]any{
-					"readOnlyHint":    !t.Manifest.SideEffecting,
-					"destructiveHint": t.Manifest.SideEffecting,
+					"readOnlyHint":    !m.SideEffecting,
+					"destructiveHint": m.SideEffecting,
 				},
 			}
 		}), nil
 	case "gemini":
-		decls := make([]any, 0, len(r.sorted))
-		for _, t := range r.sorted {
+		decls := make([]any, 0, len(ms))
+		for _, m := range ms {
 			var schema any
-			if err := json.Unmarshal(t.Manifest.Parameters, &schema); err != nil {
-				return nil, fmt.Errorf("tool %s: %w", t.Manifest.Name, err)
+			if err := json.Unmarshal(m.Parameters, &schema); err != nil {
+				return nil, fmt.Errorf("tool %s: %w", m.Name, err)
 			}
-			decls = append(decls, map[string]any{"name": t.Manifest.Name, "description": t.Manifest.Description, "parameters": geminiSchema(schema)})
+			decls = append(decls, map[string]any{"name": m.Name, "description": m.Description, "parameters": geminiSchema(schema)})
 		}
 		return map[string]any{"functionDeclarations": decls}, nil
 	}
 	return nil, fmt.Errorf("unknown definition format %q (known: %s)", format, strings.Join(Formats(), ", "))
 }
 
-func mapTools(r *Registry, f func(*Tool) any) []any {
-	out := make([]any, len(r.sorted))
-	for i, t := range r.sorted {
-		out[i] = f(t)
+func mapTools(ms []abi.Manifest, f func(abi.Manifest) any) []any {
+	out := make([]any, len(ms))
+	for i, m := range ms {
+		out[i] = f(m)
 	}
 	return out
 }
