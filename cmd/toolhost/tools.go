@@ -7,23 +7,38 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolhost/toolhost/host/engine"
 	"github.com/toolhost/toolhost/host/registry"
 )
 
 func newToolsCommand(g *globals) *cobra.Command {
 	var format string
+	var all bool
 	cmd := &cobra.Command{
 		Use:   "tools",
-		Short: "Print the tool definitions, sorted by name",
+		Short: "Print the tool definitions a model is offered (tools.mode, minus denied tools), sorted by name",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			st, err := g.settings()
+			if err != nil {
+				return err
+			}
 			rt, reg, err := loadRegistry(ctx, g, g.logger())
 			if err != nil {
 				return err
 			}
 			defer rt.Close(ctx)
-			defs, err := reg.Definitions(format)
+			// What is advertised depends on tools.mode (FR-MODE-01/02).
+			eng := engine.New(engine.Config{Registry: reg, Policy: st.engine.Policy})
+			offered := eng.Advertised()
+			if all {
+				offered = nil
+				for _, t := range reg.Tools() {
+					offered = append(offered, t.Manifest)
+				}
+			}
+			defs, err := registry.Definitions(offered, format)
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
@@ -31,6 +46,7 @@ func newToolsCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "json", "definition format: "+strings.Join(registry.Formats(), ", "))
+	cmd.Flags().BoolVar(&all, "all", false, "every installed tool, including those the policy denies or tools.mode hides")
 	return cmd
 }
 

@@ -488,3 +488,14 @@ func TestExactlyOneResultPerCall_Randomized(t *testing.T) {
 		t.Run(fmt.Sprint("round", round), func(t *testing.T) { checkResults(t, calls, results) })
 	}
 }
+
+// FR-REG-03a, CFG-TOOLS-02a: enabled mode offers the registry's tools, not
+// configured definitions, and leaves out denied tools.
+func TestAdvertisedEnabled(t *testing.T) {
+	def := abi.Manifest{Name: "lookup_ticket", Description: "x", Parameters: json.RawMessage(`{"type":"object"}`)}
+	f := policyFixture(t, withPolicy(func(p *Policy) { p.Definitions = []abi.Manifest{def} }))
+	names := manifestNames(f.eng.Advertised())
+	if slices.Contains(names, "lookup_ticket") || slices.Contains(names, "run_command") || !slices.Contains(names, "write_file") {
+		t.Errorf("enabled mode advertises %v", names)
+	}
+}

@@ -125,7 +125,8 @@ func (p Policy) decide(tool string, sideEffecting, requiresApproval, onlyCreates
 // Advertised is what the engine offers a model (FR-MODE-01/02,
 // CFG-TOOLS-02a): nothing when disabled; the registry's tools when
 // enabled; in parse_only, those plus the configured definitions, which
-// win over a registry tool of the same name.
+// win over a registry tool of the same name. Denied tools are left out:
+// a model offered a tool it can never use only wastes calls on it.
 func (e *Engine) Advertised() []abi.Manifest {
 	if e.policy.Mode == ModeDisabled {
 		return nil
@@ -139,7 +140,7 @@ func (e *Engine) Advertised() []abi.Manifest {
 		}
 	}
 	for _, t := range e.cfg.Registry.Tools() {
-		if !defined[t.Manifest.Name] {
+		if !defined[t.Manifest.Name] && !e.policy.denied(t.Manifest.Name) {
 			out = append(out, e.manifest(t))
 		}
 	}

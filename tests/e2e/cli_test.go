@@ -90,8 +90,12 @@ func TestToolsListsBuiltinsSorted(t *testing.T) {
 	for _, d := range defs {
 		names = append(names, d.Name)
 	}
-	if got := strings.Join(names, ","); got != "apply_patch,list_directory,read_file,run_command,write_file" {
-		t.Fatalf("tools = %s", got)
+	if got := strings.Join(names, ","); got != "apply_patch,list_directory,read_file,write_file" {
+		t.Fatalf("tools = %s (run_command is denied by default, so not offered)", got)
+	}
+	out, _, _ = w.run(t, "tools", "--all")
+	if !strings.Contains(out, `"run_command"`) {
+		t.Errorf("tools --all lacks run_command:\n%s", out)
 	}
 	for _, f := range []string{"openai", "anthropic", "gemini", "mcp"} {
 		if out, _, code := w.run(t, "tools", "--format", f); code != 0 || !strings.Contains(out, "read_file") {
