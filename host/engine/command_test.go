@@ -15,8 +15,6 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/hostfn"
-	"github.com/toolhost/toolhost/host/readcache"
-	"github.com/toolhost/toolhost/host/sandbox"
 )
 
 func commandArgs(t *testing.T, command, cwd string) string {
@@ -171,16 +169,5 @@ func waitGone(t *testing.T, pid int) {
 }
 
 func newCommandFixture(t *testing.T, timeouts Timeouts, envDeny []string) *fixture {
-	t.Helper()
-	reg := testRegistry(t)
-	root := t.TempDir()
-	sb, err := sandbox.New(sandbox.Config{Roots: []string{root}, IncludeDefaultDenies: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Close() })
-	f := &fixture{root: root, reads: readcache.New()}
-	f.eng = New(Config{Registry: reg, Sandbox: sb, Timeouts: timeouts, EnvDenylist: envDeny,
-		ReadCache: func(string) *readcache.Cache { return f.reads }})
-	return f
+	return configFixture(t, Config{Timeouts: timeouts, EnvDenylist: envDeny})
 }

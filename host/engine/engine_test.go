@@ -77,16 +77,23 @@ func testRegistry(t *testing.T) *registry.Registry {
 }
 
 func newFixture(t *testing.T, limits abi.Limits) *fixture {
+	return configFixture(t, Config{Limits: limits})
+}
+
+// configFixture is an engine configured by cfg over a fresh root, with the
+// shared registry, a sandbox (read-only .git/**) and one read cache.
+func configFixture(t *testing.T, cfg Config) *fixture {
 	t.Helper()
-	reg := testRegistry(t)
 	root := t.TempDir()
-	sb, err := sandbox.New(sandbox.Config{Roots: []string{root}, IncludeDefaultDenies: true})
+	sb, err := sandbox.New(sandbox.Config{Roots: []string{root}, IncludeDefaultDenies: true, ReadOnlyPatterns: []string{".git/**"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
 	f := &fixture{root: root, reads: readcache.New()}
-	f.eng = New(Config{Registry: reg, Sandbox: sb, Limits: limits, ReadCache: func(string) *readcache.Cache { return f.reads }})
+	cfg.Registry, cfg.Sandbox = testRegistry(t), sb
+	cfg.ReadCache = func(string) *readcache.Cache { return f.reads }
+	f.eng = New(cfg)
 	return f
 }
 

@@ -14,23 +14,13 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/readcache"
-	"github.com/toolhost/toolhost/host/sandbox"
 )
 
 // policyFixture is an engine with the given policy over a fresh root
 // holding a.txt and .git/config.
 func policyFixture(t *testing.T, pol Policy) *fixture {
 	t.Helper()
-	reg := testRegistry(t)
-	root := t.TempDir()
-	sb, err := sandbox.New(sandbox.Config{Roots: []string{root}, IncludeDefaultDenies: true, ReadOnlyPatterns: []string{".git/**"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Close() })
-	f := &fixture{root: root, reads: readcache.New()}
-	f.eng = New(Config{Registry: reg, Sandbox: sb, Policy: pol, ReadCache: func(string) *readcache.Cache { return f.reads }})
+	f := configFixture(t, Config{Policy: pol})
 	f.write(t, "a.txt", "alpha\n")
 	f.write(t, ".git/config", "[core]\n")
 	return f
