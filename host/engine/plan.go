@@ -159,7 +159,7 @@ func (e *Engine) planCall(ctx context.Context, pc *PlannedCall) {
 		return
 	}
 	m := e.manifest(tool)
-	g, reason := e.policy.decide(call.Name, m.SideEffecting, m.RequiresApproval, onlyCreates(m, pc.resolved))
+	g, reason := e.policy.decide(call.Name, m.SideEffecting, m.RequiresApproval, onlyCreates(m, decoded, pc.resolved))
 	switch g {
 	case gateDeny:
 		pc.preResolve(denial(abi.DenialNotAllowlisted, fmt.Sprintf("%s is not allowed: %s; call %s was not run", call.Name, reason, call.ID), map[string]any{"tool": call.Name}))
@@ -234,12 +234,19 @@ func (e *Engine) readOnlyCheck(call Call, m abi.Manifest, resolved map[string]sa
 	return nil
 }
 
-// onlyCreates reports that every path the call writes does not exist yet.
-func onlyCreates(m abi.Manifest, resolved map[string]sandbox.Path) bool {
-	if len(m.CreateArgs) == 0 {
+// onlyCreates reports that every path the call writes (its create_args)
+// does not exist yet.
+func onlyCreates(m abi.Manifest, decoded any, resolved map[string]sandbox.Path) bool {
+	obj, _ := decoded.(map[string]any)
+	if len(m.CreateArgs) == 0 || obj == nil {
 		return false
 	}
-	for _, p := range resolved {
+	for _, name := range m.CreateArgs {
+		s, _ := obj[name].(string)
+		p, ok := resolved[s]
+		if !ok {
+			return false
+		}
 		if _, err := p.Lstat(); !errors.Is(err, fs.ErrNotExist) {
 			return false
 		}
