@@ -1,0 +1,143 @@
+// Package config loads toolhost's configuration: the SRD's section 6 keys,
+// from defaults, then a TOML or YAML file, then TOOLHOST_* environment
+// variables, recording where every value came from.
+//
+// It depends on no other toolhost package; the command line converts a
+// Config into what the sandbox and the engine take. Reading and merging is
+// viper's; on top of it this package refuses unknown keys and wrong types
+// with messages that name the key and the file, because a misspelled
+// approval setting that is silently ignored is a security bug.
+package config
+
+// Mode is tools.mode (CFG-TOOLS-01).
+type Mode string
+
+// Tools modes.
+const (
+	ModeDisabled  Mode = "disabled"
+	ModeParseOnly Mode = "parse_only"
+	ModeEnabled   Mode = "enabled"
+)
+
+// ApprovalMode is tools.approval.mode (CFG-APR-01).
+type ApprovalMode string
+
+// Approval modes.
+const (
+	ApprovalAuto   ApprovalMode = "auto"
+	ApprovalPrompt ApprovalMode = "prompt"
+	ApprovalDeny   ApprovalMode = "deny"
+)
+
+// Config is the whole configuration.
+type Config struct {
+	Tools Tools `mapstructure:"tools"`
+}
+
+// Tools is the [tools] table.
+type Tools struct {
+	Mode                         Mode                `mapstructure:"mode"`
+	AllowParallel                bool                `mapstructure:"allow_parallel"`
+	MaxToolCallsPerBatch         int                 `mapstructure:"max_tool_calls_per_batch"`
+	MaxToolIterationsPerUserTurn int                 `mapstructure:"max_tool_iterations_per_user_turn"`
+	MaxToolArgsBytes             int                 `mapstructure:"max_tool_args_bytes"`
+	Sandbox                      Sandbox             `mapstructure:"sandbox"`
+	Timeouts                     Timeouts            `mapstructure:"timeouts"`
+	Output                       Output              `mapstructure:"output"`
+	Environment                  Environment         `mapstructure:"environment"`
+	Approval                     Approval            `mapstructure:"approval"`
+	ReadFile                     ReadFile            `mapstructure:"read_file"`
+	ApplyPatch                   ApplyPatch          `mapstructure:"apply_patch"`
+	Overrides                    map[string]Override `mapstructure:"overrides"`
+	Definitions                  []Definition        `mapstructure:"definitions"`
+}
+
+// Sandbox is [tools.sandbox] (CFG-SBX-01).
+type Sandbox struct {
+	AllowedRoots         []string `mapstructure:"allowed_roots"`
+	DeniedPatterns       []string `mapstructure:"denied_patterns"`
+	AllowAbsolute        bool     `mapstructure:"allow_absolute"`
+	IncludeDefaultDenies bool     `mapstructure:"include_default_denies"`
+	ReadOnlyPatterns     []string `mapstructure:"read_only_patterns"`
+}
+
+// Timeouts is [tools.timeouts] (CFG-TMO-01).
+type Timeouts struct {
+	DefaultSeconds        int `mapstructure:"default_seconds"`
+	FileOperationsSeconds int `mapstructure:"file_operations_seconds"`
+	ShellCommandsSeconds  int `mapstructure:"shell_commands_seconds"`
+}
+
+// Output is [tools.output] (CFG-OUT-01).
+type Output struct {
+	MaxBytes               int `mapstructure:"max_bytes"`
+	AvailableCapacityBytes int `mapstructure:"available_capacity_bytes"`
+}
+
+// Environment is [tools.environment] (CFG-ENV-01).
+type Environment struct {
+	Denylist []string `mapstructure:"denylist"`
+}
+
+// Approval is [tools.approval] (CFG-APR-01).
+type Approval struct {
+	Enabled             bool         `mapstructure:"enabled"`
+	Mode                ApprovalMode `mapstructure:"mode"`
+	Allowlist           []string     `mapstructure:"allowlist"`
+	Denylist            []string     `mapstructure:"denylist"`
+	PromptSideEffects   bool         `mapstructure:"prompt_side_effects"`
+	AutoApproveNewFiles bool         `mapstructure:"auto_approve_new_files"`
+}
+
+// ReadFile is [tools.read_file] (CFG-READ-01).
+type ReadFile struct {
+	MaxFileReadBytes int `mapstructure:"max_file_read_bytes"`
+	MaxScanBytes     int `mapstructure:"max_scan_bytes"`
+}
+
+// ApplyPatch is [tools.apply_patch] (CFG-PATCH-01).
+type ApplyPatch struct {
+	MaxPatchBytes int `mapstructure:"max_patch_bytes"`
+}
+
+// Override is [tools.overrides.<tool>]; nil fields keep the manifest's.
+type Override struct {
+	TimeoutSeconds   *int  `mapstructure:"timeout_seconds"`
+	RequiresApproval *bool `mapstructure:"requires_approval"`
+	Denied           *bool `mapstructure:"denied"`
+}
+
+// Definition is one [[tools.definitions]] entry (CFG-TOOLS-02).
+type Definition struct {
+	Name        string         `mapstructure:"name"`
+	Description string         `mapstructure:"description"`
+	Parameters  map[string]any `mapstructure:"parameters"`
+}
+
+// Default is the SRD's defaults, with toolhost's choices where it has none:
+// tools run (enabled), side effects ask, run_command is denied.
+func Default() *Config {
+	return &Config{Tools: Tools{
+		Mode:                         ModeEnabled,
+		MaxToolCallsPerBatch:         8,
+		MaxToolIterationsPerUserTurn: 4,
+		MaxToolArgsBytes:             256 << 10,
+		Sandbox: Sandbox{
+			AllowedRoots:         []string{"."},
+			DeniedPatterns:       []string{},
+			IncludeDefaultDenies: true,
+			ReadOnlyPatterns:     []string{".git/**"},
+		},
+		Timeouts:    Timeouts{DefaultSeconds: 30, FileOperationsSeconds: 30, ShellCommandsSeconds: 300},
+		Output:      Output{MaxBytes: 100 << 10, AvailableCapacityBytes: 64 << 10},
+		Environment: Environment{Denylist: []string{}},
+		Approval: Approval{
+			Enabled: true, Mode: ApprovalPrompt,
+			Allowlist: []string{"read_file"}, Denylist: []string{"run_command"},
+			PromptSideEffects: true, AutoApproveNewFiles: true,
+		},
+		ReadFile:   ReadFile{MaxFileReadBytes: 200 << 10, MaxScanBytes: 2 << 20},
+		ApplyPatch: ApplyPatch{MaxPatchBytes: 512 << 10},
+		Overrides:  map[string]Override{},
+	}}
+}

@@ -1,0 +1,520 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/pelletier/go-toml/v2"
+	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
+)
+
+// Options say where to look for the configuration.
+type Options struct {
+	// File is an explicit configuration file (--config); "" means
+	// toolhost.toml, toolhost.yaml or toolhost.yml in Dir, if one exists.
+	File string
+	// Dir is the working directory: where to look for a file, and what
+	// relative roots resolve against when there is no file.
+	Dir string
+	// Environ is the environment in os.Environ form; TOOLHOST_TOOLS_*
+	// variables override keys.
+	Environ []string
+}
+
+// Loaded is a loaded configuration and where each value came from.
+type Loaded struct {
+	Config *Config
+	File   string // the file read; "" when none
+	// Sources maps each dotted key to "default", "file PATH" or
+	// "env VARIABLE".
+	Sources map[string]string
+}
+
+// KeyError is a problem with one key: unknown, of the wrong type, or
+// invalid. Source says where the value came from.
+type KeyError struct {
+	Key    string
+	Source string
+	Err    error
+}
+
+func (e *KeyError) Error() string {
+	if e.Source == "" {
+		return e.Key + ": " + e.Err.Error()
+	}
+	return e.Source + ": " + e.Key + ": " + e.Err.Error()
+}
+
+func (e *KeyError) Unwrap() error { return e.Err }
+
+// ErrUnknownKey is wrapped by a KeyError for a key toolhost does not know.
+var ErrUnknownKey = errors.New("unknown key")
+
+// Load reads the configuration: defaults, then the file, then the
+// environment. Unknown keys and wrong types are errors naming the key and
+// where it came from; so is anything Validate rejects.
+func Load(opts Options) (*Loaded, error) {
+	file, err := findFile(opts)
+	if err != nil {
+		return nil, err
+	}
+	l := &Loaded{File: file, Sources: map[string]string{}}
+	v := viper.New()
+	for key, val := range flatten(Default()) {
+		v.SetDefault(key, val)
+		l.Sources[key] = "default"
+	}
+	if file != "" {
+		if err := l.readFile(v, file); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.readEnv(v, opts.Environ); err != nil {
+		return nil, err
+	}
+	cfg := &Config{}
+	if err := v.Unmarshal(cfg, func(dc *mapstructure.DecoderConfig) { dc.WeaklyTypedInput = false }); err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	if cfg.Tools.Overrides == nil {
+		cfg.Tools.Overrides = map[string]Override{}
+	}
+	if file != "" {
+		defs, err := readDefinitions(file)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Tools.Definitions = defs
+	}
+	base := opts.Dir
+	if file != "" {
+		base = filepath.Dir(file)
+	}
+	for i, r := range cfg.Tools.Sandbox.AllowedRoots {
+		if !filepath.IsAbs(r) {
+			cfg.Tools.Sandbox.AllowedRoots[i] = filepath.Join(base, r)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		var ke *KeyError
+		if errors.As(err, &ke) && ke.Source == "" {
+			ke.Source = l.sourceOf(ke.Key)
+		}
+		return nil, err
+	}
+	l.Config = cfg
+	return l, nil
+}
+
+// sourceOf is the source of key, or of its closest parent with one.
+func (l *Loaded) sourceOf(key string) string {
+	for k := key; k != ""; {
+		if s, ok := l.Sources[k]; ok && s != "default" {
+			return strings.TrimPrefix(s, "file ")
+		}
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return "default"
+}
+
+var fileNames = []string{"toolhost.toml", "toolhost.yaml", "toolhost.yml"}
+
+func findFile(opts Options) (string, error) {
+	if opts.File != "" {
+		abs, err := filepath.Abs(opts.File)
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return "", fmt.Errorf("configuration file: %w", err)
+		}
+		return abs, nil
+	}
+	var found []string
+	for _, name := range fileNames {
+		p := filepath.Join(opts.Dir, name)
+		if _, err := os.Stat(p); err == nil {
+			found = append(found, p)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", nil
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("both %s exist; keep one configuration file", strings.Join(found, " and "))
+}
+
+// readFile merges the file into v after checking every key and type.
+func (l *Loaded) readFile(v *viper.Viper, file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("configuration file: %w", err)
+	}
+	fv := viper.New()
+	fv.SetConfigType(strings.TrimPrefix(filepath.Ext(file), "."))
+	if err := fv.ReadConfig(bytes.NewReader(data)); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	kinds := keyKinds()
+	source := "file " + file
+	for _, key := range fv.AllKeys() {
+		val := fv.Get(key)
+		kind, ok := kinds[key]
+		if !ok {
+			kind, ok = overrideKind(key)
+		}
+		switch {
+		case key == "tools.definitions":
+			// Taken from the raw file by readDefinitions: viper lowercases
+			// map keys, which would break JSON Schema keywords.
+			l.Sources[key] = source
+			continue
+		case !ok && isEmptyTable(val):
+			continue
+		case !ok:
+			return &KeyError{Key: key, Source: file, Err: unknownKey(key, kinds)}
+		default:
+			conv, err := kind.fromFile(val)
+			if err != nil {
+				return &KeyError{Key: key, Source: file, Err: err}
+			}
+			val = conv
+		}
+		v.Set(key, val)
+		l.Sources[key] = source
+	}
+	return nil
+}
+
+func isEmptyTable(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
+}
+
+// readEnv applies TOOLHOST_TOOLS_* variables. Other TOOLHOST_ variables
+// (paths, the binary) are not configuration keys and are left alone.
+func (l *Loaded) readEnv(v *viper.Viper, environ []string) error {
+	byVar := map[string]string{}
+	kinds := keyKinds()
+	for key := range kinds {
+		byVar[EnvVar(key)] = key
+	}
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "TOOLHOST_TOOLS_") {
+			continue
+		}
+		key, ok := byVar[name]
+		if !ok {
+			key, ok = overrideKeyFromEnv(name)
+		}
+		if !ok {
+			return &KeyError{Key: name, Source: "environment", Err: fmt.Errorf("%w: no configuration key is set by this variable (keys map to TOOLHOST_ + the key upper-cased, dots as underscores, e.g. TOOLHOST_TOOLS_APPROVAL_MODE)", ErrUnknownKey)}
+		}
+		kind, _ := kinds[key]
+		if k, isOverride := overrideKind(key); isOverride {
+			kind = k
+		}
+		val, err := kind.fromEnv(value)
+		if err != nil {
+			return &KeyError{Key: key, Source: "env " + name, Err: err}
+		}
+		v.Set(key, val)
+		l.Sources[key] = "env " + name
+	}
+	return nil
+}
+
+// EnvVar is the environment variable that sets key.
+func EnvVar(key string) string {
+	return "TOOLHOST_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// overrideFields are the keys of a [tools.overrides.<tool>] table.
+var overrideFields = map[string]kind{"timeout_seconds": kindInt, "requires_approval": kindBool, "denied": kindBool}
+
+func overrideKind(key string) (kind, bool) {
+	rest, ok := strings.CutPrefix(key, "tools.overrides.")
+	if !ok {
+		return 0, false
+	}
+	tool, field, ok := strings.Cut(rest, ".")
+	if !ok || tool == "" {
+		return 0, false
+	}
+	k, ok := overrideFields[field]
+	return k, ok
+}
+
+// overrideKeyFromEnv parses TOOLHOST_TOOLS_OVERRIDES_<TOOL>_<FIELD>; tool
+// names hold underscores, so the field is found by its known suffix.
+func overrideKeyFromEnv(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, "TOOLHOST_TOOLS_OVERRIDES_")
+	if !ok {
+		return "", false
+	}
+	for field := range overrideFields {
+		if tool, ok := strings.CutSuffix(rest, "_"+strings.ToUpper(field)); ok && tool != "" {
+			return "tools.overrides." + strings.ToLower(tool) + "." + field, true
+		}
+	}
+	return "", false
+}
+
+func unknownKey(key string, kinds map[string]kind) error {
+	best, dist := "", 4
+	for k := range kinds {
+		if d := levenshtein(key, k); d < dist {
+			best, dist = k, d
+		}
+	}
+	if best != "" {
+		return fmt.Errorf("%w; did you mean %q?", ErrUnknownKey, best)
+	}
+	return fmt.Errorf("%w (toolhost config init writes a file with every key)", ErrUnknownKey)
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// kind is the type of a scalar key.
+type kind int
+
+const (
+	kindString kind = iota
+	kindInt
+	kindBool
+	kindList
+)
+
+var kindNames = [...]string{"a string", "an integer", "a boolean (true or false)", "a list of strings"}
+
+func (k kind) mismatch(v any) error {
+	return fmt.Errorf("expected %s, got %s", kindNames[k], describe(v))
+}
+
+func describe(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case nil:
+		return "nothing"
+	}
+	return fmt.Sprintf("%v (%T)", v, v)
+}
+
+// fromFile checks a value decoded from TOML or YAML.
+func (k kind) fromFile(v any) (any, error) {
+	switch k {
+	case kindString:
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+	case kindBool:
+		if b, ok := v.(bool); ok {
+			return b, nil
+		}
+	case kindInt:
+		switch n := v.(type) {
+		case int:
+			return n, nil
+		case int64:
+			return int(n), nil
+		case uint64:
+			return int(n), nil
+		}
+	case kindList:
+		items, ok := v.([]any)
+		if !ok {
+			break
+		}
+		out := make([]string, len(items))
+		for i, it := range items {
+			s, ok := it.(string)
+			if !ok {
+				return nil, fmt.Errorf("expected a list of strings, item %d is %s", i+1, describe(it))
+			}
+			out[i] = s
+		}
+		return out, nil
+	}
+	return nil, k.mismatch(v)
+}
+
+// fromEnv parses an environment variable's text; lists are
+// comma-separated.
+func (k kind) fromEnv(s string) (any, error) {
+	switch k {
+	case kindInt:
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return nil, k.mismatch(s)
+		}
+		return n, nil
+	case kindBool:
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return nil, k.mismatch(s)
+		}
+		return b, nil
+	case kindList:
+		out := []string{}
+		for _, item := range strings.Split(s, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				out = append(out, item)
+			}
+		}
+		return out, nil
+	}
+	return s, nil
+}
+
+// keyKinds maps every scalar key (all but overrides and definitions) to
+// its kind, from the Config struct's tags.
+func keyKinds() map[string]kind {
+	out := map[string]kind{}
+	walk(reflect.ValueOf(Default()).Elem(), "", func(key string, v reflect.Value) {
+		switch v.Kind() {
+		case reflect.String:
+			out[key] = kindString
+		case reflect.Int:
+			out[key] = kindInt
+		case reflect.Bool:
+			out[key] = kindBool
+		case reflect.Slice:
+			out[key] = kindList
+		}
+	})
+	return out
+}
+
+// flatten maps every scalar key of c to its value.
+func flatten(c *Config) map[string]any {
+	out := map[string]any{}
+	walk(reflect.ValueOf(c).Elem(), "", func(key string, v reflect.Value) {
+		out[key] = v.Interface()
+	})
+	return out
+}
+
+// walk calls fn for every scalar field under v, skipping the overrides map
+// and the definitions list, which have keys of their own.
+func walk(v reflect.Value, prefix string, fn func(string, reflect.Value)) {
+	t := v.Type()
+	for i := range t.NumField() {
+		key := t.Field(i).Tag.Get("mapstructure")
+		if prefix != "" {
+			key = prefix + "." + key
+		}
+		f := v.Field(i)
+		switch {
+		case f.Kind() == reflect.Struct:
+			walk(f, key, fn)
+		case f.Kind() == reflect.Map, f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct:
+		default:
+			fn(key, f)
+		}
+	}
+}
+
+// readDefinitions decodes [[tools.definitions]] from the file itself, with
+// map keys as written.
+func readDefinitions(file string) ([]Definition, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var raw map[string]any
+	if filepath.Ext(file) == ".toml" {
+		err = toml.Unmarshal(data, &raw)
+	} else {
+		err = yaml.Unmarshal(data, &raw)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	tools, _ := raw["tools"].(map[string]any)
+	val, ok := tools["definitions"]
+	if !ok {
+		return nil, nil
+	}
+	if err := checkDefinitions(val); err != nil {
+		return nil, &KeyError{Key: "tools.definitions", Source: file, Err: err}
+	}
+	var defs []Definition
+	for _, it := range val.([]any) {
+		m := it.(map[string]any)
+		d := Definition{}
+		d.Name, _ = m["name"].(string)
+		d.Description, _ = m["description"].(string)
+		d.Parameters, _ = m["parameters"].(map[string]any)
+		defs = append(defs, d)
+	}
+	return defs, nil
+}
+
+// checkDefinitions checks [[tools.definitions]] entries' keys and types.
+func checkDefinitions(v any) error {
+	items, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("expected an array of tables ([[tools.definitions]]), got %s", describe(v))
+	}
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return fmt.Errorf("entry %d: expected a table, got %s", i+1, describe(it))
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			var ok bool
+			switch k {
+			case "name", "description":
+				_, ok = m[k].(string)
+			case "parameters":
+				_, ok = m[k].(map[string]any)
+			default:
+				return fmt.Errorf("entry %d: %w %q (known: name, description, parameters)", i+1, ErrUnknownKey, k)
+			}
+			if !ok {
+				return fmt.Errorf("entry %d: %s has the wrong type (%s)", i+1, k, describe(m[k]))
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+var toolName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// Validate checks enums, limits, globs and definitions. Errors are
+// *KeyError naming the key.
+func (c *Config) Validate() error {
+	t := c.Tools
+	checks := []struct {
+		key string
+		err error
+	}{
+		{"tools.mode", oneOf(string(t.Mode), ModeDisabled, ModeParseOnly, ModeEnabled)},
+		{"tools.approval.mode", oneOf(string(t.Approval.Mode), ApprovalAuto, ApprovalPrompt, ApprovalDeny)},
+		{"tools.max_tool_calls_per_batch", positive(t.MaxToolCallsPerBatch)},
+		{"tools.max_tool_iterations_per_user_turn", positive(t.MaxToolIterationsPerUserTurn)},
+		{"tools.max_tool_args_bytes", positive(t.MaxToolArgsBytes)},
+		{"tools.timeouts.default_seconds", positive(t.Timeouts.DefaultSeconds)},
+		{"tools.timeouts.file_operations_seconds", positive(t.Timeouts.FileOperationsSeconds)},
+		{"tools.timeouts.shell_commands_seconds", positive(t.Timeouts.ShellCommandsSeconds)},
+		{"tools.output.max_bytes", positive(t.Output.MaxBytes)},
+		{"tools.output.available_capacity_bytes", positive(t.Output.AvailableCapacityBytes)},
+		{"tools.read_file.max_file_read_bytes", positive(t.ReadFile.MaxFileReadBytes)},
+		{"tools.read_file.max_scan_bytes", positive(t.ReadFile.MaxScanBytes)},
+		{"tools.apply_patch.max_patch_bytes", positive(t.ApplyPatch.MaxPatchBytes)},
+		{"tools.sandbox.allowed_roots", nonEmpty(t.Sandbox.AllowedRoots)},
+		{"tools.sandbox.denied_patterns", globs(t.Sandbox.DeniedPatterns)},
+		{"tools.sandbox.read_only_patterns", globs(t.Sandbox.ReadOnlyPatterns)},
+		{"tools.environment.denylist", envGlobs(t.Environment.Denylist)},
+	}
+	for _, c := range checks {
+		if c.err != nil {
+			return &KeyError{Key: c.key, Err: c.err}
+		}
+	}
+	for name, o := range t.Overrides {
+		if !toolName.MatchString(name) {
+			return &KeyError{Key: "tools.overrides." + name, Err: fmt.Errorf("%q is not a tool name (lowercase letters, digits, underscores)", name)}
+		}
+		if o.TimeoutSeconds != nil && *o.TimeoutSeconds <= 0 {
+			return &KeyError{Key: "tools.overrides." + name + ".timeout_seconds", Err: positive(*o.TimeoutSeconds)}
+		}
+	}
+	return validateDefinitions(t.Definitions)
+}
+
+func oneOf[T ~string](v string, allowed ...T) error {
+	for _, a := range allowed {
+		if v == string(a) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not one of %v", v, allowed)
+}
+
+func positive(n int) error {
+	if n <= 0 {
+		return fmt.Errorf("must be a positive number, got %d", n)
+	}
+	return nil
+}
+
+func nonEmpty(list []string) error {
+	if len(list) == 0 {
+		return errors.New("needs at least one directory")
+	}
+	return nil
+}
+
+func globs(patterns []string) error {
+	for _, p := range patterns {
+		if p == "" || !doublestar.ValidatePattern(p) {
+			return fmt.Errorf("%q is not a valid glob (doublestar syntax: *, **, ?, [...], {a,b})", p)
+		}
+	}
+	return nil
+}
+
+func envGlobs(patterns []string) error {
+	for _, p := range patterns {
+		if _, err := path.Match(p, ""); p == "" || err != nil {
+			return fmt.Errorf("%q is not a valid variable-name glob (e.g. *_TOKEN)", p)
+		}
+	}
+	return nil
+}
+
+func validateDefinitions(defs []Definition) error {
+	seen := map[string]bool{}
+	for i, d := range defs {
+		key := fmt.Sprintf("tools.definitions[%d]", i)
+		switch {
+		case !toolName.MatchString(d.Name):
+			return &KeyError{Key: key + ".name", Err: fmt.Errorf("%q is not a tool name (lowercase letters, digits, underscores; at most 64)", d.Name)}
+		case seen[d.Name]:
+			return &KeyError{Key: key + ".name", Err: fmt.Errorf("%q is defined twice", d.Name)}
+		case d.Parameters["type"] != "object":
+			return &KeyError{Key: key + ".parameters", Err: errors.New(`must be a JSON Schema object with type = "object"`)}
+		}
+		seen[d.Name] = true
+	}
+	return nil
+}
