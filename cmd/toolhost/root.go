@@ -19,6 +19,7 @@ type globals struct {
 	stateDir string
 	logLevel string
 	profile  string
+	config   string
 }
 
 func newRootCommand() *cobra.Command {
@@ -35,6 +36,7 @@ func newRootCommand() *cobra.Command {
 	f.StringVar(&g.cacheDir, "cache-dir", "", "compiled-code and manifest cache (default: $TOOLHOST_CACHE_DIR, else the user cache dir)")
 	f.StringVar(&g.stateDir, "state-dir", "", "toolhost's state: read caches (default: $TOOLHOST_STATE_DIR, else $XDG_STATE_HOME/toolhost)")
 	f.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	f.StringVar(&g.config, "config", "", "configuration file (default: $TOOLHOST_CONFIG, else toolhost.toml or toolhost.yaml in the working directory)")
 	f.StringVar(&g.profile, "cpuprofile", "", "write a CPU profile of this run to `file`")
 	f.MarkHidden("cpuprofile")
 	var stopProfile func()
@@ -58,7 +60,7 @@ func newRootCommand() *cobra.Command {
 			stopProfile()
 		}
 	}
-	root.AddCommand(newToolsCommand(g), newCallCommand(g), newBatchCommand(g), newPluginCommand(g))
+	root.AddCommand(newToolsCommand(g), newCallCommand(g), newBatchCommand(g), newConfigCommand(g), newPluginCommand(g))
 	return root
 }
 

@@ -1,23 +1,99 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"time"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/engine"
 	"github.com/toolhost/toolhost/host/sandbox"
 )
 
 // settings are the configuration in the shapes the host packages take.
 type settings struct {
+	loaded  *config.Loaded
 	sandbox sandbox.Config
 	engine  engine.Config
 }
 
-func defaultSettings() settings {
-	return settings{
-		sandbox: sandbox.Config{Roots: []string{"."}, IncludeDefaultDenies: true, ReadOnlyPatterns: []string{".git/**"}},
-		engine:  engine.Config{Policy: engine.DefaultPolicy()},
+// configFile is --config, else $TOOLHOST_CONFIG; "" means toolhost.toml
+// (or .yaml) in the working directory, if there is one.
+func (g *globals) configFile() string {
+	if g.config != "" {
+		return g.config
 	}
+	return os.Getenv("TOOLHOST_CONFIG")
 }
 
+// settings loads the configuration: defaults, then the file, then
+// TOOLHOST_* variables.
 func (g *globals) settings() (settings, error) {
-	return defaultSettings(), nil
+	wd, err := os.Getwd()
+	if err != nil {
+		return settings{}, usageErrorf("working directory: %v", err)
+	}
+	l, err := config.Load(config.Options{File: g.configFile(), Dir: wd, Environ: os.Environ()})
+	if err != nil {
+		return settings{}, usageErrorf("configuration: %v", err)
+	}
+	return fromConfig(l)
+}
+
+func fromConfig(l *config.Loaded) (settings, error) {
+	t := l.Config.Tools
+	pol := engine.Policy{
+		Mode:                 engine.ToolsMode(t.Mode),
+		ApprovalEnabled:      t.Approval.Enabled,
+		Approval:             engine.ApprovalMode(t.Approval.Mode),
+		Allowlist:            t.Approval.Allowlist,
+		Denylist:             t.Approval.Denylist,
+		PromptSideEffects:    t.Approval.PromptSideEffects,
+		AutoApproveNewFiles:  t.Approval.AutoApproveNewFiles,
+		MaxCallsPerBatch:     t.MaxToolCallsPerBatch,
+		MaxIterationsPerTurn: t.MaxToolIterationsPerUserTurn,
+		AllowParallel:        t.AllowParallel,
+		Overrides:            map[string]engine.Override{},
+	}
+	for name, o := range t.Overrides {
+		eo := engine.Override{RequiresApproval: o.RequiresApproval}
+		if o.TimeoutSeconds != nil {
+			eo.Timeout = time.Duration(*o.TimeoutSeconds) * time.Second
+		}
+		if o.Denied != nil {
+			eo.Denied = *o.Denied
+		}
+		pol.Overrides[name] = eo
+	}
+	for _, d := range t.Definitions {
+		params, err := json.Marshal(d.Parameters)
+		if err != nil {
+			return settings{}, usageErrorf("configuration: tools.definitions %s: parameters: %v", d.Name, err)
+		}
+		pol.Definitions = append(pol.Definitions, abi.Manifest{ABI: abi.Version, Name: d.Name, Description: d.Description, Parameters: params, RiskLevel: abi.RiskMedium})
+	}
+	return settings{
+		loaded: l,
+		sandbox: sandbox.Config{
+			Roots: t.Sandbox.AllowedRoots, DeniedPatterns: t.Sandbox.DeniedPatterns,
+			IncludeDefaultDenies: t.Sandbox.IncludeDefaultDenies, AllowAbsolute: t.Sandbox.AllowAbsolute,
+			ReadOnlyPatterns: t.Sandbox.ReadOnlyPatterns,
+		},
+		engine: engine.Config{
+			Limits: abi.Limits{
+				MaxOutputBytes: int64(t.Output.MaxBytes), AvailableCapacityBytes: int64(t.Output.AvailableCapacityBytes),
+				MaxFileReadBytes: int64(t.ReadFile.MaxFileReadBytes), MaxScanBytes: int64(t.ReadFile.MaxScanBytes),
+				MaxPatchBytes: int64(t.ApplyPatch.MaxPatchBytes),
+			},
+			MaxArgsBytes: t.MaxToolArgsBytes,
+			Timeouts: engine.Timeouts{
+				Default:        time.Duration(t.Timeouts.DefaultSeconds) * time.Second,
+				FileOperations: time.Duration(t.Timeouts.FileOperationsSeconds) * time.Second,
+				ShellCommands:  time.Duration(t.Timeouts.ShellCommandsSeconds) * time.Second,
+			},
+			EnvDenylist: t.Environment.Denylist,
+			Policy:      pol,
+		},
+	}, nil
 }
