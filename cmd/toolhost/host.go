@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -42,8 +43,10 @@ type host struct {
 	sb     *sandbox.Sandbox
 	eng    *engine.Engine
 	store  *readcache.Store
-	caches map[string]*readcache.Cache
 	allow  []string
+
+	mu     sync.Mutex // calls of a parallel batch load caches concurrently
+	caches map[string]*readcache.Cache
 }
 
 // openHost loads the configuration, the plugins and the sandbox. The
@@ -96,6 +99,8 @@ func (h *host) Close(ctx context.Context) {
 // readCache returns a conversation's read cache, loaded from the state
 // directory on first use.
 func (h *host) readCache(conversation string) *readcache.Cache {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if c, ok := h.caches[conversation]; ok {
 		return c
 	}
@@ -110,6 +115,8 @@ func (h *host) readCache(conversation string) *readcache.Cache {
 
 // save writes back the read caches of the conversations used.
 func (h *host) save() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for conv, c := range h.caches {
 		if err := h.store.Save(conv, c); err != nil {
 			h.log.Error("cannot save the read cache; the next call may refuse to overwrite what this one read", "conversation", conv, "err", err)

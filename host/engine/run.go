@@ -73,7 +73,8 @@ type RunOptions struct {
 }
 
 // Process is the whole tool loop for one batch: plan, ask approve for the
-// calls that need confirmation (it is not called when none do), run.
+// calls that need confirmation (it is not called when none do; a nil
+// approve denies them), run.
 // It returns exactly one result per call, in call order.
 func (e *Engine) Process(ctx context.Context, b Batch, approve func(context.Context, []Confirmation) Decision, opts RunOptions) (*Plan, []Result) {
 	ev := newEmitter(opts.Events)
@@ -82,7 +83,10 @@ func (e *Engine) Process(ctx context.Context, b Batch, approve func(context.Cont
 	d := DenyAll("")
 	if cs := p.Confirmations(); len(cs) > 0 {
 		ev.emit(Event{Kind: EventAwaitingApproval, BatchID: p.Batch.ID})
-		d = approve(ctx, cs)
+		d = DenyAll("policy: no approver is connected")
+		if approve != nil {
+			d = approve(ctx, cs)
+		}
 	}
 	return p, e.Run(ctx, p, d, RunOptions{Events: ev.emit, AvailableCapacityBytes: opts.AvailableCapacityBytes})
 }
