@@ -281,10 +281,18 @@ func (e *Engine) countIteration(b Batch) bool {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if len(e.turns) >= maxTrackedTurns {
+		// A long-running host forgets old turns rather than grow forever;
+		// a turn is over long before this many others start.
+		clear(e.turns)
+	}
 	key := b.Conversation + "\x00" + b.Turn
 	e.turns[key]++
 	return e.turns[key] > e.policy.MaxIterationsPerTurn
 }
+
+// maxTrackedTurns bounds the turn counters an engine keeps.
+const maxTrackedTurns = 10000
 
 func newBatchID() string {
 	var b [8]byte
