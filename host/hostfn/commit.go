@@ -38,7 +38,7 @@ func readForUpdate(env *Env, name string, p sandbox.Path, f *sandbox.File, st sa
 	}
 	resp := make([]byte, abi.ReadInfoSize+int(st.Size)+1)
 	// One byte more than the size seen, to notice a file still growing.
-	n, err := io.ReadFull(readerAt{f}, resp[abi.ReadInfoSize:])
+	n, err := io.ReadFull(f, resp[abi.ReadInfoSize:])
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, classify(name, err)
 	}
@@ -56,10 +56,6 @@ func readForUpdate(env *Env, name string, p sandbox.Path, f *sandbox.File, st sa
 	abi.AppendReadInfo(resp[:0], info)
 	return resp[:abi.ReadInfoSize+n], nil
 }
-
-type readerAt struct{ f *sandbox.File }
-
-func (r readerAt) Read(p []byte) (int, error) { return r.f.Read(p) }
 
 func tooLargeToUpdate(name string, size, limit int64) error {
 	return fail(abi.StatusTooLarge, abi.KindExecutionFailed,
