@@ -37,13 +37,13 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 
 // host is everything a command needs to run tool calls.
 type host struct {
-	log    *slog.Logger
-	rt     *runtime.Runtime
-	reg    *registry.Registry
-	sb     *sandbox.Sandbox
-	eng    *engine.Engine
-	store  *readcache.Store
-	allow  []string
+	log   *slog.Logger
+	rt    *runtime.Runtime
+	reg   *registry.Registry
+	sb    *sandbox.Sandbox
+	eng   *engine.Engine
+	store *readcache.Store
+	allow []string
 
 	mu     sync.Mutex // calls of a parallel batch load caches concurrently
 	caches map[string]*readcache.Cache
