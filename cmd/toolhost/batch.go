@@ -78,6 +78,12 @@ func readBatch(file string) (engine.Batch, error) {
 	if err != nil {
 		return engine.Batch{}, usageErrorf("--file: %v", err)
 	}
+	if file == "-" {
+		file = "standard input"
+	}
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
+		return engine.Batch{}, usageErrorf("%s is not a batch: want a JSON object {\"conversation_id\", \"turn_id\"?, \"calls\": [{\"id\", \"name\", \"arguments\"}]}", file)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var bf batchFile
