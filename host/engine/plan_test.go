@@ -398,15 +398,19 @@ func TestEventsAndParallel_FR_OUT_01(t *testing.T) {
 					t.Errorf("%s: %+v", r.ID, r.Error)
 				}
 			}
-			checkEventOrder(t, events, calls)
+			if got := eventChunks(t, events, calls); got != "out\nerr\n" && got != "err\nout\n" {
+				t.Errorf("chunks %q", got)
+			}
 		})
 	}
 }
 
-func checkEventOrder(t *testing.T, events []Event, calls []Call) {
+// eventChunks checks FR-OUT-01's order (batch events frame the rest; per
+// call Started, then its chunks, then Completed) and returns the chunks'
+// text in arrival order.
+func eventChunks(t *testing.T, events []Event, calls []Call) string {
 	t.Helper()
-	kinds := func(ev Event) string { return string(ev.Kind) }
-	if kinds(events[0]) != "batch_planned" || kinds(events[len(events)-1]) != "batch_done" {
+	if events[0].Kind != EventPlanned || events[len(events)-1].Kind != EventDone {
 		t.Errorf("batch events: first %s, last %s", events[0].Kind, events[len(events)-1].Kind)
 	}
 	state := map[string]string{}
@@ -435,9 +439,7 @@ func checkEventOrder(t *testing.T, events []Event, calls []Call) {
 			t.Errorf("%s ended in state %q", c.ID, state[c.ID])
 		}
 	}
-	if got := chunks.String(); got != "out\nerr\n" && got != "err\nout\n" {
-		t.Errorf("chunks %q", got)
-	}
+	return chunks.String()
 }
 
 // NFR-REL-01 over randomized batches: whatever the mix of unknown tools,
@@ -488,4 +490,40 @@ func TestAdvertisedEnabled(t *testing.T) {
 	if slices.Contains(names, "lookup_ticket") || slices.Contains(names, "run_command") || !slices.Contains(names, "write_file") {
 		t.Errorf("enabled mode advertises %v", names)
 	}
+}
+
+// FR-OUT-01 through a bounded subscription read by a slow consumer: every
+// chunk arrives, in order, between Started and Completed; a consumer that
+// leaves does not stall the batch.
+func TestSubscription(t *testing.T) {
+	f := policyFixture(t, withPolicy(func(p *Policy) { p.Denylist = nil; p.Approval = ApprovalAuto }))
+	calls := []Call{call("1", "run_command", `{"command":"seq 1 20000"}`), call("2", "read_file", `{"path":"a.txt"}`)}
+	sub := Subscribe(4)
+	var got []Event
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range sub.Events() {
+			got = append(got, ev)
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	approve := func(context.Context, []Confirmation) Decision { return ApproveAll("t") }
+	_, results := f.eng.Process(context.Background(), batch(calls...), approve, RunOptions{Events: sub.Publish})
+	sub.Finish()
+	<-done
+	checkResults(t, calls, results)
+	var want strings.Builder
+	for i := 1; i <= 20000; i++ {
+		fmt.Fprintln(&want, i)
+	}
+	if out := eventChunks(t, got, calls); out != want.String() {
+		t.Errorf("streamed %d bytes, want %d", len(out), want.Len())
+	}
+
+	gone := Subscribe(1)
+	gone.Cancel()
+	_, results = f.eng.Process(context.Background(), batch(calls...), approve, RunOptions{Events: gone.Publish})
+	gone.Finish()
+	checkResults(t, calls, results)
 }
