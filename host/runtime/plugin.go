@@ -350,7 +350,11 @@ func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
 
 // verify checks once that a packed manifest is what describe returns.
 func (p *Plugin) verify(ctx context.Context, inst *instance) error {
-	res, err := inst.mod.ExportedFunction(abi.ExportDescribe).Call(ctx)
+	describe := inst.mod.ExportedFunction(abi.ExportDescribe)
+	if describe == nil {
+		return fmt.Errorf("plugin %s does not export %s; is it a toolhost/v1 plugin?", p.name(), abi.ExportDescribe)
+	}
+	res, err := describe.Call(ctx)
 	if err != nil {
 		return fmt.Errorf("plugin %s: describe: %s", p.name(), inst.failure(err))
 	}
