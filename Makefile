@@ -48,7 +48,7 @@ lint:
 FUZZTIME ?= 30s
 FUZZ_TARGETS := host/sandbox:FuzzResolve host/output:FuzzSanitize host/output:FuzzTruncate \
 	host/internal/loopguard:FuzzInstrument sdk/internal/argjson:FuzzUnmarshal sdk/internal/argjson:FuzzAppendString \
-	lp1:FuzzParse lp1:FuzzParseFile lp1:FuzzApply
+	lp1:FuzzParse lp1:FuzzParseFile lp1:FuzzApply abi:FuzzDecodeCommitRequest
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -174,3 +174,19 @@ func TestCommitResultAndProcResult(t *testing.T) {
 		t.Error("truncated proc result decoded")
 	}
 }
+
+// FuzzDecodeCommitRequest: fs_commit decodes bytes a guest wrote; no input
+// may panic the host, and what decodes encodes back to the same bytes.
+func FuzzDecodeCommitRequest(f *testing.F) {
+	f.Add(AppendCommitRequest(nil, []CommitFile{{Flags: CommitNew, Path: "a", Data: []byte("x")}}))
+	f.Add([]byte{1, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		files, err := DecodeCommitRequest(b)
+		if err != nil {
+			return
+		}
+		if again := AppendCommitRequest(nil, files); !bytes.Equal(again, b) {
+			t.Fatalf("re-encoding differs: %x vs %x", again, b)
+		}
+	})
+}
