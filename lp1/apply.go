@@ -129,11 +129,21 @@ func (f *File) locate(op Op) (int, string) {
 
 // matches returns the start index of every match of block, overlapping
 // matches included, in order.
+//
+// Lines of source code often share long prefixes (indentation, keywords)
+// and differ near the end, so comparing the last byte first rejects most
+// candidates without a full comparison, which in WebAssembly is a call and
+// a byte loop.
 func (f *File) matches(block []string) []int {
 	var starts []int
 	first := block[0]
+	n := len(first)
 	for i := 0; i+len(block) <= len(f.Lines); i++ {
-		if f.Lines[i] == first && equalLines(f.Lines[i+1:i+len(block)], block[1:]) {
+		l := f.Lines[i]
+		if len(l) != n || (n > 0 && l[n-1] != first[n-1]) || l != first {
+			continue
+		}
+		if equalLines(f.Lines[i+1:i+len(block)], block[1:]) {
 			starts = append(starts, i)
 		}
 	}
