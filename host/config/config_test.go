@@ -2,9 +2,12 @@ package config
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -40,10 +43,11 @@ func TestDefaultsWithoutFile(t *testing.T) {
 	}
 }
 
-// InitFile documents every key and loads to the defaults.
+// CFG-TOOLS-01..CFG-PATCH-01: InitFile loads to the defaults, sets every
+// key itself (so none is missing), and explains each key with its SRD id.
 func TestInitFileIsTheDefaults(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir, "toolhost.toml", InitFile())
+	file := writeFile(t, dir, "toolhost.toml", InitFile())
 	l, err := Load(Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -52,114 +56,283 @@ func TestInitFileIsTheDefaults(t *testing.T) {
 		t.Errorf("init file loads to\n%+v\nwant\n%+v", l.Config.Tools, withRoots(dir).Tools)
 	}
 	for key := range keyKinds() {
-		name := key[strings.LastIndexByte(key, '.')+1:]
-		if !strings.Contains(InitFile(), "\n"+name+" = ") {
-			t.Errorf("InitFile lacks %s", key)
+		if got := l.Sources[key]; got != "file "+file {
+			t.Errorf("%s comes from %q: InitFile lacks it", key, got)
+		}
+	}
+	lines := strings.Split(InitFile(), "\n")
+	for i, line := range lines {
+		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "[") {
+			continue
+		}
+		comment := ""
+		for j := i - 1; j >= 0 && strings.HasPrefix(lines[j], "#"); j-- {
+			comment = lines[j] + comment
+		}
+		if !strings.Contains(comment, "(CFG-") {
+			t.Errorf("InitFile: %q has no comment naming its SRD id", line)
 		}
 	}
 }
 
+// fullTOML sets every key to something other than its default.
 const fullTOML = `
 [tools]
 mode = "parse_only"
 allow_parallel = true
 max_tool_calls_per_batch = 3
+max_tool_iterations_per_user_turn = 2
+max_tool_args_bytes = 1000
 
 [tools.sandbox]
 allowed_roots = ["src", "/abs/other"]
 denied_patterns = ["**/*.secret"]
+allow_absolute = true
+include_default_denies = false
+read_only_patterns = ["vendor/**", ".git/**"]
 
 [tools.timeouts]
+default_seconds = 5
+file_operations_seconds = 6
 shell_commands_seconds = 10
 
+[tools.output]
+max_bytes = 2048
+available_capacity_bytes = 4096
+
+[tools.environment]
+denylist = ["MY_*"]
+
 [tools.approval]
+enabled = false
 mode = "deny"
 allowlist = ["read_file", "list_directory"]
+denylist = []
+prompt_side_effects = false
+auto_approve_new_files = false
+
+[tools.read_file]
+max_file_read_bytes = 100
+max_scan_bytes = 200
+
+[tools.apply_patch]
+max_patch_bytes = 300
 
 [tools.overrides.run_command]
 timeout_seconds = 600
 requires_approval = true
+denied = false
 
 [[tools.definitions]]
 name = "lookup_ticket"
 description = "Look up a ticket"
-parameters = { type = "object", properties = { id = { type = "string", minLength = 1 } }, additionalProperties = false }
+parameters = { type = "object", properties = { id = { type = "string", minLength = 1 } }, required = ["id"] }
 `
 
+// fullYAML is fullTOML in YAML.
 const fullYAML = `
 tools:
   mode: parse_only
   allow_parallel: true
   max_tool_calls_per_batch: 3
+  max_tool_iterations_per_user_turn: 2
+  max_tool_args_bytes: 1000
   sandbox:
     allowed_roots: [src, /abs/other]
     denied_patterns: ["**/*.secret"]
-  timeouts:
-    shell_commands_seconds: 10
+    allow_absolute: true
+    include_default_denies: false
+    read_only_patterns: ["vendor/**", ".git/**"]
+  timeouts: {default_seconds: 5, file_operations_seconds: 6, shell_commands_seconds: 10}
+  output: {max_bytes: 2048, available_capacity_bytes: 4096}
+  environment:
+    denylist: ["MY_*"]
   approval:
+    enabled: false
     mode: deny
     allowlist: [read_file, list_directory]
+    denylist: []
+    prompt_side_effects: false
+    auto_approve_new_files: false
+  read_file:
+    max_file_read_bytes: 100
+    max_scan_bytes: 200
+  apply_patch:
+    max_patch_bytes: 300
   overrides:
     run_command:
       timeout_seconds: 600
       requires_approval: true
+      denied: false
   definitions:
     - name: lookup_ticket
       description: Look up a ticket
       parameters:
         type: object
         properties: {id: {type: string, minLength: 1}}
-        additionalProperties: false
+        required: [id]
 `
 
-// CFG-TOOLS-01/02, CFG-SBX-01, CFG-TMO-01, CFG-APR-01: a full file, in
-// TOML and in YAML, loads to the same configuration.
+// fullConfig is what fullTOML and fullYAML load to from dir. minLength is
+// an int64 from TOML and an int from YAML, as each decoder gives it.
+func fullConfig(dir string, minLength any) *Config {
+	six, yes, no := 600, true, false
+	return &Config{Tools: Tools{
+		Mode: ModeParseOnly, AllowParallel: true,
+		MaxToolCallsPerBatch: 3, MaxToolIterationsPerUserTurn: 2, MaxToolArgsBytes: 1000,
+		Sandbox: Sandbox{
+			AllowedRoots:   []string{filepath.Join(dir, "src"), "/abs/other"},
+			DeniedPatterns: []string{"**/*.secret"}, AllowAbsolute: true,
+			ReadOnlyPatterns: []string{"vendor/**", ".git/**"},
+		},
+		Timeouts:    Timeouts{DefaultSeconds: 5, FileOperationsSeconds: 6, ShellCommandsSeconds: 10},
+		Output:      Output{MaxBytes: 2048, AvailableCapacityBytes: 4096},
+		Environment: Environment{Denylist: []string{"MY_*"}},
+		Approval: Approval{
+			Mode: ApprovalDeny, Allowlist: []string{"read_file", "list_directory"}, Denylist: []string{},
+		},
+		ReadFile:   ReadFile{MaxFileReadBytes: 100, MaxScanBytes: 200},
+		ApplyPatch: ApplyPatch{MaxPatchBytes: 300},
+		Overrides:  map[string]Override{"run_command": {TimeoutSeconds: &six, RequiresApproval: &yes, Denied: &no}},
+		Definitions: []Definition{{Name: "lookup_ticket", Description: "Look up a ticket", Parameters: map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"id": map[string]any{"type": "string", "minLength": minLength}},
+			"required":   []any{"id"},
+		}}},
+	}}
+}
+
+// CFG-TOOLS-01, CFG-TOOLS-02, CFG-SBX-01, CFG-TMO-01, CFG-OUT-01,
+// CFG-ENV-01, CFG-APR-01, CFG-READ-01, CFG-PATCH-01: a file setting every
+// key, in TOML and in YAML, loads to the same configuration, and every key
+// is reported as coming from the file. JSON Schema keywords keep their case
+// (minLength), which viper alone would lowercase.
 func TestFullFile(t *testing.T) {
-	for name, content := range map[string]string{"toolhost.toml": fullTOML, "toolhost.yaml": fullYAML} {
-		t.Run(name, func(t *testing.T) {
+	tests := []struct {
+		name, content string
+		minLength     any
+	}{
+		{"toolhost.toml", fullTOML, int64(1)},
+		{"toolhost.yaml", fullYAML, 1},
+		{"toolhost.yml", fullYAML, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			file := writeFile(t, dir, name, content)
+			file := writeFile(t, dir, tt.name, tt.content)
 			l, err := Load(Options{Dir: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := withRoots(dir)
-			w := &want.Tools
-			w.Mode, w.AllowParallel, w.MaxToolCallsPerBatch = ModeParseOnly, true, 3
-			w.Sandbox.AllowedRoots = []string{filepath.Join(dir, "src"), "/abs/other"}
-			w.Sandbox.DeniedPatterns = []string{"**/*.secret"}
-			w.Timeouts.ShellCommandsSeconds = 10
-			w.Approval.Mode, w.Approval.Allowlist = ApprovalDeny, []string{"read_file", "list_directory"}
-			six, yes := 600, true
-			w.Overrides = map[string]Override{"run_command": {TimeoutSeconds: &six, RequiresApproval: &yes}}
-			w.Definitions = []Definition{{Name: "lookup_ticket", Description: "Look up a ticket", Parameters: map[string]any{
-				"type": "object", "additionalProperties": false,
-				"properties": map[string]any{"id": map[string]any{"type": "string", "minLength": l.Config.Tools.Definitions[0].Parameters["properties"].(map[string]any)["id"].(map[string]any)["minLength"]}},
-			}}}
-			if !reflect.DeepEqual(l.Config, want) {
+			if want := fullConfig(dir, tt.minLength); !reflect.DeepEqual(l.Config, want) {
 				t.Errorf("got  %+v\nwant %+v", l.Config.Tools, want.Tools)
 			}
-			if l.File != file || l.Sources["tools.approval.mode"] != "file "+file || l.Sources["tools.output.max_bytes"] != "default" {
-				t.Errorf("file %q sources %v", l.File, l.Sources)
+			if l.File != file {
+				t.Errorf("File = %q, want %q", l.File, file)
+			}
+			keys := []string{"tools.definitions", "tools.overrides.run_command.timeout_seconds", "tools.overrides.run_command.denied"}
+			for key := range keyKinds() {
+				keys = append(keys, key)
+			}
+			for _, key := range keys {
+				if got := l.Sources[key]; got != "file "+file {
+					t.Errorf("Sources[%s] = %q, want the file", key, got)
+				}
 			}
 		})
 	}
 }
 
-// The viper gotcha (DESIGN.md §7): keys set only by the environment, nested
-// ones included, must take effect; the environment beats the file.
-func TestEnvironmentOverrides(t *testing.T) {
+// The viper gotcha: viper's Unmarshal ignores environment variables for
+// keys absent from both the file and the defaults. Each key here is set
+// ONLY by the environment, in sections the file does not mention at all,
+// and must take effect: a nested bool, int and list (CFG-SBX-01,
+// CFG-TMO-01, CFG-APR-01, CFG-ENV-01, CFG-READ-01, CFG-PATCH-01, CFG-OUT-01)
+// and an override of a tool the file never names.
+func TestEnvironmentOnlyKeys(t *testing.T) {
+	tests := []struct {
+		env   string
+		check func(*Tools) bool
+	}{
+		{"TOOLHOST_TOOLS_SANDBOX_ALLOW_ABSOLUTE=true", func(t *Tools) bool { return t.Sandbox.AllowAbsolute }},
+		{"TOOLHOST_TOOLS_SANDBOX_INCLUDE_DEFAULT_DENIES=0", func(t *Tools) bool { return !t.Sandbox.IncludeDefaultDenies }},
+		{"TOOLHOST_TOOLS_TIMEOUTS_SHELL_COMMANDS_SECONDS=10", func(t *Tools) bool { return t.Timeouts.ShellCommandsSeconds == 10 }},
+		{"TOOLHOST_TOOLS_OUTPUT_AVAILABLE_CAPACITY_BYTES=999", func(t *Tools) bool { return t.Output.AvailableCapacityBytes == 999 }},
+		{"TOOLHOST_TOOLS_READ_FILE_MAX_SCAN_BYTES=77", func(t *Tools) bool { return t.ReadFile.MaxScanBytes == 77 }},
+		{"TOOLHOST_TOOLS_APPLY_PATCH_MAX_PATCH_BYTES=88", func(t *Tools) bool { return t.ApplyPatch.MaxPatchBytes == 88 }},
+		{"TOOLHOST_TOOLS_APPROVAL_ALLOWLIST=read_file, list_directory", func(t *Tools) bool {
+			return reflect.DeepEqual(t.Approval.Allowlist, []string{"read_file", "list_directory"})
+		}},
+		{"TOOLHOST_TOOLS_APPROVAL_DENYLIST=", func(t *Tools) bool { return t.Approval.Denylist != nil && len(t.Approval.Denylist) == 0 }},
+		{"TOOLHOST_TOOLS_ENVIRONMENT_DENYLIST=MY_*,OTHER_*", func(t *Tools) bool {
+			return reflect.DeepEqual(t.Environment.Denylist, []string{"MY_*", "OTHER_*"})
+		}},
+		{"TOOLHOST_TOOLS_SANDBOX_READ_ONLY_PATTERNS=docs/**", func(t *Tools) bool {
+			return reflect.DeepEqual(t.Sandbox.ReadOnlyPatterns, []string{"docs/**"})
+		}},
+		{"TOOLHOST_TOOLS_MODE=parse_only", func(t *Tools) bool { return t.Mode == ModeParseOnly }},
+		{"TOOLHOST_TOOLS_OVERRIDES_WRITE_FILE_DENIED=true", func(t *Tools) bool {
+			o := t.Overrides["write_file"]
+			return o.Denied != nil && *o.Denied && o.TimeoutSeconds == nil && o.RequiresApproval == nil
+		}},
+		{"TOOLHOST_TOOLS_OVERRIDES_LIST_DIRECTORY_TIMEOUT_SECONDS=9", func(t *Tools) bool {
+			o := t.Overrides["list_directory"]
+			return o.TimeoutSeconds != nil && *o.TimeoutSeconds == 9
+		}},
+		{"TOOLHOST_TOOLS_OVERRIDES_X_REQUIRES_APPROVAL=false", func(t *Tools) bool {
+			o := t.Overrides["x"]
+			return o.RequiresApproval != nil && !*o.RequiresApproval
+		}},
+	}
+	files := map[string]string{
+		"no file":        "",
+		"unrelated file": "[tools.approval]\nmode = \"deny\"\n",
+	}
+	for fname, content := range files {
+		for _, tt := range tests {
+			name, _, _ := strings.Cut(tt.env, "=")
+			t.Run(fname+"/"+name, func(t *testing.T) {
+				dir := t.TempDir()
+				if content != "" {
+					writeFile(t, dir, "toolhost.toml", content)
+				}
+				l, err := Load(Options{Dir: dir, Environ: []string{tt.env}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !tt.check(&l.Config.Tools) {
+					t.Errorf("%s not applied: %+v", tt.env, l.Config.Tools)
+				}
+				found := false
+				for _, src := range l.Sources {
+					found = found || src == "env "+name
+				}
+				if !found {
+					t.Errorf("no key reports source env %s: %v", name, l.Sources)
+				}
+			})
+		}
+	}
+}
+
+// CFG-APR-01, CFG-TMO-01: the environment beats the file, the file beats
+// the defaults, Sources names each origin, and Show prints them.
+func TestEnvironmentBeatsFile(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir, "toolhost.toml", "[tools.approval]\nmode = \"deny\"\n")
+	file := writeFile(t, dir, "toolhost.toml", `
+[tools.approval]
+mode = "deny"
+allowlist = ["read_file"]
+
+[tools.overrides.run_command]
+timeout_seconds = 60
+requires_approval = true
+`)
 	env := []string{
-		"TOOLHOST_TOOLS_APPROVAL_MODE=auto",                           // beats the file
-		"TOOLHOST_TOOLS_SANDBOX_ALLOW_ABSOLUTE=true",                  // nested bool, not in the file
-		"TOOLHOST_TOOLS_TIMEOUTS_SHELL_COMMANDS_SECONDS=10",           // nested int
-		"TOOLHOST_TOOLS_APPROVAL_ALLOWLIST=read_file, list_directory", // list
-		"TOOLHOST_TOOLS_ENVIRONMENT_DENYLIST=",                        // empty list
-		"TOOLHOST_TOOLS_OVERRIDES_RUN_COMMAND_TIMEOUT_SECONDS=7",      // a tool with underscores
-		"TOOLHOST_TOOLS_OVERRIDES_WRITE_FILE_DENIED=true",
-		"TOOLHOST_CACHE_DIR=/elsewhere", // not a configuration key: ignored
+		"TOOLHOST_TOOLS_APPROVAL_MODE=auto",                      // beats the file
+		"TOOLHOST_TOOLS_OVERRIDES_RUN_COMMAND_TIMEOUT_SECONDS=7", // beats the file, tool name with underscores
+		"TOOLHOST_CACHE_DIR=/elsewhere",                          // not a configuration key: ignored
+		"TOOLHOST_PLUGINS=/p", "TOOLHOST_STATE_DIR=/s", "TOOLHOST_BIN=/b", "TOOLHOST_CONFIG=/c.toml",
 		"HOME=/root",
 	}
 	l, err := Load(Options{Dir: dir, Environ: env})
@@ -167,66 +340,149 @@ func TestEnvironmentOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	tl := l.Config.Tools
-	if tl.Approval.Mode != ApprovalAuto || !tl.Sandbox.AllowAbsolute || tl.Timeouts.ShellCommandsSeconds != 10 ||
-		!reflect.DeepEqual(tl.Approval.Allowlist, []string{"read_file", "list_directory"}) || len(tl.Environment.Denylist) != 0 {
-		t.Errorf("env not applied: %+v", tl)
+	if tl.Approval.Mode != ApprovalAuto {
+		t.Errorf("approval mode %q, want the environment's auto", tl.Approval.Mode)
 	}
-	if o := tl.Overrides["run_command"]; o.TimeoutSeconds == nil || *o.TimeoutSeconds != 7 {
+	o := tl.Overrides["run_command"]
+	if o.TimeoutSeconds == nil || *o.TimeoutSeconds != 7 || o.RequiresApproval == nil || !*o.RequiresApproval || o.Denied != nil {
 		t.Errorf("override run_command = %+v", o)
 	}
-	if o := tl.Overrides["write_file"]; o.Denied == nil || !*o.Denied {
-		t.Errorf("override write_file = %+v", o)
+	sources := map[string]string{
+		"tools.approval.mode":                           "env TOOLHOST_TOOLS_APPROVAL_MODE",
+		"tools.overrides.run_command.timeout_seconds":   "env TOOLHOST_TOOLS_OVERRIDES_RUN_COMMAND_TIMEOUT_SECONDS",
+		"tools.approval.allowlist":                      "file " + file,
+		"tools.overrides.run_command.requires_approval": "file " + file,
+		"tools.output.max_bytes":                        "default",
+		"tools.definitions":                             "default",
 	}
-	if got := l.Sources["tools.approval.mode"]; got != "env TOOLHOST_TOOLS_APPROVAL_MODE" {
-		t.Errorf("source %q", got)
+	for key, want := range sources {
+		if got := l.Sources[key]; got != want {
+			t.Errorf("Sources[%s] = %q, want %q", key, got, want)
+		}
 	}
 	show := l.Show()
 	for _, want := range []string{
-		`tools.approval.mode = "auto"  # env TOOLHOST_TOOLS_APPROVAL_MODE`,
-		`tools.overrides.run_command.timeout_seconds = 7  # env TOOLHOST_TOOLS_OVERRIDES_RUN_COMMAND_TIMEOUT_SECONDS`,
-		`tools.output.max_bytes = 102400  # default`,
-		`tools.approval.allowlist = ["read_file", "list_directory"]  # env`,
+		`tools.approval.mode = "auto"  # env TOOLHOST_TOOLS_APPROVAL_MODE` + "\n",
+		`tools.overrides.run_command.timeout_seconds = 7  # env TOOLHOST_TOOLS_OVERRIDES_RUN_COMMAND_TIMEOUT_SECONDS` + "\n",
+		`tools.overrides.run_command.requires_approval = true  # file ` + file + "\n",
+		`tools.approval.allowlist = ["read_file"]  # file ` + file + "\n",
+		`tools.output.max_bytes = 102400  # default` + "\n",
+		`tools.sandbox.allowed_roots = [` + strconv.Quote(dir) + `]  # default` + "\n",
 	} {
 		if !strings.Contains(show, want) {
 			t.Errorf("Show lacks %q:\n%s", want, show)
 		}
 	}
+	lines := strings.Split(strings.TrimSuffix(show, "\n"), "\n")
+	if !sort.StringsAreSorted(lines) || len(lines) != len(keyKinds())+2 {
+		t.Errorf("Show: want %d sorted lines, got %d:\n%s", len(keyKinds())+2, len(lines), show)
+	}
 }
 
+// CFG-SBX-01: relative roots in a file are relative to the file; roots from
+// the defaults or the environment are relative to the working directory.
+// All come out absolute.
+func TestRoots(t *testing.T) {
+	wd, elsewhere := t.TempDir(), t.TempDir()
+	withRootsFile := writeFile(t, elsewhere, "a.toml", "[tools.sandbox]\nallowed_roots = [\".\", \"sub/../src\"]\n")
+	withoutRootsFile := writeFile(t, elsewhere, "b.yaml", "tools:\n  mode: enabled\n")
+	tests := []struct {
+		name string
+		opts Options
+		want []string
+	}{
+		{"default, no file", Options{Dir: wd}, []string{wd}},
+		{"file's own roots", Options{Dir: wd, File: withRootsFile}, []string{elsewhere, filepath.Join(elsewhere, "src")}},
+		{"default with a file elsewhere", Options{Dir: wd, File: withoutRootsFile}, []string{wd}},
+		{"environment", Options{Dir: wd, File: withRootsFile, Environ: []string{"TOOLHOST_TOOLS_SANDBOX_ALLOWED_ROOTS=a,/abs"}}, []string{filepath.Join(wd, "a"), "/abs"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := Load(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := l.Config.Tools.Sandbox.AllowedRoots; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("roots %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// Every error names the key (or variable) and where the value came from;
+// the file's own errors name the file. CFG-* ids are the sections involved.
 func TestErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		file string // toolhost.toml content; "" for none
+		file string // content of toolhost.toml, or of toolhost.yaml when yaml; "" for none
+		yaml bool
 		env  []string
-		key  string
+		key  string // the KeyError's key; "" when the error is not a KeyError
 		msg  string
 	}{
-		{"unknown top-level key", "[other]\nx = 1\n", nil, "other.x", "unknown key"},
-		{"misspelled nested key", "[tools.approval]\nmod = \"auto\"\n", nil, "tools.approval.mod", `did you mean "tools.approval.mode"?`},
-		{"unknown override field", "[tools.overrides.read_file]\ntimeout = 3\n", nil, "tools.overrides.read_file.timeout", "unknown key"},
-		{"string for int", "[tools]\nmax_tool_calls_per_batch = \"eight\"\n", nil, "tools.max_tool_calls_per_batch", `expected an integer, got "eight"`},
-		{"int for list", "[tools.approval]\nallowlist = 3\n", nil, "tools.approval.allowlist", "expected a list of strings"},
-		{"list of ints", "[tools.approval]\nallowlist = [1]\n", nil, "tools.approval.allowlist", "item 1 is 1"},
-		{"bool for string", "[tools]\nmode = true\n", nil, "tools.mode", "expected a string"},
-		{"bad enum", "[tools]\nmode = \"on\"\n", nil, "tools.mode", `"on" is not one of`},
-		{"bad approval enum", "[tools.approval]\nmode = \"ask\"\n", nil, "tools.approval.mode", "is not one of"},
-		{"zero limit", "[tools]\nmax_tool_calls_per_batch = 0\n", nil, "tools.max_tool_calls_per_batch", "positive"},
-		{"bad glob", "[tools.sandbox]\ndenied_patterns = [\"[x\"]\n", nil, "tools.sandbox.denied_patterns", "not a valid glob"},
-		{"bad env glob", "[tools.environment]\ndenylist = [\"[\"]\n", nil, "tools.environment.denylist", "not a valid variable-name glob"},
-		{"duplicate definition", "[[tools.definitions]]\nname = \"a\"\nparameters = { type = \"object\" }\n[[tools.definitions]]\nname = \"a\"\nparameters = { type = \"object\" }\n", nil, "tools.definitions[1].name", "defined twice"},
-		{"definition without object schema", "[[tools.definitions]]\nname = \"a\"\n", nil, "tools.definitions[0].parameters", `type = "object"`},
-		{"unknown definition key", "[[tools.definitions]]\nname = \"a\"\nparams = {}\n", nil, "tools.definitions", `unknown key "params"`},
-		{"bad bool from env", "", []string{"TOOLHOST_TOOLS_ALLOW_PARALLEL=maybe"}, "tools.allow_parallel", `expected a boolean (true or false), got "maybe"`},
-		{"bad int from env", "", []string{"TOOLHOST_TOOLS_OUTPUT_MAX_BYTES=1k"}, "tools.output.max_bytes", "expected an integer"},
-		{"unknown env variable", "", []string{"TOOLHOST_TOOLS_APROVAL_MODE=auto"}, "TOOLHOST_TOOLS_APROVAL_MODE", "unknown key"},
-		{"bad value from env is named by its variable", "", []string{"TOOLHOST_TOOLS_MODE=on"}, "tools.mode", "env TOOLHOST_TOOLS_MODE"},
-		{"syntax error", "[tools\n", nil, "", "toolhost.toml"},
+		// Unknown keys.
+		{name: "unknown top-level key", file: "[other]\nx = 1\n", key: "other.x", msg: "unknown key"},
+		{name: "unknown top-level scalar", file: "verbose = true\n", key: "verbose", msg: "unknown key"},
+		{name: "unknown empty table", file: "[tools.sandbx]\n", key: "tools.sandbx", msg: "unknown key"},
+		{name: "CFG-APR-01 misspelled nested key", file: "[tools.approval]\nmod = \"auto\"\n", key: "tools.approval.mod", msg: `tools.approval.mod: unknown key; did you mean "tools.approval.mode"?`},
+		{name: "CFG-APR-01 misspelled table", file: "[tools.aproval]\nmode = \"auto\"\n", key: "tools.aproval.mode", msg: `did you mean "tools.approval.mode"?`},
+		{name: "unknown override field", file: "[tools.overrides.read_file]\ntimeout = 3\n", key: "tools.overrides.read_file.timeout", msg: "unknown key"},
+		{name: "CFG-TOOLS-02 unknown definition key", file: "[[tools.definitions]]\nname = \"a\"\nparams = {}\n", key: "tools.definitions", msg: `unknown key "params"`},
+		{name: "YAML unknown nested key", file: "tools:\n  sandbox:\n    allowed_root: [x]\n", yaml: true, key: "tools.sandbox.allowed_root", msg: `did you mean "tools.sandbox.allowed_roots"?`},
+
+		// Wrong types.
+		{name: "CFG-TOOLS-01 string for int", file: "[tools]\nmax_tool_calls_per_batch = \"eight\"\n", key: "tools.max_tool_calls_per_batch", msg: `tools.max_tool_calls_per_batch: expected an integer, got "eight"`},
+		{name: "CFG-OUT-01 float for int", file: "[tools.output]\nmax_bytes = 1.5\n", key: "tools.output.max_bytes", msg: "expected an integer, got 1.5"},
+		{name: "CFG-APR-01 int for list", file: "[tools.approval]\nallowlist = 3\n", key: "tools.approval.allowlist", msg: "expected a list of strings"},
+		{name: "CFG-APR-01 list of ints", file: "[tools.approval]\nallowlist = [1]\n", key: "tools.approval.allowlist", msg: "item 1 is 1"},
+		{name: "CFG-TOOLS-01 bool for string", file: "[tools]\nmode = true\n", key: "tools.mode", msg: "expected a string"},
+		{name: "CFG-SBX-01 string for bool", file: "[tools.sandbox]\nallow_absolute = \"yes\"\n", key: "tools.sandbox.allow_absolute", msg: "expected a boolean"},
+		{name: "CFG-SBX-01 scalar for table", file: "[tools]\nsandbox = 3\n", key: "tools.sandbox", msg: "expected a table, got 3"},
+		{name: "override of the wrong type", file: "[tools.overrides]\nrun_command = true\n", key: "tools.overrides.run_command", msg: "expected a table"},
+		{name: "override field of the wrong type", file: "[tools.overrides.run_command]\ndenied = \"no\"\n", key: "tools.overrides.run_command.denied", msg: "expected a boolean"},
+		{name: "CFG-TOOLS-02 definitions as a table", file: "[tools.definitions]\nname = \"a\"\n", key: "tools.definitions", msg: "expected an array of tables"},
+		{name: "YAML string for int", file: "tools:\n  timeouts:\n    default_seconds: soon\n", yaml: true, key: "tools.timeouts.default_seconds", msg: `expected an integer, got "soon"`},
+		{name: "YAML int for list", file: "tools:\n  environment:\n    denylist: 3\n", yaml: true, key: "tools.environment.denylist", msg: "expected a list of strings"},
+
+		// Validation: enums, limits, globs, definitions.
+		{name: "CFG-TOOLS-01 bad enum", file: "[tools]\nmode = \"on\"\n", key: "tools.mode", msg: `"on" is not one of`},
+		{name: "CFG-APR-01 bad approval enum", file: "[tools.approval]\nmode = \"ask\"\n", key: "tools.approval.mode", msg: "is not one of"},
+		{name: "CFG-TOOLS-01 zero limit", file: "[tools]\nmax_tool_calls_per_batch = 0\n", key: "tools.max_tool_calls_per_batch", msg: "positive"},
+		{name: "CFG-READ-01 negative limit", file: "[tools.read_file]\nmax_scan_bytes = -1\n", key: "tools.read_file.max_scan_bytes", msg: "positive"},
+		{name: "CFG-PATCH-01 zero limit", file: "[tools.apply_patch]\nmax_patch_bytes = 0\n", key: "tools.apply_patch.max_patch_bytes", msg: "positive"},
+		{name: "CFG-TMO-01 zero override timeout", file: "[tools.overrides.run_command]\ntimeout_seconds = 0\n", key: "tools.overrides.run_command.timeout_seconds", msg: "positive"},
+		{name: "CFG-SBX-01 no roots", file: "[tools.sandbox]\nallowed_roots = []\n", key: "tools.sandbox.allowed_roots", msg: "at least one"},
+		{name: "CFG-SBX-01 bad glob", file: "[tools.sandbox]\ndenied_patterns = [\"[x\"]\n", key: "tools.sandbox.denied_patterns", msg: "not a valid glob"},
+		{name: "CFG-SBX-01 bad read-only glob", file: "[tools.sandbox]\nread_only_patterns = [\"{a,b\"]\n", key: "tools.sandbox.read_only_patterns", msg: "not a valid glob"},
+		{name: "CFG-ENV-01 bad env glob", file: "[tools.environment]\ndenylist = [\"[\"]\n", key: "tools.environment.denylist", msg: "not a valid variable-name glob"},
+		{name: "CFG-TOOLS-02 duplicate definition", file: "[[tools.definitions]]\nname = \"a\"\nparameters = { type = \"object\" }\n[[tools.definitions]]\nname = \"a\"\nparameters = { type = \"object\" }\n", key: "tools.definitions[1].name", msg: "defined twice"},
+		{name: "CFG-TOOLS-02 bad definition name", file: "[[tools.definitions]]\nname = \"Lookup\"\nparameters = { type = \"object\" }\n", key: "tools.definitions[0].name", msg: "not a tool name"},
+		{name: "CFG-TOOLS-02 definition without object schema", file: "[[tools.definitions]]\nname = \"a\"\n", key: "tools.definitions[0].parameters", msg: `type = "object"`},
+		{name: "CFG-TOOLS-02 YAML schema of another type", file: "tools:\n  definitions:\n    - name: a\n      parameters: {type: string}\n", yaml: true, key: "tools.definitions[0].parameters", msg: `type = "object"`},
+
+		// The environment.
+		{name: "CFG-TOOLS-01 bad bool from env", env: []string{"TOOLHOST_TOOLS_ALLOW_PARALLEL=maybe"}, key: "tools.allow_parallel", msg: `env TOOLHOST_TOOLS_ALLOW_PARALLEL: tools.allow_parallel: expected a boolean (true or false), got "maybe"`},
+		{name: "CFG-OUT-01 bad int from env", env: []string{"TOOLHOST_TOOLS_OUTPUT_MAX_BYTES=1k"}, key: "tools.output.max_bytes", msg: "env TOOLHOST_TOOLS_OUTPUT_MAX_BYTES"},
+		{name: "bad override from env", env: []string{"TOOLHOST_TOOLS_OVERRIDES_RUN_COMMAND_DENIED=nope"}, key: "tools.overrides.run_command.denied", msg: "env TOOLHOST_TOOLS_OVERRIDES_RUN_COMMAND_DENIED"},
+		{name: "unknown env variable", env: []string{"TOOLHOST_TOOLS_APROVAL_MODE=auto"}, key: "TOOLHOST_TOOLS_APROVAL_MODE", msg: "did you mean TOOLHOST_TOOLS_APPROVAL_MODE?"},
+		{name: "unknown override field from env", env: []string{"TOOLHOST_TOOLS_OVERRIDES_RUN_COMMAND_TIMEOUT=5"}, key: "TOOLHOST_TOOLS_OVERRIDES_RUN_COMMAND_TIMEOUT", msg: "unknown key"},
+		{name: "definitions cannot come from env", env: []string{"TOOLHOST_TOOLS_DEFINITIONS=x"}, key: "TOOLHOST_TOOLS_DEFINITIONS", msg: "unknown key"},
+		{name: "CFG-TOOLS-01 bad enum from env is named by its variable", env: []string{"TOOLHOST_TOOLS_MODE=on"}, key: "tools.mode", msg: "env TOOLHOST_TOOLS_MODE: tools.mode"},
+		{name: "CFG-APR-01 bad enum from env over a good file", file: "[tools.approval]\nmode = \"auto\"\n", env: []string{"TOOLHOST_TOOLS_APPROVAL_MODE=sometimes"}, key: "tools.approval.mode", msg: "env TOOLHOST_TOOLS_APPROVAL_MODE"},
+
+		// Syntax.
+		{name: "TOML syntax error", file: "[tools\n", msg: "toolhost.toml"},
+		{name: "YAML syntax error", file: "tools: [\n", yaml: true, msg: "toolhost.yaml"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
+			fileName := "toolhost.toml"
+			if tt.yaml {
+				fileName = "toolhost.yaml"
+			}
 			if tt.file != "" {
-				writeFile(t, dir, "toolhost.toml", tt.file)
+				writeFile(t, dir, fileName, tt.file)
 			}
 			_, err := Load(Options{Dir: dir, Environ: tt.env})
 			if err == nil {
@@ -239,26 +495,99 @@ func TestErrors(t *testing.T) {
 			if tt.key != "" && (!errors.As(err, &ke) || ke.Key != tt.key) {
 				t.Errorf("error %v: want a KeyError for %s", err, tt.key)
 			}
-			if tt.file != "" && tt.env == nil && !strings.Contains(err.Error(), "toolhost.toml") {
+			if tt.file != "" && tt.env == nil && !strings.Contains(err.Error(), filepath.Join(dir, fileName)) {
 				t.Errorf("error %q does not name the file", err)
+			}
+			if strings.Contains(tt.msg, "unknown key") && !errors.Is(err, ErrUnknownKey) {
+				t.Errorf("error %v is not ErrUnknownKey", err)
 			}
 		})
 	}
 }
 
 func TestFileDiscovery(t *testing.T) {
-	dir := t.TempDir()
-	writeFile(t, dir, "toolhost.toml", "")
-	writeFile(t, dir, "toolhost.yaml", "")
-	if _, err := Load(Options{Dir: dir}); err == nil || !strings.Contains(err.Error(), "keep one") {
-		t.Errorf("two files: %v", err)
+	t.Run("toml and yaml both present", func(t *testing.T) {
+		dir := t.TempDir()
+		toml := writeFile(t, dir, "toolhost.toml", "")
+		yaml := writeFile(t, dir, "toolhost.yaml", "")
+		_, err := Load(Options{Dir: dir})
+		if err == nil || !strings.Contains(err.Error(), toml) || !strings.Contains(err.Error(), yaml) {
+			t.Errorf("two files: %v", err)
+		}
+	})
+	t.Run("explicit missing file", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "missing.toml")
+		_, err := Load(Options{Dir: t.TempDir(), File: missing})
+		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+			t.Errorf("missing explicit file: %v", err)
+		}
+	})
+	t.Run("explicit file of unknown format", func(t *testing.T) {
+		file := writeFile(t, t.TempDir(), "toolhost.json", "{}")
+		if _, err := Load(Options{Dir: t.TempDir(), File: file}); err == nil || !strings.Contains(err.Error(), "unknown format") {
+			t.Errorf("json file: %v", err)
+		}
+	})
+	t.Run("explicit file wins over the directory's", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFile(t, dir, "toolhost.toml", "[tools]\nmode = \"parse_only\"\n")
+		explicit := writeFile(t, t.TempDir(), "custom.toml", "[tools]\nmode = \"disabled\"\n")
+		l, err := Load(Options{Dir: dir, File: explicit})
+		if err != nil || l.Config.Tools.Mode != ModeDisabled || l.File != explicit {
+			t.Errorf("explicit file: %v %+v", err, l)
+		}
+	})
+	t.Run("empty known tables", func(t *testing.T) {
+		for name, content := range map[string]string{
+			"toolhost.toml": "[tools]\n[tools.sandbox]\n[tools.overrides]\n[tools.overrides.read_file]\n",
+			"toolhost.yaml": "tools:\n  sandbox:\n  approval: {}\n  overrides: {read_file: {}}\n",
+		} {
+			dir := t.TempDir()
+			writeFile(t, dir, name, content)
+			l, err := Load(Options{Dir: dir})
+			if err != nil || !reflect.DeepEqual(l.Config, withRoots(dir)) {
+				t.Errorf("%s: %v %+v", name, err, l)
+			}
+		}
+	})
+	t.Run("empty file", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFile(t, dir, "toolhost.yml", "")
+		l, err := Load(Options{Dir: dir})
+		if err != nil || !reflect.DeepEqual(l.Config, withRoots(dir)) {
+			t.Errorf("empty file: %v %+v", err, l)
+		}
+	})
+}
+
+// Validate on its own: the defaults pass, and a Config built by a caller is
+// checked the same way as a loaded one.
+func TestValidate(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatalf("Default().Validate() = %v", err)
 	}
-	if _, err := Load(Options{Dir: dir, File: filepath.Join(dir, "missing.toml")}); err == nil || !strings.Contains(err.Error(), "missing.toml") {
-		t.Errorf("missing explicit file: %v", err)
+	tests := []struct {
+		name   string
+		change func(*Config)
+		key    string
+	}{
+		{"CFG-TOOLS-01 mode", func(c *Config) { c.Tools.Mode = "" }, "tools.mode"},
+		{"CFG-APR-01 approval mode", func(c *Config) { c.Tools.Approval.Mode = "Prompt" }, "tools.approval.mode"},
+		{"CFG-TMO-01 timeout", func(c *Config) { c.Tools.Timeouts.FileOperationsSeconds = 0 }, "tools.timeouts.file_operations_seconds"},
+		{"CFG-OUT-01 capacity", func(c *Config) { c.Tools.Output.AvailableCapacityBytes = -5 }, "tools.output.available_capacity_bytes"},
+		{"override name", func(c *Config) { c.Tools.Overrides["Bad-Name"] = Override{} }, "tools.overrides.Bad-Name"},
+		{"CFG-TOOLS-02 long name", func(c *Config) {
+			c.Tools.Definitions = []Definition{{Name: "a" + strings.Repeat("b", 64), Parameters: map[string]any{"type": "object"}}}
+		}, "tools.definitions[0].name"},
 	}
-	explicit := writeFile(t, t.TempDir(), "custom.toml", "[tools]\nmode = \"disabled\"\n")
-	l, err := Load(Options{Dir: dir, File: explicit})
-	if err != nil || l.Config.Tools.Mode != ModeDisabled || l.File != explicit {
-		t.Errorf("explicit file: %v %+v", err, l)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default()
+			tt.change(c)
+			var ke *KeyError
+			if err := c.Validate(); !errors.As(err, &ke) || ke.Key != tt.key {
+				t.Errorf("Validate() = %v, want a KeyError for %s", err, tt.key)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -23,7 +24,8 @@ type Options struct {
 	// toolhost.toml, toolhost.yaml or toolhost.yml in Dir, if one exists.
 	File string
 	// Dir is the working directory: where to look for a file, and what
-	// relative roots resolve against when there is no file.
+	// relative roots from the defaults or the environment resolve against
+	// (roots written in a file resolve against the file's directory).
 	Dir string
 	// Environ is the environment in os.Environ form; TOOLHOST_TOOLS_*
 	// variables override keys.
@@ -35,7 +37,8 @@ type Loaded struct {
 	Config *Config
 	File   string // the file read; "" when none
 	// Sources maps each dotted key to "default", "file PATH" or
-	// "env VARIABLE".
+	// "env VARIABLE": every scalar key, "tools.definitions", and each
+	// tools.overrides.<tool>.<field> that is set.
 	Sources map[string]string
 }
 
@@ -67,14 +70,15 @@ func Load(opts Options) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Loaded{File: file, Sources: map[string]string{}}
+	l := &Loaded{File: file, Sources: map[string]string{"tools.definitions": "default"}}
 	v := viper.New()
 	for key, val := range flatten(Default()) {
 		v.SetDefault(key, val)
 		l.Sources[key] = "default"
 	}
+	var defs []Definition
 	if file != "" {
-		if err := l.readFile(v, file); err != nil {
+		if defs, err = l.readFile(v, file); err != nil {
 			return nil, err
 		}
 	}
@@ -88,21 +92,16 @@ func Load(opts Options) (*Loaded, error) {
 	if cfg.Tools.Overrides == nil {
 		cfg.Tools.Overrides = map[string]Override{}
 	}
-	if file != "" {
-		defs, err := readDefinitions(file)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Tools.Definitions = defs
-	}
+	cfg.Tools.Definitions = defs
+	// Roots written in a file are relative to that file, so that a project's
+	// toolhost.toml means the same from any directory; roots from the
+	// environment or the defaults are relative to the working directory.
 	base := opts.Dir
-	if file != "" {
+	if file != "" && strings.HasPrefix(l.Sources["tools.sandbox.allowed_roots"], "file ") {
 		base = filepath.Dir(file)
 	}
-	for i, r := range cfg.Tools.Sandbox.AllowedRoots {
-		if !filepath.IsAbs(r) {
-			cfg.Tools.Sandbox.AllowedRoots[i] = filepath.Join(base, r)
-		}
+	if err := absRoots(cfg.Tools.Sandbox.AllowedRoots, base); err != nil {
+		return nil, &KeyError{Key: "tools.sandbox.allowed_roots", Source: l.sourceOf("tools.sandbox.allowed_roots"), Err: err}
 	}
 	if err := cfg.Validate(); err != nil {
 		var ke *KeyError
@@ -113,6 +112,21 @@ func Load(opts Options) (*Loaded, error) {
 	}
 	l.Config = cfg
 	return l, nil
+}
+
+// absRoots makes each relative root absolute against base, in place.
+func absRoots(roots []string, base string) error {
+	base, err := filepath.Abs(base)
+	if err != nil {
+		return err
+	}
+	for i, r := range roots {
+		if !filepath.IsAbs(r) {
+			r = filepath.Join(base, r)
+		}
+		roots[i] = filepath.Clean(r)
+	}
+	return nil
 }
 
 // sourceOf is the source of key, or of its closest parent with one.
@@ -130,8 +144,7 @@ func (l *Loaded) sourceOf(key string) string {
 	return "default"
 }
 
-var fileNames = []string{"toolhost.toml", "toolhost.yaml", "toolhost.yml"}
-
+// findFile is the explicit file, or the one toolhost.* file in opts.Dir.
 func findFile(opts Options) (string, error) {
 	if opts.File != "" {
 		abs, err := filepath.Abs(opts.File)
@@ -141,10 +154,13 @@ func findFile(opts Options) (string, error) {
 		if _, err := os.Stat(abs); err != nil {
 			return "", fmt.Errorf("configuration file: %w", err)
 		}
+		if _, err := format(abs); err != nil {
+			return "", err
+		}
 		return abs, nil
 	}
 	var found []string
-	for _, name := range fileNames {
+	for _, name := range []string{"toolhost.toml", "toolhost.yaml", "toolhost.yml"} {
 		p := filepath.Join(opts.Dir, name)
 		if _, err := os.Stat(p); err == nil {
 			found = append(found, p)
@@ -159,55 +175,150 @@ func findFile(opts Options) (string, error) {
 	return "", fmt.Errorf("both %s exist; keep one configuration file", strings.Join(found, " and "))
 }
 
-// readFile merges the file into v after checking every key and type.
-func (l *Loaded) readFile(v *viper.Viper, file string) error {
+// format is the file's syntax, chosen by its extension: the same keys
+// read differently in TOML and YAML, so guessing would misreport errors.
+func format(file string) (string, error) {
+	switch ext := strings.ToLower(filepath.Ext(file)); ext {
+	case ".toml":
+		return "toml", nil
+	case ".yaml", ".yml":
+		return "yaml", nil
+	default:
+		return "", fmt.Errorf("configuration file %s: unknown format %q (use .toml, .yaml or .yml)", file, ext)
+	}
+}
+
+// readFile merges the file into v after checking every key and type, so
+// that a misspelled or mistyped key stops toolhost instead of being
+// ignored.
+func (l *Loaded) readFile(v *viper.Viper, file string) ([]Definition, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return fmt.Errorf("configuration file: %w", err)
+		return nil, fmt.Errorf("configuration file: %w", err)
+	}
+	syntax, err := format(file)
+	if err != nil {
+		return nil, err
 	}
 	fv := viper.New()
-	fv.SetConfigType(strings.TrimPrefix(filepath.Ext(file), "."))
+	fv.SetConfigType(syntax)
 	if err := fv.ReadConfig(bytes.NewReader(data)); err != nil {
-		return fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	raw, err := decodeRaw(file, syntax, data)
+	if err != nil {
+		return nil, err
+	}
+	// viper's AllKeys leaves out empty tables, so they are found in the
+	// raw file: [tools.sandbx] with nothing in it is still a misspelling.
+	empty := emptyTables(raw, "")
+	keys := append(fv.AllKeys(), empty...)
+	sort.Strings(keys)
 	kinds := keyKinds()
 	source := "file " + file
-	for _, key := range fv.AllKeys() {
-		val := fv.Get(key)
-		kind, ok := kinds[key]
-		if !ok {
-			kind, ok = overrideKind(key)
-		}
-		switch {
-		case key == "tools.definitions":
+	for _, key := range keys {
+		if key == "tools.definitions" || strings.HasPrefix(key, "tools.definitions.") {
 			// Taken from the raw file by readDefinitions: viper lowercases
 			// map keys, which would break JSON Schema keywords.
-			l.Sources[key] = source
 			continue
-		case !ok && isEmptyTable(val):
-			continue
-		case !ok:
-			return &KeyError{Key: key, Source: file, Err: unknownKey(key, kinds)}
-		default:
-			conv, err := kind.fromFile(val)
-			if err != nil {
-				return &KeyError{Key: key, Source: file, Err: err}
-			}
-			val = conv
+		}
+		val, err := checkFileKey(key, fv.Get(key), kinds)
+		if err != nil {
+			return nil, &KeyError{Key: key, Source: file, Err: err}
+		}
+		if val == nil {
+			continue // an empty table that toolhost knows
 		}
 		v.Set(key, val)
 		l.Sources[key] = source
 	}
-	return nil
+	defs, err := readDefinitions(file, raw)
+	if err != nil || defs == nil {
+		return nil, err
+	}
+	l.Sources["tools.definitions"] = source
+	return defs, nil
 }
 
-func isEmptyTable(v any) bool {
-	m, ok := v.(map[string]any)
-	return ok && len(m) == 0
+// decodeRaw decodes the file without viper, keeping map keys as written.
+func decodeRaw(file, syntax string, data []byte) (map[string]any, error) {
+	var raw map[string]any
+	var err error
+	if syntax == "toml" {
+		err = toml.Unmarshal(data, &raw)
+	} else {
+		err = yaml.Unmarshal(data, &raw)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return raw, nil
 }
 
-// readEnv applies TOOLHOST_TOOLS_* variables. Other TOOLHOST_ variables
-// (paths, the binary) are not configuration keys and are left alone.
+// emptyTables lists the dotted, lowercased keys of the tables in m that
+// hold nothing.
+func emptyTables(m map[string]any, prefix string) []string {
+	var out []string
+	for k, v := range m {
+		sub, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		key := prefix + strings.ToLower(k)
+		if len(sub) == 0 {
+			out = append(out, key)
+		} else {
+			out = append(out, emptyTables(sub, key+".")...)
+		}
+	}
+	return out
+}
+
+// checkFileKey is the value of key converted to its kind, nil for an empty
+// table toolhost knows (such as [tools.overrides.read_file] with nothing in
+// it), or an error saying what is wrong.
+func checkFileKey(key string, val any, kinds map[string]kind) (any, error) {
+	k, ok := kinds[key]
+	if !ok {
+		k, ok = overrideKind(key)
+	}
+	if ok {
+		return k.fromFile(val)
+	}
+	table := isTable(key, kinds)
+	if m, isMap := val.(map[string]any); table && (val == nil || isMap && len(m) == 0) {
+		return nil, nil // YAML's "sandbox:" with nothing under it is empty too
+	}
+	if table {
+		return nil, fmt.Errorf("expected a table, got %s", describe(val))
+	}
+	return nil, unknownKey(key, kinds)
+}
+
+// isTable reports whether key names a table: a section of the file holding
+// other keys, or one tool's overrides.
+func isTable(key string, kinds map[string]kind) bool {
+	if key == "tools.overrides" {
+		return true
+	}
+	if tool, ok := strings.CutPrefix(key, "tools.overrides."); ok && !strings.Contains(tool, ".") {
+		return true
+	}
+	for k := range kinds {
+		if strings.HasPrefix(k, key+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// readEnv applies TOOLHOST_TOOLS_* variables. They are parsed here and
+// given to viper with Set rather than through AutomaticEnv or BindEnv:
+// viper's Unmarshal sees an environment variable only for keys it already
+// knows, cannot split TOOLHOST_TOOLS_OVERRIDES_<TOOL>_<FIELD> when the tool
+// name holds underscores, and ignores variables that match no key, which
+// must be errors here. Other TOOLHOST_ variables (paths, the binary) are
+// not configuration keys and are left alone.
 func (l *Loaded) readEnv(v *viper.Viper, environ []string) error {
 	byVar := map[string]string{}
 	kinds := keyKinds()
@@ -219,18 +330,11 @@ func (l *Loaded) readEnv(v *viper.Viper, environ []string) error {
 		if !strings.HasPrefix(name, "TOOLHOST_TOOLS_") {
 			continue
 		}
-		key, ok := byVar[name]
-		if !ok {
-			key, ok = overrideKeyFromEnv(name)
+		key, k, err := envKey(name, byVar, kinds)
+		if err != nil {
+			return &KeyError{Key: name, Source: "environment", Err: err}
 		}
-		if !ok {
-			return &KeyError{Key: name, Source: "environment", Err: fmt.Errorf("%w: no configuration key is set by this variable (keys map to TOOLHOST_ + the key upper-cased, dots as underscores, e.g. TOOLHOST_TOOLS_APPROVAL_MODE)", ErrUnknownKey)}
-		}
-		kind, _ := kinds[key]
-		if k, isOverride := overrideKind(key); isOverride {
-			kind = k
-		}
-		val, err := kind.fromEnv(value)
+		val, err := k.fromEnv(value)
 		if err != nil {
 			return &KeyError{Key: key, Source: "env " + name, Err: err}
 		}
@@ -240,13 +344,45 @@ func (l *Loaded) readEnv(v *viper.Viper, environ []string) error {
 	return nil
 }
 
+// envKey is the key a TOOLHOST_TOOLS_ variable sets, and its kind.
+func envKey(name string, byVar map[string]string, kinds map[string]kind) (string, kind, error) {
+	if key, ok := byVar[name]; ok {
+		return key, kinds[key], nil
+	}
+	if key, ok := overrideKeyFromEnv(name); ok {
+		k, _ := overrideKind(key)
+		return key, k, nil
+	}
+	best, dist := "", 4
+	for n := range byVar {
+		if d := levenshtein(name, n); d < dist || d == dist && n < best {
+			best, dist = n, d
+		}
+	}
+	if best != "" {
+		return "", 0, fmt.Errorf("%w: no configuration key is set by this variable; did you mean %s?", ErrUnknownKey, best)
+	}
+	return "", 0, fmt.Errorf("%w: no configuration key is set by this variable (keys map to TOOLHOST_ + the key upper-cased, dots as underscores, e.g. TOOLHOST_TOOLS_APPROVAL_MODE; per-tool overrides are TOOLHOST_TOOLS_OVERRIDES_<TOOL>_TIMEOUT_SECONDS, _REQUIRES_APPROVAL or _DENIED)", ErrUnknownKey)
+}
+
 // EnvVar is the environment variable that sets key.
 func EnvVar(key string) string {
 	return "TOOLHOST_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
 
 // overrideFields are the keys of a [tools.overrides.<tool>] table.
-var overrideFields = map[string]kind{"timeout_seconds": kindInt, "requires_approval": kindBool, "denied": kindBool}
+func overrideFields() []string { return []string{"timeout_seconds", "requires_approval", "denied"} }
+
+// overrideField is the kind of one key of a [tools.overrides.<tool>] table.
+func overrideField(field string) (kind, bool) {
+	switch field {
+	case "timeout_seconds":
+		return kindInt, true
+	case "requires_approval", "denied":
+		return kindBool, true
+	}
+	return 0, false
+}
 
 func overrideKind(key string) (kind, bool) {
 	rest, ok := strings.CutPrefix(key, "tools.overrides.")
@@ -257,8 +393,7 @@ func overrideKind(key string) (kind, bool) {
 	if !ok || tool == "" {
 		return 0, false
 	}
-	k, ok := overrideFields[field]
-	return k, ok
+	return overrideField(field)
 }
 
 // overrideKeyFromEnv parses TOOLHOST_TOOLS_OVERRIDES_<TOOL>_<FIELD>; tool
@@ -268,7 +403,7 @@ func overrideKeyFromEnv(name string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	for field := range overrideFields {
+	for _, field := range overrideFields() {
 		if tool, ok := strings.CutSuffix(rest, "_"+strings.ToUpper(field)); ok && tool != "" {
 			return "tools.overrides." + strings.ToLower(tool) + "." + field, true
 		}
@@ -279,7 +414,7 @@ func overrideKeyFromEnv(name string) (string, bool) {
 func unknownKey(key string, kinds map[string]kind) error {
 	best, dist := "", 4
 	for k := range kinds {
-		if d := levenshtein(key, k); d < dist {
+		if d := levenshtein(key, k); d < dist || d == dist && k < best {
 			best, dist = k, d
 		}
 	}
@@ -319,10 +454,21 @@ const (
 	kindList
 )
 
-var kindNames = [...]string{"a string", "an integer", "a boolean (true or false)", "a list of strings"}
+// String is the kind as an error message says it.
+func (k kind) String() string {
+	switch k {
+	case kindInt:
+		return "an integer"
+	case kindBool:
+		return "a boolean (true or false)"
+	case kindList:
+		return "a list of strings"
+	}
+	return "a string"
+}
 
 func (k kind) mismatch(v any) error {
-	return fmt.Errorf("expected %s, got %s", kindNames[k], describe(v))
+	return fmt.Errorf("expected %s, got %s", k, describe(v))
 }
 
 func describe(v any) string {
@@ -353,7 +499,10 @@ func (k kind) fromFile(v any) (any, error) {
 		case int64:
 			return int(n), nil
 		case uint64:
-			return int(n), nil
+			if n <= math.MaxInt {
+				return int(n), nil
+			}
+			return nil, fmt.Errorf("%d is too large", n)
 		}
 	case kindList:
 		items, ok := v.([]any)
@@ -451,29 +600,16 @@ func walk(v reflect.Value, prefix string, fn func(string, reflect.Value)) {
 
 // readDefinitions decodes [[tools.definitions]] from the file itself, with
 // map keys as written.
-func readDefinitions(file string) ([]Definition, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	var raw map[string]any
-	if filepath.Ext(file) == ".toml" {
-		err = toml.Unmarshal(data, &raw)
-	} else {
-		err = yaml.Unmarshal(data, &raw)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	tools, _ := raw["tools"].(map[string]any)
-	val, ok := tools["definitions"]
-	if !ok {
+func readDefinitions(file string, raw map[string]any) ([]Definition, error) {
+	tools, _ := lookupFold(raw, "tools").(map[string]any)
+	val := lookupFold(tools, "definitions")
+	if val == nil {
 		return nil, nil
 	}
 	if err := checkDefinitions(val); err != nil {
 		return nil, &KeyError{Key: "tools.definitions", Source: file, Err: err}
 	}
-	var defs []Definition
+	defs := []Definition{}
 	for _, it := range val.([]any) {
 		m := it.(map[string]any)
 		d := Definition{}
@@ -483,6 +619,17 @@ func readDefinitions(file string) ([]Definition, error) {
 		defs = append(defs, d)
 	}
 	return defs, nil
+}
+
+// lookupFold is m's value for key, matched without regard to case as viper
+// matches keys, so that a definitions list under "Tools:" is not dropped.
+func lookupFold(m map[string]any, key string) any {
+	for k, v := range m {
+		if strings.EqualFold(k, key) {
+			return v
+		}
+	}
+	return nil
 }
 
 // checkDefinitions checks [[tools.definitions]] entries' keys and types.

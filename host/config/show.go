@@ -67,88 +67,110 @@ func tomlValue(v any) string {
 // explained; `toolhost config init` writes it.
 func InitFile() string { return initFile }
 
-const initFile = `# toolhost configuration. Every key is shown with its default value.
-# Each key can also be set by an environment variable: TOOLHOST_ and the key
-# upper-cased with dots as underscores, e.g. TOOLHOST_TOOLS_APPROVAL_MODE=auto;
-# lists are comma-separated. The environment wins over this file.
+const initFile = `# toolhost configuration: every key with its default value, and the SRD
+# requirement it carries out. Each key can also be set by an environment
+# variable: TOOLHOST_ and the key upper-cased with dots as underscores, e.g.
+# TOOLHOST_TOOLS_APPROVAL_MODE=auto; lists are comma-separated. The
+# environment wins over this file. "toolhost config show" prints every
+# effective value and where it came from.
 
 [tools]
 # disabled: offer no tools and refuse every call; parse_only: offer tools and
 # record calls for a person to answer; enabled: validate, gate and run them.
-# (CFG-TOOLS-01)
+# (CFG-TOOLS-01, FR-MODE-01)
 mode = "enabled"
-# Let consecutive read-only calls of a batch run at the same time.
+# Let consecutive read-only calls of one batch run at the same time instead
+# of one after another. (CFG-TOOLS-01, FR-EXE-01)
 allow_parallel = false
-# Calls beyond this many in one model response are refused (FR-LIM-01).
+# Calls beyond this many in one model response are refused. (CFG-TOOLS-01, FR-LIM-01)
 max_tool_calls_per_batch = 8
-# Tool batches allowed in one user turn before the model must answer (FR-LIM-02).
+# Tool batches allowed in one user turn before the model must answer.
+# (CFG-TOOLS-01, FR-LIM-02)
 max_tool_iterations_per_user_turn = 4
-# Largest arguments of one call, as JSON (FR-LIM-03).
+# Largest arguments of one call, measured as JSON. (CFG-TOOLS-01, FR-LIM-03)
 max_tool_args_bytes = 262144
 
 [tools.sandbox]
 # Directories tools may touch; the first is the working directory. Relative
-# roots are relative to this file. (CFG-SBX-01)
+# roots are relative to this file. (CFG-SBX-01, FR-VAL-04)
 allowed_roots = ["."]
 # Globs of paths no tool may read or write, added to the built-in ones.
+# (CFG-SBX-01, FR-VAL-05)
 denied_patterns = []
-# Accept absolute paths (they must still be inside a root).
+# Accept absolute paths in arguments; they must still be inside a root.
+# (CFG-SBX-01, FR-VAL-04)
 allow_absolute = false
-# Deny **/.ssh/**, **/.gnupg/**, **/id_rsa*, **/*.pem, **/*.key and system credentials.
+# Also deny the built-in patterns: **/.ssh/**, **/.gnupg/**, **/id_rsa*,
+# **/*.pem, **/*.key and system credentials. (CFG-SBX-01, FR-VAL-05)
 include_default_denies = true
-# Globs of paths tools may read but never write.
+# Globs of paths tools may read but never write. (CFG-SBX-01)
 read_only_patterns = [".git/**"]
 
 [tools.timeouts]
-# Per-call timeouts by tool class; a tool's manifest or an override may set its own. (CFG-TMO-01)
+# Per-call timeout of a tool of no other class; a tool's manifest or an
+# override may set its own. (CFG-TMO-01, FR-EXE-03)
 default_seconds = 30
+# Per-call timeout of file tools (read_file, write_file, apply_patch, ...).
+# (CFG-TMO-01, FR-EXE-03)
 file_operations_seconds = 30
+# Per-call timeout of run_command and other shell tools. (CFG-TMO-01, FR-EXE-03)
 shell_commands_seconds = 300
 
 [tools.output]
-# Largest result text; longer output is cut with a marker. (CFG-OUT-01)
+# Largest result text given to the model; longer output is cut with a
+# marker. (CFG-OUT-01, FR-OUT-04)
 max_bytes = 102400
-# Room assumed left in the model's context when the caller gives no estimate (FR-REG-04b).
+# Room assumed left in the model's context when the caller gives no
+# estimate. (CFG-OUT-01, FR-REG-04b)
 available_capacity_bytes = 65536
 
 [tools.environment]
 # Globs of environment variable names hidden from commands, added to the
-# defaults (*_KEY, *_TOKEN, *_SECRET, *_PASSWORD, AWS_*, ANTHROPIC_*, OPENAI_*). (CFG-ENV-01)
+# defaults (*_KEY, *_TOKEN, *_SECRET, *_PASSWORD, AWS_*, ANTHROPIC_*, OPENAI_*).
+# (CFG-ENV-01, FR-EXE-06)
 denylist = []
 
 [tools.approval]
-# false: refuse every call ("Tool execution disabled by policy"). (CFG-APR-01)
+# false: refuse every call ("Tool execution disabled by policy").
+# (CFG-APR-01, FR-APR-04a)
 enabled = true
 # auto: run unless denied; prompt: ask for side effects not allowlisted;
-# deny: refuse what is not allowlisted. A tool that requires approval is always asked about.
+# deny: refuse what is not allowlisted. A tool that requires approval is
+# always asked about. (CFG-APR-01, FR-APR-04)
 mode = "prompt"
-# Tools that run without a prompt (unless the tool itself requires approval).
+# Tools that run without a prompt, unless the tool itself requires approval.
+# (CFG-APR-01, FR-APR-04c)
 allowlist = ["read_file"]
-# Tools that never run.
+# Tools that never run, whatever the mode. (CFG-APR-01, FR-APR-04b)
 denylist = ["run_command"]
-# Ask before any side-effecting call not in the allowlist.
+# In prompt mode, ask before any side-effecting call not in the allowlist.
+# (CFG-APR-01, FR-APR-04d)
 prompt_side_effects = true
-# A call that only creates new files (write_file to a path that does not exist)
-# runs without a prompt; overwriting still asks.
+# A write_file or apply_patch call that only creates new files runs without
+# a prompt when the tool is otherwise allowed; overwriting still asks.
+# (CFG-APR-01)
 auto_approve_new_files = true
 
 [tools.read_file]
-# Largest read_file result before line ranges are required. (CFG-READ-01)
+# Largest read_file result before a line range is required. (CFG-READ-01)
 max_file_read_bytes = 204800
-# Most bytes scanned for a line range; also the largest file apply_patch edits.
+# Most bytes scanned to serve a line range; also the largest file
+# apply_patch edits. (CFG-READ-01)
 max_scan_bytes = 2097152
 
 [tools.apply_patch]
-# Largest LP1 patch. (CFG-PATCH-01)
+# Largest LP1 patch accepted. (CFG-PATCH-01)
 max_patch_bytes = 524288
 
-# Per-tool overrides, for any tool name:
+# Per-tool overrides, for any tool name; every field is optional and an
+# unset one keeps the tool's own setting:
 # [tools.overrides.run_command]
 # timeout_seconds = 600
 # requires_approval = true
 # denied = false
 
-# Tools defined here are offered in parse_only mode, for a person to answer (CFG-TOOLS-02):
+# Tools defined here are offered in parse_only mode, for a person to answer.
+# (CFG-TOOLS-02)
 # [[tools.definitions]]
 # name = "lookup_ticket"
 # description = "Look up a ticket by id"
