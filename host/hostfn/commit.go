@@ -15,12 +15,6 @@ import (
 	"github.com/toolhost/toolhost/host/sandbox"
 )
 
-// Stale-file reasons, worded as SRD FR-TOOL-PATCH-02a/b has them.
-const (
-	reasonNotRead = "File was not read before patching"
-	reasonChanged = "File content changed since last read"
-)
-
 func (e *Env) scanLimit() int64 {
 	if e.Limits.MaxScanBytes > 0 {
 		return e.Limits.MaxScanBytes
@@ -46,7 +40,7 @@ func readForUpdate(env *Env, name string, p sandbox.Path, f *sandbox.File, st sa
 		return nil, tooLargeToUpdate(name, int64(n), limit)
 	}
 	data := resp[abi.ReadInfoSize : abi.ReadInfoSize+n]
-	if err := checkSum(env, p, name, sha256.Sum256(data)); err != nil {
+	if err := checkSum(env, p, name, sha256.Sum256(data), "patching"); err != nil {
 		return nil, err
 	}
 	info := abi.ReadInfo{FileSize: int64(n), ModTime: st.ModTime.UnixNano(), Flags: abi.ReadEOF}
@@ -62,18 +56,20 @@ func tooLargeToUpdate(name string, size, limit int64) error {
 		"%s is %d bytes, more than max_scan_bytes (%d), too large to edit in place; replace it with write_file or raise tools.read_file.max_scan_bytes", name, size, limit)
 }
 
-// checkSum is stale-file protection for content the host just read: the
-// conversation must have read the file, and its SHA-256 then must equal sum.
-func checkSum(env *Env, p sandbox.Path, name string, sum [32]byte) error {
+// checkSum is stale-file protection (FR-TOOL-PATCH-02a/b, worded as the
+// SRD has it): the conversation must have read the file, and its SHA-256
+// then must equal sum, the digest of what is there now. action names what
+// was refused ("writing", "patching").
+func checkSum(env *Env, p sandbox.Path, name string, sum [32]byte, action string) error {
 	var read, same bool
 	if env.Reads != nil {
 		read, same = env.Reads.Matches(p.Abs, sum)
 	}
 	switch {
 	case !read:
-		return stale(env, p, name, reasonNotRead, "read it with read_file first, then retry")
+		return stale(env, p, name, "File was not read before "+action, "read it with read_file first, then retry")
 	case !same:
-		return stale(env, p, name, reasonChanged, "read it again with read_file and base the change on what is there now")
+		return stale(env, p, name, "File content changed since last read", "read it again with read_file and base the change on what is there now")
 	}
 	return nil
 }
@@ -81,8 +77,7 @@ func checkSum(env *Env, p sandbox.Path, name string, sum [32]byte) error {
 // commitTarget is one validated file of an fs_commit request.
 type commitTarget struct {
 	abi.CommitFile
-	p       sandbox.Path
-	current []byte // nil for a new file
+	p sandbox.Path
 }
 
 func fsCommit(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
@@ -99,13 +94,26 @@ func fsCommit(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]by
 		return nil, err
 	}
 	if uint32(stack[2])&abi.CommitDryRun != 0 {
-		var diff strings.Builder
-		for _, t := range targets {
-			diff.WriteString(unifiedDiff(env.display(t.p), t.current, t.current != nil, t.Data))
-		}
-		return []byte(diff.String()), nil
+		return dryRun(env, targets)
 	}
 	return commit(env, targets)
+}
+
+// dryRun is the unified diff of every change, after every check a commit
+// makes.
+func dryRun(env *Env, targets []commitTarget) ([]byte, error) {
+	var diff strings.Builder
+	for _, t := range targets {
+		var current []byte
+		if t.Flags&abi.CommitNew == 0 {
+			var err error
+			if current, err = readAll(t.p); err != nil {
+				return nil, classify(t.Path, err)
+			}
+		}
+		diff.WriteString(unifiedDiff(env.display(t.p), current, t.Flags&abi.CommitNew == 0, t.Data))
+	}
+	return []byte(diff.String()), nil
 }
 
 // prepareCommit validates every path in the sandbox first, then checks every
@@ -136,7 +144,7 @@ func prepareCommit(env *Env, files []abi.CommitFile) ([]commitTarget, error) {
 // existing file read in this conversation and unchanged, or, for a new
 // file, still absent.
 func checkCommitFresh(env *Env, t *commitTarget) error {
-	current, err := readAll(t.p)
+	sum, err := fileSum(t.p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && t.Flags&abi.CommitNew != 0:
 		return nil
@@ -147,8 +155,7 @@ func checkCommitFresh(env *Env, t *commitTarget) error {
 	case t.Flags&abi.CommitNew != 0:
 		return stale(env, t.p, t.Path, "File was created since the change was prepared", "read it with read_file and retry")
 	}
-	t.current = current
-	return checkSum(env, t.p, t.Path, sha256.Sum256(current))
+	return checkSum(env, t.p, t.Path, sum, "patching")
 }
 
 // commit stages and commits every target, then records the new content of

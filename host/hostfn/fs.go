@@ -467,21 +467,26 @@ func checkFresh(env *Env, p sandbox.Path, name string) error {
 	if !fi.Mode().IsRegular() {
 		return fail(abi.StatusWrongType, abi.KindExecutionFailed, "%s exists and is not a regular file; refusing to replace it", name)
 	}
-	current, err := readAll(p)
+	sum, err := fileSum(p)
 	if err != nil {
 		return classify(name, err)
 	}
-	var read, same bool
-	if env.Reads != nil {
-		read, same = env.Reads.Matches(p.Abs, sha256.Sum256(current))
+	return checkSum(env, p, name, sum, "writing")
+}
+
+// fileSum hashes the file at p as it streams: a freshness check needs the
+// digest, not the content, and must not load a large file whole.
+func fileSum(p sandbox.Path) ([sha256.Size]byte, error) {
+	f, err := p.OpenFile()
+	if err != nil {
+		return [sha256.Size]byte{}, err
 	}
-	switch {
-	case !read:
-		return stale(env, p, name, "File was not read before writing", "read it with read_file first, then retry")
-	case !same:
-		return stale(env, p, name, "File content changed since last read", "read it again with read_file, then retry with content based on what is there now")
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return [sha256.Size]byte{}, err
 	}
-	return nil
+	return [sha256.Size]byte(h.Sum(nil)), nil
 }
 
 func stale(env *Env, p sandbox.Path, name, reason, hint string) error {
