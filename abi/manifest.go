@@ -40,10 +40,11 @@ type Manifest struct {
 	// PathArgs names the top-level string arguments that are paths; the host
 	// checks them against the sandbox before the plugin runs.
 	PathArgs []string `json:"path_args,omitempty"`
-	// CreateArgs names path arguments the call writes. When none of them
-	// exists yet, the call only creates files, which policy may let run
-	// without a prompt (tools.approval.auto_approve_new_files); replacing
-	// a file still asks.
+	// CreateArgs names path arguments the call writes. The planner refuses
+	// a call writing a read-only path before anyone is asked, and when none
+	// of them exists yet the call only creates files, which policy may let
+	// run without a prompt (tools.approval.auto_approve_new_files);
+	// replacing a file still asks.
 	CreateArgs   []string     `json:"create_args,omitempty"`
 	Capabilities []Capability `json:"capabilities,omitempty"`
 }

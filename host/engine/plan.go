@@ -152,7 +152,7 @@ func (e *Engine) planCall(ctx context.Context, pc *PlannedCall) {
 		pc.resolved, terr = e.preflight(call, tool.Manifest, decoded)
 	}
 	if terr == nil {
-		terr = e.readOnlyCheck(call, tool.Manifest, pc.resolved)
+		terr = e.readOnlyCheck(call, tool.Manifest, decoded, pc.resolved)
 	}
 	if terr != nil {
 		pc.preResolve(terr)
@@ -217,15 +217,30 @@ func (e *Engine) requestConfirmation(ctx context.Context, pc *PlannedCall, m abi
 // summaryTimeout bounds a summary: it is pure formatting.
 const summaryTimeout = 5 * time.Second
 
-// readOnlyCheck refuses a side-effecting call whose path arguments fall
-// under a read-only pattern (.git/** by default): such paths are readable,
-// never writable. The host functions refuse the write too.
-func (e *Engine) readOnlyCheck(call Call, m abi.Manifest, resolved map[string]sandbox.Path) *ToolError {
-	if !m.SideEffecting {
-		return nil
+// written returns the paths the call writes, its create_args in manifest
+// order, keyed by the argument as given. complete is false when an
+// argument is absent, so the call's writes are not all known.
+func written(m abi.Manifest, decoded any, resolved map[string]sandbox.Path) (paths []string, complete bool) {
+	obj, _ := decoded.(map[string]any)
+	complete = true
+	for _, name := range m.CreateArgs {
+		s, _ := obj[name].(string)
+		if _, ok := resolved[s]; !ok {
+			complete = false
+			continue
+		}
+		paths = append(paths, s)
 	}
-	for attempted, p := range resolved {
-		if pattern, ok := e.cfg.Sandbox.ReadOnly(p); ok {
+	return paths, complete
+}
+
+// readOnlyCheck refuses a call that writes a path under a read-only
+// pattern (.git/** by default): such paths are readable, never writable.
+// The sandbox refuses the write too; this says so before anyone is asked.
+func (e *Engine) readOnlyCheck(call Call, m abi.Manifest, decoded any, resolved map[string]sandbox.Path) *ToolError {
+	paths, _ := written(m, decoded, resolved)
+	for _, attempted := range paths {
+		if pattern, ok := e.cfg.Sandbox.ReadOnly(resolved[attempted]); ok {
 			return denial(abi.DenialReadOnly, fmt.Sprintf(
 				"call %s: %s is read-only (matches %s in tools.sandbox.read_only_patterns); it can be read but not changed", call.ID, attempted, pattern),
 				map[string]any{"attempted": attempted, "pattern": pattern})
@@ -234,20 +249,15 @@ func (e *Engine) readOnlyCheck(call Call, m abi.Manifest, resolved map[string]sa
 	return nil
 }
 
-// onlyCreates reports that every path the call writes (its create_args)
-// does not exist yet.
+// onlyCreates reports that the call writes only paths that do not exist
+// yet.
 func onlyCreates(m abi.Manifest, decoded any, resolved map[string]sandbox.Path) bool {
-	obj, _ := decoded.(map[string]any)
-	if len(m.CreateArgs) == 0 || obj == nil {
+	paths, complete := written(m, decoded, resolved)
+	if !complete || len(paths) == 0 {
 		return false
 	}
-	for _, name := range m.CreateArgs {
-		s, _ := obj[name].(string)
-		p, ok := resolved[s]
-		if !ok {
-			return false
-		}
-		if _, err := p.Lstat(); !errors.Is(err, fs.ErrNotExist) {
+	for _, attempted := range paths {
+		if _, err := resolved[attempted].Lstat(); !errors.Is(err, fs.ErrNotExist) {
 			return false
 		}
 	}

@@ -86,6 +86,7 @@ func TestPlanPrecedence_FR_APR_05(t *testing.T) {
 		{"args size", func(p *Policy) {}, call("1", "read_file", `{"path":"`+strings.Repeat("x", 300<<10)+`"}`), "pre_resolved:SandboxViolation", "max_tool_args_bytes"},
 		{"sandbox preflight", nil, call("1", "write_file", `{"path":"../x","content":""}`), "pre_resolved:SandboxViolation", "is not allowed"},
 		{"read-only path", nil, call("1", "write_file", `{"path":".git/config","content":""}`), "pre_resolved:SandboxViolation", "read-only"},
+		{"read-only applies to written paths only", func(p *Policy) { p.Denylist = nil }, call("1", "run_command", `{"command":"git status","cwd":".git"}`), "confirm", "requires approval"},
 		{"deny mode, not allowlisted", func(p *Policy) { p.Approval = ApprovalDeny }, call("1", "list_directory", `{}`), "pre_resolved:SandboxViolation", "not in tools.approval.allowlist"},
 		{"deny mode, allowlisted", func(p *Policy) { p.Approval = ApprovalDeny }, call("1", "read_file", `{"path":"a.txt"}`), "execute", ""},
 		{"prompt mode, side effects", nil, call("1", "write_file", `{"path":"a.txt","content":"x"}`), "confirm", "side effects"},
