@@ -77,18 +77,21 @@ type RunOptions struct {
 // approve denies them), run.
 // It returns exactly one result per call, in call order.
 func (e *Engine) Process(ctx context.Context, b Batch, approve func(context.Context, []Confirmation) Decision, opts RunOptions) (*Plan, []Result) {
-	ev := newEmitter(opts.Events)
+	emit := func(Event) {}
+	if opts.Events != nil {
+		emit = opts.Events // Process emits from this goroutine only, before and after Run
+	}
 	p := e.Plan(ctx, b)
-	ev.emit(Event{Kind: EventPlanned, BatchID: p.Batch.ID})
+	emit(Event{Kind: EventPlanned, BatchID: p.Batch.ID})
 	d := DenyAll("")
 	if cs := p.Confirmations(); len(cs) > 0 {
-		ev.emit(Event{Kind: EventAwaitingApproval, BatchID: p.Batch.ID})
+		emit(Event{Kind: EventAwaitingApproval, BatchID: p.Batch.ID})
 		d = DenyAll("policy: no approver is connected")
 		if approve != nil {
 			d = approve(ctx, cs)
 		}
 	}
-	return p, e.Run(ctx, p, d, RunOptions{Events: ev.emit, AvailableCapacityBytes: opts.AvailableCapacityBytes})
+	return p, e.Run(ctx, p, d, opts)
 }
 
 // Resolve records a person's result for a Pending call (parse_only mode,
