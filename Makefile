@@ -31,7 +31,7 @@ test: build
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 8m ./...
 
 bench: build
-	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 1s -count 1 ./tests/bench/
+	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 1s -count 1 ./host/internal/bench/
 
 serve: build
 	$(BIN)/toolhost tools
@@ -46,7 +46,7 @@ lint:
 # Each fuzz target for FUZZTIME; inputs that ever failed live in testdata/fuzz
 # and run with every `make test`.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := host/sandbox:FuzzResolve host/output:FuzzSanitize host/output:FuzzTruncate \
+FUZZ_TARGETS := host/internal/sandbox:FuzzResolve host/internal/output:FuzzSanitize host/internal/output:FuzzTruncate \
 	host/internal/loopguard:FuzzInstrument sdk/internal/argjson:FuzzUnmarshal sdk/internal/argjson:FuzzAppendString \
 	lp1:FuzzParse lp1:FuzzParseFile lp1:FuzzApply abi:FuzzDecodeCommitRequest
 

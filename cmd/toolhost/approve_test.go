@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/host/engine"
-	"github.com/toolhost/toolhost/host/readcache"
 )
 
 // The CLI's approver: --allow approves, a terminal asks per call, no
@@ -34,7 +33,10 @@ func TestApprover(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out strings.Builder
 			a := &approver{allow: tt.allow, tty: tt.tty, in: strings.NewReader(tt.answers), out: &out}
-			d := a.decide(context.Background(), cs)
+			d, err := a.Approve(context.Background(), cs)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if !strings.Contains(d.By, tt.by) {
 				t.Errorf("By = %q, want it to contain %q", d.By, tt.by)
 			}
@@ -43,7 +45,7 @@ func TestApprover(t *testing.T) {
 				p.Calls = append(p.Calls, engine.PlannedCall{Call: engine.Call{ID: c.CallID, Name: c.Tool}, Disposition: engine.RequiresConfirmation, Confirmation: &c})
 			}
 			var got []string
-			eng := engine.New(engine.Config{ReadCache: func(string) *readcache.Cache { return nil }})
+			eng := engine.New(engine.Config{})
 			for _, r := range eng.Run(context.Background(), p, d, engine.RunOptions{}) {
 				if r.Error == nil || !strings.Contains(r.Error.Message, "Denied by") {
 					got = append(got, r.ID)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/engine"
 )
 
@@ -46,8 +47,7 @@ Exit status: 0 when every call succeeded, 1 when any failed, 2 for usage errors.
 				return err
 			}
 			defer h.Close(ctx)
-			p, results := h.eng.Process(ctx, b, newApprover(rf.allow).decide, engine.RunOptions{Events: rf.streamEvents()})
-			h.save()
+			p, results := h.Process(ctx, b, host.BatchOptions{Approver: newApprover(rf.allow), Events: rf.streamEvents()})
 			if err := printJSON(batchOutput{BatchID: p.Batch.ID, Results: results}); err != nil {
 				return err
 			}

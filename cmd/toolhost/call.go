@@ -1,13 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/engine"
 )
 
@@ -89,12 +90,11 @@ func runCall(cmd *cobra.Command, g *globals, f *callFlags, tool string) error {
 		return err
 	}
 	defer h.Close(ctx)
-	if err := h.checkDenylisted(tool); err != nil {
+	if err := checkDenylisted(h, tool); err != nil {
 		return err
 	}
 	b := engine.Batch{Conversation: f.conversation, Calls: []engine.Call{{ID: f.id, Name: tool, Arguments: raw}}}
-	_, results := h.eng.Process(ctx, b, newApprover(f.allow).decide, engine.RunOptions{Events: f.streamEvents()})
-	h.save()
+	_, results := h.Process(ctx, b, host.BatchOptions{Approver: newApprover(f.allow), Events: f.streamEvents()})
 	res := results[0]
 	if err := printJSON(res); err != nil {
 		return err
@@ -107,35 +107,23 @@ func runCall(cmd *cobra.Command, g *globals, f *callFlags, tool string) error {
 
 // checkDenylisted refuses, as a usage error, a tool the policy denies
 // unless --allow names it (NFR-SEC-06): one call has nothing else to run.
-func (h *host) checkDenylisted(tool string) error {
-	if h.eng.Denylisted(tool) {
+func checkDenylisted(h *host.Host, tool string) error {
+	if h.Engine().Denylisted(tool) {
 		return usageErrorf("%s is denied by tools.approval.denylist (it is denied by default); to run it anyway, pass --allow %s", tool, tool)
 	}
 	return nil
 }
 
 // streamEvents copies streamed output to stderr with --stream.
-func (f *runFlags) streamEvents() func(engine.Event) {
+func (f *runFlags) streamEvents() engine.EventSink {
 	if !f.stream {
 		return nil
 	}
-	return func(ev engine.Event) {
+	return engine.EventSinkFunc(func(_ context.Context, ev engine.Event) error {
 		if ev.Kind == engine.EventStdoutChunk || ev.Kind == engine.EventStderrChunk {
-			os.Stderr.WriteString(ev.Chunk)
+			_, err := os.Stderr.WriteString(ev.Chunk)
+			return err
 		}
-	}
-}
-
-// protected lists toolhost's own directories, which no tool may touch.
-func protected(dirs ...string) []string {
-	var out []string
-	for _, d := range dirs {
-		if d == "" {
-			continue
-		}
-		if abs, err := filepath.Abs(d); err == nil {
-			out = append(out, abs)
-		}
-	}
-	return out
+		return nil
+	})
 }

@@ -25,12 +25,12 @@ func newConfigCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if st.loaded.File != "" {
-				fmt.Printf("# file: %s\n", st.loaded.File)
+			if st.File != "" {
+				fmt.Printf("# file: %s\n", st.File)
 			} else {
 				fmt.Println("# no configuration file: defaults and environment only")
 			}
-			fmt.Print(st.loaded.Show())
+			fmt.Print(st.Show())
 			return nil
 		},
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/toolhost/toolhost/host/runtime"
+	"github.com/toolhost/toolhost/host"
 )
 
 func newPluginCommand(_ *globals) *cobra.Command {
@@ -21,7 +21,7 @@ func newPluginCommand(_ *globals) *cobra.Command {
 				if err != nil {
 					return usageErrorf("%v", err)
 				}
-				packed, err := runtime.Pack(cmd.Context(), wasm)
+				packed, err := host.PackPlugin(cmd.Context(), wasm)
 				if err != nil {
 					return fmt.Errorf("pack %s: %w", file, err)
 				}

@@ -9,7 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/toolhost/toolhost/host/runtime"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/config"
 )
 
 // globals are the flags every command shares.
@@ -96,7 +97,7 @@ func (g *globals) cache() string {
 	case os.Getenv("TOOLHOST_CACHE_DIR") != "":
 		return os.Getenv("TOOLHOST_CACHE_DIR")
 	}
-	return runtime.DefaultCacheDir()
+	return host.DefaultCacheDir()
 }
 
 func (g *globals) state() (string, error) {
@@ -113,4 +114,27 @@ func (g *globals) state() (string, error) {
 		return "", fmt.Errorf("no state directory: %w; pass --state-dir", err)
 	}
 	return filepath.Join(home, ".local", "state", "toolhost"), nil
+}
+
+// configFile is --config, else $TOOLHOST_CONFIG; "" means toolhost.toml
+// (or .yaml) in the working directory, if there is one.
+func (g *globals) configFile() string {
+	if g.config != "" {
+		return g.config
+	}
+	return os.Getenv("TOOLHOST_CONFIG")
+}
+
+// settings loads the configuration: defaults, then the file, then
+// TOOLHOST_* variables.
+func (g *globals) settings() (*config.Loaded, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, usageErrorf("working directory: %v", err)
+	}
+	l, err := config.Load(config.Options{File: g.configFile(), Dir: wd, Environ: os.Environ()})
+	if err != nil {
+		return nil, usageErrorf("configuration: %v", err)
+	}
+	return l, nil
 }

@@ -7,8 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/toolhost/toolhost/host/engine"
-	"github.com/toolhost/toolhost/host/registry"
+	"github.com/toolhost/toolhost/host"
 )
 
 func newToolsCommand(g *globals) *cobra.Command {
@@ -20,32 +19,24 @@ func newToolsCommand(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			st, err := g.settings()
+			h, err := openHost(ctx, g, &runFlags{})
 			if err != nil {
 				return err
 			}
-			rt, reg, err := loadRegistry(ctx, g, g.logger())
-			if err != nil {
-				return err
-			}
-			defer rt.Close(ctx)
+			defer h.Close(ctx)
 			// What is advertised depends on tools.mode (FR-MODE-01/02).
-			eng := engine.New(engine.Config{Registry: reg, Policy: st.engine.Policy})
-			offered := eng.Advertised()
+			offered := h.Tools()
 			if all {
-				offered = nil
-				for _, t := range reg.Tools() {
-					offered = append(offered, t.Manifest)
-				}
+				offered = h.Installed()
 			}
-			defs, err := registry.Definitions(offered, format)
+			defs, err := host.Definitions(offered, format)
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
 			return printJSON(defs)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "json", "definition format: "+strings.Join(registry.Formats(), ", "))
+	cmd.Flags().StringVar(&format, "format", "json", "definition format: "+strings.Join(host.Formats(), ", "))
 	cmd.Flags().BoolVar(&all, "all", false, "every installed tool, including those the policy denies or tools.mode hides")
 	return cmd
 }

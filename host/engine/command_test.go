@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/hostfn"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
 )
 
 func commandArgs(t *testing.T, command, cwd string) string {

@@ -19,11 +19,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/hostfn"
-	"github.com/toolhost/toolhost/host/proc"
-	"github.com/toolhost/toolhost/host/readcache"
-	"github.com/toolhost/toolhost/host/registry"
-	"github.com/toolhost/toolhost/host/sandbox"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
+	"github.com/toolhost/toolhost/host/internal/proc"
+	"github.com/toolhost/toolhost/host/internal/readcache"
+	"github.com/toolhost/toolhost/host/internal/registry"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
 // Timeouts are the configured fallbacks (CFG-TMO-01); a manifest's explicit

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/output"
-	"github.com/toolhost/toolhost/host/readcache"
-	"github.com/toolhost/toolhost/host/registry"
-	"github.com/toolhost/toolhost/host/runtime"
-	"github.com/toolhost/toolhost/host/sandbox"
+	"github.com/toolhost/toolhost/host/internal/output"
+	"github.com/toolhost/toolhost/host/internal/readcache"
+	"github.com/toolhost/toolhost/host/internal/registry"
+	"github.com/toolhost/toolhost/host/internal/runtime"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
@@ -37,7 +37,7 @@ func plugins(t *testing.T) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command", "host/runtime/testdata/spin", "host/runtime/testdata/impure"} {
+		for _, p := range []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command", "host/internal/runtime/testdata/spin", "host/internal/runtime/testdata/impure"} {
 			testplugin.Build(t, dir, p)
 		}
 		pluginDir = dir

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/output"
-	"github.com/toolhost/toolhost/host/runtime"
+	"github.com/toolhost/toolhost/host/internal/output"
+	"github.com/toolhost/toolhost/host/internal/runtime"
 )
 
 // maxPanicMessage bounds the guest text quoted in "Tool panicked: …".

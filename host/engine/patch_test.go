@@ -64,7 +64,7 @@ func sameFiles(t *testing.T, got, want map[string]string) {
 
 // T-PATCH-01 (FR-TOOL-PATCH-01a): whatever makes the last file of a
 // multi-file patch fail, no file is left changed and nothing is left
-// behind. The commit-phase I/O failure is in host/sandbox's Txn tests.
+// behind. The commit-phase I/O failure is in host/internal/sandbox's Txn tests.
 func TestApplyPatch_T_PATCH_01_AllOrNothing(t *testing.T) {
 	const good = "F a.txt\nR\na1\n.\nA1\n.\nF b.txt\nT\nb2\n.\nF created.txt\nT\nnew\n.\n"
 	tests := []struct {

@@ -14,8 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/registry"
-	"github.com/toolhost/toolhost/host/sandbox"
+	"github.com/toolhost/toolhost/host/internal/registry"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
 // Batch is the tool calls of one model response (SRD 2.6).

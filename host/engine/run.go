@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/hostfn"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
 )
 
 // Decision is a person's answer to a plan's confirmations (FR-APR-03).

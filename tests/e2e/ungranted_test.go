@@ -12,7 +12,7 @@ import (
 // plugin and the function.
 func TestUngrantedImportRefusedByCLI(t *testing.T) {
 	dir := t.TempDir()
-	testplugin.Build(t, dir, "host/runtime/testdata/ungranted")
+	testplugin.Build(t, dir, "host/internal/runtime/testdata/ungranted")
 	w := newWorkspace(t)
 	out, stderr, code := w.run(t, "--plugins", dir, "tools")
 	if code != 2 || out != "" {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/hostfn"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
 )
 
 // bareSpinModule is a toolhost/v1 module written by hand, as a non-Go

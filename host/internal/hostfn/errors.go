@@ -7,7 +7,7 @@ import (
 	"io/fs"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/sandbox"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
 // Error is a host function failure; it travels to the guest as a staged

@@ -7,7 +7,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/proc"
+	"github.com/toolhost/toolhost/host/internal/proc"
 )
 
 // defaultCapture bounds each captured stream when a call has no output

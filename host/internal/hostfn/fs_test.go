@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/sandbox"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
 func TestIsBinary(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/hostfn"
-	"github.com/toolhost/toolhost/host/sandbox"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
@@ -35,7 +35,7 @@ func testPlugins(t *testing.T) string {
 			return
 		}
 		for _, p := range []string{"spin", "panic", "ungranted", "impure"} {
-			testplugin.Build(t, dir, "host/runtime/testdata/"+p)
+			testplugin.Build(t, dir, "host/internal/runtime/testdata/"+p)
 		}
 		testplugin.Build(t, dir, "plugins/read_file")
 		builtDir = dir

@@ -19,7 +19,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/runtime"
+	"github.com/toolhost/toolhost/host/internal/runtime"
 )
 
 // Tool is a registered tool.

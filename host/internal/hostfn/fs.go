@@ -14,7 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/sandbox"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
 // sniffBytes is how much of a file decides whether it is binary (SRD 3.6.8).

@@ -12,7 +12,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/sandbox"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
 func (e *Env) scanLimit() int64 {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/readcache"
-	"github.com/toolhost/toolhost/host/sandbox"
+	"github.com/toolhost/toolhost/host/internal/readcache"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
 // commitEnv is an Env over a root holding a.txt ("A", read), b.txt ("B",

@@ -20,11 +20,11 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/engine"
-	"github.com/toolhost/toolhost/host/hostfn"
-	"github.com/toolhost/toolhost/host/readcache"
-	"github.com/toolhost/toolhost/host/registry"
-	"github.com/toolhost/toolhost/host/runtime"
-	"github.com/toolhost/toolhost/host/sandbox"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
+	"github.com/toolhost/toolhost/host/internal/readcache"
+	"github.com/toolhost/toolhost/host/internal/registry"
+	"github.com/toolhost/toolhost/host/internal/runtime"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 

@@ -1,48 +1,24 @@
-package main
+package host
 
 import (
 	"encoding/json"
-	"os"
+	"fmt"
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/engine"
-	"github.com/toolhost/toolhost/host/sandbox"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
 // settings are the configuration in the shapes the host packages take.
 type settings struct {
-	loaded  *config.Loaded
 	sandbox sandbox.Config
 	engine  engine.Config
 }
 
-// configFile is --config, else $TOOLHOST_CONFIG; "" means toolhost.toml
-// (or .yaml) in the working directory, if there is one.
-func (g *globals) configFile() string {
-	if g.config != "" {
-		return g.config
-	}
-	return os.Getenv("TOOLHOST_CONFIG")
-}
-
-// settings loads the configuration: defaults, then the file, then
-// TOOLHOST_* variables.
-func (g *globals) settings() (settings, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return settings{}, usageErrorf("working directory: %v", err)
-	}
-	l, err := config.Load(config.Options{File: g.configFile(), Dir: wd, Environ: os.Environ()})
-	if err != nil {
-		return settings{}, usageErrorf("configuration: %v", err)
-	}
-	return fromConfig(l)
-}
-
-func fromConfig(l *config.Loaded) (settings, error) {
-	t := l.Config.Tools
+func fromConfig(c *config.Config) (settings, error) {
+	t := c.Tools
 	pol := engine.Policy{
 		Mode:                 engine.ToolsMode(t.Mode),
 		ApprovalEnabled:      t.Approval.Enabled,
@@ -69,12 +45,11 @@ func fromConfig(l *config.Loaded) (settings, error) {
 	for _, d := range t.Definitions {
 		params, err := json.Marshal(d.Parameters)
 		if err != nil {
-			return settings{}, usageErrorf("configuration: tools.definitions %s: parameters: %v", d.Name, err)
+			return settings{}, fmt.Errorf("configuration: tools.definitions %s: parameters: %v", d.Name, err)
 		}
 		pol.Definitions = append(pol.Definitions, abi.Manifest{ABI: abi.Version, Name: d.Name, Description: d.Description, Parameters: params, RiskLevel: abi.RiskMedium})
 	}
 	return settings{
-		loaded: l,
 		sandbox: sandbox.Config{
 			Roots: t.Sandbox.AllowedRoots, DeniedPatterns: t.Sandbox.DeniedPatterns,
 			IncludeDefaultDenies: t.Sandbox.IncludeDefaultDenies, AllowAbsolute: t.Sandbox.AllowAbsolute,

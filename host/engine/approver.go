@@ -1,0 +1,34 @@
+package engine
+
+import "context"
+
+// Approver decides the confirmations of one batch (FR-APR-03): a person at
+// a terminal, an MCP client asked by elicitation, a console, a policy
+// service. An error (the person left, ctx ended) denies every call that
+// needed confirmation; the error's text says why in their results.
+type Approver interface {
+	Approve(ctx context.Context, cs []Confirmation) (Decision, error)
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(ctx context.Context, cs []Confirmation) (Decision, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, cs []Confirmation) (Decision, error) {
+	return f(ctx, cs)
+}
+
+// EventSink receives a batch's events, one at a time and in order. Send
+// may block, but only until ctx ends: a call's deadline or cancellation
+// ends it on time whatever the consumer does. An error means the event was
+// not delivered (the consumer is gone or too slow); the batch goes on and
+// the engine counts what was missed.
+type EventSink interface {
+	Send(ctx context.Context, ev Event) error
+}
+
+// EventSinkFunc adapts a function to EventSink.
+type EventSinkFunc func(ctx context.Context, ev Event) error
+
+// Send calls f.
+func (f EventSinkFunc) Send(ctx context.Context, ev Event) error { return f(ctx, ev) }

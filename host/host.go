@@ -1,0 +1,230 @@
+// Package host is toolhost's composition root: it wires the configuration,
+// the sandbox, the plugin runtime, the registry, the conversations' read
+// caches and the engine into one Host that offers tools and processes
+// batches of tool calls. The command line, the server and Go programs that
+// embed toolhost all open a Host; nothing else assembles these parts, so
+// every entry point enforces the same policy.
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/config"
+	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/readcache"
+	"github.com/toolhost/toolhost/host/internal/registry"
+	"github.com/toolhost/toolhost/host/internal/runtime"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
+)
+
+// Options say where a Host finds its plugins and keeps its state, and
+// which configuration it enforces.
+type Options struct {
+	// PluginDir is the trusted plugin directory: every *.wasm in it is
+	// loaded. Required.
+	PluginDir string
+	// Config is the configuration to enforce; nil means config.Default().
+	// Relative roots resolve against the working directory.
+	Config *config.Config
+	// CacheDir keeps compiled plugins between processes; "" compiles
+	// every plugin anew in each process. DefaultCacheDir is the usual one.
+	CacheDir string
+	// StateDir keeps each conversation's read cache between processes; ""
+	// keeps them in memory for the Host's lifetime.
+	StateDir string
+	// Logger receives the host's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Host runs tool calls under one configuration. It is safe for concurrent
+// use; Close releases it.
+type Host struct {
+	log   *slog.Logger
+	rt    *runtime.Runtime
+	reg   *registry.Registry
+	sb    *sandbox.Sandbox
+	eng   *engine.Engine
+	store *readcache.Store // nil: read caches live in memory only
+
+	mu     sync.Mutex // calls of a parallel batch load caches concurrently
+	caches map[string]*readcache.Cache
+}
+
+// Open loads the plugins (reading their manifests, compiling nothing yet),
+// opens the sandbox on the configured roots and builds the engine.
+func Open(ctx context.Context, opts Options) (*Host, error) {
+	if opts.PluginDir == "" {
+		return nil, errors.New("host: Options.PluginDir is empty; name the plugin directory")
+	}
+	cfg := opts.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st, err := fromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// toolhost's own directories are never reachable by a tool.
+	st.sandbox.ProtectedDirs = absolute(opts.StateDir, opts.CacheDir, opts.PluginDir)
+	sb, err := sandbox.New(st.sandbox)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	h := &Host{log: log, sb: sb, caches: map[string]*readcache.Cache{}}
+	if opts.StateDir != "" {
+		if h.store, err = readcache.NewStore(filepath.Join(opts.StateDir, "reads")); err != nil {
+			sb.Close()
+			return nil, fmt.Errorf("state directory %s: %w", opts.StateDir, err)
+		}
+	}
+	if h.rt, err = runtime.New(ctx, runtime.Config{CacheDir: opts.CacheDir, Logger: log}); err != nil {
+		sb.Close()
+		return nil, err
+	}
+	if h.reg, err = registry.Load(ctx, h.rt, opts.PluginDir); err != nil {
+		h.rt.Close(ctx)
+		sb.Close()
+		abs, _ := filepath.Abs(opts.PluginDir)
+		return nil, fmt.Errorf("%w (plugin directory %s)", err, abs)
+	}
+	ecfg := st.engine
+	ecfg.Registry, ecfg.Sandbox, ecfg.Logger, ecfg.ReadCache = h.reg, sb, log, h.readCache
+	h.eng = engine.New(ecfg)
+	return h, nil
+}
+
+// Close releases the plugins and the sandbox. Calls still running fail.
+func (h *Host) Close(ctx context.Context) error {
+	err := h.rt.Close(ctx)
+	h.sb.Close()
+	return err
+}
+
+// Engine is the tool loop, for callers that plan, approve and run in
+// separate steps (a console holding a batch for a person's decision).
+func (h *Host) Engine() *engine.Engine { return h.eng }
+
+// Tools returns the manifests a model is offered under the configured
+// mode and policy (FR-MODE-01/02), sorted by name.
+func (h *Host) Tools() []abi.Manifest { return h.eng.Advertised() }
+
+// Installed returns the manifest of every loaded plugin, offered or not.
+func (h *Host) Installed() []abi.Manifest {
+	var ms []abi.Manifest
+	for _, t := range h.reg.Tools() {
+		ms = append(ms, t.Manifest)
+	}
+	return ms
+}
+
+// Formats lists the definition formats Definitions takes.
+func Formats() []string { return registry.Formats() }
+
+// Definitions renders manifests as tool definitions in a format of
+// Formats: toolhost's own ("json") or a model provider's.
+func Definitions(ms []abi.Manifest, format string) (any, error) {
+	return registry.Definitions(ms, format)
+}
+
+// BatchOptions are one batch's inputs beyond its calls.
+type BatchOptions struct {
+	// Approver decides the calls that need confirmation; nil denies them
+	// ("no approver is connected").
+	Approver engine.Approver
+	// Events receives the batch's events; nil drops them.
+	Events engine.EventSink
+	// AvailableCapacityBytes is the caller's estimate of the room left in
+	// the model's context for results (FR-REG-04b); 0 keeps the
+	// configured fallback.
+	AvailableCapacityBytes int64
+}
+
+// Process runs one batch through the tool loop (plan, approve, run) and
+// returns the plan and exactly one result per call, in call order.
+func (h *Host) Process(ctx context.Context, b engine.Batch, opts BatchOptions) (*engine.Plan, []engine.Result) {
+	var approve func(context.Context, []engine.Confirmation) engine.Decision
+	if opts.Approver != nil {
+		approve = func(ctx context.Context, cs []engine.Confirmation) engine.Decision {
+			d, err := opts.Approver.Approve(ctx, cs)
+			if err != nil {
+				return engine.DenyAll(err.Error())
+			}
+			return d
+		}
+	}
+	var events func(engine.Event)
+	if opts.Events != nil {
+		events = func(ev engine.Event) { opts.Events.Send(ctx, ev) }
+	}
+	p, results := h.eng.Process(ctx, b, approve, engine.RunOptions{
+		Events: events, AvailableCapacityBytes: opts.AvailableCapacityBytes,
+	})
+	h.save(b.Conversation)
+	return p, results
+}
+
+// readCache returns a conversation's read cache, loaded from the state
+// directory on first use.
+func (h *Host) readCache(conversation string) *readcache.Cache {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.caches[conversation]; ok {
+		return c
+	}
+	c := readcache.New()
+	if h.store != nil {
+		var err error
+		if c, err = h.store.Load(conversation); err != nil {
+			h.log.Error("cannot load the read cache; files this conversation read count as unread", "conversation", conversation, "err", err)
+			c = readcache.New()
+		}
+	}
+	h.caches[conversation] = c
+	return c
+}
+
+// save writes a conversation's read cache back to the state directory.
+func (h *Host) save(conversation string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.caches[conversation]
+	if !ok || h.store == nil {
+		return
+	}
+	if err := h.store.Save(conversation, c); err != nil {
+		h.log.Error("cannot save the read cache; the next call may refuse to overwrite what this one read", "conversation", conversation, "err", err)
+	}
+}
+
+// DefaultCacheDir is toolhost's directory under the user cache directory.
+func DefaultCacheDir() string { return runtime.DefaultCacheDir() }
+
+// PackPlugin returns wasm with its manifest (from its describe export)
+// stored in a custom section, so hosts list the tool without compiling it.
+func PackPlugin(ctx context.Context, wasm []byte) ([]byte, error) {
+	return runtime.Pack(ctx, wasm)
+}
+
+func absolute(dirs ...string) []string {
+	var out []string
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(d); err == nil {
+			out = append(out, abs)
+		}
+	}
+	return out
+}
+
