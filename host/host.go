@@ -227,4 +227,3 @@ func absolute(dirs ...string) []string {
 	}
 	return out
 }
-

@@ -88,7 +88,7 @@ func TestRunCommandLargeOutputStreams(t *testing.T) {
 	var mu sync.Mutex
 	var streamed strings.Builder
 	var kinds []uint32
-	opts := Options{Conversation: "c", Emit: func(ev hostfn.Event) {
+	opts := Options{Conversation: "c", Emit: func(_ context.Context, ev hostfn.Event) error {
 		mu.Lock()
 		defer mu.Unlock()
 		streamed.Write(ev.Data)
@@ -96,6 +96,7 @@ func TestRunCommandLargeOutputStreams(t *testing.T) {
 			t.Errorf("event for call %q", ev.CallID)
 		}
 		kinds = append(kinds, ev.Kind)
+		return nil
 	}}
 	r := f.eng.Execute(context.Background(), Call{ID: "call_1", Name: "run_command",
 		Arguments: json.RawMessage(commandArgs(t, "seq 1 100000", ""))}, opts)

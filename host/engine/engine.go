@@ -155,7 +155,7 @@ type Result struct {
 type Options struct {
 	Conversation string
 	// Emit receives streamed output chunks; nil drops them.
-	Emit func(hostfn.Event)
+	Emit func(context.Context, hostfn.Event) error
 	// AvailableCapacityBytes is the caller's estimate of the room left in
 	// the model's context for results (FR-REG-04b); 0 keeps the configured
 	// fallback.

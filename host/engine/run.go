@@ -188,7 +188,7 @@ func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opt
 	start := time.Now()
 	res := e.finish(e.run(ctx, call, pc.tool, pc.resolved, Options{
 		Conversation: p.Batch.Conversation, AvailableCapacityBytes: opts.AvailableCapacityBytes,
-		Emit: func(h hostfn.Event) { ev.emit(chunkEvent(p.Batch.ID, call, h)) },
+		Emit: func(_ context.Context, h hostfn.Event) error { ev.emit(chunkEvent(p.Batch.ID, call, h)); return nil },
 	}))
 	ev.emit(Event{Kind: EventCompleted, BatchID: p.Batch.ID, CallID: call.ID, Tool: call.Name, OK: res.OK})
 	e.log.Debug("tool call", "batch", p.Batch.ID, "id", call.ID, "tool", call.Name, "ok", res.OK, "elapsed", time.Since(start))

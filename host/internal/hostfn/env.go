@@ -25,11 +25,20 @@ type Env struct {
 	// every overwrite of an existing file is refused as stale.
 	Reads  *readcache.Cache
 	Limits abi.Limits
-	// Emit receives streamed output; nil drops it.
-	Emit func(Event)
+	// Emit delivers streamed output; nil drops it. It may block until ctx
+	// (the call's) ends, and returns an error when the chunk was not
+	// delivered: the call goes on, and never waits past its deadline.
+	Emit func(ctx context.Context, ev Event) error
 	// Resolved holds paths the engine already resolved during preflight,
 	// keyed by the string the plugin was given.
 	Resolved map[string]sandbox.Path
+	// Writes, when non-nil, is every path the call may write, keyed by
+	// canonical absolute path (sandbox.Path.Abs): the paths its planned
+	// arguments name, with what approval covered. A write to any other
+	// path is refused. Nil lets the call write wherever the sandbox
+	// allows (a tool whose manifest says it writes unnamed paths, under a
+	// policy that asked for that).
+	Writes map[string]WriteGrant
 	// Pure refuses every host function: set while computing a summary.
 	Pure bool
 	// Environ is the environment of processes the call starts, already
@@ -40,6 +49,18 @@ type Env struct {
 
 	staged []byte
 }
+
+// WriteGrant is what approval covered for one path a call may write.
+type WriteGrant uint8
+
+const (
+	// WriteAny lets the call create or replace the file.
+	WriteAny WriteGrant = iota
+	// WriteCreateOnly lets the call create the file only: it was approved
+	// (or auto-approved) as new, so replacing a file that exists by the
+	// time it writes (another call created it) is refused.
+	WriteCreateOnly
+)
 
 type envKey struct{}
 

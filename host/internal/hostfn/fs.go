@@ -541,13 +541,13 @@ func unifiedDiff(display string, current []byte, exists bool, data []byte) strin
 	return udiff.Unified(oldLabel, "b/"+display, string(current), string(data))
 }
 
-func eventEmit(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+func eventEmit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
 	data, err := guestBytes(mem, uint32(stack[1]), uint32(stack[2]))
 	if err != nil {
 		return nil, err
 	}
 	if env.Emit != nil {
-		env.Emit(Event{CallID: env.CallID, Kind: uint32(stack[0]), Data: bytes.Clone(data)})
+		env.Emit(ctx, Event{CallID: env.CallID, Kind: uint32(stack[0]), Data: bytes.Clone(data)})
 	}
 	return nil, nil
 }

@@ -38,7 +38,7 @@ func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 	spec := proc.Spec{Command: command, Dir: dir, Env: env.Environ, MaxCapture: capture, TailCapture: capture}
 	if env.Emit != nil {
 		spec.Sink = func(s proc.Stream, chunk []byte) {
-			env.Emit(Event{CallID: env.CallID, Kind: uint32(s), Data: chunk})
+			env.Emit(ctx, Event{CallID: env.CallID, Kind: uint32(s), Data: chunk})
 		}
 	}
 	res, err := proc.Run(ctx, spec)
