@@ -1,0 +1,200 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/config"
+	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/internal/testplugin"
+)
+
+var (
+	buildOnce sync.Once
+	builtDir  string
+)
+
+// pluginDir is the plugins `make build` produced (beside $TOOLHOST_BIN), or
+// the built-in plugins built once for this test binary.
+func pluginDir(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("TOOLHOST_BIN"); bin != "" {
+		return filepath.Join(filepath.Dir(bin), "plugins")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "toolhost-host-test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command"} {
+			testplugin.Build(t, dir, p)
+		}
+		builtDir = dir
+	})
+	if builtDir == "" {
+		t.Fatal("plugin build failed earlier")
+	}
+	return builtDir
+}
+
+// open opens a host on a fresh workspace with the default configuration.
+func open(t *testing.T, mutate func(*config.Config, *host.Options)) (*host.Host, string) {
+	t.Helper()
+	root := t.TempDir()
+	cfg := config.Default()
+	cfg.Tools.Sandbox.AllowedRoots = []string{root}
+	opts := host.Options{PluginDir: pluginDir(t), Config: cfg, CacheDir: testplugin.CacheDir(t)}
+	if mutate != nil {
+		mutate(cfg, &opts)
+	}
+	h, err := host.Open(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	return h, root
+}
+
+func call(id, name, args string) engine.Call {
+	return engine.Call{ID: id, Name: name, Arguments: json.RawMessage(args)}
+}
+
+func approveAll() engine.Approver {
+	return engine.ApproverFunc(func(context.Context, []engine.Confirmation) (engine.Decision, error) {
+		return engine.ApproveAll("the test"), nil
+	})
+}
+
+func TestOpenErrors(t *testing.T) {
+	missingRoot := config.Default()
+	missingRoot.Tools.Sandbox.AllowedRoots = []string{filepath.Join(t.TempDir(), "absent")}
+	tests := []struct {
+		name string
+		opts host.Options
+		want string
+	}{
+		{"no plugin directory", host.Options{}, "PluginDir is empty"},
+		{"plugin directory absent", host.Options{PluginDir: filepath.Join(t.TempDir(), "nothing")}, "nothing"},
+		{"plugin directory without plugins", host.Options{PluginDir: t.TempDir()}, "holds no *.wasm plugins"},
+		{"root absent", host.Options{PluginDir: pluginDir(t), Config: missingRoot}, "absent"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := host.Open(context.Background(), tt.opts)
+			if err == nil {
+				h.Close(context.Background())
+				t.Fatalf("Open succeeded, want an error containing %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// The tools offered follow the configured mode and policy (FR-MODE-01):
+// run_command is installed but denied by default, so it is not offered.
+func TestToolsFollowPolicy(t *testing.T) {
+	h, _ := open(t, nil)
+	names := func(ms []abi.Manifest) string {
+		var s []string
+		for _, m := range ms {
+			s = append(s, m.Name)
+		}
+		return strings.Join(s, ",")
+	}
+	if got, want := names(h.Tools()), "apply_patch,list_directory,read_file,write_file"; got != want {
+		t.Errorf("Tools() = %s, want %s", got, want)
+	}
+	if got := names(h.Installed()); !strings.Contains(got, "run_command") {
+		t.Errorf("Installed() = %s, want run_command among them", got)
+	}
+	disabled, _ := open(t, func(c *config.Config, _ *host.Options) { c.Tools.Mode = config.ModeDisabled })
+	if got := disabled.Tools(); len(got) != 0 {
+		t.Errorf("disabled mode offers %d tools, want none", len(got))
+	}
+}
+
+// A conversation's reads survive the host (FR-TOOL-PATCH-02a): a second
+// host on the same state directory lets the conversation overwrite what
+// the first one read, and refuses another conversation.
+func TestReadCachePersistsAcrossHosts(t *testing.T) {
+	state := t.TempDir()
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("old\n"), 0o644)
+	openAt := func() *host.Host {
+		cfg := config.Default()
+		cfg.Tools.Sandbox.AllowedRoots = []string{root}
+		h, err := host.Open(context.Background(), host.Options{PluginDir: pluginDir(t), Config: cfg, CacheDir: testplugin.CacheDir(t), StateDir: state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	first := openAt()
+	_, rs := first.Process(context.Background(), engine.Batch{Conversation: "c1", Calls: []engine.Call{call("r", "read_file", `{"path":"a.txt"}`)}}, host.BatchOptions{})
+	first.Close(context.Background())
+	if !rs[0].OK {
+		t.Fatalf("read: %+v", rs[0].Error)
+	}
+	second := openAt()
+	defer second.Close(context.Background())
+	write := call("w", "write_file", `{"path":"a.txt","content":"new\n"}`)
+	_, rs = second.Process(context.Background(), engine.Batch{Conversation: "c2", Calls: []engine.Call{write}}, host.BatchOptions{Approver: approveAll()})
+	if rs[0].OK || rs[0].Error.Kind != abi.KindStaleFile {
+		t.Fatalf("another conversation overwrote an unread file: %+v", rs[0])
+	}
+	_, rs = second.Process(context.Background(), engine.Batch{Conversation: "c1", Calls: []engine.Call{write}}, host.BatchOptions{Approver: approveAll()})
+	if !rs[0].OK {
+		t.Fatalf("the conversation that read a.txt could not overwrite it: %+v", rs[0].Error)
+	}
+}
+
+// toolhost's own directories are out of every tool's reach, even inside a
+// root: the state directory (read caches) and the plugin directory (what
+// runs next).
+func TestOwnDirectoriesProtected(t *testing.T) {
+	root := t.TempDir()
+	plugins := filepath.Join(root, "plugins")
+	os.MkdirAll(plugins, 0o755)
+	src := pluginDir(t)
+	entries, _ := os.ReadDir(src)
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(plugins, e.Name()), data, 0o644)
+	}
+	cfg := config.Default()
+	cfg.Tools.Sandbox.AllowedRoots = []string{root}
+	h, err := host.Open(context.Background(), host.Options{
+		PluginDir: plugins, Config: cfg, CacheDir: testplugin.CacheDir(t), StateDir: filepath.Join(root, "state"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	calls := []engine.Call{
+		call("1", "write_file", `{"path":"plugins/zz.wasm","content":"x"}`),
+		call("2", "write_file", `{"path":"state/reads/x","content":"x"}`),
+		call("3", "read_file", `{"path":"state/reads/x"}`),
+		call("4", "list_directory", `{"path":"plugins"}`),
+	}
+	_, rs := h.Process(context.Background(), engine.Batch{Conversation: "c", Calls: calls}, host.BatchOptions{Approver: approveAll()})
+	for _, r := range rs {
+		if r.OK || r.Error.Kind != abi.KindSandboxViolation {
+			t.Errorf("call %s reached toolhost's own directory: %+v", r.ID, r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(plugins, "zz.wasm")); err == nil {
+		t.Error("a tool created a module in the plugin directory")
+	}
+}
