@@ -53,8 +53,21 @@ type Host struct {
 	store *readcache.Store // nil: read caches live in memory only
 
 	mu     sync.Mutex // calls of a parallel batch load caches concurrently
-	caches map[string]*readcache.Cache
+	caches map[string]*conversationCache
+	clock  uint64 // orders uses of caches, to evict the least recent
 }
+
+// conversationCache is a conversation's read cache in memory.
+type conversationCache struct {
+	reads    *readcache.Cache
+	lastUsed uint64
+}
+
+// maxCachedConversations bounds the read caches a long-running host keeps
+// in memory. An evicted one is saved first (with a state directory), so
+// only a host without one forgets reads: its overwrites are then refused
+// as stale, never allowed.
+const maxCachedConversations = 256
 
 // Open loads the plugins (reading their manifests, compiling nothing yet),
 // opens the sandbox on the configured roots and builds the engine.
@@ -80,7 +93,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	h := &Host{log: log, sb: sb, caches: map[string]*readcache.Cache{}}
+	h := &Host{log: log, sb: sb, caches: map[string]*conversationCache{}}
 	if opts.StateDir != "" {
 		if h.store, err = readcache.NewStore(filepath.Join(opts.StateDir, "reads")); err != nil {
 			sb.Close()
@@ -178,30 +191,52 @@ func (h *Host) Process(ctx context.Context, b engine.Batch, opts BatchOptions) (
 func (h *Host) readCache(conversation string) *readcache.Cache {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.clock++
 	if c, ok := h.caches[conversation]; ok {
-		return c
+		c.lastUsed = h.clock
+		return c.reads
 	}
-	c := readcache.New()
+	if len(h.caches) >= maxCachedConversations {
+		h.evictLocked()
+	}
+	reads := readcache.New()
 	if h.store != nil {
 		var err error
-		if c, err = h.store.Load(conversation); err != nil {
+		if reads, err = h.store.Load(conversation); err != nil {
 			h.log.Error("cannot load the read cache; files this conversation read count as unread", "conversation", conversation, "err", err)
-			c = readcache.New()
+			reads = readcache.New()
 		}
 	}
-	h.caches[conversation] = c
-	return c
+	h.caches[conversation] = &conversationCache{reads: reads, lastUsed: h.clock}
+	return reads
+}
+
+// evictLocked saves and drops the least recently used read cache.
+func (h *Host) evictLocked() {
+	var oldest string
+	var min uint64
+	for conv, c := range h.caches {
+		if oldest == "" || c.lastUsed < min {
+			oldest, min = conv, c.lastUsed
+		}
+	}
+	h.saveLocked(oldest)
+	delete(h.caches, oldest)
 }
 
 // save writes a conversation's read cache back to the state directory.
 func (h *Host) save(conversation string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.saveLocked(conversation)
+}
+
+func (h *Host) saveLocked(conversation string) {
 	c, ok := h.caches[conversation]
 	if !ok || h.store == nil {
 		return
 	}
-	if err := h.store.Save(conversation, c); err != nil {
+	if err := h.store.Save(conversation, c.reads); err != nil {
 		h.log.Error("cannot save the read cache; the next call may refuse to overwrite what this one read", "conversation", conversation, "err", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -196,5 +197,37 @@ func TestOwnDirectoriesProtected(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(plugins, "zz.wasm")); err == nil {
 		t.Error("a tool created a module in the plugin directory")
+	}
+}
+
+// A long-running host keeps a bounded number of read caches in memory: the
+// least recently used is evicted, saved first when there is a state
+// directory (the conversation can still overwrite what it read), forgotten
+// otherwise (its overwrites are refused as stale, never allowed).
+func TestReadCachesBounded(t *testing.T) {
+	for _, withState := range []bool{true, false} {
+		t.Run(map[bool]string{true: "with state directory", false: "in memory"}[withState], func(t *testing.T) {
+			h, root := open(t, func(_ *config.Config, o *host.Options) {
+				if withState {
+					o.StateDir = t.TempDir()
+				}
+			})
+			os.WriteFile(filepath.Join(root, "a.txt"), []byte("old\n"), 0o644)
+			read := []engine.Call{call("r", "read_file", `{"path":"a.txt"}`)}
+			for i := range 300 {
+				_, rs := h.Process(context.Background(), engine.Batch{Conversation: "conv-" + strconv.Itoa(i), Calls: read}, host.BatchOptions{})
+				if !rs[0].OK {
+					t.Fatalf("read in conversation %d: %+v", i, rs[0].Error)
+				}
+			}
+			write := []engine.Call{call("w", "write_file", `{"path":"a.txt","content":"new\n"}`)}
+			_, rs := h.Process(context.Background(), engine.Batch{Conversation: "conv-0", Calls: write}, host.BatchOptions{Approver: approveAll()})
+			if withState && !rs[0].OK {
+				t.Errorf("evicted conversation lost its reads despite a state directory: %+v", rs[0].Error)
+			}
+			if !withState && (rs[0].OK || rs[0].Error.Kind != abi.KindStaleFile) {
+				t.Errorf("evicted conversation without a state directory: got %+v, want StaleFile", rs[0])
+			}
+		})
 	}
 }
