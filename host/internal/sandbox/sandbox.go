@@ -78,8 +78,10 @@ type root struct {
 	sb  *Sandbox // for the denial check on paths made by Child
 }
 
-// Sandbox validates paths and performs symlink-safe I/O. It is immutable
-// after New and safe for concurrent use; Close it when done.
+// Sandbox validates paths and performs symlink-safe I/O. Its configuration
+// is immutable after New; the only state that changes is the table of
+// per-file write locks (Lock). It is safe for concurrent use; Close it when
+// done.
 type Sandbox struct {
 	roots     []*root
 	patterns  []string
@@ -90,6 +92,8 @@ type Sandbox struct {
 	// where the usual filesystems are case-insensitive, so ".SSH/ID_RSA"
 	// cannot slip past "**/.ssh/**" on macOS or Windows.
 	fold bool
+	// locks serializes writers of the same file (Lock).
+	locks lockTable
 	// testHookBeforeRename, when set by a test in this package, runs
 	// before a transaction renames its i-th staged file into place, to
 	// cause a late failure. Always nil outside tests.
