@@ -222,14 +222,13 @@ func replaceableMode(dir *os.Root, base, attempted string) (mode fs.FileMode, cr
 	return fi.Mode().Perm(), false, nil
 }
 
-// writeTemp writes data to a new temporary file next to base and returns
-// its name; on failure nothing is left behind.
-func writeTemp(dir *os.Root, base string, data []byte, mode fs.FileMode) (string, error) {
-	name := tempName(base)
+// writeTemp writes data to the new temporary file name next to base; on
+// failure nothing is left behind.
+func writeTemp(dir *os.Root, name, base string, data []byte, mode fs.FileMode) error {
 	// O_EXCL: never open an existing file, never follow a symlink.
 	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
-		return "", err
+		return err
 	}
 	_, err = f.Write(data)
 	if err == nil {
@@ -243,18 +242,27 @@ func writeTemp(dir *os.Root, base string, data []byte, mode fs.FileMode) (string
 	}
 	if err != nil {
 		dir.Remove(name)
-		return "", fmt.Errorf("write temporary file for %s: %w", base, err)
+		return fmt.Errorf("write temporary file for %s: %w", base, err)
 	}
-	return name, nil
+	return nil
 }
 
-// maxTempBase keeps ".<base>.toolhost-<16 hex>.tmp" within the usual
-// 255-byte name limit.
+// Names of the files a write keeps beside its target until it ends:
+// ".toolhost-tmp-<id>-<base>" holds the new content, ".toolhost-bak-<id>-<base>"
+// is a hard link to the old content while a commit may still roll back.
+// The fixed prefix makes a leftover obviously toolhost's (and easy to
+// ignore); the id ties a file's two names together and to its intent
+// record; base says which target they belong to.
+const (
+	LeftoverPrefix = ".toolhost-"
+	tmpKind        = "tmp"
+	bakKind        = "bak"
+)
+
+// maxTempBase keeps a leftover name within the usual 255-byte limit.
 const maxTempBase = 200
 
-// tempName is hidden and recognizable, so a leftover after a crash is
-// obviously toolhost's.
-func tempName(base string) string {
+func leftoverName(kind, id, base string) string {
 	if len(base) > maxTempBase {
 		cut := maxTempBase
 		for cut > 0 && !utf8.RuneStart(base[cut]) {
@@ -262,9 +270,15 @@ func tempName(base string) string {
 		}
 		base = base[:cut]
 	}
+	return LeftoverPrefix + kind + "-" + id + "-" + base
+}
+
+// newStageID is 16 random hex digits, unique enough that a leftover name
+// never collides with another write's.
+func newStageID() string {
 	var b [8]byte
 	rand.Read(b[:]) // never fails (crypto/rand panics instead)
-	return "." + base + ".toolhost-" + hex.EncodeToString(b[:]) + ".tmp"
+	return hex.EncodeToString(b[:])
 }
 
 // errUnresolved is the error for a Path that did not come from Resolve on

@@ -373,7 +373,7 @@ func TestWriteFileAtomic_LateFailureCleansUp(t *testing.T) {
 	f.s.testHookBeforeRename = func(int) error {
 		entries, _ := os.ReadDir(filepath.Dir(target))
 		for _, e := range entries {
-			sawTemp = sawTemp || strings.HasPrefix(e.Name(), ".b.txt.toolhost-")
+			sawTemp = sawTemp || strings.HasPrefix(e.Name(), ".toolhost-tmp-") && strings.HasSuffix(e.Name(), "-b.txt")
 		}
 		os.Remove(target)
 		mustWrite(t, filepath.Join(target, "keep"), "K")

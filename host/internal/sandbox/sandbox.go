@@ -65,6 +65,12 @@ type Config struct {
 	// ReadOnlyPatterns are doublestar globs of paths that may be read but
 	// never written (".git/**"), matched like DeniedPatterns.
 	ReadOnlyPatterns []string
+	// RecoveryDir, when set, is where transactions keep their intent
+	// records (created 0700 if missing, and protected like ProtectedDirs),
+	// so that Recover can undo a commit a crash interrupted. It belongs
+	// in toolhost's state directory. Empty: no records, and a crash may
+	// leave temporary and backup files beside their targets.
+	RecoveryDir string
 }
 
 // root is one allowed root: its canonical directory, the os.Root all I/O
@@ -94,10 +100,19 @@ type Sandbox struct {
 	fold bool
 	// locks serializes writers of the same file (Lock).
 	locks lockTable
-	// testHookBeforeRename, when set by a test in this package, runs
-	// before a transaction renames its i-th staged file into place, to
-	// cause a late failure. Always nil outside tests.
-	testHookBeforeRename func(i int) error
+	// recoveryDir is Config.RecoveryDir made absolute; "" for none.
+	recoveryDir string
+	// Test hooks, set only by tests in this package and always nil
+	// otherwise: testHookBeforeRename runs before a transaction renames
+	// its i-th staged file into place (to cause a late failure, or to
+	// pause a process that a test then kills), testHookAfterStage after
+	// the i-th file is staged, testHookAfterRenames after the last
+	// rename and before the backups are removed, testHookAfterRollback
+	// when a failed commit has been undone.
+	testHookBeforeRename  func(i int) error
+	testHookAfterStage    func(i int)
+	testHookAfterRenames  func()
+	testHookAfterRollback func()
 }
 
 // New canonicalizes the roots, opens an os.Root for each, and checks the
@@ -147,6 +162,20 @@ func (s *Sandbox) init(cfg Config) error {
 			return fmt.Errorf("sandbox: protected directory %q: %w", dir, err)
 		}
 		s.protected = append(s.protected, canon)
+	}
+	if cfg.RecoveryDir != "" {
+		if err := os.MkdirAll(cfg.RecoveryDir, 0o700); err != nil {
+			return fmt.Errorf("sandbox: recovery directory: %w", err)
+		}
+		canon, err := s.canonicalProtected(cfg.RecoveryDir)
+		if err != nil {
+			return fmt.Errorf("sandbox: recovery directory %q: %w", cfg.RecoveryDir, err)
+		}
+		// Protected, so that no tool can forge a record Recover would act on.
+		s.protected = append(s.protected, canon)
+		if s.recoveryDir, err = filepath.Abs(cfg.RecoveryDir); err != nil {
+			return fmt.Errorf("sandbox: recovery directory %q: %w", cfg.RecoveryDir, err)
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"syscall"
@@ -80,4 +81,30 @@ func ignoringEINTR(fn func() error) error {
 			return err
 		}
 	}
+}
+
+// renameNoReplace renames from to to inside the directory dir, failing
+// with EEXIST (fs.ErrExist) when to exists, atomically. It returns
+// errors.ErrUnsupported where the kernel or filesystem lacks
+// RENAME_NOREPLACE.
+func renameNoReplace(dir *os.File, from, to string) error {
+	rc, err := dir.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var rerr error
+	cerr := rc.Control(func(fd uintptr) {
+		rerr = ignoringEINTR(func() error {
+			return unix.Renameat2(int(fd), from, int(fd), to, unix.RENAME_NOREPLACE)
+		})
+	})
+	switch {
+	case cerr != nil:
+		return cerr
+	case errors.Is(rerr, unix.EINVAL) || errors.Is(rerr, unix.ENOSYS):
+		return errors.ErrUnsupported
+	case rerr != nil:
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: rerr}
+	}
+	return nil
 }

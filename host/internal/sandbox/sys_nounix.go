@@ -2,8 +2,21 @@
 
 package sandbox
 
-import "os"
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
 
 const readFlags = os.O_RDONLY
 
 func isNotDir(error) bool { return false }
+
+func linkUnsupported(err error) bool {
+	return errors.Is(err, errors.ErrUnsupported) || errors.Is(err, fs.ErrPermission)
+}
+
+// lockFile does nothing here: Recover cannot tell a live transaction of
+// another process from a dead one, so run one toolhost per state
+// directory on such systems.
+func lockFile(*os.File, bool) error { return nil }

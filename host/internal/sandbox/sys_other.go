@@ -18,3 +18,6 @@ func readlinkAt(int, string) (string, error) { return "", errors.ErrUnsupported 
 
 // openedPath is unknown here; callers compare file identities instead.
 func openedPath(*os.File) (string, bool) { return "", false }
+
+// renameNoReplace is unavailable here; the caller falls back to a hard link.
+func renameNoReplace(*os.File, string, string) error { return errors.ErrUnsupported }

@@ -15,3 +15,30 @@ const readFlags = os.O_RDONLY | syscall.O_NONBLOCK
 // isNotDir reports ENOTDIR: a path component that exists but is a file, so
 // everything below it does not exist.
 func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+
+// linkUnsupported reports a filesystem that has no hard links (Linux says
+// EPERM on FAT, others ENOTSUP).
+func linkUnsupported(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) ||
+		errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, errors.ErrUnsupported)
+}
+
+// lockFile takes an exclusive advisory lock on f, held until f is closed
+// or the process dies. With wait false it fails at once (errLocked) when
+// another open file holds the lock.
+func lockFile(f *os.File, wait bool) error {
+	how := syscall.LOCK_EX
+	if !wait {
+		how |= syscall.LOCK_NB
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return errLocked
+		}
+		return err
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // txnFixture stages new content for a.txt, sub/new.txt (created) and
@@ -225,5 +226,48 @@ func TestReadOnlyPatterns(t *testing.T) {
 	wantContents(t, f.root, map[string]string{".git/config": "[core]", ".git/new-file": ""})
 	if _, err := New(Config{Roots: []string{f.root}, ReadOnlyPatterns: []string{"[bad"}}); err == nil {
 		t.Error("a bad read-only pattern was accepted")
+	}
+}
+
+// StageNew (a write approved as a creation, issue 9 item 1): an existing
+// target is refused before anything is written, and one that appears
+// before the commit is kept, whoever made it.
+func TestTxn_StageNew(t *testing.T) {
+	f := newFixture(t, Config{})
+	txn := f.s.Begin()
+	defer txn.Close()
+	if err := txn.StageNew(wantResolved(t, f.s, "a.txt", "a.txt"), []byte("x"), false); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("StageNew of an existing file = %v, want ErrExist", err)
+	}
+	noTempFiles(t, f.root)
+	p, err := f.s.Resolve("fresh.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.StageNew(p, []byte("mine"), false); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(f.root, "fresh.txt"), "theirs")
+	if err := txn.Commit(); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("Commit = %v, want ErrExist", err)
+	}
+	wantContents(t, f.root, map[string]string{"a.txt": "A", "fresh.txt": "theirs"})
+	noTempFiles(t, f.root)
+}
+
+// Leftover names say what they are and whose they are (issue 9 item 10),
+// and stay within the usual 255-byte limit.
+func TestLeftoverName(t *testing.T) {
+	long := strings.Repeat("é", 150)
+	for _, tt := range []struct{ kind, base, want string }{
+		{tmpKind, "main.go", ".toolhost-tmp-0123456789abcdef-main.go"},
+		{bakKind, "main.go", ".toolhost-bak-0123456789abcdef-main.go"},
+	} {
+		if got := leftoverName(tt.kind, "0123456789abcdef", tt.base); got != tt.want {
+			t.Errorf("leftoverName(%s, %s) = %q, want %q", tt.kind, tt.base, got, tt.want)
+		}
+	}
+	if got := leftoverName(tmpKind, newStageID(), long); len(got) > 255 || !utf8.ValidString(got) {
+		t.Errorf("leftover name of a long base is %d bytes (valid UTF-8: %v)", len(got), utf8.ValidString(got))
 	}
 }
