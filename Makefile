@@ -47,7 +47,7 @@ lint:
 # and run with every `make test`.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := host/internal/sandbox:FuzzResolve host/internal/output:FuzzSanitize host/internal/output:FuzzTruncate \
-	host/internal/loopguard:FuzzInstrument sdk/internal/argjson:FuzzUnmarshal sdk/internal/argjson:FuzzAppendString \
+	host/internal/loopguard:FuzzInstrument host/internal/wasmbin:FuzzSections sdk/internal/argjson:FuzzUnmarshal sdk/internal/argjson:FuzzAppendString \
 	lp1:FuzzParse lp1:FuzzParseFile lp1:FuzzApply abi:FuzzDecodeCommitRequest
 
 fuzz:

@@ -7,7 +7,11 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/toolhost/toolhost/host/internal/wasmbin"
 )
+
+const header = wasmbin.Header
 
 // A tiny assembler for hand-written test modules: every helper returns
 // encoded bytes, so modules read as nested calls.

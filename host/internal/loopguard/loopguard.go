@@ -33,6 +33,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/toolhost/toolhost/host/internal/wasmbin"
 )
 
 // FlagExport is the name of the exported interrupt flag.
@@ -51,56 +53,28 @@ const yieldEvery = 1 << 16
 var ErrNoYield = errors.New("module does not import wasi_snapshot_preview1.sched_yield as () -> i32")
 
 // ErrMalformed wraps every error about an input the rewriter cannot parse.
-var ErrMalformed = errors.New("malformed wasm module")
+// It is wasmbin's, whose reader finds them.
+var ErrMalformed = wasmbin.ErrMalformed
 
 // ErrFlagExported reports a module that already exports FlagExport,
 // typically one that is already instrumented.
 var ErrFlagExported = errors.New("module already exports " + FlagExport)
 
-const header = "\x00asm\x01\x00\x00\x00"
-
 // Section ids.
 const (
-	secCustom = 0
-	secType   = 1
-	secImport = 2
-	secGlobal = 6
-	secExport = 7
-	secCode   = 10
+	secCustom = wasmbin.SectionCustom
+	secType   = wasmbin.SectionType
+	secImport = wasmbin.SectionImport
+	secGlobal = wasmbin.SectionGlobal
+	secExport = wasmbin.SectionExport
+	secCode   = wasmbin.SectionCode
 )
-
-// rank orders non-custom sections as the spec requires them (the tag
-// section, 13, sits between memory and global; data count, 12, before
-// code); 0 means an unknown id.
-func rank(id byte) int {
-	switch id {
-	case 1, 2, 3, 4, 5:
-		return int(id)
-	case 13:
-		return 6
-	case 6, 7, 8, 9:
-		return int(id) + 1
-	case 12:
-		return 11
-	case 10, 11:
-		return int(id) + 2
-	}
-	return 0
-}
-
-type section struct {
-	id   byte
-	body []byte
-	off  int // offset of body in the module, for errors
-}
-
-func (s section) reader() *reader { return newReader(s.body, s.off, int(s.id)) }
 
 // Instrument returns module with the interrupt flag added and checked at
 // every loop header. Errors wrap ErrMalformed, ErrNoYield or
 // ErrFlagExported.
 func Instrument(module []byte) ([]byte, error) {
-	sections, err := splitSections(module)
+	sections, err := wasmbin.Sections(module)
 	if err != nil {
 		return nil, err
 	}
@@ -110,12 +84,8 @@ func Instrument(module []byte) ([]byte, error) {
 	}
 	// One allocation for the whole output: loops add a few percent.
 	out := make([]byte, 0, len(module)+len(module)/16+64)
-	out = append(out, header...)
-	emit := func(id byte, body []byte) {
-		out = append(out, id)
-		out = binary.AppendUvarint(out, uint64(len(body)))
-		out = append(out, body...)
-	}
+	out = append(out, wasmbin.Header...)
+	emit := func(id byte, body []byte) { out = wasmbin.AppendSection(out, id, body) }
 	newGlobal, newExport := after(sections, secGlobal), after(sections, secExport)
 	if newGlobal == -1 {
 		emit(secGlobal, appendGlobals(nil))
@@ -124,22 +94,22 @@ func Instrument(module []byte) ([]byte, error) {
 		emit(secExport, appendExport(nil, m.flag))
 	}
 	for i, s := range sections {
-		switch s.id {
+		switch s.ID {
 		case secGlobal:
-			emit(s.id, addToVector(s, 2, appendGlobals))
+			emit(s.ID, addToVector(s, 2, appendGlobals))
 		case secExport:
-			emit(s.id, addToVector(s, 1, func(b []byte) []byte { return appendExport(b, m.flag) }))
+			emit(s.ID, addToVector(s, 1, func(b []byte) []byte { return appendExport(b, m.flag) }))
 		case secCode:
 			// The new size is unknown until the bodies are rewritten: write
 			// them after a 5-byte placeholder, then fill in a padded LEB128.
-			out = append(out, s.id, 0, 0, 0, 0, 0)
+			out = append(out, s.ID, 0, 0, 0, 0, 0)
 			sizeAt := len(out) - 5
 			if out, err = rewriteCode(out, s, m); err != nil {
 				return nil, err
 			}
 			putPaddedU32(out[sizeAt:sizeAt+5], uint32(len(out)-sizeAt-5))
 		default:
-			emit(s.id, s.body)
+			emit(s.ID, s.Body)
 		}
 		if i == newGlobal {
 			emit(secGlobal, appendGlobals(nil))
@@ -158,56 +128,17 @@ func Instrument(module []byte) ([]byte, error) {
 // sched_yield requires), so custom sections keep the neighbours they had
 // as far as possible: a trailing "name" section stays last. wazero
 // accepts some malformed name sections only there.
-func after(sections []section, id byte) int {
+func after(sections []wasmbin.Section, id byte) int {
 	last := -1
 	for i, s := range sections {
 		switch {
-		case s.id == id:
+		case s.ID == id:
 			return -2
-		case s.id != secCustom && rank(s.id) < rank(id):
+		case s.ID != secCustom && wasmbin.Rank(s.ID) < wasmbin.Rank(id):
 			last = i
 		}
 	}
 	return last
-}
-
-// splitSections checks the header and the framing and order of sections;
-// it does not look inside them.
-func splitSections(module []byte) ([]section, error) {
-	if len(module) < len(header) || string(module[:len(header)]) != header {
-		return nil, fmt.Errorf("%w: not a WebAssembly 1.0 binary", ErrMalformed)
-	}
-	var out []section
-	r := newReader(module, 0, -1)
-	r.pos = len(header)
-	last := 0
-	for !r.done() {
-		r.section = -1
-		id := r.byte()
-		r.section = int(id)
-		size := r.u32()
-		off := r.pos
-		body := r.bytes(int(size))
-		if r.err != nil {
-			return nil, r.err
-		}
-		if id != secCustom {
-			switch {
-			case rank(id) == 0:
-				r.pos = off
-				r.fail("unknown section id")
-			case rank(id) <= last:
-				r.pos = off
-				r.fail("section out of order or repeated")
-			}
-			if r.err != nil {
-				return nil, r.err
-			}
-			last = rank(id)
-		}
-		out = append(out, section{id: id, body: body, off: off})
-	}
-	return out, nil
 }
 
 // moduleInfo is what the rewrite needs to know about a module.
@@ -219,13 +150,13 @@ type moduleInfo struct {
 
 // inspect reads the sections that decide the new indices and whether the
 // module can be instrumented.
-func inspect(sections []section) (moduleInfo, error) {
+func inspect(sections []wasmbin.Section) (moduleInfo, error) {
 	var m moduleInfo
 	var imp imports
-	var types, exports section
+	var types, exports wasmbin.Section
 	haveTypes, haveExports := false, false
 	for _, s := range sections {
-		switch s.id {
+		switch s.ID {
 		case secType:
 			types, haveTypes = s, true
 		case secImport:
@@ -234,10 +165,10 @@ func inspect(sections []section) (moduleInfo, error) {
 				return m, err
 			}
 		case secGlobal:
-			r := s.reader()
-			m.flag += r.count()
-			if r.err != nil {
-				return m, r.err
+			r := s.Reader()
+			m.flag += r.Count()
+			if err := r.Err(); err != nil {
+				return m, err
 			}
 		case secExport:
 			exports, haveExports = s, true
@@ -274,67 +205,51 @@ type imports struct {
 
 // scanImports counts imported functions and globals, which come before
 // defined ones in their index spaces, and finds the sched_yield import.
-func scanImports(s section) (imports, error) {
+func scanImports(s wasmbin.Section) (imports, error) {
 	var imp imports
-	r := s.reader()
-	for n := r.count(); n > 0 && r.err == nil; n-- {
-		module := r.bytes(int(r.u32()))
-		name := r.bytes(int(r.u32()))
-		switch kind := r.byte(); kind {
-		case 0x00: // function
-			typ := r.u32()
-			if !imp.haveYield && string(module) == "wasi_snapshot_preview1" && string(name) == "sched_yield" {
-				imp.yield, imp.yieldType, imp.haveYield = imp.funcs, typ, true
+	list, err := wasmbin.Imports(s)
+	if err != nil {
+		return imp, err
+	}
+	for _, i := range list {
+		switch i.Kind {
+		case wasmbin.KindFunc:
+			if !imp.haveYield && i.Module == "wasi_snapshot_preview1" && i.Name == "sched_yield" {
+				imp.yield, imp.yieldType, imp.haveYield = imp.funcs, i.Type, true
 			}
 			imp.funcs++
-		case 0x01: // table
-			r.valtype()
-			r.limits()
-		case 0x02: // memory
-			r.limits()
-		case 0x03: // global
-			r.valtype()
-			r.byte() // mutability
+		case wasmbin.KindGlobal:
 			imp.globals++
-		case 0x04: // tag
-			r.byte() // attribute
-			r.u32()  // type index
-		default:
-			r.unread()
-			r.fail("unknown import kind %#x", kind)
 		}
 	}
-	if r.err == nil && !r.done() {
-		r.fail("%d trailing bytes", len(r.b)-r.pos)
-	}
-	return imp, r.err
+	return imp, nil
 }
 
 // checkYieldType makes sure sched_yield has the type the inserted call
 // assumes, () -> i32: calling it with another would make the output
 // invalid.
-func checkYieldType(s section, want uint32) error {
-	r := s.reader()
-	n := r.count()
-	if r.err == nil && want >= n {
-		return fmt.Errorf("%w: section %d: sched_yield's type %d is beyond the %d types", ErrMalformed, s.id, want, n)
+func checkYieldType(s wasmbin.Section, want uint32) error {
+	r := s.Reader()
+	n := r.Count()
+	if r.Err() == nil && want >= n {
+		return fmt.Errorf("%w: section %d: sched_yield's type %d is beyond the %d types", ErrMalformed, s.ID, want, n)
 	}
 	for i := range want + 1 {
-		if form := r.byte(); form != 0x60 && r.err == nil {
-			r.unread()
-			r.fail("type %d: unsupported type form %#x", i, form)
+		if form := r.Byte(); form != 0x60 && r.Err() == nil {
+			r.Unread()
+			r.Fail("type %d: unsupported type form %#x", i, form)
 		}
-		params := r.count()
+		params := r.Count()
 		for range params {
-			r.valtype()
+			r.ValType()
 		}
-		results := r.count()
+		results := r.Count()
 		var result byte
 		for range results {
-			result = r.valtype()
+			result = r.ValType()
 		}
-		if r.err != nil {
-			return r.err
+		if err := r.Err(); err != nil {
+			return err
 		}
 		if i == want && (params != 0 || results != 1 || result != 0x7f) {
 			return fmt.Errorf("%w: its import has type %d", ErrNoYield, want)
@@ -343,25 +258,25 @@ func checkYieldType(s section, want uint32) error {
 	return nil
 }
 
-func checkExports(s section) error {
-	r := s.reader()
-	for n := r.count(); n > 0 && r.err == nil; n-- {
-		if string(r.bytes(int(r.u32()))) == FlagExport {
+func checkExports(s wasmbin.Section) error {
+	r := s.Reader()
+	for n := r.Count(); n > 0 && r.Err() == nil; n-- {
+		if r.Name() == FlagExport {
 			return ErrFlagExported
 		}
-		r.byte() // kind
-		r.u32()  // index
+		r.Byte() // kind
+		r.U32()  // index
 	}
-	return r.err
+	return r.Err()
 }
 
 // addToVector returns the body of a vector section with extra more
 // elements, which add appends, after the existing ones.
-func addToVector(s section, extra uint32, add func([]byte) []byte) []byte {
-	r := s.reader()
-	n := r.u32() // already read without error by inspect
-	out := binary.AppendUvarint(make([]byte, 0, len(s.body)+32), uint64(n)+uint64(extra))
-	out = append(out, s.body[r.pos:]...)
+func addToVector(s wasmbin.Section, extra uint32, add func([]byte) []byte) []byte {
+	r := s.Reader()
+	n := r.U32() // already read without error by inspect
+	out := binary.AppendUvarint(make([]byte, 0, len(s.Body)+32), uint64(n)+uint64(extra))
+	out = append(out, s.Body[r.Pos():]...)
 	return add(out)
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/loopguard"
+	"github.com/toolhost/toolhost/host/internal/wasmbin"
 )
 
 // Config configures a Runtime. The zero value is usable.
@@ -144,25 +146,21 @@ func (r *Runtime) Load(ctx context.Context, path string) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load plugin: %w", err)
 	}
-	refs, err := scanSections(f, st.Size())
+	headers, err := wasmbin.ScanFile(f, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", path, err)
 	}
 	p := &Plugin{rt: r, path: path, identity: fileIdentity(path, st), pool: make(chan *instance, r.cfg.PoolSize)}
 	var raw []byte
-	for _, ref := range refs {
+	for _, h := range headers {
 		switch {
-		case ref.id == 0 && ref.name == abi.ManifestSection && raw == nil:
-			if raw, err = readSection(f, ref); err != nil {
+		case h.ID == wasmbin.SectionCustom && h.Name == abi.ManifestSection && raw == nil:
+			if raw, err = h.Read(f); err != nil {
 				return nil, fmt.Errorf("plugin %s: %w", path, err)
 			}
 			p.packed = true
-		case ref.id == 2:
-			body, err := readSection(f, ref)
-			if err == nil {
-				p.imports, err = functionImports(body)
-			}
-			if err != nil {
+		case h.ID == wasmbin.SectionImport:
+			if p.imports, err = functionImports(f, h); err != nil {
 				return nil, fmt.Errorf("plugin %s: %w", path, err)
 			}
 		}
@@ -183,6 +181,25 @@ func (r *Runtime) Load(ctx context.Context, path string) (*Plugin, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// functionImports lists the module and name of each function import.
+func functionImports(f io.ReaderAt, h wasmbin.SectionHeader) ([][2]string, error) {
+	body, err := h.Read(f)
+	if err != nil {
+		return nil, err
+	}
+	imports, err := wasmbin.Imports(wasmbin.Section{ID: h.ID, Offset: int(h.Offset), Body: body})
+	if err != nil {
+		return nil, err
+	}
+	var out [][2]string
+	for _, imp := range imports {
+		if imp.Kind == wasmbin.KindFunc {
+			out = append(out, [2]string{imp.Module, imp.Name})
+		}
+	}
+	return out, nil
 }
 
 // checkDeclaredImports refuses, at load time and without compiling, a
@@ -298,7 +315,7 @@ func Pack(ctx context.Context, wasm []byte) ([]byte, error) {
 	if m.ABI != abi.Version {
 		return nil, fmt.Errorf("describe returned ABI %q, want %q", m.ABI, abi.Version)
 	}
-	return withCustomSection(wasm, abi.ManifestSection, raw)
+	return wasmbin.WithCustomSection(wasm, abi.ManifestSection, raw)
 }
 
 // ErrManifestMismatch reports a packed manifest that differs from what the

@@ -15,6 +15,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
+	"github.com/toolhost/toolhost/host/internal/wasmbin"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
@@ -192,14 +193,14 @@ func TestPackedManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := customSection(raw, abi.ManifestSection); ok {
+	if _, ok, _ := wasmbin.CustomSection(raw, abi.ManifestSection); ok {
 		t.Fatal("unpacked module already has a manifest section")
 	}
 	packed, err := Pack(ctx, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	section, ok, err := customSection(packed, abi.ManifestSection)
+	section, ok, err := wasmbin.CustomSection(packed, abi.ManifestSection)
 	if err != nil || !ok {
 		t.Fatalf("packed module: section found=%v err=%v", ok, err)
 	}
@@ -208,7 +209,7 @@ func TestPackedManifest(t *testing.T) {
 		t.Fatalf("section manifest: %+v %v", m, err)
 	}
 	// Packing twice replaces the section rather than adding a second one.
-	again, err := withCustomSection(packed, abi.ManifestSection, section)
+	again, err := wasmbin.WithCustomSection(packed, abi.ManifestSection, section)
 	if err != nil || len(again) != len(packed) {
 		t.Fatalf("re-pack changed size %d -> %d (%v)", len(packed), len(again), err)
 	}
@@ -227,19 +228,6 @@ func TestPackedManifest(t *testing.T) {
 	}
 	if err := p.Warm(ctx, 1); err != nil {
 		t.Fatalf("warming packed module: %v", err)
-	}
-}
-
-func TestCustomSectionMalformed(t *testing.T) {
-	tests := map[string][]byte{
-		"not wasm":     []byte("hello world"),
-		"bad size":     append(append([]byte(nil), wasmHeader...), 0, 0xff, 0xff, 0xff, 0xff, 0x0f),
-		"bad name len": append(append([]byte(nil), wasmHeader...), 0, 2, 9, 'a'),
-	}
-	for name, b := range tests {
-		if _, _, err := customSection(b, "x"); err == nil {
-			t.Errorf("%s: no error", name)
-		}
 	}
 }
 

@@ -1,15 +1,4 @@
-// Package wasmbin reads the parts of the WebAssembly binary format that
-// toolhost inspects without compiling a module. It only reads.
 package wasmbin
-
-import (
-	"encoding/binary"
-	"errors"
-	"fmt"
-)
-
-// SectionImport is the id of the import section.
-const SectionImport = 2
 
 // Import kinds.
 const (
@@ -24,92 +13,42 @@ const (
 type Import struct {
 	Module, Name string
 	Kind         byte
+	// Type is a function's or a tag's type index.
+	Type uint32
 }
 
-// ErrMalformed wraps every error about bytes that do not parse.
-var ErrMalformed = errors.New("malformed wasm")
-
-// Imports parses the body of an import section.
-func Imports(body []byte) ([]Import, error) {
-	d := decoder{b: body}
-	n := d.uint()
-	var out []Import
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		imp := Import{Module: d.name(), Name: d.name(), Kind: d.byte()}
+// Imports parses an import section.
+func Imports(s Section) ([]Import, error) {
+	r := s.Reader()
+	n := r.Count()
+	out := make([]Import, 0, n)
+	for ; n > 0 && r.err == nil; n-- {
+		imp := Import{Module: r.Name(), Name: r.Name(), Kind: r.Byte()}
 		switch imp.Kind {
 		case KindFunc:
-			d.uint() // type index
+			imp.Type = r.U32()
 		case KindTable:
-			d.byte() // reference type
-			d.limits()
+			r.ValType()
+			r.Limits()
 		case KindMemory:
-			d.limits()
+			r.Limits()
 		case KindGlobal:
-			d.byte() // value type
-			d.byte() // mutability
+			r.ValType()
+			r.Byte() // mutability
 		case KindTag:
-			d.byte() // attribute
-			d.uint() // type index
+			r.Byte() // attribute
+			imp.Type = r.U32()
 		default:
-			d.fail("unknown import kind %#x", imp.Kind)
+			r.Unread()
+			r.Fail("unknown import kind %#x", imp.Kind)
 		}
 		out = append(out, imp)
 	}
-	if d.err != nil {
-		return nil, d.err
+	if r.err == nil && !r.Done() {
+		r.Fail("%d trailing bytes", r.Remaining())
+	}
+	if r.err != nil {
+		return nil, r.err
 	}
 	return out, nil
-}
-
-// decoder reads the binary encoding; the first error sticks.
-type decoder struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (d *decoder) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: import section byte %d: %s", ErrMalformed, d.off, fmt.Sprintf(format, args...))
-	}
-}
-
-func (d *decoder) byte() byte {
-	if d.err != nil || d.off >= len(d.b) {
-		d.fail("unexpected end")
-		return 0
-	}
-	d.off++
-	return d.b[d.off-1]
-}
-
-func (d *decoder) uint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 {
-		d.fail("bad LEB128")
-		return 0
-	}
-	d.off += n
-	return v
-}
-
-func (d *decoder) name() string {
-	n := d.uint()
-	if d.err != nil || n > uint64(len(d.b)-d.off) {
-		d.fail("name longer than the section")
-		return ""
-	}
-	s := string(d.b[d.off : d.off+int(n)])
-	d.off += int(n)
-	return s
-}
-
-func (d *decoder) limits() {
-	if d.byte()&1 != 0 {
-		d.uint()
-	}
-	d.uint()
 }
