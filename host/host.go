@@ -89,10 +89,14 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	// toolhost's own directories are never reachable by a tool.
 	st.sandbox.ProtectedDirs = absolute(opts.StateDir, opts.CacheDir, opts.PluginDir)
+	if opts.StateDir != "" {
+		st.sandbox.RecoveryDir = filepath.Join(opts.StateDir, "txn")
+	}
 	sb, err := sandbox.New(st.sandbox)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	recoverCommits(sb, log)
 	h := &Host{log: log, sb: sb, caches: map[string]*conversationCache{}}
 	if opts.StateDir != "" {
 		if h.store, err = readcache.NewStore(filepath.Join(opts.StateDir, "reads")); err != nil {
@@ -114,6 +118,24 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	ecfg.Registry, ecfg.Sandbox, ecfg.Logger, ecfg.ReadCache = h.reg, sb, log, h.readCache
 	h.eng = engine.New(ecfg)
 	return h, nil
+}
+
+// recoverCommits finishes the multi-file commits a crash interrupted, all
+// or nothing, before any tool runs. A record that cannot be replayed is
+// kept for the next start; tools still run, since every commit from now on
+// is whole.
+func recoverCommits(sb *sandbox.Sandbox, log *slog.Logger) {
+	done, err := sb.Recover()
+	for _, r := range done {
+		if r.Completed {
+			log.Warn("a commit interrupted by a crash had completed; removed its backups", "record", r.Record)
+		} else {
+			log.Warn("undid a commit interrupted by a crash", "record", r.Record, "restored", r.Restored, "removed", r.Removed, "kept", r.Kept)
+		}
+	}
+	if err != nil {
+		log.Error("cannot finish a commit interrupted by a crash; its files may hold a mix of old and new content until it is repaired", "err", err)
+	}
 }
 
 // Close releases the plugins and the sandbox. Calls still running fail.
@@ -152,35 +174,27 @@ func Definitions(ms []abi.Manifest, format string) (any, error) {
 // BatchOptions are one batch's inputs beyond its calls.
 type BatchOptions struct {
 	// Approver decides the calls that need confirmation; nil denies them
-	// ("no approver is connected").
+	// ("no approver is connected"), and so does an error from it.
 	Approver engine.Approver
-	// Events receives the batch's events; nil drops them.
+	// Events receives the batch's events; nil drops them. A consumer
+	// that does not keep up loses events (counted in Event.Dropped),
+	// never holds a call past its deadline.
 	Events engine.EventSink
 	// AvailableCapacityBytes is the caller's estimate of the room left in
 	// the model's context for results (FR-REG-04b); 0 keeps the
 	// configured fallback.
 	AvailableCapacityBytes int64
+	// Narrowing restricts the configured policy for this batch (a
+	// transport's profile: fewer tools, approval forced, no parallel
+	// calls); it can never widen it.
+	Narrowing engine.Narrowing
 }
 
 // Process runs one batch through the tool loop (plan, approve, run) and
 // returns the plan and exactly one result per call, in call order.
 func (h *Host) Process(ctx context.Context, b engine.Batch, opts BatchOptions) (*engine.Plan, []engine.Result) {
-	var approve func(context.Context, []engine.Confirmation) engine.Decision
-	if opts.Approver != nil {
-		approve = func(ctx context.Context, cs []engine.Confirmation) engine.Decision {
-			d, err := opts.Approver.Approve(ctx, cs)
-			if err != nil {
-				return engine.DenyAll(err.Error())
-			}
-			return d
-		}
-	}
-	var events func(engine.Event)
-	if opts.Events != nil {
-		events = func(ev engine.Event) { opts.Events.Send(ctx, ev) }
-	}
-	p, results := h.eng.Process(ctx, b, approve, engine.RunOptions{
-		Events: events, AvailableCapacityBytes: opts.AvailableCapacityBytes,
+	p, results := h.eng.Process(ctx, b, opts.Approver, engine.RunOptions{
+		Events: opts.Events, AvailableCapacityBytes: opts.AvailableCapacityBytes, Narrowing: opts.Narrowing,
 	})
 	h.save(b.Conversation)
 	return p, results
