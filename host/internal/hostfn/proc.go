@@ -37,8 +37,10 @@ func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 	}
 	spec := proc.Spec{Command: command, Dir: dir, Env: env.Environ, MaxCapture: capture, TailCapture: capture}
 	if env.Emit != nil {
-		spec.Sink = func(s proc.Stream, chunk []byte) {
-			env.Emit(ctx, Event{CallID: env.CallID, Kind: uint32(s), Data: chunk})
+		// proc passes the call's ctx on: a consumer that stops reading
+		// costs the call at most its own deadline.
+		spec.Sink = func(ctx context.Context, s proc.Stream, chunk []byte) error {
+			return env.Emit(ctx, Event{CallID: env.CallID, Kind: uint32(s), Data: chunk})
 		}
 	}
 	res, err := proc.Run(ctx, spec)

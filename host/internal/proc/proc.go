@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -60,10 +61,14 @@ type Spec struct {
 	// where the error is.
 	TailCapture int
 	// Sink, if non-nil, receives output chunks in the order they were read,
-	// from a single goroutine, before Run returns. It may block: then the
-	// readers wait, which in turn blocks the command on its full pipe; no
-	// output is ever dropped. Chunks may be coalesced. Sink owns each chunk.
-	Sink func(Stream, []byte)
+	// from a single goroutine, with Run's ctx. It may block while ctx lives:
+	// then the readers wait, which in turn blocks the command on its full
+	// pipe, so a slow consumer loses nothing. Once ctx is done it must
+	// return promptly; a Sink that does not is abandoned after a short
+	// grace, so it can never keep the command or Run alive past ctx. An
+	// error says the chunk was not delivered. Chunks may be coalesced. Sink
+	// owns each chunk.
+	Sink func(ctx context.Context, s Stream, chunk []byte) error
 	// Logger receives kill failures and abandoned pipes; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -77,6 +82,10 @@ type Result struct {
 	Stdout, Stderr           []byte // first MaxCapture bytes of each stream
 	StdoutTail, StderrTail   []byte // last TailCapture bytes after those
 	StdoutBytes, StderrBytes int64  // totals produced
+
+	// Undelivered counts the chunks the Sink did not take: it returned an
+	// error, or it was abandoned after ctx ended.
+	Undelivered int64
 }
 
 const (
@@ -88,6 +97,9 @@ const (
 	// drainGrace is how long the readers wait in total, once the process
 	// group is dead, for a pipe to reach end of file; see reader.run.
 	drainGrace = 500 * time.Millisecond
+	// sinkGrace is how long after ctx ends the readers keep waiting for a
+	// Sink that has not taken their chunks, and Run for the Sink to return.
+	sinkGrace = drainGrace
 	// drainLimit bounds what is read after the group is dead. The group can
 	// have left at most a pipe's capacity behind (64 KiB by default, 1 MiB
 	// at most without privilege), so more than this comes from a process
@@ -114,10 +126,11 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, fmt.Errorf("proc: command not started: %w", err)
 	}
 	spec = withDefaults(spec)
-	r, err := start(spec)
+	r, err := start(ctx, spec)
 	if err != nil {
 		return Result{}, err
 	}
+	defer r.stopGiveUp()
 	ctxErr := r.wait(ctx)
 	res, err := r.finish()
 	if ctxErr != nil {
@@ -164,6 +177,11 @@ type run struct {
 	readers  sync.WaitGroup
 	chunks   chan chunk
 	sinkDone chan struct{}
+	// giveUp closes sinkGrace after ctx ends: from then on nothing waits
+	// for the Sink.
+	giveUp      chan struct{}
+	stopGiveUp  func() bool
+	undelivered atomic.Int64
 }
 
 // exit reports that the shell exited; reaped says whether it has already
@@ -180,7 +198,7 @@ type chunk struct {
 
 // start creates the pipes, starts the shell and the goroutines that read
 // its output and watch for its exit.
-func start(spec Spec) (*run, error) {
+func start(ctx context.Context, spec Spec) (*run, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("proc: stdout pipe: %w", err)
@@ -209,22 +227,21 @@ func start(spec Spec) (*run, error) {
 		log:    spec.Logger,
 		exited: make(chan exit, 1),
 		killed: make(chan struct{}),
+		giveUp: make(chan struct{}),
 	}
+	r.stopGiveUp = context.AfterFunc(ctx, func() {
+		time.AfterFunc(sinkGrace, func() { close(r.giveUp) })
+	})
 	go r.watch()
-	r.startReaders(spec, outR, errR)
+	r.startReaders(ctx, spec, outR, errR)
 	return r, nil
 }
 
-func (r *run) startReaders(spec Spec, outR, errR *os.File) {
+func (r *run) startReaders(ctx context.Context, spec Spec, outR, errR *os.File) {
 	if spec.Sink != nil {
 		r.chunks = make(chan chunk, sinkQueue)
 		r.sinkDone = make(chan struct{})
-		go func() {
-			defer close(r.sinkDone)
-			for c := range r.chunks {
-				spec.Sink(c.stream, c.data)
-			}
-		}()
+		go r.deliver(ctx, spec.Sink)
 	}
 	r.out = r.newReader(Stdout, outR, spec.MaxCapture, spec.TailCapture)
 	r.err = r.newReader(Stderr, errR, spec.MaxCapture, spec.TailCapture)
@@ -238,7 +255,23 @@ func (r *run) startReaders(spec Spec, outR, errR *os.File) {
 }
 
 func (r *run) newReader(s Stream, f *os.File, limit, tail int) *reader {
-	return &reader{stream: s, f: f, limit: limit, tailLimit: tail, chunks: r.chunks, killed: r.killed, log: r.log}
+	return &reader{stream: s, f: f, limit: limit, tailLimit: tail, chunks: r.chunks, giveUp: r.giveUp,
+		undelivered: &r.undelivered, killed: r.killed, log: r.log}
+}
+
+// deliver hands the queued chunks to the Sink, one at a time. Once
+// nothing waits for the Sink any more, the rest are counted, not sent.
+func (r *run) deliver(ctx context.Context, sink func(context.Context, Stream, []byte) error) {
+	defer close(r.sinkDone)
+	for c := range r.chunks {
+		if isClosed(r.giveUp) {
+			r.undelivered.Add(1)
+			continue
+		}
+		if err := sink(ctx, c.stream, c.data); err != nil {
+			r.undelivered.Add(1)
+		}
+	}
 }
 
 // watch reports the shell's exit, leaving it unreaped where it can: while
@@ -293,17 +326,23 @@ func (r *run) startDrain() {
 }
 
 // finish waits for the output to be read and delivered, and assembles the
-// Result.
+// Result. It waits for the Sink only until the grace after ctx ends: a
+// Sink that ignores ctx is left to return on its own.
 func (r *run) finish() (Result, error) {
 	r.readers.Wait()
 	closeAll(r.out.f, r.err.f)
 	if r.chunks != nil {
 		close(r.chunks)
-		<-r.sinkDone
+		select {
+		case <-r.sinkDone:
+		case <-r.giveUp:
+			r.log.Warn("proc: the output sink did not return after the command was stopped; abandoned it", "pid", r.cmd.Process.Pid)
+		}
 	}
 	res := Result{
 		Stdout: r.out.keep, StdoutBytes: r.out.total, StdoutTail: r.out.lastBytes(),
 		Stderr: r.err.keep, StderrBytes: r.err.total, StderrTail: r.err.lastBytes(),
+		Undelivered: r.undelivered.Load(),
 	}
 	ps := r.cmd.ProcessState
 	if ps == nil {
@@ -328,8 +367,11 @@ type reader struct {
 	limit     int             // bytes to keep
 	tailLimit int             // bytes of the end to keep after the first limit
 	chunks    chan<- chunk    // nil without a Sink
+	giveUp    <-chan struct{} // closed once nothing waits for the Sink
 	killed    <-chan struct{} // closed once the process group is dead
-	log       *slog.Logger
+
+	undelivered *atomic.Int64
+	log         *slog.Logger
 
 	keep  []byte
 	tail  []byte // a sliding window: the last tailLimit bytes are at its end
@@ -378,7 +420,24 @@ func (r *reader) take(p []byte) {
 	r.total += int64(len(p))
 	r.capture(p)
 	if r.chunks != nil {
-		r.chunks <- chunk{r.stream, append([]byte(nil), p...)}
+		r.forward(chunk{r.stream, append([]byte(nil), p...)})
+	}
+}
+
+// forward queues c for the Sink, waiting for room while the call lives
+// (a slow consumer slows the command and loses nothing) but not past the
+// grace after ctx ends, so a stuck Sink cannot keep the readers, and so
+// Run, waiting.
+func (r *reader) forward(c chunk) {
+	select {
+	case r.chunks <- c:
+		return
+	default:
+	}
+	select {
+	case r.chunks <- c:
+	case <-r.giveUp:
+		r.undelivered.Add(1)
 	}
 }
 

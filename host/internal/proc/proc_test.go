@@ -271,10 +271,11 @@ func TestRunLargeOutput(t *testing.T) {
 			s := spec(t, fmt.Sprintf(`head -c %d /dev/zero | tr '\0' a`, total))
 			s.MaxCapture = 1000
 			var seen, bad int
-			s.Sink = func(st Stream, p []byte) {
+			s.Sink = func(_ context.Context, st Stream, p []byte) error {
 				seen += len(p)
 				bad += len(p) - bytes.Count(p, []byte("a"))
 				time.Sleep(tt.delay)
+				return nil
 			}
 			res := mustRun(t, s)
 			if len(res.Stdout) != 1000 || res.StdoutBytes != total {
@@ -296,12 +297,13 @@ func TestRunStalledSinkLosesNothing(t *testing.T) {
 	const total = len("start\n") + 9*len("1\n") + 11*len("10\n") + 50000
 	var seen int
 	first := true
-	s.Sink = func(_ Stream, p []byte) {
+	s.Sink = func(_ context.Context, _ Stream, p []byte) error {
 		if first {
 			first = false
 			time.Sleep(3 * drainGrace)
 		}
 		seen += len(p)
+		return nil
 	}
 	res := mustRun(t, s)
 	if seen != total || res.StdoutBytes != int64(total) {
@@ -313,7 +315,7 @@ func TestRunStalledSinkLosesNothing(t *testing.T) {
 func TestRunSinkOrder(t *testing.T) {
 	s := spec(t, "for i in $(seq 1 2000); do echo $i; echo e$i >&2; done")
 	var got [3]bytes.Buffer
-	s.Sink = func(st Stream, p []byte) { got[st].Write(p) }
+	s.Sink = func(_ context.Context, st Stream, p []byte) error { got[st].Write(p); return nil }
 	res := mustRun(t, s)
 	var wantOut, wantErr strings.Builder
 	for i := 1; i <= 2000; i++ {
@@ -332,10 +334,11 @@ func TestRunSinkOrder(t *testing.T) {
 func TestRunStreamsBeforeExit(t *testing.T) {
 	s := spec(t, "echo first; while [ ! -e go ]; do sleep 0.01; done; echo second")
 	var once sync.Once
-	s.Sink = func(_ Stream, p []byte) {
+	s.Sink = func(context.Context, Stream, []byte) error {
 		// The command waits for this file, so it only ends if the first
 		// chunk arrived while it was still running.
 		once.Do(func() { os.WriteFile(filepath.Join(s.Dir, "go"), nil, 0o644) })
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -401,4 +404,46 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// FR-EXE-03, FR-EXE-05: a Sink that stops taking output cannot keep the
+// command or Run alive past ctx, whether it honours ctx (returns once ctx
+// ends) or ignores it (blocks forever); what it did not take is counted.
+func TestRunBlockedSinkEndsWithCtx(t *testing.T) {
+	forever := make(chan struct{})
+	t.Cleanup(func() { close(forever) })
+	tests := []struct {
+		name string
+		sink func(context.Context, Stream, []byte) error
+	}{
+		{"honours ctx", func(ctx context.Context, _ Stream, _ []byte) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}},
+		{"ignores ctx", func(context.Context, Stream, []byte) error {
+			<-forever
+			return nil
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := spec(t, "sleep 0.2; for i in $(seq 1000); do echo $i; done; sleep 5")
+			s.Sink = tt.sink
+			s.Logger = slog.New(slog.DiscardHandler)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			start := time.Now()
+			res, err := Run(ctx, s)
+			elapsed := time.Since(start)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("err = %v, want the deadline", err)
+			}
+			if elapsed > 3*time.Second {
+				t.Errorf("Run took %v with a 1s deadline", elapsed)
+			}
+			if res.Undelivered == 0 || res.StdoutBytes == 0 {
+				t.Errorf("undelivered %d of %d bytes read; want the missed chunks counted", res.Undelivered, res.StdoutBytes)
+			}
+		})
+	}
 }
