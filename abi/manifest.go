@@ -45,6 +45,13 @@ type Manifest struct {
 	// of them exists yet the call only creates files, which policy may let
 	// run without a prompt (tools.approval.auto_approve_new_files);
 	// replacing a file still asks.
-	CreateArgs   []string     `json:"create_args,omitempty"`
-	Capabilities []Capability `json:"capabilities,omitempty"`
+	CreateArgs []string `json:"create_args,omitempty"`
+	// WritesUnnamedPaths says the tool writes files no path argument names
+	// (apply_patch: the paths are inside the patch text). Without it, a
+	// tool holding fs.write may write only the paths its create_args name
+	// (or, when it has none, its path_args); with it, the host lets an
+	// approved call write wherever the sandbox allows, and never approves
+	// one as only creating new files.
+	WritesUnnamedPaths bool         `json:"writes_unnamed_paths,omitempty"`
+	Capabilities       []Capability `json:"capabilities,omitempty"`
 }

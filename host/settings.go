@@ -20,17 +20,17 @@ type settings struct {
 func fromConfig(c *config.Config) (settings, error) {
 	t := c.Tools
 	pol := engine.Policy{
-		Mode:                 engine.ToolsMode(t.Mode),
-		ApprovalEnabled:      t.Approval.Enabled,
-		Approval:             engine.ApprovalMode(t.Approval.Mode),
-		Allowlist:            t.Approval.Allowlist,
-		Denylist:             t.Approval.Denylist,
-		PromptSideEffects:    t.Approval.PromptSideEffects,
-		AutoApproveNewFiles:  t.Approval.AutoApproveNewFiles,
-		MaxCallsPerBatch:     t.MaxToolCallsPerBatch,
-		MaxIterationsPerTurn: t.MaxToolIterationsPerUserTurn,
-		AllowParallel:        t.AllowParallel,
-		Overrides:            map[string]engine.Override{},
+		Mode:                  engine.ToolsMode(t.Mode),
+		Disabled:              !t.Approval.Enabled,
+		Approval:              engine.ApprovalMode(t.Approval.Mode),
+		Allowlist:             t.Approval.Allowlist,
+		Denylist:              t.Approval.Denylist,
+		SideEffectsUnprompted: !t.Approval.PromptSideEffects,
+		AutoApproveNewFiles:   t.Approval.AutoApproveNewFiles,
+		MaxCallsPerBatch:      t.MaxToolCallsPerBatch,
+		MaxIterationsPerTurn:  t.MaxToolIterationsPerUserTurn,
+		AllowParallel:         t.AllowParallel,
+		Overrides:             map[string]engine.Override{},
 	}
 	for name, o := range t.Overrides {
 		eo := engine.Override{RequiresApproval: o.RequiresApproval}

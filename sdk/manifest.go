@@ -57,6 +57,9 @@ func appendManifest(b []byte, m abi.Manifest) []byte {
 	}
 	list("path_args", m.PathArgs)
 	list("create_args", m.CreateArgs)
+	if m.WritesUnnamedPaths {
+		b = append(b, `,"writes_unnamed_paths":true`...)
+	}
 	caps := make([]string, len(m.Capabilities))
 	for i, c := range m.Capabilities {
 		caps[i] = string(c)

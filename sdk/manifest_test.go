@@ -16,6 +16,8 @@ func TestAppendManifestMatchesEncodingJSON(t *testing.T) {
 			PathArgs: []string{"path"}, Capabilities: []abi.Capability{abi.CapFSRead, abi.CapFSList}},
 		{ABI: abi.Version, Name: "x", Parameters: []byte(`{}`), SideEffecting: true, RequiresApproval: true,
 			RiskLevel: abi.RiskHigh, TimeoutMillis: 1500},
+		{ABI: abi.Version, Name: "patch", Parameters: []byte(`{}`), SideEffecting: true, RiskLevel: abi.RiskMedium,
+			WritesUnnamedPaths: true, Capabilities: []abi.Capability{abi.CapFSRead, abi.CapFSWrite}},
 	}
 	for _, m := range tests {
 		var got, want abi.Manifest

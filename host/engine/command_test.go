@@ -88,7 +88,7 @@ func TestRunCommandLargeOutputStreams(t *testing.T) {
 	var mu sync.Mutex
 	var streamed strings.Builder
 	var kinds []uint32
-	opts := Options{Conversation: "c", Emit: func(_ context.Context, ev hostfn.Event) error {
+	opts := callOptions{Conversation: "c", Emit: func(_ context.Context, ev hostfn.Event) error {
 		mu.Lock()
 		defer mu.Unlock()
 		streamed.Write(ev.Data)
@@ -98,7 +98,7 @@ func TestRunCommandLargeOutputStreams(t *testing.T) {
 		kinds = append(kinds, ev.Kind)
 		return nil
 	}}
-	r := f.eng.Execute(context.Background(), Call{ID: "call_1", Name: "run_command",
+	r := f.eng.execute(context.Background(), Call{ID: "call_1", Name: "run_command",
 		Arguments: json.RawMessage(commandArgs(t, "seq 1 100000", ""))}, opts)
 	if !r.OK {
 		t.Fatal(r.Error)
@@ -146,7 +146,7 @@ func TestRunCommandCancelled(t *testing.T) {
 	f := newCommandFixture(t, Timeouts{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
-	r := f.eng.Execute(ctx, Call{ID: "c1", Name: "run_command", Arguments: json.RawMessage(commandArgs(t, "sleep 1000", ""))}, Options{})
+	r := f.eng.execute(ctx, Call{ID: "c1", Name: "run_command", Arguments: json.RawMessage(commandArgs(t, "sleep 1000", ""))}, callOptions{})
 	wantError(t, r, abi.KindCancelled, "Cancelled by user")
 }
 

@@ -64,7 +64,8 @@ type Config struct {
 	// EnvDenylist adds globs to the default list of environment variables
 	// hidden from processes tools start (CFG-ENV-01).
 	EnvDenylist []string
-	// Policy governs Plan and Run; the zero value means DefaultPolicy.
+	// Policy governs Plan and Run; the zero value means DefaultPolicy, and
+	// a zero field of any other Policy is the cautious choice.
 	Policy Policy
 	Logger *slog.Logger
 }
@@ -116,12 +117,8 @@ func New(cfg Config) *Engine {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	environ := proc.SanitizeEnv(os.Environ(), append(proc.DefaultEnvDenylist(), cfg.EnvDenylist...))
-	policy := cfg.Policy
-	if policy.Mode == "" {
-		policy = DefaultPolicy()
-	}
 	return &Engine{
-		cfg: cfg, policy: policy, log: cfg.Logger, environ: environ,
+		cfg: cfg, policy: cfg.Policy.withDefaults(), log: cfg.Logger, environ: environ,
 		redact: newRedactor(), turns: make(map[string]int),
 	}
 }
@@ -151,8 +148,8 @@ type Result struct {
 	Error   *ToolError `json:"error,omitempty"`
 }
 
-// Options are per-call inputs beyond the call itself.
-type Options struct {
+// callOptions are per-call inputs beyond the call itself.
+type callOptions struct {
 	Conversation string
 	// Emit receives streamed output chunks; nil drops them.
 	Emit func(context.Context, hostfn.Event) error
@@ -160,30 +157,26 @@ type Options struct {
 	// the model's context for results (FR-REG-04b); 0 keeps the configured
 	// fallback.
 	AvailableCapacityBytes int64
+	// Writes is what the call may write (hostfn.Env.Writes).
+	Writes map[string]hostfn.WriteGrant
 }
 
-// Execute validates and runs one call and returns its result, without the
-// approval policy: it is the primitive Run uses for each approved call.
-// A tool loop uses Plan and Run, or Process.
-func (e *Engine) Execute(ctx context.Context, call Call, opts Options) Result {
-	start := time.Now()
-	res := e.execute(ctx, call, opts)
-	res = e.finish(res)
-	e.log.Debug("tool call", "id", call.ID, "tool", call.Name, "ok", res.OK, "elapsed", time.Since(start))
-	return res
-}
-
-func (e *Engine) execute(ctx context.Context, call Call, opts Options) Result {
-	tool, resolved, terr := e.prepare(call)
+// execute validates and runs one call without the approval policy: no
+// denylist, no confirmation. Tests use it to exercise a tool alone; a
+// tool loop uses Plan and Run, or Process.
+func (e *Engine) execute(ctx context.Context, call Call, opts callOptions) Result {
+	tool, decoded, resolved, terr := e.prepare(call)
 	if terr != nil {
-		return failed(call, terr)
+		return e.finish(failed(call, terr))
 	}
-	return e.run(ctx, call, tool, resolved, opts)
+	m := e.manifest(tool)
+	opts.Writes = writeGrants(m, decoded, resolved, onlyCreates(m, decoded, resolved))
+	return e.finish(e.callTool(ctx, call, tool, resolved, opts))
 }
 
-// run executes a validated call with a fresh context (FR-REG-04a): its own
-// host-function state, limits and deadline.
-func (e *Engine) run(ctx context.Context, call Call, tool *registry.Tool, resolved map[string]sandbox.Path, opts Options) Result {
+// callTool executes a validated call with a fresh context (FR-REG-04a):
+// its own host-function state, limits and deadline.
+func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, resolved map[string]sandbox.Path, opts callOptions) Result {
 	limits := e.cfg.Limits
 	if opts.AvailableCapacityBytes > 0 {
 		limits.AvailableCapacityBytes = opts.AvailableCapacityBytes
@@ -194,7 +187,7 @@ func (e *Engine) run(ctx context.Context, call Call, tool *registry.Tool, resolv
 	}
 	env := &hostfn.Env{
 		CallID: call.ID, Sandbox: e.cfg.Sandbox, Reads: reads, Limits: limits,
-		Emit: opts.Emit, Resolved: resolved, Environ: e.environ,
+		Emit: opts.Emit, Resolved: resolved, Writes: opts.Writes, Environ: e.environ,
 	}
 	// Compiling is not the tool's work: the first call of a plugin must not
 	// spend its timeout on it.
@@ -220,29 +213,39 @@ func (e *Engine) run(ctx context.Context, call Call, tool *registry.Tool, resolv
 		}
 		return failed(call, pluginError(call.Name, out))
 	}
-	content := string(out.Content)
-	if out.Flags&abi.ResultNoTruncate != 0 {
-		return Result{ID: call.ID, Name: call.Name, OK: true, Content: sanitize(content)}
+	return Result{ID: call.ID, Name: call.Name, OK: true, Content: e.content(call, out, int(limits.OutputLimit()))}
+}
+
+// content is a successful result's text: sanitized, and within limit
+// whatever the plugin claims. ResultNoTruncate only spares output that is
+// already within the limit from being cut again (a plugin that shortened
+// its own output, keeping the end of a log, knows best where to cut); a
+// plugin that sets it and returns more is cut like any other, and logged.
+func (e *Engine) content(call Call, out abi.Result, limit int) string {
+	s := sanitize(string(out.Content))
+	if out.Flags&abi.ResultNoTruncate != 0 && len(s) > limit {
+		e.log.Warn("a plugin returned more than the output limit while claiming it limited its own output; cut to the limit",
+			"tool", call.Name, "id", call.ID, "bytes", len(s), "limit", limit)
 	}
-	return Result{ID: call.ID, Name: call.Name, OK: true, Content: truncate(sanitize(content), int(limits.OutputLimit()))}
+	return truncate(s, limit)
 }
 
 // prepare runs the checks that need no plugin: existence, size, schema,
 // sandbox preflight (FR-VAL-01, FR-VAL-02, FR-LIM-03).
-func (e *Engine) prepare(call Call) (*registry.Tool, map[string]sandbox.Path, *ToolError) {
+func (e *Engine) prepare(call Call) (*registry.Tool, any, map[string]sandbox.Path, *ToolError) {
 	tool, ok := e.cfg.Registry.Lookup(call.Name)
 	if !ok {
-		return nil, nil, e.unknownTool(call)
+		return nil, nil, nil, e.unknownTool(call)
 	}
 	decoded, terr := e.validateArgs(call, tool)
 	if terr != nil {
-		return nil, nil, terr
+		return nil, nil, nil, terr
 	}
 	resolved, terr := e.preflight(call, tool.Manifest, decoded)
 	if terr != nil {
-		return nil, nil, terr
+		return nil, nil, nil, terr
 	}
-	return tool, resolved, nil
+	return tool, decoded, resolved, nil
 }
 
 func (e *Engine) unknownTool(call Call) *ToolError {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/output"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/registry"
@@ -60,7 +61,7 @@ func testRegistry(t *testing.T) *registry.Registry {
 	t.Helper()
 	registryOnce.Do(func() {
 		ctx := context.Background()
-		rt, err := runtime.New(ctx, runtime.Config{CacheDir: testplugin.CacheDir(t)})
+		rt, err := runtime.New(ctx, runtime.Config{CacheDir: testplugin.CacheDir(t), HostFunctions: hostfn.Functions()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +111,7 @@ func (f *fixture) write(t *testing.T, name, content string) {
 
 func (f *fixture) call(t *testing.T, tool, args string) Result {
 	t.Helper()
-	return f.eng.Execute(context.Background(), Call{ID: "call_1", Name: tool, Arguments: json.RawMessage(args)}, Options{Conversation: "c"})
+	return f.eng.execute(context.Background(), Call{ID: "call_1", Name: tool, Arguments: json.RawMessage(args)}, callOptions{Conversation: "c"})
 }
 
 func wantError(t *testing.T, r Result, kind abi.ErrorKind, substr string) {
@@ -295,7 +296,7 @@ func TestCancelledByCaller(t *testing.T) {
 	f := newFixture(t, abi.Limits{})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	r := f.eng.Execute(ctx, Call{ID: "c9", Name: "spin", Arguments: json.RawMessage(`{"spin":true}`)}, Options{})
+	r := f.eng.execute(ctx, Call{ID: "c9", Name: "spin", Arguments: json.RawMessage(`{"spin":true}`)}, callOptions{})
 	wantError(t, r, abi.KindCancelled, "Cancelled by user")
 }
 

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/registry"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
@@ -61,12 +62,17 @@ type PlannedCall struct {
 
 	tool     *registry.Tool
 	resolved map[string]sandbox.Path
+	// writes is every path the call may write, with what approval covered
+	// (hostfn.Env.Writes); nil lets it write anywhere the sandbox allows.
+	writes map[string]hostfn.WriteGrant
 }
 
 // Plan is a planned batch: one PlannedCall per call, in call order.
 type Plan struct {
 	Batch Batch         `json:"batch"`
 	Calls []PlannedCall `json:"calls"`
+
+	parallel bool // the batch's policy lets read-only calls run together
 }
 
 // Confirmations lists what needs approval, in call order.
@@ -85,38 +91,42 @@ func (p *Plan) Confirmations() []Confirmation {
 // disable, duplicate ids and batch limits, tool existence, denylist,
 // arguments, sandbox preflight, approval mode and allowlist, the tool's own
 // requires_approval. Nothing executes and nothing asks; failures become
-// PreResolved results.
-func (e *Engine) Plan(ctx context.Context, b Batch) *Plan {
+// PreResolved results. Narrowings restrict the configured policy for this
+// batch only, and never widen it.
+func (e *Engine) Plan(ctx context.Context, b Batch, n ...Narrowing) *Plan {
 	if b.ID == "" {
 		b.ID = newBatchID()
 	}
-	p := &Plan{Batch: b, Calls: make([]PlannedCall, len(b.Calls))}
+	pol := e.policyFor(n)
+	p := &Plan{Batch: b, Calls: make([]PlannedCall, len(b.Calls)), parallel: pol.AllowParallel}
 	dups := duplicateIDs(b.Calls)
-	overTurn := e.countIteration(b)
+	overTurn := e.countIteration(b, pol)
 	for i, call := range b.Calls {
 		pc := &p.Calls[i]
 		pc.Call = call
-		if terr := e.batchCheck(b, i, dups, overTurn); terr != nil {
+		if terr := batchCheck(pol, b, i, dups, overTurn); terr != nil {
 			pc.preResolve(terr)
 			continue
 		}
-		if e.policy.Mode == ModeParseOnly {
+		if pol.Mode == ModeParseOnly {
 			pc.Disposition = Pending
 			continue
 		}
-		e.planCall(ctx, pc)
+		e.planCall(ctx, pol, pc)
 	}
 	return p
 }
 
 // batchCheck covers what does not depend on the tool: mode, global
 // disable, duplicate ids, the batch and turn limits.
-func (e *Engine) batchCheck(b Batch, i int, dups map[string]bool, overTurn bool) *ToolError {
-	call, pol := b.Calls[i], e.policy
+func batchCheck(pol Policy, b Batch, i int, dups map[string]bool, overTurn bool) *ToolError {
+	call := b.Calls[i]
 	switch {
 	case pol.Mode == ModeDisabled:
 		return denial(abi.DenialDisabled, fmt.Sprintf("tool calls are disabled (tools.mode = disabled); call %s (%s) was not run", call.ID, call.Name), nil)
-	case !pol.ApprovalEnabled:
+	case pol.Mode != ModeEnabled && pol.Mode != ModeParseOnly:
+		return denial(abi.DenialDisabled, fmt.Sprintf("tools.mode %q is not one of disabled, parse_only, enabled, so no tool runs; call %s (%s) was not run", pol.Mode, call.ID, call.Name), nil)
+	case pol.Disabled:
 		return denial(abi.DenialDisabled, "Tool execution disabled by policy", nil)
 	case call.ID == "":
 		return &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf("call %d of the batch (%s) has no id", i+1, call.Name)}
@@ -134,7 +144,7 @@ func (e *Engine) batchCheck(b Batch, i int, dups map[string]bool, overTurn bool)
 }
 
 // planCall applies the per-call precedence in enabled mode.
-func (e *Engine) planCall(ctx context.Context, pc *PlannedCall) {
+func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall) {
 	call := pc.Call
 	tool, ok := e.cfg.Registry.Lookup(call.Name)
 	if !ok {
@@ -142,9 +152,14 @@ func (e *Engine) planCall(ctx context.Context, pc *PlannedCall) {
 		return
 	}
 	pc.tool = tool
-	if e.policy.denied(call.Name) {
+	switch {
+	case pol.denied(call.Name):
 		pc.preResolve(denial(abi.DenialDenylisted, fmt.Sprintf(
 			"%s is denied by policy (tools.approval.denylist); call %s was not run", call.Name, call.ID), map[string]any{"tool": call.Name}))
+		return
+	case pol.outside(call.Name):
+		pc.preResolve(denial(abi.DenialNotAllowlisted, fmt.Sprintf(
+			"%s is not available to this batch (the connection's profile leaves it out); call %s was not run. Use another tool", call.Name, call.ID), map[string]any{"tool": call.Name}))
 		return
 	}
 	decoded, terr := e.validateArgs(call, tool)
@@ -159,7 +174,9 @@ func (e *Engine) planCall(ctx context.Context, pc *PlannedCall) {
 		return
 	}
 	m := e.manifest(tool)
-	g, reason := e.policy.decide(call.Name, m.SideEffecting, m.RequiresApproval, onlyCreates(m, decoded, pc.resolved))
+	creates := onlyCreates(m, decoded, pc.resolved)
+	pc.writes = writeGrants(m, decoded, pc.resolved, creates)
+	g, reason := pol.decide(call.Name, m.SideEffecting, m.RequiresApproval, creates)
 	switch g {
 	case gateDeny:
 		pc.preResolve(denial(abi.DenialNotAllowlisted, fmt.Sprintf("%s is not allowed: %s; call %s was not run", call.Name, reason, call.ID), map[string]any{"tool": call.Name}))
@@ -250,8 +267,11 @@ func (e *Engine) readOnlyCheck(call Call, m abi.Manifest, decoded any, resolved 
 }
 
 // onlyCreates reports that the call writes only paths that do not exist
-// yet.
+// yet, all of them named by its arguments.
 func onlyCreates(m abi.Manifest, decoded any, resolved map[string]sandbox.Path) bool {
+	if m.WritesUnnamedPaths {
+		return false // what else it writes is not known before it runs
+	}
 	paths, complete := written(m, decoded, resolved)
 	if !complete || len(paths) == 0 {
 		return false
@@ -285,8 +305,8 @@ func duplicateIDs(calls []Call) map[string]bool {
 
 // countIteration counts the batch against its turn and reports whether the
 // turn is over its limit (FR-RES-03).
-func (e *Engine) countIteration(b Batch) bool {
-	if b.Turn == "" || e.policy.MaxIterationsPerTurn <= 0 {
+func (e *Engine) countIteration(b Batch, pol Policy) bool {
+	if b.Turn == "" || pol.MaxIterationsPerTurn <= 0 {
 		return false
 	}
 	e.mu.Lock()
@@ -298,7 +318,7 @@ func (e *Engine) countIteration(b Batch) bool {
 	}
 	key := b.Conversation + "\x00" + b.Turn
 	e.turns[key]++
-	return e.turns[key] > e.policy.MaxIterationsPerTurn
+	return e.turns[key] > pol.MaxIterationsPerTurn
 }
 
 // maxTrackedTurns bounds the turn counters an engine keeps.

@@ -78,7 +78,7 @@ func TestPlanPrecedence_FR_APR_05(t *testing.T) {
 		want   string // disposition[:error kind]
 		reason string // in the error message or the confirmation's reason
 	}{
-		{"global disabled beats everything", func(p *Policy) { p.ApprovalEnabled = false }, call("1", "nope", `{}`), "pre_resolved:SandboxViolation", "Tool execution disabled by policy"},
+		{"global disabled beats everything", func(p *Policy) { p.Disabled = true }, call("1", "nope", `{}`), "pre_resolved:SandboxViolation", "Tool execution disabled by policy"},
 		{"unknown tool", nil, call("1", "nope", `{}`), "pre_resolved:UnknownTool", `unknown tool "nope"`},
 		{"denylist beats bad arguments", nil, call("1", "run_command", `{"bad":1}`), "pre_resolved:SandboxViolation", "denied by policy (tools.approval.denylist)"},
 		{"override denies", func(p *Policy) { p.Overrides = map[string]Override{"read_file": {Denied: true}} }, call("1", "read_file", `{"path":"a.txt"}`), "pre_resolved:SandboxViolation", "denied by policy"},
@@ -221,11 +221,11 @@ func TestMixedBatchPromptsFirst_T_APR_01(t *testing.T) {
 	calls := []Call{call("r", "read_file", `{"path":"a.txt"}`), call("w", "write_file", `{"path":"a.txt","content":"x"}`), call("l", "list_directory", `{}`)}
 	var asked []Confirmation
 	var readsBefore int
-	_, results := f.eng.Process(context.Background(), batch(calls...), func(_ context.Context, cs []Confirmation) Decision {
+	_, results := f.eng.Process(context.Background(), batch(calls...), asking(func(cs []Confirmation) Decision {
 		asked = cs
 		readsBefore = len(f.reads.Entries())
 		return DenyAll("tester")
-	}, RunOptions{})
+	}), RunOptions{})
 	checkResults(t, calls, results)
 	if len(asked) != 1 || asked[0].CallID != "w" || asked[0].Risk != abi.RiskMedium || asked[0].Summary != "Write 1 bytes to a.txt" {
 		t.Fatalf("asked %+v", asked)
@@ -246,9 +246,7 @@ func TestApproveSelected_T_APR_02(t *testing.T) {
 		f.read(t, n)
 	}
 	calls := []Call{call("wa", "write_file", `{"path":"a.txt","content":"A"}`), call("wb", "write_file", `{"path":"b.txt","content":"B"}`)}
-	_, results := f.eng.Process(context.Background(), batch(calls...), func(context.Context, []Confirmation) Decision {
-		return ApproveSelected("tester", "wb")
-	}, RunOptions{})
+	_, results := f.eng.Process(context.Background(), batch(calls...), answer(ApproveSelected("tester", "wb")), RunOptions{})
 	checkResults(t, calls, results)
 	if results[0].OK || !results[1].OK {
 		t.Fatalf("results %+v", results)
@@ -283,11 +281,19 @@ func TestInvalidCallsNeverPrompt_T_VAL_01_T_VAL_02(t *testing.T) {
 	}
 }
 
-func mustNotAsk(t *testing.T) func(context.Context, []Confirmation) Decision {
-	return func(_ context.Context, cs []Confirmation) Decision {
+func mustNotAsk(t *testing.T) Approver {
+	return asking(func(cs []Confirmation) Decision {
 		t.Errorf("asked for approval of %+v", cs)
 		return DenyAll("test")
-	}
+	})
+}
+
+// answer is an Approver that always decides d.
+func answer(d Decision) Approver { return asking(func([]Confirmation) Decision { return d }) }
+
+// asking is an Approver that decides with decide and never fails.
+func asking(decide func([]Confirmation) Decision) Approver {
+	return ApproverFunc(func(_ context.Context, cs []Confirmation) (Decision, error) { return decide(cs), nil })
 }
 
 // FR-APR-01/06: summaries are the plugin's, redacted and at most 200
@@ -354,10 +360,10 @@ func TestCancelMidBatch_T_CAN_01(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
-	_, results := f.eng.Process(ctx, batch(calls...), func(context.Context, []Confirmation) Decision {
+	_, results := f.eng.Process(ctx, batch(calls...), asking(func([]Confirmation) Decision {
 		time.AfterFunc(300*time.Millisecond, cancel)
 		return ApproveAll("tester")
-	}, RunOptions{})
+	}), RunOptions{})
 	checkResults(t, calls, results)
 	if time.Since(start) > 10*time.Second {
 		t.Errorf("cancel took %v", time.Since(start))
@@ -390,9 +396,13 @@ func TestEventsAndParallel_FR_OUT_01(t *testing.T) {
 			calls = append(calls, call("cmd", "run_command", `{"command":"echo out; echo err >&2"}`), call("last", "list_directory", `{}`))
 			var mu sync.Mutex
 			var events []Event
-			_, results := f.eng.Process(context.Background(), batch(calls...), func(context.Context, []Confirmation) Decision {
-				return ApproveAll("tester")
-			}, RunOptions{Events: func(ev Event) { mu.Lock(); events = append(events, ev); mu.Unlock() }})
+			_, results := f.eng.Process(context.Background(), batch(calls...), answer(ApproveAll("tester")),
+				RunOptions{Events: EventSinkFunc(func(_ context.Context, ev Event) error {
+					mu.Lock()
+					defer mu.Unlock()
+					events = append(events, ev)
+					return nil
+				})})
 			checkResults(t, calls, results)
 			for _, r := range results {
 				if !r.OK {
@@ -474,9 +484,9 @@ func TestExactlyOneResultPerCall_Randomized(t *testing.T) {
 			time.AfterFunc(time.Duration(rng.IntN(300))*time.Millisecond, cancel)
 		}
 		decisions := []Decision{ApproveAll("t"), DenyAll("t"), ApproveSelected("t", "c1", "c3")}
-		_, results := f.eng.Process(ctx, batch(calls...), func(context.Context, []Confirmation) Decision {
+		_, results := f.eng.Process(ctx, batch(calls...), asking(func([]Confirmation) Decision {
 			return decisions[rng.IntN(len(decisions))]
-		}, RunOptions{})
+		}), RunOptions{})
 		cancel()
 		t.Run(fmt.Sprint("round", round), func(t *testing.T) { checkResults(t, calls, results) })
 	}
@@ -509,8 +519,8 @@ func TestSubscription(t *testing.T) {
 			time.Sleep(50 * time.Microsecond)
 		}
 	}()
-	approve := func(context.Context, []Confirmation) Decision { return ApproveAll("t") }
-	_, results := f.eng.Process(context.Background(), batch(calls...), approve, RunOptions{Events: sub.Publish})
+	approve := answer(ApproveAll("t"))
+	_, results := f.eng.Process(context.Background(), batch(calls...), approve, RunOptions{Events: sub})
 	sub.Finish()
 	<-done
 	checkResults(t, calls, results)
@@ -524,7 +534,7 @@ func TestSubscription(t *testing.T) {
 
 	gone := Subscribe(1)
 	gone.Cancel()
-	_, results = f.eng.Process(context.Background(), batch(calls...), approve, RunOptions{Events: gone.Publish})
+	_, results = f.eng.Process(context.Background(), batch(calls...), approve, RunOptions{Events: gone})
 	gone.Finish()
 	checkResults(t, calls, results)
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -42,29 +43,46 @@ type Override struct {
 }
 
 // Policy is the tool loop's configuration: mode, approval policy and the
-// batch limits (SRD 2.6, 2.7, 3.4.3).
+// batch limits (SRD 2.6, 2.7, 3.4.3). A field left at its zero value is the
+// cautious choice, so a Policy built by hand that sets only some fields
+// never silently disables tools nor runs side effects unasked; the zero
+// Policy as a whole means DefaultPolicy.
 type Policy struct {
+	// Mode is the tools mode; "" means enabled, and an unknown mode
+	// refuses every call.
 	Mode ToolsMode
 
-	// ApprovalEnabled false pre-resolves every call (FR-APR-04a).
-	ApprovalEnabled   bool
-	Approval          ApprovalMode
-	Allowlist         []string
-	Denylist          []string
-	PromptSideEffects bool
+	// Disabled pre-resolves every call as "Tool execution disabled by
+	// policy" (FR-APR-04a: tools.approval.enabled = false).
+	Disabled bool
+	// Approval is the approval mode; "" and unknown modes mean prompt.
+	Approval  ApprovalMode
+	Allowlist []string
+	Denylist  []string
+	// SideEffectsUnprompted lets side-effecting calls run without a prompt
+	// in prompt mode (tools.approval.prompt_side_effects = false).
+	SideEffectsUnprompted bool
 	// AutoApproveNewFiles lets a call that only creates files (every
 	// CreateArgs path is absent) run without a prompt where the prompt
 	// would come from prompt_side_effects alone; replacing a file asks.
 	AutoApproveNewFiles bool
 
-	MaxCallsPerBatch     int // FR-LIM-01
-	MaxIterationsPerTurn int // FR-LIM-02; 0 means no limit
+	// MaxCallsPerBatch is FR-LIM-01's limit; 0 means the default (8) and a
+	// negative value no limit.
+	MaxCallsPerBatch int
+	// MaxIterationsPerTurn is FR-LIM-02's limit; 0 means the default (4)
+	// and a negative value no limit.
+	MaxIterationsPerTurn int
 	AllowParallel        bool
 
 	Overrides map[string]Override
 	// Definitions are tools defined only by configuration (CFG-TOOLS-02),
 	// advertised in parse_only mode for results a person supplies.
 	Definitions []abi.Manifest
+
+	// Set by narrowing only.
+	only       map[string]bool // when non-nil, the only tools that may run
+	confirmAll bool            // every call that would run asks first
 }
 
 // DefaultPolicy is the SRD's defaults: execute, prompt for side effects,
@@ -72,20 +90,127 @@ type Policy struct {
 func DefaultPolicy() Policy {
 	return Policy{
 		Mode:                 ModeEnabled,
-		ApprovalEnabled:      true,
 		Approval:             ApprovalPrompt,
 		Allowlist:            []string{"read_file"},
 		Denylist:             []string{"run_command"},
-		PromptSideEffects:    true,
 		AutoApproveNewFiles:  true,
 		MaxCallsPerBatch:     8,
 		MaxIterationsPerTurn: 4,
 	}
 }
 
+// withDefaults is p with its zero fields replaced by what they mean.
+func (p Policy) withDefaults() Policy {
+	if reflect.ValueOf(p).IsZero() {
+		return DefaultPolicy()
+	}
+	def := DefaultPolicy()
+	if p.Mode == "" {
+		p.Mode = ModeEnabled
+	}
+	if p.Approval == "" {
+		p.Approval = ApprovalPrompt
+	}
+	if p.MaxCallsPerBatch == 0 {
+		p.MaxCallsPerBatch = def.MaxCallsPerBatch
+	}
+	if p.MaxIterationsPerTurn == 0 {
+		p.MaxIterationsPerTurn = def.MaxIterationsPerTurn
+	}
+	return p
+}
+
+// Narrowing restricts the configured policy for one batch: a transport's
+// profile (a read-only endpoint, a client that must confirm everything).
+// It can only make the policy stricter: a field that would widen it is
+// ignored, so a narrowing never runs a call the configuration would not
+// run, nor runs one unasked that the configuration would ask about. The
+// zero Narrowing changes nothing.
+type Narrowing struct {
+	// Mode lowers the tools mode (enabled > parse_only > disabled); "" keeps
+	// it. An unknown mode refuses every call.
+	Mode ToolsMode
+	// Approval raises the approval mode (auto < prompt < deny); "" keeps
+	// it. An unknown mode counts as deny.
+	Approval ApprovalMode
+	// Tools, when non-nil, are the only tools the batch may run (and the
+	// only ones Advertised offers); the others are refused. A tool the
+	// configuration denies stays denied.
+	Tools []string
+	// Deny adds tools to the denylist.
+	Deny []string
+	// ConfirmAll asks before every call that would run: read-only,
+	// allowlisted and new-file calls included.
+	ConfirmAll bool
+	// Sequential runs calls one at a time even when allow_parallel is set.
+	Sequential bool
+	// MaxCallsPerBatch lowers FR-LIM-01's limit; 0 keeps it.
+	MaxCallsPerBatch int
+}
+
+// narrow is p restricted by n.
+func (p Policy) narrow(n Narrowing) Policy {
+	if n.Mode != "" && modeRank(n.Mode) < modeRank(p.Mode) {
+		p.Mode = n.Mode
+	}
+	if n.Approval != "" && approvalRank(n.Approval) > approvalRank(p.Approval) {
+		p.Approval = n.Approval
+		if approvalRank(n.Approval) > approvalRank(ApprovalDeny) {
+			p.Approval = ApprovalDeny
+		}
+	}
+	if n.Tools != nil {
+		only := make(map[string]bool, len(n.Tools))
+		for _, t := range n.Tools {
+			if p.only == nil || p.only[t] {
+				only[t] = true
+			}
+		}
+		p.only = only
+	}
+	if len(n.Deny) > 0 {
+		p.Denylist = append(slices.Clip(p.Denylist), n.Deny...)
+	}
+	p.confirmAll = p.confirmAll || n.ConfirmAll
+	p.AllowParallel = p.AllowParallel && !n.Sequential
+	if n.MaxCallsPerBatch > 0 && (p.MaxCallsPerBatch < 0 || n.MaxCallsPerBatch < p.MaxCallsPerBatch) {
+		p.MaxCallsPerBatch = n.MaxCallsPerBatch
+	}
+	return p
+}
+
+// modeRank orders tools modes by how much they run; an unknown mode runs
+// nothing.
+func modeRank(m ToolsMode) int {
+	switch m {
+	case ModeEnabled:
+		return 2
+	case ModeParseOnly:
+		return 1
+	}
+	return 0
+}
+
+// approvalRank orders approval modes by strictness; an unknown mode is
+// stricter than any.
+func approvalRank(m ApprovalMode) int {
+	switch m {
+	case ApprovalAuto:
+		return 0
+	case ApprovalPrompt:
+		return 1
+	case ApprovalDeny:
+		return 2
+	}
+	return 3
+}
+
 func (p Policy) denied(tool string) bool {
 	return slices.Contains(p.Denylist, tool) || p.Overrides[tool].Denied
 }
+
+// outside reports that a narrowing left tool out of the batch's profile.
+func (p Policy) outside(tool string) bool { return p.only != nil && !p.only[tool] }
 
 func (p Policy) allowlisted(tool string) bool { return slices.Contains(p.Allowlist, tool) }
 
@@ -108,8 +233,9 @@ func (p Policy) decide(tool string, sideEffecting, requiresApproval, onlyCreates
 		if !p.allowlisted(tool) {
 			return gateDeny, "approval mode is deny and " + tool + " is not in tools.approval.allowlist"
 		}
-	case ApprovalPrompt:
-		if sideEffecting && p.PromptSideEffects && !p.allowlisted(tool) && !(onlyCreates && p.AutoApproveNewFiles) {
+	case ApprovalAuto:
+	default: // prompt, and any mode this engine does not know
+		if sideEffecting && !p.SideEffectsUnprompted && !p.allowlisted(tool) && !(onlyCreates && p.AutoApproveNewFiles) {
 			if requiresApproval {
 				return gatePrompt, tool + " requires approval"
 			}
@@ -119,33 +245,50 @@ func (p Policy) decide(tool string, sideEffecting, requiresApproval, onlyCreates
 	if requiresApproval {
 		return gatePrompt, tool + " requires approval"
 	}
+	if p.confirmAll {
+		return gatePrompt, "this batch's profile asks before every call"
+	}
 	return gateExecute, ""
 }
 
 // Advertised is what the engine offers a model (FR-MODE-01/02,
 // CFG-TOOLS-02a): nothing when disabled; the registry's tools when
 // enabled; in parse_only, those plus the configured definitions, which
-// win over a registry tool of the same name. Denied tools are left out:
-// a model offered a tool it can never use only wastes calls on it.
-func (e *Engine) Advertised() []abi.Manifest {
-	if e.policy.Mode == ModeDisabled {
+// win over a registry tool of the same name. Denied tools, and tools a
+// narrowing leaves out, are left out: a model offered a tool it can never
+// use only wastes calls on it.
+func (e *Engine) Advertised(n ...Narrowing) []abi.Manifest {
+	pol := e.policyFor(n)
+	if pol.Mode != ModeEnabled && pol.Mode != ModeParseOnly {
 		return nil
 	}
 	var out []abi.Manifest
 	defined := make(map[string]bool)
-	if e.policy.Mode == ModeParseOnly {
-		for _, d := range e.policy.Definitions {
+	if pol.Mode == ModeParseOnly {
+		for _, d := range pol.Definitions {
 			defined[d.Name] = true
-			out = append(out, d)
+			if !pol.outside(d.Name) {
+				out = append(out, d)
+			}
 		}
 	}
 	for _, t := range e.cfg.Registry.Tools() {
-		if !defined[t.Manifest.Name] && !e.policy.denied(t.Manifest.Name) {
+		name := t.Manifest.Name
+		if !defined[name] && !pol.denied(name) && !pol.outside(name) {
 			out = append(out, e.manifest(t))
 		}
 	}
 	slices.SortFunc(out, func(a, b abi.Manifest) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// policyFor is the configured policy narrowed by ns.
+func (e *Engine) policyFor(ns []Narrowing) Policy {
+	pol := e.policy
+	for _, n := range ns {
+		pol = pol.narrow(n)
+	}
+	return pol
 }
 
 // Denylisted reports whether policy denies the tool outright.

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
@@ -60,38 +62,60 @@ type Event struct {
 	Tool    string    `json:"tool_name,omitempty"`
 	Chunk   string    `json:"chunk,omitempty"`
 	OK      bool      `json:"ok,omitempty"` // Completed: the call succeeded
+	// Dropped counts the events the consumer missed because it did not
+	// take them in time: on Completed, the call's (its chunks, Started);
+	// on Done, the whole batch's. A consumer that sees a non-zero count
+	// knows its stream has gaps.
+	Dropped int64 `json:"dropped,omitempty"`
 }
 
 // RunOptions are a batch's inputs beyond the plan.
 type RunOptions struct {
-	// Events receives the batch's events, one at a time and in order. It
-	// may block: the engine then waits, so nothing is ever dropped.
-	Events func(Event)
+	// Events receives the batch's events, in order; nil drops them. The
+	// engine delivers them from a goroutine of its own and waits for a
+	// slow consumer only within bounds: a chunk until its call's deadline,
+	// any other event about a second. What the consumer does not take in
+	// time is dropped and counted (Event.Dropped); a call's deadline or
+	// the caller's cancellation is never held up by the consumer.
+	Events EventSink
 	// AvailableCapacityBytes is the caller's estimate of the room left for
 	// results (FR-REG-04b); 0 keeps the configured fallback.
 	AvailableCapacityBytes int64
+	// Narrowing restricts the configured policy for this batch (a
+	// transport's profile); it can never widen it. Process applies it
+	// when planning; Run uses the plan's.
+	Narrowing Narrowing
 }
 
-// Process is the whole tool loop for one batch: plan, ask approve for the
-// calls that need confirmation (it is not called when none do; a nil
-// approve denies them), run.
-// It returns exactly one result per call, in call order.
-func (e *Engine) Process(ctx context.Context, b Batch, approve func(context.Context, []Confirmation) Decision, opts RunOptions) (*Plan, []Result) {
-	emit := func(Event) {}
-	if opts.Events != nil {
-		emit = opts.Events // Process emits from this goroutine only, before and after Run
-	}
-	p := e.Plan(ctx, b)
-	emit(Event{Kind: EventPlanned, BatchID: p.Batch.ID})
+// Process is the whole tool loop for one batch: plan, ask approver about
+// the calls that need confirmation (it is not asked when none do; a nil
+// approver, or one that fails, denies them), run. It returns exactly one
+// result per call, in call order.
+func (e *Engine) Process(ctx context.Context, b Batch, approver Approver, opts RunOptions) (*Plan, []Result) {
+	p := e.Plan(ctx, b, opts.Narrowing)
+	em := newEmitter(ctx, opts.Events, e.log)
+	em.batchEvent(ctx, Event{Kind: EventPlanned, BatchID: p.Batch.ID})
 	d := DenyAll("")
 	if cs := p.Confirmations(); len(cs) > 0 {
-		emit(Event{Kind: EventAwaitingApproval, BatchID: p.Batch.ID})
-		d = DenyAll("policy: no approver is connected")
-		if approve != nil {
-			d = approve(ctx, cs)
-		}
+		em.batchEvent(ctx, Event{Kind: EventAwaitingApproval, BatchID: p.Batch.ID})
+		d = approve(ctx, approver, cs)
 	}
-	return p, e.Run(ctx, p, d, opts)
+	results := e.run(ctx, p, d, opts, em)
+	em.close(ctx, p.Batch.ID)
+	return p, results
+}
+
+// approve asks approver; without one, or when it fails, every
+// confirmation is denied and the results say why.
+func approve(ctx context.Context, approver Approver, cs []Confirmation) Decision {
+	if approver == nil {
+		return DenyAll("policy: no approver is connected")
+	}
+	d, err := approver.Approve(ctx, cs)
+	if err != nil {
+		return DenyAll(fmt.Sprintf("default, because the approval failed (%v); ask again in a later batch", err))
+	}
+	return d
 }
 
 // Resolve records a person's result for a Pending call (parse_only mode,
@@ -121,23 +145,29 @@ func (p *Plan) Resolve(callID, content string, isError bool) error {
 // get "Cancelled by user". It returns exactly one result per call, in call
 // order (FR-RES-01a, NFR-REL-01).
 func (e *Engine) Run(ctx context.Context, p *Plan, d Decision, opts RunOptions) []Result {
-	ev := newEmitter(opts.Events)
-	ev.emit(Event{Kind: EventExecuting, BatchID: p.Batch.ID})
+	em := newEmitter(ctx, opts.Events, e.log)
+	results := e.run(ctx, p, d, opts, em)
+	em.close(ctx, p.Batch.ID)
+	return results
+}
+
+func (e *Engine) run(ctx context.Context, p *Plan, d Decision, opts RunOptions, em *emitter) []Result {
+	em.batchEvent(ctx, Event{Kind: EventExecuting, BatchID: p.Batch.ID})
 	results := make([]Result, len(p.Calls))
 	for start := 0; start < len(p.Calls); {
 		end := e.group(p, d, start)
 		if end-start == 1 {
-			results[start] = e.runPlanned(ctx, p, start, d, opts, ev)
+			results[start] = e.runPlanned(ctx, p, start, d, opts, em)
 		} else {
 			var wg sync.WaitGroup
 			for i := start; i < end; i++ {
-				wg.Go(func() { results[i] = e.runPlanned(ctx, p, i, d, opts, ev) })
+				wg.Go(func() { results[i] = e.runPlanned(ctx, p, i, d, opts, em) })
 			}
 			wg.Wait()
 		}
 		start = end
 	}
-	ev.emit(Event{Kind: EventDone, BatchID: p.Batch.ID})
+	em.batchEvent(ctx, Event{Kind: EventDone, BatchID: p.Batch.ID})
 	return results
 }
 
@@ -145,7 +175,7 @@ func (e *Engine) Run(ctx context.Context, p *Plan, d Decision, opts RunOptions) 
 // execute together: with allow_parallel, consecutive read-only calls that
 // will execute; otherwise the one call.
 func (e *Engine) group(p *Plan, d Decision, start int) int {
-	if !e.policy.AllowParallel {
+	if !p.parallel {
 		return start + 1
 	}
 	end := start
@@ -164,7 +194,7 @@ func (pc *PlannedCall) parallelizable(d Decision) bool {
 }
 
 // runPlanned produces the result of call i.
-func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opts RunOptions, ev *emitter) Result {
+func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opts RunOptions, em *emitter) Result {
 	pc := &p.Calls[i]
 	call := pc.Call
 	if ctx.Err() != nil {
@@ -184,16 +214,30 @@ func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opt
 		return failed(call, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf(
 			"call %s was not planned by this engine; plan the batch with Plan before running it", call.ID)})
 	}
-	ev.emit(Event{Kind: EventStarted, BatchID: p.Batch.ID, CallID: call.ID, Tool: call.Name})
+	if terr := e.stillNew(pc); terr != nil {
+		return e.finish(failed(call, terr))
+	}
+	var dropped atomic.Int64
+	em.callEvent(ctx, Event{Kind: EventStarted, BatchID: p.Batch.ID, CallID: call.ID, Tool: call.Name}, &dropped)
 	start := time.Now()
-	res := e.finish(e.run(ctx, call, pc.tool, pc.resolved, Options{
+	res := e.finish(e.callTool(ctx, call, pc.tool, pc.resolved, callOptions{
 		Conversation: p.Batch.Conversation, AvailableCapacityBytes: opts.AvailableCapacityBytes,
-		Emit: func(_ context.Context, h hostfn.Event) error { ev.emit(chunkEvent(p.Batch.ID, call, h)); return nil },
+		Writes: pc.writes,
+		Emit: func(ctx context.Context, h hostfn.Event) error {
+			if !em.chunk(ctx, chunkEvent(p.Batch.ID, call, h), &dropped) {
+				return errNotDelivered
+			}
+			return nil
+		},
 	}))
-	ev.emit(Event{Kind: EventCompleted, BatchID: p.Batch.ID, CallID: call.ID, Tool: call.Name, OK: res.OK})
-	e.log.Debug("tool call", "batch", p.Batch.ID, "id", call.ID, "tool", call.Name, "ok", res.OK, "elapsed", time.Since(start))
+	em.callEvent(ctx, Event{Kind: EventCompleted, BatchID: p.Batch.ID, CallID: call.ID, Tool: call.Name, OK: res.OK}, &dropped)
+	e.log.Debug("tool call", "batch", p.Batch.ID, "id", call.ID, "tool", call.Name, "ok", res.OK, "elapsed", time.Since(start), "events_dropped", dropped.Load())
 	return res
 }
+
+// errNotDelivered tells a host function its chunk was dropped: the
+// consumer did not take it before the call's deadline.
+var errNotDelivered = errors.New("the event consumer did not take the output in time")
 
 func chunkEvent(batch string, call Call, h hostfn.Event) Event {
 	kind := EventStdoutChunk
@@ -212,22 +256,4 @@ func deniedByUser(call Call, by string) Result {
 		by = "the user"
 	}
 	return failed(call, denial(abi.DenialByUser, fmt.Sprintf("Denied by %s: call %s (%s) was not approved and did not run", by, call.ID, call.Name), map[string]any{"denied_by": by}))
-}
-
-// emitter serializes events from concurrent calls into one ordered
-// stream.
-type emitter struct {
-	mu sync.Mutex
-	fn func(Event)
-}
-
-func newEmitter(fn func(Event)) *emitter { return &emitter{fn: fn} }
-
-func (em *emitter) emit(ev Event) {
-	if em.fn == nil {
-		return
-	}
-	em.mu.Lock()
-	defer em.mu.Unlock()
-	em.fn(ev)
 }

@@ -1,48 +1,89 @@
 package engine
 
-import "sync"
+import (
+	"context"
+	"errors"
+	"sync"
+)
 
 // Subscription is a bounded queue of a batch's events for a consumer on
-// another goroutine (a console, an SSE stream). Publish blocks while the
-// queue is full: a slow consumer slows the batch and loses nothing
-// (FR-OUT-01). Pass Publish as RunOptions.Events, range over Events, and
-// call Finish when the batch is done.
+// another goroutine (a console, an SSE stream). It is an EventSink: pass it
+// as RunOptions.Events, range over Events, and call Finish when the batch
+// is done. Publish waits while the queue is full, but only until its ctx
+// ends: a slow consumer slows the batch and loses nothing, a stuck one
+// loses events (the engine counts them in Event.Dropped) and holds no call
+// past its deadline (FR-OUT-01, FR-EXE-03).
 type Subscription struct {
-	c        chan Event
-	gone     chan struct{} // closed by Cancel
-	cancel   sync.Once
-	finish   sync.Once
-	finished chan struct{}
+	c         chan Event
+	gone      chan struct{} // closed by Cancel
+	cancel    sync.Once
+	finishing chan struct{} // closed first by Finish, to release Publish
+	finish    sync.Once
+
+	mu     sync.RWMutex // Publish holds it for reading; Finish closes c under it
+	closed bool
 }
+
+// Errors Publish returns for events it did not queue.
+var (
+	ErrUnsubscribed = errors.New("engine: the subscriber cancelled the subscription")
+	ErrFinished     = errors.New("engine: the subscription is finished")
+)
 
 // Subscribe returns a subscription holding up to size undelivered events
 // (at least 1).
 func Subscribe(size int) *Subscription {
-	return &Subscription{c: make(chan Event, max(size, 1)), gone: make(chan struct{}), finished: make(chan struct{})}
+	return &Subscription{
+		c: make(chan Event, max(size, 1)), gone: make(chan struct{}), finishing: make(chan struct{}),
+	}
 }
 
 // Events is the stream; it is closed after Finish once drained.
 func (s *Subscription) Events() <-chan Event { return s.c }
 
-// Publish queues ev, waiting for room. After Cancel it returns at once:
-// the consumer has said it wants nothing more.
-func (s *Subscription) Publish(ev Event) {
+// Publish queues ev, waiting for room until ctx ends. An event that fits
+// is queued even when ctx has ended, so a consumer that keeps up still
+// hears how a call that timed out ended. After Cancel or Finish it returns
+// at once with an error.
+func (s *Subscription) Publish(ctx context.Context, ev Event) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrFinished
+	}
 	select {
-	case <-s.finished:
-		return
+	case <-s.gone:
+		return ErrUnsubscribed
 	default:
 	}
 	select {
 	case s.c <- ev:
+		return nil
+	default:
+	}
+	select {
+	case s.c <- ev:
+		return nil
 	case <-s.gone:
+		return ErrUnsubscribed
+	case <-s.finishing:
+		return ErrFinished
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
+// Send is Publish, so that a Subscription is an EventSink.
+func (s *Subscription) Send(ctx context.Context, ev Event) error { return s.Publish(ctx, ev) }
+
 // Finish ends the stream: no more events will be published. Call it from
-// the publishing side, after Run returns.
+// the publishing side, after Run returns; a Publish still waiting returns.
 func (s *Subscription) Finish() {
 	s.finish.Do(func() {
-		close(s.finished)
+		close(s.finishing)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.closed = true
 		close(s.c)
 	})
 }

@@ -48,7 +48,9 @@ func init() {
 			SideEffecting: true,
 			RiskLevel:     abi.RiskMedium,
 			TimeoutClass:  abi.TimeoutFile,
-			Capabilities:  []abi.Capability{abi.CapFSRead, abi.CapFSWrite},
+			// The files it writes are named in the patch, not by an argument.
+			WritesUnnamedPaths: true,
+			Capabilities:       []abi.Capability{abi.CapFSRead, abi.CapFSWrite},
 		},
 		Summary: summary,
 		Handle:  handle,

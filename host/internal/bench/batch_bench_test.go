@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolhost/toolhost/host/engine"
@@ -19,11 +20,14 @@ func BenchmarkBatch8(b *testing.B) {
 	for i := range calls {
 		calls[i] = engine.Call{ID: fmt.Sprint("c", i), Name: "read_file", Arguments: json.RawMessage(`{"path":"small.txt"}`)}
 	}
-	deny := func(context.Context, []engine.Confirmation) engine.Decision { return engine.DenyAll("bench") }
-	var events int
+	deny := engine.ApproverFunc(func(context.Context, []engine.Confirmation) (engine.Decision, error) {
+		return engine.DenyAll("bench"), nil
+	})
+	var events atomic.Int64
+	count := engine.EventSinkFunc(func(context.Context, engine.Event) error { events.Add(1); return nil })
 	loop := func() error {
 		_, results := e.eng.Process(context.Background(), engine.Batch{Conversation: "bench", Calls: calls}, deny,
-			engine.RunOptions{Events: func(engine.Event) { events++ }})
+			engine.RunOptions{Events: count})
 		for _, r := range results {
 			if !r.OK {
 				return r.Error

@@ -73,7 +73,7 @@ func setup(b *testing.B) *env {
 		for i := range 100 {
 			write(fmt.Sprintf("list/f%03d.txt", i), []byte("x"))
 		}
-		rt, err := runtime.New(ctx, runtime.Config{CacheDir: testplugin.CacheDir(b)})
+		rt, err := runtime.New(ctx, runtime.Config{CacheDir: testplugin.CacheDir(b), HostFunctions: hostfn.Functions()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -90,7 +90,11 @@ func setup(b *testing.B) *env {
 			b.Fatal(err)
 		}
 		e := &env{dir: dir, sb: sb, reg: reg, reads: readcache.New(), root: root}
-		e.eng = engine.New(engine.Config{Registry: reg, Sandbox: sb, ReadCache: func(string) *readcache.Cache { return e.reads }})
+		// Every tool may run, approved up front, so that the benchmarks
+		// measure the tools through the whole tool loop.
+		pol := engine.DefaultPolicy()
+		pol.Denylist = nil
+		e.eng = engine.New(engine.Config{Registry: reg, Sandbox: sb, Policy: pol, ReadCache: func(string) *readcache.Cache { return e.reads }})
 		for _, t := range reg.Tools() {
 			if err := t.Plugin.Warm(ctx, 2); err != nil {
 				b.Fatal(err)
@@ -135,11 +139,15 @@ func pair(b *testing.B, host, native func() error) {
 	b.ReportMetric(hostNs/nativeNs, "x-native")
 }
 
+// execute runs one call as a batch of its own, approved.
 func (e *env) execute(tool, args string) func() error {
-	call := engine.Call{ID: "b", Name: tool, Arguments: json.RawMessage(args)}
+	b := engine.Batch{Conversation: "bench", Calls: []engine.Call{{ID: "b", Name: tool, Arguments: json.RawMessage(args)}}}
+	approve := engine.ApproverFunc(func(context.Context, []engine.Confirmation) (engine.Decision, error) {
+		return engine.ApproveAll("bench"), nil
+	})
 	return func() error {
-		r := e.eng.Execute(context.Background(), call, engine.Options{Conversation: "bench"})
-		if !r.OK {
+		_, rs := e.eng.Process(context.Background(), b, approve, engine.RunOptions{})
+		if r := rs[0]; !r.OK {
 			return r.Error
 		}
 		return nil
