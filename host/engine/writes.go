@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
+)
+
+// writeGrants is what a call may write (hostfn.Env.Writes), keyed by
+// canonical absolute path, so that the host functions hold a plugin to
+// what approval covered:
+//   - a tool without fs.write writes nothing;
+//   - a tool that declares writes_unnamed_paths (apply_patch) writes
+//     wherever the sandbox allows: the planner never approves it as only
+//     creating files, so it runs only because a person confirmed the call
+//     or the configuration lets the tool's side effects run unasked;
+//   - otherwise the call writes only the paths its create_args name, or,
+//     for a tool without create_args, its path_args: create-only when the
+//     call was planned as creating them all (creates), so a file that
+//     appears before it writes is not replaced unasked; replace-or-create
+//     otherwise.
+func writeGrants(m abi.Manifest, decoded any, resolved map[string]sandbox.Path, creates bool) map[string]hostfn.WriteGrant {
+	if !slices.Contains(m.Capabilities, abi.CapFSWrite) {
+		return map[string]hostfn.WriteGrant{}
+	}
+	if m.WritesUnnamedPaths {
+		return nil
+	}
+	named := m.CreateArgs
+	if len(named) == 0 {
+		named = m.PathArgs
+	}
+	grant := hostfn.WriteAny
+	if creates {
+		grant = hostfn.WriteCreateOnly
+	}
+	obj, _ := decoded.(map[string]any)
+	grants := make(map[string]hostfn.WriteGrant, len(named))
+	for _, name := range named {
+		s, _ := obj[name].(string)
+		if s == "" && name == "path" {
+			s = "." // as preflight resolves it
+		}
+		if p, ok := resolved[s]; ok {
+			grants[p.Abs] = grant
+		}
+	}
+	return grants
+}
+
+// stillNew refuses a call that was planned as only creating files when
+// one of them exists by the time it runs: an earlier call of the batch
+// created it, and approval (a person's, or auto_approve_new_files)
+// covered creating the file, not replacing what that call wrote. The host
+// functions refuse such a write too; this says why before the plugin runs.
+func (e *Engine) stillNew(pc *PlannedCall) *ToolError {
+	attempted := make([]string, 0, len(pc.resolved))
+	for a := range pc.resolved {
+		attempted = append(attempted, a)
+	}
+	slices.Sort(attempted)
+	for _, a := range attempted {
+		p := pc.resolved[a]
+		if g, ok := pc.writes[p.Abs]; !ok || g != hostfn.WriteCreateOnly {
+			continue
+		}
+		if _, err := p.Lstat(); err != nil {
+			continue // still absent, or unreadable: the write itself decides
+		}
+		details, _ := json.Marshal(map[string]string{"path": a, "reason": "created since approval"})
+		return &ToolError{Kind: abi.KindStaleFile, Details: details, Message: fmt.Sprintf(
+			"call %s (%s) was not run: it was approved to create %s as a new file, but %s exists now (an earlier call in this batch created it), and replacing it was never approved; nothing was changed. "+
+				"To replace it, read %s and send the write again in a later batch, where it will be asked about", pc.Call.ID, pc.Call.Name, a, a, a)}
+	}
+	return nil
+}
