@@ -26,6 +26,11 @@ type Entry struct {
 	Path   string    `json:"path"` // canonical absolute path
 	SHA256 string    `json:"sha256"`
 	ReadAt time.Time `json:"read_at"`
+
+	// gen is the cache's Generation when this path's digest last
+	// changed in this cache (loaded and merged entries count as
+	// changes). In memory only.
+	gen uint64
 }
 
 // Cache is the read record of one conversation. It is safe for concurrent use.
@@ -33,6 +38,7 @@ type Cache struct {
 	mu      sync.Mutex
 	entries map[string]Entry
 	dirty   bool
+	gen     uint64 // counts changes of any entry's digest
 }
 
 // New returns an empty cache.
@@ -42,8 +48,41 @@ func New() *Cache { return &Cache{entries: make(map[string]Entry)} }
 func (c *Cache) Record(path string, sum [sha256.Size]byte, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.entries[path] = Entry{Path: path, SHA256: hex.EncodeToString(sum[:]), ReadAt: at.UTC()}
+	c.put(Entry{Path: path, SHA256: hex.EncodeToString(sum[:]), ReadAt: at.UTC()})
 	c.dirty = true
+}
+
+// put stores e, advancing the generation when the path's digest changes:
+// reading the same content again is not a change.
+func (c *Cache) put(e Entry) {
+	old, ok := c.entries[e.Path]
+	if ok && old.SHA256 == e.SHA256 {
+		e.gen = old.gen
+	} else {
+		c.gen++
+		e.gen = c.gen
+	}
+	c.entries[e.Path] = e
+}
+
+// Generation returns a number that grows whenever the conversation sees a
+// file's content change (a read or a write recorded with a new digest).
+// A call takes it when it begins; ChangedSince then tells whether another
+// call saw a path change after that (stale-file protection between
+// concurrent calls of one conversation, issue 9 item 8).
+func (c *Cache) Generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// ChangedSince reports whether path's recorded digest changed after
+// generation gen.
+func (c *Cache) ChangedSince(path string, gen uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[path]
+	return ok && e.gen > gen
 }
 
 // Lookup returns the last read of path.
@@ -80,7 +119,7 @@ func (c *Cache) merge(entries []Entry) {
 	defer c.mu.Unlock()
 	for _, e := range entries {
 		if old, ok := c.entries[e.Path]; !ok || e.ReadAt.After(old.ReadAt) {
-			c.entries[e.Path] = e
+			c.put(e)
 		}
 	}
 }

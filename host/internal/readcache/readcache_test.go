@@ -70,3 +70,26 @@ func TestLoadCorruptFileNamesIt(t *testing.T) {
 		t.Fatalf("Load of corrupt cache: err = %v", err)
 	}
 }
+
+// The generation moves when a path's content changes, not when the same
+// content is read again (issue 9 item 8: a call compares it with the
+// generation it began at).
+func TestGeneration(t *testing.T) {
+	c := New()
+	a, b := sha256.Sum256([]byte("a")), sha256.Sum256([]byte("b"))
+	now := time.Now()
+	c.Record("/w/x", a, now)
+	start := c.Generation()
+	c.Record("/w/x", a, now.Add(time.Second)) // read again, same content
+	c.Record("/w/y", a, now)                  // another file
+	if c.ChangedSince("/w/x", start) {
+		t.Error("re-reading unchanged content counts as a change")
+	}
+	c.Record("/w/x", b, now.Add(2*time.Second))
+	if !c.ChangedSince("/w/x", start) {
+		t.Error("a new digest does not count as a change")
+	}
+	if c.ChangedSince("/w/never", 0) {
+		t.Error("a path never recorded counts as changed")
+	}
+}
