@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"container/heap"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -113,6 +115,62 @@ func (p Path) ReadDir() ([]fs.DirEntry, error) {
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return entries, nil
+}
+
+// ReadDirFirst returns, sorted by name, the first n entries of the
+// directory that keep accepts, and whether it accepts more. It reads the
+// directory in batches and holds at most n entries, so a directory of a
+// million names costs the memory of n (host memory bounded by limits,
+// issue 9 item 6). keep sees bare names; nil keeps every entry.
+func (p Path) ReadDirFirst(n int, keep func(name string) bool) (entries []fs.DirEntry, more bool, err error) {
+	f, err := p.Open()
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	n = max(n, 0)
+	h := make(byName, 0, min(n, 1024))
+	for {
+		batch, err := f.ReadDir(256)
+		for _, de := range batch {
+			if keep != nil && !keep(de.Name()) {
+				continue
+			}
+			switch {
+			case len(h) < n:
+				heap.Push(&h, de)
+			case n > 0 && de.Name() < h[0].Name():
+				h[0] = de
+				heap.Fix(&h, 0)
+				more = true
+			default:
+				more = true
+			}
+		}
+		if errors.Is(err, io.EOF) || (err == nil && len(batch) == 0) {
+			break
+		}
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	slices.SortFunc(h, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return h, more, nil
+}
+
+// byName is a max-heap of directory entries by name: its top is the entry
+// to drop when a smaller name comes.
+type byName []fs.DirEntry
+
+func (h byName) Len() int           { return len(h) }
+func (h byName) Less(i, j int) bool { return h[i].Name() > h[j].Name() }
+func (h byName) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *byName) Push(x any)        { *h = append(*h, x.(fs.DirEntry)) }
+func (h *byName) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // Child returns the path of the entry name (as ReadDir returned it) inside

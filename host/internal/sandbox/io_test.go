@@ -3,6 +3,7 @@ package sandbox
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -474,4 +475,59 @@ func BenchmarkOpen(b *testing.B) {
 			fh.Close()
 		}
 	})
+}
+
+// ReadDirFirst keeps only the first n accepted names, in order, and says
+// whether there were more (issue 9 item 6: a listing costs what its page
+// holds, not what the directory holds).
+func TestReadDirFirst(t *testing.T) {
+	f := newFixture(t, Config{})
+	dir := filepath.Join(f.root, "many")
+	for i := range 600 {
+		mustWrite(t, filepath.Join(dir, fmt.Sprintf("f%04d", (i*7919)%600)), "x")
+	}
+	p := wantResolved(t, f.s, "many", "many")
+	even := func(name string) bool { return (name[len(name)-1]-'0')%2 == 0 }
+	tests := []struct {
+		n     int
+		keep  func(string) bool
+		first string
+		count int
+		more  bool
+	}{
+		{10, even, "f0000", 10, true},
+		{0, nil, "", 0, true},
+		{1000, even, "f0000", 300, false},
+		{600, nil, "f0000", 600, false},
+		{599, nil, "f0000", 599, true},
+	}
+	for _, tt := range tests {
+		entries, more, err := p.ReadDirFirst(tt.n, tt.keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != tt.count || more != tt.more {
+			t.Errorf("ReadDirFirst(%d) = %d entries, more %v; want %d, %v", tt.n, len(entries), more, tt.count, tt.more)
+			continue
+		}
+		if !slices.IsSortedFunc(entries, func(a, b fs.DirEntry) int { return cmp.Compare(a.Name(), b.Name()) }) {
+			t.Errorf("ReadDirFirst(%d) is not sorted", tt.n)
+		}
+		if tt.count > 0 && entries[0].Name() != tt.first {
+			t.Errorf("ReadDirFirst(%d) starts at %s, want %s", tt.n, entries[0].Name(), tt.first)
+		}
+		for i, e := range entries {
+			if want := fmt.Sprintf("f%04d", i*(1+btoi(tt.keep != nil))); e.Name() != want {
+				t.Errorf("ReadDirFirst(%d)[%d] = %s, want %s", tt.n, i, e.Name(), want)
+				break
+			}
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
