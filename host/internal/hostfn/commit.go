@@ -15,16 +15,10 @@ import (
 	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
-func (e *Env) scanLimit() int64 {
-	if e.Limits.MaxScanBytes > 0 {
-		return e.Limits.MaxScanBytes
-	}
-	return defaultScanBytes
-}
-
 // readForUpdate serves fs_read with abi.ReadForUpdate: the whole file, for
 // a plugin that will compute new content from it, and only if the
-// conversation's read cache vouches for exactly these bytes.
+// conversation's read cache vouches for exactly these bytes. The call
+// then holds the digest as the base of its change (Env.seen).
 func readForUpdate(env *Env, name string, p sandbox.Path, f *sandbox.File, st sandbox.FileStat) ([]byte, error) {
 	limit := env.scanLimit()
 	if st.Size > limit {
@@ -40,9 +34,11 @@ func readForUpdate(env *Env, name string, p sandbox.Path, f *sandbox.File, st sa
 		return nil, tooLargeToUpdate(name, int64(n), limit)
 	}
 	data := resp[abi.ReadInfoSize : abi.ReadInfoSize+n]
-	if err := checkSum(env, p, name, sha256.Sum256(data), "patching"); err != nil {
+	sum := sha256.Sum256(data)
+	if err := checkSum(env, p, name, sum, "patching"); err != nil {
 		return nil, err
 	}
+	env.observe(p, sum, false)
 	info := abi.ReadInfo{FileSize: int64(n), ModTime: st.ModTime.UnixNano(), Flags: abi.ReadEOF}
 	if isBinary(data, true) || !validUTF8(data, true) {
 		info.Flags |= abi.ReadIsBinary
@@ -56,72 +52,98 @@ func tooLargeToUpdate(name string, size, limit int64) error {
 		"%s is %d bytes, more than max_scan_bytes (%d), too large to edit in place; replace it with write_file or raise tools.read_file.max_scan_bytes", name, size, limit)
 }
 
-// checkSum is stale-file protection (FR-TOOL-PATCH-02a/b, worded as the
-// SRD has it): the conversation must have read the file, and its SHA-256
-// then must equal sum, the digest of what is there now. action names what
-// was refused ("writing", "patching").
-func checkSum(env *Env, p sandbox.Path, name string, sum [32]byte, action string) error {
-	var read, same bool
-	if env.Reads != nil {
-		read, same = env.Reads.Matches(p.Abs, sum)
-	}
-	switch {
-	case !read:
-		return stale(env, p, name, "File was not read before "+action, "read it with read_file first, then retry")
-	case !same:
-		return stale(env, p, name, "File content changed since last read", "read it again with read_file and base the change on what is there now")
-	}
-	return nil
-}
-
 // commitTarget is one validated file of an fs_commit request.
 type commitTarget struct {
 	abi.CommitFile
-	p sandbox.Path
+	p     sandbox.Path
+	grant WriteGrant
 }
 
-func fsCommit(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+// mustCreate says the file may only be created: the plugin flagged it
+// new, or approval covered only its creation.
+func (t commitTarget) mustCreate() bool {
+	return t.Flags&abi.CommitNew != 0 || t.grant == WriteCreateOnly
+}
+
+func fsCommit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
 	req, err := guestBytes(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
+		return nil, err
+	}
+	if err := env.checkCommitRequest(req); err != nil {
 		return nil, err
 	}
 	files, err := abi.DecodeCommitRequest(req)
 	if err != nil {
 		return nil, fail(abi.StatusInvalid, abi.KindExecutionFailed, "fs_commit: %v", err)
 	}
-	targets, err := prepareCommit(env, files)
+	targets, err := resolveCommit(env, files)
 	if err != nil {
 		return nil, err
 	}
 	if uint32(stack[2])&abi.CommitDryRun != 0 {
+		if err := checkCommit(env, targets); err != nil {
+			return nil, err
+		}
 		return dryRun(env, targets)
+	}
+	paths := make([]sandbox.Path, len(targets))
+	for i, t := range targets {
+		paths[i] = t.p
+	}
+	// Every file stays locked from its freshness check to the last
+	// rename; Lock takes them in sorted order, so two commits of
+	// overlapping files cannot deadlock (issue 9 item 8).
+	unlock, err := env.lock(ctx, paths...)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := checkCommit(env, targets); err != nil {
+		return nil, err
 	}
 	return commit(env, targets)
 }
 
 // dryRun is the unified diff of every change, after every check a commit
-// makes.
+// makes. The text stops at the output limit, which is all a model could
+// see of it (issue 9 item 6).
 func dryRun(env *Env, targets []commitTarget) ([]byte, error) {
 	var diff strings.Builder
-	for _, t := range targets {
-		var current []byte
-		if t.Flags&abi.CommitNew == 0 {
-			var err error
-			if current, err = readAll(t.p); err != nil {
-				return nil, classify(t.Path, err)
-			}
+	limit := env.outputLimit()
+	for i, t := range targets {
+		if int64(diff.Len()) >= limit {
+			diff.WriteString("[diffs of " + itoa(uint32(len(targets)-i)) + " more files omitted: the output limit is reached]\n")
+			break
 		}
-		diff.WriteString(unifiedDiff(env.display(t.p), current, t.Flags&abi.CommitNew == 0, t.Data))
+		d, err := diffFile(env, t.p, t.Path, t.Data, t.Flags&abi.CommitNew == 0)
+		if err != nil {
+			return nil, err
+		}
+		diff.WriteString(d)
 	}
 	return []byte(diff.String()), nil
 }
 
-// prepareCommit validates every path in the sandbox first, then checks every
-// file fresh (FR-TOOL-PATCH-02d: after sandbox validation, before any write).
+// prepareCommit is resolveCommit then checkCommit, as a dry run makes them.
 func prepareCommit(env *Env, files []abi.CommitFile) ([]commitTarget, error) {
+	targets, err := resolveCommit(env, files)
+	if err == nil {
+		err = checkCommit(env, targets)
+	}
+	return targets, err
+}
+
+// resolveCommit validates every path in the sandbox and against the call's
+// write grants, and bounds the content, before any file is looked at.
+func resolveCommit(env *Env, files []abi.CommitFile) ([]commitTarget, error) {
 	targets := make([]commitTarget, len(files))
 	seen := make(map[string]string, len(files))
+	fileLimit, total := env.commitFileLimit(), int64(0)
 	for i, f := range files {
+		if len(f.Path) > maxPathBytes {
+			return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_commit: file %d has a path of %d bytes, longer than any file path may be", i, len(f.Path))
+		}
 		p, err := env.resolve(f.Path)
 		if err != nil {
 			return nil, classify(f.Path, err)
@@ -130,14 +152,35 @@ func prepareCommit(env *Env, files []abi.CommitFile) ([]commitTarget, error) {
 			return nil, fail(abi.StatusInvalid, abi.KindExecutionFailed, "%s and %s are the same file; change it once per commit", other, f.Path)
 		}
 		seen[p.Abs] = f.Path
-		targets[i] = commitTarget{CommitFile: f, p: p}
-	}
-	for i := range targets {
-		if err := checkCommitFresh(env, &targets[i]); err != nil {
+		grant, err := env.writeGrant(p, f.Path)
+		if err != nil {
 			return nil, err
 		}
+		if n := int64(len(f.Data)); n > fileLimit {
+			return nil, fail(abi.StatusTooLarge, abi.KindExecutionFailed,
+				"%s: the new content is %d bytes, more than one file of a commit may have (%d: max_scan_bytes plus max_patch_bytes); nothing was changed, write it with write_file instead", f.Path, n, fileLimit)
+		}
+		if total += int64(len(f.Data)); total > env.commitLimit() {
+			return nil, fail(abi.StatusTooLarge, abi.KindExecutionFailed,
+				"fs_commit: the new content of these files is more than %d bytes in all; nothing was changed, split the change into smaller ones", env.commitLimit())
+		}
+		targets[i] = commitTarget{CommitFile: f, p: p, grant: grant}
 	}
 	return targets, nil
+}
+
+// checkCommit checks every file fresh (FR-TOOL-PATCH-02d: after sandbox
+// validation, before any write).
+func checkCommit(env *Env, targets []commitTarget) error {
+	for i := range targets {
+		if err := env.checkCreateOnly(targets[i].p, targets[i].Path, targets[i].grant); err != nil {
+			return err
+		}
+		if err := checkCommitFresh(env, &targets[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkCommitFresh checks that the file is as the plugin saw it: an
@@ -165,20 +208,31 @@ func commit(env *Env, targets []commitTarget) ([]byte, error) {
 	defer txn.Close()
 	created := make([]bool, len(targets))
 	for i, t := range targets {
-		c, err := txn.Stage(t.p, t.Data, t.Flags&abi.CommitCreateDirs != 0)
+		c, err := stage(txn, t.p, t.Data, t.Flags&abi.CommitCreateDirs != 0, t.mustCreate())
+		if errors.Is(err, fs.ErrExist) {
+			return nil, env.appeared(t.p, t.Path, t.grant)
+		}
 		if err != nil {
 			return nil, commitError(t.Path, err)
 		}
 		created[i] = c
 	}
 	if err := txn.Commit(); err != nil {
+		var rb *sandbox.RollbackError
+		var pe *fs.PathError
+		if !errors.As(err, &rb) && errors.Is(err, fs.ErrExist) && errors.As(err, &pe) {
+			// A new file appeared between the check and its rename.
+			for _, t := range targets {
+				if pe.Path == t.Path {
+					return nil, env.appeared(t.p, t.Path, t.grant)
+				}
+			}
+		}
 		return nil, commitError("", err)
 	}
 	resp := binary.LittleEndian.AppendUint32(nil, uint32(len(targets)))
 	for i, t := range targets {
-		if env.Reads != nil {
-			env.Reads.Record(t.p.Abs, sha256.Sum256(t.Data), env.now())
-		}
+		env.observe(t.p, sha256.Sum256(t.Data), true)
 		wi := abi.WriteInfo{Size: int64(len(t.Data)), Path: env.display(t.p)}
 		if created[i] {
 			wi.Flags |= abi.WriteCreated

@@ -2,6 +2,7 @@ package hostfn
 
 import (
 	"context"
+	"crypto/sha256"
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
@@ -23,7 +24,15 @@ type Env struct {
 	Sandbox *sandbox.Sandbox
 	// Reads is the conversation's read cache. Nil disables recording, so
 	// every overwrite of an existing file is refused as stale.
-	Reads  *readcache.Cache
+	Reads *readcache.Cache
+	// ReadsAt is Reads.Generation() taken when the call began. A file
+	// whose recorded content changed after that (another call of the
+	// conversation wrote it, or read it changed) is stale for this call
+	// unless this call read it itself: its change would be based on
+	// content that is gone. 0 skips this check.
+	ReadsAt uint64
+	// Limits bound what the plugin may ask of the host functions; they
+	// apply whatever the plugin passes (limits.go).
 	Limits abi.Limits
 	// Emit delivers streamed output; nil drops it. It may block until ctx
 	// (the call's) ends, and returns an error when the chunk was not
@@ -48,6 +57,10 @@ type Env struct {
 	Now func() time.Time
 
 	staged []byte
+	// seen is the digest of each file this call read whole (recorded, or
+	// for update) or wrote, by canonical path: the content its changes
+	// are based on.
+	seen map[string][sha256.Size]byte
 }
 
 // WriteGrant is what approval covered for one path a call may write.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -20,11 +21,8 @@ import (
 // sniffBytes is how much of a file decides whether it is binary (SRD 3.6.8).
 const sniffBytes = 8 << 10
 
-// defaultScanBytes applies when a call's limits carry no scan limit (CFG-READ-01).
-const defaultScanBytes = 2 << 20
-
 func fsStat(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
-	name, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
+	name, err := guestPath(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +76,7 @@ func openRegular(env *Env, name string) (sandbox.Path, *sandbox.File, sandbox.Fi
 }
 
 func fsRead(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
-	name, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
+	name, err := guestPath(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
 	}
@@ -98,9 +96,13 @@ func fsRead(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte
 	size := st.Size
 	offset = min(offset, size)
 	n := size - offset
-	if limit >= 0 && limit < n {
-		n = limit
+	if limit < 0 {
+		limit = n // to the end, as abi/README.md says, within the cap below
 	}
+	// Whatever the plugin asked, no more than the call's read limit
+	// (issue 9 item 6): a plugin that gets less sees that the data does
+	// not reach the end of the file (no eof flag) and its size.
+	n = min(n, limit, env.readLimit())
 	resp := make([]byte, abi.ReadInfoSize, abi.ReadInfoSize+int(n))
 	data := resp[abi.ReadInfoSize : abi.ReadInfoSize+int(n)]
 	k, err := f.ReadAt(data, offset)
@@ -122,9 +124,11 @@ func fsRead(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte
 	if isBinary(head, eof && offset == 0) || (offset == 0 && !validUTF8(data, eof)) {
 		info.Flags |= abi.ReadIsBinary
 	}
-	if flags&abi.ReadRecord != 0 && offset == 0 && eof && env.Reads != nil {
-		env.Reads.Record(p.Abs, sha256.Sum256(data), env.now())
-		info.Flags |= abi.ReadRecorded
+	if flags&abi.ReadRecord != 0 && offset == 0 && eof {
+		env.observe(p, sha256.Sum256(data), true)
+		if env.Reads != nil {
+			info.Flags |= abi.ReadRecorded
+		}
 	}
 	out := abi.AppendReadInfo(resp[:0], info)
 	if flags&abi.ReadBase64 != 0 {
@@ -165,7 +169,7 @@ func validUTF8(b []byte, complete bool) bool {
 }
 
 func fsReadLines(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
-	name, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
+	name, err := guestPath(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
 	}
@@ -182,11 +186,8 @@ func fsReadLines(ctx context.Context, env *Env, mem api.Memory, stack []uint64) 
 	}
 	defer f.Close()
 
-	scanLimit := env.Limits.MaxScanBytes
-	if scanLimit <= 0 {
-		scanLimit = defaultScanBytes
-	}
-	r := lineReader{ctx: ctx, f: f, start: start, end: end, scanLimit: scanLimit, record: flags&abi.ReadRecord != 0 && env.Reads != nil}
+	scanLimit := env.scanLimit()
+	r := lineReader{ctx: ctx, f: f, start: start, end: end, scanLimit: scanLimit, record: flags&abi.ReadRecord != 0}
 	if err := r.run(); err != nil {
 		return nil, classifyLines(name, start, end, scanLimit, err)
 	}
@@ -199,8 +200,10 @@ func fsReadLines(ctx context.Context, env *Env, mem api.Memory, stack []uint64) 
 		info.Flags |= abi.ReadEOF
 	}
 	if r.record {
-		env.Reads.Record(p.Abs, r.sum, env.now())
-		info.Flags |= abi.ReadRecorded
+		env.observe(p, r.sum, true)
+		if env.Reads != nil {
+			info.Flags |= abi.ReadRecorded
+		}
 	}
 	return append(abi.AppendReadInfo(make([]byte, 0, abi.ReadInfoSize+len(r.out)), info), r.out...), nil
 }
@@ -336,7 +339,7 @@ func (c ctxReader) Read(p []byte) (int, error) {
 }
 
 func fsList(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
-	name, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
+	name, err := guestPath(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +358,13 @@ func fsList(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]by
 	if !st.IsDir() {
 		return nil, fail(abi.StatusWrongType, abi.KindExecutionFailed, "%s is not a directory; use read_file to read it", name)
 	}
-	w := walker{ctx: ctx, env: env, hidden: flags&abi.ListHidden != 0, max: int(maxEntries)}
+	// max_entries 0 means "no limit of the plugin's own", never more than
+	// the output limit can show (issue 9 item 6).
+	limit := env.listLimit()
+	if maxEntries > 0 && int64(maxEntries) < int64(limit) {
+		limit = int(maxEntries)
+	}
+	w := walker{ctx: ctx, env: env, hidden: flags&abi.ListHidden != 0, max: limit}
 	if err := w.walk(p, max(depth, 1)); err != nil && !errors.Is(err, errFull) {
 		return nil, classify(name, err)
 	}
@@ -374,7 +383,8 @@ var errFull = errors.New("listing full")
 
 // walker lists a tree depth-first in name order, which is path order
 // compared component by component. Symlinks are reported, never followed;
-// denied paths are left out entirely.
+// denied paths are left out entirely. It holds at most max entries, and
+// reads no directory into memory whole.
 type walker struct {
 	ctx       context.Context
 	env       *Env
@@ -388,23 +398,26 @@ func (w *walker) walk(dir sandbox.Path, depth uint32) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	list, err := dir.ReadDir()
+	keep := func(name string) bool {
+		if !w.hidden && name[0] == '.' {
+			return false
+		}
+		_, denied := w.env.Sandbox.Denied(dir.Child(name).Abs)
+		return !denied
+	}
+	// Only the first entries still fitting matter: every entry listed
+	// takes one place, and the ones before it come first.
+	list, more, err := dir.ReadDirFirst(w.max-len(w.entries), keep)
 	if err != nil {
 		return err
 	}
 	for _, de := range list {
-		if !w.hidden && de.Name()[0] == '.' {
-			continue
-		}
 		child := dir.Child(de.Name())
-		if _, denied := w.env.Sandbox.Denied(child.Abs); denied {
-			continue
-		}
 		fi, err := de.Info()
 		if err != nil {
 			continue // vanished while listing
 		}
-		if w.max > 0 && len(w.entries) == w.max {
+		if len(w.entries) == w.max {
 			w.truncated = true
 			return errFull
 		}
@@ -415,11 +428,15 @@ func (w *walker) walk(dir sandbox.Path, depth uint32) error {
 			}
 		}
 	}
+	if more {
+		w.truncated = true
+		return errFull
+	}
 	return nil
 }
 
-func fsWrite(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
-	name, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
+func fsWrite(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+	name, err := guestPath(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
 	}
@@ -432,18 +449,18 @@ func fsWrite(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byt
 	if err != nil {
 		return nil, classify(name, err)
 	}
-	if err := checkFresh(env, p, name); err != nil {
+	grant, err := env.writeGrant(p, name)
+	if err != nil {
 		return nil, err
 	}
-	created, err := env.Sandbox.WriteFileAtomic(p, data, createDirs)
+	unlock, err := env.lock(ctx, p)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && !createDirs {
-			return nil, fail(abi.StatusNotFound, abi.KindExecutionFailed, "%s: the parent directory does not exist; set create_dirs to true to create it", name)
-		}
-		return nil, classify(name, err)
+		return nil, err
 	}
-	if env.Reads != nil {
-		env.Reads.Record(p.Abs, sha256.Sum256(data), env.now())
+	defer unlock()
+	created, err := writeLocked(env, p, name, data, createDirs, grant)
+	if err != nil {
+		return nil, err
 	}
 	wi := abi.WriteInfo{Size: int64(len(data)), Path: env.display(p)}
 	if created {
@@ -452,60 +469,60 @@ func fsWrite(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byt
 	return abi.AppendWriteInfo(nil, wi), nil
 }
 
-// checkFresh enforces stale-file protection (FR-TOOL-PATCH-02a/b) for any
-// write: an existing file may be replaced only if this conversation read it
-// and it has not changed since. It runs after sandbox validation and before
-// any write (FR-TOOL-PATCH-02d).
-func checkFresh(env *Env, p sandbox.Path, name string) error {
-	fi, err := p.Lstat()
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+// writeLocked makes the checks of a write and writes, holding p's lock.
+func writeLocked(env *Env, p sandbox.Path, name string, data []byte, createDirs bool, grant WriteGrant) (created bool, err error) {
+	if err := env.checkCreateOnly(p, name, grant); err != nil {
+		return false, err
 	}
-	if err != nil {
-		return classify(name, err)
+	if err := checkFresh(env, p, name); err != nil {
+		return false, err
 	}
-	if !fi.Mode().IsRegular() {
-		return fail(abi.StatusWrongType, abi.KindExecutionFailed, "%s exists and is not a regular file; refusing to replace it", name)
+	txn := env.Sandbox.Begin()
+	defer txn.Close()
+	created, err = stage(txn, p, data, createDirs, grant == WriteCreateOnly)
+	if err == nil {
+		err = txn.Commit()
 	}
-	sum, err := fileSum(p)
-	if err != nil {
-		return classify(name, err)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return false, env.appeared(p, name, grant)
+	case errors.Is(err, fs.ErrNotExist) && !createDirs:
+		return false, fail(abi.StatusNotFound, abi.KindExecutionFailed, "%s: the parent directory does not exist; set create_dirs to true to create it", name)
+	case err != nil:
+		return false, classify(name, err)
 	}
-	return checkSum(env, p, name, sum, "writing")
+	env.observe(p, sha256.Sum256(data), true)
+	return created, nil
 }
 
-// fileSum hashes the file at p as it streams: a freshness check needs the
-// digest, not the content, and must not load a large file whole.
-func fileSum(p sandbox.Path) ([sha256.Size]byte, error) {
-	f, err := p.OpenFile()
-	if err != nil {
-		return [sha256.Size]byte{}, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return [sha256.Size]byte{}, err
-	}
-	return [sha256.Size]byte(h.Sum(nil)), nil
-}
-
-func stale(env *Env, p sandbox.Path, name, reason, hint string) error {
-	e := fail(abi.StatusStale, abi.KindStaleFile, "%s: %s; %s", name, reason, hint)
-	e.Details = map[string]any{"file": env.display(p), "reason": reason}
-	return e
-}
-
-func readAll(p sandbox.Path) ([]byte, error) {
+// readWhole reads the file at p if it holds at most limit bytes; a larger
+// one is an error matching errTooLarge, after reading no more than limit+1
+// bytes.
+func readWhole(p sandbox.Path, limit int64) ([]byte, error) {
 	f, err := p.OpenFile()
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size > limit {
+		return nil, errTooLarge
+	}
+	// One byte more than the size seen, to notice a file still growing.
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		return nil, errTooLarge
+	}
+	return b, err
 }
 
+var errTooLarge = errors.New("larger than max_scan_bytes")
+
 func fsDiff(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
-	name, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
+	name, err := guestPath(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
 	}
@@ -517,12 +534,41 @@ func fsDiff(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte
 	if err != nil {
 		return nil, classify(name, err)
 	}
-	current, err := readAll(p)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, classify(name, err)
+	d, err := diffFile(env, p, name, data, true)
+	if err != nil {
+		return nil, err
 	}
-	return []byte(unifiedDiff(env.display(p), current, exists, data)), nil
+	return []byte(d), nil
+}
+
+// diffFile is the unified diff from the file at p (or no file, when
+// !exists) to data. Either side larger than the scan limit is not read or
+// diffed (issue 9 item 6): the diff says so in one line, like a binary
+// file's.
+func diffFile(env *Env, p sandbox.Path, name string, data []byte, exists bool) (string, error) {
+	limit := env.scanLimit()
+	display := env.display(p)
+	var current []byte
+	if exists {
+		var err error
+		current, err = readWhole(p, limit)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			exists = false
+		case errors.Is(err, errTooLarge):
+			return tooLargeToDiff(display, limit), nil
+		case err != nil:
+			return "", classify(name, err)
+		}
+	}
+	if int64(len(data)) > limit {
+		return tooLargeToDiff(display, limit), nil
+	}
+	return unifiedDiff(display, current, exists, data), nil
+}
+
+func tooLargeToDiff(display string, limit int64) string {
+	return "Files a/" + display + " and b/" + display + " differ (larger than max_scan_bytes, " + strconv.FormatInt(limit, 10) + " bytes, so not diffed)\n"
 }
 
 // unifiedDiff is a git-style diff from current (the file's content, or no
@@ -542,12 +588,17 @@ func unifiedDiff(display string, current []byte, exists bool, data []byte) strin
 }
 
 func eventEmit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
-	data, err := guestBytes(mem, uint32(stack[1]), uint32(stack[2]))
+	kind, n := uint32(stack[0]), uint32(stack[2])
+	if n > maxEventBytes {
+		return nil, fail(abi.StatusTooLarge, abi.KindExecutionFailed,
+			"event_emit: a chunk of %d bytes is more than %d; emit output in smaller chunks", n, maxEventBytes)
+	}
+	data, err := guestBytes(mem, uint32(stack[1]), n)
 	if err != nil {
 		return nil, err
 	}
 	if env.Emit != nil {
-		env.Emit(ctx, Event{CallID: env.CallID, Kind: uint32(stack[0]), Data: bytes.Clone(data)})
+		env.Emit(ctx, Event{CallID: env.CallID, Kind: kind, Data: bytes.Clone(data)})
 	}
 	return nil, nil
 }

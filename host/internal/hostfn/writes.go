@@ -1,0 +1,210 @@
+package hostfn
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
+)
+
+// What every write (fs_write, each file of fs_commit) must pass, in this
+// order: the sandbox (Resolve, read-only patterns), the call's write
+// grant (approval named the path), then, under the file's lock, the
+// create-only rule and stale-file protection, right up to the rename.
+
+// reasonNotNamed is the denial reason of a write to a path the call's
+// arguments do not name. abi has no reason for it yet; NotAllowlisted
+// (approval did not allow it) is the nearest.
+const reasonNotNamed = abi.DenialNotAllowlisted
+
+// writeGrant returns what approval covered for writing p, and refuses a
+// path the call's arguments did not name (issue 9 item 1).
+func (e *Env) writeGrant(p sandbox.Path, name string) (WriteGrant, error) {
+	if e.Writes == nil {
+		return WriteAny, nil
+	}
+	if g, ok := e.Writes[p.Abs]; ok {
+		return g, nil
+	}
+	allowed := make([]string, 0, len(e.Writes))
+	for abs := range e.Writes {
+		allowed = append(allowed, e.displayAbs(abs))
+	}
+	slices.Sort(allowed)
+	msg := "call " + e.CallID + " may write only the paths its arguments name (" + strings.Join(allowed, ", ") + "); " +
+		name + " was not named, so nothing was written. To change it, send a call whose arguments name it"
+	if len(allowed) == 0 {
+		msg = "call " + e.CallID + " may not write any file: its arguments name none to write, and approval covered only what they name; " +
+			name + " was not written"
+	}
+	return 0, &Error{
+		Status: abi.StatusDenied, Kind: abi.KindSandboxViolation, Message: msg,
+		Details: map[string]any{"reason": string(reasonNotNamed), "attempted": name, "resolved": p.Abs, "allowed": allowed},
+	}
+}
+
+// displayAbs is display for a canonical path that is not resolved.
+func (e *Env) displayAbs(abs string) string {
+	if roots := e.Sandbox.Roots(); len(roots) > 0 {
+		if rel, err := filepath.Rel(roots[0], abs); err == nil && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return abs
+}
+
+// createdMeanwhile refuses to replace a file the call was approved to
+// create: it exists now, so replacing it was never approved.
+func (e *Env) createdMeanwhile(p sandbox.Path, name string) error {
+	err := fail(abi.StatusStale, abi.KindStaleFile,
+		"call %s was approved to create %s, but %s exists now (another call created it); nothing was replaced. Replacing it needs a new call that is approved as an overwrite: read %s, then send the write again",
+		e.CallID, name, name, name)
+	err.Details = map[string]any{"file": e.display(p), "reason": "File was created after the call was approved to create it"}
+	return err
+}
+
+// checkCreateOnly refuses a create-only write whose target exists. The
+// rename that follows never replaces either (sandbox.Txn.StageNew), so a
+// file appearing in between is kept too.
+func (e *Env) checkCreateOnly(p sandbox.Path, name string, g WriteGrant) error {
+	if g != WriteCreateOnly {
+		return nil
+	}
+	_, err := p.Lstat()
+	switch {
+	case err == nil:
+		return e.createdMeanwhile(p, name)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	}
+	return classify(name, err)
+}
+
+// lock holds the write locks of paths for the rest of a write (issue 9
+// item 8): no other call of this host changes them between the freshness
+// check and the rename. It waits at most until the call's deadline.
+func (e *Env) lock(ctx context.Context, paths ...sandbox.Path) (unlock func(), err error) {
+	abs := make([]string, len(paths))
+	for i, p := range paths {
+		abs[i] = p.Abs
+	}
+	unlock, err = e.Sandbox.Lock(ctx, abs...)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, fail(abi.StatusCancelled, abi.KindTimeout, "the call reached its deadline while another call was writing the same file; nothing was written")
+	case errors.Is(err, context.Canceled):
+		return nil, fail(abi.StatusCancelled, abi.KindCancelled, "Cancelled by user")
+	case err != nil:
+		return nil, fail(abi.StatusIO, abi.KindExecutionFailed, "%v", err)
+	}
+	return unlock, nil
+}
+
+// checkFresh enforces stale-file protection (FR-TOOL-PATCH-02a/b) for a
+// write of p: an existing file may be replaced only if this conversation
+// read it and it has not changed since. It runs after sandbox validation
+// and, under the file's lock, before any write (FR-TOOL-PATCH-02d).
+func checkFresh(env *Env, p sandbox.Path, name string) error {
+	fi, err := p.Lstat()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return classify(name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fail(abi.StatusWrongType, abi.KindExecutionFailed, "%s exists and is not a regular file; refusing to replace it", name)
+	}
+	sum, err := fileSum(p)
+	if err != nil {
+		return classify(name, err)
+	}
+	return checkSum(env, p, name, sum, "writing")
+}
+
+// checkSum is stale-file protection (FR-TOOL-PATCH-02a/b, worded as the
+// SRD has it) for a file whose SHA-256 now is sum. The content a change
+// is based on must still be there: what this call itself read, or else
+// what the conversation last read, unchanged since this call began.
+// action names what was refused ("writing", "patching").
+func checkSum(env *Env, p sandbox.Path, name string, sum [sha256.Size]byte, action string) error {
+	if base, ok := env.seen[p.Abs]; ok {
+		if base != sum {
+			return stale(env, p, name, "File content changed since this call read it",
+				"another call or program changed it meanwhile; read it again with read_file and base the change on what is there now")
+		}
+		return nil
+	}
+	var read, same bool
+	if env.Reads != nil {
+		read, same = env.Reads.Matches(p.Abs, sum)
+	}
+	switch {
+	case !read:
+		return stale(env, p, name, "File was not read before "+action, "read it with read_file first, then retry")
+	case !same:
+		return stale(env, p, name, "File content changed since last read", "read it again with read_file and base the change on what is there now")
+	case env.ReadsAt > 0 && env.Reads.ChangedSince(p.Abs, env.ReadsAt):
+		return stale(env, p, name, "File content changed since this call began",
+			"another call of this conversation changed it; read it again with read_file and base the change on what is there now")
+	}
+	return nil
+}
+
+// observe notes that the call saw (or wrote) content with digest sum at
+// p, for its own later writes and, when record is set, for the
+// conversation's.
+func (e *Env) observe(p sandbox.Path, sum [sha256.Size]byte, record bool) {
+	if e.seen == nil {
+		e.seen = make(map[string][sha256.Size]byte)
+	}
+	e.seen[p.Abs] = sum
+	if record && e.Reads != nil {
+		e.Reads.Record(p.Abs, sum, e.now())
+	}
+}
+
+// fileSum hashes the file at p as it streams: a freshness check needs the
+// digest, not the content, and must not load a large file whole.
+func fileSum(p sandbox.Path) ([sha256.Size]byte, error) {
+	f, err := p.OpenFile()
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return [sha256.Size]byte(h.Sum(nil)), nil
+}
+
+func stale(env *Env, p sandbox.Path, name, reason, hint string) error {
+	e := fail(abi.StatusStale, abi.KindStaleFile, "%s: %s; %s", name, reason, hint)
+	e.Details = map[string]any{"file": env.display(p), "reason": reason}
+	return e
+}
+
+// stage adds the new content of p to txn: as a file that must not exist
+// when it is new or create-only, else as a replacement.
+func stage(txn *sandbox.Txn, p sandbox.Path, data []byte, createDirs, mustCreate bool) (created bool, err error) {
+	if mustCreate {
+		return true, txn.StageNew(p, data, createDirs)
+	}
+	return txn.Stage(p, data, createDirs)
+}
+
+// appeared explains a creation that failed because the file exists now.
+func (e *Env) appeared(p sandbox.Path, name string, g WriteGrant) error {
+	if g == WriteCreateOnly {
+		return e.createdMeanwhile(p, name)
+	}
+	return stale(e, p, name, "File was created since the change was prepared", "read it with read_file and retry")
+}
