@@ -8,10 +8,12 @@
 // so a symlink swapped in after validation cannot lead outside the root or
 // into a denied file (FR-VAL-06, NFR-SEC-02).
 //
-// sandbox never performs I/O outside an os.Root: every open, read, write,
-// rename and directory listing goes through one. The only system calls on
-// other paths are the metadata lookups (lstat, readlink) that canonicalize
-// a path before it is validated; they never read file content.
+// sandbox never performs I/O on tools' files outside an os.Root: every
+// open, read, write, rename and directory listing goes through one. The
+// only system calls on other paths are the metadata lookups (lstat,
+// readlink) that canonicalize a path before it is validated, which never
+// read file content, and the sandbox's own intent records in
+// Config.RecoveryDir (toolhost's state directory, which no tool reaches).
 package sandbox
 
 import (
