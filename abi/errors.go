@@ -38,6 +38,7 @@ const (
 	DenialNotAllowlisted       DenialReason = "NotAllowlisted" // approval mode deny
 	DenialByUser               DenialReason = "DeniedByUser"
 	DenialReadOnly             DenialReason = "ReadOnly" // a write to a read-only path
+	DenialNotNamed             DenialReason = "NotNamed" // a write to a path the call's arguments did not name
 )
 
 // HostError is the staged response of a failed host function call. The SDK

@@ -20,9 +20,8 @@ import (
 // create-only rule and stale-file protection, right up to the rename.
 
 // reasonNotNamed is the denial reason of a write to a path the call's
-// arguments do not name. abi has no reason for it yet; NotAllowlisted
-// (approval did not allow it) is the nearest.
-const reasonNotNamed = abi.DenialNotAllowlisted
+// arguments do not name.
+const reasonNotNamed = abi.DenialNotNamed
 
 // writeGrant returns what approval covered for writing p, and refuses a
 // path the call's arguments did not name (issue 9 item 1).

@@ -88,7 +88,7 @@ func TestWrites_Issue9Item1_OnlyWhereApprovalSaid(t *testing.T) {
 				if he.Kind != tt.kind || !strings.Contains(he.Message, tt.msg) {
 					t.Fatalf("error %s %q, want %s containing %q", he.Kind, he.Message, tt.kind, tt.msg)
 				}
-				if he.Kind == abi.KindSandboxViolation && (he.Status != abi.StatusDenied || he.Details["reason"] != string(abi.DenialNotAllowlisted)) {
+				if he.Kind == abi.KindSandboxViolation && (he.Status != abi.StatusDenied || he.Details["reason"] != string(abi.DenialNotNamed)) {
 					t.Errorf("status %v, details %v; want denied with a reason", he.Status, he.Details)
 				}
 			}
