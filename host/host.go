@@ -17,6 +17,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/registry"
 	"github.com/toolhost/toolhost/host/internal/runtime"
@@ -104,7 +105,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 			return nil, fmt.Errorf("state directory %s: %w", opts.StateDir, err)
 		}
 	}
-	if h.rt, err = runtime.New(ctx, runtime.Config{CacheDir: opts.CacheDir, Logger: log}); err != nil {
+	if h.rt, err = runtime.New(ctx, runtime.Config{CacheDir: opts.CacheDir, Logger: log, HostFunctions: hostfn.Functions()}); err != nil {
 		sb.Close()
 		return nil, err
 	}

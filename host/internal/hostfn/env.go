@@ -75,18 +75,6 @@ const (
 	WriteCreateOnly
 )
 
-type envKey struct{}
-
-// WithEnv returns a context carrying env for the host functions of a call.
-func WithEnv(ctx context.Context, env *Env) context.Context {
-	return context.WithValue(ctx, envKey{}, env)
-}
-
-func envFrom(ctx context.Context) *Env {
-	env, _ := ctx.Value(envKey{}).(*Env)
-	return env
-}
-
 func (e *Env) now() time.Time {
 	if e.Now != nil {
 		return e.Now()

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/internal/hostfn"
 )
 
 // bareSpinModule is a toolhost/v1 module written by hand, as a non-Go
@@ -99,7 +98,7 @@ func TestNonYieldingModuleStillStopped_T_TMO_01(t *testing.T) {
 	for range 2 {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		start := time.Now()
-		_, err := p.Call(ctx, &hostfn.Env{}, request(`{}`))
+		_, err := p.Call(ctx, nil, request(`{}`))
 		cancel()
 		var ie *InterruptedError
 		if !errors.As(err, &ie) || !errors.Is(err, context.DeadlineExceeded) {
@@ -122,7 +121,7 @@ func TestPackedModuleWithoutDescribe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Call(context.Background(), &hostfn.Env{}, request(`{}`))
+	_, err = p.Call(context.Background(), nil, request(`{}`))
 	if err == nil || !strings.Contains(err.Error(), "does not export toolhost_describe") {
 		t.Fatalf("err = %v", err)
 	}

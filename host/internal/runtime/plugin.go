@@ -19,7 +19,6 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/loopguard"
 )
 
@@ -115,14 +114,14 @@ func (p *Plugin) compile(ctx context.Context) (*compiled, error) {
 		return nil, fmt.Errorf("plugin %s: compile: %w", p.name(), err)
 	}
 	p.rt.log.Debug("compiled plugin", "plugin", p.name(), "instrument", instrumented.Sub(start), "compile", time.Since(instrumented))
-	granted, err := hostfn.Granted(p.manifest.Capabilities)
+	granted, err := Granted(p.manifest.Capabilities)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", p.name(), err)
 	}
 	if err := checkImports(p.name(), module, granted); err != nil {
 		return nil, err
 	}
-	host, err := hostfn.Link(ctx, engine, granted)
+	host, err := p.rt.link(ctx, engine, hostImports(module))
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: link host functions: %w", p.name(), err)
 	}
@@ -183,6 +182,17 @@ func checkImports(plugin string, m wazero.CompiledModule, granted []string) erro
 	return nil
 }
 
+// hostImports returns the host functions m imports.
+func hostImports(m wazero.CompiledModule) []string {
+	var names []string
+	for _, f := range m.ImportedFunctions() {
+		if module, name, _ := f.Import(); module == abi.HostModule {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
 func checkImport(plugin, module, name string, granted []string) error {
 	switch {
 	case module == wasi_snapshot_preview1.ModuleName:
@@ -213,19 +223,20 @@ func (e *InterruptedError) Error() string {
 
 func (e *InterruptedError) Unwrap() error { return e.Cause }
 
-// Call runs the plugin's call export on a warm instance. env is the state
-// its host functions act on.
-func (p *Plugin) Call(ctx context.Context, env *hostfn.Env, req abi.Request) (abi.Result, error) {
-	return p.invoke(ctx, env, abi.ExportCall, abi.AppendRequest(nil, req))
+// Call runs the plugin's call export on a warm instance. state is what its
+// host functions act on (HostFunction.Func); they refuse when it is nil.
+// Build a fresh one for every call (SRD FR-REG-04a).
+func (p *Plugin) Call(ctx context.Context, state any, req abi.Request) (abi.Result, error) {
+	return p.invoke(ctx, callState{state: state}, abi.ExportCall, abi.AppendRequest(nil, req))
 }
 
 // Summary runs the plugin's summary export with every host function
 // refused, so a summary can never perform I/O (SRD FR-REG-01a).
 func (p *Plugin) Summary(ctx context.Context, args []byte) (abi.Result, error) {
-	return p.invoke(ctx, &hostfn.Env{Pure: true}, abi.ExportSummary, args)
+	return p.invoke(ctx, callState{refusal: refuseSummary}, abi.ExportSummary, args)
 }
 
-func (p *Plugin) invoke(ctx context.Context, env *hostfn.Env, export string, in []byte) (abi.Result, error) {
+func (p *Plugin) invoke(ctx context.Context, call callState, export string, in []byte) (abi.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return abi.Result{}, &InterruptedError{Plugin: p.name(), Cause: err}
 	}
@@ -240,7 +251,9 @@ func (p *Plugin) invoke(ctx context.Context, env *hostfn.Env, export string, in 
 		}
 		close(interrupted)
 	})
-	res, err := inst.invoke(hostfn.WithEnv(ctx, env), export, in)
+	inst.call = call
+	res, err := inst.invoke(withCall(ctx, &inst.call), export, in)
+	inst.call = callState{} // the state is the caller's: do not keep it alive
 	if !stop() {
 		// The deadline fired: wait until the flag is set, so an instance
 		// that may see it is never returned to the pool.
@@ -292,13 +305,7 @@ func (p *Plugin) describe(ctx context.Context) ([]byte, error) {
 	defer module.Close(context.WithoutCancel(ctx))
 	ctx, cancel := context.WithTimeout(ctx, describeTimeout)
 	defer cancel()
-	names := []string{}
-	for _, f := range module.ImportedFunctions() {
-		if m, n, _ := f.Import(); m == abi.HostModule {
-			names = append(names, n)
-		}
-	}
-	host, err := hostfn.Link(ctx, engine, names)
+	host, err := linkRefusing(ctx, engine, module)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +319,7 @@ func (p *Plugin) describe(ctx context.Context) ([]byte, error) {
 	if fn == nil {
 		return nil, fmt.Errorf("module does not export %s; is it a toolhost/v1 plugin?", abi.ExportDescribe)
 	}
-	res, err := fn.Call(ctx)
+	res, err := fn.Call(withCall(ctx, &callState{refusal: refuseStartup}))
 	if err != nil {
 		return nil, fmt.Errorf("describe: %s", inst.failure(err))
 	}
@@ -354,7 +361,7 @@ func (p *Plugin) verify(ctx context.Context, inst *instance) error {
 	if describe == nil {
 		return fmt.Errorf("plugin %s does not export %s; is it a toolhost/v1 plugin?", p.name(), abi.ExportDescribe)
 	}
-	res, err := describe.Call(ctx)
+	res, err := describe.Call(withCall(ctx, &callState{refusal: refuseStartup}))
 	if err != nil {
 		return fmt.Errorf("plugin %s: describe: %s", p.name(), inst.failure(err))
 	}
@@ -402,6 +409,7 @@ func (p *Plugin) instantiate(ctx context.Context, c *compiled) (*instance, error
 		}
 		return nil
 	})
+	resolve = withCall(resolve, &callState{refusal: refuseStartup})
 	mod, err := c.engine.InstantiateModule(resolve, c.module, wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions(abi.StartFunction).
@@ -431,6 +439,7 @@ type instance struct {
 	alloc  api.Function
 	flag   api.MutableGlobal
 	stderr *tailBuffer
+	call   callState // of the call in progress
 }
 
 func (i *instance) invoke(ctx context.Context, export string, in []byte) (abi.Result, error) {

@@ -17,7 +17,6 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/loopguard"
 	"github.com/toolhost/toolhost/host/internal/wasmbin"
 )
@@ -35,7 +34,11 @@ type Config struct {
 	// Interpreter uses wazero's interpreter instead of its compiler: no
 	// native code generation, so modules start at once but run slower.
 	Interpreter bool
-	Logger      *slog.Logger
+	// HostFunctions are what plugins may import from abi.HostModule, each
+	// linked only for plugins whose manifest grants it. The runtime
+	// provides abi.FnResponseTake itself.
+	HostFunctions []HostFunction
+	Logger        *slog.Logger
 }
 
 // DefaultMemoryLimitPages is 256 MiB.
@@ -52,10 +55,11 @@ func DefaultCacheDir() string {
 
 // Runtime compiles and runs plugins. It is safe for concurrent use.
 type Runtime struct {
-	rt    wazero.Runtime
-	cfg   Config
-	log   *slog.Logger
-	cache wazero.CompilationCache
+	rt        wazero.Runtime
+	cfg       Config
+	log       *slog.Logger
+	cache     wazero.CompilationCache
+	hostFuncs map[string]HostFunction
 
 	// checked runs modules loopguard cannot instrument, and describe,
 	// with wazero's per-iteration context checks; created on first need.
@@ -76,7 +80,13 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Runtime{cfg: cfg, log: cfg.Logger}
+	r := &Runtime{cfg: cfg, log: cfg.Logger, hostFuncs: make(map[string]HostFunction, len(cfg.HostFunctions))}
+	for _, fn := range cfg.HostFunctions {
+		if _, dup := r.hostFuncs[fn.Name]; dup || fn.Name == abi.FnResponseTake || fn.Func == nil {
+			return nil, fmt.Errorf("runtime: host function %q is configured twice, is built in, or has no Func", fn.Name)
+		}
+		r.hostFuncs[fn.Name] = fn
+	}
 	if cfg.CacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(cfg.CacheDir, "compiled"))
 		if err != nil {
@@ -205,7 +215,7 @@ func functionImports(f io.ReaderAt, h wasmbin.SectionHeader) ([][2]string, error
 // checkDeclaredImports refuses, at load time and without compiling, a
 // module importing a host function its manifest does not grant.
 func checkDeclaredImports(p *Plugin) error {
-	granted, err := hostfn.Granted(p.manifest.Capabilities)
+	granted, err := Granted(p.manifest.Capabilities)
 	if err != nil {
 		return fmt.Errorf("plugin %s: %w", p.name(), err)
 	}

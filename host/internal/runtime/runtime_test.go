@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero/api"
+
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/internal/hostfn"
-	"github.com/toolhost/toolhost/host/internal/sandbox"
 	"github.com/toolhost/toolhost/host/internal/wasmbin"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
@@ -50,12 +50,50 @@ func testPlugins(t *testing.T) string {
 func newRuntime(t *testing.T) *Runtime {
 	t.Helper()
 	ctx := context.Background()
-	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(t)})
+	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(t), HostFunctions: testHostFunctions()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(ctx) })
 	return rt
+}
+
+// testState is the state the test host functions act on.
+type testState struct {
+	files map[string]string
+}
+
+// testHostFunctions stand in for package hostfn, so the runtime is tested
+// alone: fs_read serves the state's files, whole; the others fail.
+func testHostFunctions() []HostFunction {
+	fns := []HostFunction{{
+		Name:   abi.FnFSRead,
+		Params: []api.ValueType{i32, i32, i64, i64, i32},
+		Func: func(_ context.Context, state any, mem api.Memory, params []uint64) (abi.Status, []byte) {
+			name, _ := mem.Read(uint32(params[0]), uint32(params[1]))
+			data, ok := state.(*testState).files[string(name)]
+			if !ok {
+				return abi.StatusNotFound, []byte(`{"kind":"ExecutionFailed","message":"no such file"}`)
+			}
+			return abi.StatusOK, append(abi.AppendReadInfo(nil, abi.ReadInfo{FileSize: int64(len(data))}), data...)
+		},
+	}}
+	unavailable := func(context.Context, any, api.Memory, []uint64) (abi.Status, []byte) {
+		return abi.StatusIO, []byte(`{"kind":"ExecutionFailed","message":"not in this test"}`)
+	}
+	for name, params := range map[string][]api.ValueType{
+		abi.FnEventEmit:   {i32, i32, i32},
+		abi.FnFSStat:      {i32, i32},
+		abi.FnFSReadLines: {i32, i32, i32, i32, i32},
+		abi.FnFSList:      {i32, i32, i32, i32, i32},
+		abi.FnFSWrite:     {i32, i32, i32, i32, i32},
+		abi.FnFSDiff:      {i32, i32, i32, i32},
+		abi.FnFSCommit:    {i32, i32, i32},
+		abi.FnProcRun:     {i32, i32, i32, i32, i32},
+	} {
+		fns = append(fns, HostFunction{Name: name, Params: params, Func: unavailable})
+	}
+	return fns
 }
 
 func load(t *testing.T, rt *Runtime, name string) *Plugin {
@@ -95,7 +133,7 @@ func TestRunawayGuestStoppedAtDeadline_T_TMO_01(t *testing.T) {
 				goruntime.GC()
 			}
 		}()
-		_, err := p.Call(cctx, &hostfn.Env{}, request(`{"spin":true}`))
+		_, err := p.Call(cctx, nil, request(`{"spin":true}`))
 		<-gcDone
 		late := time.Since(deadline)
 		cancel()
@@ -107,7 +145,7 @@ func TestRunawayGuestStoppedAtDeadline_T_TMO_01(t *testing.T) {
 			t.Errorf("guest stopped %v after its deadline, want within 100ms", late)
 		}
 		t.Logf("guest stopped %v after its deadline", late)
-		res, err := p.Call(ctx, &hostfn.Env{}, request(`{"spin":false}`))
+		res, err := p.Call(ctx, nil, request(`{"spin":false}`))
 		if err != nil || string(res.Content) != "done" {
 			t.Fatalf("call after interruption: %q, %v", res.Content, err)
 		}
@@ -121,16 +159,16 @@ func TestGuestPanicAndExit(t *testing.T) {
 	p := load(t, rt, "panic")
 	ctx := context.Background()
 
-	res, err := p.Call(ctx, &hostfn.Env{}, request(`{"message":"kaboom"}`))
+	res, err := p.Call(ctx, nil, request(`{"message":"kaboom"}`))
 	if err != nil || res.Kind != abi.KindPanicked || !strings.Contains(string(res.Content), "kaboom") {
 		t.Fatalf("recovered panic: %+v, %v", res, err)
 	}
-	_, err = p.Call(ctx, &hostfn.Env{}, request(`{"message":"bye","exit":true}`))
+	_, err = p.Call(ctx, nil, request(`{"message":"bye","exit":true}`))
 	var te *TrapError
 	if !errors.As(err, &te) || !strings.Contains(te.Message, "fatal: bye") {
 		t.Fatalf("exiting guest: err = %v, want TrapError quoting its stderr", err)
 	}
-	res, err = p.Call(ctx, &hostfn.Env{}, request(`{}`))
+	res, err = p.Call(ctx, nil, request(`{}`))
 	if err != nil || string(res.Content) != "calm" {
 		t.Fatalf("call after crash: %q, %v", res.Content, err)
 	}
@@ -155,15 +193,6 @@ func TestUngrantedImportRefusedAtLoad(t *testing.T) {
 
 // FR-REG-01a: a summary cannot perform I/O, even when the plugin tries.
 func TestSummaryCannotDoIO(t *testing.T) {
-	root := t.TempDir()
-	if err := os.WriteFile(filepath.Join(root, "secret.txt"), []byte("TOP SECRET"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sb, err := sandbox.New(sandbox.Config{Roots: []string{root}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
 	rt := newRuntime(t)
 	p := load(t, rt, "impure")
 	ctx := context.Background()
@@ -175,11 +204,11 @@ func TestSummaryCannotDoIO(t *testing.T) {
 	if res.Kind == "" || strings.Contains(string(res.Content), "TOP SECRET") {
 		t.Fatalf("summary performed I/O: %+v", res)
 	}
-	if !strings.Contains(string(res.Content), "summary") {
+	if !strings.Contains(string(res.Content), "fs_read is not available while computing an approval summary") {
 		t.Errorf("refusal %q does not say why", res.Content)
 	}
 	// The same read succeeds in a call, so the refusal is the summary's.
-	res, err = p.Call(ctx, &hostfn.Env{Sandbox: sb}, request(`{"path":"secret.txt"}`))
+	res, err = p.Call(ctx, &testState{files: map[string]string{"secret.txt": "TOP SECRET"}}, request(`{"path":"secret.txt"}`))
 	if err != nil || string(res.Content) != "TOP SECRET" {
 		t.Fatalf("call: %+v, %v", res, err)
 	}
@@ -241,16 +270,16 @@ func TestMemoryLimitPerInstance(t *testing.T) {
 	}
 	defer rt.Close(ctx)
 	p := load(t, rt, "panic")
-	res, err := p.Call(ctx, &hostfn.Env{}, request(`{"alloc_mib":16}`))
+	res, err := p.Call(ctx, nil, request(`{"alloc_mib":16}`))
 	if err != nil || string(res.Content) != "calm" {
 		t.Fatalf("16 MiB under a 64 MiB limit: %+v %v", res, err)
 	}
-	_, err = p.Call(ctx, &hostfn.Env{}, request(`{"alloc_mib":200}`))
+	_, err = p.Call(ctx, nil, request(`{"alloc_mib":200}`))
 	var te *TrapError
 	if !errors.As(err, &te) || !strings.Contains(te.Message, "out of memory") {
 		t.Fatalf("200 MiB under a 64 MiB limit: err = %v, want a trap reporting out of memory", err)
 	}
-	res, err = p.Call(ctx, &hostfn.Env{}, request(`{}`))
+	res, err = p.Call(ctx, nil, request(`{}`))
 	if err != nil || string(res.Content) != "calm" {
 		t.Fatalf("call after running out of memory: %+v %v", res, err)
 	}
