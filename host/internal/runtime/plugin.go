@@ -254,33 +254,30 @@ func (p *Plugin) invoke(ctx context.Context, call callState, export string, in [
 	inst.call = call
 	res, err := inst.invoke(withCall(ctx, &inst.call), export, in)
 	inst.call = callState{} // the state is the caller's: do not keep it alive
-	if !stop() {
+	fired := !stop()
+	if fired {
 		// The deadline fired: wait until the flag is set, so an instance
 		// that may see it is never returned to the pool.
 		<-interrupted
 	}
 	switch {
-	case isClosed(interrupted):
+	case err != nil && fired:
 		inst.close(context.WithoutCancel(ctx))
 		return abi.Result{}, &InterruptedError{Plugin: p.name(), Cause: context.Cause(ctx)}
 	case err != nil:
 		inst.close(context.WithoutCancel(ctx))
 		return abi.Result{}, &TrapError{Plugin: p.name(), Message: inst.failure(err)}
-	case res.Kind == abi.KindPanicked:
+	case fired, res.Kind == abi.KindPanicked:
+		// The guest returned a result, so its work is done and reported
+		// even though the deadline fired meanwhile (issue 9 item 5: a
+		// timeout here would make a model retry a write that happened).
+		// Its flag may be set, or a panic have left it broken: it is not
+		// pooled.
 		inst.close(context.WithoutCancel(ctx))
 	default:
 		p.release(inst)
 	}
 	return res, nil
-}
-
-func isClosed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
 }
 
 // describe instantiates the module and returns what its describe export
@@ -521,3 +518,6 @@ func (t *tailBuffer) Reset() {
 	t.buf = t.buf[:0]
 	t.mu.Unlock()
 }
+
+// pooled returns how many idle instances the plugin holds.
+func (p *Plugin) pooled() int { return len(p.pool) }
