@@ -1,10 +1,11 @@
 // Package proc is the host's command runner: it owns creating the
 // process for a run_command call, streaming its output while it runs, and
-// killing it (SRD FR-EXE-05/06, FR-OUT-01, CFG-ENV-01).
+// killing it (SRD FR-EXE-05/06, FR-OUT-01).
 //
 // It exists so that the rules about processes live in one place: every
-// command runs as sh -c in a session of its own, sees no stdin and no
-// secrets from the host environment, and leaves nothing behind. When a
+// command runs as sh -c in a session of its own, sees no stdin and only
+// the environment it is given (the caller removes secrets from it, with
+// config.Environment), and leaves nothing behind. When a
 // command finishes or is abandoned, its whole process group is killed,
 // background children included.
 package proc
@@ -49,7 +50,7 @@ type Spec struct {
 	Command string
 	// Dir is the absolute working directory, already validated by the caller.
 	Dir string
-	// Env is the full environment, already sanitized with SanitizeEnv. A nil
+	// Env is the full environment, already sanitized (config.Environment). A nil
 	// Env means an empty environment, never the host's unsanitized one. PWD
 	// is set to Dir, as a shell started in Dir would expect.
 	Env []string
@@ -331,18 +332,23 @@ func (r *run) startDrain() {
 func (r *run) finish() (Result, error) {
 	r.readers.Wait()
 	closeAll(r.out.f, r.err.f)
+	var abandoned int64
 	if r.chunks != nil {
 		close(r.chunks)
 		select {
 		case <-r.sinkDone:
 		case <-r.giveUp:
-			r.log.Warn("proc: the output sink did not return after the command was stopped; abandoned it", "pid", r.cmd.Process.Pid)
+			if !isClosed(r.sinkDone) {
+				// The chunk the Sink holds and those still queued.
+				abandoned = 1 + int64(len(r.chunks))
+				r.log.Warn("proc: the output sink did not return after the command was stopped; abandoned it", "pid", r.cmd.Process.Pid)
+			}
 		}
 	}
 	res := Result{
 		Stdout: r.out.keep, StdoutBytes: r.out.total, StdoutTail: r.out.lastBytes(),
 		Stderr: r.err.keep, StderrBytes: r.err.total, StderrTail: r.err.lastBytes(),
-		Undelivered: r.undelivered.Load(),
+		Undelivered: r.undelivered.Load() + abandoned,
 	}
 	ps := r.cmd.ProcessState
 	if ps == nil {
