@@ -116,11 +116,14 @@ func (r *Registry) Names() []string {
 
 var validName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
-// NewTool validates a manifest and compiles its schema.
+// NewTool validates a manifest and compiles its schema. The tool's
+// manifest is the plugin's with side effects and risk raised to what its
+// capabilities imply (see implied).
 func NewTool(m abi.Manifest, p *runtime.Plugin) (*Tool, error) {
 	if err := ValidateManifest(m); err != nil {
 		return nil, err
 	}
+	m = implied(m)
 	schema, err := compileSchema(m.Name, m.Parameters)
 	if err != nil {
 		return nil, err
@@ -155,10 +158,35 @@ func ValidateManifest(m abi.Manifest) error {
 			problems = append(problems, fmt.Sprintf("create_args names %q, which is not in path_args", a))
 		}
 	}
+	if m.WritesUnnamedPaths && !slices.Contains(m.Capabilities, abi.CapFSWrite) {
+		problems = append(problems, "writes_unnamed_paths is set but the capabilities lack fs.write")
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("invalid manifest for tool %q: %s", m.Name, strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// implied raises what m says about itself to what its capabilities imply,
+// because approval and parallelism are decided on the manifest and a
+// plugin that understates itself would otherwise run unasked or beside
+// other calls: fs.write makes a tool side-effecting and at least medium
+// risk; proc.exec makes it side-effecting, high risk and approval-required,
+// like run_command (SRD 3.6.10, FR-APR-06). Configuration can still lift
+// requires_approval for a tool by name (tools.overrides).
+func implied(m abi.Manifest) abi.Manifest {
+	if slices.Contains(m.Capabilities, abi.CapFSWrite) {
+		m.SideEffecting = true
+		if m.RiskLevel == abi.RiskLow {
+			m.RiskLevel = abi.RiskMedium
+		}
+	}
+	if slices.Contains(m.Capabilities, abi.CapProcExec) {
+		m.SideEffecting = true
+		m.RequiresApproval = true
+		m.RiskLevel = abi.RiskHigh
+	}
+	return m
 }
 
 func compileSchema(name string, raw []byte) (*jsonschema.Schema, error) {

@@ -3,6 +3,7 @@ package registry
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -32,6 +33,7 @@ func TestValidateManifest(t *testing.T) {
 		{"schema not JSON", func(m *abi.Manifest) { m.Parameters = []byte(`{`) }, "not valid JSON"},
 		{"schema invalid", func(m *abi.Manifest) { m.Parameters = []byte(`{"type":"nonsense"}`) }, "Draft 2020-12"},
 		{"schema missing", func(m *abi.Manifest) { m.Parameters = nil }, "missing"},
+		{"unnamed writes without fs.write", func(m *abi.Manifest) { m.WritesUnnamedPaths = true }, "writes_unnamed_paths"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,6 +45,41 @@ func TestValidateManifest(t *testing.T) {
 				t.Fatalf("unexpected error: %v", err)
 			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 				t.Fatalf("err = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// A manifest cannot understate what its capabilities allow: side effects
+// and risk are raised to what fs.write and proc.exec imply, so the planner
+// asks about such a tool and never runs it in parallel (FR-APR-04d,
+// FR-APR-06, FR-EXE-01).
+func TestCapabilitiesImplySideEffectsAndRisk(t *testing.T) {
+	tests := []struct {
+		name     string
+		caps     []abi.Capability
+		risk     abi.RiskLevel
+		side     bool
+		approval bool
+		want     string // side_effecting/requires_approval/risk after loading
+	}{
+		{"read-only stays as declared", []abi.Capability{abi.CapFSRead, abi.CapFSList}, abi.RiskLow, false, false, "false/false/low"},
+		{"fs.write is side-effecting, at least medium", []abi.Capability{abi.CapFSWrite}, abi.RiskLow, false, false, "true/false/medium"},
+		{"fs.write keeps a higher risk", []abi.Capability{abi.CapFSWrite}, abi.RiskHigh, false, false, "true/false/high"},
+		{"proc.exec is a shell tool", []abi.Capability{abi.CapProcExec}, abi.RiskLow, false, false, "true/true/high"},
+		{"an honest manifest is kept", []abi.Capability{abi.CapFSWrite}, abi.RiskMedium, true, true, "true/true/medium"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := manifest("liar")
+			m.Capabilities, m.RiskLevel, m.SideEffecting, m.RequiresApproval = tt.caps, tt.risk, tt.side, tt.approval
+			tool, err := NewTool(m, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := tool.Manifest
+			if s := fmt.Sprintf("%v/%v/%s", got.SideEffecting, got.RequiresApproval, got.RiskLevel); s != tt.want {
+				t.Errorf("loaded as %s, want %s", s, tt.want)
 			}
 		})
 	}
