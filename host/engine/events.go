@@ -31,11 +31,14 @@ const eventQueue = 32
 // — can keep a call past its deadline or the batch past its end. Once an
 // event has been dropped, the consumer counts as stalled and later events
 // are dropped at once rather than waited for, until one fits again.
-// Dropped events are counted; Completed and Done carry the counts.
+// Dropped events are counted; Completed and Done carry the counts, and
+// Done has a place of its own in the queue, so a consumer that catches up
+// before the batch ends always learns what it missed.
 type emitter struct {
 	sink    EventSink
 	log     *slog.Logger
 	q       chan queued
+	final   chan queued   // Done, delivered after everything in q
 	done    chan struct{} // closed when the delivery goroutine returns
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -64,7 +67,8 @@ func newEmitter(ctx context.Context, sink EventSink, log *slog.Logger) *emitter 
 	}
 	em := &emitter{
 		sink: sink, log: log,
-		q: make(chan queued, eventQueue), done: make(chan struct{}), closing: make(chan struct{}),
+		q: make(chan queued, eventQueue), final: make(chan queued, 1),
+		done: make(chan struct{}), closing: make(chan struct{}),
 	}
 	em.ctx, em.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go em.deliver()
@@ -74,23 +78,42 @@ func newEmitter(ctx context.Context, sink EventSink, log *slog.Logger) *emitter 
 func (em *emitter) deliver() {
 	defer close(em.done)
 	for q := range em.q {
-		// Every earlier event has been offered by now, so the counts are
-		// complete up to this point.
-		switch q.ev.Kind {
-		case EventCompleted:
-			q.ev.Dropped = q.call.Load()
-		case EventDone:
-			q.ev.Dropped = em.dropped.Load()
-		}
-		if err := em.sink.Send(em.ctx, q.ev); err != nil {
-			em.drop(q.call)
-		}
+		em.deliver1(q)
+	}
+	for q := range em.final {
+		em.deliver1(q)
+	}
+}
+
+func (em *emitter) deliver1(q queued) {
+	// Every earlier event has been offered by now, so the counts are
+	// complete up to this one.
+	switch q.ev.Kind {
+	case EventCompleted:
+		q.ev.Dropped = q.call.Load()
+	case EventDone:
+		q.ev.Dropped = em.dropped.Load()
+	}
+	if err := em.sink.Send(em.ctx, q.ev); err != nil {
+		em.drop(q.call)
 	}
 }
 
 // batchEvent queues a batch state change.
 func (em *emitter) batchEvent(ctx context.Context, ev Event) {
 	em.send(ctx, queued{ev: ev}, eventPatience)
+}
+
+// doneEvent queues Done in its own place: it never waits and is never
+// dropped here.
+func (em *emitter) doneEvent(ev Event) {
+	if em == nil {
+		return
+	}
+	select {
+	case em.final <- queued{ev: ev}:
+	default: // a second Done: the first already ends the stream
+	}
 }
 
 // callEvent queues Started or Completed for the call counted by dropped.
@@ -151,11 +174,10 @@ func (em *emitter) drop(call *atomic.Int64) {
 	}
 }
 
-// close ends the stream and returns how many events were dropped. It waits
-// for the consumer to take what is queued only while the batch's ctx lives
-// and the consumer has not stalled, and then for at most eventPatience;
-// after that, delivery is cancelled and what is left is counted as
-// dropped.
+// close ends the stream. While the batch's ctx lives it waits up to
+// eventPatience for the consumer to take what is queued (Done last); then
+// delivery is cancelled, what is left is counted as dropped, and a sink
+// that does not return is left behind.
 func (em *emitter) close(ctx context.Context, batch string) {
 	if em == nil {
 		return
@@ -164,8 +186,9 @@ func (em *emitter) close(ctx context.Context, batch string) {
 	em.mu.Lock()
 	em.closed = true
 	close(em.q)
+	close(em.final)
 	em.mu.Unlock()
-	if !em.stalled.Load() && ctx.Err() == nil {
+	if ctx.Err() == nil {
 		t := time.NewTimer(eventPatience)
 		select {
 		case <-em.done:

@@ -74,9 +74,12 @@ type RunOptions struct {
 	// Events receives the batch's events, in order; nil drops them. The
 	// engine delivers them from a goroutine of its own and waits for a
 	// slow consumer only within bounds: a chunk until its call's deadline,
-	// any other event about a second. What the consumer does not take in
-	// time is dropped and counted (Event.Dropped); a call's deadline or
-	// the caller's cancellation is never held up by the consumer.
+	// any other event about a second, and at the end of the batch about a
+	// second more. What the consumer does not take in time is dropped and
+	// counted (Event.Dropped on Completed and Done); a call's deadline or
+	// the caller's cancellation is never held up by the consumer. Send is
+	// not called after Run or Process returns, unless it ignored its ctx
+	// and was left behind.
 	Events EventSink
 	// AvailableCapacityBytes is the caller's estimate of the room left for
 	// results (FR-REG-04b); 0 keeps the configured fallback.
@@ -167,7 +170,7 @@ func (e *Engine) run(ctx context.Context, p *Plan, d Decision, opts RunOptions, 
 		}
 		start = end
 	}
-	em.batchEvent(ctx, Event{Kind: EventDone, BatchID: p.Batch.ID})
+	em.doneEvent(Event{Kind: EventDone, BatchID: p.Batch.ID})
 	return results
 }
 
