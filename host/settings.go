@@ -68,6 +68,7 @@ func fromConfig(c *config.Config) (settings, error) {
 				ShellCommands:  time.Duration(t.Timeouts.ShellCommandsSeconds) * time.Second,
 			},
 			EnvDenylist: t.Environment.Denylist,
+			EnvKeep:     t.Environment.Keep,
 			Policy:      pol,
 		},
 	}, nil

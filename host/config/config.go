@@ -74,9 +74,15 @@ type Output struct {
 	AvailableCapacityBytes int `mapstructure:"available_capacity_bytes"`
 }
 
-// Environment is [tools.environment] (CFG-ENV-01).
+// Environment is [tools.environment] (CFG-ENV-01): what the commands
+// tools start do not see (Sanitize).
 type Environment struct {
+	// Denylist adds globs of variable names to DefaultEnvDenylist.
 	Denylist []string `mapstructure:"denylist"`
+	// Keep names variables that the secret-looking-name and URL-credential
+	// rules would hide but commands need (SSH_AUTH_SOCK); the denylist
+	// still wins.
+	Keep []string `mapstructure:"keep"`
 }
 
 // Approval is [tools.approval] (CFG-APR-01).
@@ -130,7 +136,7 @@ func Default() *Config {
 		},
 		Timeouts:    Timeouts{DefaultSeconds: 30, FileOperationsSeconds: 30, ShellCommandsSeconds: 300},
 		Output:      Output{MaxBytes: 100 << 10, AvailableCapacityBytes: 64 << 10},
-		Environment: Environment{Denylist: []string{}},
+		Environment: Environment{Denylist: []string{}, Keep: []string{}},
 		Approval: Approval{
 			Enabled: true, Mode: ApprovalPrompt,
 			Allowlist: []string{"read_file"}, Denylist: []string{"run_command"},

@@ -102,6 +102,7 @@ available_capacity_bytes = 4096
 
 [tools.environment]
 denylist = ["MY_*"]
+keep = ["SSH_AUTH_SOCK"]
 
 [tools.approval]
 enabled = false
@@ -147,6 +148,7 @@ tools:
   output: {max_bytes: 2048, available_capacity_bytes: 4096}
   environment:
     denylist: ["MY_*"]
+    keep: [SSH_AUTH_SOCK]
   approval:
     enabled: false
     mode: deny
@@ -187,7 +189,7 @@ func fullConfig(dir string, minLength any) *Config {
 		},
 		Timeouts:    Timeouts{DefaultSeconds: 5, FileOperationsSeconds: 6, ShellCommandsSeconds: 10},
 		Output:      Output{MaxBytes: 2048, AvailableCapacityBytes: 4096},
-		Environment: Environment{Denylist: []string{"MY_*"}},
+		Environment: Environment{Denylist: []string{"MY_*"}, Keep: []string{"SSH_AUTH_SOCK"}},
 		Approval: Approval{
 			Mode: ApprovalDeny, Allowlist: []string{"read_file", "list_directory"}, Denylist: []string{},
 		},
@@ -373,7 +375,12 @@ requires_approval = true
 			t.Errorf("Show lacks %q:\n%s", want, show)
 		}
 	}
-	lines := strings.Split(strings.TrimSuffix(show, "\n"), "\n")
+	var lines []string
+	for _, line := range strings.Split(strings.TrimSuffix(show, "\n"), "\n") {
+		if !strings.HasPrefix(line, "#") { // the hidden variables, after the keys
+			lines = append(lines, line)
+		}
+	}
 	if !sort.StringsAreSorted(lines) || len(lines) != len(keyKinds())+2 {
 		t.Errorf("Show: want %d sorted lines, got %d:\n%s", len(keyKinds())+2, len(lines), show)
 	}

@@ -40,6 +40,8 @@ type Loaded struct {
 	// "env VARIABLE": every scalar key, "tools.definitions", and each
 	// tools.overrides.<tool>.<field> that is set.
 	Sources map[string]string
+
+	environ []string // Options.Environ, for Show's list of hidden variables
 }
 
 // KeyError is a problem with one key: unknown, of the wrong type, or
@@ -70,7 +72,7 @@ func Load(opts Options) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Loaded{File: file, Sources: map[string]string{"tools.definitions": "default"}}
+	l := &Loaded{File: file, Sources: map[string]string{"tools.definitions": "default"}, environ: opts.Environ}
 	v := viper.New()
 	for key, val := range flatten(Default()) {
 		v.SetDefault(key, val)

@@ -35,6 +35,23 @@ func (l *Loaded) Show() string {
 	for i, d := range l.Config.Tools.Definitions {
 		fmt.Fprintf(&b, "tools.definitions[%d] = %s  # %s\n", i, strconv.Quote(d.Name), l.source("tools.definitions"))
 	}
+	b.WriteString(l.hidden())
+	return b.String()
+}
+
+// hidden lists, as comments, the variables of the environment Load was
+// given that commands do not see, and the rule that hides each; never a
+// value.
+func (l *Loaded) hidden() string {
+	_, removed := l.Config.Tools.Environment.Sanitize(l.environ)
+	if len(removed) == 0 {
+		return "# environment: no variable is hidden from commands\n"
+	}
+	var b strings.Builder
+	b.WriteString("# environment variables hidden from commands (tools.environment), by the rule that hides them:\n")
+	for _, r := range removed {
+		fmt.Fprintf(&b, "#   %s: %s\n", r.Name, r.Rule)
+	}
 	return b.String()
 }
 
@@ -126,9 +143,18 @@ available_capacity_bytes = 65536
 
 [tools.environment]
 # Globs of environment variable names hidden from commands, added to the
-# defaults (*_KEY, *_TOKEN, *_SECRET, *_PASSWORD, AWS_*, ANTHROPIC_*, OPENAI_*).
+# defaults (*_KEY, *_TOKEN, *_SECRET, *_PASSWORD, AWS_*, ANTHROPIC_*, OPENAI_*),
+# matched without regard to case. Besides these, commands never see a
+# variable whose name looks like a secret's (KEY, TOKEN, SECRET, PASSWORD,
+# PASSWD, CREDENTIAL or AUTH anywhere in it; PAT, PASS or PW as a word) or
+# whose value holds credentials (scheme://user:password@, scheme://token@,
+# user:password@). "toolhost config show" lists what is hidden and why.
 # (CFG-ENV-01, FR-EXE-06)
 denylist = []
+# Exact names of variables commands need that the secret-name and
+# credential rules would hide, e.g. ["SSH_AUTH_SOCK"]. The denylist always
+# wins over this list. (CFG-ENV-01)
+keep = []
 
 [tools.approval]
 # false: refuse every call ("Tool execution disabled by policy").

@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"path"
 	"regexp"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -36,6 +35,7 @@ func (c *Config) Validate() error {
 		{"tools.sandbox.denied_patterns", globs(t.Sandbox.DeniedPatterns)},
 		{"tools.sandbox.read_only_patterns", globs(t.Sandbox.ReadOnlyPatterns)},
 		{"tools.environment.denylist", envGlobs(t.Environment.Denylist)},
+		{"tools.environment.keep", t.Environment.validateKeep()},
 	}
 	for _, c := range checks {
 		if c.err != nil {
@@ -80,15 +80,6 @@ func globs(patterns []string) error {
 	for _, p := range patterns {
 		if p == "" || !doublestar.ValidatePattern(p) {
 			return fmt.Errorf("%q is not a valid glob (doublestar syntax: *, **, ?, [...], {a,b})", p)
-		}
-	}
-	return nil
-}
-
-func envGlobs(patterns []string) error {
-	for _, p := range patterns {
-		if _, err := path.Match(p, ""); p == "" || err != nil {
-			return fmt.Errorf("%q is not a valid variable-name glob (e.g. *_TOKEN)", p)
 		}
 	}
 	return nil

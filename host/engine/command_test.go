@@ -172,3 +172,40 @@ func waitGone(t *testing.T, pid int) {
 func newCommandFixture(t *testing.T, timeouts Timeouts, envDeny []string) *fixture {
 	return configFixture(t, Config{Timeouts: timeouts, EnvDenylist: envDeny})
 }
+
+// CFG-ENV-01, FR-EXE-06 beyond the SRD's globs: with the default denylist,
+// a real run_command does not see secrets whose names only contain a
+// secret word, nor URL credentials; tools.environment.keep brings back
+// what a command needs.
+func TestRunCommandSecretsHidden_CFG_ENV_01(t *testing.T) {
+	secrets := map[string]string{
+		"PGPASSWORD":   "pg-s3cret",
+		"GH_PAT":       "ghp-s3cret",
+		"NPM_AUTH":     "npm-s3cret",
+		"DATABASE_URL": "postgres://u:pw-s3cret@h/db",
+	}
+	for name, value := range secrets {
+		t.Setenv(name, value)
+	}
+	t.Setenv("SSH_AUTH_SOCK", "/run/agent.sock")
+	t.Setenv("TOOLHOST_TEST_PLAIN", "visible")
+	pol := withPolicy(func(p *Policy) { p.Denylist = nil })
+	for _, keep := range [][]string{nil, {"SSH_AUTH_SOCK"}} {
+		f := configFixture(t, Config{Policy: pol, EnvKeep: keep})
+		calls := []Call{call("env", "run_command", commandArgs(t, "env", ""))}
+		_, results := f.eng.Process(context.Background(), batch(calls...), answer(ApproveAll("tester")), RunOptions{})
+		checkResults(t, calls, results)
+		out := results[0].Content
+		if !results[0].OK || !strings.Contains(out, "TOOLHOST_TEST_PLAIN=visible\n") {
+			t.Fatalf("keep %v: %+v", keep, results[0])
+		}
+		for name := range secrets {
+			if strings.Contains(out, name+"=") || strings.Contains(out, "s3cret") {
+				t.Errorf("keep %v: the command saw %s", keep, name)
+			}
+		}
+		if sees := strings.Contains(out, "SSH_AUTH_SOCK=/run/agent.sock\n"); sees != (keep != nil) {
+			t.Errorf("keep %v: the command sees SSH_AUTH_SOCK: %v", keep, sees)
+		}
+	}
+}

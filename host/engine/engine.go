@@ -19,8 +19,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
-	"github.com/toolhost/toolhost/host/internal/proc"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/registry"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
@@ -62,8 +62,11 @@ type Config struct {
 	// call an empty one (so overwrites are always refused as stale).
 	ReadCache func(conversation string) *readcache.Cache
 	// EnvDenylist adds globs to the default list of environment variables
-	// hidden from processes tools start (CFG-ENV-01).
+	// hidden from processes tools start (CFG-ENV-01); EnvKeep names
+	// variables the secret-name and credential rules would hide but
+	// commands need. See config.Environment.Sanitize.
 	EnvDenylist []string
+	EnvKeep     []string
 	// Policy governs Plan and Run; the zero value means DefaultPolicy, and
 	// a zero field of any other Policy is the cautious choice.
 	Policy Policy
@@ -116,7 +119,7 @@ func New(cfg Config) *Engine {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	environ := proc.SanitizeEnv(os.Environ(), append(proc.DefaultEnvDenylist(), cfg.EnvDenylist...))
+	environ, _ := config.Environment{Denylist: cfg.EnvDenylist, Keep: cfg.EnvKeep}.Sanitize(os.Environ())
 	return &Engine{
 		cfg: cfg, policy: cfg.Policy.withDefaults(), log: cfg.Logger, environ: environ,
 		redact: newRedactor(), turns: make(map[string]int),
@@ -181,13 +184,16 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 	if opts.AvailableCapacityBytes > 0 {
 		limits.AvailableCapacityBytes = opts.AvailableCapacityBytes
 	}
-	var reads *readcache.Cache
-	if e.cfg.ReadCache != nil {
-		reads = e.cfg.ReadCache(opts.Conversation)
-	}
 	env := &hostfn.Env{
-		CallID: call.ID, Sandbox: e.cfg.Sandbox, Reads: reads, Limits: limits,
+		CallID: call.ID, Sandbox: e.cfg.Sandbox, Limits: limits,
 		Emit: opts.Emit, Resolved: resolved, Writes: opts.Writes, Environ: e.environ,
+	}
+	if e.cfg.ReadCache != nil {
+		// The generation as the call begins: a file another call of the
+		// conversation changes after this is stale for this call.
+		if env.Reads = e.cfg.ReadCache(opts.Conversation); env.Reads != nil {
+			env.ReadsAt = env.Reads.Generation()
+		}
 	}
 	// Compiling is not the tool's work: the first call of a plugin must not
 	// spend its timeout on it.

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolhost/toolhost/host/config"
 )
 
 // testEnv is a small sanitized environment with a usable PATH.
@@ -111,7 +113,7 @@ func TestRunTailCapture(t *testing.T) {
 // CFG-ENV-01, FR-EXE-06: the command sees the sanitized environment only,
 // with configured globs added to the defaults.
 func TestRunEnvSanitized(t *testing.T) {
-	environ := append(testEnv(), "MY_API_KEY=k", "AWS_REGION=r", "PLAIN=p", "CUSTOM_VAR=c")
+	environ := append(testEnv(), "MY_API_KEY=k", "AWS_REGION=r", "PLAIN=p", "CUSTOM_VAR=c", "GH_PAT=p", "DATABASE_URL=postgres://u:pw@h/db")
 	tests := []struct {
 		name  string
 		extra []string
@@ -123,7 +125,7 @@ func TestRunEnvSanitized(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := spec(t, "env")
-			s.Env = SanitizeEnv(environ, append(DefaultEnvDenylist(), tt.extra...))
+			s.Env, _ = config.Environment{Denylist: tt.extra}.Sanitize(environ)
 			res := mustRun(t, s)
 			var got []string
 			for _, kv := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {

@@ -1,0 +1,146 @@
+package config
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// CFG-ENV-01, FR-EXE-06: what commands do not see. The SRD's globs, then
+// secret-looking names anywhere in the name and credentials in values,
+// which tools.environment.keep can bring back; the denylist always wins.
+func TestSanitizeEnv_CFG_ENV_01(t *testing.T) {
+	tests := []struct {
+		name string
+		env  Environment
+		kv   string
+		rule string // "" means the command sees it
+	}{
+		{"plain", Environment{}, "PATH=/usr/bin", ""},
+		{"home", Environment{}, "HOME=/root", ""},
+		{"working directory", Environment{}, "PWD=/w", ""},
+		{"SRD glob", Environment{}, "MY_API_KEY=k", "denylist glob *_KEY"},
+		{"SRD glob, any case", Environment{}, "my_api_key=k", "denylist glob *_KEY"},
+		{"SRD prefix", Environment{}, "AWS_REGION=eu", "denylist glob AWS_*"},
+		{"configured glob", Environment{Denylist: []string{"CORP_*"}}, "CORP_X=1", "denylist glob CORP_*"},
+		{"keep cannot beat the denylist", Environment{Keep: []string{"AWS_REGION"}}, "AWS_REGION=eu", "denylist glob AWS_*"},
+		{"password inside a name", Environment{}, "PGPASSWORD=pw", "secret-looking name (contains PASSWORD)"},
+		{"passwd", Environment{}, "MYSQL_PASSWD=pw", "secret-looking name (contains PASSWD)"},
+		{"token inside a name", Environment{}, "GITHUB_TOKENS=t", "secret-looking name (contains TOKEN)"},
+		{"key inside a name", Environment{}, "STRIPE_KEY_LIVE=k", "secret-looking name (contains KEY)"},
+		{"secret inside a name", Environment{}, "CLIENT_SECRET_ID=s", "secret-looking name (contains SECRET)"},
+		{"credentials", Environment{}, "GOOGLE_APPLICATION_CREDENTIALS=/k.json", "secret-looking name (contains CREDENTIAL)"},
+		{"auth", Environment{}, "NPM_AUTH=a", "secret-looking name (contains AUTH)"},
+		{"oauth", Environment{}, "OAUTH_CLIENT=a", "secret-looking name (contains AUTH)"},
+		{"authorization", Environment{}, "HTTP_AUTHORIZATION=Basic x", "secret-looking name (contains AUTH)"},
+		{"git author is identity", Environment{}, "GIT_AUTHOR_NAME=A", ""},
+		{"authors file", Environment{}, "AUTHORS=a", ""},
+		{"author then a token", Environment{}, "GIT_AUTHOR_TOKEN=t", "denylist glob *_TOKEN"},
+		{"personal access token", Environment{}, "GH_PAT=p", "secret-looking name (the word PAT)"},
+		{"PATH is not PAT", Environment{}, "MANPATH=/m", ""},
+		{"pass as a word", Environment{}, "DB_PASS=p", "secret-looking name (the word PASS)"},
+		{"askpass is a program", Environment{}, "GIT_ASKPASS=/bin/ask", ""},
+		{"pw as a word", Environment{}, "SMTP_PW=p", "secret-looking name (the word PW)"},
+		{"ssh agent socket", Environment{}, "SSH_AUTH_SOCK=/run/agent", "secret-looking name (contains AUTH)"},
+		{"ssh agent socket, kept", Environment{Keep: []string{"SSH_AUTH_SOCK"}}, "SSH_AUTH_SOCK=/run/agent", ""},
+		{"keep is exact", Environment{Keep: []string{"ssh_auth_sock"}}, "SSH_AUTH_SOCK=/run/agent", "secret-looking name (contains AUTH)"},
+		{"url with a password", Environment{}, "DATABASE_URL=postgres://u:pw@h/db", "value holds URL credentials (scheme://user:password@)"},
+		{"url with a password only", Environment{}, "CACHE=redis://:pw@h:6379", "value holds URL credentials (scheme://user:password@)"},
+		{"url with a token as user", Environment{}, "SENTRY_DSN=https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/1", "value holds URL credentials (scheme://token@)"},
+		{"url inside a longer value", Environment{}, "PIP_OPTS=--index-url https://me:s3cret@pypi.example/simple", "value holds URL credentials (scheme://user:password@)"},
+		{"dsn without a scheme", Environment{}, "MYSQL_DSN=root:pw@tcp(db:3306)/app", "value holds credentials (user:password@)"},
+		{"url credentials, kept", Environment{Keep: []string{"DATABASE_URL"}}, "DATABASE_URL=postgres://u:pw@h/db", ""},
+		{"url with a user name", Environment{}, "REPO=ssh://git@github.com/o/r.git", ""},
+		{"url without credentials", Environment{}, "REPO_URL=https://github.com/o/r@v1", ""},
+		{"empty password", Environment{}, "PROXY=http://user:@proxy:8080", ""},
+		{"email address", Environment{}, "EMAIL=me@example.com", ""},
+		{"scp-like git remote", Environment{}, "REMOTE=git@github.com:o/r.git", ""},
+		{"host and port", Environment{}, "ADDR=localhost:8080", ""},
+		{"no equals sign", Environment{}, "NOEQUALS", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			environ := []string{tt.kv}
+			kept, removed := tt.env.Sanitize(environ)
+			switch {
+			case tt.rule == "" && (len(removed) != 0 || !slices.Equal(kept, environ)):
+				t.Errorf("%s hidden: %+v", tt.kv, removed)
+			case tt.rule != "" && (len(kept) != 0 || len(removed) != 1 || removed[0].Rule != tt.rule):
+				t.Errorf("%s: kept %q, removed %+v, want rule %q", tt.kv, kept, removed, tt.rule)
+			}
+			for _, r := range removed {
+				if _, value, _ := strings.Cut(tt.kv, "="); len(value) > 3 && strings.Contains(r.Name+r.Rule, value) {
+					t.Errorf("the removal %+v shows the value", r)
+				}
+			}
+		})
+	}
+}
+
+// Order is kept and the input is not modified.
+func TestSanitizeEnvKeepsOrder(t *testing.T) {
+	environ := []string{"B=1", "GH_TOKEN=t", "A=2", "PGPASSWORD=p", "C=3"}
+	before := slices.Clone(environ)
+	kept, removed := Environment{}.Sanitize(environ)
+	if want := []string{"B=1", "A=2", "C=3"}; !slices.Equal(kept, want) {
+		t.Errorf("kept %q, want %q", kept, want)
+	}
+	if len(removed) != 2 || removed[0].Name != "GH_TOKEN" || removed[1].Name != "PGPASSWORD" {
+		t.Errorf("removed %+v", removed)
+	}
+	if !slices.Equal(environ, before) {
+		t.Errorf("input modified: %q", environ)
+	}
+	a := DefaultEnvDenylist()
+	a[0] = "changed"
+	if DefaultEnvDenylist()[0] != "*_KEY" {
+		t.Error("DefaultEnvDenylist shares state")
+	}
+}
+
+// CFG-ENV-01: tools.environment.keep takes exact variable names, from the
+// file or TOOLHOST_TOOLS_ENVIRONMENT_KEEP, and refuses one the denylist
+// hides.
+func TestEnvironmentKeep_CFG_ENV_01(t *testing.T) {
+	l, err := Load(Options{Dir: t.TempDir(), Environ: []string{"TOOLHOST_TOOLS_ENVIRONMENT_KEEP=SSH_AUTH_SOCK, TOKENIZERS_PARALLELISM"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Config.Tools.Environment.Keep; !slices.Equal(got, []string{"SSH_AUTH_SOCK", "TOKENIZERS_PARALLELISM"}) {
+		t.Errorf("keep %q", got)
+	}
+	tests := []struct{ keep, want string }{
+		{"SSH_*", "not a variable name"},
+		{"AWS_PROFILE", "denylist glob AWS_*"},
+		{"MY_API_KEY", "denylist glob *_KEY"},
+	}
+	for _, tt := range tests {
+		_, err := Load(Options{Dir: t.TempDir(), Environ: []string{"TOOLHOST_TOOLS_ENVIRONMENT_KEEP=" + tt.keep}})
+		if err == nil || !strings.Contains(err.Error(), "tools.environment.keep") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("keep %s: err %v, want it to name the key and say %q", tt.keep, err, tt.want)
+		}
+	}
+}
+
+// config show lists every hidden variable and its rule, never a value.
+func TestShowListsHiddenVariables_CFG_ENV_01(t *testing.T) {
+	environ := []string{"HOME=/root", "GH_PAT=ghp_v4lue", "DATABASE_URL=postgres://u:pw-v4lue@h/db", "SSH_AUTH_SOCK=/run/agent", "TOOLHOST_TOOLS_ENVIRONMENT_KEEP=SSH_AUTH_SOCK"}
+	l, err := Load(Options{Dir: t.TempDir(), Environ: environ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	show := l.Show()
+	for _, want := range []string{
+		"#   GH_PAT: secret-looking name (the word PAT)\n",
+		"#   DATABASE_URL: value holds URL credentials (scheme://user:password@)\n",
+	} {
+		if !strings.Contains(show, want) {
+			t.Errorf("Show lacks %q:\n%s", want, show)
+		}
+	}
+	for _, leak := range []string{"v4lue", "SSH_AUTH_SOCK:", "HOME:"} {
+		if strings.Contains(show, leak) {
+			t.Errorf("Show contains %q:\n%s", leak, show)
+		}
+	}
+}
