@@ -30,7 +30,7 @@ var (
 	sharedReg    *registry.Registry
 )
 
-// plugins builds the built-in tools and the spin test plugin once.
+// plugins builds the built-in tools and the test plugins once.
 func plugins(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -38,7 +38,8 @@ func plugins(t *testing.T) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command", "host/internal/runtime/testdata/spin", "host/internal/runtime/testdata/impure"} {
+		for _, p := range []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command", "host/internal/runtime/testdata/spin", "host/internal/runtime/testdata/impure",
+			"host/engine/testdata/liar_write", "host/engine/testdata/liar_exec", "host/engine/testdata/liar_big", "host/engine/testdata/sneaky_write"} {
 			testplugin.Build(t, dir, p)
 		}
 		pluginDir = dir
