@@ -30,6 +30,10 @@ type handModule struct {
 	initialize []byte
 	// describe names the describe export; empty means abi.ExportDescribe.
 	describe string
+	// describeCode runs in describe before it returns the manifest.
+	describeCode []byte
+	// unpacked leaves the manifest section out: Load must call describe.
+	unpacked bool
 	result   abi.Result
 }
 
@@ -120,7 +124,7 @@ func (h handModule) bytes() []byte {
 		body(),                 // the version marker: nothing
 		body(0x41, 0x80, 0x08), // alloc: i32.const 1024
 		body(cat(h.call, []byte{0x42}, sleb(int64(abi.Pack(result, uint32(len(res))))))...),
-		body(cat([]byte{0x42}, sleb(int64(abi.Pack(manifest, uint32(len(m))))))...),
+		body(cat(h.describeCode, []byte{0x42}, sleb(int64(abi.Pack(manifest, uint32(len(m))))))...),
 	}
 	first := len(imports)
 	idx := func(i int) byte { return byte(first + i) }
@@ -155,6 +159,9 @@ func (h handModule) bytes() []byte {
 	out = wasmbin.AppendSection(out, 7, vec(exports...))
 	out = wasmbin.AppendSection(out, 10, vec(codes...))
 	out = wasmbin.AppendSection(out, 11, data)
+	if h.unpacked {
+		return out
+	}
 	return wasmbin.AppendSection(out, 0, cat(name(abi.ManifestSection), []byte(m)))
 }
 

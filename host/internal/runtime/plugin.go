@@ -22,10 +22,6 @@ import (
 	"github.com/toolhost/toolhost/host/internal/loopguard"
 )
 
-// describeTimeout bounds a describe call, which has no manifest yet to
-// take a timeout from.
-const describeTimeout = 30 * time.Second
-
 // Plugin is a loaded plugin module. Its manifest is available at once; the
 // module compiles on first use.
 type Plugin struct {
@@ -134,6 +130,13 @@ func (p *Plugin) compile(ctx context.Context) (*compiled, error) {
 // preemptible (no sched_yield import), the module as is on the engine with
 // per-iteration context checks — slower, but still stoppable.
 func (p *Plugin) code(ctx context.Context) (wazero.Runtime, []byte, bool, error) {
+	if p.rt.cfg.Interpreter {
+		// The interpreter reads globals without synchronisation, so a flag
+		// set from another goroutine would be a data race; it checks the
+		// context itself instead, at a cost that matters little at its
+		// speed.
+		return p.unguarded(ctx)
+	}
 	guarded, err := p.rt.guarded(p)
 	if err == nil {
 		return p.rt.rt, guarded, true, nil
@@ -142,6 +145,12 @@ func (p *Plugin) code(ctx context.Context) (wazero.Runtime, []byte, bool, error)
 		return nil, nil, false, fmt.Errorf("plugin %s: instrument loops: %w", p.name(), err)
 	}
 	p.rt.log.Info("plugin cannot be instrumented; running it with per-iteration context checks", "plugin", p.name(), "reason", err)
+	return p.unguarded(ctx)
+}
+
+// unguarded returns the engine with per-iteration context checks and the
+// module as it is.
+func (p *Plugin) unguarded(ctx context.Context) (wazero.Runtime, []byte, bool, error) {
 	wasm, err := p.module()
 	if err != nil {
 		return nil, nil, false, err
@@ -215,13 +224,60 @@ func (e *TrapError) Error() string { return "plugin " + e.Plugin + " trapped: " 
 type InterruptedError struct {
 	Plugin string
 	Cause  error // context.DeadlineExceeded or context.Canceled
+	// Startup says the call was still waiting for a new instance to start.
+	Startup bool
 }
 
 func (e *InterruptedError) Error() string {
+	switch {
+	case e.Startup && errors.Is(e.Cause, context.DeadlineExceeded):
+		return fmt.Sprintf("plugin %s: start-up ran past the deadline of its caller (%v)", e.Plugin, e.Cause)
+	case e.Startup:
+		return fmt.Sprintf("plugin %s stopped during start-up: %v", e.Plugin, e.Cause)
+	}
 	return fmt.Sprintf("plugin %s stopped: %v", e.Plugin, e.Cause)
 }
 
 func (e *InterruptedError) Unwrap() error { return e.Cause }
+
+// StartupError is a plugin that could not start: its _initialize (for a
+// Go plugin, the Go runtime and every init function) or its describe
+// trapped, or ran past Config.StartupTimeout and was stopped there like a
+// runaway call (issue 9 item 4).
+type StartupError struct {
+	Plugin string
+	Stage  string        // abi.StartFunction or abi.ExportDescribe
+	Limit  time.Duration // the deadline it ran past; zero if it trapped
+	// Message is the guest's output and the runtime's error, for a trap.
+	Message string
+}
+
+func (e *StartupError) Error() string {
+	if e.Limit > 0 {
+		return fmt.Sprintf("plugin %s: start-up ran past its %v deadline in %s and was stopped; a plugin must be ready at once (look for an init function that never returns)",
+			e.Plugin, e.Limit, e.Stage)
+	}
+	return fmt.Sprintf("plugin %s: start-up failed in %s: %s", e.Plugin, e.Stage, e.Message)
+}
+
+// startupError is the error of a start-up stage that failed with err, or
+// that a deadline ended (fired): the caller's, or the start-up limit.
+func (p *Plugin) startupError(caller context.Context, stage string, fired bool, inst *instance, err error) error {
+	switch {
+	case fired && caller.Err() != nil:
+		return &InterruptedError{Plugin: p.name(), Cause: context.Cause(caller), Startup: true}
+	case fired:
+		return &StartupError{Plugin: p.name(), Stage: stage, Limit: p.rt.cfg.StartupTimeout}
+	}
+	return &StartupError{Plugin: p.name(), Stage: stage, Message: inst.failure(err)}
+}
+
+// startupContext bounds a start-up by the start-up limit, and by the
+// caller's own deadline.
+func (p *Plugin) startupContext(caller context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(caller, p.rt.cfg.StartupTimeout)
+	return withCall(ctx, &callState{refusal: refuseStartup}), cancel
+}
 
 // Call runs the plugin's call export on a warm instance. state is what its
 // host functions act on (HostFunction.Func); they refuse when it is nil.
@@ -244,22 +300,11 @@ func (p *Plugin) invoke(ctx context.Context, call callState, export string, in [
 	if err != nil {
 		return abi.Result{}, err
 	}
-	interrupted := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		if inst.flag != nil {
-			inst.flag.Set(1)
-		}
-		close(interrupted)
-	})
+	w := inst.watch(ctx)
 	inst.call = call
 	res, err := inst.invoke(withCall(ctx, &inst.call), export, in)
 	inst.call = callState{} // the state is the caller's: do not keep it alive
-	fired := !stop()
-	if fired {
-		// The deadline fired: wait until the flag is set, so an instance
-		// that may see it is never returned to the pool.
-		<-interrupted
-	}
+	fired := w.end()
 	switch {
 	case err != nil && fired:
 		inst.close(context.WithoutCancel(ctx))
@@ -280,45 +325,77 @@ func (p *Plugin) invoke(ctx context.Context, call callState, export string, in [
 	return res, nil
 }
 
+// watcher interrupts a guest when a context ends.
+type watcher struct {
+	stop        func() bool
+	interrupted chan struct{}
+}
+
+// watch sets the instance's interrupt flag when ctx ends, so a guarded
+// guest traps at its next loop iteration (on the checked engine, wazero
+// watches ctx itself).
+func (i *instance) watch(ctx context.Context) watcher {
+	w := watcher{interrupted: make(chan struct{})}
+	w.stop = context.AfterFunc(ctx, func() {
+		if i.flag != nil {
+			i.flag.Set(1)
+		}
+		close(w.interrupted)
+	})
+	return w
+}
+
+// end stops watching and reports whether ctx ended meanwhile; it then
+// waits until the flag is set, so an instance that may see it is never
+// used again.
+func (w watcher) end() bool {
+	if w.stop() {
+		return false
+	}
+	<-w.interrupted
+	return true
+}
+
 // describe instantiates the module and returns what its describe export
 // says, bypassing the compile-time import check (the manifest is not known
-// yet); the instance is then discarded.
+// yet): every host function refuses. The instance is then discarded.
 func (p *Plugin) describe(ctx context.Context) ([]byte, error) {
-	wasm, err := p.module()
+	engine, code, guarded, err := p.code(ctx)
 	if err != nil {
 		return nil, err
 	}
-	// The module is not instrumented yet, so describe runs on the engine
-	// with per-iteration context checks, under a deadline that starts after
-	// compiling (which can take seconds and is not the module's doing).
-	engine, err := p.rt.checkedEngine(ctx)
+	module, err := engine.CompileModule(ctx, code)
 	if err != nil {
-		return nil, err
-	}
-	module, err := engine.CompileModule(ctx, wasm)
-	if err != nil {
-		return nil, fmt.Errorf("compile: %w", err)
+		return nil, fmt.Errorf("plugin %s: compile: %w", p.name(), err)
 	}
 	defer module.Close(context.WithoutCancel(ctx))
-	ctx, cancel := context.WithTimeout(ctx, describeTimeout)
-	defer cancel()
 	host, err := linkRefusing(ctx, engine, module)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("plugin %s: link host functions: %w", p.name(), err)
 	}
-	defer host.Close(ctx)
-	inst, err := p.instantiate(ctx, &compiled{engine: engine, module: module, host: host})
+	defer host.Close(context.WithoutCancel(ctx))
+	// The start-up deadline starts after compiling, which can take
+	// seconds and is not the module's doing.
+	sctx, cancel := p.startupContext(ctx)
+	defer cancel()
+	inst, err := p.instantiate(ctx, sctx, &compiled{engine: engine, module: module, host: host, guarded: guarded})
 	if err != nil {
 		return nil, err
 	}
-	defer inst.close(ctx)
+	defer inst.close(context.WithoutCancel(ctx))
+	return p.describeOn(ctx, sctx, inst)
+}
+
+// describeOn runs inst's describe export under the start-up deadline.
+func (p *Plugin) describeOn(caller, sctx context.Context, inst *instance) ([]byte, error) {
 	fn := inst.mod.ExportedFunction(abi.ExportDescribe)
 	if fn == nil {
-		return nil, fmt.Errorf("module does not export %s; is it a toolhost/v1 plugin?", abi.ExportDescribe)
+		return nil, fmt.Errorf("plugin %s does not export %s; is it a toolhost/v1 plugin?", p.name(), abi.ExportDescribe)
 	}
-	res, err := fn.Call(withCall(ctx, &callState{refusal: refuseStartup}))
-	if err != nil {
-		return nil, fmt.Errorf("describe: %s", inst.failure(err))
+	w := inst.watch(sctx)
+	res, err := fn.Call(sctx)
+	if fired := w.end(); fired || err != nil {
+		return nil, p.startupError(caller, abi.ExportDescribe, fired, inst, err)
 	}
 	return inst.read(res[0])
 }
@@ -333,19 +410,18 @@ func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	sctx, cancel := p.startupContext(ctx)
+	defer cancel()
 	start := time.Now()
-	inst, err := p.instantiate(context.WithoutCancel(ctx), c)
+	inst, err := p.instantiate(ctx, sctx, c)
 	if err != nil {
+		p.rt.log.Warn("plugin did not start", "plugin", p.name(), "elapsed", time.Since(start), "err", err)
 		return nil, err
 	}
 	p.rt.log.Debug("instantiated plugin", "plugin", p.name(), "elapsed", time.Since(start))
-	if c.guarded && inst.flag == nil {
-		inst.close(ctx)
-		return nil, fmt.Errorf("plugin %s: instrumented module lacks the %s global", p.name(), loopguard.FlagExport)
-	}
 	if p.packed && !p.verified.Load() {
-		if err := p.verify(ctx, inst); err != nil {
-			inst.close(ctx)
+		if err := p.verify(ctx, sctx, inst); err != nil {
+			inst.close(context.WithoutCancel(ctx))
 			return nil, err
 		}
 	}
@@ -353,16 +429,8 @@ func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
 }
 
 // verify checks once that a packed manifest is what describe returns.
-func (p *Plugin) verify(ctx context.Context, inst *instance) error {
-	describe := inst.mod.ExportedFunction(abi.ExportDescribe)
-	if describe == nil {
-		return fmt.Errorf("plugin %s does not export %s; is it a toolhost/v1 plugin?", p.name(), abi.ExportDescribe)
-	}
-	res, err := describe.Call(withCall(ctx, &callState{refusal: refuseStartup}))
-	if err != nil {
-		return fmt.Errorf("plugin %s: describe: %s", p.name(), inst.failure(err))
-	}
-	got, err := inst.read(res[0])
+func (p *Plugin) verify(caller, sctx context.Context, inst *instance) error {
+	got, err := p.describeOn(caller, sctx, inst)
 	if err != nil {
 		return err
 	}
@@ -398,24 +466,27 @@ func (p *Plugin) Warm(ctx context.Context, n int) error {
 	return nil
 }
 
-func (p *Plugin) instantiate(ctx context.Context, c *compiled) (*instance, error) {
+// instantiate instantiates the module and starts it. Instantiation runs
+// no guest code; the start function then runs as an export would, under
+// the start-up deadline (sctx) and the interrupt, which it could not get
+// if wazero ran it: the flag is reachable only once instantiation returns.
+func (p *Plugin) instantiate(caller, sctx context.Context, c *compiled) (*instance, error) {
 	stderr := &tailBuffer{max: 4 << 10}
-	resolve := experimental.WithImportResolver(ctx, func(name string) api.Module {
+	resolve := experimental.WithImportResolver(sctx, func(name string) api.Module {
 		if name == abi.HostModule {
 			return c.host
 		}
 		return nil
 	})
-	resolve = withCall(resolve, &callState{refusal: refuseStartup})
 	mod, err := c.engine.InstantiateModule(resolve, c.module, wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions(abi.StartFunction).
+		WithStartFunctions().
 		WithStderr(stderr).
 		WithSysWalltime().
 		WithSysNanotime().
 		WithRandSource(rand.Reader))
 	if err != nil {
-		return nil, fmt.Errorf("plugin %s: instantiate: %w (guest said: %q)", p.name(), err, stderr.String())
+		return nil, fmt.Errorf("plugin %s: instantiate: %w", p.name(), err)
 	}
 	inst := &instance{mod: mod, stderr: stderr,
 		alloc: mod.ExportedFunction(abi.ExportAlloc),
@@ -423,11 +494,34 @@ func (p *Plugin) instantiate(ctx context.Context, c *compiled) (*instance, error
 	if g, ok := mod.ExportedGlobal(loopguard.FlagExport).(api.MutableGlobal); ok {
 		inst.flag = g
 	}
-	if inst.alloc == nil {
-		inst.close(ctx)
-		return nil, fmt.Errorf("plugin %s does not export %s; is it a toolhost/v1 plugin?", p.name(), abi.ExportAlloc)
+	switch {
+	case inst.alloc == nil:
+		err = fmt.Errorf("plugin %s does not export %s; is it a toolhost/v1 plugin?", p.name(), abi.ExportAlloc)
+	case c.guarded && inst.flag == nil:
+		err = fmt.Errorf("plugin %s: instrumented module lacks the %s global", p.name(), loopguard.FlagExport)
+	default:
+		err = p.start(caller, sctx, inst)
+	}
+	if err != nil {
+		inst.close(context.WithoutCancel(caller))
+		return nil, err
 	}
 	return inst, nil
+}
+
+// start runs the module's start function, if it exports one: for a Go
+// plugin, the Go runtime's initialisation and every init function.
+func (p *Plugin) start(caller, sctx context.Context, inst *instance) error {
+	fn := inst.mod.ExportedFunction(abi.StartFunction)
+	if fn == nil {
+		return nil
+	}
+	w := inst.watch(sctx)
+	_, err := fn.Call(sctx)
+	if fired := w.end(); fired || err != nil {
+		return p.startupError(caller, abi.StartFunction, fired, inst, err)
+	}
+	return nil
 }
 
 // instance is one instantiated module. It serves one call at a time.

@@ -35,7 +35,7 @@ func testPlugins(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		for _, p := range []string{"spin", "panic", "ungranted", "impure"} {
+		for _, p := range []string{"spin", "spininit", "panic", "ungranted", "impure"} {
 			testplugin.Build(t, dir, "host/internal/runtime/testdata/"+p)
 		}
 		testplugin.Build(t, dir, "plugins/read_file")
