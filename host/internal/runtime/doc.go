@@ -37,6 +37,14 @@
 // start-up costs the same either way (7–8 ms), and it is off the hot path:
 // instances are pooled.
 //
+// # Lifetime
+//
+// Plugin.Close releases a plugin's warm instances, compiled module and
+// host module, waiting for no call: calls in flight finish, their
+// instances are closed instead of pooled, and the compiled module goes
+// with the last of them. Runtime.Close closes every plugin it loaded, both
+// engines and the compilation cache, whose engines hold the compiled code.
+//
 // # Traps
 //
 // A trap, a guest panic or proc_exit becomes a *TrapError ("Tool panicked: …"

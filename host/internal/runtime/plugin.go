@@ -41,7 +41,11 @@ type Plugin struct {
 	compileMu sync.Mutex
 	compiled  *compiled
 	verified  atomic.Bool
-	pool      chan *instance
+
+	mu     sync.Mutex
+	idle   []*instance // warm instances, at most poolSize
+	busy   int         // operations using the compiled module (calls, compiles)
+	closed bool
 }
 
 type compiled struct {
@@ -89,6 +93,10 @@ func (p *Plugin) name() string {
 // safe to call concurrently and cheap once done; a failure is retried on
 // the next call.
 func (p *Plugin) Compile(ctx context.Context) error {
+	if err := p.enter(); err != nil {
+		return err
+	}
+	defer p.leave()
 	_, err := p.compile(ctx)
 	return err
 }
@@ -112,13 +120,16 @@ func (p *Plugin) compile(ctx context.Context) (*compiled, error) {
 	p.rt.log.Debug("compiled plugin", "plugin", p.name(), "instrument", instrumented.Sub(start), "compile", time.Since(instrumented))
 	granted, err := Granted(p.manifest.Capabilities)
 	if err != nil {
+		module.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("plugin %s: %w", p.name(), err)
 	}
 	if err := checkImports(p.name(), module, granted); err != nil {
+		module.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	host, err := p.rt.link(ctx, engine, hostImports(module))
 	if err != nil {
+		module.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("plugin %s: link host functions: %w", p.name(), err)
 	}
 	p.compiled = &compiled{engine: engine, module: module, host: host, guarded: guarded}
@@ -300,6 +311,7 @@ func (p *Plugin) invoke(ctx context.Context, call callState, export string, in [
 	if err != nil {
 		return abi.Result{}, err
 	}
+	defer p.leave()
 	w := inst.watch(ctx)
 	inst.call = call
 	res, err := inst.invoke(withCall(ctx, &inst.call), export, in)
@@ -309,6 +321,9 @@ func (p *Plugin) invoke(ctx context.Context, call callState, export string, in [
 	case err != nil && fired:
 		inst.close(context.WithoutCancel(ctx))
 		return abi.Result{}, &InterruptedError{Plugin: p.name(), Cause: context.Cause(ctx)}
+	case err != nil && p.isClosed():
+		inst.close(context.WithoutCancel(ctx))
+		return abi.Result{}, fmt.Errorf("plugin %s: %w while the call ran (%v)", p.name(), ErrClosed, err)
 	case err != nil:
 		inst.close(context.WithoutCancel(ctx))
 		return abi.Result{}, &TrapError{Plugin: p.name(), Message: inst.failure(err)}
@@ -400,12 +415,31 @@ func (p *Plugin) describeOn(caller, sctx context.Context, inst *instance) ([]byt
 	return inst.read(res[0])
 }
 
+// acquire returns an idle instance, or a new one; the plugin is then
+// busy (enter) until the caller calls leave.
 func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
-	select {
-	case inst := <-p.pool:
-		return inst, nil
-	default:
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, p.errClosed()
 	}
+	p.busy++
+	if n := len(p.idle); n > 0 {
+		inst := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return inst, nil
+	}
+	p.mu.Unlock()
+	inst, err := p.newInstance(ctx)
+	if err != nil {
+		p.leave()
+	}
+	return inst, err
+}
+
+// newInstance creates and starts an instance.
+func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	c, err := p.compile(ctx)
 	if err != nil {
 		return nil, err
@@ -441,11 +475,88 @@ func (p *Plugin) verify(caller, sctx context.Context, inst *instance) error {
 	return nil
 }
 
+// release returns an instance that finished a call cleanly to the pool,
+// unless the pool is full or the plugin closed.
 func (p *Plugin) release(inst *instance) {
-	select {
-	case p.pool <- inst:
-	default:
+	p.mu.Lock()
+	pooled := !p.closed && len(p.idle) < p.rt.cfg.PoolSize
+	if pooled {
+		p.idle = append(p.idle, inst)
+	}
+	p.mu.Unlock()
+	if !pooled {
 		inst.close(context.Background())
+	}
+}
+
+// enter counts an operation that uses the compiled module, so that Close
+// leaves it in place until the operation ends (leave).
+func (p *Plugin) enter() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return p.errClosed()
+	}
+	p.busy++
+	return nil
+}
+
+// leave ends an operation; the last one to end after Close releases the
+// compiled module.
+func (p *Plugin) leave() {
+	p.mu.Lock()
+	p.busy--
+	last := p.closed && p.busy == 0
+	p.mu.Unlock()
+	if last {
+		p.releaseCompiled(context.Background())
+	}
+}
+
+// ErrClosed reports a plugin used after Close (or its runtime's Close).
+var ErrClosed = errors.New("plugin is closed")
+
+func (p *Plugin) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+func (p *Plugin) errClosed() error { return fmt.Errorf("plugin %s: %w", p.name(), ErrClosed) }
+
+// Close releases the plugin's warm instances, its compiled module and its
+// host module. Calls in flight finish (or fail, if the runtime is closing
+// too); their instances are closed rather than pooled, and the compiled
+// module is released when the last of them ends. Calls after Close fail
+// with ErrClosed. Close is safe to call more than once.
+func (p *Plugin) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	last := p.busy == 0
+	p.mu.Unlock()
+	for _, inst := range idle {
+		inst.close(ctx)
+	}
+	if last {
+		p.releaseCompiled(ctx)
+	}
+	p.rt.forget(p)
+	return nil
+}
+
+func (p *Plugin) releaseCompiled(ctx context.Context) {
+	p.compileMu.Lock()
+	defer p.compileMu.Unlock()
+	if c := p.compiled; c != nil {
+		c.host.Close(ctx)
+		c.module.Close(ctx)
+		p.compiled = nil
 	}
 }
 
@@ -453,15 +564,18 @@ func (p *Plugin) release(inst *instance) {
 // first calls do not pay for compilation or instantiation.
 func (p *Plugin) Warm(ctx context.Context, n int) error {
 	var insts []*instance
-	for range min(n, cap(p.pool)) {
+	defer func() {
+		for _, inst := range insts {
+			p.release(inst)
+			p.leave()
+		}
+	}()
+	for range min(n, p.rt.cfg.PoolSize) {
 		inst, err := p.acquire(ctx)
 		if err != nil {
 			return err
 		}
 		insts = append(insts, inst)
-	}
-	for _, inst := range insts {
-		p.release(inst)
 	}
 	return nil
 }
@@ -614,4 +728,15 @@ func (t *tailBuffer) Reset() {
 }
 
 // pooled returns how many idle instances the plugin holds.
-func (p *Plugin) pooled() int { return len(p.pool) }
+func (p *Plugin) pooled() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
+}
+
+// compiledNow reports whether the plugin holds a compiled module.
+func (p *Plugin) compiledNow() bool {
+	p.compileMu.Lock()
+	defer p.compileMu.Unlock()
+	return p.compiled != nil
+}

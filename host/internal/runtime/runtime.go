@@ -72,10 +72,15 @@ type Runtime struct {
 	cache     wazero.CompilationCache
 	hostFuncs map[string]HostFunction
 
-	// checked runs modules loopguard cannot instrument, and describe,
-	// with wazero's per-iteration context checks; created on first need.
+	// checked runs modules loopguard cannot instrument, and every
+	// module in the interpreter, with wazero's per-iteration context
+	// checks; created on first need.
 	checkedMu sync.Mutex
 	checked   wazero.Runtime
+
+	mu      sync.Mutex
+	plugins map[*Plugin]struct{} // loaded and not closed
+	closed  bool
 }
 
 // New creates a runtime and instantiates WASI for plugins (no preopens, no
@@ -94,7 +99,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Runtime{cfg: cfg, log: cfg.Logger, hostFuncs: make(map[string]HostFunction, len(cfg.HostFunctions))}
+	r := &Runtime{cfg: cfg, log: cfg.Logger, hostFuncs: make(map[string]HostFunction, len(cfg.HostFunctions)),
+		plugins: map[*Plugin]struct{}{}}
 	for _, fn := range cfg.HostFunctions {
 		if _, dup := r.hostFuncs[fn.Name]; dup || fn.Name == abi.FnResponseTake || fn.Func == nil {
 			return nil, fmt.Errorf("runtime: host function %q is configured twice, is built in, or has no Func", fn.Name)
@@ -110,6 +116,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt, err := r.newEngine(ctx, false)
 	if err != nil {
+		if r.cache != nil {
+			r.cache.Close(ctx)
+		}
 		return nil, err
 	}
 	r.rt = rt
@@ -147,14 +156,55 @@ func (r *Runtime) checkedEngine(ctx context.Context) (wazero.Runtime, error) {
 	return r.checked, nil
 }
 
-// Close releases every compiled module and instance.
+// Close closes every plugin loaded and not yet closed (see Plugin.Close),
+// both engines and the compilation cache: it releases every compiled
+// module and instance, their memory and their code. Calls still running
+// fail. Close is safe to call more than once.
 func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	plugins := make([]*Plugin, 0, len(r.plugins))
+	for p := range r.plugins {
+		plugins = append(plugins, p)
+	}
+	r.mu.Unlock()
+	for _, p := range plugins {
+		p.Close(ctx)
+	}
 	r.checkedMu.Lock()
-	defer r.checkedMu.Unlock()
 	if r.checked != nil {
 		r.checked.Close(ctx)
 	}
-	return r.rt.Close(ctx)
+	r.checkedMu.Unlock()
+	err := r.rt.Close(ctx)
+	// The engines (and the compiled code they hold) belong to the cache,
+	// not to the runtimes using it.
+	if r.cache != nil {
+		err = errors.Join(err, r.cache.Close(ctx))
+	}
+	return err
+}
+
+// adopt records a loaded plugin, for Close.
+func (r *Runtime) adopt(p *Plugin) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return errors.New("runtime is closed")
+	}
+	r.plugins[p] = struct{}{}
+	return nil
+}
+
+// forget drops a closed plugin.
+func (r *Runtime) forget(p *Plugin) {
+	r.mu.Lock()
+	delete(r.plugins, p)
+	r.mu.Unlock()
 }
 
 // Load reads a plugin's manifest and import list, without compiling it and
@@ -174,7 +224,7 @@ func (r *Runtime) Load(ctx context.Context, path string) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", path, err)
 	}
-	p := &Plugin{rt: r, path: path, identity: fileIdentity(path, st), pool: make(chan *instance, r.cfg.PoolSize)}
+	p := &Plugin{rt: r, path: path, identity: fileIdentity(path, st)}
 	var raw []byte
 	for _, h := range headers {
 		switch {
@@ -203,6 +253,9 @@ func (r *Runtime) Load(ctx context.Context, path string) (*Plugin, error) {
 	p.manifestJSON = raw
 	if err := checkDeclaredImports(p); err != nil {
 		return nil, err
+	}
+	if err := r.adopt(p); err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", path, err)
 	}
 	return p, nil
 }
@@ -331,7 +384,7 @@ func pack(ctx context.Context, wasm []byte, cfg Config) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close(ctx)
-	p := &Plugin{rt: r, path: "(packing)", wasm: wasm, pool: make(chan *instance, 1)}
+	p := &Plugin{rt: r, path: "(packing)", wasm: wasm}
 	p.wasmOnce.Do(func() {}) // the bytes are given, not read from a file
 	raw, err := p.describe(ctx)
 	if err != nil {
