@@ -130,3 +130,17 @@ func TestRuntimeCloseWithCallInFlight(t *testing.T) {
 		t.Error("Load after Close succeeded")
 	}
 }
+
+// pooled returns how many idle instances the plugin holds.
+func (p *Plugin) pooled() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
+}
+
+// compiledNow reports whether the plugin holds a compiled module.
+func (p *Plugin) compiledNow() bool {
+	p.compileMu.Lock()
+	defer p.compileMu.Unlock()
+	return p.compiled != nil
+}

@@ -3,7 +3,6 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/toolhost/toolhost/abi"
@@ -43,7 +41,7 @@ type Plugin struct {
 	verified  atomic.Bool
 
 	mu     sync.Mutex
-	idle   []*instance // warm instances, at most poolSize
+	idle   []*instance // warm instances, at most Config.PoolSize
 	busy   int         // operations using the compiled module (calls, compiles)
 	closed bool
 }
@@ -251,45 +249,6 @@ func (e *InterruptedError) Error() string {
 
 func (e *InterruptedError) Unwrap() error { return e.Cause }
 
-// StartupError is a plugin that could not start: its _initialize (for a
-// Go plugin, the Go runtime and every init function) or its describe
-// trapped, or ran past Config.StartupTimeout and was stopped there like a
-// runaway call (issue 9 item 4).
-type StartupError struct {
-	Plugin string
-	Stage  string        // abi.StartFunction or abi.ExportDescribe
-	Limit  time.Duration // the deadline it ran past; zero if it trapped
-	// Message is the guest's output and the runtime's error, for a trap.
-	Message string
-}
-
-func (e *StartupError) Error() string {
-	if e.Limit > 0 {
-		return fmt.Sprintf("plugin %s: start-up ran past its %v deadline in %s and was stopped; a plugin must be ready at once (look for an init function that never returns)",
-			e.Plugin, e.Limit, e.Stage)
-	}
-	return fmt.Sprintf("plugin %s: start-up failed in %s: %s", e.Plugin, e.Stage, e.Message)
-}
-
-// startupError is the error of a start-up stage that failed with err, or
-// that a deadline ended (fired): the caller's, or the start-up limit.
-func (p *Plugin) startupError(caller context.Context, stage string, fired bool, inst *instance, err error) error {
-	switch {
-	case fired && caller.Err() != nil:
-		return &InterruptedError{Plugin: p.name(), Cause: context.Cause(caller), Startup: true}
-	case fired:
-		return &StartupError{Plugin: p.name(), Stage: stage, Limit: p.rt.cfg.StartupTimeout}
-	}
-	return &StartupError{Plugin: p.name(), Stage: stage, Message: inst.failure(err)}
-}
-
-// startupContext bounds a start-up by the start-up limit, and by the
-// caller's own deadline.
-func (p *Plugin) startupContext(caller context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(caller, p.rt.cfg.StartupTimeout)
-	return withCall(ctx, &callState{refusal: refuseStartup}), cancel
-}
-
 // Call runs the plugin's call export on a warm instance. state is what its
 // host functions act on (HostFunction.Func); they refuse when it is nil.
 // Build a fresh one for every call (SRD FR-REG-04a).
@@ -369,273 +328,6 @@ func (w watcher) end() bool {
 	}
 	<-w.interrupted
 	return true
-}
-
-// describe instantiates the module and returns what its describe export
-// says, bypassing the compile-time import check (the manifest is not known
-// yet): every host function refuses. The instance is then discarded.
-func (p *Plugin) describe(ctx context.Context) ([]byte, error) {
-	engine, code, guarded, err := p.code(ctx)
-	if err != nil {
-		return nil, err
-	}
-	module, err := engine.CompileModule(ctx, code)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: compile: %w", p.name(), err)
-	}
-	defer module.Close(context.WithoutCancel(ctx))
-	host, err := linkRefusing(ctx, engine, module)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: link host functions: %w", p.name(), err)
-	}
-	defer host.Close(context.WithoutCancel(ctx))
-	// The start-up deadline starts after compiling, which can take
-	// seconds and is not the module's doing.
-	sctx, cancel := p.startupContext(ctx)
-	defer cancel()
-	inst, err := p.instantiate(ctx, sctx, &compiled{engine: engine, module: module, host: host, guarded: guarded})
-	if err != nil {
-		return nil, err
-	}
-	defer inst.close(context.WithoutCancel(ctx))
-	return p.describeOn(ctx, sctx, inst)
-}
-
-// describeOn runs inst's describe export under the start-up deadline.
-func (p *Plugin) describeOn(caller, sctx context.Context, inst *instance) ([]byte, error) {
-	fn := inst.mod.ExportedFunction(abi.ExportDescribe)
-	if fn == nil {
-		return nil, fmt.Errorf("plugin %s does not export %s; is it a toolhost/v1 plugin?", p.name(), abi.ExportDescribe)
-	}
-	w := inst.watch(sctx)
-	res, err := fn.Call(sctx)
-	if fired := w.end(); fired || err != nil {
-		return nil, p.startupError(caller, abi.ExportDescribe, fired, inst, err)
-	}
-	return inst.read(res[0])
-}
-
-// acquire returns an idle instance, or a new one; the plugin is then
-// busy (enter) until the caller calls leave.
-func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, p.errClosed()
-	}
-	p.busy++
-	if n := len(p.idle); n > 0 {
-		inst := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
-		return inst, nil
-	}
-	p.mu.Unlock()
-	inst, err := p.newInstance(ctx)
-	if err != nil {
-		p.leave()
-	}
-	return inst, err
-}
-
-// newInstance creates and starts an instance.
-func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
-	c, err := p.compile(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sctx, cancel := p.startupContext(ctx)
-	defer cancel()
-	start := time.Now()
-	inst, err := p.instantiate(ctx, sctx, c)
-	if err != nil {
-		p.rt.log.Warn("plugin did not start", "plugin", p.name(), "elapsed", time.Since(start), "err", err)
-		return nil, err
-	}
-	p.rt.log.Debug("instantiated plugin", "plugin", p.name(), "elapsed", time.Since(start))
-	if p.packed && !p.verified.Load() {
-		if err := p.verify(ctx, sctx, inst); err != nil {
-			inst.close(context.WithoutCancel(ctx))
-			return nil, err
-		}
-	}
-	return inst, nil
-}
-
-// verify checks once that a packed manifest is what describe returns.
-func (p *Plugin) verify(caller, sctx context.Context, inst *instance) error {
-	got, err := p.describeOn(caller, sctx, inst)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(got, p.manifestJSON) {
-		return fmt.Errorf("plugin %s: %w; pack it again (toolhost plugin pack)", p.name(), ErrManifestMismatch)
-	}
-	p.verified.Store(true)
-	return nil
-}
-
-// release returns an instance that finished a call cleanly to the pool,
-// unless the pool is full or the plugin closed.
-func (p *Plugin) release(inst *instance) {
-	p.mu.Lock()
-	pooled := !p.closed && len(p.idle) < p.rt.cfg.PoolSize
-	if pooled {
-		p.idle = append(p.idle, inst)
-	}
-	p.mu.Unlock()
-	if !pooled {
-		inst.close(context.Background())
-	}
-}
-
-// enter counts an operation that uses the compiled module, so that Close
-// leaves it in place until the operation ends (leave).
-func (p *Plugin) enter() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return p.errClosed()
-	}
-	p.busy++
-	return nil
-}
-
-// leave ends an operation; the last one to end after Close releases the
-// compiled module.
-func (p *Plugin) leave() {
-	p.mu.Lock()
-	p.busy--
-	last := p.closed && p.busy == 0
-	p.mu.Unlock()
-	if last {
-		p.releaseCompiled(context.Background())
-	}
-}
-
-// ErrClosed reports a plugin used after Close (or its runtime's Close).
-var ErrClosed = errors.New("plugin is closed")
-
-func (p *Plugin) isClosed() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.closed
-}
-
-func (p *Plugin) errClosed() error { return fmt.Errorf("plugin %s: %w", p.name(), ErrClosed) }
-
-// Close releases the plugin's warm instances, its compiled module and its
-// host module. Calls in flight finish (or fail, if the runtime is closing
-// too); their instances are closed rather than pooled, and the compiled
-// module is released when the last of them ends. Calls after Close fail
-// with ErrClosed. Close is safe to call more than once.
-func (p *Plugin) Close(ctx context.Context) error {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil
-	}
-	p.closed = true
-	idle := p.idle
-	p.idle = nil
-	last := p.busy == 0
-	p.mu.Unlock()
-	for _, inst := range idle {
-		inst.close(ctx)
-	}
-	if last {
-		p.releaseCompiled(ctx)
-	}
-	p.rt.forget(p)
-	return nil
-}
-
-func (p *Plugin) releaseCompiled(ctx context.Context) {
-	p.compileMu.Lock()
-	defer p.compileMu.Unlock()
-	if c := p.compiled; c != nil {
-		c.host.Close(ctx)
-		c.module.Close(ctx)
-		p.compiled = nil
-	}
-}
-
-// Warm compiles the plugin and fills its pool with n instances, so the
-// first calls do not pay for compilation or instantiation.
-func (p *Plugin) Warm(ctx context.Context, n int) error {
-	var insts []*instance
-	defer func() {
-		for _, inst := range insts {
-			p.release(inst)
-			p.leave()
-		}
-	}()
-	for range min(n, p.rt.cfg.PoolSize) {
-		inst, err := p.acquire(ctx)
-		if err != nil {
-			return err
-		}
-		insts = append(insts, inst)
-	}
-	return nil
-}
-
-// instantiate instantiates the module and starts it. Instantiation runs
-// no guest code; the start function then runs as an export would, under
-// the start-up deadline (sctx) and the interrupt, which it could not get
-// if wazero ran it: the flag is reachable only once instantiation returns.
-func (p *Plugin) instantiate(caller, sctx context.Context, c *compiled) (*instance, error) {
-	stderr := &tailBuffer{max: 4 << 10}
-	resolve := experimental.WithImportResolver(sctx, func(name string) api.Module {
-		if name == abi.HostModule {
-			return c.host
-		}
-		return nil
-	})
-	mod, err := c.engine.InstantiateModule(resolve, c.module, wazero.NewModuleConfig().
-		WithName("").
-		WithStartFunctions().
-		WithStderr(stderr).
-		WithSysWalltime().
-		WithSysNanotime().
-		WithRandSource(rand.Reader))
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: instantiate: %w", p.name(), err)
-	}
-	inst := &instance{mod: mod, stderr: stderr,
-		alloc: mod.ExportedFunction(abi.ExportAlloc),
-	}
-	if g, ok := mod.ExportedGlobal(loopguard.FlagExport).(api.MutableGlobal); ok {
-		inst.flag = g
-	}
-	switch {
-	case inst.alloc == nil:
-		err = fmt.Errorf("plugin %s does not export %s; is it a toolhost/v1 plugin?", p.name(), abi.ExportAlloc)
-	case c.guarded && inst.flag == nil:
-		err = fmt.Errorf("plugin %s: instrumented module lacks the %s global", p.name(), loopguard.FlagExport)
-	default:
-		err = p.start(caller, sctx, inst)
-	}
-	if err != nil {
-		inst.close(context.WithoutCancel(caller))
-		return nil, err
-	}
-	return inst, nil
-}
-
-// start runs the module's start function, if it exports one: for a Go
-// plugin, the Go runtime's initialisation and every init function.
-func (p *Plugin) start(caller, sctx context.Context, inst *instance) error {
-	fn := inst.mod.ExportedFunction(abi.StartFunction)
-	if fn == nil {
-		return nil
-	}
-	w := inst.watch(sctx)
-	_, err := fn.Call(sctx)
-	if fired := w.end(); fired || err != nil {
-		return p.startupError(caller, abi.StartFunction, fired, inst, err)
-	}
-	return nil
 }
 
 // instance is one instantiated module. It serves one call at a time.
@@ -725,18 +417,4 @@ func (t *tailBuffer) Reset() {
 	t.mu.Lock()
 	t.buf = t.buf[:0]
 	t.mu.Unlock()
-}
-
-// pooled returns how many idle instances the plugin holds.
-func (p *Plugin) pooled() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.idle)
-}
-
-// compiledNow reports whether the plugin holds a compiled module.
-func (p *Plugin) compiledNow() bool {
-	p.compileMu.Lock()
-	defer p.compileMu.Unlock()
-	return p.compiled != nil
 }

@@ -1,0 +1,160 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// acquire returns an idle instance, or a new one; the plugin is then
+// busy (enter) until the caller calls leave.
+func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, p.errClosed()
+	}
+	p.busy++
+	if n := len(p.idle); n > 0 {
+		inst := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return inst, nil
+	}
+	p.mu.Unlock()
+	inst, err := p.newInstance(ctx)
+	if err != nil {
+		p.leave()
+	}
+	return inst, err
+}
+
+// newInstance creates and starts an instance.
+func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
+	c, err := p.compile(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := p.startupContext(ctx)
+	defer cancel()
+	start := time.Now()
+	inst, err := p.instantiate(ctx, sctx, c)
+	if err != nil {
+		p.rt.log.Warn("plugin did not start", "plugin", p.name(), "elapsed", time.Since(start), "err", err)
+		return nil, err
+	}
+	p.rt.log.Debug("instantiated plugin", "plugin", p.name(), "elapsed", time.Since(start))
+	if p.packed && !p.verified.Load() {
+		if err := p.verify(ctx, sctx, inst); err != nil {
+			inst.close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	return inst, nil
+}
+
+// release returns an instance that finished a call cleanly to the pool,
+// unless the pool is full or the plugin closed.
+func (p *Plugin) release(inst *instance) {
+	p.mu.Lock()
+	pooled := !p.closed && len(p.idle) < p.rt.cfg.PoolSize
+	if pooled {
+		p.idle = append(p.idle, inst)
+	}
+	p.mu.Unlock()
+	if !pooled {
+		inst.close(context.Background())
+	}
+}
+
+// enter counts an operation that uses the compiled module, so that Close
+// leaves it in place until the operation ends (leave).
+func (p *Plugin) enter() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return p.errClosed()
+	}
+	p.busy++
+	return nil
+}
+
+// leave ends an operation; the last one to end after Close releases the
+// compiled module.
+func (p *Plugin) leave() {
+	p.mu.Lock()
+	p.busy--
+	last := p.closed && p.busy == 0
+	p.mu.Unlock()
+	if last {
+		p.releaseCompiled(context.Background())
+	}
+}
+
+// ErrClosed reports a plugin used after Close (or its runtime's Close).
+var ErrClosed = errors.New("plugin is closed")
+
+func (p *Plugin) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+func (p *Plugin) errClosed() error { return fmt.Errorf("plugin %s: %w", p.name(), ErrClosed) }
+
+// Close releases the plugin's warm instances, its compiled module and its
+// host module. Calls in flight finish (or fail, if the runtime is closing
+// too); their instances are closed rather than pooled, and the compiled
+// module is released when the last of them ends. Calls after Close fail
+// with ErrClosed. Close is safe to call more than once.
+func (p *Plugin) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	last := p.busy == 0
+	p.mu.Unlock()
+	for _, inst := range idle {
+		inst.close(ctx)
+	}
+	if last {
+		p.releaseCompiled(ctx)
+	}
+	p.rt.forget(p)
+	return nil
+}
+
+func (p *Plugin) releaseCompiled(ctx context.Context) {
+	p.compileMu.Lock()
+	defer p.compileMu.Unlock()
+	if c := p.compiled; c != nil {
+		c.host.Close(ctx)
+		c.module.Close(ctx)
+		p.compiled = nil
+	}
+}
+
+// Warm compiles the plugin and fills its pool with n instances, so the
+// first calls do not pay for compilation or instantiation.
+func (p *Plugin) Warm(ctx context.Context, n int) error {
+	var insts []*instance
+	defer func() {
+		for _, inst := range insts {
+			p.release(inst)
+			p.leave()
+		}
+	}()
+	for range min(n, p.rt.cfg.PoolSize) {
+		inst, err := p.acquire(ctx)
+		if err != nil {
+			return err
+		}
+		insts = append(insts, inst)
+	}
+	return nil
+}
