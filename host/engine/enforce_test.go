@@ -177,3 +177,28 @@ func TestNoUnplannedExecuteInTheAPI(t *testing.T) {
 		t.Error("Engine has an exported Execute that skips the approval policy")
 	}
 }
+
+// FR-APR-03: an approver that fails (the person left, the client timed
+// out) denies what needed confirmation, and the results say why and what
+// to do; calls that needed none still run.
+func TestFailingApproverDenies_FR_APR_03(t *testing.T) {
+	f := policyFixture(t, DefaultPolicy())
+	calls := []Call{call("r", "read_file", `{"path":"a.txt"}`), call("w", "write_file", `{"path":"a.txt","content":"x"}`)}
+	failing := ApproverFunc(func(context.Context, []Confirmation) (Decision, error) {
+		return Decision{}, context.DeadlineExceeded
+	})
+	_, results := f.eng.Process(context.Background(), batch(calls...), failing, RunOptions{})
+	checkResults(t, calls, results)
+	if !results[0].OK {
+		t.Errorf("read_file: %+v", results[0].Error)
+	}
+	wantError(t, results[1], abi.KindSandboxViolation, "call w")
+	for _, want := range []string{"approval failed", "deadline exceeded", "ask again"} {
+		if !strings.Contains(results[1].Error.Message, want) {
+			t.Errorf("message %q does not say %q", results[1].Error.Message, want)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.root, "a.txt")); string(b) != "alpha\n" {
+		t.Errorf("a.txt changed: %q", b)
+	}
+}

@@ -8,44 +8,53 @@ import (
 	"time"
 )
 
-// eventPatience bounds how long the batch waits for room for an event
-// that belongs to no running call (batch states, Started, Completed) and,
-// at the end of a batch, for the consumer to take what is queued. A chunk
-// waits for room until its call's deadline instead: a slow consumer slows
-// the command's output and loses nothing, but never holds the call past
-// its end.
+// eventPatience bounds how long the batch waits for a consumer to take an
+// event that belongs to no running call (batch states, Started,
+// Completed, Done). A chunk waits until its call's deadline instead: a
+// slow consumer slows the command's output and loses nothing, but never
+// holds the call past its end.
 const eventPatience = time.Second
 
 // abandonGrace is how long the end of a batch waits for a sink that
 // ignores its context to return, before leaving it behind.
 const abandonGrace = 100 * time.Millisecond
 
-// eventQueue bounds the events waiting for the sink; chunks are at most
-// 32 KiB each, so the queue holds at most about a megabyte.
+// eventQueue bounds the events waiting for a sink delivered from a
+// goroutine; chunks are at most 32 KiB each, so the queue holds at most
+// about a megabyte.
 const eventQueue = 32
 
-// emitter delivers one batch's events to its sink, in order, from a
-// goroutine of its own: the batch and its calls only ever wait for room in
-// a bounded queue, and only as long as the event's context or the
-// patience allows, so no consumer — slow, blocked, or deaf to its context
-// — can keep a call past its deadline or the batch past its end. Once an
-// event has been dropped, the consumer counts as stalled and later events
-// are dropped at once rather than waited for, until one fits again.
-// Dropped events are counted; Completed and Done carry the counts, and
-// Done has a place of its own in the queue, so a consumer that catches up
-// before the batch ends always learns what it missed.
+// emitter delivers one batch's events to its sink, in order. The batch and
+// its calls only ever wait for the consumer as long as the event's
+// context or the patience allows, so no consumer — slow, blocked, or deaf
+// to its context — can keep a call past its deadline or the batch past
+// its end. Once an event has been dropped, the consumer counts as stalled
+// and later events are dropped at once rather than waited for, until one
+// fits again. Dropped events are counted; Completed and Done carry the
+// counts, and Done is never dropped by a full queue, so a consumer that
+// catches up before the batch ends learns what it missed.
+//
+// A Subscription is delivered to inline: it is the engine's own, never
+// blocks past ctx and runs no caller code, and its channel already orders
+// the events and hands them to another goroutine. Any other sink is
+// caller code that may ignore ctx, so it is called from a goroutine of
+// the emitter's own, fed by a bounded queue; that costs a hand-off per
+// event.
 type emitter struct {
 	sink    EventSink
+	sub     *Subscription // set for inline delivery
 	log     *slog.Logger
-	q       chan queued
-	final   chan queued   // Done, delivered after everything in q
-	done    chan struct{} // closed when the delivery goroutine returns
-	ctx     context.Context
-	cancel  context.CancelFunc
 	stalled atomic.Bool
 	dropped atomic.Int64
 
-	mu      sync.RWMutex // held for reading while sending; closing takes it
+	// Delivery from a goroutine (sub == nil).
+	q      chan queued
+	final  chan queued   // Done, delivered after everything in q
+	done   chan struct{} // closed when the delivery goroutine returns
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.RWMutex // held for reading while queueing; closing takes it
 	closed  bool
 	closing chan struct{}
 }
@@ -58,18 +67,20 @@ type queued struct {
 }
 
 // newEmitter starts delivering to sink; a nil sink makes a nil emitter,
-// whose methods do nothing. Delivery keeps ctx's values but not its
-// cancellation: a cancelled batch still tells a live consumer how it
-// ended, within the patience.
+// whose methods do nothing. Delivery from a goroutine keeps ctx's values
+// but not its cancellation: a cancelled batch still tells a live consumer
+// how it ended, within the patience.
 func newEmitter(ctx context.Context, sink EventSink, log *slog.Logger) *emitter {
 	if sink == nil {
 		return nil
 	}
-	em := &emitter{
-		sink: sink, log: log,
-		q: make(chan queued, eventQueue), final: make(chan queued, 1),
-		done: make(chan struct{}), closing: make(chan struct{}),
+	em := &emitter{sink: sink, log: log}
+	if sub, ok := sink.(*Subscription); ok {
+		em.sub = sub
+		return em
 	}
+	em.q, em.final = make(chan queued, eventQueue), make(chan queued, 1)
+	em.done, em.closing = make(chan struct{}), make(chan struct{})
 	em.ctx, em.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go em.deliver()
 	return em
@@ -86,28 +97,51 @@ func (em *emitter) deliver() {
 }
 
 func (em *emitter) deliver1(q queued) {
-	// Every earlier event has been offered by now, so the counts are
-	// complete up to this one.
+	em.count(&q)
+	if err := em.sink.Send(em.ctx, q.ev); err != nil {
+		em.drop(q.call)
+	}
+}
+
+// count fills in Completed's and Done's counts. Every earlier event has
+// been offered by the time either is delivered, so the counts are
+// complete up to it.
+func (em *emitter) count(q *queued) {
 	switch q.ev.Kind {
 	case EventCompleted:
 		q.ev.Dropped = q.call.Load()
 	case EventDone:
 		q.ev.Dropped = em.dropped.Load()
 	}
-	if err := em.sink.Send(em.ctx, q.ev); err != nil {
-		em.drop(q.call)
-	}
 }
 
-// batchEvent queues a batch state change.
+// batchEvent delivers a batch state change.
 func (em *emitter) batchEvent(ctx context.Context, ev Event) {
 	em.send(ctx, queued{ev: ev}, eventPatience)
 }
 
-// doneEvent queues Done in its own place: it never waits and is never
-// dropped here.
-func (em *emitter) doneEvent(ev Event) {
+// callEvent delivers Started or Completed of the call counted by dropped.
+func (em *emitter) callEvent(ctx context.Context, ev Event, dropped *atomic.Int64) {
+	em.send(ctx, queued{ev: ev, call: dropped}, eventPatience)
+}
+
+// chunk delivers streamed output, waiting for the consumer until the
+// call's ctx ends. It reports whether the chunk was taken.
+func (em *emitter) chunk(ctx context.Context, ev Event, dropped *atomic.Int64) bool {
+	return em.send(ctx, queued{ev: ev, call: dropped}, 0)
+}
+
+// doneEvent delivers Done, the last event, which says what the consumer
+// missed: it waits for the consumer up to the patience even when it has
+// stalled. Delivered from a goroutine, it has a place of its own in the
+// queue, and close does the waiting.
+func (em *emitter) doneEvent(ctx context.Context, ev Event) {
 	if em == nil {
+		return
+	}
+	if em.sub != nil {
+		em.stalled.Store(false)
+		em.send(ctx, queued{ev: ev}, eventPatience)
 		return
 	}
 	select {
@@ -116,22 +150,17 @@ func (em *emitter) doneEvent(ev Event) {
 	}
 }
 
-// callEvent queues Started or Completed for the call counted by dropped.
-func (em *emitter) callEvent(ctx context.Context, ev Event, dropped *atomic.Int64) {
-	em.send(ctx, queued{ev: ev, call: dropped}, eventPatience)
-}
-
-// chunk queues streamed output, waiting for room until the call's ctx
-// ends. It reports whether the chunk was queued.
-func (em *emitter) chunk(ctx context.Context, ev Event, dropped *atomic.Int64) bool {
-	return em.send(ctx, queued{ev: ev, call: dropped}, 0)
-}
-
-// send queues q, waiting for room until ctx ends or, when patience is
-// positive, for at most patience. It reports whether q was queued.
+// send hands q on, waiting until ctx ends or, when patience is positive,
+// for at most patience. It reports whether q was taken.
 func (em *emitter) send(ctx context.Context, q queued, patience time.Duration) bool {
 	if em == nil {
 		return true
+	}
+	if em.sub != nil {
+		em.count(&q)
+		return em.waitFor(ctx, q, patience, em.sub.offer, func(ctx context.Context, timeout <-chan time.Time) bool {
+			return em.sub.wait(ctx, q.ev, timeout) == nil
+		})
 	}
 	em.mu.RLock()
 	defer em.mu.RUnlock()
@@ -139,11 +168,35 @@ func (em *emitter) send(ctx context.Context, q queued, patience time.Duration) b
 		em.drop(q.call)
 		return false
 	}
-	select {
-	case em.q <- q:
+	return em.waitFor(ctx, q, patience,
+		func(Event) bool {
+			select {
+			case em.q <- q:
+				return true
+			default:
+				return false
+			}
+		},
+		func(ctx context.Context, timeout <-chan time.Time) bool {
+			select {
+			case em.q <- q:
+				return true
+			case <-ctx.Done():
+			case <-timeout:
+			case <-em.closing:
+			}
+			return false
+		})
+}
+
+// waitFor is the policy both deliveries share: take the event at once if
+// the consumer has room; otherwise, unless it has stalled or ctx has
+// ended, wait within the bounds; a miss marks it stalled and is counted.
+func (em *emitter) waitFor(ctx context.Context, q queued, patience time.Duration,
+	offer func(Event) bool, wait func(context.Context, <-chan time.Time) bool) bool {
+	if offer(q.ev) {
 		em.stalled.Store(false)
 		return true
-	default:
 	}
 	if em.stalled.Load() || ctx.Err() != nil {
 		em.drop(q.call)
@@ -155,12 +208,8 @@ func (em *emitter) send(ctx context.Context, q queued, patience time.Duration) b
 		defer t.Stop()
 		timeout = t.C
 	}
-	select {
-	case em.q <- q:
+	if wait(ctx, timeout) {
 		return true
-	case <-ctx.Done():
-	case <-timeout:
-	case <-em.closing:
 	}
 	em.stalled.Store(true)
 	em.drop(q.call)
@@ -174,14 +223,23 @@ func (em *emitter) drop(call *atomic.Int64) {
 	}
 }
 
-// close ends the stream. While the batch's ctx lives it waits up to
-// eventPatience for the consumer to take what is queued (Done last); then
-// delivery is cancelled, what is left is counted as dropped, and a sink
-// that does not return is left behind.
+// close ends the stream. Delivered from a goroutine, it waits up to
+// eventPatience, while the batch's ctx lives, for the consumer to take
+// what is queued (Done last); then delivery is cancelled, what is left is
+// counted as dropped, and a sink that does not return is left behind.
 func (em *emitter) close(ctx context.Context, batch string) {
 	if em == nil {
 		return
 	}
+	if em.sub == nil {
+		em.drain(ctx, batch)
+	}
+	if n := em.dropped.Load(); n > 0 {
+		em.log.Warn("events were not delivered: the consumer did not take them in time", "batch", batch, "dropped", n)
+	}
+}
+
+func (em *emitter) drain(ctx context.Context, batch string) {
 	close(em.closing)
 	em.mu.Lock()
 	em.closed = true
@@ -203,8 +261,5 @@ func (em *emitter) close(ctx context.Context, batch string) {
 	case <-em.done:
 	case <-t.C:
 		em.log.Warn("the event consumer did not return after the batch ended; it was left behind", "batch", batch)
-	}
-	if n := em.dropped.Load(); n > 0 {
-		em.log.Warn("events were not delivered: the consumer did not take them in time", "batch", batch, "dropped", n)
 	}
 }

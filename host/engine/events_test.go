@@ -122,6 +122,33 @@ func TestDroppedEventsAreCounted_FR_OUT_01(t *testing.T) {
 	t.Logf("%d events delivered, %d dropped", len(got), last.Dropped)
 }
 
+// The same through a Subscription whose reader stalls, then catches up.
+func TestDroppedEventsAreCountedBySubscription_FR_OUT_01(t *testing.T) {
+	f := blockedFixture(t, time.Second)
+	sub := Subscribe(4)
+	var got []Event
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		time.Sleep(1500 * time.Millisecond) // past the call's 1 s deadline
+		for ev := range sub.Events() {
+			got = append(got, ev)
+		}
+	}()
+	calls := []Call{call("cmd", "run_command", commandArgs(t, pacedCommand, ""))}
+	_, results := f.eng.Process(context.Background(), batch(calls...), answer(ApproveAll("tester")), RunOptions{Events: sub})
+	sub.Finish()
+	<-read
+	checkResults(t, calls, results)
+	wantError(t, results[0], abi.KindTimeout, "")
+	if len(got) == 0 {
+		t.Fatal("no events delivered")
+	}
+	if last := got[len(got)-1]; last.Kind != EventDone || last.Dropped == 0 {
+		t.Fatalf("last event %+v, want Done counting the dropped events (%d delivered)", last, len(got))
+	}
+}
+
 // A consumer that keeps up sees no count at all.
 func TestNoDropsForAConsumerThatKeepsUp(t *testing.T) {
 	f := blockedFixture(t, time.Minute)

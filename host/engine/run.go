@@ -170,7 +170,7 @@ func (e *Engine) run(ctx context.Context, p *Plan, d Decision, opts RunOptions, 
 		}
 		start = end
 	}
-	em.doneEvent(Event{Kind: EventDone, BatchID: p.Batch.ID})
+	em.doneEvent(ctx, Event{Kind: EventDone, BatchID: p.Batch.ID})
 	return results
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // Subscription is a bounded queue of a batch's events for a consumer on
@@ -46,20 +47,34 @@ func (s *Subscription) Events() <-chan Event { return s.c }
 // hears how a call that timed out ended. After Cancel or Finish it returns
 // at once with an error.
 func (s *Subscription) Publish(ctx context.Context, ev Event) error {
+	if s.offer(ev) {
+		return nil
+	}
+	return s.wait(ctx, ev, nil)
+}
+
+// offer queues ev if there is room now.
+func (s *Subscription) offer(ev Event) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed || isDone(s.gone) {
+		return false
+	}
+	select {
+	case s.c <- ev:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait queues ev, waiting for room until ctx ends or timeout fires (nil:
+// no timeout).
+func (s *Subscription) wait(ctx context.Context, ev Event, timeout <-chan time.Time) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return ErrFinished
-	}
-	select {
-	case <-s.gone:
-		return ErrUnsubscribed
-	default:
-	}
-	select {
-	case s.c <- ev:
-		return nil
-	default:
 	}
 	select {
 	case s.c <- ev:
@@ -70,6 +85,20 @@ func (s *Subscription) Publish(ctx context.Context, ev Event) error {
 		return ErrFinished
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-timeout:
+		return errTimedOut
+	}
+}
+
+// errTimedOut is a wait that outlasted the engine's patience.
+var errTimedOut = errors.New("engine: the subscriber did not take the event in time")
+
+func isDone(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
