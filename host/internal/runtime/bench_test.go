@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"crypto/rand"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -23,6 +25,34 @@ func BenchmarkCall(b *testing.B) {
 	}
 	defer rt.Close(ctx)
 	p, err := rt.Load(ctx, testplugin.Build(b, b.TempDir(), "host/internal/runtime/testdata/panic"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := request(`{}`)
+	for b.Loop() {
+		if _, err := p.Call(ctx, nil, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBareCall is a warm call of a hand-written module that does
+// nothing at all, so it measures the runtime alone: acquiring an
+// instance, the interrupt watch, copying the request in and the result
+// out.
+func BenchmarkBareCall(b *testing.B) {
+	ctx := context.Background()
+	rt, err := New(ctx, Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	m := handModule{name: "bare", yield: true, result: abi.Result{Content: []byte("ok")}}
+	path := filepath.Join(b.TempDir(), "bare.wasm")
+	if err := os.WriteFile(path, m.bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	p, err := rt.Load(ctx, path)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -332,15 +332,31 @@ func (w watcher) end() bool {
 
 // instance is one instantiated module. It serves one call at a time.
 type instance struct {
-	mod    api.Module
-	alloc  api.Function
-	flag   api.MutableGlobal
-	stderr *tailBuffer
-	call   callState // of the call in progress
+	mod     api.Module
+	alloc   api.Function
+	exports map[string]api.Function // looked up so far
+	flag    api.MutableGlobal
+	stderr  *tailBuffer
+	call    callState // of the call in progress
+}
+
+// export returns the named exported function, or nil. It is looked up once
+// per instance: each lookup makes wazero allocate a call stack, which
+// cost more than the rest of a trivial call.
+func (i *instance) export(name string) api.Function {
+	if fn, ok := i.exports[name]; ok {
+		return fn
+	}
+	fn := i.mod.ExportedFunction(name)
+	if i.exports == nil {
+		i.exports = make(map[string]api.Function, 2)
+	}
+	i.exports[name] = fn
+	return fn
 }
 
 func (i *instance) invoke(ctx context.Context, export string, in []byte) (abi.Result, error) {
-	fn := i.mod.ExportedFunction(export)
+	fn := i.export(export)
 	if fn == nil {
 		return abi.Result{}, fmt.Errorf("module does not export %s", export)
 	}
