@@ -72,14 +72,15 @@ type Event struct {
 // RunOptions are a batch's inputs beyond the plan.
 type RunOptions struct {
 	// Events receives the batch's events, in order; nil drops them. The
-	// engine delivers them from a goroutine of its own and waits for a
-	// slow consumer only within bounds: a chunk until its call's deadline,
-	// any other event about a second, and at the end of the batch about a
-	// second more. What the consumer does not take in time is dropped and
-	// counted (Event.Dropped on Completed and Done); a call's deadline or
-	// the caller's cancellation is never held up by the consumer. Send is
-	// not called after Run or Process returns, unless it ignored its ctx
-	// and was left behind.
+	// engine waits for a slow consumer only within bounds: a chunk until
+	// its call's deadline, any other event about a second, and at the end
+	// of the batch about a second more. What the consumer does not take in
+	// time is dropped and counted (Event.Dropped on Completed and Done); a
+	// call's deadline or the caller's cancellation is never held up by the
+	// consumer. A Subscription is written to directly; any other sink is
+	// called from a goroutine of the engine's, so that even a Send that
+	// ignores its ctx cannot hold the batch (it is left behind; otherwise
+	// Send is not called after Run or Process returns).
 	Events EventSink
 	// AvailableCapacityBytes is the caller's estimate of the room left for
 	// results (FR-REG-04b); 0 keeps the configured fallback.
