@@ -92,8 +92,8 @@ func (p *Plugin) leave() {
 	}
 }
 
-// ErrClosed reports a plugin used after Close (or its runtime's Close).
-var ErrClosed = errors.New("plugin is closed")
+// ErrClosed reports a plugin or runtime used after its Close.
+var ErrClosed = errors.New("closed")
 
 func (p *Plugin) isClosed() bool {
 	p.mu.Lock()
@@ -101,7 +101,7 @@ func (p *Plugin) isClosed() bool {
 	return p.closed
 }
 
-func (p *Plugin) errClosed() error { return fmt.Errorf("plugin %s: %w", p.name(), ErrClosed) }
+func (p *Plugin) errClosed() error { return fmt.Errorf("plugin %s is %w", p.name(), ErrClosed) }
 
 // Close releases the plugin's warm instances, its compiled module and its
 // host module. Calls in flight finish (or fail, if the runtime is closing

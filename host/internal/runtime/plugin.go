@@ -282,7 +282,7 @@ func (p *Plugin) invoke(ctx context.Context, call callState, export string, in [
 		return abi.Result{}, &InterruptedError{Plugin: p.name(), Cause: context.Cause(ctx)}
 	case err != nil && p.isClosed():
 		inst.close(context.WithoutCancel(ctx))
-		return abi.Result{}, fmt.Errorf("plugin %s: %w while the call ran (%v)", p.name(), ErrClosed, err)
+		return abi.Result{}, fmt.Errorf("plugin %s was %w while the call ran (%v)", p.name(), ErrClosed, err)
 	case err != nil:
 		inst.close(context.WithoutCancel(ctx))
 		return abi.Result{}, &TrapError{Plugin: p.name(), Message: inst.failure(err)}

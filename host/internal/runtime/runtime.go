@@ -51,8 +51,8 @@ type Config struct {
 const DefaultMemoryLimitPages = 4096
 
 // DefaultStartupTimeout is far above what a healthy plugin needs: a Go
-// plugin starts in 4–25 ms compiled and in about a second in the
-// interpreter Pack uses.
+// plugin starts in 4–25 ms compiled, and Pack, in the interpreter,
+// compiles, starts and describes one in 0.2–0.3 s.
 const DefaultStartupTimeout = 10 * time.Second
 
 // DefaultCacheDir is toolhost's directory under the user cache directory.
@@ -194,7 +194,7 @@ func (r *Runtime) adopt(p *Plugin) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return errors.New("runtime is closed")
+		return fmt.Errorf("runtime is %w", ErrClosed)
 	}
 	r.plugins[p] = struct{}{}
 	return nil
