@@ -393,7 +393,8 @@ func TestEventsAndParallel_FR_OUT_01(t *testing.T) {
 			for i := range 6 {
 				calls = append(calls, call(fmt.Sprint("r", i), "read_file", `{"path":"a.txt"}`))
 			}
-			calls = append(calls, call("cmd", "run_command", `{"command":"echo out; echo err >&2"}`), call("last", "list_directory", `{}`))
+			// FR-OUT-02: streamed chunks are sanitized like results.
+			calls = append(calls, call("cmd", "run_command", `{"command":"printf 'o\\033[2Jut\\n'; echo err >&2"}`), call("last", "list_directory", `{}`))
 			var mu sync.Mutex
 			var events []Event
 			_, results := f.eng.Process(context.Background(), batch(calls...), answer(ApproveAll("tester")),

@@ -248,7 +248,9 @@ func chunkEvent(batch string, call Call, h hostfn.Event) Event {
 	if h.Kind == abi.EventStderr {
 		kind = EventStderrChunk
 	}
-	return Event{Kind: kind, BatchID: batch, CallID: call.ID, Tool: call.Name, Chunk: string(h.Data)}
+	// A terminal or console shows chunks as they come: they are as
+	// untrusted as the result and sanitized the same way (FR-OUT-02).
+	return Event{Kind: kind, BatchID: batch, CallID: call.ID, Tool: call.Name, Chunk: sanitize(string(h.Data))}
 }
 
 func cancelled(call Call) Result {
