@@ -82,7 +82,7 @@ func TestRunCommandErrors(t *testing.T) {
 }
 
 // Output beyond the limit is cut, with a note of how much, but every byte
-// streams (FR-OUT-01, FR-OUT-03).
+// streams (FR-OUT-01, FR-OUT-04).
 func TestRunCommandLargeOutputStreams(t *testing.T) {
 	f := newCommandFixture(t, Timeouts{}, nil)
 	var mu sync.Mutex

@@ -112,7 +112,7 @@ func TestApplyPatch_T_PATCH_01_AllOrNothing(t *testing.T) {
 	}
 }
 
-// FR-TOOL-PATCH-02a-d: stale-file protection, and a successful patch
+// FR-TOOL-PATCH-02a..02d: stale-file protection, and a successful patch
 // records the new content so the next one needs no re-read.
 func TestApplyPatch_StaleFile_FR_TOOL_PATCH_02(t *testing.T) {
 	f := newFixture(t, abi.Limits{})

@@ -40,7 +40,7 @@ func numbered(n int) string {
 	return b.String()
 }
 
-// SRD 3.6.10's shape, fitted to the output limit (FR-OUT-03).
+// SRD 3.6.10's shape, fitted to the output limit (FR-OUT-04).
 func TestRender(t *testing.T) {
 	long := numbered(5000)
 	tests := []struct {

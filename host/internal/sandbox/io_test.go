@@ -51,7 +51,7 @@ func noTempFiles(t *testing.T, dirs ...string) {
 // A path validated and then changed under the sandbox's feet must not
 // leak a byte or take a write, wherever the swapped-in symlink points
 // (FR-VAL-06, NFR-SEC-02).
-func TestOpen_T_SBX_03_SwapEscape(t *testing.T) {
+func TestOpen_FR_VAL_06_SwapEscape(t *testing.T) {
 	tests := []struct {
 		name string
 		// swap replaces root/dir/f.txt or root/dir and returns the file

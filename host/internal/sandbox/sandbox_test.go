@@ -268,7 +268,7 @@ func TestDenied_ForListing(t *testing.T) {
 	}
 }
 
-func TestResolve_T_SBX_03_SymlinkEscape(t *testing.T) {
+func TestResolve_FR_VAL_04_SymlinkEscape(t *testing.T) {
 	f := newFixture(t, Config{})
 	links := map[string]string{
 		"filelink":  filepath.Join(f.outside, "secret.txt"),
