@@ -223,6 +223,15 @@ func TestLimits_Issue9Item6_Refusals(t *testing.T) {
 			_, err := g.call(context.Background(), env, fsStat, 0, 1<<32-1)
 			return err
 		}, "longer than the 4096 bytes"},
+		{"a command of 4 GiB", func(g *guest, env *Env) error {
+			_, err := g.call(context.Background(), env, procRun, 0, 1<<32-1, 0, 0, 0)
+			return err
+		}, "write a script file and run it"},
+		{"a command directory of 4 GiB", func(g *guest, env *Env) error {
+			c, n := g.put([]byte("true"))
+			_, err := g.call(context.Background(), env, procRun, c, n, 0, 1<<32-1, 0)
+			return err
+		}, "longer than the 4096 bytes"},
 	}
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {

@@ -14,16 +14,24 @@ import (
 // limit; the model never sees more than the limit anyway.
 const defaultCapture = 100 << 10
 
+// maxCommandBytes is Linux's MAX_ARG_STRLEN: the kernel refuses a longer
+// single argument to exec (sh -c COMMAND), so a longer command is refused
+// before the host copies it.
+const maxCommandBytes = 128 << 10
+
 // procRun runs a shell command for a plugin holding proc.exec (SRD 3.6.10,
 // FR-EXE-05/06). The guest blocks in this function while the command runs;
 // output streams to the call's subscribers as it arrives, and the call's
 // deadline or cancellation kills the whole process group.
 func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+	if n := uint32(stack[1]); n > maxCommandBytes {
+		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "a command of %d bytes is longer than the %d bytes a command may have; write a script file and run it", n, maxCommandBytes)
+	}
 	command, err := guestString(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
 	}
-	cwd, err := guestString(mem, uint32(stack[2]), uint32(stack[3]))
+	cwd, err := guestPath(mem, uint32(stack[2]), uint32(stack[3]))
 	if err != nil {
 		return nil, err
 	}
