@@ -190,3 +190,18 @@ func FuzzDecodeCommitRequest(f *testing.F) {
 		}
 	})
 }
+
+// A limit left at zero is the default, never none: a host function given
+// no limits still bounds what it holds.
+func TestLimitsWithDefaults(t *testing.T) {
+	def := DefaultLimits()
+	if got := (Limits{}).WithDefaults(); got != def {
+		t.Errorf("zero limits: %+v, want %+v", got, def)
+	}
+	got := Limits{MaxOutputBytes: 10, MaxScanBytes: -1}.WithDefaults()
+	want := def
+	want.MaxOutputBytes = 10
+	if got != want {
+		t.Errorf("partial limits: %+v, want %+v", got, want)
+	}
+}

@@ -78,6 +78,31 @@ type Limits struct {
 	MaxPatchBytes          int64 `json:"max_patch_bytes"`
 }
 
+// DefaultLimits are the SRD's defaults (2.7, 3.3.1, 6.5, 6.8, 6.9). The
+// configuration's defaults hold the same numbers; a test keeps them equal.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxOutputBytes:         100 << 10,
+		AvailableCapacityBytes: 64 << 10,
+		MaxFileReadBytes:       200 << 10,
+		MaxScanBytes:           2 << 20,
+		MaxPatchBytes:          512 << 10,
+	}
+}
+
+// WithDefaults returns l with every limit it leaves at zero (or below)
+// taken from DefaultLimits: a missing limit is the default, never none.
+func (l Limits) WithDefaults() Limits {
+	def := DefaultLimits()
+	got, want := l.values(), def.values()
+	for i, v := range got {
+		if *v <= 0 {
+			*v = *want[i]
+		}
+	}
+	return l
+}
+
 // OutputLimit is min(max_output_bytes, available_capacity_bytes) (FR-OUT-04).
 func (l Limits) OutputLimit() int64 { return minPositive(l.MaxOutputBytes, l.AvailableCapacityBytes) }
 

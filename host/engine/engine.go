@@ -38,15 +38,7 @@ func DefaultTimeouts() Timeouts {
 }
 
 // DefaultLimits are the SRD's defaults (2.7, 3.3.1, 6.5, 6.8, 6.9).
-func DefaultLimits() abi.Limits {
-	return abi.Limits{
-		MaxOutputBytes:         100 << 10,
-		AvailableCapacityBytes: 64 << 10,
-		MaxFileReadBytes:       200 << 10,
-		MaxScanBytes:           2 << 20,
-		MaxPatchBytes:          512 << 10,
-	}
-}
+func DefaultLimits() abi.Limits { return abi.DefaultLimits() }
 
 // DefaultMaxArgsBytes is FR-LIM-03's default.
 const DefaultMaxArgsBytes = 256 << 10
@@ -87,22 +79,7 @@ type Engine struct {
 
 // New returns an engine; zero fields of cfg take the SRD defaults.
 func New(cfg Config) *Engine {
-	def := DefaultLimits()
-	if cfg.Limits.MaxOutputBytes <= 0 {
-		cfg.Limits.MaxOutputBytes = def.MaxOutputBytes
-	}
-	if cfg.Limits.AvailableCapacityBytes <= 0 {
-		cfg.Limits.AvailableCapacityBytes = def.AvailableCapacityBytes
-	}
-	if cfg.Limits.MaxFileReadBytes <= 0 {
-		cfg.Limits.MaxFileReadBytes = def.MaxFileReadBytes
-	}
-	if cfg.Limits.MaxScanBytes <= 0 {
-		cfg.Limits.MaxScanBytes = def.MaxScanBytes
-	}
-	if cfg.Limits.MaxPatchBytes <= 0 {
-		cfg.Limits.MaxPatchBytes = def.MaxPatchBytes
-	}
+	cfg.Limits = cfg.Limits.WithDefaults()
 	if cfg.MaxArgsBytes <= 0 {
 		cfg.MaxArgsBytes = DefaultMaxArgsBytes
 	}

@@ -48,15 +48,12 @@ type Env struct {
 	// allows (a tool whose manifest says it writes unnamed paths, under a
 	// policy that asked for that).
 	Writes map[string]WriteGrant
-	// Pure refuses every host function: set while computing a summary.
-	Pure bool
 	// Environ is the environment of processes the call starts, already
 	// sanitized (CFG-ENV-01); nil starts them with an empty environment.
 	Environ []string
 	// Now is the clock for read-cache entries; nil means time.Now.
 	Now func() time.Time
 
-	staged []byte
 	// seen is the digest of each file this call read whole (recorded, or
 	// for update) or wrote, by canonical path: the content its changes
 	// are based on.

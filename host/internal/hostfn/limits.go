@@ -31,60 +31,32 @@ const (
 	// longer), so a page of more entries than the output limit divided
 	// by it could never be shown.
 	minListEntryBytes = 32
-
-	// Fallbacks where a call carries no limit (an Env built without
-	// one); the engine's defaults.
-	defaultReadBytes   = 200 << 10
-	defaultScanBytes   = 2 << 20 // CFG-READ-01
-	defaultPatchBytes  = 512 << 10
-	defaultListEntries = 10000
-	defaultOutputBytes = 100 << 10
 )
 
 // readLimit is the most fs_read returns: what a text read may show
 // (max_file_read_bytes) or a binary one may encode into the output
 // (the output limit), whichever is larger.
 func (e *Env) readLimit() int64 {
-	if n := max(e.Limits.MaxFileReadBytes, e.Limits.OutputLimit()); n > 0 {
-		return n
-	}
-	return defaultReadBytes
+	l := e.Limits.WithDefaults()
+	return max(l.MaxFileReadBytes, l.OutputLimit())
 }
 
 // scanLimit is max_scan_bytes: the most a host function reads whole (a
 // file for update, either side of a diff) or scans for lines.
-func (e *Env) scanLimit() int64 {
-	if e.Limits.MaxScanBytes > 0 {
-		return e.Limits.MaxScanBytes
-	}
-	return defaultScanBytes
-}
+// A limit an Env leaves at zero is the default, never none.
+func (e *Env) scanLimit() int64 { return e.Limits.WithDefaults().MaxScanBytes }
 
-func (e *Env) outputLimit() int64 {
-	if n := e.Limits.OutputLimit(); n > 0 {
-		return n
-	}
-	return defaultOutputBytes
-}
+func (e *Env) outputLimit() int64 { return e.Limits.WithDefaults().OutputLimit() }
 
 // listLimit caps the entries of one fs_list page, whatever max_entries
 // says (0 included): no more than the output limit can show.
-func (e *Env) listLimit() int {
-	if n := e.Limits.OutputLimit(); n > 0 {
-		return int(max(n/minListEntryBytes, 1))
-	}
-	return defaultListEntries
-}
+func (e *Env) listLimit() int { return int(max(e.outputLimit()/minListEntryBytes, 1)) }
 
 // commitFileLimit is the most new content one file of an fs_commit may
 // have: the largest file that can be read for update, grown by the
 // largest patch.
 func (e *Env) commitFileLimit() int64 {
-	patch := e.Limits.MaxPatchBytes
-	if patch <= 0 {
-		patch = defaultPatchBytes
-	}
-	return e.scanLimit() + patch
+	return e.scanLimit() + e.Limits.WithDefaults().MaxPatchBytes
 }
 
 // commitLimit is the most new content one fs_commit may write in all.

@@ -10,10 +10,6 @@ import (
 	"github.com/toolhost/toolhost/host/internal/proc"
 )
 
-// defaultCapture bounds each captured stream when a call has no output
-// limit; the model never sees more than the limit anyway.
-const defaultCapture = 100 << 10
-
 // maxCommandBytes is Linux's MAX_ARG_STRLEN: the kernel refuses a longer
 // single argument to exec (sh -c COMMAND), so a longer command is refused
 // before the host copies it.
@@ -39,10 +35,8 @@ func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 	if err != nil {
 		return nil, err
 	}
-	capture := int(env.Limits.OutputLimit())
-	if capture <= 0 {
-		capture = defaultCapture
-	}
+	// The model never sees more than the output limit of either stream.
+	capture := int(env.outputLimit())
 	spec := proc.Spec{Command: command, Dir: dir, Env: env.Environ, MaxCapture: capture, TailCapture: capture}
 	if env.Emit != nil {
 		// proc passes the call's ctx on: a consumer that stops reading
