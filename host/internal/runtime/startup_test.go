@@ -72,7 +72,7 @@ func startupStopped(t *testing.T, err error, plugin string, elapsed time.Duratio
 // never returns is stopped at the start-up deadline — when Load has to
 // describe it, when a call instantiates it, and when the call's own
 // deadline comes first — and the runtime stays usable.
-func TestSpinningInitStopped_FR_EXE_05(t *testing.T) {
+func TestSpinningInitStopped_FR_EXE_03(t *testing.T) {
 	ctx := context.Background()
 	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(t), StartupTimeout: testStartup, HostFunctions: testHostFunctions()})
 	if err != nil {
