@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,7 @@ type emitter struct {
 	dropped atomic.Int64
 
 	// Delivery from a goroutine (sub == nil).
+	broken bool // the sink panicked; touched by the delivery goroutine only
 	q      chan queued
 	final  chan queued   // Done, delivered after everything in q
 	done   chan struct{} // closed when the delivery goroutine returns
@@ -98,9 +100,24 @@ func (em *emitter) deliver() {
 
 func (em *emitter) deliver1(q queued) {
 	em.count(&q)
-	if err := em.sink.Send(em.ctx, q.ev); err != nil {
+	if em.broken || em.sendRecovered(q.ev) != nil {
 		em.drop(q.call)
 	}
+}
+
+// sendRecovered calls the sink, turning a panic into an error: the sink
+// is caller code, and a panic on the emitter's goroutine would take the
+// whole process (every conversation of a server) down. A sink that
+// panicked is not called again for this batch.
+func (em *emitter) sendRecovered(ev Event) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			em.broken = true
+			em.log.Error("the event consumer panicked; it gets no more events of this batch", "batch", ev.BatchID, "panic", r)
+			err = fmt.Errorf("event consumer panicked: %v", r)
+		}
+	}()
+	return em.sink.Send(em.ctx, ev)
 }
 
 // count fills in Completed's and Done's counts. Every earlier event has

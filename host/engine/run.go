@@ -110,16 +110,37 @@ func (e *Engine) Process(ctx context.Context, b Batch, approver Approver, opts R
 }
 
 // approve asks approver; without one, or when it fails, every
-// confirmation is denied and the results say why.
+// confirmation is denied and the results say why. The approver is caller
+// code that may panic or ignore ctx: it runs on a goroutine of its own, a
+// panic denies like an error, and when ctx ends the batch goes on without
+// waiting for an answer that can no longer count.
 func approve(ctx context.Context, approver Approver, cs []Confirmation) Decision {
 	if approver == nil {
 		return DenyAll("policy: no approver is connected")
 	}
-	d, err := approver.Approve(ctx, cs)
-	if err != nil {
-		return DenyAll(fmt.Sprintf("default, because the approval failed (%v); ask again in a later batch", err))
+	type answer struct {
+		d   Decision
+		err error
 	}
-	return d
+	answered := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				answered <- answer{err: fmt.Errorf("the approver panicked: %v", r)}
+			}
+		}()
+		d, err := approver.Approve(ctx, cs)
+		answered <- answer{d, err}
+	}()
+	select {
+	case a := <-answered:
+		if a.err != nil {
+			return DenyAll(fmt.Sprintf("default, because the approval failed (%v); ask again in a later batch", a.err))
+		}
+		return a.d
+	case <-ctx.Done():
+		return DenyAll(fmt.Sprintf("default, because the batch ended (%v) before the approval came; ask again in a later batch", context.Cause(ctx)))
+	}
 }
 
 // Resolve records a person's result for a Pending call (parse_only mode,
