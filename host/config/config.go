@@ -132,7 +132,7 @@ func Default() *Config {
 			AllowedRoots:         []string{"."},
 			DeniedPatterns:       []string{},
 			IncludeDefaultDenies: true,
-			ReadOnlyPatterns:     []string{".git/**"},
+			ReadOnlyPatterns:     []string{"**/.git/**", "**/.git"},
 		},
 		Timeouts:    Timeouts{DefaultSeconds: 30, FileOperationsSeconds: 30, ShellCommandsSeconds: 300},
 		Output:      Output{MaxBytes: 100 << 10, AvailableCapacityBytes: 64 << 10},

@@ -120,8 +120,11 @@ allow_absolute = false
 # Also deny the built-in patterns: **/.ssh/**, **/.gnupg/**, **/id_rsa*,
 # **/*.pem, **/*.key and system credentials. (CFG-SBX-01, FR-VAL-05)
 include_default_denies = true
-# Globs of paths tools may read but never write. (CFG-SBX-01)
-read_only_patterns = [".git/**"]
+# Globs of paths tools may read but never write: by default the internals
+# of every git repository at any depth (a nested repository's config or
+# hooks run code on the next git command there) and the .git file of a
+# worktree or submodule. (CFG-SBX-01)
+read_only_patterns = ["**/.git/**", "**/.git"]
 
 [tools.timeouts]
 # Per-call timeout of a tool of no other class; a tool's manifest or an

@@ -252,7 +252,7 @@ func written(m abi.Manifest, decoded any, resolved map[string]sandbox.Path) (pat
 }
 
 // readOnlyCheck refuses a call that writes a path under a read-only
-// pattern (.git/** by default): such paths are readable, never writable.
+// pattern (**/.git/** by default): such paths are readable, never writable.
 // The sandbox refuses the write too; this says so before anyone is asked.
 func (e *Engine) readOnlyCheck(call Call, m abi.Manifest, decoded any, resolved map[string]sandbox.Path) *ToolError {
 	paths, _ := written(m, decoded, resolved)
