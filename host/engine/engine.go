@@ -139,6 +139,11 @@ type callOptions struct {
 	AvailableCapacityBytes int64
 	// Writes is what the call may write (hostfn.Env.Writes).
 	Writes map[string]hostfn.WriteGrant
+	// ReadsAt and Origin are the read cache's generation when the call's
+	// batch was planned, and the batch (hostfn.Env); zero and empty: the
+	// generation as the call begins, the call alone.
+	ReadsAt uint64
+	Origin  string
 }
 
 // execute validates and runs one call without the approval policy: no
@@ -166,10 +171,13 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 		Emit: opts.Emit, Resolved: resolved, Writes: opts.Writes, Environ: e.environ,
 	}
 	if e.cfg.ReadCache != nil {
-		// The generation as the call begins: a file another call of the
-		// conversation changes after this is stale for this call.
+		// A file another batch of the conversation changes after this
+		// call's batch was planned is stale for this call.
 		if env.Reads = e.cfg.ReadCache(opts.Conversation); env.Reads != nil {
-			env.ReadsAt = env.Reads.Generation()
+			env.ReadsAt, env.Origin = opts.ReadsAt, opts.Origin
+			if env.ReadsAt == 0 {
+				env.ReadsAt = env.Reads.Generation()
+			}
 		}
 	}
 	// Compiling is not the tool's work: the first call of a plugin must not

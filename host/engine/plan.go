@@ -73,6 +73,10 @@ type Plan struct {
 	Calls []PlannedCall `json:"calls"`
 
 	parallel bool // the batch's policy lets read-only calls run together
+	// readsAt is the conversation's read generation when the batch was
+	// planned: what a person approved was judged on the files as they
+	// were then, so a file another batch changes after it is stale.
+	readsAt uint64
 }
 
 // Confirmations lists what needs approval, in call order.
@@ -99,6 +103,11 @@ func (e *Engine) Plan(ctx context.Context, b Batch, n ...Narrowing) *Plan {
 	}
 	pol := e.policyFor(n)
 	p := &Plan{Batch: b, Calls: make([]PlannedCall, len(b.Calls)), parallel: pol.AllowParallel}
+	if e.cfg.ReadCache != nil {
+		if reads := e.cfg.ReadCache(b.Conversation); reads != nil {
+			p.readsAt = reads.Generation()
+		}
+	}
 	dups := duplicateIDs(b.Calls)
 	overTurn := e.countIteration(b, pol)
 	for i, call := range b.Calls {

@@ -247,7 +247,7 @@ func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opt
 	start := time.Now()
 	res := e.finish(e.callTool(ctx, call, pc.tool, pc.resolved, callOptions{
 		Conversation: p.Batch.Conversation, AvailableCapacityBytes: opts.AvailableCapacityBytes,
-		Writes: pc.writes,
+		Writes: pc.writes, ReadsAt: p.readsAt, Origin: p.Batch.ID,
 		Emit: func(ctx context.Context, h hostfn.Event) error {
 			if !em.chunk(ctx, chunkEvent(p.Batch.ID, call, h), &dropped) {
 				return errNotDelivered

@@ -102,3 +102,71 @@ func TestClient_PanickingApproverDenies(t *testing.T) {
 		t.Errorf("apply_patch ran although its approver panicked")
 	}
 }
+
+// Attack (client/model): two batches of one conversation in flight at
+// once, both based on the same read of a.txt. Batch B is planned, and
+// while its approval is pending batch A overwrites a.txt (approved). Then
+// B is approved and runs.
+// Expected: B is refused as StaleFile: a.txt changed after B was planned,
+// by a call B's author never saw, so B would silently discard A's change
+// (a lost update).
+// Was at fault: host/engine/engine.go, callTool takes the read cache's
+// generation (env.ReadsAt) when the call begins, not when its batch was
+// planned; and A's write recorded its new hash in the conversation's
+// cache (hostfn observe with record), so checkSum in
+// host/internal/hostfn/writes.go finds B's file "read and unchanged".
+// Fix: take the generation when the batch is planned (PlannedCall), and
+// count as changes only those made by other batches (a later call of the
+// same batch may still build on an earlier one).
+func TestClient_ConcurrentBatchIsStale(t *testing.T) {
+	h, root := openHost(t, nil)
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("old\n"), 0o644)
+	rs := process(t, h, context.Background(), engine.Batch{Conversation: "c", Calls: []engine.Call{call("r", "read_file", `{"path":"a.txt"}`)}}, host.BatchOptions{}, 30*time.Second)
+	if !rs[0].OK {
+		t.Fatalf("read: %+v", rs[0].Error)
+	}
+	var resA []engine.Result
+	approverB := engine.ApproverFunc(func(ctx context.Context, cs []engine.Confirmation) (engine.Decision, error) {
+		// B is planned; A runs to completion meanwhile.
+		a := engine.Batch{Conversation: "c", Calls: []engine.Call{call("wa", "write_file", `{"path":"a.txt","content":"from A\n"}`)}}
+		_, resA = h.Process(ctx, a, host.BatchOptions{Approver: approveAll()})
+		return engine.ApproveAll("the test"), nil
+	})
+	b := engine.Batch{Conversation: "c", Calls: []engine.Call{call("wb", "write_file", `{"path":"a.txt","content":"from B\n"}`)}}
+	rs = process(t, h, context.Background(), b, host.BatchOptions{Approver: approverB}, 30*time.Second)
+	if len(resA) != 1 || !resA[0].OK {
+		t.Fatalf("batch A: %+v", resA)
+	}
+	if rs[0].OK {
+		got, _ := os.ReadFile(filepath.Join(root, "a.txt"))
+		t.Errorf("batch B, planned on the read before A's write, replaced A's content unseen (a.txt = %q); want StaleFile", got)
+	}
+}
+
+// The other side of TestClient_ConcurrentBatchIsStale: a batch builds on
+// its own calls. Another batch changed a.txt after this one was planned,
+// but this batch reads it again before writing: the write is based on
+// what is there, so it runs.
+func TestClient_BatchBuildsOnItsOwnRead(t *testing.T) {
+	h, root := openHost(t, nil)
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("old\n"), 0o644)
+	rs := process(t, h, context.Background(), engine.Batch{Conversation: "c", Calls: []engine.Call{call("r", "read_file", `{"path":"a.txt"}`)}}, host.BatchOptions{}, 30*time.Second)
+	if !rs[0].OK {
+		t.Fatalf("read: %+v", rs[0].Error)
+	}
+	approverB := engine.ApproverFunc(func(ctx context.Context, cs []engine.Confirmation) (engine.Decision, error) {
+		a := engine.Batch{Conversation: "c", Calls: []engine.Call{call("wa", "write_file", `{"path":"a.txt","content":"from A\n"}`)}}
+		if _, res := h.Process(ctx, a, host.BatchOptions{Approver: approveAll()}); !res[0].OK {
+			t.Errorf("batch A: %+v", res[0].Error)
+		}
+		return engine.ApproveAll("the test"), nil
+	})
+	b := engine.Batch{Conversation: "c", Calls: []engine.Call{
+		call("rb", "read_file", `{"path":"a.txt"}`),
+		call("wb", "write_file", `{"path":"a.txt","content":"from B\n"}`),
+	}}
+	rs = process(t, h, context.Background(), b, host.BatchOptions{Approver: approverB}, 30*time.Second)
+	if !rs[1].OK {
+		t.Fatalf("batch B read a.txt again before writing it, and was refused: %+v", rs[1].Error)
+	}
+}

@@ -25,12 +25,16 @@ type Env struct {
 	// Reads is the conversation's read cache. Nil disables recording, so
 	// every overwrite of an existing file is refused as stale.
 	Reads *readcache.Cache
-	// ReadsAt is Reads.Generation() taken when the call began. A file
-	// whose recorded content changed after that (another call of the
-	// conversation wrote it, or read it changed) is stale for this call
-	// unless this call read it itself: its change would be based on
-	// content that is gone. 0 skips this check.
+	// ReadsAt is Reads.Generation() taken when the call's batch was
+	// planned (when the call began, for a call without a batch): a file
+	// another batch of the conversation changed after that is stale for
+	// this call, though its content is recorded as read (issue 9 item 8).
+	// Zero skips that check.
 	ReadsAt uint64
+	// Origin names the call's batch: what calls of the same batch read
+	// or wrote is the call's own basis. Empty means the call alone
+	// (CallID).
+	Origin string
 	// Limits bound what the plugin may ask of the host functions; they
 	// apply whatever the plugin passes (limits.go).
 	Limits abi.Limits
@@ -71,6 +75,14 @@ const (
 	// time it writes (another call created it) is refused.
 	WriteCreateOnly
 )
+
+// origin is who the call's records and checks are for.
+func (e *Env) origin() string {
+	if e.Origin != "" {
+		return e.Origin
+	}
+	return e.CallID
+}
 
 func (e *Env) now() time.Time {
 	if e.Now != nil {

@@ -150,9 +150,9 @@ func checkSum(env *Env, p sandbox.Path, name string, sum [sha256.Size]byte, acti
 		return stale(env, p, name, "File was not read before "+action, "read it with read_file first, then retry")
 	case !same:
 		return stale(env, p, name, "File content changed since last read", "read it again with read_file and base the change on what is there now")
-	case env.ReadsAt > 0 && env.Reads.ChangedSince(p.Abs, env.ReadsAt):
-		return stale(env, p, name, "File content changed since this call began",
-			"another call of this conversation changed it; read it again with read_file and base the change on what is there now")
+	case env.ReadsAt > 0 && env.Reads.ChangedSince(p.Abs, env.ReadsAt, env.origin()):
+		return stale(env, p, name, "File content changed since this call was planned",
+			"another batch of this conversation changed it meanwhile; read it again with read_file and base the change on what is there now")
 	}
 	return nil
 }
@@ -166,7 +166,7 @@ func (e *Env) observe(p sandbox.Path, sum [sha256.Size]byte, record bool) {
 	}
 	e.seen[p.Abs] = sum
 	if record && e.Reads != nil {
-		e.Reads.Record(p.Abs, sum, e.now())
+		e.Reads.RecordFrom(p.Abs, sum, e.now(), e.origin())
 	}
 }
 

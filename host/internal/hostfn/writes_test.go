@@ -188,8 +188,8 @@ func TestWrites_Issue9Item8_ChangedSinceCallBegan(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := newGuest(1<<10).write(second, "a.txt", []byte("second"), 0)
-	if he := hostErr(t, err); he.Kind != abi.KindStaleFile || !strings.Contains(he.Message, "changed since this call began") {
-		t.Fatalf("second write: %v, want StaleFile saying the file changed since the call began", err)
+	if he := hostErr(t, err); he.Kind != abi.KindStaleFile || !strings.Contains(he.Message, "changed since this call was planned") {
+		t.Fatalf("second write: %v, want StaleFile saying the file changed since the call was planned", err)
 	}
 	if got := w.content("a.txt"); got != "first" {
 		t.Errorf("a.txt = %q, want the first call's", got)

@@ -29,8 +29,10 @@ type Entry struct {
 
 	// gen is the cache's Generation when this path's digest last
 	// changed in this cache (loaded and merged entries count as
-	// changes). In memory only.
-	gen uint64
+	// changes), and origin who changed it then (a batch id). In memory
+	// only.
+	gen    uint64
+	origin string
 }
 
 // Cache is the read record of one conversation. It is safe for concurrent use.
@@ -41,14 +43,21 @@ type Cache struct {
 	gen     uint64 // counts changes of any entry's digest
 }
 
-// New returns an empty cache.
-func New() *Cache { return &Cache{entries: make(map[string]Entry)} }
+// New returns an empty cache. Its Generation starts at 1, so 0 never
+// names a moment of a real cache.
+func New() *Cache { return &Cache{entries: make(map[string]Entry), gen: 1} }
 
 // Record notes that path held content with the given digest at time at.
 func (c *Cache) Record(path string, sum [sha256.Size]byte, at time.Time) {
+	c.RecordFrom(path, sum, at, "")
+}
+
+// RecordFrom is Record by origin (a batch): ChangedSince tells others'
+// changes from its own.
+func (c *Cache) RecordFrom(path string, sum [sha256.Size]byte, at time.Time, origin string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.put(Entry{Path: path, SHA256: hex.EncodeToString(sum[:]), ReadAt: at.UTC()})
+	c.put(Entry{Path: path, SHA256: hex.EncodeToString(sum[:]), ReadAt: at.UTC(), origin: origin})
 	c.dirty = true
 }
 
@@ -77,12 +86,13 @@ func (c *Cache) Generation() uint64 {
 }
 
 // ChangedSince reports whether path's recorded digest changed after
-// generation gen.
-func (c *Cache) ChangedSince(path string, gen uint64) bool {
+// generation gen, by an origin other than origin: a batch builds on its
+// own earlier calls' reads and writes, never unseen on another's.
+func (c *Cache) ChangedSince(path string, gen uint64, origin string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[path]
-	return ok && e.gen > gen
+	return ok && e.gen > gen && e.origin != origin
 }
 
 // Lookup returns the last read of path.

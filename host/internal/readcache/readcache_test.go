@@ -82,14 +82,14 @@ func TestGeneration(t *testing.T) {
 	start := c.Generation()
 	c.Record("/w/x", a, now.Add(time.Second)) // read again, same content
 	c.Record("/w/y", a, now)                  // another file
-	if c.ChangedSince("/w/x", start) {
+	if c.ChangedSince("/w/x", start, "other") {
 		t.Error("re-reading unchanged content counts as a change")
 	}
 	c.Record("/w/x", b, now.Add(2*time.Second))
-	if !c.ChangedSince("/w/x", start) {
+	if !c.ChangedSince("/w/x", start, "other") {
 		t.Error("a new digest does not count as a change")
 	}
-	if c.ChangedSince("/w/never", 0) {
+	if c.ChangedSince("/w/never", 0, "other") {
 		t.Error("a path never recorded counts as changed")
 	}
 }
