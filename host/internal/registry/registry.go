@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -131,6 +132,9 @@ func NewTool(m abi.Manifest, p *runtime.Plugin) (*Tool, error) {
 	return &Tool{Manifest: m, Plugin: p, schema: schema}, nil
 }
 
+// maxManifestTimeout bounds the timeout a manifest may ask for.
+const maxManifestTimeout = time.Hour
+
 // ValidateManifest checks the fields every tool must have.
 func ValidateManifest(m abi.Manifest) error {
 	var problems []string
@@ -150,8 +154,14 @@ func ValidateManifest(m abi.Manifest) error {
 	default:
 		problems = append(problems, fmt.Sprintf("timeout_class %q must be default, file_operations or shell_commands", m.TimeoutClass))
 	}
-	if m.TimeoutMillis < 0 {
+	switch {
+	case m.TimeoutMillis < 0:
 		problems = append(problems, "timeout_ms is negative")
+	case m.TimeoutMillis > maxManifestTimeout.Milliseconds():
+		// A plugin may not give itself an unbounded deadline (nor one
+		// that overflows a time.Duration); the operator can, by override.
+		problems = append(problems, fmt.Sprintf("timeout_ms %d is more than %d (%v); an operator who wants longer sets tools.overrides.%s.timeout_seconds",
+			m.TimeoutMillis, maxManifestTimeout.Milliseconds(), maxManifestTimeout, m.Name))
 	}
 	for _, a := range m.CreateArgs {
 		if !slices.Contains(m.PathArgs, a) {

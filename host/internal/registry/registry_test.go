@@ -33,6 +33,8 @@ func TestValidateManifest(t *testing.T) {
 		{"schema not JSON", func(m *abi.Manifest) { m.Parameters = []byte(`{`) }, "not valid JSON"},
 		{"schema invalid", func(m *abi.Manifest) { m.Parameters = []byte(`{"type":"nonsense"}`) }, "Draft 2020-12"},
 		{"schema missing", func(m *abi.Manifest) { m.Parameters = nil }, "missing"},
+		{"timeout past any bound", func(m *abi.Manifest) { m.TimeoutMillis = 1 << 62 }, "timeout_ms 4611686018427387904 is more than 3600000"},
+		{"timeout of an hour", func(m *abi.Manifest) { m.TimeoutMillis = 3600000 }, ""},
 		{"unnamed writes without fs.write", func(m *abi.Manifest) { m.WritesUnnamedPaths = true }, "writes_unnamed_paths"},
 	}
 	for _, tt := range tests {
