@@ -41,6 +41,17 @@ func stopped(parent context.Context, tool string, timeout, elapsed time.Duration
 		"%s timed out after %s; the call was stopped. Retry with a smaller request, or raise the tool's timeout in the configuration", tool, timeout)}
 }
 
+// mayHaveActed warns, on a side-effecting call its deadline stopped
+// midway, that what it did before is not undone: a model that simply
+// retries may apply a change twice. (Cancelled and panicked calls keep
+// the SRD's exact messages.)
+func mayHaveActed(m abi.Manifest, te *ToolError) *ToolError {
+	if m.SideEffecting && te.Kind == abi.KindTimeout {
+		te.Message += " It may have changed files or started processes before it stopped; check their state before calling it again."
+	}
+	return te
+}
+
 // panicked builds FR-EXE-04b's message; the guest's text is sanitized and
 // bounded because it may echo anything the model sent (FR-EXE-04b-3).
 func panicked(msg string) *ToolError {
