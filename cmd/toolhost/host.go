@@ -96,7 +96,12 @@ func (a *approver) Approve(_ context.Context, cs []engine.Confirmation) (engine.
 	}
 	r := bufio.NewReader(a.in)
 	for _, c := range ask {
-		fmt.Fprintf(a.out, "\n%s risk: %s\n  reason: %s\nApprove call %s? [y/N] ", strings.ToUpper(string(c.Risk)), c.Summary, c.Reason, c.CallID)
+		// The summary is rendered visibly already (engine.Visible); the
+		// rest may hold the model's text too (the call id, the tool name
+		// in the reason), so no line break, control or format character
+		// of theirs reaches the terminal either.
+		fmt.Fprintf(a.out, "\n%s risk: %s\n  reason: %s\nApprove call %s? [y/N] ",
+			engine.Visible(strings.ToUpper(string(c.Risk))), c.Summary, engine.Visible(c.Reason), engine.Visible(c.CallID))
 		line, _ := r.ReadString('\n')
 		if answer := strings.ToLower(strings.TrimSpace(line)); answer == "y" || answer == "yes" {
 			approved = append(approved, c.CallID)

@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
@@ -236,8 +235,18 @@ func (e *Engine) requestConfirmation(ctx context.Context, pc *PlannedCall, m abi
 	pc.Disposition = RequiresConfirmation
 	pc.Confirmation = &Confirmation{
 		CallID: call.ID, Tool: call.Name, Risk: m.RiskLevel, Reason: reason, Args: args(call),
-		Summary: e.redact.summary(string(out.Content)),
+		Summary: e.redact.summary(string(out.Content), pc.pathTexts()),
 	}
+}
+
+// pathTexts are the call's path arguments as given and as resolved: the
+// texts its summary names the files by, never redacted.
+func (pc *PlannedCall) pathTexts() []string {
+	var texts []string
+	for given, p := range pc.resolved {
+		texts = append(texts, given, p.Rel, p.Abs)
+	}
+	return texts
 }
 
 // summaryTimeout bounds a summary: it is pure formatting.
@@ -344,40 +353,86 @@ type redactor struct {
 	rules []redaction
 }
 
+// redaction is a rule: its regexp's first group is the secret, replaced
+// by [REDACTED]; the rest of the match stays. Whitespace in a rule is
+// [ \t], never a line break: a secret's value ends at the end of its line,
+// so redaction cannot hide the next line of a command.
 type redaction struct {
-	re   *regexp.Regexp
-	repl string
+	re *regexp.Regexp
 }
 
 // maxSummary is FR-APR-06's bound, in characters.
 const maxSummary = 200
 
+// hidden is what a redacted secret shows as.
+const hidden = "[REDACTED]"
+
 func newRedactor() *redactor {
-	const hidden = "[REDACTED]"
 	return &redactor{rules: []redaction{
 		// Authorization schemes first, so "Authorization: Bearer x" loses x.
-		{regexp.MustCompile(`(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=-]{8,}`), "${1}${2}" + hidden},
+		{regexp.MustCompile(`(?i)\b(?:bearer|basic|token)[ \t]+([A-Za-z0-9._~+/=-]{8,})`)},
 		// key=value and key: value where the key names a secret.
-		{regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|private[_-]?key)[a-z0-9_.-]*)(["']?\s*[:=]\s*["']?)[^\s"'&,;]+`), "${1}${2}" + hidden},
+		{regexp.MustCompile(`(?i)\b[a-z0-9_.-]*(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|private[_-]?key)[a-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?([^\s"'&,;]+)`)},
 		// Credentials in URLs.
-		{regexp.MustCompile(`(://[^/\s:@]+):[^@\s/]+@`), "${1}:" + hidden + "@"},
+		{regexp.MustCompile(`://[^/\s:@]+:([^@\s/]+)@`)},
 		// Well-known token shapes, wherever they appear.
-		{regexp.MustCompile(`\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|glpat-[A-Za-z0-9_-]{20,})`), hidden},
-		// Private key blocks.
-		{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`), hidden},
+		{regexp.MustCompile(`\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|glpat-[A-Za-z0-9_-]{20,})`)},
+		// Private key blocks, over as many lines as they take.
+		{regexp.MustCompile(`(?s)(-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$))`)},
 	}}
 }
 
-// summary redacts s and bounds it to maxSummary characters with an
-// ellipsis.
-func (r *redactor) summary(s string) string {
-	s = strings.Join(strings.Fields(sanitize(s)), " ")
+// summary is what a person is asked to approve, from the plugin's text
+// s: secrets redacted, except within the exact text of keep (the call's
+// path arguments: a path is what the person judges, so it is never
+// hidden), rendered visibly (see Visible: line breaks, control and format
+// characters written out), spaces collapsed, and cut in the middle to
+// maxSummary characters.
+func (r *redactor) summary(s string, keep []string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	for _, rule := range r.rules {
-		s = rule.re.ReplaceAllString(s, rule.repl)
+		s = rule.apply(s, keep)
 	}
-	if utf8.RuneCountInString(s) <= maxSummary {
+	return shown(squeeze(s), maxSummary)
+}
+
+// apply redacts every secret rule matches in s, but for one that lies
+// wholly within an occurrence of a keep text.
+func (rule redaction) apply(s string, keep []string) string {
+	ms := rule.re.FindAllStringSubmatchIndex(s, -1)
+	if ms == nil {
 		return s
 	}
-	runes := []rune(s)
-	return string(runes[:maxSummary-1]) + "…"
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		from, to := m[2], m[3]
+		if from < 0 || within(s, from, to, keep) {
+			continue
+		}
+		b.WriteString(s[last:from])
+		b.WriteString(hidden)
+		last = to
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// within reports whether s[from:to] lies inside an occurrence in s of one
+// of keep.
+func within(s string, from, to int, keep []string) bool {
+	for _, k := range keep {
+		if k == "" || len(k) < to-from {
+			continue
+		}
+		// An occurrence containing [from, to) starts at or after to-len(k).
+		lo := max(0, to-len(k))
+		hi := min(from, len(s)-len(k))
+		for i := lo; i <= hi; i++ {
+			if s[i:i+len(k)] == k {
+				return true
+			}
+		}
+	}
+	return false
 }

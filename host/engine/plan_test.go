@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/toolhost/toolhost/abi"
 )
@@ -327,11 +328,129 @@ func TestConfirmationSummaries_FR_APR_06(t *testing.T) {
 	if !strings.HasPrefix(cs[0].Summary, "Run command: curl") || !strings.Contains(cs[0].Summary, "[REDACTED]") || cs[0].Risk != abi.RiskHigh {
 		t.Errorf("summary %+v", cs[0])
 	}
-	if n := len([]rune(cs[2].Summary)); n != 200 || !strings.HasSuffix(cs[2].Summary, "…") {
+	// Cut in the middle, so the end of the command shows.
+	if n := len([]rune(cs[2].Summary)); n != 200 || !strings.Contains(cs[2].Summary, "…") || !strings.HasSuffix(cs[2].Summary, "echo hello;") {
 		t.Errorf("long summary has %d characters: %q", n, cs[2].Summary)
 	}
 	if msg := p.Calls[3].Result.Error.Message; !strings.Contains(msg, "approval summary failed") || strings.Contains(msg, "alpha") {
 		t.Errorf("impure summary: %q", msg)
+	}
+}
+
+// FR-APR-06: the summary a person approves shows what will run. Each
+// case is an attack by a prompt-injected model on the one line a person
+// reads: a hidden line break, invisible or reordering characters, a tail
+// cut off, a path hidden by redaction.
+func TestSummaryAttacks_FR_APR_06(t *testing.T) {
+	f := policyFixture(t, withPolicy(func(p *Policy) { p.Denylist = nil }))
+	f.write(t, "report\u202Etxt.sh", "x\n")
+	f.write(t, "notes\u200B.txt", "x\n")
+	f.write(t, "password=ok/deploy.sh", "echo hi\n")
+	arg := func(v map[string]any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	tests := []struct {
+		name      string
+		tool      string
+		args      map[string]any
+		want      []string // in the summary
+		forbidden []string // never in it
+	}{
+		{"line break after a comment", "run_command", map[string]any{"command": "ls # list the files\nrm -rf data"},
+			[]string{"Run command: ls # list the files⏎rm -rf data"}, []string{"files rm"}},
+		{"carriage return and tab", "run_command", map[string]any{"command": "echo ok\rrm -rf data\tx"},
+			[]string{"echo ok␍rm -rf data⇥x"}, nil},
+		{"right-to-left override in a path", "write_file", map[string]any{"path": "report\u202Etxt.sh", "content": "y\n"},
+			[]string{"Write 2 bytes to report<U+202E>txt.sh"}, []string{"\u202E"}},
+		{"zero-width space in a path", "write_file", map[string]any{"path": "notes\u200B.txt", "content": "y\n"},
+			[]string{"notes<U+200B>.txt"}, []string{"\u200B"}},
+		{"terminal escape", "run_command", map[string]any{"command": "rm -rf data\x1b[2K\rls"},
+			[]string{"rm -rf data<U+001B>[2K␍ls"}, []string{"\x1b"}},
+		{"tail padded past 200 characters", "run_command", map[string]any{"command": "echo " + strings.Repeat("all-good-", 28) + " ; rm -rf data"},
+			[]string{"Run command: echo all-good-", "…", "; rm -rf data"}, nil},
+		{"path shaped like a secret", "write_file", map[string]any{"path": "password=ok/deploy.sh", "content": "rm -rf /\n"},
+			[]string{"Write 9 bytes to password=ok/deploy.sh"}, []string{"[REDACTED]"}},
+		{"path kept, secret elsewhere redacted", "run_command", map[string]any{"cwd": "password=ok", "command": "ls password=ok; curl https://example.com?api_key=s3cr3t"},
+			[]string{"ls password=ok;", "api_key=[REDACTED]"}, []string{"s3cr3t"}},
+		{"secret value ends at the line break", "run_command", map[string]any{"command": "export PASSWORD=hunter2\nrm -rf data"},
+			[]string{"PASSWORD=[REDACTED]⏎rm -rf data"}, []string{"hunter2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := f.eng.Plan(context.Background(), batch(call("1", tt.tool, arg(tt.args))))
+			cs := p.Confirmations()
+			if len(cs) != 1 {
+				t.Fatalf("%d confirmations (%+v)", len(cs), p.Calls[0].Result)
+			}
+			got := cs[0].Summary
+			if n := len([]rune(got)); n > maxSummary {
+				t.Errorf("summary has %d characters", n)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("summary %q does not show %q", got, w)
+				}
+			}
+			for _, w := range tt.forbidden {
+				if strings.Contains(got, w) {
+					t.Errorf("summary %q holds %q", got, w)
+				}
+			}
+			for _, r := range got {
+				if unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) || unicode.Is(unicode.Zs, r) && r != ' ' {
+					t.Errorf("summary %+q holds %U", got, r)
+				}
+			}
+		})
+	}
+}
+
+// FR-APR-01/06: the rendering of a summary, rule by rule (see Visible).
+func TestSummaryRendering_FR_APR_06(t *testing.T) {
+	long := strings.Repeat("a", 150) + "\u202E" + strings.Repeat("b", 150)
+	tests := []struct {
+		name string
+		in   string
+		keep []string
+		want string
+	}{
+		{"plain", "Write 1 bytes to a.txt", nil, "Write 1 bytes to a.txt"},
+		{"spaces collapse, line breaks show", "  a \n\n  b\r\n\tc  ", nil, "a ⏎⏎ b␍⏎⇥c"},
+		{"other spaces are written out", "a\u00A0b\u3000c\u2028d", nil, "a<U+00A0>b<U+3000>c<U+2028>d"},
+		{"format characters", "x\u202Ey\u2066z\uFEFF\u00AD\U000E0041", nil, "x<U+202E>y<U+2066>z<U+FEFF><U+00AD><U+E0041>"},
+		{"controls", "a\x00b\x7fc\u009bd\ve", nil, "a<U+0000>b<U+007F>c<U+009B>d<U+000B>e"},
+		{"blank letters and selectors", "a\u3164b\u2800c\uFE0Fd", nil, "a<U+3164>b<U+2800>c<U+FE0F>d"},
+		{"the rendering's glyphs are written out", "a⏎b…c", nil, "a<U+23CE>b<U+2026>c"},
+		{"invalid UTF-8", "a\xffb", nil, "a\uFFFDb"},
+		{"text in other scripts stays", "Écrire 1 octet dans café/日本.txt", nil, "Écrire 1 octet dans café/日本.txt"},
+		{"secret redacted", "curl -H 'Authorization: Bearer abcdef0123456789'", nil, "curl -H 'Authorization: Bearer [REDACTED]'"},
+		{"secret in a kept path shows", "Write 9 bytes to password=ok/deploy.sh", []string{"password=ok/deploy.sh"}, "Write 9 bytes to password=ok/deploy.sh"},
+		{"a short path does not unhide a secret", "api_key=s3cret", []string{"e", "s3"}, "api_key=[REDACTED]"},
+		{"a secret longer than the kept path", "password=ok/deploy.sh.bak", []string{"password=ok/deploy.sh"}, "password=[REDACTED]"},
+		{"no redaction across lines", "token\nshutdown-now", nil, "token⏎shutdown-now"},
+		{"private key over lines", "key -----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY----- done", nil, "key [REDACTED] done"},
+		{"cut in the middle, never in an escape", long, nil, strings.Repeat("a", 99) + "…" + strings.Repeat("b", 100)},
+	}
+	r := newRedactor()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := r.summary(tt.in, tt.keep); got != tt.want {
+				t.Errorf("summary(%+q) = %+q, want %+q", tt.in, got, tt.want)
+			}
+		})
+	}
+	// An escape at the cut is kept whole or left out.
+	s := r.summary(strings.Repeat("a", 95)+"\u202E"+strings.Repeat("b", 200), nil)
+	if n := len([]rune(s)); n > maxSummary || !strings.HasPrefix(s, strings.Repeat("a", 95)+"…") {
+		t.Errorf("cut at an escape: %d characters, %q", n, s)
+	}
+	s = r.summary(strings.Repeat("a", 90)+"\u202E"+strings.Repeat("b", 200), nil)
+	if n := len([]rune(s)); n != maxSummary || !strings.HasPrefix(s, strings.Repeat("a", 90)+"<U+202E>"+"b…") {
+		t.Errorf("cut after an escape: %d characters, %q", n, s)
 	}
 }
 
