@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -59,11 +60,24 @@ type PlannedCall struct {
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
 	Result       *Result       `json:"result,omitempty"`
 
+	// planned is the call and disposition as planned: the exported
+	// fields are for reading, and Run refuses a call whose fields were
+	// changed since, so what runs is what was planned and approved.
+	planned     Call
+	plannedDisp Disposition
+
 	tool     *registry.Tool
 	resolved map[string]sandbox.Path
 	// writes is every path the call may write, with what approval covered
 	// (hostfn.Env.Writes); nil lets it write anywhere the sandbox allows.
 	writes map[string]hostfn.WriteGrant
+}
+
+// changed reports whether the exported fields of pc differ from what was
+// planned.
+func (pc *PlannedCall) changed() bool {
+	return pc.Disposition != pc.plannedDisp || pc.Call.ID != pc.planned.ID || pc.Call.Name != pc.planned.Name ||
+		!bytes.Equal(pc.Call.Arguments, pc.planned.Arguments)
 }
 
 // Plan is a planned batch: one PlannedCall per call, in call order.
@@ -121,6 +135,12 @@ func (e *Engine) Plan(ctx context.Context, b Batch, n ...Narrowing) *Plan {
 			continue
 		}
 		e.planCall(ctx, pol, pc)
+	}
+	for i := range p.Calls {
+		pc := &p.Calls[i]
+		pc.planned = pc.Call
+		pc.planned.Arguments = bytes.Clone(pc.Call.Arguments)
+		pc.plannedDisp = pc.Disposition
 	}
 	return p
 }

@@ -658,3 +658,35 @@ func TestSubscription(t *testing.T) {
 	gone.Finish()
 	checkResults(t, calls, results)
 }
+
+// What runs is what was planned and approved: a transport that holds a
+// plan between approval and run cannot change a call's arguments or
+// disposition (the exported fields are for reading) and have it run.
+func TestChangedPlanDoesNotRun_FR_APR_03(t *testing.T) {
+	f := policyFixture(t, withPolicy(func(p *Policy) { p.Denylist = nil }))
+	f.write(t, "a.txt", "a\n")
+	tests := []struct {
+		name   string
+		change func(pc *PlannedCall)
+	}{
+		{"arguments", func(pc *PlannedCall) { pc.Call.Arguments = json.RawMessage(`{"command":"touch pwned"}`) }},
+		{"disposition", func(pc *PlannedCall) { pc.Disposition = ExecuteNow }},
+		{"tool", func(pc *PlannedCall) { pc.Call.Name = "list_directory" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := f.eng.Plan(context.Background(), batch(call("c", "run_command", `{"command":"true"}`)))
+			if p.Calls[0].Disposition != RequiresConfirmation {
+				t.Fatalf("planned %s, want a confirmation", p.Calls[0].Disposition)
+			}
+			tt.change(&p.Calls[0])
+			rs := f.eng.Run(context.Background(), p, ApproveAll("tester"), RunOptions{})
+			if rs[0].OK || !strings.Contains(rs[0].Error.Message, "changed after it was planned") {
+				t.Fatalf("a changed call ran or failed otherwise: %+v", rs[0])
+			}
+			if _, err := os.Stat(filepath.Join(f.root, "pwned")); err == nil {
+				t.Fatal("the changed command ran")
+			}
+		})
+	}
+}

@@ -226,7 +226,10 @@ func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opt
 		return cancelled(call)
 	}
 	switch {
-	case pc.Disposition == PreResolved:
+	case pc.tool != nil && pc.changed():
+		return failed(call, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf(
+			"call %s (%s) was changed after it was planned (its id, tool, arguments or disposition), so it is not what was approved and did not run; plan the batch again", call.ID, call.Name)})
+	case pc.Disposition == PreResolved && pc.Result != nil:
 		return e.finish(*pc.Result)
 	case pc.Disposition == Pending && pc.Result != nil:
 		return e.finish(*pc.Result)
