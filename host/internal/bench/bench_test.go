@@ -90,10 +90,14 @@ func setup(b *testing.B) *env {
 			b.Fatal(err)
 		}
 		e := &env{dir: dir, sb: sb, reg: reg, reads: readcache.New(), root: root}
-		// Every tool may run, approved up front, so that the benchmarks
-		// measure the tools through the whole tool loop.
+		// Every tool runs without a confirmation (so no summary export is
+		// called): the benchmarks measure a call through plan and run,
+		// as close as the tool loop allows to the plugin's own work.
 		pol := engine.DefaultPolicy()
 		pol.Denylist = nil
+		pol.Approval = engine.ApprovalAuto
+		never := false
+		pol.Overrides = map[string]engine.Override{"run_command": {RequiresApproval: &never}}
 		e.eng = engine.New(engine.Config{Registry: reg, Sandbox: sb, Policy: pol, ReadCache: func(string) *readcache.Cache { return e.reads }})
 		for _, t := range reg.Tools() {
 			if err := t.Plugin.Warm(ctx, 2); err != nil {
