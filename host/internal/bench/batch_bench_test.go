@@ -16,7 +16,8 @@ import (
 // directly on the runtime, skipping engine and planner. "process" streams
 // the events to a function, which the engine calls from a goroutine of
 // its own (it may ignore its context); "subscription" streams them through
-// a Subscription read on another goroutine, as a server does.
+// a Subscription read on another goroutine, as a server does;
+// "no-events" has no consumer, as the CLI without --stream.
 func BenchmarkBatch8(b *testing.B) {
 	e := setup(b)
 	calls := make([]engine.Call, 8)
@@ -61,6 +62,7 @@ func BenchmarkBatch8(b *testing.B) {
 		}
 		return nil
 	}
+	b.Run("no-events", func(b *testing.B) { pair(b, func() error { return batch(nil) }, direct) })
 	b.Run("process", func(b *testing.B) { pair(b, func() error { return batch(count) }, direct) })
 	b.Run("subscription", func(b *testing.B) { pair(b, subscribed, direct) })
 }
