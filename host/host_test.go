@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/toolhost/toolhost/abi"
@@ -17,33 +16,8 @@ import (
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
-var (
-	buildOnce sync.Once
-	builtDir  string
-)
-
-// pluginDir is the plugins `make build` produced (beside $TOOLHOST_BIN), or
-// the built-in plugins built once for this test binary.
-func pluginDir(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("TOOLHOST_BIN"); bin != "" {
-		return filepath.Join(filepath.Dir(bin), "plugins")
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "toolhost-host-test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command"} {
-			testplugin.Build(t, dir, p)
-		}
-		builtDir = dir
-	})
-	if builtDir == "" {
-		t.Fatal("plugin build failed earlier")
-	}
-	return builtDir
-}
+// pluginDir is the directory of the built-in plugins.
+func pluginDir(t *testing.T) string { return testplugin.BuiltIns(t) }
 
 // open opens a host on a fresh workspace with the default configuration.
 func open(t *testing.T, mutate func(*config.Config, *host.Options)) (*host.Host, string) {

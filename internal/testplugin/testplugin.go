@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -58,4 +59,36 @@ func CacheDir(testing.TB) string {
 		return dir
 	}
 	return filepath.Join(os.TempDir(), "toolhost-test-cache")
+}
+
+// builtIns caches BuiltIns' directory for the test binary.
+type builtIns struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+var shared builtIns
+
+// BuiltIns returns the directory of the built-in plugins: the ones `make
+// build` produced beside $TOOLHOST_BIN, or, when the tests run on their
+// own, built once per test binary into a temporary directory.
+func BuiltIns(t testing.TB) string {
+	t.Helper()
+	if bin := os.Getenv("TOOLHOST_BIN"); bin != "" {
+		return filepath.Join(filepath.Dir(bin), "plugins")
+	}
+	shared.once.Do(func() {
+		shared.dir, shared.err = os.MkdirTemp("", "toolhost-plugins")
+		if shared.err != nil {
+			return
+		}
+		for _, p := range []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command"} {
+			Build(t, shared.dir, p)
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.dir
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,33 +18,8 @@ import (
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
-var (
-	buildOnce sync.Once
-	builtDir  string
-)
-
-// realPlugins is the directory of the built-in plugins: the ones `make
-// build` produced beside $TOOLHOST_BIN, or built once for this binary.
-func realPlugins(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("TOOLHOST_BIN"); bin != "" {
-		return filepath.Join(filepath.Dir(bin), "plugins")
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "toolhost-hostile")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command"} {
-			testplugin.Build(t, dir, p)
-		}
-		builtDir = dir
-	})
-	if builtDir == "" {
-		t.Fatal("plugin build failed earlier")
-	}
-	return builtDir
-}
+// realPlugins is the directory of the built-in plugins.
+func realPlugins(t *testing.T) string { return testplugin.BuiltIns(t) }
 
 // pluginDir returns a fresh plugin directory holding the real plugins and
 // the hostile test plugins named (built from tests/hostile/testdata).
