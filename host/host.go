@@ -80,6 +80,11 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if cfg == nil {
 		cfg = config.Default()
 	}
+	// An embedder's configuration gets the checks a file's gets: a
+	// misspelled mode must not quietly become another policy.
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -50,11 +50,14 @@ func approveAll() engine.Approver {
 func TestOpenErrors(t *testing.T) {
 	missingRoot := config.Default()
 	missingRoot.Tools.Sandbox.AllowedRoots = []string{filepath.Join(t.TempDir(), "absent")}
+	badMode := config.Default()
+	badMode.Tools.Approval.Mode = "yolo"
 	tests := []struct {
 		name string
 		opts host.Options
 		want string
 	}{
+		{"invalid configuration", host.Options{PluginDir: pluginDir(t), Config: badMode}, "yolo"},
 		{"no plugin directory", host.Options{}, "PluginDir is empty"},
 		{"plugin directory absent", host.Options{PluginDir: filepath.Join(t.TempDir(), "nothing")}, "nothing"},
 		{"plugin directory without plugins", host.Options{PluginDir: t.TempDir()}, "holds no *.wasm plugins"},
