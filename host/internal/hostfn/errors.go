@@ -1,6 +1,7 @@
 package hostfn
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,4 +67,18 @@ func (e *Error) encode() []byte {
 	}
 	b, _ := json.Marshal(he)
 	return b
+}
+
+// interrupted maps a host function stopped by the call's context: its
+// deadline is the tool's Timeout (what happened says what was left
+// undone), a cancellation is the SRD's "Cancelled by user". It returns
+// nil for any other error.
+func interrupted(err error, what string) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fail(abi.StatusCancelled, abi.KindTimeout, "%s", what)
+	case errors.Is(err, context.Canceled):
+		return fail(abi.StatusCancelled, abi.KindCancelled, "Cancelled by user")
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package hostfn
 
 import (
 	"context"
-	"errors"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -46,12 +45,10 @@ func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 		}
 	}
 	res, err := proc.Run(ctx, spec)
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return nil, fail(abi.StatusCancelled, abi.KindTimeout, "the command ran past its deadline; its process group was killed")
-	case errors.Is(err, context.Canceled):
-		return nil, fail(abi.StatusCancelled, abi.KindCancelled, "Cancelled by user")
-	case err != nil:
+	if err != nil {
+		if stop := interrupted(err, "the command ran past its deadline; its process group was killed"); stop != nil {
+			return nil, stop
+		}
 		return nil, fail(abi.StatusIO, abi.KindExecutionFailed, "cannot start the command: %v", err)
 	}
 	out := abi.ProcResult{

@@ -95,12 +95,10 @@ func (e *Env) lock(ctx context.Context, paths ...sandbox.Path) (unlock func(), e
 		abs[i] = p.Abs
 	}
 	unlock, err = e.Sandbox.Lock(ctx, abs...)
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return nil, fail(abi.StatusCancelled, abi.KindTimeout, "the call reached its deadline while another call was writing the same file; nothing was written")
-	case errors.Is(err, context.Canceled):
-		return nil, fail(abi.StatusCancelled, abi.KindCancelled, "Cancelled by user")
-	case err != nil:
+	if err != nil {
+		if stop := interrupted(err, "the call reached its deadline while another call was writing the same file; nothing was written"); stop != nil {
+			return nil, stop
+		}
 		return nil, fail(abi.StatusIO, abi.KindExecutionFailed, "%v", err)
 	}
 	return unlock, nil
