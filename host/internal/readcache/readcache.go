@@ -41,6 +41,7 @@ type Cache struct {
 	entries map[string]Entry
 	dirty   bool
 	gen     uint64 // counts changes of any entry's digest
+	seq     uint64 // counts every put, so Save knows what it wrote
 }
 
 // New returns an empty cache. Its Generation starts at 1, so 0 never
@@ -62,11 +63,14 @@ func (c *Cache) RecordFrom(path string, sum [sha256.Size]byte, at time.Time, ori
 }
 
 // put stores e, advancing the generation when the path's digest changes:
-// reading the same content again is not a change.
+// reading the same content again is not a change, so it keeps who made
+// the change too (another batch re-reading what this one wrote must not
+// make this one's next write look stale).
 func (c *Cache) put(e Entry) {
+	c.seq++
 	old, ok := c.entries[e.Path]
 	if ok && old.SHA256 == e.SHA256 {
-		e.gen = old.gen
+		e.gen, e.origin = old.gen, old.origin
 	} else {
 		c.gen++
 		e.gen = c.gen
@@ -204,6 +208,9 @@ func (s *Store) Save(conversation string, c *Cache) error {
 		return err
 	}
 	c.merge(theirs)
+	c.mu.Lock()
+	saved := c.seq
+	c.mu.Unlock()
 	data, err := json.Marshal(file{Conversation: conversation, Entries: c.Entries()})
 	if err != nil {
 		return err
@@ -223,8 +230,11 @@ func (s *Store) Save(conversation string, c *Cache) error {
 	if err := os.Rename(tmp.Name(), s.fileName(conversation)); err != nil {
 		return fmt.Errorf("save read cache: %w", err)
 	}
+	// A read recorded while this one saved is still to be saved.
 	c.mu.Lock()
-	c.dirty = false
+	if c.seq == saved {
+		c.dirty = false
+	}
 	c.mu.Unlock()
 	return nil
 }

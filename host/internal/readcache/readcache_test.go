@@ -93,3 +93,22 @@ func TestGeneration(t *testing.T) {
 		t.Error("a path never recorded counts as changed")
 	}
 }
+
+// Re-reading unchanged content is no change, and keeps who made the
+// last one: batch y reading what batch x wrote must not make x's next
+// write look stale, while y still sees x's change.
+func TestReReadKeepsOrigin(t *testing.T) {
+	c := New()
+	a, b := sha256.Sum256([]byte("a")), sha256.Sum256([]byte("b"))
+	now := time.Now()
+	c.RecordFrom("/w/f", a, now, "x")
+	start := c.Generation()
+	c.RecordFrom("/w/f", b, now, "x") // x writes
+	c.RecordFrom("/w/f", b, now, "y") // y reads the same content
+	if c.ChangedSince("/w/f", start, "x") {
+		t.Error("x's own change counts as another batch's after y re-read it")
+	}
+	if !c.ChangedSince("/w/f", start, "y") {
+		t.Error("y does not see x's change")
+	}
+}
