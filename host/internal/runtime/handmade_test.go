@@ -28,6 +28,9 @@ type handModule struct {
 	call []byte
 	// initialize, when set, is the code of an exported _initialize.
 	initialize []byte
+	// start, when set, is the code of the module's start function (a
+	// start section, which wasm runs while instantiating).
+	start []byte
 	// describe names the describe export; empty means abi.ExportDescribe.
 	describe string
 	// describeCode runs in describe before it returns the manifest.
@@ -145,6 +148,12 @@ func (h handModule) bytes() []byte {
 		codes = append(codes, body(h.initialize...))
 		exports = append(exports, cat(name(abi.StartFunction), []byte{0x00, idx(4)}))
 	}
+	startFn := -1
+	if h.start != nil {
+		startFn = first + len(funcs)
+		funcs = append(funcs, tVoid)
+		codes = append(codes, body(h.start...))
+	}
 	data := vec(
 		cat([]byte{0, 0x41}, sleb(manifest), []byte{0x0b}, name(m)),
 		cat([]byte{0, 0x41}, sleb(result), []byte{0x0b}, uleb(len(res)), res),
@@ -157,6 +166,9 @@ func (h handModule) bytes() []byte {
 	out = wasmbin.AppendSection(out, 3, append(uleb(len(funcs)), funcs...))
 	out = wasmbin.AppendSection(out, 5, []byte{1, 0x00, 1}) // one memory of one page
 	out = wasmbin.AppendSection(out, 7, vec(exports...))
+	if startFn >= 0 {
+		out = wasmbin.AppendSection(out, 8, uleb(startFn))
+	}
 	out = wasmbin.AppendSection(out, 10, vec(codes...))
 	out = wasmbin.AppendSection(out, 11, data)
 	if h.unpacked {

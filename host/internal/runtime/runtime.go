@@ -237,6 +237,8 @@ func (r *Runtime) Load(ctx context.Context, path string) (*Plugin, error) {
 			if p.imports, err = functionImports(f, h); err != nil {
 				return nil, fmt.Errorf("plugin %s: %w", path, err)
 			}
+		case h.ID == wasmbin.SectionStart:
+			return nil, fmt.Errorf("plugin %s: %w", path, errStartSection)
 		}
 	}
 	if raw == nil {
@@ -377,8 +379,22 @@ func Pack(ctx context.Context, wasm []byte) ([]byte, error) {
 	return pack(ctx, wasm, Config{Interpreter: true})
 }
 
+// errStartSection refuses a module with a wasm start section: wazero runs
+// that function inside instantiation, before any export exists, so no
+// deadline or interrupt flag could stop it if it spins.
+var errStartSection = errors.New("the module has a wasm start section, which runs while it is instantiated where no deadline can stop it; toolhost plugins start through an exported _initialize (build a WASI reactor)")
+
 // pack is Pack in a runtime configured by cfg.
 func pack(ctx context.Context, wasm []byte, cfg Config) ([]byte, error) {
+	sections, err := wasmbin.Sections(wasm)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sections {
+		if s.ID == wasmbin.SectionStart {
+			return nil, errStartSection
+		}
+	}
 	r, err := New(ctx, cfg)
 	if err != nil {
 		return nil, err

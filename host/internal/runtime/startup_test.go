@@ -181,3 +181,36 @@ func TestSpinningStartupStages(t *testing.T) {
 		})
 	}
 }
+
+// A wasm start section runs inside instantiation, before the interrupt
+// flag can be reached: a start function that spins would outlive every
+// deadline. Load and Pack refuse such a module before running anything.
+func TestStartSectionRefused(t *testing.T) {
+	ctx := context.Background()
+	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(t), StartupTimeout: testStartup, HostFunctions: testHostFunctions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	for _, m := range []handModule{
+		{name: "starter", start: spinForever, yield: true},
+		{name: "starter", start: spinForever, yield: true, unpacked: true},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := rt.Load(ctx, m.write(t))
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "start section") {
+				t.Errorf("Load (unpacked %v): err = %v, want a refusal of the start section", m.unpacked, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Load (unpacked %v) of a module whose start function spins did not return", m.unpacked)
+		}
+	}
+	if _, err := pack(ctx, handModule{name: "starter", start: spinForever, unpacked: true}.bytes(), Config{Interpreter: true, StartupTimeout: testStartup}); err == nil || !strings.Contains(err.Error(), "start section") {
+		t.Errorf("pack: err = %v, want a refusal of the start section", err)
+	}
+}

@@ -19,6 +19,7 @@ const (
 	SectionImport = 2
 	SectionGlobal = 6
 	SectionExport = 7
+	SectionStart  = 8
 	SectionCode   = 10
 )
 
