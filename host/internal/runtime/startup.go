@@ -112,7 +112,7 @@ func (p *Plugin) verify(caller, sctx context.Context, inst *instance) error {
 }
 
 // instantiate instantiates the module and starts it. Instantiation runs
-// no guest code; the start function then runs as an export would, under
+// no guest code (Load refuses a wasm start section); the start function then runs as an export would, under
 // the start-up deadline (sctx) and the interrupt, which it could not get
 // if wazero ran it: the flag is reachable only once instantiation returns.
 func (p *Plugin) instantiate(caller, sctx context.Context, c *compiled) (*instance, error) {
