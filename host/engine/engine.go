@@ -194,13 +194,13 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 		ID: call.ID, Tool: call.Name, Conversation: opts.Conversation, Args: args(call), Limits: limits,
 	})
 	if err != nil {
-		return failed(call, mayHaveActed(e.manifest(tool), e.runError(ctx, call.Name, err, timeout, time.Since(started))))
+		return failed(call, e.runError(ctx, call.Name, e.manifest(tool).SideEffecting, err, timeout, time.Since(started)))
 	}
 	if out.Kind != "" {
 		// A host function that saw the deadline (a command killed at
 		// its timeout) reports it like an interrupted guest would.
 		if cctx.Err() != nil && (out.Kind == abi.KindTimeout || out.Kind == abi.KindCancelled) {
-			return failed(call, mayHaveActed(e.manifest(tool), stopped(ctx, call.Name, timeout, time.Since(started))))
+			return failed(call, mayHaveActed(e.manifest(tool).SideEffecting, stopped(ctx, call.Name, timeout, time.Since(started))))
 		}
 		return failed(call, pluginError(call.Name, out))
 	}

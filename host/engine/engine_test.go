@@ -385,3 +385,18 @@ func TestListDirectory(t *testing.T) {
 		t.Fatalf("max_entries: %+v", r)
 	}
 }
+
+// A call whose plugin was still starting when the deadline came never ran:
+// its Timeout says so, and does not warn that it may have acted; a tool
+// stopped while running does (FR-EXE-03).
+func TestRunErrorTellsStartupFromRun_FR_EXE_03(t *testing.T) {
+	e := New(Config{})
+	startup := e.runError(context.Background(), "write_file", true, &runtime.InterruptedError{Plugin: "write_file", Cause: context.DeadlineExceeded, Startup: true}, time.Second, time.Second)
+	if startup.Kind != abi.KindTimeout || !strings.Contains(startup.Message, "nothing ran") || strings.Contains(startup.Message, "may have changed") {
+		t.Errorf("start-up stopped: %+v", startup)
+	}
+	running := e.runError(context.Background(), "write_file", true, &runtime.InterruptedError{Plugin: "write_file", Cause: context.DeadlineExceeded}, time.Second, time.Second)
+	if running.Kind != abi.KindTimeout || !strings.Contains(running.Message, "may have changed") {
+		t.Errorf("run stopped: %+v", running)
+	}
+}

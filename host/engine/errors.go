@@ -19,12 +19,17 @@ const maxPanicMessage = 512
 
 // runError maps a failure of the plugin run itself: the tool's deadline,
 // the caller's cancellation, a trap, or a load failure.
-func (e *Engine) runError(parent context.Context, tool string, err error, timeout, elapsed time.Duration) *ToolError {
+func (e *Engine) runError(parent context.Context, tool string, sideEffecting bool, err error, timeout, elapsed time.Duration) *ToolError {
 	var ie *runtime.InterruptedError
 	var te *runtime.TrapError
 	switch {
+	case errors.As(err, &ie) && ie.Startup && parent.Err() == nil:
+		// The tool never ran: its plugin was still starting (its init
+		// code) when the call's deadline came.
+		return &ToolError{Kind: abi.KindTimeout, Message: fmt.Sprintf(
+			"%s did not start within its %s deadline (its plugin's start-up code took too long); nothing ran. Try again; if it keeps happening, the plugin is at fault", tool, timeout)}
 	case errors.As(err, &ie):
-		return stopped(parent, tool, timeout, elapsed)
+		return mayHaveActed(sideEffecting, stopped(parent, tool, timeout, elapsed))
 	case errors.As(err, &te):
 		return panicked(te.Message)
 	}
@@ -45,8 +50,8 @@ func stopped(parent context.Context, tool string, timeout, elapsed time.Duration
 // midway, that what it did before is not undone: a model that simply
 // retries may apply a change twice. (Cancelled and panicked calls keep
 // the SRD's exact messages.)
-func mayHaveActed(m abi.Manifest, te *ToolError) *ToolError {
-	if m.SideEffecting && te.Kind == abi.KindTimeout {
+func mayHaveActed(sideEffecting bool, te *ToolError) *ToolError {
+	if sideEffecting && te.Kind == abi.KindTimeout {
 		te.Message += " It may have changed files or started processes before it stopped; check their state before calling it again."
 	}
 	return te

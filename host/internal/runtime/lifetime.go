@@ -58,7 +58,9 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 // unless the pool is full or the plugin closed.
 func (p *Plugin) release(inst *instance) {
 	p.mu.Lock()
-	pooled := !p.closed && len(p.idle) < p.rt.cfg.PoolSize
+	// The context-checking engine may close a module as its deadline
+	// fires even though the guest had returned: never pool a closed one.
+	pooled := !p.closed && len(p.idle) < p.rt.cfg.PoolSize && !inst.mod.IsClosed()
 	if pooled {
 		p.idle = append(p.idle, inst)
 	}
