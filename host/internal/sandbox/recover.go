@@ -222,7 +222,9 @@ func (s *Sandbox) replay(name string) (Recovered, error) {
 	dirs := map[string]*os.Root{}
 	defer func() {
 		for _, d := range dirs {
-			d.Close()
+			if d != nil { // a directory gone since the crash
+				d.Close()
+			}
 		}
 	}()
 	for _, fl := range files {
@@ -234,6 +236,16 @@ func (s *Sandbox) replay(name string) (Recovered, error) {
 			return rec, fmt.Errorf("sandbox: recovery record %s: %w; it is kept for the next start", name, err)
 		}
 		dirs[fl.Dir] = d // nil: the directory is gone, and with it every leftover
+	}
+	if commit && !rolledBack {
+		// A directory gone since the crash hides whether its file was
+		// renamed: taking the commit as complete could drop the only copy
+		// of old content elsewhere, so a person decides.
+		for _, fl := range files {
+			if dirs[fl.Dir] == nil {
+				return rec, fmt.Errorf("sandbox: recovery record %s: directory %s, where %s was being replaced, no longer exists, so toolhost cannot tell whether that commit finished; it is kept for the next start. Check the files it names and restore any .toolhost-bak-* file beside them by hand, then delete the record", name, fl.Dir, fl.Target)
+			}
+		}
 	}
 	var errs []error
 	switch {

@@ -324,3 +324,31 @@ func TestRecover_RootNoLongerConfigured(t *testing.T) {
 		t.Errorf("recovery directory holds %v, want the record kept", left)
 	}
 }
+
+// A directory of the commit gone since the crash hides whether its file
+// was renamed. Recover must not take the commit as complete and delete
+// the backup that holds a.txt's old content: it keeps the record and says
+// what to check.
+func TestRecover_DirectoryGoneKeepsBackups(t *testing.T) {
+	f := newFixture(t, Config{})
+	recovery := filepath.Join(t.TempDir(), "txn")
+	killAt(t, f.root, recovery, "rename:1") // a.txt replaced; sub/ not yet
+	if err := os.RemoveAll(filepath.Join(f.root, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Roots: []string{f.root}, RecoveryDir: recovery})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Recover()
+	if err == nil || !strings.Contains(err.Error(), "no longer exists") || !strings.Contains(err.Error(), "kept for the next start") {
+		t.Fatalf("Recover = %v, want an error naming the missing directory", err)
+	}
+	if leftovers(t, f.root) == 0 {
+		t.Error("the backup of a.txt was removed: its old content is lost")
+	}
+	if left, _ := os.ReadDir(recovery); len(left) != 1 {
+		t.Errorf("recovery directory holds %v, want the record kept", left)
+	}
+}
