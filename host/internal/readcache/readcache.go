@@ -33,6 +33,9 @@ type Entry struct {
 	// only.
 	gen    uint64
 	origin string
+	// lastBy is who recorded the entry last: a batch that re-read the
+	// content another changed has seen that change.
+	lastBy string
 }
 
 // Cache is the read record of one conversation. It is safe for concurrent use.
@@ -68,6 +71,7 @@ func (c *Cache) RecordFrom(path string, sum [sha256.Size]byte, at time.Time, ori
 // make this one's next write look stale).
 func (c *Cache) put(e Entry) {
 	c.seq++
+	e.lastBy = e.origin
 	old, ok := c.entries[e.Path]
 	if ok && old.SHA256 == e.SHA256 {
 		e.gen, e.origin = old.gen, old.origin
@@ -90,13 +94,16 @@ func (c *Cache) Generation() uint64 {
 }
 
 // ChangedSince reports whether path's recorded digest changed after
-// generation gen, by an origin other than origin: a batch builds on its
-// own earlier calls' reads and writes, never unseen on another's.
+// generation gen, by an origin other than origin, and origin has not
+// recorded it since: a batch builds on its own earlier calls' reads and
+// writes, never unseen on another's. (When a third batch re-read it
+// last, origin is told it changed: a needless re-read, never a lost
+// update.)
 func (c *Cache) ChangedSince(path string, gen uint64, origin string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[path]
-	return ok && e.gen > gen && e.origin != origin
+	return ok && e.gen > gen && e.origin != origin && e.lastBy != origin
 }
 
 // Lookup returns the last read of path.

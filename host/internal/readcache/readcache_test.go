@@ -108,7 +108,10 @@ func TestReReadKeepsOrigin(t *testing.T) {
 	if c.ChangedSince("/w/f", start, "x") {
 		t.Error("x's own change counts as another batch's after y re-read it")
 	}
-	if !c.ChangedSince("/w/f", start, "y") {
-		t.Error("y does not see x's change")
+	if c.ChangedSince("/w/f", start, "y") {
+		t.Error("y re-read x's change, yet it counts as unseen by y")
+	}
+	if !c.ChangedSince("/w/f", start, "z") {
+		t.Error("z, which never read the file since, does not see x's change")
 	}
 }
