@@ -82,7 +82,7 @@ func fsCommit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]
 		return nil, err
 	}
 	if uint32(stack[2])&abi.CommitDryRun != 0 {
-		if err := checkCommit(env, targets); err != nil {
+		if err := checkCommit(ctx, env, targets); err != nil {
 			return nil, err
 		}
 		return dryRun(env, targets)
@@ -99,7 +99,7 @@ func fsCommit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]
 		return nil, err
 	}
 	defer unlock()
-	if err := checkCommit(env, targets); err != nil {
+	if err := checkCommit(ctx, env, targets); err != nil {
 		return nil, err
 	}
 	return commit(env, targets)
@@ -123,15 +123,6 @@ func dryRun(env *Env, targets []commitTarget) ([]byte, error) {
 		diff.WriteString(d)
 	}
 	return []byte(diff.String()), nil
-}
-
-// prepareCommit is resolveCommit then checkCommit, as a dry run makes them.
-func prepareCommit(env *Env, files []abi.CommitFile) ([]commitTarget, error) {
-	targets, err := resolveCommit(env, files)
-	if err == nil {
-		err = checkCommit(env, targets)
-	}
-	return targets, err
 }
 
 // resolveCommit validates every path in the sandbox and against the call's
@@ -171,12 +162,12 @@ func resolveCommit(env *Env, files []abi.CommitFile) ([]commitTarget, error) {
 
 // checkCommit checks every file fresh (FR-TOOL-PATCH-02d: after sandbox
 // validation, before any write).
-func checkCommit(env *Env, targets []commitTarget) error {
+func checkCommit(ctx context.Context, env *Env, targets []commitTarget) error {
 	for i := range targets {
 		if err := env.checkCreateOnly(targets[i].p, targets[i].Path, targets[i].grant); err != nil {
 			return err
 		}
-		if err := checkCommitFresh(env, &targets[i]); err != nil {
+		if err := checkCommitFresh(ctx, env, &targets[i]); err != nil {
 			return err
 		}
 	}
@@ -186,8 +177,13 @@ func checkCommit(env *Env, targets []commitTarget) error {
 // checkCommitFresh checks that the file is as the plugin saw it: an
 // existing file read in this conversation and unchanged, or, for a new
 // file, still absent.
-func checkCommitFresh(env *Env, t *commitTarget) error {
-	sum, err := fileSum(t.p)
+func checkCommitFresh(ctx context.Context, env *Env, t *commitTarget) error {
+	if t.Flags&abi.CommitNew == 0 && !env.based(t.p) {
+		if _, err := t.p.Lstat(); err == nil { // a missing file is reported below
+			return stale(env, t.p, t.Path, "File was not read before patching", "read it with read_file first, then retry")
+		}
+	}
+	sum, err := fileSum(ctx, t.p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && t.Flags&abi.CommitNew != 0:
 		return nil

@@ -1,6 +1,7 @@
 package hostfn
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"os"
@@ -131,4 +132,13 @@ func TestReadForUpdate(t *testing.T) {
 			t.Errorf("%s: %q %+v %v %v", tt.path, data, info, err, derr)
 		}
 	}
+}
+
+// prepareCommit is resolveCommit then checkCommit, as a dry run makes them.
+func prepareCommit(env *Env, files []abi.CommitFile) ([]commitTarget, error) {
+	targets, err := resolveCommit(env, files)
+	if err == nil {
+		err = checkCommit(context.Background(), env, targets)
+	}
+	return targets, err
 }

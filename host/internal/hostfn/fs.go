@@ -458,7 +458,7 @@ func fsWrite(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 		return nil, err
 	}
 	defer unlock()
-	created, err := writeLocked(env, p, name, data, createDirs, grant)
+	created, err := writeLocked(ctx, env, p, name, data, createDirs, grant)
 	if err != nil {
 		return nil, err
 	}
@@ -470,11 +470,11 @@ func fsWrite(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 }
 
 // writeLocked makes the checks of a write and writes, holding p's lock.
-func writeLocked(env *Env, p sandbox.Path, name string, data []byte, createDirs bool, grant WriteGrant) (created bool, err error) {
+func writeLocked(ctx context.Context, env *Env, p sandbox.Path, name string, data []byte, createDirs bool, grant WriteGrant) (created bool, err error) {
 	if err := env.checkCreateOnly(p, name, grant); err != nil {
 		return false, err
 	}
-	if err := checkFresh(env, p, name); err != nil {
+	if err := checkFresh(ctx, env, p, name); err != nil {
 		return false, err
 	}
 	txn := env.Sandbox.Begin()

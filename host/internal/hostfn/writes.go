@@ -108,7 +108,7 @@ func (e *Env) lock(ctx context.Context, paths ...sandbox.Path) (unlock func(), e
 // write of p: an existing file may be replaced only if this conversation
 // read it and it has not changed since. It runs after sandbox validation
 // and, under the file's lock, before any write (FR-TOOL-PATCH-02d).
-func checkFresh(env *Env, p sandbox.Path, name string) error {
+func checkFresh(ctx context.Context, env *Env, p sandbox.Path, name string) error {
 	fi, err := p.Lstat()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -119,7 +119,10 @@ func checkFresh(env *Env, p sandbox.Path, name string) error {
 	if !fi.Mode().IsRegular() {
 		return fail(abi.StatusWrongType, abi.KindExecutionFailed, "%s exists and is not a regular file; refusing to replace it", name)
 	}
-	sum, err := fileSum(p)
+	if !env.based(p) {
+		return stale(env, p, name, "File was not read before writing", "read it with read_file first, then retry")
+	}
+	sum, err := fileSum(ctx, p)
 	if err != nil {
 		return classify(name, err)
 	}
@@ -168,16 +171,32 @@ func (e *Env) observe(p sandbox.Path, sum [sha256.Size]byte, record bool) {
 	}
 }
 
+// based reports whether a change of p can be based on anything this call
+// or its conversation read: if not, it is refused as not read without
+// hashing the file (which holds p's lock for as long as it takes).
+func (e *Env) based(p sandbox.Path) bool {
+	if _, ok := e.seen[p.Abs]; ok {
+		return true
+	}
+	if e.Reads == nil {
+		return false
+	}
+	_, ok := e.Reads.Lookup(p.Abs)
+	return ok
+}
+
 // fileSum hashes the file at p as it streams: a freshness check needs the
-// digest, not the content, and must not load a large file whole.
-func fileSum(p sandbox.Path) ([sha256.Size]byte, error) {
+// digest, not the content, and must not load a large file whole. It stops
+// when the call's ctx ends, so a huge file cannot hold p's lock past the
+// call's deadline.
+func fileSum(ctx context.Context, p sandbox.Path) ([sha256.Size]byte, error) {
 	f, err := p.OpenFile()
 	if err != nil {
 		return [sha256.Size]byte{}, err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
 		return [sha256.Size]byte{}, err
 	}
 	return [sha256.Size]byte(h.Sum(nil)), nil
