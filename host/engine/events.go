@@ -263,16 +263,21 @@ func (em *emitter) drain(ctx context.Context, batch string) {
 	close(em.q)
 	close(em.final)
 	em.mu.Unlock()
-	if ctx.Err() == nil {
-		t := time.NewTimer(eventPatience)
-		select {
-		case <-em.done:
-		case <-t.C:
-		}
-		t.Stop()
+	// A live consumer learns how the batch ended (Done last): it gets
+	// the patience, or, after a cancel, the short grace, before delivery
+	// is cancelled.
+	wait := eventPatience
+	if ctx.Err() != nil {
+		wait = abandonGrace
 	}
+	t := time.NewTimer(wait)
+	select {
+	case <-em.done:
+	case <-t.C:
+	}
+	t.Stop()
 	em.cancel()
-	t := time.NewTimer(abandonGrace)
+	t = time.NewTimer(abandonGrace)
 	defer t.Stop()
 	select {
 	case <-em.done:

@@ -186,3 +186,29 @@ func blockedFixture(t *testing.T, shell time.Duration) *fixture {
 	}
 	return f
 }
+
+// A cancelled batch still tells a consumer that honours its context how
+// it ended: Done reaches it within the grace, before delivery is
+// cancelled (FR-OUT-01).
+func TestCancelledBatchStillSendsDone_FR_OUT_01(t *testing.T) {
+	f := policyFixture(t, withPolicy(func(p *Policy) { p.Approval = ApprovalAuto }))
+	var mu sync.Mutex
+	var kinds []EventKind
+	sink := EventSinkFunc(func(ctx context.Context, ev Event) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		kinds = append(kinds, ev.Kind)
+		return nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	f.eng.Process(ctx, batch(call("s", "spin", `{"spin":true}`)), nil, RunOptions{Events: sink})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(kinds) == 0 || kinds[len(kinds)-1] != EventDone {
+		t.Fatalf("events %v, want batch_done last", kinds)
+	}
+}
