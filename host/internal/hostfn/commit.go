@@ -243,7 +243,8 @@ func commit(env *Env, targets []commitTarget) ([]byte, error) {
 func commitError(name string, err error) error {
 	var rb *sandbox.RollbackError
 	if errors.As(err, &rb) {
-		return fail(abi.StatusIO, abi.KindExecutionFailed, "%v", err)
+		return fail(abi.StatusIO, abi.KindExecutionFailed,
+			"the change failed and could not be undone completely: %v. Nothing will repair this by itself: for each file named, move the backup named over it by hand (or remove a file it says was created), then read the files again", err)
 	}
 	var pe *fs.PathError
 	if name == "" && errors.As(err, &pe) {

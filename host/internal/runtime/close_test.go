@@ -144,3 +144,20 @@ func (p *Plugin) compiledNow() bool {
 	defer p.compileMu.Unlock()
 	return p.compiled != nil
 }
+
+// An engine asked for after Close (by a Load or compile still running)
+// is refused rather than created and never closed.
+func TestCheckedEngineAfterClose(t *testing.T) {
+	ctx := context.Background()
+	rt, err := New(ctx, Config{HostFunctions: testHostFunctions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Close(ctx)
+	if eng, err := rt.checkedEngine(ctx); !errors.Is(err, ErrClosed) {
+		if eng != nil {
+			eng.Close(ctx)
+		}
+		t.Fatalf("checkedEngine after Close: err = %v, want ErrClosed", err)
+	}
+}

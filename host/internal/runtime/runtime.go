@@ -75,8 +75,9 @@ type Runtime struct {
 	// checked runs modules loopguard cannot instrument, and every
 	// module in the interpreter, with wazero's per-iteration context
 	// checks; created on first need.
-	checkedMu sync.Mutex
-	checked   wazero.Runtime
+	checkedMu     sync.Mutex
+	checkedClosed bool
+	checked       wazero.Runtime
 
 	mu      sync.Mutex
 	plugins map[*Plugin]struct{} // loaded and not closed
@@ -146,6 +147,11 @@ func (r *Runtime) newEngine(ctx context.Context, checkContext bool) (wazero.Runt
 func (r *Runtime) checkedEngine(ctx context.Context) (wazero.Runtime, error) {
 	r.checkedMu.Lock()
 	defer r.checkedMu.Unlock()
+	if r.checkedClosed {
+		// A Load or compile still running as Close ran: an engine made
+		// now would never be closed.
+		return nil, fmt.Errorf("runtime: %w", ErrClosed)
+	}
 	if r.checked == nil {
 		rt, err := r.newEngine(ctx, true)
 		if err != nil {
@@ -176,6 +182,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 		p.Close(ctx)
 	}
 	r.checkedMu.Lock()
+	r.checkedClosed = true
 	if r.checked != nil {
 		r.checked.Close(ctx)
 	}
