@@ -182,9 +182,8 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 	}
 	// Compiling is not the tool's work: the first call of a plugin must not
 	// spend its timeout on it.
-	if err := tool.Plugin.Compile(ctx); err != nil {
-		return failed(call, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf(
-			"%s cannot run: its plugin failed to load: %v", call.Name, err)})
+	if terr := compile(ctx, call, tool); terr != nil {
+		return failed(call, terr)
 	}
 	timeout := e.timeout(e.manifest(tool))
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -347,4 +346,14 @@ func (e *Engine) outputLimit() int { return int(e.cfg.Limits.OutputLimit()) }
 
 func failed(call Call, err *ToolError) Result {
 	return Result{ID: call.ID, Name: call.Name, Error: err}
+}
+
+// compile compiles the tool's plugin if it is not yet: outside the call's
+// timeout, since compiling is not the tool's work.
+func compile(ctx context.Context, call Call, tool *registry.Tool) *ToolError {
+	if err := tool.Plugin.Compile(ctx); err != nil {
+		return &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf(
+			"%s cannot run (call %s): its plugin failed to load: %v; check the plugin directory, or rebuild the plugin", call.Name, call.ID, err)}
+	}
+	return nil
 }

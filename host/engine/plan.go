@@ -234,8 +234,8 @@ func (e *Engine) manifest(t *registry.Tool) abi.Manifest {
 // (FR-APR-06). A failing summary pre-resolves the call.
 func (e *Engine) requestConfirmation(ctx context.Context, pc *PlannedCall, m abi.Manifest, reason string) {
 	call := pc.Call
-	if err := pc.tool.Plugin.Compile(ctx); err != nil {
-		pc.preResolve(&ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf("%s cannot run: its plugin failed to load: %v", call.Name, err)})
+	if terr := compile(ctx, call, pc.tool); terr != nil {
+		pc.preResolve(terr)
 		return
 	}
 	sctx, cancel := context.WithTimeout(ctx, summaryTimeout)
