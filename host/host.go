@@ -39,6 +39,10 @@ type Options struct {
 	// StateDir keeps each conversation's read cache between processes; ""
 	// keeps them in memory for the Host's lifetime.
 	StateDir string
+	// Protected are more paths no tool may read or write, with
+	// everything under them: the operator's configuration files and the
+	// user's configuration directory.
+	Protected []string
 	// Logger receives the host's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -94,7 +98,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, err
 	}
 	// toolhost's own directories are never reachable by a tool.
-	st.sandbox.ProtectedDirs = absolute(opts.StateDir, opts.CacheDir, opts.PluginDir)
+	st.sandbox.ProtectedDirs = absolute(append([]string{opts.StateDir, opts.CacheDir, opts.PluginDir}, opts.Protected...)...)
 	if opts.StateDir != "" {
 		st.sandbox.RecoveryDir = filepath.Join(opts.StateDir, "txn")
 	}

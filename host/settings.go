@@ -27,6 +27,7 @@ func fromConfig(c *config.Config) (settings, error) {
 		Denylist:              t.Approval.Denylist,
 		SideEffectsUnprompted: !t.Approval.PromptSideEffects,
 		AutoApproveNewFiles:   t.Approval.AutoApproveNewFiles,
+		CodePatterns:          t.Approval.CodePatterns,
 		MaxCallsPerBatch:      t.MaxToolCallsPerBatch,
 		MaxIterationsPerTurn:  t.MaxToolIterationsPerUserTurn,
 		AllowParallel:         t.AllowParallel,
@@ -54,6 +55,7 @@ func fromConfig(c *config.Config) (settings, error) {
 			Roots: t.Sandbox.AllowedRoots, DeniedPatterns: t.Sandbox.DeniedPatterns,
 			IncludeDefaultDenies: t.Sandbox.IncludeDefaultDenies, AllowAbsolute: t.Sandbox.AllowAbsolute,
 			ReadOnlyPatterns: t.Sandbox.ReadOnlyPatterns,
+			MaxPathBytes:     t.Sandbox.MaxPathBytes, MaxComponentBytes: t.Sandbox.MaxPathComponentBytes, MaxDepth: t.Sandbox.MaxPathDepth,
 		},
 		engine: engine.Config{
 			Limits: abi.Limits{
@@ -67,9 +69,10 @@ func fromConfig(c *config.Config) (settings, error) {
 				FileOperations: time.Duration(t.Timeouts.FileOperationsSeconds) * time.Second,
 				ShellCommands:  time.Duration(t.Timeouts.ShellCommandsSeconds) * time.Second,
 			},
-			EnvDenylist: t.Environment.Denylist,
-			EnvKeep:     t.Environment.Keep,
-			Policy:      pol,
+			EnvDenylist:    t.Environment.Denylist,
+			EnvKeep:        t.Environment.Keep,
+			MaxCommitFiles: t.ApplyPatch.MaxFiles,
+			Policy:         pol,
 		},
 	}, nil
 }

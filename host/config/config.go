@@ -59,6 +59,12 @@ type Sandbox struct {
 	AllowAbsolute        bool     `mapstructure:"allow_absolute"`
 	IncludeDefaultDenies bool     `mapstructure:"include_default_denies"`
 	ReadOnlyPatterns     []string `mapstructure:"read_only_patterns"`
+	// MaxPathBytes, MaxPathComponentBytes and MaxPathDepth bound the paths
+	// tools name, so that one call cannot build a directory chain no
+	// other program can handle (issue 10 item 10).
+	MaxPathBytes          int `mapstructure:"max_path_bytes"`
+	MaxPathComponentBytes int `mapstructure:"max_path_component_bytes"`
+	MaxPathDepth          int `mapstructure:"max_path_depth"`
 }
 
 // Timeouts is [tools.timeouts] (CFG-TMO-01).
@@ -93,6 +99,10 @@ type Approval struct {
 	Denylist            []string     `mapstructure:"denylist"`
 	PromptSideEffects   bool         `mapstructure:"prompt_side_effects"`
 	AutoApproveNewFiles bool         `mapstructure:"auto_approve_new_files"`
+	// CodePatterns are globs of paths that make tools run code when they
+	// are written (.envrc, .vscode/**, shell rc files): a call writing
+	// one is never auto-approved as only creating new files.
+	CodePatterns []string `mapstructure:"code_patterns"`
 }
 
 // ReadFile is [tools.read_file] (CFG-READ-01).
@@ -104,6 +114,8 @@ type ReadFile struct {
 // ApplyPatch is [tools.apply_patch] (CFG-PATCH-01).
 type ApplyPatch struct {
 	MaxPatchBytes int `mapstructure:"max_patch_bytes"`
+	// MaxFiles is the most files one patch may change (issue 10 item 9).
+	MaxFiles int `mapstructure:"max_files"`
 }
 
 // Override is [tools.overrides.<tool>]; nil fields keep the manifest's.
@@ -129,10 +141,13 @@ func Default() *Config {
 		MaxToolIterationsPerUserTurn: 4,
 		MaxToolArgsBytes:             256 << 10,
 		Sandbox: Sandbox{
-			AllowedRoots:         []string{"."},
-			DeniedPatterns:       []string{},
-			IncludeDefaultDenies: true,
-			ReadOnlyPatterns:     []string{"**/.git/**", "**/.git"},
+			AllowedRoots:          []string{"."},
+			DeniedPatterns:        []string{},
+			IncludeDefaultDenies:  true,
+			ReadOnlyPatterns:      []string{"**/.git/**", "**/.git"},
+			MaxPathBytes:          4096,
+			MaxPathComponentBytes: 255,
+			MaxPathDepth:          64,
 		},
 		Timeouts:    Timeouts{DefaultSeconds: 30, FileOperationsSeconds: 30, ShellCommandsSeconds: 300},
 		Output:      Output{MaxBytes: 100 << 10, AvailableCapacityBytes: 64 << 10},
@@ -141,9 +156,25 @@ func Default() *Config {
 			Enabled: true, Mode: ApprovalPrompt,
 			Allowlist: []string{"read_file"}, Denylist: []string{"run_command"},
 			PromptSideEffects: true, AutoApproveNewFiles: true,
+			CodePatterns: DefaultCodePatterns(),
 		},
 		ReadFile:   ReadFile{MaxFileReadBytes: 200 << 10, MaxScanBytes: 2 << 20},
-		ApplyPatch: ApplyPatch{MaxPatchBytes: 512 << 10},
+		ApplyPatch: ApplyPatch{MaxPatchBytes: 512 << 10, MaxFiles: 1000},
 		Overrides:  map[string]Override{},
 	}}
+}
+
+// DefaultCodePatterns returns the paths that make common tools run code
+// when they are written: direnv, editors' workspace settings (tasks,
+// launch configurations, extensions), agents' and MCP clients' settings,
+// shell start-up files, CI workflows and git hook managers. Writing one is
+// never auto-approved as only creating a new file (issue 10 item 2).
+func DefaultCodePatterns() []string {
+	return []string{
+		"**/.envrc", "**/.vscode/**", "**/.idea/**", "**/.mcp.json", "**/.claude/**", "**/.cursor/**",
+		"**/.devcontainer/**", "**/.github/workflows/**", "**/.gitlab-ci.yml", "**/.gitmodules",
+		"**/.husky/**", "**/.pre-commit-config.yaml",
+		"**/.bashrc", "**/.bash_profile", "**/.bash_login", "**/.bash_logout", "**/.profile",
+		"**/.zshrc", "**/.zshenv", "**/.zprofile", "**/.zlogin", "**/.config/fish/**",
+	}
 }

@@ -90,6 +90,9 @@ denied_patterns = ["**/*.secret"]
 allow_absolute = true
 include_default_denies = false
 read_only_patterns = ["vendor/**", ".git/**"]
+max_path_bytes = 1000
+max_path_component_bytes = 100
+max_path_depth = 10
 
 [tools.timeouts]
 default_seconds = 5
@@ -111,6 +114,7 @@ allowlist = ["read_file", "list_directory"]
 denylist = []
 prompt_side_effects = false
 auto_approve_new_files = false
+code_patterns = ["**/.envrc"]
 
 [tools.read_file]
 max_file_read_bytes = 100
@@ -118,6 +122,7 @@ max_scan_bytes = 200
 
 [tools.apply_patch]
 max_patch_bytes = 300
+max_files = 7
 
 [tools.overrides.run_command]
 timeout_seconds = 600
@@ -144,6 +149,9 @@ tools:
     allow_absolute: true
     include_default_denies: false
     read_only_patterns: ["vendor/**", ".git/**"]
+    max_path_bytes: 1000
+    max_path_component_bytes: 100
+    max_path_depth: 10
   timeouts: {default_seconds: 5, file_operations_seconds: 6, shell_commands_seconds: 10}
   output: {max_bytes: 2048, available_capacity_bytes: 4096}
   environment:
@@ -156,11 +164,13 @@ tools:
     denylist: []
     prompt_side_effects: false
     auto_approve_new_files: false
+    code_patterns: ["**/.envrc"]
   read_file:
     max_file_read_bytes: 100
     max_scan_bytes: 200
   apply_patch:
     max_patch_bytes: 300
+    max_files: 7
   overrides:
     run_command:
       timeout_seconds: 600
@@ -186,15 +196,17 @@ func fullConfig(dir string, minLength any) *Config {
 			AllowedRoots:   []string{filepath.Join(dir, "src"), "/abs/other"},
 			DeniedPatterns: []string{"**/*.secret"}, AllowAbsolute: true,
 			ReadOnlyPatterns: []string{"vendor/**", ".git/**"},
+			MaxPathBytes:     1000, MaxPathComponentBytes: 100, MaxPathDepth: 10,
 		},
 		Timeouts:    Timeouts{DefaultSeconds: 5, FileOperationsSeconds: 6, ShellCommandsSeconds: 10},
 		Output:      Output{MaxBytes: 2048, AvailableCapacityBytes: 4096},
 		Environment: Environment{Denylist: []string{"MY_*"}, Keep: []string{"SSH_AUTH_SOCK"}},
 		Approval: Approval{
 			Mode: ApprovalDeny, Allowlist: []string{"read_file", "list_directory"}, Denylist: []string{},
+			CodePatterns: []string{"**/.envrc"},
 		},
 		ReadFile:   ReadFile{MaxFileReadBytes: 100, MaxScanBytes: 200},
-		ApplyPatch: ApplyPatch{MaxPatchBytes: 300},
+		ApplyPatch: ApplyPatch{MaxPatchBytes: 300, MaxFiles: 7},
 		Overrides:  map[string]Override{"run_command": {TimeoutSeconds: &six, RequiresApproval: &yes, Denied: &no}},
 		Definitions: []Definition{{Name: "lookup_ticket", Description: "Look up a ticket", Parameters: map[string]any{
 			"type":       "object",

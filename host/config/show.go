@@ -125,6 +125,12 @@ include_default_denies = true
 # hooks run code on the next git command there) and the .git file of a
 # worktree or submodule. (CFG-SBX-01)
 read_only_patterns = ["**/.git/**", "**/.git"]
+# Longest path a tool may name, in bytes, once made absolute. (CFG-SBX-01)
+max_path_bytes = 4096
+# Longest name of one file or directory in such a path, in bytes. (CFG-SBX-01)
+max_path_component_bytes = 255
+# Most directories deep below its root a path may lie. (CFG-SBX-01)
+max_path_depth = 64
 
 [tools.timeouts]
 # Per-call timeout of a tool of no other class; a tool's manifest or an
@@ -179,6 +185,10 @@ prompt_side_effects = true
 # a prompt when the tool is otherwise allowed; overwriting still asks.
 # (CFG-APR-01)
 auto_approve_new_files = true
+# Paths that make tools run code when written (direnv, editor and agent
+# settings, shell start-up files, CI workflows, hook managers): a call that
+# writes one is asked about even when it only creates new files. (CFG-APR-01)
+code_patterns = ["**/.envrc", "**/.vscode/**", "**/.idea/**", "**/.mcp.json", "**/.claude/**", "**/.cursor/**", "**/.devcontainer/**", "**/.github/workflows/**", "**/.gitlab-ci.yml", "**/.gitmodules", "**/.husky/**", "**/.pre-commit-config.yaml", "**/.bashrc", "**/.bash_profile", "**/.bash_login", "**/.bash_logout", "**/.profile", "**/.zshrc", "**/.zshenv", "**/.zprofile", "**/.zlogin", "**/.config/fish/**"]
 
 [tools.read_file]
 # Largest read_file result before a line range is required. (CFG-READ-01)
@@ -190,6 +200,8 @@ max_scan_bytes = 2097152
 [tools.apply_patch]
 # Largest LP1 patch accepted. (CFG-PATCH-01)
 max_patch_bytes = 524288
+# Most files one patch may change. (CFG-PATCH-01)
+max_files = 1000
 
 # Per-tool overrides, for any tool name; every field is optional and an
 # unset one keeps the tool's own setting:

@@ -43,6 +43,9 @@ func DefaultLimits() abi.Limits { return abi.DefaultLimits() }
 // DefaultMaxArgsBytes is FR-LIM-03's default.
 const DefaultMaxArgsBytes = 256 << 10
 
+// DefaultMaxCommitFiles is tools.apply_patch.max_files' default.
+const DefaultMaxCommitFiles = 1000
+
 // Config wires an Engine.
 type Config struct {
 	Registry     *registry.Registry
@@ -59,6 +62,9 @@ type Config struct {
 	// commands need. See config.Environment.Sanitize.
 	EnvDenylist []string
 	EnvKeep     []string
+	// MaxCommitFiles is the most files one call may commit together (an
+	// apply_patch's files); 0 means DefaultMaxCommitFiles.
+	MaxCommitFiles int
 	// Policy governs Plan and Run; the zero value means DefaultPolicy, and
 	// a zero field of any other Policy is the cautious choice.
 	Policy Policy
@@ -82,6 +88,9 @@ func New(cfg Config) *Engine {
 	cfg.Limits = cfg.Limits.WithDefaults()
 	if cfg.MaxArgsBytes <= 0 {
 		cfg.MaxArgsBytes = DefaultMaxArgsBytes
+	}
+	if cfg.MaxCommitFiles <= 0 {
+		cfg.MaxCommitFiles = DefaultMaxCommitFiles
 	}
 	dt := DefaultTimeouts()
 	if cfg.Timeouts.Default <= 0 {
@@ -169,6 +178,7 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 	env := &hostfn.Env{
 		CallID: call.ID, Sandbox: e.cfg.Sandbox, Limits: limits,
 		Emit: opts.Emit, Resolved: resolved, Writes: opts.Writes, Environ: e.environ,
+		MaxCommitFiles: e.cfg.MaxCommitFiles,
 	}
 	if e.cfg.ReadCache != nil {
 		// A file another batch of the conversation changes after this

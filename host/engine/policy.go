@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/config"
 )
 
 // ToolsMode is the engine's overall stance on tool calls (FR-MODE-01..03).
@@ -66,6 +67,10 @@ type Policy struct {
 	// CreateArgs path is absent) run without a prompt where the prompt
 	// would come from prompt_side_effects alone; replacing a file asks.
 	AutoApproveNewFiles bool
+	// CodePatterns are globs of paths that make tools run code when
+	// written (config.DefaultCodePatterns): a call writing one is never
+	// auto-approved as only creating new files.
+	CodePatterns []string
 
 	// MaxCallsPerBatch is FR-LIM-01's limit; 0 means the default (8) and a
 	// negative value no limit.
@@ -94,6 +99,7 @@ func DefaultPolicy() Policy {
 		Allowlist:            []string{"read_file"},
 		Denylist:             []string{"run_command"},
 		AutoApproveNewFiles:  true,
+		CodePatterns:         config.DefaultCodePatterns(),
 		MaxCallsPerBatch:     8,
 		MaxIterationsPerTurn: 4,
 	}
@@ -116,6 +122,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.MaxIterationsPerTurn == 0 {
 		p.MaxIterationsPerTurn = def.MaxIterationsPerTurn
+	}
+	if p.CodePatterns == nil { // an empty list is the operator's choice
+		p.CodePatterns = def.CodePatterns
 	}
 	return p
 }

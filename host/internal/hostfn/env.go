@@ -38,6 +38,9 @@ type Env struct {
 	// Limits bound what the plugin may ask of the host functions; they
 	// apply whatever the plugin passes (limits.go).
 	Limits abi.Limits
+	// MaxCommitFiles is the most files one fs_commit may change; 0 means
+	// no limit beyond the sandbox's own.
+	MaxCommitFiles int
 	// Emit delivers streamed output; nil drops it. It may block until ctx
 	// (the call's) ends, and returns an error when the chunk was not
 	// delivered: the call goes on, and never waits past its deadline.

@@ -73,6 +73,13 @@ type Config struct {
 	// in toolhost's state directory. Empty: no records, and a crash may
 	// leave temporary and backup files beside their targets.
 	RecoveryDir string
+	// MaxPathBytes, MaxComponentBytes and MaxDepth bound a path a tool
+	// names: its canonical absolute length, the length of each name in
+	// it, and how many directories below its root it lies. Zero means
+	// the defaults (4096, 255, 64).
+	MaxPathBytes      int
+	MaxComponentBytes int
+	MaxDepth          int
 }
 
 // root is one allowed root: its canonical directory, the os.Root all I/O
