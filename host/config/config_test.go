@@ -31,7 +31,7 @@ func withRoots(dir string) *Config {
 
 func TestDefaultsWithoutFile(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Load(Options{Dir: dir})
+	l, err := Load(Options{UserDir: dir, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestDefaultsWithoutFile(t *testing.T) {
 func TestInitFileIsTheDefaults(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "toolhost.toml", InitFile())
-	l, err := Load(Options{Dir: dir})
+	l, err := Load(Options{UserDir: dir, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestFullFile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			file := writeFile(t, dir, tt.name, tt.content)
-			l, err := Load(Options{Dir: dir})
+			l, err := Load(Options{UserDir: dir, Dir: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,7 +310,7 @@ func TestEnvironmentOnlyKeys(t *testing.T) {
 				if content != "" {
 					writeFile(t, dir, "toolhost.toml", content)
 				}
-				l, err := Load(Options{Dir: dir, Environ: []string{tt.env}})
+				l, err := Load(Options{UserDir: dir, Dir: dir, Environ: []string{tt.env}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -349,7 +349,7 @@ requires_approval = true
 		"TOOLHOST_PLUGINS=/p", "TOOLHOST_STATE_DIR=/s", "TOOLHOST_BIN=/b", "TOOLHOST_CONFIG=/c.toml",
 		"HOME=/root",
 	}
-	l, err := Load(Options{Dir: dir, Environ: env})
+	l, err := Load(Options{UserDir: dir, Dir: dir, Environ: env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +503,7 @@ func TestErrors(t *testing.T) {
 			if tt.file != "" {
 				writeFile(t, dir, fileName, tt.file)
 			}
-			_, err := Load(Options{Dir: dir, Environ: tt.env})
+			_, err := Load(Options{UserDir: dir, Dir: dir, Environ: tt.env})
 			if err == nil {
 				t.Fatal("Load succeeded")
 			}
@@ -529,7 +529,7 @@ func TestFileDiscovery(t *testing.T) {
 		dir := t.TempDir()
 		toml := writeFile(t, dir, "toolhost.toml", "")
 		yaml := writeFile(t, dir, "toolhost.yaml", "")
-		_, err := Load(Options{Dir: dir})
+		_, err := Load(Options{UserDir: dir, Dir: dir})
 		if err == nil || !strings.Contains(err.Error(), toml) || !strings.Contains(err.Error(), yaml) {
 			t.Errorf("two files: %v", err)
 		}
@@ -551,7 +551,7 @@ func TestFileDiscovery(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, dir, "toolhost.toml", "[tools]\nmode = \"parse_only\"\n")
 		explicit := writeFile(t, t.TempDir(), "custom.toml", "[tools]\nmode = \"disabled\"\n")
-		l, err := Load(Options{Dir: dir, File: explicit})
+		l, err := Load(Options{UserDir: dir, Dir: dir, File: explicit})
 		if err != nil || l.Config.Tools.Mode != ModeDisabled || l.File != explicit {
 			t.Errorf("explicit file: %v %+v", err, l)
 		}
@@ -563,7 +563,7 @@ func TestFileDiscovery(t *testing.T) {
 		} {
 			dir := t.TempDir()
 			writeFile(t, dir, name, content)
-			l, err := Load(Options{Dir: dir})
+			l, err := Load(Options{UserDir: dir, Dir: dir})
 			if err != nil || !reflect.DeepEqual(l.Config, withRoots(dir)) {
 				t.Errorf("%s: %v %+v", name, err, l)
 			}
@@ -572,7 +572,7 @@ func TestFileDiscovery(t *testing.T) {
 	t.Run("empty file", func(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, dir, "toolhost.yml", "")
-		l, err := Load(Options{Dir: dir})
+		l, err := Load(Options{UserDir: dir, Dir: dir})
 		if err != nil || !reflect.DeepEqual(l.Config, withRoots(dir)) {
 			t.Errorf("empty file: %v %+v", err, l)
 		}

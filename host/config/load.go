@@ -19,26 +19,68 @@ import (
 )
 
 // Options say where to look for the configuration.
+//
+// Only the operator's configuration can widen what tools may do: File, or
+// else the one toolhost.toml, toolhost.yaml or toolhost.yml in UserDir,
+// then the environment. A file of those names in Dir (the working
+// directory, which tools can write) is a project file: it is ignored with
+// a reason in Loaded.Files unless the operator trusted Dir with Trust, and
+// even then it may only narrow the operator's policy (NarrowedBy). Issue 10
+// item 1.
 type Options struct {
-	// File is an explicit configuration file (--config); "" means
-	// toolhost.toml, toolhost.yaml or toolhost.yml in Dir, if one exists.
+	// File is the operator's explicit configuration file (--config,
+	// $TOOLHOST_CONFIG); "" means the one in UserDir, if any.
 	File string
-	// Dir is the working directory: where to look for a file, and what
-	// relative roots from the defaults or the environment resolve against
-	// (roots written in a file resolve against the file's directory).
+	// UserDir is the user's toolhost configuration directory
+	// ($XDG_CONFIG_HOME/toolhost): the operator's file when File is "",
+	// and the trust file. "" means none.
+	UserDir string
+	// Dir is the working directory: where a project file is looked for,
+	// and what relative roots from the defaults, the environment or the
+	// file in UserDir resolve against (roots written in any other file
+	// resolve against that file's directory).
 	Dir string
 	// Environ is the environment in os.Environ form; TOOLHOST_TOOLS_*
 	// variables override keys.
 	Environ []string
 }
 
+// Role says whose a configuration file is.
+type Role string
+
+// Roles.
+const (
+	// RoleOperator is a file only the operator writes: it may set
+	// anything.
+	RoleOperator Role = "operator"
+	// RoleProject is a file in the working directory: it may only narrow,
+	// and only once the operator trusted the directory.
+	RoleProject Role = "project"
+)
+
+// File is a configuration file Load found, and whether it was read.
+type File struct {
+	Path string
+	Role Role
+	Read bool
+	// Why says why a file was not read and what to do; "" when read.
+	Why string
+}
+
 // Loaded is a loaded configuration and where each value came from.
 type Loaded struct {
 	Config *Config
-	File   string // the file read; "" when none
-	// Sources maps each dotted key to "default", "file PATH" or
-	// "env VARIABLE": every scalar key, "tools.definitions", and each
-	// tools.overrides.<tool>.<field> that is set.
+	File   string // the operator's file read; "" when none
+	// Files lists every configuration file found, read or ignored, in the
+	// order they were considered.
+	Files []File
+	// Ignored lists the settings of a trusted project file that were
+	// ignored because they would have widened the operator's policy,
+	// each as "FILE: key: why".
+	Ignored []string
+	// Sources maps each dotted key to "default", "file PATH", "project
+	// file PATH" or "env VARIABLE": every scalar key, "tools.definitions",
+	// and each tools.overrides.<tool>.<field> that is set.
 	Sources map[string]string
 
 	environ []string // Options.Environ, for Show's list of hidden variables
@@ -64,15 +106,19 @@ func (e *KeyError) Unwrap() error { return e.Err }
 // ErrUnknownKey is wrapped by a KeyError for a key toolhost does not know.
 var ErrUnknownKey = errors.New("unknown key")
 
-// Load reads the configuration: defaults, then the file, then the
-// environment. Unknown keys and wrong types are errors naming the key and
-// where it came from; so is anything Validate rejects.
+// Load reads the configuration: defaults, then the operator's file, then
+// the environment, then a trusted project file's narrowing. Unknown keys
+// and wrong types in the operator's configuration are errors naming the
+// key and where it came from; so is anything Validate rejects. Nothing in
+// a project file is an error: a problem there makes Load ignore the file,
+// saying why in Files.
 func Load(opts Options) (*Loaded, error) {
-	file, err := findFile(opts)
+	l := &Loaded{Sources: map[string]string{"tools.definitions": "default"}, environ: opts.Environ}
+	file, err := l.operatorFile(opts)
 	if err != nil {
 		return nil, err
 	}
-	l := &Loaded{File: file, Sources: map[string]string{"tools.definitions": "default"}, environ: opts.Environ}
+	l.File = file
 	v := viper.New()
 	for key, val := range flatten(Default()) {
 		v.SetDefault(key, val)
@@ -80,26 +126,23 @@ func Load(opts Options) (*Loaded, error) {
 	}
 	var defs []Definition
 	if file != "" {
-		if defs, err = l.readFile(v, file); err != nil {
+		if defs, err = l.readFile(v, file, "file "); err != nil {
 			return nil, err
 		}
 	}
 	if err := l.readEnv(v, opts.Environ); err != nil {
 		return nil, err
 	}
-	cfg := &Config{}
-	if err := v.Unmarshal(cfg, func(dc *mapstructure.DecoderConfig) { dc.WeaklyTypedInput = false }); err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
+	cfg, err := decode(v, defs)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Tools.Overrides == nil {
-		cfg.Tools.Overrides = map[string]Override{}
-	}
-	cfg.Tools.Definitions = defs
-	// Roots written in a file are relative to that file, so that a project's
+	// Roots written in a file are relative to that file, so that a
 	// toolhost.toml means the same from any directory; roots from the
-	// environment or the defaults are relative to the working directory.
+	// environment, the defaults or the user's own file (which serves
+	// every project) are relative to the working directory.
 	base := opts.Dir
-	if file != "" && strings.HasPrefix(l.Sources["tools.sandbox.allowed_roots"], "file ") {
+	if file != "" && strings.HasPrefix(l.Sources["tools.sandbox.allowed_roots"], "file ") && !sameFile(filepath.Dir(file), opts.UserDir) {
 		base = filepath.Dir(file)
 	}
 	if err := absRoots(cfg.Tools.Sandbox.AllowedRoots, base); err != nil {
@@ -113,7 +156,23 @@ func Load(opts Options) (*Loaded, error) {
 		return nil, err
 	}
 	l.Config = cfg
+	if err := l.project(opts, file); err != nil {
+		return nil, err
+	}
 	return l, nil
+}
+
+// decode turns v into a Config holding defs.
+func decode(v *viper.Viper, defs []Definition) (*Config, error) {
+	cfg := &Config{}
+	if err := v.Unmarshal(cfg, func(dc *mapstructure.DecoderConfig) { dc.WeaklyTypedInput = false }); err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	if cfg.Tools.Overrides == nil {
+		cfg.Tools.Overrides = map[string]Override{}
+	}
+	cfg.Tools.Definitions = defs
+	return cfg, nil
 }
 
 // absRoots makes each relative root absolute against base, in place.
@@ -146,35 +205,64 @@ func (l *Loaded) sourceOf(key string) string {
 	return "default"
 }
 
-// findFile is the explicit file, or the one toolhost.* file in opts.Dir.
-func findFile(opts Options) (string, error) {
-	if opts.File != "" {
-		abs, err := filepath.Abs(opts.File)
-		if err != nil {
-			return "", err
-		}
-		if _, err := os.Stat(abs); err != nil {
-			return "", fmt.Errorf("configuration file: %w", err)
-		}
-		if _, err := format(abs); err != nil {
-			return "", err
-		}
-		return abs, nil
+// operatorFile is the explicit file, else the one toolhost.* file in
+// opts.UserDir, else "". Two files in UserDir are an error: the operator
+// must say which one holds the policy.
+func (l *Loaded) operatorFile(opts Options) (string, error) {
+	var inUserDir []string
+	if opts.UserDir != "" {
+		inUserDir = configFiles(opts.UserDir)
 	}
+	if opts.File == "" {
+		switch len(inUserDir) {
+		case 0:
+			return "", nil
+		case 1:
+			l.Files = append(l.Files, File{Path: inUserDir[0], Role: RoleOperator, Read: true})
+			return inUserDir[0], nil
+		}
+		return "", fmt.Errorf("both %s exist; keep one configuration file", strings.Join(inUserDir, " and "))
+	}
+	abs, err := filepath.Abs(opts.File)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", fmt.Errorf("configuration file: %w", err)
+	}
+	if _, err := format(abs); err != nil {
+		return "", err
+	}
+	l.Files = append(l.Files, File{Path: abs, Role: RoleOperator, Read: true})
+	for _, f := range inUserDir {
+		if !sameFile(f, abs) {
+			l.Files = append(l.Files, File{Path: f, Role: RoleOperator, Why: "--config or $TOOLHOST_CONFIG names another file"})
+		}
+	}
+	return abs, nil
+}
+
+// configFiles lists the files toolhost would load from dir.
+func configFiles(dir string) []string {
 	var found []string
 	for _, name := range []string{"toolhost.toml", "toolhost.yaml", "toolhost.yml"} {
-		p := filepath.Join(opts.Dir, name)
+		p := filepath.Join(dir, name)
 		if _, err := os.Stat(p); err == nil {
+			if abs, err := filepath.Abs(p); err == nil {
+				p = abs
+			}
 			found = append(found, p)
 		}
 	}
-	switch len(found) {
-	case 0:
-		return "", nil
-	case 1:
-		return found[0], nil
-	}
-	return "", fmt.Errorf("both %s exist; keep one configuration file", strings.Join(found, " and "))
+	return found
+}
+
+// sameFile reports whether a and b name the same file or directory; ""
+// names none.
+func sameFile(a, b string) bool {
+	ai, aerr := os.Stat(a)
+	bi, berr := os.Stat(b)
+	return aerr == nil && berr == nil && os.SameFile(ai, bi)
 }
 
 // format is the file's syntax, chosen by its extension: the same keys
@@ -193,7 +281,8 @@ func format(file string) (string, error) {
 // readFile merges the file into v after checking every key and type, so
 // that a misspelled or mistyped key stops toolhost instead of being
 // ignored.
-func (l *Loaded) readFile(v *viper.Viper, file string) ([]Definition, error) {
+// Each key's source is prefix + file.
+func (l *Loaded) readFile(v *viper.Viper, file, prefix string) ([]Definition, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("configuration file: %w", err)
@@ -217,7 +306,7 @@ func (l *Loaded) readFile(v *viper.Viper, file string) ([]Definition, error) {
 	keys := append(fv.AllKeys(), empty...)
 	sort.Strings(keys)
 	kinds := keyKinds()
-	source := "file " + file
+	source := prefix + file
 	for _, key := range keys {
 		if key == "tools.definitions" || strings.HasPrefix(key, "tools.definitions.") {
 			// Taken from the raw file by readDefinitions: viper lowercases

@@ -10,19 +10,7 @@ import (
 // Show lists every effective key, sorted, with its value and where the
 // value came from, one per line: key = value  # source.
 func (l *Loaded) Show() string {
-	values := flatten(l.Config)
-	for name, o := range l.Config.Tools.Overrides {
-		prefix := "tools.overrides." + name + "."
-		if o.TimeoutSeconds != nil {
-			values[prefix+"timeout_seconds"] = *o.TimeoutSeconds
-		}
-		if o.RequiresApproval != nil {
-			values[prefix+"requires_approval"] = *o.RequiresApproval
-		}
-		if o.Denied != nil {
-			values[prefix+"denied"] = *o.Denied
-		}
-	}
+	values := showValues(l.Config)
 	keys := make([]string, 0, len(values))
 	for k := range values {
 		keys = append(keys, k)
@@ -36,6 +24,51 @@ func (l *Loaded) Show() string {
 		fmt.Fprintf(&b, "tools.definitions[%d] = %s  # %s\n", i, strconv.Quote(d.Name), l.source("tools.definitions"))
 	}
 	b.WriteString(l.hidden())
+	return b.String()
+}
+
+// showValues maps every key of c that is set, overrides included, to its
+// value.
+func showValues(c *Config) map[string]any {
+	values := flatten(c)
+	for name, o := range c.Tools.Overrides {
+		prefix := "tools.overrides." + name + "."
+		if o.TimeoutSeconds != nil {
+			values[prefix+"timeout_seconds"] = *o.TimeoutSeconds
+		}
+		if o.RequiresApproval != nil {
+			values[prefix+"requires_approval"] = *o.RequiresApproval
+		}
+		if o.Denied != nil {
+			values[prefix+"denied"] = *o.Denied
+		}
+	}
+	return values
+}
+
+// Report lists, as comments, the configuration files found, read or
+// ignored and why, and the settings of a trusted project file that were
+// ignored because they would have widened the policy.
+func (l *Loaded) Report() string {
+	var b strings.Builder
+	read := false
+	for _, f := range l.Files {
+		switch {
+		case f.Read && f.Role == RoleProject:
+			fmt.Fprintf(&b, "# read: %s (project file in a trusted directory: it may only narrow the policy)\n", f.Path)
+		case f.Read:
+			fmt.Fprintf(&b, "# read: %s (%s)\n", f.Path, f.Role)
+		default:
+			fmt.Fprintf(&b, "# ignored: %s (%s)\n", f.Path, f.Why)
+		}
+		read = read || f.Read
+	}
+	if !read {
+		b.WriteString("# no configuration file read: defaults and environment only\n")
+	}
+	for _, s := range l.Ignored {
+		fmt.Fprintf(&b, "# ignored setting: %s\n", s)
+	}
 	return b.String()
 }
 
@@ -90,6 +123,12 @@ const initFile = `# toolhost configuration: every key with its default value, an
 # TOOLHOST_TOOLS_APPROVAL_MODE=auto; lists are comma-separated. The
 # environment wins over this file. "toolhost config show" prints every
 # effective value and where it came from.
+#
+# toolhost reads this file from --config, else $TOOLHOST_CONFIG, else the
+# user configuration directory ($XDG_CONFIG_HOME/toolhost/toolhost.toml).
+# A toolhost.toml in the working directory is a project file: it is ignored
+# unless the directory was trusted with "toolhost trust DIR", and even then
+# it may only make this policy stricter.
 
 [tools]
 # disabled: offer no tools and refuse every call; parse_only: offer tools and
@@ -109,7 +148,8 @@ max_tool_args_bytes = 262144
 
 [tools.sandbox]
 # Directories tools may touch; the first is the working directory. Relative
-# roots are relative to this file. (CFG-SBX-01, FR-VAL-04)
+# roots are relative to this file's directory, or to the working directory
+# when this file is in the user configuration directory. (CFG-SBX-01, FR-VAL-04)
 allowed_roots = ["."]
 # Globs of paths no tool may read or write, added to the built-in ones.
 # (CFG-SBX-01, FR-VAL-05)

@@ -1,0 +1,285 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// NarrowedBy is c made stricter by p, a trusted project's configuration,
+// and the parts of p that were ignored because they would have widened c
+// (issue 10 item 1). p is expected to hold c's values for every key the
+// project file does not set, so that those keys leave c unchanged. c is
+// not modified.
+//
+// Stricter wins on every key: the lower tools mode, the higher approval
+// mode, AND of permissions, OR of protections, the intersection of what is
+// allowed, the union of what is denied, the minimum of every limit, and
+// only the roots that lie inside one of c's. Tool definitions offer tools,
+// so a project's are ignored.
+func (c *Config) NarrowedBy(p *Config) (*Config, []string) {
+	out := c.clone()
+	var ignored []string
+	for _, r := range narrowRules {
+		if why := r.narrow(&out.Tools, &p.Tools); why != "" {
+			ignored = append(ignored, r.key+": "+why)
+		}
+	}
+	ignored = append(ignored, narrowOverrides(&out.Tools, p.Tools.Overrides)...)
+	if !reflect.DeepEqual(p.Tools.Definitions, c.Tools.Definitions) {
+		ignored = append(ignored, "tools.definitions: a project file cannot define tools; only the operator's configuration can")
+	}
+	return out, ignored
+}
+
+// narrowRules hold one rule per scalar key; TestNarrowRulesCoverEveryKey
+// fails when a key is added without one.
+var narrowRules = []struct {
+	key    string
+	narrow func(c, p *Tools) string
+}{
+	{"tools.mode", func(c, p *Tools) string {
+		return stricter(&c.Mode, p.Mode, ModeEnabled, ModeParseOnly, ModeDisabled)
+	}},
+	{"tools.allow_parallel", func(c, p *Tools) string { return and(&c.AllowParallel, p.AllowParallel) }},
+	{"tools.max_tool_calls_per_batch", func(c, p *Tools) string { return lowest(&c.MaxToolCallsPerBatch, p.MaxToolCallsPerBatch) }},
+	{"tools.max_tool_iterations_per_user_turn", func(c, p *Tools) string {
+		return lowest(&c.MaxToolIterationsPerUserTurn, p.MaxToolIterationsPerUserTurn)
+	}},
+	{"tools.max_tool_args_bytes", func(c, p *Tools) string { return lowest(&c.MaxToolArgsBytes, p.MaxToolArgsBytes) }},
+	{"tools.sandbox.allowed_roots", func(c, p *Tools) string { return insideRoots(&c.Sandbox.AllowedRoots, p.Sandbox.AllowedRoots) }},
+	{"tools.sandbox.denied_patterns", func(c, p *Tools) string { return union(&c.Sandbox.DeniedPatterns, p.Sandbox.DeniedPatterns) }},
+	{"tools.sandbox.allow_absolute", func(c, p *Tools) string { return and(&c.Sandbox.AllowAbsolute, p.Sandbox.AllowAbsolute) }},
+	{"tools.sandbox.include_default_denies", func(c, p *Tools) string {
+		return or(&c.Sandbox.IncludeDefaultDenies, p.Sandbox.IncludeDefaultDenies)
+	}},
+	{"tools.sandbox.read_only_patterns", func(c, p *Tools) string {
+		return union(&c.Sandbox.ReadOnlyPatterns, p.Sandbox.ReadOnlyPatterns)
+	}},
+	{"tools.sandbox.max_path_bytes", func(c, p *Tools) string { return lowest(&c.Sandbox.MaxPathBytes, p.Sandbox.MaxPathBytes) }},
+	{"tools.sandbox.max_path_component_bytes", func(c, p *Tools) string {
+		return lowest(&c.Sandbox.MaxPathComponentBytes, p.Sandbox.MaxPathComponentBytes)
+	}},
+	{"tools.sandbox.max_path_depth", func(c, p *Tools) string { return lowest(&c.Sandbox.MaxPathDepth, p.Sandbox.MaxPathDepth) }},
+	{"tools.timeouts.default_seconds", func(c, p *Tools) string { return lowest(&c.Timeouts.DefaultSeconds, p.Timeouts.DefaultSeconds) }},
+	{"tools.timeouts.file_operations_seconds", func(c, p *Tools) string {
+		return lowest(&c.Timeouts.FileOperationsSeconds, p.Timeouts.FileOperationsSeconds)
+	}},
+	{"tools.timeouts.shell_commands_seconds", func(c, p *Tools) string {
+		return lowest(&c.Timeouts.ShellCommandsSeconds, p.Timeouts.ShellCommandsSeconds)
+	}},
+	{"tools.output.max_bytes", func(c, p *Tools) string { return lowest(&c.Output.MaxBytes, p.Output.MaxBytes) }},
+	{"tools.output.available_capacity_bytes", func(c, p *Tools) string {
+		return lowest(&c.Output.AvailableCapacityBytes, p.Output.AvailableCapacityBytes)
+	}},
+	{"tools.environment.denylist", func(c, p *Tools) string { return union(&c.Environment.Denylist, p.Environment.Denylist) }},
+	{"tools.environment.keep", func(c, p *Tools) string { return intersect(&c.Environment.Keep, p.Environment.Keep) }},
+	{"tools.approval.enabled", func(c, p *Tools) string { return and(&c.Approval.Enabled, p.Approval.Enabled) }},
+	{"tools.approval.mode", func(c, p *Tools) string {
+		return stricter(&c.Approval.Mode, p.Approval.Mode, ApprovalAuto, ApprovalPrompt, ApprovalDeny)
+	}},
+	{"tools.approval.allowlist", func(c, p *Tools) string { return intersect(&c.Approval.Allowlist, p.Approval.Allowlist) }},
+	{"tools.approval.denylist", func(c, p *Tools) string { return union(&c.Approval.Denylist, p.Approval.Denylist) }},
+	{"tools.approval.prompt_side_effects", func(c, p *Tools) string {
+		return or(&c.Approval.PromptSideEffects, p.Approval.PromptSideEffects)
+	}},
+	{"tools.approval.auto_approve_new_files", func(c, p *Tools) string {
+		return and(&c.Approval.AutoApproveNewFiles, p.Approval.AutoApproveNewFiles)
+	}},
+	{"tools.approval.code_patterns", func(c, p *Tools) string { return union(&c.Approval.CodePatterns, p.Approval.CodePatterns) }},
+	{"tools.read_file.max_file_read_bytes", func(c, p *Tools) string {
+		return lowest(&c.ReadFile.MaxFileReadBytes, p.ReadFile.MaxFileReadBytes)
+	}},
+	{"tools.read_file.max_scan_bytes", func(c, p *Tools) string { return lowest(&c.ReadFile.MaxScanBytes, p.ReadFile.MaxScanBytes) }},
+	{"tools.apply_patch.max_patch_bytes", func(c, p *Tools) string {
+		return lowest(&c.ApplyPatch.MaxPatchBytes, p.ApplyPatch.MaxPatchBytes)
+	}},
+	{"tools.apply_patch.max_files", func(c, p *Tools) string { return lowest(&c.ApplyPatch.MaxFiles, p.ApplyPatch.MaxFiles) }},
+}
+
+// stricter sets *c to p when p comes later in order (least strict
+// first).
+func stricter[T ~string](c *T, p T, order ...T) string {
+	if slices.Index(order, p) < slices.Index(order, *c) {
+		return fmt.Sprintf("%q is less strict than the operator's %q", p, *c)
+	}
+	*c = p
+	return ""
+}
+
+func lowest(c *int, p int) string {
+	if p > *c {
+		return fmt.Sprintf("%d is above the operator's %d", p, *c)
+	}
+	*c = p
+	return ""
+}
+
+// and keeps a permission only if both allow it.
+func and(c *bool, p bool) string {
+	if p && !*c {
+		return "true would grant what the operator's false refuses"
+	}
+	*c = *c && p
+	return ""
+}
+
+// or keeps a protection if either asks for it.
+func or(c *bool, p bool) string {
+	if !p && *c {
+		return "false would drop the operator's protection"
+	}
+	*c = *c || p
+	return ""
+}
+
+// union adds p's entries to *c; entries of *c missing from p stay.
+func union(c *[]string, p []string) string {
+	var dropped []string
+	for _, s := range *c {
+		if !slices.Contains(p, s) {
+			dropped = append(dropped, s)
+		}
+	}
+	for _, s := range p {
+		if !slices.Contains(*c, s) {
+			*c = append(*c, s)
+		}
+	}
+	if len(dropped) > 0 {
+		return fmt.Sprintf("leaving out %s would widen the operator's list; kept", quoteAll(dropped))
+	}
+	return ""
+}
+
+// intersect keeps the entries of *c that p also lists.
+func intersect(c *[]string, p []string) string {
+	var added []string
+	for _, s := range p {
+		if !slices.Contains(*c, s) {
+			added = append(added, s)
+		}
+	}
+	*c = slices.DeleteFunc(*c, func(s string) bool { return !slices.Contains(p, s) })
+	if len(added) > 0 {
+		return fmt.Sprintf("adding %s would widen the operator's list; ignored", quoteAll(added))
+	}
+	return ""
+}
+
+// insideRoots keeps p's roots that lie inside one of *c's, both with
+// symbolic links resolved, so that a root of the project's cannot reach
+// outside the operator's through a link. When none remains, *c stays.
+func insideRoots(c *[]string, p []string) string {
+	if slices.Equal(*c, p) {
+		return ""
+	}
+	var kept, outside []string
+	for _, r := range p {
+		canon := resolved(r)
+		if slices.ContainsFunc(*c, func(o string) bool { return within(resolved(o), canon) }) {
+			kept = append(kept, canon)
+		} else {
+			outside = append(outside, r)
+		}
+	}
+	switch {
+	case len(outside) == 0:
+		*c = kept
+		return ""
+	case len(kept) == 0:
+		return fmt.Sprintf("%s lie outside the operator's roots; kept the operator's", quoteAll(outside))
+	}
+	*c = kept
+	return fmt.Sprintf("%s lie outside the operator's roots; left out", quoteAll(outside))
+}
+
+// resolved is path with its symbolic links resolved when it exists, else
+// path cleaned.
+func resolved(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return filepath.Clean(path)
+}
+
+// within reports whether path is dir or below it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// narrowOverrides applies p's per-tool overrides: requires_approval and
+// denied only as true, timeouts only shorter. A timeout for a tool the
+// operator gave none is kept only if no longer than every class timeout,
+// since the tool's own is not known here.
+func narrowOverrides(c *Tools, p map[string]Override) []string {
+	var ignored []string
+	bound := min(c.Timeouts.DefaultSeconds, c.Timeouts.FileOperationsSeconds, c.Timeouts.ShellCommandsSeconds)
+	for _, tool := range slices.Sorted(maps.Keys(p)) {
+		po, co := p[tool], c.Overrides[tool]
+		key := "tools.overrides." + tool + "."
+		if why := onlyTrue(&co.RequiresApproval, po.RequiresApproval); why != "" {
+			ignored = append(ignored, key+"requires_approval: "+why)
+		}
+		if why := onlyTrue(&co.Denied, po.Denied); why != "" {
+			ignored = append(ignored, key+"denied: "+why)
+		}
+		if po.TimeoutSeconds != nil {
+			limit := bound
+			if co.TimeoutSeconds != nil {
+				limit = *co.TimeoutSeconds
+			}
+			if *po.TimeoutSeconds > limit {
+				ignored = append(ignored, fmt.Sprintf("%stimeout_seconds: %d is above the operator's %d", key, *po.TimeoutSeconds, limit))
+			} else {
+				co.TimeoutSeconds = new(*po.TimeoutSeconds)
+			}
+		}
+		if co != (Override{}) {
+			c.Overrides[tool] = co
+		}
+	}
+	return ignored
+}
+
+// onlyTrue sets *c to true when p is; p false is ignored unless *c is
+// already false, since it could lift what the tool's manifest asks for.
+func onlyTrue(c **bool, p *bool) string {
+	switch {
+	case p == nil || *c != nil && **c == *p:
+		return ""
+	case *p:
+		*c = new(true)
+		return ""
+	}
+	return "false could lift what the operator or the tool itself requires"
+}
+
+func quoteAll(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// clone is a deep copy of c, so that narrowing it leaves c as it was.
+func (c *Config) clone() *Config {
+	out := *c
+	t := &out.Tools
+	walk(reflect.ValueOf(&out).Elem(), "", func(_ string, v reflect.Value) {
+		if list, ok := v.Interface().([]string); ok {
+			v.Set(reflect.ValueOf(slices.Clone(list)))
+		}
+	})
+	t.Overrides = maps.Clone(c.Tools.Overrides)
+	if t.Overrides == nil {
+		t.Overrides = map[string]Override{}
+	}
+	t.Definitions = slices.Clone(c.Tools.Definitions)
+	return &out
+}

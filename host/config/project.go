@@ -1,0 +1,104 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/spf13/viper"
+)
+
+// project applies the project file in opts.Dir, if there is one and the
+// operator trusted the directory, as a narrowing of l.Config; otherwise
+// it records the file as ignored and why. Only a broken trust file is an
+// error: it is the operator's. A project file can be written by the tools
+// this configuration governs, so nothing in it may stop toolhost
+// (issue 10 item 1).
+func (l *Loaded) project(opts Options, operator string) error {
+	var found []string
+	for _, f := range configFiles(opts.Dir) {
+		if !sameFile(f, operator) {
+			found = append(found, f)
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	dir := filepath.Dir(found[0])
+	if len(found) > 1 {
+		for _, f := range found {
+			l.ignore(f, fmt.Sprintf("%s holds more than one configuration file (%s); none is read until one is left", dir, strings.Join(found, ", ")))
+		}
+		return nil
+	}
+	file := found[0]
+	trusted, err := IsTrusted(opts.UserDir, dir)
+	if err != nil {
+		return err
+	}
+	if !trusted {
+		l.ignore(file, fmt.Sprintf("project file in an untrusted directory; run \"toolhost trust %s\" to let it narrow the policy, or pass it with --config to apply it in full", dir))
+		return nil
+	}
+	p, err := l.readProject(file)
+	if err != nil {
+		l.ignore(file, fmt.Sprintf("%v; fix the file to let it narrow the policy", err))
+		return nil
+	}
+	narrowed, ignored := l.Config.NarrowedBy(p)
+	if err := narrowed.Validate(); err != nil {
+		l.ignore(file, fmt.Sprintf("narrowed by it, the policy would be invalid: %v", err))
+		return nil
+	}
+	before, after := showValues(l.Config), showValues(narrowed)
+	for key, val := range after {
+		if !reflect.DeepEqual(before[key], val) {
+			l.Sources[key] = "project file " + file
+		}
+	}
+	for _, s := range ignored {
+		l.Ignored = append(l.Ignored, file+": "+s)
+	}
+	l.Files = append(l.Files, File{Path: file, Role: RoleProject, Read: true})
+	l.Config = narrowed
+	return nil
+}
+
+func (l *Loaded) ignore(file, why string) {
+	l.Files = append(l.Files, File{Path: file, Role: RoleProject, Why: why})
+}
+
+// readProject is the operator's configuration with the project file's
+// keys laid over it, so that keys the file does not set narrow nothing.
+// Its relative roots are relative to the file.
+func (l *Loaded) readProject(file string) (*Config, error) {
+	v := viper.New()
+	for key, val := range showValues(l.Config) {
+		v.SetDefault(key, val)
+	}
+	scratch := &Loaded{Sources: map[string]string{}}
+	defs, err := scratch.readFile(v, file, "project file ")
+	if err != nil {
+		return nil, err
+	}
+	if defs == nil {
+		defs = l.Config.Tools.Definitions
+	}
+	p, err := decode(v, defs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if err := absRoots(p.Tools.Sandbox.AllowedRoots, filepath.Dir(file)); err != nil {
+		return nil, &KeyError{Key: "tools.sandbox.allowed_roots", Source: file, Err: err}
+	}
+	if err := p.Validate(); err != nil {
+		var ke *KeyError
+		if errors.As(err, &ke) && ke.Source == "" {
+			ke.Source = file
+		}
+		return nil, err
+	}
+	return p, nil
+}
