@@ -64,32 +64,51 @@ func Sanitize(s string) string {
 func strip(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
+	scan(&b, s, false)
+	return b.String()
+}
+
+// scan writes s sanitized to b and returns how much of s it consumed. With
+// more false, s is the whole output: all of it is consumed. With more
+// true, output continues after s (a Stream): scan stops where a sequence
+// starts whose meaning depends on bytes not seen yet (a rune, a \r, an
+// escape or a control string cut at the end of s), so that the rest can be
+// scanned again once they come.
+func scan(b *strings.Builder, s string, more bool) int {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
+		next, open := i+size, false
 		switch {
+		case r == utf8.RuneError && size == 1 && !utf8.FullRuneInString(s[i:]):
+			// A rune cut at the end of s.
+			if more {
+				return i
+			}
+			b.WriteRune(utf8.RuneError)
 		case r == utf8.RuneError && size == 1 && s[i] == 0x9b:
 			// The 8-bit CSI byte, meaningful to terminals not in UTF-8
 			// mode: drop its parameters too.
-			i = skipCSI(s, i+1)
-			continue
+			next, open = skipCSI(s, i+1)
 		case r == utf8.RuneError && size == 1:
 			b.WriteRune(utf8.RuneError)
 		case r == 0x1b:
-			i = skipEscape(s, i+1)
-			continue
+			next, open = skipEscape(s, i+1)
 		case r == 0x9b:
-			i = skipCSI(s, i+size)
-			continue
+			next, open = skipCSI(s, i+size)
 		case r == '\r':
-			if i+1 < len(s) && s[i+1] == '\n' {
+			open = i+1 == len(s)
+			if !open && s[i+1] == '\n' {
 				b.WriteByte('\r')
 			}
 		case printable(r):
-			b.WriteString(s[i : i+size])
+			b.WriteString(s[i:next])
 		}
-		i += size
+		if open && more {
+			return i
+		}
+		i = next
 	}
-	return b.String()
+	return len(s)
 }
 
 // printable reports whether a valid rune is text for a terminal: anything
@@ -143,67 +162,75 @@ func printable8(x uint64) bool {
 }
 
 // skipEscape skips the rest of an ESC-introduced sequence, s[i] being the
-// byte after ESC, and returns the index after it.
-func skipEscape(s string, i int) int {
+// byte after ESC, and returns the index after it. open reports that s
+// ends before the sequence is decided: more bytes could change its end.
+func skipEscape(s string, i int) (end int, open bool) {
 	if i >= len(s) {
-		return i
+		return i, true
 	}
 	switch s[i] {
 	case '[':
 		return skipCSI(s, i+1)
 	case ']', 'P', 'X', '^', '_': // OSC, DCS, SOS, PM, APC
-		if end, ok := skipString(s, i+1); ok {
-			return end
+		end, ok, open := skipString(s, i+1)
+		if ok {
+			return end, open
 		}
 		// Unterminated: a terminal would swallow the rest, but dropping
 		// the introducer already makes it inert text, and a stray ESC ]
 		// must not cost a model the rest of the output.
-		return i + 1
+		return i + 1, open
 	}
 	// Two-byte escape (ESC 7, ESC c, ...) or nF escape: intermediates
 	// 0x20–0x2F, then a final byte 0x30–0x7E (ESC ( B).
 	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
 		i++
 	}
-	if i < len(s) && s[i] >= 0x30 && s[i] <= 0x7e {
+	if i == len(s) {
+		return i, true
+	}
+	if s[i] >= 0x30 && s[i] <= 0x7e {
 		i++
 	}
-	return i
+	return i, false
 }
 
 // skipCSI skips parameter (0x30–0x3F) and intermediate (0x20–0x2F) bytes
 // up to and including the final byte (0x40–0x7E). Any other byte ends a
 // malformed sequence without being consumed, so it is judged on its own:
-// an ESC starts a new sequence, a newline is kept.
-func skipCSI(s string, i int) int {
+// an ESC starts a new sequence, a newline is kept. open reports that s
+// ended first.
+func skipCSI(s string, i int) (end int, open bool) {
 	for ; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x40 && c <= 0x7e {
-			return i + 1
+			return i + 1, false
 		}
 		if c < 0x20 || c > 0x3f {
-			return i
+			return i, false
 		}
 	}
-	return i
+	return i, true
 }
 
 // skipString finds the end of a control string: after its terminator,
 // BEL, ESC \ or the 8-bit ST (U+009C), or at an ESC that is not one,
 // which starts a new sequence. CAN and SUB abort it, as in terminals. ok
-// is false when the string is not terminated before the end of s.
-func skipString(s string, i int) (end int, ok bool) {
+// is false when the string is not terminated before the end of s. open
+// reports that bytes after s could change the answer: the string is not
+// terminated, or s ends in an ESC that a \ would make its terminator.
+func skipString(s string, i int) (end int, ok, open bool) {
 	for ; i < len(s); i++ {
 		switch {
 		case s[i] == 0x07, s[i] == 0x18, s[i] == 0x1a:
-			return i + 1, true
+			return i + 1, true, false
 		case s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\':
-			return i + 2, true
+			return i + 2, true, false
 		case s[i] == 0x1b:
-			return i, true
+			return i, true, i+1 == len(s)
 		case s[i] == 0xc2 && i+1 < len(s) && s[i+1] == 0x9c:
-			return i + 2, true
+			return i + 2, true, false
 		}
 	}
-	return i, false
+	return i, false, true
 }
