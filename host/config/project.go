@@ -17,6 +17,9 @@ import (
 // this configuration governs, so nothing in it may stop toolhost
 // (issue 10 item 1).
 func (l *Loaded) project(opts Options, operator string) error {
+	if sameFile(opts.Dir, opts.UserDir) {
+		return nil // the operator's own directory holds no project file
+	}
 	var found []string
 	for _, f := range configFiles(opts.Dir) {
 		if !sameFile(f, operator) {
