@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -25,11 +26,7 @@ func newConfigCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if st.File != "" {
-				fmt.Printf("# file: %s\n", st.File)
-			} else {
-				fmt.Println("# no configuration file: defaults and environment only")
-			}
+			fmt.Print(st.Report())
 			fmt.Print(st.Show())
 			return nil
 		},
@@ -37,12 +34,12 @@ func newConfigCommand(g *globals) *cobra.Command {
 	var force bool
 	initCmd := &cobra.Command{
 		Use:   "init [FILE]",
-		Short: "Write a commented toolhost.toml holding every key's default",
+		Short: "Write a commented toolhost.toml holding every key's default (default: in $XDG_CONFIG_HOME/toolhost)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			path := "toolhost.toml"
-			if len(args) == 1 {
-				path = args[0]
+			path, err := initPath(args)
+			if err != nil {
+				return err
 			}
 			flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 			if force {
@@ -69,4 +66,21 @@ func newConfigCommand(g *globals) *cobra.Command {
 	initCmd.Flags().BoolVar(&force, "force", false, "replace an existing file")
 	cmd.AddCommand(show, initCmd)
 	return cmd
+}
+
+// initPath is FILE, else toolhost.toml in the user configuration
+// directory, created 0700: the operator's file, which tools cannot reach
+// (issue 10 item 1).
+func initPath(args []string) (string, error) {
+	if len(args) == 1 {
+		return args[0], nil
+	}
+	dir := userDir()
+	if dir == "" {
+		return "", usageErrorf("no user configuration directory ($XDG_CONFIG_HOME and $HOME are unset); name the FILE to write")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", usageErrorf("user configuration directory: %v", err)
+	}
+	return filepath.Join(dir, "toolhost.toml"), nil
 }

@@ -43,7 +43,11 @@ func openHost(ctx context.Context, g *globals, rf *runFlags) (*host.Host, error)
 	if err != nil {
 		return nil, err
 	}
-	h, err := host.Open(ctx, host.Options{PluginDir: dir, Config: cfg, CacheDir: g.cache(), StateDir: stateDir, Logger: g.logger()})
+	protected, err := g.protected()
+	if err != nil {
+		return nil, err
+	}
+	h, err := host.Open(ctx, host.Options{PluginDir: dir, Config: cfg, CacheDir: g.cache(), StateDir: stateDir, Protected: protected, Logger: g.logger()})
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}

@@ -37,7 +37,7 @@ func newRootCommand() *cobra.Command {
 	f.StringVar(&g.cacheDir, "cache-dir", "", "compiled-code and manifest cache (default: $TOOLHOST_CACHE_DIR, else the user cache dir)")
 	f.StringVar(&g.stateDir, "state-dir", "", "toolhost's state: read caches (default: $TOOLHOST_STATE_DIR, else $XDG_STATE_HOME/toolhost)")
 	f.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	f.StringVar(&g.config, "config", "", "configuration file (default: $TOOLHOST_CONFIG, else toolhost.toml or toolhost.yaml in the working directory)")
+	f.StringVar(&g.config, "config", "", "the operator's configuration file (default: $TOOLHOST_CONFIG, else toolhost.toml, .yaml or .yml in $XDG_CONFIG_HOME/toolhost); one in the working directory may only narrow it, once trusted with \"toolhost trust\"")
 	f.StringVar(&g.profile, "cpuprofile", "", "write a CPU profile of this run to `file`")
 	f.MarkHidden("cpuprofile")
 	var stopProfile func()
@@ -61,7 +61,7 @@ func newRootCommand() *cobra.Command {
 			stopProfile()
 		}
 	}
-	root.AddCommand(newToolsCommand(g), newCallCommand(g), newBatchCommand(g), newConfigCommand(g), newPluginCommand(g))
+	root.AddCommand(newToolsCommand(g), newCallCommand(g), newBatchCommand(g), newConfigCommand(g), newPluginCommand(g), newTrustCommand(g))
 	return root
 }
 
@@ -116,8 +116,8 @@ func (g *globals) state() (string, error) {
 	return filepath.Join(home, ".local", "state", "toolhost"), nil
 }
 
-// configFile is --config, else $TOOLHOST_CONFIG; "" means toolhost.toml
-// (or .yaml) in the working directory, if there is one.
+// configFile is --config, else $TOOLHOST_CONFIG; "" means the file in the
+// user configuration directory, if there is one.
 func (g *globals) configFile() string {
 	if g.config != "" {
 		return g.config
@@ -125,16 +125,56 @@ func (g *globals) configFile() string {
 	return os.Getenv("TOOLHOST_CONFIG")
 }
 
-// settings loads the configuration: defaults, then the file, then
-// TOOLHOST_* variables.
+// userDir is the user's toolhost configuration directory
+// ($XDG_CONFIG_HOME/toolhost, else ~/.config/toolhost): the operator's
+// file and the trust list. "" when neither variable gives one.
+func userDir() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "toolhost")
+}
+
+// protected are the operator's configuration paths no tool may reach: the
+// user configuration directory (which holds the trust list) and an
+// explicit file (issue 10 item 1).
+func (g *globals) protected() ([]string, error) {
+	var out []string
+	if dir := userDir(); dir != "" {
+		out = append(out, dir)
+	}
+	if f := g.configFile(); f != "" {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return nil, usageErrorf("configuration file %s: %v", f, err)
+		}
+		out = append(out, abs)
+	}
+	return out, nil
+}
+
+// settings loads the configuration: defaults, then the operator's file,
+// then TOOLHOST_* variables, then a trusted project file's narrowing.
+// Project files and settings that were ignored are logged as warnings
+// saying what to do.
 func (g *globals) settings() (*config.Loaded, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return nil, usageErrorf("working directory: %v", err)
 	}
-	l, err := config.Load(config.Options{File: g.configFile(), Dir: wd, Environ: os.Environ()})
+	l, err := config.Load(config.Options{File: g.configFile(), UserDir: userDir(), Dir: wd, Environ: os.Environ()})
 	if err != nil {
 		return nil, usageErrorf("configuration: %v", err)
+	}
+	log := g.logger()
+	for _, f := range l.Files {
+		if !f.Read && f.Role == config.RoleProject {
+			log.Warn("configuration file ignored", "file", f.Path, "reason", f.Why)
+		}
+	}
+	for _, s := range l.Ignored {
+		log.Warn("project configuration setting ignored: it would widen the operator's policy", "setting", s)
 	}
 	return l, nil
 }
