@@ -7,7 +7,8 @@
 // the environment it is given (the caller removes secrets from it, with
 // config.Environment), and leaves nothing behind. When a
 // command finishes or is abandoned, its whole process group is killed,
-// background children included.
+// background children included, and on Linux every other process of its
+// session too: a child that made a group of its own does not escape.
 package proc
 
 import (
@@ -96,15 +97,16 @@ const (
 	// readers wait rather than drop.
 	sinkQueue = 16
 	// drainGrace is how long the readers wait in total, once the process
-	// group is dead, for a pipe to reach end of file; see reader.run.
+	// command's processes are dead, for a pipe to reach end of file; see
+	// reader.run.
 	drainGrace = 500 * time.Millisecond
 	// sinkGrace is how long after ctx ends the readers keep waiting for a
 	// Sink that has not taken their chunks, and Run for the Sink to return.
 	sinkGrace = drainGrace
-	// drainLimit bounds what is read after the group is dead. The group can
+	// drainLimit bounds what is read after the kill. The dead processes can
 	// have left at most a pipe's capacity behind (64 KiB by default, 1 MiB
 	// at most without privilege), so more than this comes from a process
-	// that escaped the group and is still writing.
+	// that escaped the kill and is still writing.
 	drainLimit = 4 << 20
 )
 
@@ -115,9 +117,11 @@ const (
 //
 // Commands do not leave processes behind: once the shell exits, or ctx is
 // done first, Run kills the whole process group with SIGKILL, so
-// background children (sleep 1000 &) die with it and release the pipes.
-// A process that left the group (by calling setsid itself) may still hold
-// a pipe open; Run stops waiting for it after a short grace, logs it, and
+// background children (sleep 1000 &) die with it and release the pipes;
+// on Linux it then kills every process left in the shell's session, so
+// children in groups of their own (timeout, set -m) die too. A process
+// that left the session (by calling setsid itself) may still hold a pipe
+// open; Run stops waiting for it after a short grace, logs it, and
 // returns what was read. A failure to kill is logged and never blocks.
 //
 // When ctx is done before the shell exits, Run returns the partial Result
@@ -171,7 +175,7 @@ type run struct {
 	cmd    *exec.Cmd
 	log    *slog.Logger
 	exited chan exit     // the shell has exited
-	killed chan struct{} // closed once the group is dead: readers drain
+	killed chan struct{} // closed once the processes are killed: readers drain
 	out    *reader
 	err    *reader
 
@@ -286,9 +290,9 @@ func (r *run) watch() {
 	r.exited <- exit{}
 }
 
-// wait returns once the shell has exited, killing the group first if ctx
-// is done before that; then it kills whatever is left of the group and
-// reaps the shell. It returns ctx's error if ctx ended the command.
+// wait returns once the shell has exited, killing the command first if ctx
+// is done before that; then it kills whatever is left of it and reaps the
+// shell. It returns ctx's error if ctx ended the command.
 func (r *run) wait(ctx context.Context) error {
 	var ctxErr error
 	var e exit
@@ -299,11 +303,11 @@ func (r *run) wait(ctx context.Context) error {
 		case e = <-r.exited: // it finished anyway: not a cancellation
 		default:
 			ctxErr = ctx.Err()
-			killGroup(r.cmd.Process, r.log)
+			r.kill()
 			e = <-r.exited
 		}
 	}
-	killGroup(r.cmd.Process, r.log)
+	r.kill()
 	r.startDrain()
 	if !e.reaped {
 		e.err = r.cmd.Wait()
@@ -315,7 +319,15 @@ func (r *run) wait(ctx context.Context) error {
 	return ctxErr
 }
 
-// startDrain tells the readers the group is dead and bounds a read that
+// kill ends the command's processes: its process group with one signal,
+// then, where they can be listed, the rest of its session (issue 10 item 6).
+// The shell is not reaped yet, so neither id can name a stranger.
+func (r *run) kill() {
+	killGroup(r.cmd.Process, r.log)
+	killSession(r.cmd.Process.Pid, r.log)
+}
+
+// startDrain tells the readers the processes are dead and bounds a read that
 // is already blocked, so a pipe held open by an escaped process cannot
 // keep Run waiting.
 func (r *run) startDrain() {
@@ -374,7 +386,7 @@ type reader struct {
 	tailLimit int             // bytes of the end to keep after the first limit
 	chunks    chan<- chunk    // nil without a Sink
 	giveUp    <-chan struct{} // closed once nothing waits for the Sink
-	killed    <-chan struct{} // closed once the process group is dead
+	killed    <-chan struct{} // closed once the command's processes are dead
 
 	undelivered *atomic.Int64
 	log         *slog.Logger
@@ -384,12 +396,12 @@ type reader struct {
 	total int64
 }
 
-// run reads until end of file. Once the group is dead, the pipe still
-// holds whatever the group wrote before dying, and the read end reaches
-// end of file as soon as that is consumed. Only a process outside the
-// group can keep the pipe open, so then run gives up after drainGrace of
-// waiting in Read, or after drainLimit bytes. Time spent blocked on a slow
-// Sink does not count: output the group did write is never cut short.
+// run reads until end of file. Once the command is killed, the pipe still
+// holds whatever it wrote before dying, and the read end reaches end of
+// file as soon as that is consumed. Only a process that escaped the kill
+// (outside the session on Linux, the process group elsewhere) can keep the
+// pipe open, so then run gives up after drainGrace of waiting in Read, or
+// after drainLimit bytes. Time spent blocked on a slow Sink does not count: output the command did write is never cut short.
 func (r *reader) run() {
 	buf := make([]byte, readBufSize)
 	budget, drained := drainGrace, 0
@@ -397,7 +409,7 @@ func (r *reader) run() {
 		draining := isClosed(r.killed)
 		if draining {
 			if drained > drainLimit {
-				r.abandon(errors.New("output continues after the process group was killed"))
+				r.abandon(errors.New("output continues after the command's processes were killed"))
 				return
 			}
 			r.f.SetReadDeadline(time.Now().Add(budget))
@@ -485,10 +497,10 @@ func (r *reader) lastBytes() []byte {
 }
 
 // abandon logs why the stream was not read to its end: usually a process
-// that escaped the group still holds the pipe.
+// that escaped the kill still holds the pipe.
 func (r *reader) abandon(err error) {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		err = errors.New("pipe still open after the process group was killed; a process left the group")
+		err = errors.New("pipe still open after the command's processes were killed; a process left its session or process group")
 	}
 	r.log.Warn("proc: stopped reading command output", "stream", r.stream.String(), "err", err)
 }

@@ -449,3 +449,158 @@ func TestRunBlockedSinkEndsWithCtx(t *testing.T) {
 		})
 	}
 }
+
+// issue 10 item 6, FR-EXE-05: a child that makes a process group of its
+// own is still in the shell's session, and dies with the command whether
+// the shell exits first or the call's deadline ends it. Each command
+// prints the shell's pid (the session id), then the pids it started, and
+// makes sure those have left the shell's group before it goes on, so the
+// group kill alone cannot get them.
+func TestRunKillsSession(t *testing.T) {
+	// waitfor waits until a background child has written its pid to a
+	// file, which it does once it is in a group of its own.
+	const waitfor = `waitfor() { while [ ! -s "$1" ]; do sleep 0.01; done; cat "$1"; echo; }; echo $$; `
+	const setpgid = `python3 -c 'import os; os.setpgid(0, 0); open("inner", "w").write(str(os.getpid())); os.execvp("sleep", ["sleep", "30"])'`
+	commands := []struct{ name, command string }{
+		{"timeout", `timeout 10 sh -c 'echo $$ > inner; exec sleep 30' & echo $!; waitfor inner`},
+		{"bash set -m", `bash -c 'set -m; sleep 30 & echo $!; echo started'`},
+		{"python process_group", `python3 -c 'import subprocess; print(subprocess.Popen(["sleep", "30"], process_group=0).pid)'`},
+		{"python setpgid", setpgid + ` & waitfor inner`},
+		{"nohup timeout", `nohup timeout 10 sh -c 'echo $$ > inner; exec sleep 30' >/dev/null 2>&1 & echo $!; waitfor inner`},
+		{"nohup bash set -m", `nohup bash -c 'set -m; sleep 30 & echo $! > inner' >/dev/null 2>&1 & waitfor inner`},
+		{"nohup python setpgid", `nohup ` + setpgid + ` >/dev/null 2>&1 & waitfor inner`},
+		{"forks while killed", `timeout 10 sh -c 'echo $$ > inner; while :; do sleep 30 & sleep 0.001; done' >/dev/null 2>&1 & waitfor inner`},
+	}
+	// The cancelled command says when its children are in place: a fixed
+	// deadline would race with python3's start on a busy machine.
+	endings := []struct {
+		name    string
+		suffix  string
+		cancel  bool
+		wantErr error
+	}{
+		{"shell exits", "", false, nil},
+		{"cancelled", "; echo ready; sleep 30", true, context.Canceled},
+	}
+	for _, c := range commands {
+		for _, end := range endings {
+			t.Run(c.name+"/"+end.name, func(t *testing.T) {
+				s := spec(t, waitfor+c.command+end.suffix)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if end.cancel {
+					var out bytes.Buffer
+					s.Sink = func(_ context.Context, st Stream, p []byte) error {
+						if out.Write(p); bytes.Contains(out.Bytes(), []byte("ready\n")) {
+							cancel()
+						}
+						return nil
+					}
+				}
+				res, err := Run(ctx, s)
+				if !errors.Is(err, end.wantErr) {
+					t.Fatalf("Run: err = %v, want %v; stdout %q stderr %q", err, end.wantErr, res.Stdout, res.Stderr)
+				}
+				pids := pidsIn(res.Stdout)
+				if len(pids) < 2 {
+					t.Fatalf("stdout %q stderr %q: want the shell's pid and its children's", res.Stdout, res.Stderr)
+				}
+				waitSessionGone(t, pids[0])
+				for _, pid := range pids[1:] {
+					waitGone(t, pid)
+				}
+			})
+		}
+	}
+}
+
+// pidsIn returns the lines of out that are pids, in order.
+func pidsIn(out []byte) []int {
+	var pids []int
+	for _, line := range strings.Fields(string(out)) {
+		if pid, err := strconv.Atoi(line); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// waitSessionGone waits up to two seconds for session sid to have no live
+// process, and kills those left before failing.
+func waitSessionGone(t *testing.T, sid int) {
+	t.Helper()
+	end := time.Now().Add(2 * time.Second)
+	for {
+		left := liveInSession(t, sid)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(end) {
+			t.Errorf("processes %v of the command's session %d still run after Run returned", left, sid)
+			// Clean up, in rounds: some of them may be forking.
+			for range 100 {
+				for _, pid := range liveInSession(t, sid) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			t.FailNow()
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// liveInSession lists the processes of session sid that are not zombies.
+// It parses /proc on its own rather than with readStat, so a bug there
+// cannot hide itself.
+func liveInSession(t *testing.T, sid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp session ...
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 3 && f[3] == strconv.Itoa(sid) && f[0] != "Z" && f[0] != "X" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// The command name in /proc/PID/stat is the process's to choose: spaces
+// and parentheses in it must not shift the fields.
+func TestParseStat(t *testing.T) {
+	tests := []struct {
+		name, stat string
+		want       procStat
+		ok         bool
+	}{
+		{"plain", "4242 (sleep) S 4240 4242 4200 0 -1 4194560 99 0", procStat{'S', 4200}, true},
+		{"zombie", "4242 (sh) Z 1 4242 4242 0 -1", procStat{'Z', 4242}, true},
+		{"spaces and parens", "4242 (a) R 1 2 3 (b) S 4240 4242 77 0 -1", procStat{'S', 77}, true},
+		{"name is a fake stat", "4242 () S 1 1 1 ) D 1 1 5 0", procStat{'D', 5}, true},
+		{"cut after the session", "4242 (sleep) S 4240 4242 4200", procStat{}, false},
+		{"no name", "4242 sleep S 4240 4242 4200 0", procStat{}, false},
+		{"bad state", "4242 (sleep) SS 4240 4242 4200 0", procStat{}, false},
+		{"bad session", "4242 (sleep) S 4240 4242 x 0", procStat{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := parseStat([]byte(tt.stat))
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("parseStat(%q) = %+v, %v; want %+v, %v", tt.stat, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
