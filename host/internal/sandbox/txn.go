@@ -28,19 +28,26 @@ import (
 // intent record there naming every temporary and backup file, so that a
 // process killed mid-commit leaves nothing Recover cannot undo.
 //
+// A Txn holds a bounded number of descriptors however many files it
+// stages (issue 10 item 9): each temporary file is closed once written and
+// synced, and a parent directory is kept open only while it is among the
+// few used last (parentDirs). Commit opens a parent again through the root
+// by its validated path and refuses, as a swap, anything but the very
+// directory the file was staged in, so closing it redirects nothing.
+//
 // A Txn is not safe for concurrent use. Always Close it. Callers that check
 // a file before replacing it hold its Lock across Stage and Commit.
 type Txn struct {
 	s      *Sandbox
 	files  []*txnFile
+	dirs   parentDirs
 	intent *intent // nil without a recovery directory
 	closed bool
 }
 
 type txnFile struct {
 	p       Path
-	dir     *os.Root
-	dirFile *os.File
+	dir     fs.FileInfo // the parent directory as staged, to know it again
 	base    string
 	id      string // ties the temporary and backup names to this file
 	tmp     string // "" once renamed into place
@@ -75,10 +82,13 @@ func (e *RollbackError) Unwrap() error { return e.Err }
 func (s *Sandbox) Begin() *Txn { return &Txn{s: s} }
 
 // Stage writes data to a temporary file next to p, with the permissions of
-// the file it will replace (0644 for a new one). Nothing is visible until
-// Commit. It refuses non-regular targets (ErrNotRegular) and a second stage
-// of the same file. created reports that p does not exist now; Commit then
-// creates it only if it still does not exist.
+// the file it will replace, or for a new one those any program of the
+// user's would give it (0666 less the umask, issue 10 item 8: the kernel
+// applies the umask, or a directory's default ACL, as it creates the
+// file). Nothing is visible until Commit. It refuses non-regular targets
+// (ErrNotRegular) and a second stage of the same file. created reports
+// that p does not exist now; Commit then creates it only if it still does
+// not exist.
 func (t *Txn) Stage(p Path, data []byte, createDirs bool) (created bool, err error) {
 	return t.stage(p, data, createDirs, false)
 }
@@ -109,13 +119,20 @@ func (t *Txn) stage(p Path, data []byte, createDirs, mustCreate bool) (created b
 			return false, &fs.PathError{Op: "stage", Path: p.Attempted, Err: errors.New("the same file is staged twice in one transaction")}
 		}
 	}
-	dir, dirFile, err := pinParent(p, createDirs)
+	if createDirs {
+		if dirRel := path.Dir(p.Rel); dirRel != "." {
+			if err := p.Root.MkdirAll(dirRel, 0o755); err != nil {
+				return false, err
+			}
+		}
+	}
+	d, err := t.dirs.open(p, nil)
 	if err != nil {
 		return false, err
 	}
-	f := &txnFile{p: p, dir: dir, dirFile: dirFile, base: path.Base(p.Rel), id: newStageID()}
+	f := &txnFile{p: p, dir: d.id, base: path.Base(p.Rel), id: newStageID()}
 	f.tmp = leftoverName(tmpKind, f.id, f.base)
-	mode, created, err := replaceableMode(dir, f.base, p.Attempted)
+	mode, created, err := stagedMode(d.root, f.base, p.Attempted)
 	if err == nil && mustCreate && !created {
 		err = &fs.PathError{Op: "create", Path: p.Attempted, Err: fs.ErrExist}
 	}
@@ -127,14 +144,12 @@ func (t *Txn) stage(p Path, data []byte, createDirs, mustCreate bool) (created b
 		recorded = err == nil
 	}
 	if err == nil {
-		err = writeTemp(dir, f.tmp, f.base, data, mode)
+		err = writeStaged(d.root, f.tmp, f.base, data, mode, !created)
 	}
 	if err != nil {
 		if recorded {
 			t.intent.drop(f.tmp)
 		}
-		dirFile.Close()
-		dir.Close()
 		return false, err
 	}
 	f.created = created
@@ -186,14 +201,24 @@ func (t *Txn) Commit() error {
 	if hook := t.s.testHookAfterRenames; hook != nil {
 		hook()
 	}
+	synced := make(map[string]bool)
 	for _, f := range t.files {
+		d, err := t.dirs.open(f.p, f.dir)
+		if err != nil {
+			// Moved away since its rename: the commit is done all the
+			// same, and a backup left there is a named leftover.
+			continue
+		}
 		if f.backup != "" {
-			f.dir.Remove(f.backup)
+			d.root.Remove(f.backup)
 			f.backup = ""
 		}
 		// Durability of the renames, where the platform can sync a
-		// directory.
-		_ = f.dirFile.Sync()
+		// directory: once per directory, however many files it got.
+		if !synced[d.abs] {
+			_ = d.file.Sync()
+			synced[d.abs] = true
+		}
 	}
 	return nil
 }
@@ -206,32 +231,36 @@ func (t *Txn) replace(i int, f *txnFile, backup bool) error {
 			return err
 		}
 	}
+	d, err := t.dirs.open(f.p, f.dir)
+	if err != nil {
+		return err
+	}
 	if f.created {
-		return t.create(f)
+		return create(d, f)
 	}
 	if backup {
 		name := leftoverName(bakKind, f.id, f.base)
-		if err := f.dir.Link(f.base, name); err != nil {
+		if err := d.root.Link(f.base, name); err != nil {
 			return fmt.Errorf("keep the old content for rollback: %w", err)
 		}
 		f.backup = name
 	}
-	if err := f.dir.Rename(f.tmp, f.base); err != nil {
+	if err := d.root.Rename(f.tmp, f.base); err != nil {
 		return err
 	}
 	f.tmp = ""
 	return nil
 }
 
-// create moves f's temporary file to its target without ever replacing a
-// file there: atomically where the system can (renameat2 with
+// create moves f's temporary file to its target in d without ever
+// replacing a file there: atomically where the system can (renameat2 with
 // RENAME_NOREPLACE, or a hard link, which fails on an existing name). On a
 // filesystem with neither (FAT, some network mounts) it checks and then
 // renames, which leaves a window in which a file created by another
 // process can be replaced; toolhost's own writers are kept out by Lock.
-func (t *Txn) create(f *txnFile) error {
+func create(d *parentDir, f *txnFile) error {
 	exists := &fs.PathError{Op: "create", Path: f.p.Attempted, Err: fs.ErrExist}
-	err := renameNoReplace(f.dirFile, f.tmp, f.base)
+	err := renameNoReplace(d.file, f.tmp, f.base)
 	switch {
 	case err == nil:
 		f.tmp = ""
@@ -241,10 +270,10 @@ func (t *Txn) create(f *txnFile) error {
 	case !errors.Is(err, errors.ErrUnsupported):
 		return err
 	}
-	err = f.dir.Link(f.tmp, f.base)
+	err = d.root.Link(f.tmp, f.base)
 	switch {
 	case err == nil:
-		if f.dir.Remove(f.tmp) == nil {
+		if d.root.Remove(f.tmp) == nil {
 			f.tmp = ""
 		}
 		return nil
@@ -253,10 +282,10 @@ func (t *Txn) create(f *txnFile) error {
 	case !linkUnsupported(err):
 		return err
 	}
-	if _, err := f.dir.Lstat(f.base); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := d.root.Lstat(f.base); !errors.Is(err, fs.ErrNotExist) {
 		return exists
 	}
-	if err := f.dir.Rename(f.tmp, f.base); err != nil {
+	if err := d.root.Rename(f.tmp, f.base); err != nil {
 		return err
 	}
 	f.tmp = ""
@@ -268,11 +297,11 @@ func (t *Txn) rollback(failed int, cause error) error {
 	unrestored := map[string]string{}
 	for i := failed - 1; i >= 0; i-- {
 		f := t.files[i]
-		var err error
-		if f.created {
-			err = f.dir.Remove(f.base)
-		} else {
-			err = f.dir.Rename(f.backup, f.base)
+		d, err := t.dirs.open(f.p, f.dir)
+		if err == nil && f.created {
+			err = d.root.Remove(f.base)
+		} else if err == nil {
+			err = d.root.Rename(f.backup, f.base)
 		}
 		if err != nil {
 			backup := ""
@@ -284,11 +313,14 @@ func (t *Txn) rollback(failed int, cause error) error {
 			continue
 		}
 		f.backup = ""
-		_ = f.dirFile.Sync()
+		_ = d.file.Sync()
 	}
 	if failed < len(t.files) && t.files[failed].backup != "" {
-		t.files[failed].dir.Remove(t.files[failed].backup)
-		t.files[failed].backup = ""
+		f := t.files[failed]
+		if d, err := t.dirs.open(f.p, f.dir); err == nil {
+			d.root.Remove(f.backup)
+		}
+		f.backup = ""
 	}
 	if t.intent != nil {
 		// Recover must not mistake the rolled-back files for a finished
@@ -313,14 +345,169 @@ func (t *Txn) Close() error {
 	}
 	t.closed = true
 	for _, f := range t.files {
-		if f.tmp != "" {
-			f.dir.Remove(f.tmp)
+		if f.tmp == "" {
+			continue
 		}
-		f.dirFile.Close()
-		f.dir.Close()
+		// A directory swapped since staging keeps the temporary file:
+		// removing a name in whatever is there now could remove
+		// someone else's file.
+		if d, err := t.dirs.open(f.p, f.dir); err == nil {
+			d.root.Remove(f.tmp)
+		}
 	}
+	t.dirs.close()
 	if t.intent != nil {
 		t.intent.remove()
+	}
+	return nil
+}
+
+// maxOpenDirs is how many parent directories a Txn keeps open (two
+// descriptors each) between uses: the files of a patch mostly share a few
+// directories, and a bound keeps a patch of any size within any
+// descriptor limit.
+const maxOpenDirs = 4
+
+// parentDir is the parent directory of staged files, open through the
+// root: an os.Root of its own for the renames, and a file for syncing it.
+type parentDir struct {
+	abs  string // canonical path, the key
+	root *os.Root
+	file *os.File
+	id   fs.FileInfo // what it was when opened, to know it again
+}
+
+func (d *parentDir) close() {
+	d.file.Close()
+	d.root.Close()
+}
+
+// parentDirs keeps the maxOpenDirs parent directories used last, the
+// most recent at the end.
+type parentDirs []*parentDir
+
+// open returns p's parent directory, kept open if it is among the last
+// used and else opened through the root, after checking it is the
+// validated directory: the path the kernel has for it is p's parent
+// exactly (or, where the kernel cannot say, the name is no symlink and is
+// that directory), and with staged set, it is the directory a file was
+// staged in. Anything else is a swap, refused before anything is done in
+// it. An open directory is checked again at each use, as one opened anew
+// would be: moved away since, it is no longer where the file was approved.
+func (ds *parentDirs) open(p Path, staged fs.FileInfo) (*parentDir, error) {
+	abs := filepath.Dir(p.Abs)
+	for i, d := range *ds {
+		if d.abs != abs {
+			continue
+		}
+		*ds = append((*ds)[:i:i], (*ds)[i+1:]...)
+		if ok, _, err := isValidated(d.file, abs, func() (fs.FileInfo, error) { return p.Root.Lstat(path.Dir(p.Rel)) }); err != nil || !ok {
+			d.close() // open it anew below, which says what is there now
+			break
+		}
+		if staged != nil && !os.SameFile(d.id, staged) {
+			d.close()
+			return nil, swappedError(p, "")
+		}
+		*ds = append(*ds, d)
+		return d, nil
+	}
+	d, err := openParent(p, abs)
+	if err != nil {
+		return nil, err
+	}
+	if staged != nil && !os.SameFile(d.id, staged) {
+		d.close()
+		return nil, swappedError(p, "")
+	}
+	if len(*ds) == maxOpenDirs {
+		(*ds)[0].close()
+		*ds = append((*ds)[:0], (*ds)[1:]...)
+	}
+	*ds = append(*ds, d)
+	return d, nil
+}
+
+func (ds *parentDirs) close() {
+	for _, d := range *ds {
+		d.close()
+	}
+	*ds = nil
+}
+
+// openParent opens the directory abs, p's parent, through p's root and
+// checks it is the validated directory.
+func openParent(p Path, abs string) (*parentDir, error) {
+	dirRel := path.Dir(p.Rel)
+	root, err := p.Root.OpenRoot(dirRel)
+	if err != nil {
+		if fi, lerr := p.Root.Lstat(dirRel); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			// Canonical at Resolve, so a symlink now was swapped in
+			// (os.Root refuses one that leaves the root, and its error
+			// says nothing of a swap).
+			return nil, swappedError(p, "")
+		}
+		return nil, err
+	}
+	d := &parentDir{abs: abs, root: root}
+	d.file, err = root.Open(".")
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	ok, now, err := isValidated(d.file, abs, func() (fs.FileInfo, error) { return p.Root.Lstat(dirRel) })
+	if err == nil && !ok {
+		err = swappedError(p, now)
+	}
+	if err == nil {
+		d.id, err = d.file.Stat()
+	}
+	if err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// stagedMode returns the permissions to create the temporary file with:
+// those of the existing regular file, or 0666 for a new one, which the
+// kernel narrows by the umask as for any program's new file.
+func stagedMode(dir *os.Root, base, attempted string) (mode fs.FileMode, created bool, err error) {
+	fi, err := dir.Lstat(base)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return 0o666, true, nil
+	case err != nil:
+		return 0, false, err
+	case !fi.Mode().IsRegular():
+		return 0, false, &fs.PathError{Op: "write", Path: attempted, Err: ErrNotRegular}
+	}
+	return fi.Mode().Perm(), false, nil
+}
+
+// writeStaged writes data to the new temporary file name next to base,
+// syncs and closes it; on failure nothing is left behind. With keepMode
+// (the file replaces one) it is given mode exactly, which the umask
+// narrowed at creation; a new file keeps what the kernel gave it.
+func writeStaged(dir *os.Root, name, base string, data []byte, mode fs.FileMode, keepMode bool) error {
+	// O_EXCL: never open an existing file, never follow a symlink.
+	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil && keepMode {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		dir.Remove(name)
+		return fmt.Errorf("write temporary file for %s: %w", base, err)
 	}
 	return nil
 }

@@ -196,17 +196,19 @@ func TestTxn_CreatedFileAppeared(t *testing.T) {
 	noTempFiles(t, f.root)
 }
 
-// Read-only patterns: readable, never writable, whatever writes.
+// Read-only patterns: readable, never writable, whatever writes. (A
+// directory of its own: .git is protected at any depth whatever the
+// patterns, issue 10 item 2.)
 func TestReadOnlyPatterns(t *testing.T) {
-	f := newFixture(t, Config{ReadOnlyPatterns: []string{".git/**"}})
-	mustWrite(t, filepath.Join(f.root, ".git", "config"), "[core]")
+	f := newFixture(t, Config{ReadOnlyPatterns: []string{"gen/**"}})
+	mustWrite(t, filepath.Join(f.root, "gen", "config"), "[core]")
 	tests := []struct {
 		path     string
 		readOnly bool
 	}{
-		{".git/config", true},
-		{".git/new-file", true},
-		{"sub/.git/config", false},
+		{"gen/config", true},
+		{"gen/new-file", true},
+		{"sub/gen/config", false},
 		{"a.txt", false},
 	}
 	for _, tt := range tests {
@@ -223,7 +225,7 @@ func TestReadOnlyPatterns(t *testing.T) {
 			t.Errorf("write %q: error %v, want read-only denial %v", tt.path, err, tt.readOnly)
 		}
 	}
-	wantContents(t, f.root, map[string]string{".git/config": "[core]", ".git/new-file": ""})
+	wantContents(t, f.root, map[string]string{"gen/config": "[core]", "gen/new-file": ""})
 	if _, err := New(Config{Roots: []string{f.root}, ReadOnlyPatterns: []string{"[bad"}}); err == nil {
 		t.Error("a bad read-only pattern was accepted")
 	}
