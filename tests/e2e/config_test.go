@@ -2,24 +2,31 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// The configuration from a user's side: config init writes every default,
-// config show names each value's source, the file and the environment
-// change what runs, and a misspelled key stops toolhost with its name.
+// The configuration from a user's side: config init writes every default
+// into the user configuration directory, config show names the files read
+// and each value's source, the file and the environment change what runs,
+// and a misspelled key stops toolhost with its name.
 func TestConfigCommands(t *testing.T) {
+	o := newConfigUser(t)
 	w := newWorkspace(t)
-	if _, stderr, code := w.run(t, "config", "init"); code != 0 {
+	if _, stderr, code := o.run(t, w, nil, "config", "init"); code != 0 {
 		t.Fatalf("config init: exit %d %s", code, stderr)
 	}
-	if _, stderr, code := w.run(t, "config", "init"); code != 2 || !strings.Contains(stderr, "--force") {
+	if _, stderr, code := o.run(t, w, nil, "config", "init"); code != 2 || !strings.Contains(stderr, "--force") {
 		t.Errorf("second init: exit %d %s", code, stderr)
 	}
-	toml := filepath.Join(w.dir, "toolhost.toml")
+	if fi, err := os.Stat(o.userDir()); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("user configuration directory: %v %v", fi.Mode(), err)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "toolhost.toml")); err == nil {
+		t.Error("config init wrote into the working directory")
+	}
+	toml := filepath.Join(o.userDir(), "toolhost.toml")
 	data, err := os.ReadFile(toml)
 	if err != nil {
 		t.Fatal(err)
@@ -28,29 +35,86 @@ func TestConfigCommands(t *testing.T) {
 	if err := os.WriteFile(toml, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, _, code := w.run(t, "config", "show")
-	if code != 0 || !strings.Contains(out, `tools.approval.mode = "auto"  # file `+toml) {
-		t.Fatalf("config show: exit %d\n%s", code, out)
+	out, _, code := o.run(t, w, nil, "config", "show")
+	for _, want := range []string{
+		"# read: " + toml + " (operator)\n",
+		`tools.approval.mode = "auto"  # file ` + toml + "\n",
+		// allowed_roots = ["."] in the user's file is the working
+		// directory, not the configuration directory.
+		`tools.sandbox.allowed_roots = ["` + w.dir + `"]  # file ` + toml + "\n",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("config show lacks %q: exit %d\n%s", want, code, out)
+		}
 	}
 
 	// approval mode auto (from the file): a side-effecting call runs unasked.
 	w.file(t, "n.txt", "x")
-	if r, code := w.call(t, "read_file", `{"path":"n.txt"}`); code != 0 || !r.OK {
+	if r, _, code := o.call(t, w, "read_file", `{"path":"n.txt"}`); code != 0 || !r.OK {
 		t.Fatalf("read: %+v", r)
 	}
-	if r, code := w.call(t, "write_file", `{"path":"n.txt","content":"y"}`); code != 0 || !r.OK {
+	if r, _, code := o.call(t, w, "write_file", `{"path":"n.txt","content":"y"}`); code != 0 || !r.OK {
 		t.Fatalf("write under approval mode auto: exit %d %+v", code, r.Error)
 	}
 
 	// The environment beats the file.
-	cmd := exec.Command(toolhost, "--state-dir", w.state, "tools")
-	cmd.Dir, cmd.Env = w.dir, append(os.Environ(), "TOOLHOST_TOOLS_MODE=disabled")
-	if out, err := cmd.Output(); err != nil || strings.TrimSpace(string(out)) != "[]" {
-		t.Errorf("tools with TOOLHOST_TOOLS_MODE=disabled: %v %s", err, out)
+	if out, _, code := o.run(t, w, []string{"TOOLHOST_TOOLS_MODE=disabled"}, "tools"); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("tools with TOOLHOST_TOOLS_MODE=disabled: exit %d %s", code, out)
 	}
 
-	w.file(t, "toolhost.toml", "[tools.approval]\nmod = \"auto\"\n")
-	if _, stderr, code := w.run(t, "tools"); code != 2 || !strings.Contains(stderr, `tools.approval.mod: unknown key; did you mean "tools.approval.mode"?`) {
+	// --config and $TOOLHOST_CONFIG name the operator's file instead; the
+	// user directory's is then not read, and config show says so.
+	explicit := filepath.Join(t.TempDir(), "ops.toml")
+	if _, stderr, code := o.run(t, w, nil, "config", "init", explicit); code != 0 {
+		t.Fatalf("config init FILE: exit %d %s", code, stderr)
+	}
+	for _, how := range [][2][]string{{nil, {"--config", explicit}}, {{"TOOLHOST_CONFIG=" + explicit}, nil}} {
+		out, stderr, code := o.run(t, w, how[0], append(how[1], "config", "show")...)
+		for _, want := range []string{
+			"# read: " + explicit + " (operator)\n",
+			"# ignored: " + toml + " (--config or $TOOLHOST_CONFIG names another file)\n",
+			`tools.approval.mode = "prompt"  # file ` + explicit + "\n",
+		} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf("%v config show lacks %q: exit %d\n%s%s", how, want, code, out, stderr)
+			}
+		}
+	}
+
+	w.file(t, "ops.toml", "[tools.approval]\nmod = \"auto\"\n")
+	if _, stderr, code := o.run(t, w, nil, "--config", "ops.toml", "tools"); code != 2 || !strings.Contains(stderr, `tools.approval.mod: unknown key; did you mean "tools.approval.mode"?`) {
 		t.Errorf("misspelled key: exit %d %s", code, stderr)
+	}
+}
+
+// issue 10 item 1: config show lists every file found, read or ignored and
+// why; two files in the operator's directory are the operator's to fix,
+// two in a project directory stop nothing.
+func TestConfigShowFiles(t *testing.T) {
+	o := newConfigUser(t)
+	opFile := o.writeConfig(t, "[tools]\nallow_parallel = true\n")
+	w := newWorkspace(t)
+	project := filepath.Join(w.dir, "toolhost.toml")
+	w.file(t, "toolhost.toml", "[tools.approval]\nmode = \"auto\"\n")
+	out, stderr, code := o.run(t, w, nil, "config", "show")
+	for _, want := range []string{
+		"# read: " + opFile + " (operator)\n",
+		"# ignored: " + project + ` (project file in an untrusted directory; run "toolhost trust ` + w.dir + `" to let it narrow the policy, or pass it with --config to apply it in full)` + "\n",
+		"tools.allow_parallel = true  # file " + opFile + "\n",
+		`tools.approval.mode = "prompt"  # default` + "\n",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("config show lacks %q: exit %d\n%s", want, code, out)
+		}
+	}
+	if !strings.Contains(stderr, "configuration file ignored") || !strings.Contains(stderr, project) {
+		t.Errorf("no warning on stderr: %s", stderr)
+	}
+
+	if err := os.WriteFile(filepath.Join(o.userDir(), "toolhost.yaml"), []byte("tools: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := o.run(t, w, nil, "tools"); code != 2 || !strings.Contains(stderr, "keep one configuration file") {
+		t.Errorf("two operator files: exit %d %s", code, stderr)
 	}
 }
