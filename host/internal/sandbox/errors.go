@@ -2,8 +2,13 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"unicode/utf8"
 )
 
 // ErrDenied matches every *DenialError with errors.Is, for callers that
@@ -23,6 +28,9 @@ const (
 	PathOutsideSandbox                 // canonical path in no allowed root
 	DeniedPatternMatched               // denied pattern or protected directory
 	ReadOnly                           // a write to a path matching a read-only pattern
+	Protected                          // a write to toolhost's configuration or git's internals (issue 10 items 1, 2)
+	PathTooLong                        // over a path limit: bytes, component bytes or depth (issue 10 item 10)
+	NamesDirectory                     // a write to a path ending in a slash (issue 10 item 11)
 )
 
 // String returns the name used in abi.DenialReason.
@@ -38,8 +46,13 @@ func (r Reason) String() string {
 		return "DeniedPatternMatched"
 	case ReadOnly:
 		return "ReadOnly"
+	case Protected:
+		return "Protected"
+	case PathTooLong:
+		// The SRD's variant for a refusal by a configured limit.
+		return "LimitsExceeded"
 	}
-	return "InvalidPath"
+	return "InvalidPath" // NamesDirectory too: the path is not one a file can have
 }
 
 // DenialError is a path the sandbox refused. Its message names the path
@@ -51,6 +64,15 @@ type DenialError struct {
 	Resolved  string // canonical path, when known
 	Pattern   string // the matching pattern or protected directory
 
+	// Limit, Max and Measured describe a PathTooLong denial: the
+	// configuration key of the limit exceeded, its value, and what the
+	// path measured.
+	Limit    string
+	Max      int
+	Measured int
+	// component is the name that broke the component limit.
+	component string
+
 	// swapped marks a path that was valid at Resolve (or listed by
 	// ReadDir) but led elsewhere when opened: a symlink or directory was
 	// swapped in, or a listed entry is a symlink.
@@ -58,7 +80,7 @@ type DenialError struct {
 }
 
 func (e *DenialError) Error() string {
-	q := "path " + strconv.Quote(e.Attempted) + " is not allowed: "
+	q := "path " + quotePath(e.Attempted) + " is not allowed: "
 	switch {
 	case e.swapped:
 		return q + "it no longer leads to the file that was validated (it now leads to " + e.Resolved +
@@ -74,12 +96,59 @@ func (e *DenialError) Error() string {
 			" (credentials or toolhost state); such files are never accessible to tools"
 	case e.Reason == ReadOnly:
 		return q + "it matches the read-only pattern " + strconv.Quote(e.Pattern) + "; it can be read but not written"
+	case e.Reason == Protected:
+		return q + protectedWhy(e.Pattern)
+	case e.Reason == PathTooLong:
+		return q + e.limitMessage()
+	case e.Reason == NamesDirectory:
+		return q + "it ends in a slash, so it names a directory; to write a file give its name without the trailing slash"
 	case e.Attempted == "":
 		return "empty path is not allowed; give a path relative to the workspace root, or \".\" for the root itself"
 	case strings.IndexByte(e.Attempted, 0) >= 0:
 		return q + "it contains a NUL byte; remove it"
 	}
 	return q + "it names a drive without a root; use a path relative to the workspace root"
+}
+
+// protectedWhy says why a path matching a built-in protected pattern can
+// never be written, and what to do instead.
+func protectedWhy(pattern string) string {
+	m := "it matches " + strconv.Quote(pattern) + ", "
+	switch {
+	case strings.Contains(pattern, ".git"):
+		return m + "git's internals: a change there can make the next git command run code (hooks, core.fsmonitor), so no tool may change them at any depth; it can be read, and you can change it yourself with git"
+	case strings.Contains(pattern, "toolhost.lock"):
+		return m + "toolhost's plugin lock file: no tool may change it, at any depth; it can be read, and you can edit it yourself"
+	}
+	return m + "toolhost's configuration file: no tool may change it, at any depth, since it sets what tools may do; it can be read, and you can edit it yourself"
+}
+
+func (e *DenialError) limitMessage() string {
+	raise := fmt.Sprintf("over the limit of %d set by %s; use a shorter path, or ask the operator to raise %s", e.Max, e.Limit, e.Limit)
+	switch e.Limit {
+	case keyMaxComponentBytes:
+		return fmt.Sprintf("its name %s is %d bytes long, %s", quotePath(e.component), e.Measured, raise)
+	case keyMaxDepth:
+		return fmt.Sprintf("it lies %d names deep below its root, %s", e.Measured, raise)
+	}
+	return fmt.Sprintf("it is %d bytes long as an absolute path, %s", e.Measured, raise)
+}
+
+// quotePath quotes a path for a message, eliding the middle of a very
+// long one so that a refusal of a 40,000-byte path stays readable.
+func quotePath(s string) string {
+	const keep = 120
+	if len(s) <= 3*keep {
+		return strconv.Quote(s)
+	}
+	head, tail := keep, len(s)-keep
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return strconv.Quote(s[:head]) + fmt.Sprintf("…(%d bytes)…", len(s)) + strconv.Quote(s[tail:])
 }
 
 // Is makes errors.Is(err, ErrDenied) true.
@@ -93,3 +162,21 @@ func swappedError(p Path, now string) *DenialError {
 	}
 	return &DenialError{Reason: PathOutsideSandbox, Attempted: p.Attempted, Resolved: now, swapped: true}
 }
+
+// notDirError is the error for a path written with a trailing slash, which
+// names a directory, whose target is not one (issue 10 item 11). It
+// matches syscall.ENOTDIR, as the system's own lookup of such a path would.
+type notDirError struct {
+	attempted string
+	regular   bool
+}
+
+func (e *notDirError) Error() string {
+	name := quotePath(path.Clean(filepath.ToSlash(e.attempted)))
+	if e.regular {
+		return quotePath(e.attempted) + " ends in a slash, so it names a directory, but " + name + " is a file; drop the slash to read the file"
+	}
+	return quotePath(e.attempted) + " ends in a slash, so it names a directory, but " + name + " is not a directory; drop the slash to use it"
+}
+
+func (e *notDirError) Unwrap() error { return syscall.ENOTDIR }

@@ -26,7 +26,8 @@ var ErrNotRegular = errors.New("exists and is not a regular file; refusing to re
 // root, and Rel is canonical (it had no symlinks at Resolve), so Open then
 // checks that the descriptor is the validated file: a final symlink or a
 // parent directory swapped in since Resolve makes it refuse, before a byte
-// is read. A FIFO is opened non-blocking so it cannot hang the caller.
+// is read. A FIFO is opened non-blocking so it cannot hang the caller. A
+// path that ends in a slash (Path.Dir) opens only a directory.
 func (p Path) Open() (*os.File, error) {
 	if p.Root == nil {
 		return nil, errUnresolved(p)
@@ -39,6 +40,14 @@ func (p Path) Open() (*os.File, error) {
 		return nil, err
 	}
 	ok, now, err := isValidated(f, p.Abs, func() (fs.FileInfo, error) { return p.Root.Lstat(p.Rel) })
+	if err == nil && ok && p.Dir {
+		// The descriptor's own type: checkDenied looked at the name,
+		// which may have changed since.
+		var fi fs.FileInfo
+		if fi, err = f.Stat(); err == nil {
+			err = p.wantDir(fi.Mode())
+		}
+	}
 	if err != nil || !ok {
 		f.Close()
 		if err == nil {
@@ -49,9 +58,35 @@ func (p Path) Open() (*os.File, error) {
 	return f, nil
 }
 
-// checkDenied applies the denied patterns and protected directories to a
-// path made by Child; paths from Resolve passed them already.
+// checkDenied makes the checks a read does before it opens p: that a
+// Child is not denied, and that a path ending in a slash names a
+// directory (the open that follows may not say: Linux's openat2 is given
+// the canonical Rel, which has no slash).
 func (p Path) checkDenied() error {
+	if err := p.checkChildDenied(); err != nil {
+		return err
+	}
+	if !p.Dir {
+		return nil
+	}
+	fi, err := p.Root.Lstat(p.Rel)
+	if err != nil {
+		return nil // the open reports it
+	}
+	return p.wantDir(fi.Mode())
+}
+
+// wantDir refuses a file that is not a directory where p names one.
+func (p Path) wantDir(mode fs.FileMode) error {
+	if !p.Dir || mode.IsDir() {
+		return nil
+	}
+	return &notDirError{attempted: p.Attempted, regular: mode.IsRegular()}
+}
+
+// checkChildDenied applies the denied patterns and protected directories
+// to a path made by Child; paths from Resolve passed them already.
+func (p Path) checkChildDenied() error {
 	if !p.unchecked || p.root == nil {
 		return nil
 	}
@@ -183,8 +218,12 @@ func (h *byName) Pop() any {
 func (p Path) Child(name string) Path {
 	c := p
 	c.unchecked = true
+	c.Dir = false // an entry's name has no slash
 	c.Attempted = name
-	if p.Attempted != "" && p.Attempted != "." {
+	switch {
+	case strings.HasSuffix(p.Attempted, "/"):
+		c.Attempted = p.Attempted + name
+	case p.Attempted != "" && p.Attempted != ".":
 		c.Attempted = p.Attempted + "/" + name
 	}
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/`+string(filepath.Separator)) {
@@ -210,7 +249,8 @@ func (p Path) Child(name string) Path {
 // platform allows. On failure the temporary file is removed and p is
 // untouched (directories made for createDirs stay). It refuses to replace
 // anything but a regular file (ErrNotRegular), so it never writes through
-// a symlink. created reports that p did not exist before.
+// a symlink, and any path CheckWrite refuses. created reports that p did
+// not exist before.
 //
 // All of it happens in the parent directory opened once through the root
 // and checked to be the validated one, so a directory swapped in after
@@ -225,12 +265,14 @@ func (s *Sandbox) WriteFileAtomic(p Path, data []byte, createDirs bool) (created
 }
 
 // owns checks that p came from this sandbox's Resolve (or Child of such a
-// path) and, for children, that it is not denied.
+// path) and that it may be written (CheckWrite). Every write stages
+// through it, so it is where the sandbox's write rules hold whatever its
+// callers check before.
 func (s *Sandbox) owns(p Path) error {
 	if p.root == nil || !slices.Contains(s.roots, p.root) {
 		return errUnresolved(p)
 	}
-	return p.checkDenied()
+	return s.CheckWrite(p)
 }
 
 // pinParent opens the parent directory of p as an os.Root of its own, and

@@ -399,6 +399,8 @@ func FuzzResolve(f *testing.F) {
 	for _, s := range []string{
 		"a.txt", "../x", "/etc", "sub/../a", ".ssh/id_rsa", "link/x", "a//b", "./a", "~", "a\x00",
 		"inner/b.txt", "innocent", "state/x", "up/up/x", ".", "/", `..\x`, "sub/./b.txt/", "loop/x",
+		// issue 10 items 1, 10, 11
+		"./././sub/toolhost.yaml", "sub/.git/config", strings.Repeat("d/", 70) + "f", strings.Repeat("n", 300), "sub/", "sub/.",
 	} {
 		f.Add(s)
 	}
@@ -442,6 +444,19 @@ func FuzzResolve(f *testing.F) {
 		}
 		if got.Abs != filepath.Join(got.RootDir, filepath.FromSlash(got.Rel)) || got.Attempted != in || got.Root == nil {
 			t.Fatalf("Resolve(%q) = %+v: fields disagree", in, got)
+		}
+		// Within the default limits (issue 10 item 10), and a trailing
+		// slash kept as Dir (item 11).
+		if depth, longest := measure(filepath.FromSlash(got.Rel)); len(got.Abs) > defaultMaxPathBytes || len(longest) > defaultMaxComponentBytes || (got.Rel != "." && depth > defaultMaxDepth) {
+			t.Fatalf("Resolve(%q) = %s: over a path limit", in, got.Abs)
+		}
+		if slash := filepath.ToSlash(in); got.Dir != (strings.HasSuffix(slash, "/") || strings.HasSuffix(slash, "/.")) {
+			t.Fatalf("Resolve(%q).Dir = %v", in, got.Dir)
+		}
+		if got.Dir {
+			if err := s.CheckWrite(got); !errors.Is(err, ErrDenied) {
+				t.Fatalf("CheckWrite(%q) = %v; a path ending in a slash is never written as a file", in, err)
+			}
 		}
 		if pattern, denied := s.Denied(got.Abs); denied {
 			t.Fatalf("Resolve(%q) returned %s, denied by %s", in, got.Abs, pattern)

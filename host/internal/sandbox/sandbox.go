@@ -111,6 +111,8 @@ type Sandbox struct {
 	locks lockTable
 	// recoveryDir is Config.RecoveryDir made absolute; "" for none.
 	recoveryDir string
+	// The path limits, defaults applied (Config.MaxPathBytes etc.).
+	maxPathBytes, maxComponentBytes, maxDepth int
 	// Test hooks, set only by tests in this package and always nil
 	// otherwise: testHookBeforeRename runs before a transaction renames
 	// its i-th staged file into place (to cause a late failure, or to
@@ -138,7 +140,41 @@ func New(cfg Config) (*Sandbox, error) {
 	return s, nil
 }
 
+// Path limits when the configuration sets none: Linux's PATH_MAX and
+// NAME_MAX, and a depth no real project reaches.
+const (
+	defaultMaxPathBytes      = 4096
+	defaultMaxComponentBytes = 255
+	defaultMaxDepth          = 64
+)
+
+// The configuration keys of the path limits, named in refusals so that a
+// person knows what to change.
+const (
+	keyMaxPathBytes      = "tools.sandbox.max_path_bytes"
+	keyMaxComponentBytes = "tools.sandbox.max_path_component_bytes"
+	keyMaxDepth          = "tools.sandbox.max_path_depth"
+)
+
 func (s *Sandbox) init(cfg Config) error {
+	for _, l := range []struct {
+		dst      *int
+		val, def int
+		key      string
+	}{
+		{&s.maxPathBytes, cfg.MaxPathBytes, defaultMaxPathBytes, keyMaxPathBytes},
+		{&s.maxComponentBytes, cfg.MaxComponentBytes, defaultMaxComponentBytes, keyMaxComponentBytes},
+		{&s.maxDepth, cfg.MaxDepth, defaultMaxDepth, keyMaxDepth},
+	} {
+		switch {
+		case l.val < 0:
+			return fmt.Errorf("sandbox: %s is %d; give a positive limit, or leave it out for the default %d", l.key, l.val, l.def)
+		case l.val == 0:
+			*l.dst = l.def
+		default:
+			*l.dst = l.val
+		}
+	}
 	for _, dir := range cfg.Roots {
 		r, err := openRoot(dir)
 		if err != nil {
@@ -266,6 +302,10 @@ type Path struct {
 	Root      *os.Root // the root containing it
 	RootDir   string   // canonical root directory
 	Rel       string   // relative to RootDir, forward slashes, "." for the root
+	// Dir is set when Attempted ends in a slash (or "/."): it names a
+	// directory, so opening it refuses anything else and it is never
+	// written as a file (issue 10 item 11).
+	Dir bool
 
 	root *root
 	// unchecked marks a path made by Child, which Resolve did not check
@@ -284,7 +324,14 @@ func (s *Sandbox) Resolve(p string) (Path, error) {
 	if !filepath.IsAbs(p) {
 		target = filepath.Join(s.roots[0].dir, p)
 	}
-	canon, err := s.canonicalize(filepath.Clean(target))
+	target = filepath.Clean(target)
+	// The limits first on the path as given, so that a path of 20,000
+	// levels is refused before a lookup walks it; then again on the
+	// canonical path, which symlinks may have made longer.
+	if err := s.checkLimits(p, target, "", s.containing(target)); err != nil {
+		return Path{}, err
+	}
+	canon, err := s.canonicalize(target)
 	if err != nil {
 		return Path{}, fmt.Errorf("resolve %q: %w", p, err)
 	}
@@ -292,11 +339,64 @@ func (s *Sandbox) Resolve(p string) (Path, error) {
 	if r == nil {
 		return Path{}, &DenialError{Reason: PathOutsideSandbox, Attempted: p, Resolved: canon}
 	}
+	if err := s.checkLimits(p, canon, canon, r); err != nil {
+		return Path{}, err
+	}
 	rel := relTo(canon, r.dir)
 	if pattern, denied := s.denied(canon, rel); denied {
 		return Path{}, &DenialError{Reason: DeniedPatternMatched, Attempted: p, Resolved: canon, Pattern: pattern}
 	}
-	return Path{Attempted: p, Abs: canon, Root: r.fs, RootDir: r.dir, Rel: rel, root: r}, nil
+	return Path{Attempted: p, Abs: canon, Root: r.fs, RootDir: r.dir, Rel: rel, Dir: namesDir(p), root: r}, nil
+}
+
+// namesDir reports whether a path as given ends in a slash or "/.", and so
+// names a directory, as it does for the system's own lookups.
+func namesDir(p string) bool {
+	p = filepath.ToSlash(p)
+	return strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.")
+}
+
+// checkLimits refuses an absolute, clean path longer than the path limit
+// or, when it lies in r, with a name below r longer than the component
+// limit or more names below r than the depth limit (issue 10 item 10).
+// resolved is the canonical path for the refusal, "" before it is known.
+func (s *Sandbox) checkLimits(attempted, abs, resolved string, r *root) error {
+	deny := func(key string, limit, measured int) *DenialError {
+		return &DenialError{Reason: PathTooLong, Attempted: attempted, Resolved: resolved, Limit: key, Max: limit, Measured: measured}
+	}
+	if len(abs) > s.maxPathBytes {
+		return deny(keyMaxPathBytes, s.maxPathBytes, len(abs))
+	}
+	if r == nil {
+		return nil // refused as outside, or measured once canonical
+	}
+	// The root's own names are the operator's; only what lies below it
+	// is measured.
+	depth, longest := measure(abs[len(r.dir):])
+	if len(longest) > s.maxComponentBytes {
+		de := deny(keyMaxComponentBytes, s.maxComponentBytes, len(longest))
+		de.component = longest
+		return de
+	}
+	if depth > s.maxDepth {
+		return deny(keyMaxDepth, s.maxDepth, depth)
+	}
+	return nil
+}
+
+// measure returns the number of components of a clean path and its
+// longest one.
+func measure(path string) (n int, longest string) {
+	for c := range strings.SplitSeq(path, string(filepath.Separator)) {
+		if c == "" {
+			continue
+		}
+		n++
+		if len(c) > len(longest) {
+			longest = c
+		}
+	}
+	return n, longest
 }
 
 // lexical applies the checks that need no filesystem access (SRD 3.5.2
@@ -378,9 +478,63 @@ func (s *Sandbox) denied(abs, rel string) (string, bool) {
 }
 
 // ReadOnly reports whether p may be read but not written, and which
-// read-only pattern says so.
+// pattern says so: a built-in protected name (Protected) or a configured
+// read-only pattern. Writers should call CheckWrite, which says why.
 func (s *Sandbox) ReadOnly(p Path) (pattern string, readOnly bool) {
+	if pattern, ok := s.protectedName(p.Abs); ok {
+		return pattern, true
+	}
 	return matchAny(s.readOnly, s.normalize(filepath.ToSlash(p.Abs)), s.normalize(p.Rel))
+}
+
+// CheckWrite decides whether p, a path this sandbox resolved (or a Child
+// of one), may be written, created or replaced. It is the one check every
+// write makes; a refusal is a *DenialError:
+//
+//   - Protected: toolhost's configuration files, its lock file and git's
+//     internals, at any depth and whatever the configuration says (issue
+//     10 items 1 and 2);
+//   - ReadOnly: a configured read-only pattern;
+//   - NamesDirectory: a path that ends in a slash (issue 10 item 11);
+//   - DeniedPatternMatched: a Child that is denied.
+func (s *Sandbox) CheckWrite(p Path) error {
+	if err := p.checkChildDenied(); err != nil {
+		return err
+	}
+	if pattern, ok := s.protectedName(p.Abs); ok {
+		return &DenialError{Reason: Protected, Attempted: p.Attempted, Resolved: p.Abs, Pattern: pattern}
+	}
+	if pattern, ok := matchAny(s.readOnly, s.normalize(filepath.ToSlash(p.Abs)), s.normalize(p.Rel)); ok {
+		return &DenialError{Reason: ReadOnly, Attempted: p.Attempted, Resolved: p.Abs, Pattern: pattern}
+	}
+	if p.Dir {
+		return &DenialError{Reason: NamesDirectory, Attempted: p.Attempted, Resolved: p.Abs}
+	}
+	return nil
+}
+
+// protectedName reports whether a canonical absolute path is, or lies
+// under, a name no tool may write: toolhost's configuration files and
+// lock file (a tool that rewrites them changes its own policy), and git's
+// directory or gitfile (a nested repository's config or hooks run code on
+// the next git command there). Every component counts, so a root inside
+// a .git directory is protected too, and "toolhost.toml/x" cannot turn
+// the configuration file's name into a directory. The pattern returned
+// is the doublestar glob that describes the match.
+func (s *Sandbox) protectedName(abs string) (pattern string, ok bool) {
+	rest := s.normalize(filepath.ToSlash(abs))
+	for rest != "" {
+		var name string
+		name, rest, _ = strings.Cut(rest, "/")
+		switch name {
+		case ".git", "toolhost.toml", "toolhost.yaml", "toolhost.yml", "toolhost.lock":
+			if rest == "" {
+				return "**/" + name, true
+			}
+			return "**/" + name + "/**", true
+		}
+	}
+	return "", false
 }
 
 func matchAny(patterns []string, slashAbs, rel string) (string, bool) {

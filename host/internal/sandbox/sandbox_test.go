@@ -482,6 +482,15 @@ func TestDenialError_Messages(t *testing.T) {
 		{&DenialError{Reason: InvalidPath}, []string{"empty path"}},
 		{&DenialError{Reason: InvalidPath, Attempted: "a\x00"}, []string{"NUL"}},
 		{swappedError(Path{Attempted: "f"}, "/out/f"), []string{`"f"`, "no longer leads to the file that was validated", "/out/f", "nothing was read or written"}},
+		// issue 10 items 1, 2, 10, 11
+		{&DenialError{Reason: Protected, Attempted: "sub/toolhost.yaml", Pattern: "**/toolhost.yaml"}, []string{`"sub/toolhost.yaml"`, `"**/toolhost.yaml"`, "toolhost's configuration file", "no tool may change it", "edit it yourself"}},
+		{&DenialError{Reason: Protected, Attempted: "toolhost.lock", Pattern: "**/toolhost.lock"}, []string{"plugin lock file", "no tool may change it"}},
+		{&DenialError{Reason: Protected, Attempted: "s/.git/config", Pattern: "**/.git/**"}, []string{`"s/.git/config"`, "git's internals", "run code", "it can be read"}},
+		{&DenialError{Reason: PathTooLong, Attempted: "a/b", Limit: keyMaxPathBytes, Max: 4096, Measured: 5000}, []string{`"a/b"`, "5000 bytes", "limit of 4096", "tools.sandbox.max_path_bytes"}},
+		{&DenialError{Reason: PathTooLong, Attempted: "a/b", Limit: keyMaxComponentBytes, Max: 255, Measured: 300, component: "bbb"}, []string{`name "bbb" is 300 bytes`, "limit of 255", "tools.sandbox.max_path_component_bytes"}},
+		{&DenialError{Reason: PathTooLong, Attempted: "a/b", Limit: keyMaxDepth, Max: 64, Measured: 65}, []string{"65 names deep", "limit of 64", "tools.sandbox.max_path_depth"}},
+		{&DenialError{Reason: PathTooLong, Attempted: strings.Repeat("é/", 5000), Limit: keyMaxPathBytes, Max: 4096, Measured: 15000}, []string{`"é/é/`, "…(15000 bytes)…"}},
+		{&DenialError{Reason: NamesDirectory, Attempted: "newdir/"}, []string{`"newdir/"`, "names a directory; to write a file give its name without the trailing slash"}},
 	}
 	for _, tt := range tests {
 		msg := tt.err.Error()
@@ -494,7 +503,10 @@ func TestDenialError_Messages(t *testing.T) {
 			t.Errorf("%v is not ErrDenied", tt.err.Reason)
 		}
 	}
-	for r, name := range map[Reason]string{InvalidPath: "InvalidPath", AbsolutePath: "AbsolutePath", Traversal: "Traversal", PathOutsideSandbox: "PathOutsideSandbox", DeniedPatternMatched: "DeniedPatternMatched"} {
+	for r, name := range map[Reason]string{
+		InvalidPath: "InvalidPath", AbsolutePath: "AbsolutePath", Traversal: "Traversal", PathOutsideSandbox: "PathOutsideSandbox",
+		DeniedPatternMatched: "DeniedPatternMatched", ReadOnly: "ReadOnly", Protected: "Protected", PathTooLong: "LimitsExceeded", NamesDirectory: "InvalidPath",
+	} {
 		if r.String() != name {
 			t.Errorf("%d.String() = %q, want %q", r, r.String(), name)
 		}
