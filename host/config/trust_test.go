@@ -37,7 +37,7 @@ func TestTrustRoundTrip(t *testing.T) {
 	}
 	for path, mode := range map[string]os.FileMode{userDir: 0o700, filepath.Join(userDir, TrustFile): 0o600} {
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != mode {
-			t.Errorf("%s: %v %v, want %v", path, fi.Mode(), err, mode)
+			t.Errorf("%s: %v, want mode %v", path, err, mode)
 		}
 	}
 	if _, was, err := Untrust(userDir, a); err != nil || !was {

@@ -21,7 +21,7 @@ func TestConfigCommands(t *testing.T) {
 		t.Errorf("second init: exit %d %s", code, stderr)
 	}
 	if fi, err := os.Stat(o.userDir()); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("user configuration directory: %v %v", fi.Mode(), err)
+		t.Fatalf("user configuration directory: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(w.dir, "toolhost.toml")); err == nil {
 		t.Error("config init wrote into the working directory")

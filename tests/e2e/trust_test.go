@@ -261,15 +261,12 @@ func TestTrustCommand(t *testing.T) {
 // issue 10 item 1: no tool can reach the operator's configuration: the
 // user configuration directory (the operator's file and the trust list)
 // and an explicit --config file are SandboxViolations even inside a root,
-// for writing a new file there (auto-approved anywhere else) and for
-// reading.
+// for creating the trust list (a new file, which the operator's auto mode
+// would run unasked anywhere else) and for reading.
 func TestToolsCannotReachOperatorConfig(t *testing.T) {
 	o := newConfigUser(t)
 	o.writeConfig(t, "[tools.approval]\nmode = \"auto\"\n")
 	w := newWorkspace(t)
-	if _, stderr, code := o.run(t, w, nil, "trust", w.dir); code != 0 {
-		t.Fatalf("trust: exit %d %s", code, stderr)
-	}
 	explicit := filepath.Join(w.dir, "ops.toml")
 	w.file(t, "ops.toml", "[tools.approval]\nmode = \"prompt\"\n")
 	root := filepath.Dir(o.configHome)
@@ -281,7 +278,7 @@ func TestToolsCannotReachOperatorConfig(t *testing.T) {
 		{"create an operator file", "write_file", `{"path":"config/toolhost/toolhost.yaml","content":"tools: {}\n"}`, nil},
 		{"read the operator file", "read_file", `{"path":"config/toolhost/toolhost.toml"}`, nil},
 		{"list the user config dir", "list_directory", `{"path":"config/toolhost"}`, nil},
-		{"write the --config file", "write_file", `{"path":"ops.toml","content":"x"}`, []string{"--config", explicit, "--root", w.dir, "--allow", "write_file"}},
+		{"read the --config file", "read_file", `{"path":"ops.toml"}`, []string{"--config", explicit, "--root", w.dir}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -291,12 +288,11 @@ func TestToolsCannotReachOperatorConfig(t *testing.T) {
 			}
 			r, stderr, code := o.call(t, w, tt.tool, tt.args, extra...)
 			if code != 1 || r.Error == nil || r.Error.Kind != "SandboxViolation" {
-				t.Fatalf("exit %d %+v\n%s", code, r, stderr)
+				t.Fatalf("exit %d %+v %+v\n%s", code, r, r.Error, stderr)
 			}
 		})
 	}
-	data, err := os.ReadFile(filepath.Join(o.userDir(), "trust.toml"))
-	if err != nil || strings.Contains(string(data), `"/"`) {
-		t.Errorf("trust list changed by a tool: %v %s", err, data)
+	if _, err := os.Stat(filepath.Join(o.userDir(), "trust.toml")); err == nil {
+		t.Error("a tool wrote the trust list")
 	}
 }
