@@ -137,7 +137,8 @@ func (em *emitter) batchEvent(ctx context.Context, ev Event) {
 	em.send(ctx, queued{ev: ev}, eventPatience)
 }
 
-// callEvent delivers Started or Completed of the call counted by dropped.
+// callEvent delivers Started or Completed of the call counted by dropped,
+// or the output its streams held back until it ended.
 func (em *emitter) callEvent(ctx context.Context, ev Event, dropped *atomic.Int64) {
 	em.send(ctx, queued{ev: ev, call: dropped}, eventPatience)
 }

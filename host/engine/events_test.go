@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -210,5 +211,59 @@ func TestCancelledBatchStillSendsDone_FR_OUT_01(t *testing.T) {
 	defer mu.Unlock()
 	if len(kinds) == 0 || kinds[len(kinds)-1] != EventDone {
 		t.Fatalf("events %v, want batch_done last", kinds)
+	}
+}
+
+// splitEscapesCommand writes terminal escapes and runes cut across
+// writes a moment apart, so that each piece is a chunk of its own: an OSC
+// 52 clipboard write, clear screen, a CSI by its C1 byte, a window title,
+// and runes split mid-sequence, on both streams.
+const splitEscapesCommand = `printf 'A\033]52;c;aGk='; sleep 0.1; printf '\aB\033['; sleep 0.1; ` +
+	`printf '2JC\342\224'; sleep 0.1; printf '\200D\302'; sleep 0.1; printf '\2332JE\033]0;ti'; sleep 0.1; ` +
+	`printf 'tle\aF\342'; printf 'G\033' >&2; sleep 0.1; printf ']0;x\a\342\224' >&2; sleep 0.1; printf '\200' >&2`
+
+// Issue 10 item 4, FR-OUT-02: a chunk boundary inside an escape sequence
+// or a rune lets no part of it through. Each stream's chunks add up to
+// what sanitizing its whole output gives; the stream that ended inside a
+// rune gets its U+FFFD, as the whole would, before Completed.
+func TestStreamedChunksSanitizedAcrossBoundaries_Issue10Item4(t *testing.T) {
+	f := blockedFixture(t, time.Minute)
+	var mu sync.Mutex
+	var got []Event
+	sink := EventSinkFunc(func(_ context.Context, ev Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, ev)
+		return nil
+	})
+	calls := []Call{call("cmd", "run_command", commandArgs(t, splitEscapesCommand, ""))}
+	_, results := f.eng.Process(context.Background(), batch(calls...), answer(ApproveAll("tester")), RunOptions{Events: sink})
+	checkResults(t, calls, results)
+	mu.Lock()
+	defer mu.Unlock()
+	eventChunks(t, got, calls)
+	var stdout, stderr strings.Builder
+	chunks := 0
+	for _, ev := range got {
+		switch ev.Kind {
+		case EventStdoutChunk:
+			stdout.WriteString(ev.Chunk)
+			chunks++
+		case EventStderrChunk:
+			stderr.WriteString(ev.Chunk)
+			chunks++
+		}
+	}
+	if want := "ABC\u2500DEF\uFFFD"; stdout.String() != want {
+		t.Errorf("stdout chunks add up to %q, want %q", stdout.String(), want)
+	}
+	if want := "G\u2500"; stderr.String() != want {
+		t.Errorf("stderr chunks add up to %q, want %q", stderr.String(), want)
+	}
+	if chunks < 4 {
+		t.Errorf("only %d chunks: the command's writes were not streamed apart, so nothing was split", chunks)
+	}
+	if !strings.Contains(results[0].Content, "ABC\u2500DEF") {
+		t.Errorf("the result is %q, want the whole output sanitized", results[0].Content)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
+	"github.com/toolhost/toolhost/host/internal/output"
 )
 
 // Decision is a person's answer to a plan's confirmations (FR-APR-03).
@@ -248,16 +249,29 @@ func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opt
 	var dropped atomic.Int64
 	em.callEvent(ctx, Event{Kind: EventStarted, BatchID: p.Batch.ID, CallID: call.ID, Tool: call.Name}, &dropped)
 	start := time.Now()
+	var streams callStreams
 	res := e.finish(e.callTool(ctx, call, pc.tool, pc.resolved, callOptions{
 		Conversation: p.Batch.Conversation, AvailableCapacityBytes: opts.AvailableCapacityBytes,
 		Writes: pc.writes, ReadsAt: p.readsAt, Origin: p.Batch.ID,
 		Emit: func(ctx context.Context, h hostfn.Event) error {
-			if !em.chunk(ctx, chunkEvent(p.Batch.ID, call, h), &dropped) {
+			text := streams.write(h.Kind, h.Data)
+			if text == "" {
+				return nil // all of it held back, or all of it controls
+			}
+			if !em.chunk(ctx, chunkEvent(p.Batch.ID, call, h.Kind, text), &dropped) {
 				return errNotDelivered
 			}
 			return nil
 		},
 	}))
+	// What the streams held back at the end (a rune or a sequence the
+	// output ended inside) comes before Completed; the call's deadline is
+	// over, so it waits for the consumer only as Completed does.
+	for _, kind := range []uint32{abi.EventStdout, abi.EventStderr} {
+		if text := streams.flush(kind); text != "" {
+			em.callEvent(ctx, chunkEvent(p.Batch.ID, call, kind, text), &dropped)
+		}
+	}
 	em.callEvent(ctx, Event{Kind: EventCompleted, BatchID: p.Batch.ID, CallID: call.ID, Tool: call.Name, OK: res.OK}, &dropped)
 	e.log.Debug("tool call", "batch", p.Batch.ID, "id", call.ID, "tool", call.Name, "ok", res.OK, "elapsed", time.Since(start), "events_dropped", dropped.Load())
 	return res
@@ -267,14 +281,47 @@ func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opt
 // consumer did not take it before the call's deadline.
 var errNotDelivered = errors.New("the event consumer did not take the output in time")
 
-func chunkEvent(batch string, call Call, h hostfn.Event) Event {
-	kind := EventStdoutChunk
-	if h.Kind == abi.EventStderr {
-		kind = EventStderrChunk
+// chunkEvent is a chunk of a call's stream kind (abi.EventStdout or
+// abi.EventStderr), text already sanitized by the call's callStreams.
+func chunkEvent(batch string, call Call, kind uint32, text string) Event {
+	k := EventStdoutChunk
+	if kind == abi.EventStderr {
+		k = EventStderrChunk
 	}
-	// A terminal or console shows chunks as they come: they are as
-	// untrusted as the result and sanitized the same way (FR-OUT-02).
-	return Event{Kind: kind, BatchID: batch, CallID: call.ID, Tool: call.Name, Chunk: sanitize(string(h.Data))}
+	return Event{Kind: k, BatchID: batch, CallID: call.ID, Tool: call.Name, Chunk: text}
+}
+
+// callStreams sanitizes one call's streamed output. A terminal or console
+// shows chunks as they come: they are as untrusted as the result and
+// sanitized the same way (FR-OUT-02), each stream by an output.Stream of
+// its own, so that a chunk boundary inside an escape sequence or a rune
+// lets no part of it through (issue 10 item 4).
+type callStreams struct {
+	// mu orders a late write against the flush: proc abandons a sink
+	// that outlives the call's deadline, and it may still be writing.
+	mu       sync.Mutex
+	out, err output.Stream
+}
+
+func (c *callStreams) stream(kind uint32) *output.Stream {
+	if kind == abi.EventStderr {
+		return &c.err
+	}
+	return &c.out
+}
+
+// write returns data sanitized, less what its stream holds back.
+func (c *callStreams) write(kind uint32, data []byte) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stream(kind).Write(string(data))
+}
+
+// flush returns what the stream of kind held back, sanitized.
+func (c *callStreams) flush(kind uint32) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stream(kind).Flush()
 }
 
 func cancelled(call Call) Result {
