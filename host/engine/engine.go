@@ -21,6 +21,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
+	"github.com/toolhost/toolhost/host/internal/output"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/registry"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
@@ -216,13 +217,15 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 	return Result{ID: call.ID, Name: call.Name, OK: true, Content: e.content(call, out, int(limits.OutputLimit()))}
 }
 
-// content is a successful result's text: sanitized, and within limit
+// content is a successful result's text: sanitized (JSON-aware, so a
+// listing stays valid JSON with its names' controls escaped, issue 10
+// item 5), and within limit
 // whatever the plugin claims. ResultNoTruncate only spares output that is
 // already within the limit from being cut again (a plugin that shortened
 // its own output, keeping the end of a log, knows best where to cut); a
 // plugin that sets it and returns more is cut like any other, and logged.
 func (e *Engine) content(call Call, out abi.Result, limit int) string {
-	s := sanitize(string(out.Content))
+	s := output.SanitizeJSON(string(out.Content))
 	if out.Flags&abi.ResultNoTruncate != 0 && len(s) > limit {
 		e.log.Warn("a plugin returned more than the output limit while claiming it limited its own output; cut to the limit",
 			"tool", call.Name, "id", call.ID, "bytes", len(s), "limit", limit)
