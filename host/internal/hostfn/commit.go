@@ -70,6 +70,9 @@ func fsCommit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]
 	if err != nil {
 		return nil, err
 	}
+	if err := env.checkCommitFiles(req); err != nil {
+		return nil, err
+	}
 	if err := env.checkCommitRequest(req); err != nil {
 		return nil, err
 	}
@@ -103,6 +106,26 @@ func fsCommit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]
 		return nil, err
 	}
 	return commit(env, targets)
+}
+
+// checkCommitFiles refuses a commit of more files than the operator
+// allows (tools.apply_patch.max_files, issue 10 item 9), from the count
+// that heads the request: before it is decoded, and before any file is
+// resolved, checked or staged, so a patch of thousands of files fails at
+// once.
+func (e *Env) checkCommitFiles(req []byte) error {
+	if e.MaxCommitFiles <= 0 || len(req) < 4 {
+		return nil
+	}
+	n := binary.LittleEndian.Uint32(req)
+	if uint64(n) <= uint64(e.MaxCommitFiles) {
+		return nil
+	}
+	err := fail(abi.StatusTooLarge, abi.KindExecutionFailed,
+		"call %s would change %d files at once, more than tools.apply_patch.max_files allows (%d); nothing was changed. Split the change into parts of at most %d files each, or ask the operator to raise tools.apply_patch.max_files",
+		e.CallID, n, e.MaxCommitFiles, e.MaxCommitFiles)
+	err.Details = map[string]any{"files": n, "limit": e.MaxCommitFiles, "key": "tools.apply_patch.max_files"}
+	return err
 }
 
 // dryRun is the unified diff of every change, after every check a commit

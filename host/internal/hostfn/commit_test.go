@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,24 +17,25 @@ import (
 )
 
 // commitEnv is an Env over a root holding a.txt ("A", read), b.txt ("B",
-// read, then changed on disk), u.txt (never read) and .git/config.
+// read, then changed on disk), u.txt (never read) and gen/config (read-only:
+// .git itself is protected whatever the patterns, issue 10 item 2).
 func commitEnv(t *testing.T) (*Env, string) {
 	t.Helper()
 	dir := t.TempDir()
-	for name, content := range map[string]string{"a.txt": "A", "b.txt": "B", "u.txt": "U", ".git/config": "G"} {
+	for name, content := range map[string]string{"a.txt": "A", "b.txt": "B", "u.txt": "U", "gen/config": "G"} {
 		p := filepath.Join(dir, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sb, err := sandbox.New(sandbox.Config{Roots: []string{dir}, ReadOnlyPatterns: []string{".git/**"}})
+	sb, err := sandbox.New(sandbox.Config{Roots: []string{dir}, ReadOnlyPatterns: []string{"gen/**"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
 	env := &Env{Sandbox: sb, Reads: readcache.New()}
-	for name, content := range map[string]string{"a.txt": "A", "b.txt": "B", ".git/config": "G"} {
+	for name, content := range map[string]string{"a.txt": "A", "b.txt": "B", "gen/config": "G"} {
 		p, _ := sb.Resolve(name)
 		env.Reads.Record(p.Abs, sha256.Sum256([]byte(content)), time.Now())
 	}
@@ -65,8 +67,8 @@ func TestCommit(t *testing.T) {
 			abi.KindExecutionFailed, "are the same file", map[string]string{"a.txt": "A"}},
 		{"sandbox", []abi.CommitFile{{Path: "a.txt", Data: []byte("A2")}, {Path: "../x", Data: []byte("x"), Flags: abi.CommitNew}},
 			abi.KindSandboxViolation, `"../x"`, map[string]string{"a.txt": "A"}},
-		{"read-only", []abi.CommitFile{{Path: "a.txt", Data: []byte("A2")}, {Path: ".git/config", Data: []byte("x")}},
-			abi.KindSandboxViolation, "read-only pattern", map[string]string{"a.txt": "A", ".git/config": "G"}},
+		{"read-only", []abi.CommitFile{{Path: "a.txt", Data: []byte("A2")}, {Path: "gen/config", Data: []byte("x")}},
+			abi.KindSandboxViolation, "read-only pattern", map[string]string{"a.txt": "A", "gen/config": "G"}},
 		{"missing parent without create_dirs", []abi.CommitFile{{Path: "a.txt", Data: []byte("A2")}, {Path: "nodir/x", Data: []byte("x"), Flags: abi.CommitNew}},
 			abi.KindExecutionFailed, "no file was changed", map[string]string{"a.txt": "A"}},
 	}
@@ -141,4 +143,44 @@ func prepareCommit(env *Env, files []abi.CommitFile) ([]commitTarget, error) {
 		err = checkCommit(context.Background(), env, targets)
 	}
 	return targets, err
+}
+
+// Issue 10 item 9: an fs_commit of more files than Env.MaxCommitFiles
+// (tools.apply_patch.max_files) is refused before any file is looked at,
+// dry run or not, naming the call, the count, the limit and the key; at
+// the limit it commits.
+func TestCommit_Issue10Item9_MaxFiles(t *testing.T) {
+	w := newWorkspace(t, nil)
+	files := func(n int) []abi.CommitFile {
+		fs := make([]abi.CommitFile, n)
+		for i := range fs {
+			fs[i] = abi.CommitFile{Path: fmt.Sprintf("d%d/n%d", i%2, i), Data: []byte("N"), Flags: abi.CommitNew | abi.CommitCreateDirs}
+		}
+		return fs
+	}
+	for _, flags := range []uint32{0, abi.CommitDryRun} {
+		env := w.env("call_7")
+		env.MaxCommitFiles = 3
+		_, err := newGuest(1<<20).commit(context.Background(), env, files(4), flags)
+		he := hostErr(t, err)
+		if he.Status != abi.StatusTooLarge || he.Kind != abi.KindExecutionFailed {
+			t.Errorf("flags %d: status %v kind %v, want too large, execution failed", flags, he.Status, he.Kind)
+		}
+		for _, want := range []string{"call call_7", "4 files", "(3)", "tools.apply_patch.max_files", "nothing was changed"} {
+			if !strings.Contains(he.Message, want) {
+				t.Errorf("flags %d: message %q does not say %q", flags, he.Message, want)
+			}
+		}
+		if entries, _ := os.ReadDir(w.dir); len(entries) != 0 {
+			t.Fatalf("flags %d: a refused commit left %d entries", flags, len(entries))
+		}
+	}
+	env := w.env("call_8")
+	env.MaxCommitFiles = 3
+	if _, err := newGuest(1<<20).commit(context.Background(), env, files(3), 0); err != nil {
+		t.Fatalf("a commit of as many files as allowed: %v", err)
+	}
+	if got := w.content("d0/n2"); got != "N" {
+		t.Errorf("d0/n2 = %q after the commit", got)
+	}
 }
