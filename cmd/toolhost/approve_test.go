@@ -60,3 +60,50 @@ func TestApprover(t *testing.T) {
 		})
 	}
 }
+
+// issue 10 items 2 and 3: the question shows every argument in full, with
+// the resolved path and a note when the summary is not all of it; text in
+// an argument never starts a line of its own; a call only a person may
+// approve is asked about even with --allow, and without a terminal it is
+// denied saying why.
+func TestApproverShowsArguments(t *testing.T) {
+	c := engine.Confirmation{
+		CallID: "1", Tool: "write_file", Summary: "Write 31 bytes to ./././a/./b.txt", Risk: "medium",
+		Reason: "vendor/ would become a git repository", AlwaysAsk: true, SummaryTruncated: true,
+		Arguments: []engine.Argument{
+			{Name: "path", Lines: []string{"./././a/./b.txt"}, Paths: []engine.PathInfo{{Rel: "a/b.txt"}}},
+			{Name: "content", Lines: []string{"hi", "Approve call 1? [y/N] y"}},
+		},
+	}
+	var out strings.Builder
+	a := &approver{allow: []string{"write_file"}, tty: true, in: strings.NewReader("n\n"), out: &out}
+	d, err := a.Approve(context.Background(), []engine.Confirmation{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.By != "the user at the terminal" {
+		t.Errorf("--allow approved a call only a person may approve: %q", d.By)
+	}
+	for _, want := range []string{
+		"\nMEDIUM risk: Write 31 bytes to ./././a/./b.txt\n",
+		"  reason: vendor/ would become a git repository\n",
+		"  (summary shortened; the full arguments below are what will run)\n",
+		"  path: ./././a/./b.txt\n    → file a/b.txt\n",
+		"  content: 2 lines\n    │hi\n    │Approve call 1? [y/N] y\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("question lacks %q:\n%s", want, out.String())
+		}
+	}
+	if n := strings.Count(out.String(), "\nApprove call"); n != 1 {
+		t.Errorf("%d lines start with the question:\n%s", n, out.String())
+	}
+
+	a = &approver{allow: []string{"write_file"}}
+	d, _ = a.Approve(context.Background(), []engine.Confirmation{c})
+	for _, want := range []string{"call 1 (write_file) needs approval: vendor/ would become a git repository", "only a person can approve call 1"} {
+		if !strings.Contains(d.By, want) {
+			t.Errorf("By = %q, want %q", d.By, want)
+		}
+	}
+}

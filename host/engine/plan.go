@@ -42,7 +42,11 @@ const (
 	Pending Disposition = "pending"
 )
 
-// Confirmation is what a person is asked to approve (FR-APR-03).
+// Confirmation is what a person is asked to approve (FR-APR-03). Summary
+// is a one-line headline; what will run is Arguments, which every
+// approval surface shows in full (Details renders them), with
+// SummaryNote when the headline was shortened or redacted (issue 10
+// item 3).
 type Confirmation struct {
 	CallID  string          `json:"tool_call_id"`
 	Tool    string          `json:"tool_name"`
@@ -50,6 +54,21 @@ type Confirmation struct {
 	Risk    abi.RiskLevel   `json:"risk_level"`
 	Reason  string          `json:"reason"` // why policy asks
 	Args    json.RawMessage `json:"arguments"`
+
+	// SummaryTruncated and SummaryRedacted report that Summary was cut
+	// to maxSummary characters, or had secrets hidden: it then is not all
+	// that will run, and a surface must say so (SummaryNote).
+	SummaryTruncated bool `json:"summary_truncated"`
+	SummaryRedacted  bool `json:"summary_redacted"`
+	// Arguments are the call's arguments as they will be used, each in
+	// full, rendered visibly and never redacted, with the files they name
+	// as the sandbox resolved them.
+	Arguments []Argument `json:"argument_details"`
+	// AlwaysAsk marks a call that only a person may approve, whatever
+	// the configuration allows (it would lay out a git directory): an
+	// approver that approves by tool name, such as the CLI's --allow,
+	// still asks.
+	AlwaysAsk bool `json:"always_ask,omitempty"`
 }
 
 // PlannedCall is one call with its disposition. Result is set for
@@ -122,6 +141,7 @@ func (e *Engine) Plan(ctx context.Context, b Batch, n ...Narrowing) *Plan {
 		}
 	}
 	dups := duplicateIDs(b.Calls)
+	writes := batchWrites{} // what the calls planned so far may write
 	overTurn := e.countIteration(b, pol)
 	for i, call := range b.Calls {
 		pc := &p.Calls[i]
@@ -134,7 +154,7 @@ func (e *Engine) Plan(ctx context.Context, b Batch, n ...Narrowing) *Plan {
 			pc.Disposition = Pending
 			continue
 		}
-		e.planCall(ctx, pol, pc)
+		e.planCall(ctx, pol, pc, writes)
 	}
 	for i := range p.Calls {
 		pc := &p.Calls[i]
@@ -171,8 +191,10 @@ func batchCheck(pol Policy, b Batch, i int, dups map[string]bool, overTurn bool)
 	return nil
 }
 
-// planCall applies the per-call precedence in enabled mode.
-func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall) {
+// planCall applies the per-call precedence in enabled mode. earlier is
+// what the batch's calls before it may write; planCall adds what this one
+// may write, unless it is refused.
+func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, earlier batchWrites) {
 	call := pc.Call
 	tool, ok := e.cfg.Registry.Lookup(call.Name)
 	if !ok {
@@ -202,16 +224,31 @@ func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall) {
 		return
 	}
 	m := e.manifest(tool)
+	paths := e.writtenPaths(m, decoded, pc.resolved)
 	creates := onlyCreates(m, decoded, pc.resolved)
 	pc.writes = writeGrants(m, decoded, pc.resolved, creates)
-	g, reason := pol.decide(call.Name, m.SideEffecting, m.RequiresApproval, creates)
+	traits := callTraits{sideEffecting: m.SideEffecting, requiresApproval: m.RequiresApproval, onlyCreates: creates,
+		gitLayout: gitLayout(paths, earlier)}
+	if sp, pattern, ok := pol.codePath(paths); ok && creates {
+		traits.onlyCreates = false
+		traits.codePath = fmt.Sprintf("%s, which matches %s (tools.approval.code_patterns)", sp.Rel, pattern)
+	}
+	g, reason := pol.decide(call.Name, traits)
 	switch g {
 	case gateDeny:
 		pc.preResolve(denial(abi.DenialNotAllowlisted, fmt.Sprintf("%s is not allowed: %s; call %s was not run", call.Name, reason, call.ID), map[string]any{"tool": call.Name}))
 	case gatePrompt:
 		e.requestConfirmation(ctx, pc, m, reason)
+		if pc.Confirmation != nil {
+			pc.Confirmation.AlwaysAsk = traits.gitLayout != ""
+		}
 	default:
 		pc.Disposition = ExecuteNow
+	}
+	if pc.Disposition != PreResolved {
+		for _, p := range paths {
+			earlier.add(p)
+		}
 	}
 }
 
@@ -252,10 +289,12 @@ func (e *Engine) requestConfirmation(ctx context.Context, pc *PlannedCall, m abi
 		pc.preResolve(te)
 		return
 	}
+	summary, redacted, truncated := e.redact.headline(string(out.Content), pc.pathTexts())
 	pc.Disposition = RequiresConfirmation
 	pc.Confirmation = &Confirmation{
 		CallID: call.ID, Tool: call.Name, Risk: m.RiskLevel, Reason: reason, Args: args(call),
-		Summary: e.redact.summary(string(out.Content), pc.pathTexts()),
+		Summary: summary, SummaryRedacted: redacted, SummaryTruncated: truncated,
+		Arguments: e.arguments(m, args(call), pc.resolved),
 	}
 }
 
@@ -409,20 +448,33 @@ func newRedactor() *redactor {
 // characters written out), spaces collapsed, and cut in the middle to
 // maxSummary characters.
 func (r *redactor) summary(s string, keep []string) string {
+	text, _, _ := r.headline(s, keep)
+	return text
+}
+
+// headline is summary, reporting whether a secret was redacted and
+// whether the text was cut: a surface showing it must then say that it
+// is not all that will run.
+func (r *redactor) headline(s string, keep []string) (text string, redacted, truncated bool) {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	for _, rule := range r.rules {
-		s = rule.apply(s, keep)
+		var hit bool
+		s, hit = rule.apply(s, keep)
+		redacted = redacted || hit
 	}
-	return shown(squeeze(s), maxSummary)
+	s = squeeze(s)
+	return shown(s, maxSummary), redacted, renderedLength(s) > maxSummary
 }
 
 // apply redacts every secret rule matches in s, but for one that lies
-// wholly within an occurrence of a keep text.
-func (rule redaction) apply(s string, keep []string) string {
+// wholly within an occurrence of a keep text, and reports whether it
+// redacted any.
+func (rule redaction) apply(s string, keep []string) (string, bool) {
 	ms := rule.re.FindAllStringSubmatchIndex(s, -1)
 	if ms == nil {
-		return s
+		return s, false
 	}
+	hit := false
 	var b strings.Builder
 	last := 0
 	for _, m := range ms {
@@ -433,9 +485,10 @@ func (rule redaction) apply(s string, keep []string) string {
 		b.WriteString(s[last:from])
 		b.WriteString(hidden)
 		last = to
+		hit = true
 	}
 	b.WriteString(s[last:])
-	return b.String()
+	return b.String(), hit
 }
 
 // within reports whether s[from:to] lies inside an occurrence in s of one

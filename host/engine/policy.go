@@ -232,11 +232,26 @@ const (
 	gateDeny
 )
 
+// callTraits is what the approval policy weighs about a valid call.
+type callTraits struct {
+	sideEffecting, requiresApproval bool
+	// onlyCreates reports that the call creates files and replaces none,
+	// none of them a code path.
+	onlyCreates bool
+	// codePath says which written path matches which code pattern, when
+	// that alone kept the call from counting as only creating files.
+	codePath string
+	// gitLayout is why the call would lay out a git directory: it then
+	// always asks a person, unless it is denied (issue 10 item 2).
+	gitLayout string
+}
+
 // decide applies FR-APR-04/05 steps 4 and 5 to a call that passed the
-// denylist and the sandbox: the mode and allowlist, then the tool's own
-// requires_approval, which always prompts (FR-APR-04e). onlyCreates
-// reports that the call creates files and replaces none.
-func (p Policy) decide(tool string, sideEffecting, requiresApproval, onlyCreates bool) (gate, string) {
+// denylist and the sandbox: the mode and allowlist, a write laying out a
+// git directory (which asks whatever the mode, allowlist and
+// prompt_side_effects say), then the tool's own requires_approval, which
+// always prompts (FR-APR-04e).
+func (p Policy) decide(tool string, c callTraits) (gate, string) {
 	switch p.Approval {
 	case ApprovalDeny:
 		if !p.allowlisted(tool) {
@@ -244,14 +259,22 @@ func (p Policy) decide(tool string, sideEffecting, requiresApproval, onlyCreates
 		}
 	case ApprovalAuto:
 	default: // prompt, and any mode this engine does not know
-		if sideEffecting && !p.SideEffectsUnprompted && !p.allowlisted(tool) && !(onlyCreates && p.AutoApproveNewFiles) {
-			if requiresApproval {
+		if c.sideEffecting && !p.SideEffectsUnprompted && !p.allowlisted(tool) && !(c.onlyCreates && p.AutoApproveNewFiles) {
+			switch {
+			case c.gitLayout != "":
+				return gatePrompt, c.gitLayout
+			case c.requiresApproval:
 				return gatePrompt, tool + " requires approval"
+			case c.codePath != "" && p.AutoApproveNewFiles:
+				return gatePrompt, tool + " writes " + c.codePath + ": tools run code from such files, so creating one is never auto-approved"
 			}
 			return gatePrompt, tool + " has side effects (tools.approval.prompt_side_effects)"
 		}
 	}
-	if requiresApproval {
+	if c.gitLayout != "" {
+		return gatePrompt, c.gitLayout
+	}
+	if c.requiresApproval {
 		return gatePrompt, tool + " requires approval"
 	}
 	if p.confirmAll {

@@ -76,6 +76,15 @@ func renderedLen(r rune) int {
 	return 8 // <U+XXXX>
 }
 
+// renderedLength is the length in characters of Visible(s).
+func renderedLength(s string) int {
+	total := 0
+	for _, r := range s {
+		total += renderedLen(r)
+	}
+	return total
+}
+
 // invisible reports whether r is written out as <U+XXXX> in a summary.
 func invisible(r rune) bool {
 	switch r {
@@ -112,11 +121,7 @@ func squeeze(s string) string {
 // longer than limit characters, cuts it in the middle: the beginning, …,
 // and the end, limit characters at most, never splitting a <U+XXXX>.
 func shown(s string, limit int) string {
-	total := 0
-	for _, r := range s {
-		total += renderedLen(r)
-	}
-	if total <= limit {
+	if renderedLength(s) <= limit {
 		return Visible(s)
 	}
 	budget := limit - 1 // the …
