@@ -39,6 +39,9 @@ const (
 	DenialByUser               DenialReason = "DeniedByUser"
 	DenialReadOnly             DenialReason = "ReadOnly" // a write to a read-only path
 	DenialNotNamed             DenialReason = "NotNamed" // a write to a path the call's arguments did not name
+	// DenialProtected is a write to toolhost's configuration or lock file
+	// or to git's internals, at any depth: refused whatever the policy.
+	DenialProtected DenialReason = "Protected"
 )
 
 // HostError is the staged response of a failed host function call. The SDK
