@@ -42,6 +42,8 @@ type Argument struct {
 
 // PathInfo is a path as the sandbox resolved it: the cleaned canonical
 // path relative to its root, so "./././a/./b.txt" shows as "a/b.txt".
+// Its fields are the names as they are on disk: a surface renders them
+// with Visible (Details does).
 type PathInfo struct {
 	// Root is the root directory containing the path, set only when the
 	// sandbox has several roots (with one, every path is under it).
