@@ -8,11 +8,15 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
 // allocated returns the bytes fn allocated on the heap (all goroutines;
@@ -247,5 +251,107 @@ func TestLimits_Issue9Item6_Refusals(t *testing.T) {
 	}
 	if emitted != 0 || w.content("a.txt") != "A" || w.content("n0") != "<absent>" {
 		t.Errorf("a refused call had an effect: %d events, a.txt %q, n0 %q", emitted, w.content("a.txt"), w.content("n0"))
+	}
+}
+
+// diff calls fs_diff of name to data.
+func (g *guest) diff(ctx context.Context, env *Env, name string, data []byte) (string, error) {
+	p, n := g.put([]byte(name))
+	d, dn := g.put(data)
+	resp, err := g.call(ctx, env, fsDiff, p, n, d, dn)
+	return string(resp), err
+}
+
+// Issue 10 item 7: a diff reads what read_file would, a regular file: a
+// FIFO (no writer, so a read would wait or see nothing) or a device
+// (/dev/zero never ends) is not read, and the diff says why in its
+// one line; a directory is refused. Each returns at once.
+func TestLimits_Issue10Item7_DiffsReadOnlyRegularFiles(t *testing.T) {
+	w := newWorkspace(t, map[string]string{"dir/f": "x"})
+	if err := unix.Mkfifo(w.abs("fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dev, err := sandbox.New(sandbox.Config{Roots: []string{"/dev"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	devEnv := &Env{CallID: "c2", Sandbox: dev}
+	tests := []struct {
+		name, path string
+		env        *Env
+		want       string // in the diff; empty: want an error
+	}{
+		{"fifo", "fifo", w.env("c1"), "diff omitted: a/fifo is a named pipe (FIFO), not a regular file"},
+		{"/dev/zero", "zero", devEnv, "diff omitted: a/zero is a character device, not a regular file"},
+		{"directory", "dir", w.env("c1"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGuest(1 << 10)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			start := time.Now()
+			var d string
+			var err error
+			n := allocated(func() { d, err = g.diff(ctx, tt.env, tt.path, []byte("new\n")) })
+			if elapsed := time.Since(start); elapsed > time.Second {
+				t.Errorf("took %v", elapsed)
+			}
+			if n > 1<<20 {
+				t.Errorf("allocated %d bytes: the file was read", n)
+			}
+			if tt.want == "" {
+				if he := hostErr(t, err); he.Status != abi.StatusWrongType || !strings.Contains(he.Message, "dir is a directory") {
+					t.Errorf("error %+v, want a directory refused by name", he)
+				}
+				return
+			}
+			if err != nil || !strings.Contains(d, tt.want) {
+				t.Errorf("diff = %q, %v; want a line with %q", d, err, tt.want)
+			}
+		})
+	}
+}
+
+// Issue 10 item 7: the diff algorithm's cost grows with lines, and it
+// cannot be interrupted: sides of too many lines are not diffed, and a
+// diff still running at the call's deadline is left behind, the call
+// ending on time.
+func TestLimits_Issue10Item7_DiffsAreBoundedInTime(t *testing.T) {
+	lines := func(n int, line func(i int) string) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(line(i))
+		}
+		return b.String()
+	}
+	many := lines(maxDiffLines+1, func(int) string { return "1\n" })
+	heavy := lines(maxDiffLines/2, func(i int) string { return strconv.Itoa(i%7) + "\n" })
+	w := newWorkspace(t, map[string]string{"many.txt": many, "heavy.txt": heavy})
+	env := w.env("c1")
+	g := newGuest(4 << 20)
+
+	start := time.Now()
+	d, err := g.diff(context.Background(), env, "many.txt", []byte(strings.ReplaceAll(many, "1", "2")))
+	if err != nil || !strings.Contains(d, "diff omitted: a/many.txt has 262145 lines") {
+		t.Errorf("diff = %.200q, %v; want a line saying it has too many lines", d, err)
+	}
+	t.Logf("too many lines: %v", time.Since(start))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	reversed := lines(maxDiffLines/2, func(i int) string { return strconv.Itoa((maxDiffLines/2-i)%5) + "\n" })
+	d, err = g.diff(ctx, env, "heavy.txt", []byte(reversed))
+	elapsed := time.Since(start)
+	if err == nil {
+		t.Skipf("the diff finished within 50 ms (%v, %d bytes); nothing to interrupt on this machine", elapsed, len(d))
+	}
+	if he := hostErr(t, err); he.Kind != abi.KindTimeout || !strings.Contains(he.Message, "heavy.txt: the diff was not done before the call's deadline") {
+		t.Errorf("error %+v, want a timeout naming the file", he)
+	}
+	if elapsed > time.Second {
+		t.Errorf("returned after %v, want about the 50 ms deadline", elapsed)
 	}
 }
