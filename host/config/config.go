@@ -1,6 +1,13 @@
 // Package config loads toolhost's configuration: the SRD's section 6 keys,
-// from defaults, then a TOML or YAML file, then TOOLHOST_* environment
-// variables, recording where every value came from.
+// from defaults, then the operator's TOML or YAML file, then TOOLHOST_*
+// environment variables, then a trusted project file that may only narrow
+// them, recording where every value came from.
+//
+// A file the tools it governs could write must never widen what they may
+// do: only the operator's file (--config, $TOOLHOST_CONFIG or the user
+// configuration directory) and environment may; a file in the working
+// directory is ignored unless the operator trusted the directory (Trust),
+// and then NarrowedBy keeps only what makes the policy stricter.
 //
 // It depends on no other toolhost package; the command line converts a
 // Config into what the sandbox and the engine take. Reading and merging is

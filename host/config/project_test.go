@@ -181,3 +181,30 @@ func TestOperatorFile(t *testing.T) {
 		}
 	})
 }
+
+// A project file's keys are laid over the operator's whole configuration,
+// overrides and environment included: what it does not name stays as the
+// operator set it, and only what it names narrows.
+func TestProjectKeepsOperatorValues(t *testing.T) {
+	ws, userDir := t.TempDir(), t.TempDir()
+	writeFile(t, userDir, "toolhost.toml", "[tools.overrides.run_command]\ntimeout_seconds = 60\nrequires_approval = false\n[tools.timeouts]\nshell_commands_seconds = 900\n")
+	project := writeFile(t, ws, "toolhost.toml", "[tools.overrides.write_file]\ndenied = true\n[tools.timeouts]\nshell_commands_seconds = 600\n")
+	if _, err := Trust(userDir, ws); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(Options{UserDir: userDir, Dir: ws, Environ: []string{"TOOLHOST_TOOLS_APPROVAL_MODE=auto"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := l.Config.Tools
+	rc, wf := tl.Overrides["run_command"], tl.Overrides["write_file"]
+	if rc.TimeoutSeconds == nil || *rc.TimeoutSeconds != 60 || rc.RequiresApproval == nil || *rc.RequiresApproval || rc.Denied != nil {
+		t.Errorf("the operator's override changed: %+v", rc)
+	}
+	if wf.Denied == nil || !*wf.Denied || tl.Timeouts.ShellCommandsSeconds != 600 || tl.Approval.Mode != ApprovalAuto || len(l.Ignored) > 0 {
+		t.Errorf("narrowed to %+v, ignored %q", tl, l.Ignored)
+	}
+	if got := l.Sources["tools.overrides.write_file.denied"]; got != "project file "+project {
+		t.Errorf("source %q", got)
+	}
+}
