@@ -1,0 +1,184 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// isolated is a workspace whose toolhost reads only the operator's
+// configuration file given by --config, with a home and user config
+// directory of its own, so nothing of the machine's user applies.
+type isolated struct {
+	*workspace
+	config, home string
+}
+
+func newIsolated(t *testing.T, config string) *isolated {
+	t.Helper()
+	o := &isolated{workspace: newWorkspace(t), home: t.TempDir()}
+	o.config = filepath.Join(t.TempDir(), "operator.toml")
+	if err := os.WriteFile(o.config, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// exec is one run of the binary: its output, exit code, how long it took
+// and its peak resident memory.
+type execution struct {
+	stdout, stderr string
+	code           int
+	elapsed        time.Duration
+	maxRSS         int64 // bytes
+}
+
+// run runs toolhost with args in the workspace, killing it after limit.
+func (o *isolated) run(t *testing.T, limit time.Duration, args ...string) execution {
+	t.Helper()
+	cmd := exec.Command(toolhost, append([]string{"--state-dir", o.state, "--config", o.config}, args...)...)
+	cmd.Dir = o.dir
+	cmd.Env = append(os.Environ(), "HOME="+o.home, "XDG_CONFIG_HOME="+filepath.Join(o.home, ".config"), "TOOLHOST_CONFIG=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(limit, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	start := time.Now()
+	err := cmd.Wait()
+	x := execution{stdout: out.String(), stderr: errb.String(), elapsed: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		x.code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		x.maxRSS = ru.Maxrss << 10 // kilobytes on Linux
+	}
+	if x.elapsed >= limit {
+		t.Fatalf("toolhost %v did not end within %v\nstderr: %s", args, limit, x.stderr)
+	}
+	return x
+}
+
+// call runs one tool call and decodes its result.
+func (o *isolated) call(t *testing.T, limit time.Duration, tool, args string, extra ...string) (result, execution) {
+	t.Helper()
+	x := o.run(t, limit, append([]string{"call", tool, "--args", args}, extra...)...)
+	var r result
+	if err := json.Unmarshal([]byte(x.stdout), &r); err != nil {
+		t.Fatalf("call %s %s: stdout is not a result (%v)\nstdout: %s\nstderr: %s", tool, args, err, x.stdout, x.stderr)
+	}
+	return r, x
+}
+
+// controls returns the terminal controls in s: C0 but \n and \t, DEL, C1
+// (as UTF-8 or as raw 8-bit bytes), bidi and zero-width characters.
+func controls(s string) []string {
+	var found []string
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1 && s[i] >= 0x80 && s[i] <= 0x9f,
+			r < 0x20 && r != '\n' && r != '\t', r >= 0x7f && r <= 0x9f,
+			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r >= 0x200b && r <= 0x200f:
+			found = append(found, strings.ToValidUTF8(s[max(0, i-10):min(len(s), i+10)], "?"))
+		}
+		i += size
+	}
+	return found
+}
+
+// Issue 10 item 4: --stream copies run_command's output to the terminal
+// as it comes; escapes cut across the command's writes (an OSC 52
+// clipboard write, clear screen, a window title, a CSI by its C1 byte)
+// must not reach it, even in part, and a rune cut across writes must
+// arrive whole.
+func TestStream_Issue10Item4_EscapesSplitAcrossWrites(t *testing.T) {
+	o := newIsolated(t, "")
+	command := `printf 'A\033]52;c;aGk='; sleep 0.2; printf '\aB\033['; sleep 0.2; printf '2JC\033]0;pwn'; sleep 0.2; ` +
+		`printf 'ed\aD\302'; sleep 0.2; printf '\2332JE\342\224'; sleep 0.2; printf '\200F\n'; sleep 0.2; ` +
+		`printf 'G\033]52;c;' >&2; sleep 0.2; printf 'aGk=\a\302' >&2; sleep 0.2; printf '\233HH\n' >&2`
+	args, err := json.Marshal(map[string]string{"command": command})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, x := o.call(t, time.Minute, "run_command", string(args), "--stream", "--allow", "run_command")
+	if !r.OK {
+		t.Fatalf("run_command failed: %+v\nstderr: %s", r.Error, x.stderr)
+	}
+	if c := controls(x.stderr); len(c) > 0 {
+		t.Errorf("the terminal got controls near %q\nstderr: %q", c, x.stderr)
+	}
+	for _, want := range []string{"ABCDE\u2500F\n", "GH\n"} {
+		if !strings.Contains(x.stderr, want) {
+			t.Errorf("streamed output lacks %q, the whole output sanitized: a chunk boundary let part of a sequence through\nstderr: %q", want, x.stderr)
+		}
+	}
+	for _, leak := range []string{"aGk=", "52;c", "2J", "pwn", "\uFFFD"} {
+		if strings.Contains(x.stderr, leak) {
+			t.Errorf("streamed output shows %q, part of a split sequence\nstderr: %q", leak, x.stderr)
+		}
+	}
+}
+
+// Issue 10 item 5: file names are hostile input. A U+009B in a name
+// must not swallow the JSON punctuation after it (which could close the
+// name and add entries), and every control, newline or bidi override is
+// escaped: the listing is valid JSON whose names are the real names,
+// with no control byte in the text.
+func TestListDirectory_Issue10Item5_HostileNamesStayJSON(t *testing.T) {
+	o := newIsolated(t, "")
+	names := []string{
+		"\u009b\"},{\"name\":\"fake",
+		"\u009b\\\"},{\\\"name\\\":\\\"fake2",
+		"title\x1b]0;pwned\x07end",
+		"clear\x1b[2Jscreen",
+		"new\nline",
+		"bidi\u202etxt.exe",
+		"c1\u0085\u009c\x7fdel",
+		"plain.txt",
+	}
+	for _, n := range names {
+		o.file(t, n, "x")
+	}
+	r, x := o.call(t, time.Minute, "list_directory", `{"path":"."}`)
+	if !r.OK {
+		t.Fatalf("list_directory failed: %+v\nstderr: %s", r.Error, x.stderr)
+	}
+	if c := controls(r.Content); len(c) > 0 {
+		t.Errorf("the listing has controls near %q: %q", c, r.Content)
+	}
+	var listing struct {
+		Entries []struct {
+			Name string `json:"name"`
+			Path string `json:"path"`
+		} `json:"entries"`
+		Truncated bool `json:"truncated"`
+	}
+	if err := json.Unmarshal([]byte(r.Content), &listing); err != nil {
+		t.Fatalf("the listing is not JSON: %v\n%q", err, r.Content)
+	}
+	var got []string
+	for _, e := range listing.Entries {
+		got = append(got, e.Name)
+	}
+	sort.Strings(got)
+	sort.Strings(names)
+	if strings.Join(got, "\x00") != strings.Join(names, "\x00") || listing.Truncated {
+		t.Errorf("%d entries %q (truncated %v), want the %d real names %q", len(got), got, listing.Truncated, len(names), names)
+	}
+}
