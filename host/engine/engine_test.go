@@ -87,7 +87,7 @@ func newFixture(t *testing.T, limits abi.Limits) *fixture {
 func configFixture(t *testing.T, cfg Config) *fixture {
 	t.Helper()
 	root := t.TempDir()
-	sb, err := sandbox.New(sandbox.Config{Roots: []string{root}, IncludeDefaultDenies: true, ReadOnlyPatterns: []string{".git/**"}})
+	sb, err := sandbox.New(sandbox.Config{Roots: []string{root}, IncludeDefaultDenies: true, ReadOnlyPatterns: []string{"frozen/**"}})
 	if err != nil {
 		t.Fatal(err)
 	}

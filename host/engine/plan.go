@@ -328,17 +328,23 @@ func written(m abi.Manifest, decoded any, resolved map[string]sandbox.Path) (pat
 	return paths, complete
 }
 
-// readOnlyCheck refuses a call that writes a path under a read-only
-// pattern (**/.git/** by default): such paths are readable, never writable.
-// The sandbox refuses the write too; this says so before anyone is asked.
+// readOnlyCheck refuses a call that writes a path the sandbox never lets
+// a tool write (toolhost's configuration, git's internals, a read-only
+// pattern, a name ending in a slash). The sandbox refuses the write too;
+// this says so before anyone is asked.
 func (e *Engine) readOnlyCheck(call Call, m abi.Manifest, decoded any, resolved map[string]sandbox.Path) *ToolError {
 	paths, _ := written(m, decoded, resolved)
 	for _, attempted := range paths {
-		if pattern, ok := e.cfg.Sandbox.ReadOnly(resolved[attempted]); ok {
-			return denial(abi.DenialReadOnly, fmt.Sprintf(
-				"call %s: %s is read-only (matches %s in tools.sandbox.read_only_patterns); it can be read but not changed", call.ID, attempted, pattern),
-				map[string]any{"attempted": attempted, "pattern": pattern})
+		err := e.cfg.Sandbox.CheckWrite(resolved[attempted])
+		var de *sandbox.DenialError
+		switch {
+		case err == nil:
+			continue
+		case !errors.As(err, &de):
+			return &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf("call %s: %s: %v", call.ID, attempted, err)}
 		}
+		return denial(abi.DenialReason(de.Reason.String()), fmt.Sprintf("call %s was not run: %s", call.ID, de.Error()),
+			map[string]any{"attempted": attempted, "pattern": de.Pattern})
 	}
 	return nil
 }
