@@ -337,18 +337,18 @@ func (s *Sandbox) openRecordedDir(dir string) (*os.Root, error) {
 	if r == nil {
 		return nil, fmt.Errorf("%s is in no configured root; add the root back and restart, or remove the .toolhost-* files there by hand (a .toolhost-bak-* file holds the old content of the file its name ends with)", dir)
 	}
-	// A placeholder entry: pinParent opens its parent.
+	// A placeholder entry: openParent opens its parent.
 	p := Path{Attempted: dir, Abs: filepath.Join(dir, "x"), Root: r.fs, RootDir: r.dir, root: r}
 	p.Rel = relTo(p.Abs, r.dir)
-	d, df, err := pinParent(p, false)
+	d, err := openParent(p, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
-	df.Close()
-	return d, nil
+	d.file.Close()
+	return d.root, nil
 }
 
 // undo puts one file of an interrupted commit back as it was.
