@@ -4,6 +4,8 @@ package proc
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,14 +28,53 @@ func benchCommands(b *testing.B) []struct{ name, command string } {
 
 func BenchmarkRun(b *testing.B) {
 	dir, env := b.TempDir(), os.Environ()
-	for _, bc := range benchCommands(b) {
-		b.Run(bc.name, func(b *testing.B) {
-			for b.Loop() {
-				res, err := Run(context.Background(), Spec{Command: bc.command, Dir: dir, Env: env})
-				if err != nil || res.ExitCode != 0 {
-					b.Fatalf("Run: exit %d, %v", res.ExitCode, err)
-				}
+	bench := func(b *testing.B, command string) {
+		for b.Loop() {
+			res, err := Run(context.Background(), Spec{Command: command, Dir: dir, Env: env})
+			if err != nil || res.ExitCode != 0 {
+				b.Fatalf("Run: exit %d, %v", res.ExitCode, err)
 			}
+		}
+	}
+	for _, bc := range benchCommands(b) {
+		b.Run(bc.name, func(b *testing.B) { bench(b, bc.command) })
+	}
+	// The session kill scans every process on the machine after each
+	// command (issue 10 item 6): a busy machine makes it dearer.
+	b.Run("true/300 more processes", func(b *testing.B) {
+		idleProcesses(b, 300)
+		bench(b, "true")
+	})
+}
+
+// BenchmarkSessionScan is what a command that leaves nothing behind pays
+// for the session kill: one scan of /proc that finds no member.
+func BenchmarkSessionScan(b *testing.B) {
+	log := slog.New(slog.DiscardHandler)
+	for _, n := range []int{0, 300} {
+		b.Run(fmt.Sprintf("%d more processes", n), func(b *testing.B) {
+			idleProcesses(b, n)
+			for b.Loop() {
+				killSession(noSession, log)
+			}
+		})
+	}
+}
+
+// noSession is above any pid Linux hands out (pid_max is at most 2^22),
+// so no session has it.
+const noSession = 1 << 30
+
+// idleProcesses starts n sleeping processes for the rest of the benchmark.
+func idleProcesses(b *testing.B, n int) {
+	for range n {
+		cmd := exec.Command("sleep", "1000")
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
 		})
 	}
 }
