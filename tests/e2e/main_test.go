@@ -8,7 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/toolhost/toolhost/host"
 )
 
 // binary and plugins are set by TestMain: the ones `make build` produced
@@ -25,6 +28,11 @@ func TestMain(m *testing.M) {
 }
 
 func setup(m *testing.M) (int, error) {
+	home, err := isolate()
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(home)
 	if bin := os.Getenv("TOOLHOST_BIN"); bin != "" {
 		toolhost = bin
 		return m.Run(), nil
@@ -62,4 +70,27 @@ func run(dir string, env []string, name string, args ...string) error {
 		return fmt.Errorf("%s %v: %v\n%s", name, args, err, out)
 	}
 	return nil
+}
+
+// isolate gives every toolhost the tests start a home of its own, so that
+// no developer's configuration (~/.config/toolhost, $TOOLHOST_CONFIG,
+// TOOLHOST_TOOLS_* variables) or trust list changes what a test sees. The
+// compile cache stays where it was, so plugins are not compiled anew.
+func isolate() (string, error) {
+	if os.Getenv("TOOLHOST_CACHE_DIR") == "" {
+		os.Setenv("TOOLHOST_CACHE_DIR", host.DefaultCacheDir())
+	}
+	home, err := os.MkdirTemp("", "toolhost-e2e-home")
+	if err != nil {
+		return "", err
+	}
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); name == "TOOLHOST_CONFIG" || strings.HasPrefix(name, "TOOLHOST_TOOLS_") {
+			os.Unsetenv(name)
+		}
+	}
+	os.Setenv("HOME", home)
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	os.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	return home, nil
 }
