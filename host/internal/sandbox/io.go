@@ -5,11 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -244,17 +242,18 @@ func (p Path) Child(name string) Path {
 
 // WriteFileAtomic replaces p with data so that readers see the old or the
 // new content, never a mix: it writes a temporary file in the same
-// directory, syncs it, gives it the existing file's permissions (0644 for
-// a new file), renames it over p and syncs the directory where the
+// directory, syncs it, gives it the existing file's permissions (0666
+// less the umask for a new file), renames it over p and syncs the directory where the
 // platform allows. On failure the temporary file is removed and p is
 // untouched (directories made for createDirs stay). It refuses to replace
 // anything but a regular file (ErrNotRegular), so it never writes through
 // a symlink, and any path CheckWrite refuses. created reports that p did
 // not exist before.
 //
-// All of it happens in the parent directory opened once through the root
-// and checked to be the validated one, so a directory swapped in after
-// Resolve cannot redirect the write, even to elsewhere inside the root.
+// The parent directory is opened through the root and checked to be the
+// validated one when staging, and reopened and checked to be that same
+// directory at commit, so a directory swapped in after Resolve cannot
+// redirect the write, even to elsewhere inside the root.
 func (s *Sandbox) WriteFileAtomic(p Path, data []byte, createDirs bool) (created bool, err error) {
 	t := s.Begin()
 	defer t.Close()
@@ -273,78 +272,6 @@ func (s *Sandbox) owns(p Path) error {
 		return errUnresolved(p)
 	}
 	return s.CheckWrite(p)
-}
-
-// pinParent opens the parent directory of p as an os.Root of its own, and
-// an *os.File on it for syncing, after checking it is the validated
-// directory. With createDirs, missing parents are made first (0755,
-// inside the root).
-func pinParent(p Path, createDirs bool) (*os.Root, *os.File, error) {
-	dirRel := path.Dir(p.Rel)
-	if createDirs && dirRel != "." {
-		if err := p.Root.MkdirAll(dirRel, 0o755); err != nil {
-			return nil, nil, err
-		}
-	}
-	dir, err := p.Root.OpenRoot(dirRel)
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := dir.Open(".")
-	if err != nil {
-		dir.Close()
-		return nil, nil, err
-	}
-	ok, now, err := isValidated(d, filepath.Dir(p.Abs), func() (fs.FileInfo, error) { return p.Root.Lstat(dirRel) })
-	if err != nil || !ok {
-		d.Close()
-		dir.Close()
-		if err == nil {
-			err = swappedError(p, now)
-		}
-		return nil, nil, err
-	}
-	return dir, d, nil
-}
-
-// replaceableMode returns the permissions to give the new file: those of
-// the existing regular file, or 0644 when there is none.
-func replaceableMode(dir *os.Root, base, attempted string) (mode fs.FileMode, created bool, err error) {
-	fi, err := dir.Lstat(base)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return 0o644, true, nil
-	case err != nil:
-		return 0, false, err
-	case !fi.Mode().IsRegular():
-		return 0, false, &fs.PathError{Op: "write", Path: attempted, Err: ErrNotRegular}
-	}
-	return fi.Mode().Perm(), false, nil
-}
-
-// writeTemp writes data to the new temporary file name next to base; on
-// failure nothing is left behind.
-func writeTemp(dir *os.Root, name, base string, data []byte, mode fs.FileMode) error {
-	// O_EXCL: never open an existing file, never follow a symlink.
-	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode) // the umask may have narrowed it
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		dir.Remove(name)
-		return fmt.Errorf("write temporary file for %s: %w", base, err)
-	}
-	return nil
 }
 
 // Names of the files a write keeps beside its target until it ends:

@@ -111,9 +111,6 @@ func (t *Txn) stage(p Path, data []byte, createDirs, mustCreate bool) (created b
 	if p.Rel == "." {
 		return false, &fs.PathError{Op: "write", Path: p.Attempted, Err: ErrNotRegular}
 	}
-	if pattern, ro := t.s.ReadOnly(p); ro {
-		return false, &DenialError{Reason: ReadOnly, Attempted: p.Attempted, Resolved: p.Abs, Pattern: pattern}
-	}
 	for _, f := range t.files {
 		if f.p.Abs == p.Abs {
 			return false, &fs.PathError{Op: "stage", Path: p.Attempted, Err: errors.New("the same file is staged twice in one transaction")}
