@@ -88,7 +88,7 @@ func fsCommit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]
 		if err := checkCommit(ctx, env, targets); err != nil {
 			return nil, err
 		}
-		return dryRun(env, targets)
+		return dryRun(ctx, env, targets)
 	}
 	paths := make([]sandbox.Path, len(targets))
 	for i, t := range targets {
@@ -129,9 +129,9 @@ func (e *Env) checkCommitFiles(req []byte) error {
 }
 
 // dryRun is the unified diff of every change, after every check a commit
-// makes. The text stops at the output limit, which is all a model could
-// see of it (issue 9 item 6).
-func dryRun(env *Env, targets []commitTarget) ([]byte, error) {
+// makes, under the call's deadline. The text stops at the output limit,
+// which is all a model could see of it (issue 9 item 6).
+func dryRun(ctx context.Context, env *Env, targets []commitTarget) ([]byte, error) {
 	var diff strings.Builder
 	limit := env.outputLimit()
 	for i, t := range targets {
@@ -139,7 +139,7 @@ func dryRun(env *Env, targets []commitTarget) ([]byte, error) {
 			diff.WriteString("[diffs of " + itoa(uint32(len(targets)-i)) + " more files omitted: the output limit is reached]\n")
 			break
 		}
-		d, err := diffFile(env, t.p, t.Path, t.Data, t.Flags&abi.CommitNew == 0)
+		d, err := diffFile(ctx, env, t.p, t.Path, t.Data, t.Flags&abi.CommitNew == 0)
 		if err != nil {
 			return nil, err
 		}

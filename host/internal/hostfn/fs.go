@@ -561,30 +561,21 @@ func fsDiff(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]by
 	if err != nil {
 		return nil, classify(name, err)
 	}
-	d, err := diffFileContext(ctx, env, p, name, data, true)
+	d, err := diffFile(ctx, env, p, name, data, true)
 	if err != nil {
 		return nil, err
 	}
 	return []byte(d), nil
 }
 
-// diffFile is diffFileContext with no deadline but the bounds on size and
-// lines.
-//
-// Deprecated: fs_commit's dry run still calls it; it should pass the
-// call's ctx to diffFileContext.
-func diffFile(env *Env, p sandbox.Path, name string, data []byte, exists bool) (string, error) {
-	return diffFileContext(context.Background(), env, p, name, data, exists)
-}
-
-// diffFileContext is the unified diff from the file at p (or no file,
+// diffFile is the unified diff from the file at p (or no file,
 // when !exists) to data, read and computed under ctx, the call's
 // deadline. Like read_file, it reads only a regular file, and only up to
 // the scan limit (issue 9 item 6, issue 10 item 7); a side that is not a
 // regular file, is larger than the scan limit, or has too many lines to
 // diff is not diffed: the diff says so, and why, in one line, like a
 // binary file's. A directory is refused: no file can replace it.
-func diffFileContext(ctx context.Context, env *Env, p sandbox.Path, name string, data []byte, exists bool) (string, error) {
+func diffFile(ctx context.Context, env *Env, p sandbox.Path, name string, data []byte, exists bool) (string, error) {
 	limit := env.scanLimit()
 	display := env.display(p)
 	if int64(len(data)) > limit {
