@@ -18,7 +18,7 @@ type runFlags struct {
 
 func (rf *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&rf.roots, "root", nil, "allowed root directory (repeatable; the first is the working directory; default: tools.sandbox.allowed_roots)")
-	fl.StringArrayVar(&rf.allow, "allow", nil, "approve this tool's calls without asking, even if denylisted (repeatable)")
+	fl.StringArrayVar(&rf.allow, "allow", nil, "approve this tool's calls without asking, even if denylisted (repeatable); never covers a call only a person may approve (a write laying out a git repository)")
 	fl.BoolVar(&rf.stream, "stream", false, "copy streamed output (run_command's stdout and stderr) to stderr as it arrives")
 }
 
