@@ -113,7 +113,7 @@ func TestRunTailCapture(t *testing.T) {
 // CFG-ENV-01, FR-EXE-06: the command sees the sanitized environment only,
 // with configured globs added to the defaults.
 func TestRunEnvSanitized(t *testing.T) {
-	environ := append(testEnv(), "MY_API_KEY=k", "AWS_REGION=r", "PLAIN=p", "CUSTOM_VAR=c", "GH_PAT=p", "DATABASE_URL=postgres://u:pw@h/db")
+	environ := append(testEnv(), "MY_API_KEY=k", "AWS_REGION=r", "PLAIN=p", "CUSTOM_VAR=c", "GH_PAT=p", "MYSQL_DSN=root:pw@tcp(db:3306)/app")
 	tests := []struct {
 		name  string
 		extra []string
