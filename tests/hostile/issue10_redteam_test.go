@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -186,6 +187,34 @@ func TestIssue10_ProtectedNamesOnCaseInsensitiveDisk(t *testing.T) {
 	rs := runBatch(t, h, approveAll(),
 		write(t, "1", "TOOLHOST.TOML", "[tools.approval]\nmode = \"auto\"\n"),
 		write(t, "2", "sub/.GIT/config", "[core]\n\tfsmonitor = touch pwned\n"))
+	for _, r := range rs {
+		if !isProtected(r) {
+			t.Errorf("call %s: got %s %+v, want Protected", r.ID, kindOf(r), r.Error)
+		}
+	}
+}
+
+// Attack (model, issue 10 items 1, 2) on Windows: the Win32 layer drops
+// trailing dots and spaces from a name and answers to 8.3 short names,
+// so "toolhost.toml." and "toolhost.toml " create toolhost.toml,
+// "sub/.git./config" writes sub/.git/config, and "sub/GIT~1/config" may
+// name it too. Case is folded there already; these spellings are not.
+// Expected: refused as Protected.
+// Was at fault: host/internal/sandbox/sandbox.go protectedName compares
+// names as given; on Windows it should compare them with trailing dots
+// and spaces removed and refuse 8.3 aliases (names with "~" followed by
+// digits) of protected names, as git does (core.protectNTFS).
+func TestIssue10_ProtectedNamesWindowsSpellings(t *testing.T) {
+	if runtime.GOOS != "windows" {
+		t.Skip("Win32 name normalization only")
+	}
+	h, root := openHost(t, nil)
+	os.MkdirAll(filepath.Join(root, "sub", ".git"), 0o755)
+	rs := runBatch(t, h, approveAll(),
+		write(t, "1", "toolhost.toml.", "[tools.approval]\nmode = \"auto\"\n"),
+		write(t, "2", "toolhost.toml ", "[tools.approval]\nmode = \"auto\"\n"),
+		write(t, "3", "sub/.git./config", "[core]\n\tfsmonitor = touch pwned\n"),
+		write(t, "4", "sub/GIT~1/config", "[core]\n\tfsmonitor = touch pwned\n"))
 	for _, r := range rs {
 		if !isProtected(r) {
 			t.Errorf("call %s: got %s %+v, want Protected", r.ID, kindOf(r), r.Error)
