@@ -18,15 +18,15 @@ import (
 // brand-new "x/.git/" that makes x a repository git will act on.
 // Creating new files needs no approval by default, so the second write
 // happens with no prompt at all.
-// Expected: every path with a .git component is read-only, at any depth,
-// like the top-level .git/ (SandboxViolation, reason ReadOnly), and
+// Expected: every path with a .git component is protected, at any depth,
+// like the top-level .git/ (SandboxViolation, reason Protected), and
 // nothing is written.
 // Was at fault: config.Default (host/config/config.go) sets read_only_patterns
 // to ".git/**", which sandbox.matchAny only matches against the
 // root-relative path, so "vendor/dep/.git/config" does not match. Fix:
 // default to "**/.git/**" and "**/.git" (the .git file of a worktree or
 // submodule names its gitdir).
-func TestModel_NestedGitInternalsReadOnly(t *testing.T) {
+func TestModel_NestedGitInternalsProtected(t *testing.T) {
 	h, root := openHost(t, nil)
 	os.MkdirAll(filepath.Join(root, "vendor", "dep", ".git"), 0o755)
 	os.WriteFile(filepath.Join(root, "vendor", "dep", ".git", "config"), []byte("[core]\n"), 0o644)
@@ -40,8 +40,8 @@ func TestModel_NestedGitInternalsReadOnly(t *testing.T) {
 	// even asked about.
 	rs := process(t, h, context.Background(), engine.Batch{Conversation: "c", Calls: calls}, host.BatchOptions{Approver: approveAll()}, 30*time.Second)
 	for _, r := range rs[1:] {
-		if r.OK || r.Error.Kind != "SandboxViolation" || !strings.Contains(string(r.Error.Details), "ReadOnly") {
-			t.Errorf("call %s: got %s %+v, want SandboxViolation (ReadOnly)", r.ID, kindOf(r), r)
+		if r.OK || r.Error.Kind != "SandboxViolation" || !strings.Contains(string(r.Error.Details), "Protected") {
+			t.Errorf("call %s: got %s %+v, want SandboxViolation (Protected)", r.ID, kindOf(r), r)
 		}
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "vendor", "dep", ".git", "config")); string(b) != "[core]\n" {
