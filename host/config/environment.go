@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -30,8 +31,10 @@ var secretParts = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CRED
 // GH_PAT but not PATH, DB_PASS but not GIT_ASKPASS, SMTP_PW but not PWD.
 var secretWords = []string{"PAT", "PASS", "PW"}
 
-// urlUserinfo finds the userinfo of URLs in a value: scheme://userinfo@.
-var urlUserinfo = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://([^\s/?#@\[\]]*)@`)
+// urlUserinfo finds the userinfo of URLs in a value: scheme://userinfo@,
+// up to the authority's last '@' as URL parsers read it, so a password
+// holding a raw '@' is removed whole.
+var urlUserinfo = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s/?#]*@`)
 
 // dsnCredentials finds user:password@ opening a value or one of its
 // fields, as database DSNs write them without a scheme
@@ -42,25 +45,34 @@ var dsnCredentials = regexp.MustCompile(`(?:^|[\s,;])[A-Za-z0-9_.~-]+:[^\s@/:]+@
 // like.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// EnvRemoval is one variable hidden from commands and the rule that hid
-// it. It never holds the value.
+// EnvRemoval is one variable hidden from commands, or whose value lost
+// its credentials, and the rule that applied. It never holds the value.
 type EnvRemoval struct {
 	Name string
 	Rule string
+	// Stripped says the command sees the variable, its value without the
+	// credentials.
+	Stripped bool
 }
 
-// Sanitize returns environ (NAME=value entries) without the variables
-// commands must not see, in their order, and what it removed and why. A
-// variable is hidden when
+// Sanitize returns environ (NAME=value entries) as commands may see it,
+// in its order, and what it removed and why. A variable is hidden when
 //   - its name matches a denylist glob, the defaults or the configured
 //     ones (path.Match syntax, case-insensitive: hiding more is the safe
 //     side on every system);
 //   - its name looks like a secret's (secretParts anywhere, secretWords as
 //     words, case-insensitive), unless Keep names it;
-//   - its value carries credentials in a URL (scheme://user:password@, or
-//     scheme://token@ where the user is long and mixes letters and digits,
-//     as API keys in DSNs do) or opens with user:password@, unless Keep
-//     names it.
+//   - its value opens with user:password@ (a DSN without a scheme), unless
+//     Keep names it.
+//
+// Otherwise the credentials of the URLs in its value are removed, unless
+// Keep names it: scheme://user:password@host becomes scheme://host, as
+// does scheme://token@host where the user is long and mixes letters and
+// digits (API keys in DSNs), and in a proxy variable (*_PROXY) any user.
+// The command keeps the rest: HTTPS_PROXY=http://u:p@proxy:8080 still
+// sends it through the proxy, without the secret, where hiding the
+// variable would send it straight out, around a proxy the network may
+// require (issue 10 item 12).
 //
 // Keep cannot bring back a variable the denylist names. environ is not
 // modified.
@@ -69,29 +81,38 @@ func (e Environment) Sanitize(environ []string) (kept []string, removed []EnvRem
 	kept = make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
-		if rule := e.hides(deny, name, value); rule != "" {
-			removed = append(removed, EnvRemoval{Name: name, Rule: rule})
+		seen, hide, rule := e.filter(deny, name, value)
+		if rule != "" {
+			removed = append(removed, EnvRemoval{Name: name, Rule: rule, Stripped: !hide})
+		}
+		if hide {
 			continue
+		}
+		if seen != value {
+			kv = name + "=" + seen
 		}
 		kept = append(kept, kv)
 	}
 	return kept, removed
 }
 
-// hides is the rule that hides the variable, or "".
-func (e Environment) hides(deny []string, name, value string) string {
+// filter decides one variable: hidden, or the value the command sees;
+// rule is what applied, "" for nothing.
+func (e Environment) filter(deny []string, name, value string) (seen string, hide bool, rule string) {
 	if g, ok := deniedBy(deny, name); ok {
-		return "denylist glob " + g
+		return "", true, "denylist glob " + g
 	}
-	for _, k := range e.Keep {
-		if k == name {
-			return ""
-		}
+	if slices.Contains(e.Keep, name) {
+		return value, false, ""
 	}
 	if rule := secretName(name); rule != "" {
-		return rule
+		return "", true, rule
 	}
-	return urlCredentials(value)
+	if dsnCredentials.MatchString(value) {
+		return "", true, "value holds credentials (user:password@)"
+	}
+	seen, rule = stripURLCredentials(name, value)
+	return seen, false, rule
 }
 
 // deniedBy returns the first glob of deny matching name. A glob that is
@@ -152,20 +173,33 @@ func authorWord(rest string) bool {
 	return after == "" || after[0] < 'A' || after[0] > 'Z'
 }
 
-func urlCredentials(value string) string {
-	for _, m := range urlUserinfo.FindAllStringSubmatch(value, -1) {
-		user, pass, hasPass := strings.Cut(m[1], ":")
-		if hasPass && pass != "" {
-			return "value holds URL credentials (scheme://user:password@)"
+// stripURLCredentials removes the userinfo of the URLs in value that hold
+// credentials, and says which rule applied first ("" if none did).
+func stripURLCredentials(name, value string) (stripped, rule string) {
+	proxy := strings.HasSuffix(strings.ToUpper(name), "_PROXY")
+	stripped = urlUserinfo.ReplaceAllStringFunc(value, func(m string) string {
+		scheme := m[:strings.Index(m, "://")+len("://")]
+		userinfo := m[len(scheme) : len(m)-1]
+		user, pass, hasPass := strings.Cut(userinfo, ":")
+		why := ""
+		switch {
+		case hasPass && pass != "":
+			why = "URL credentials removed from the value (scheme://user:password@)"
+		case !hasPass && tokenLike(user):
+			why = "URL credentials removed from the value (scheme://token@)"
+		case proxy && userinfo != "":
+			// A proxy's user is only ever used to authenticate, however
+			// short (http://tok@proxy).
+			why = "URL credentials removed from the value (scheme://user@ of a proxy)"
+		default:
+			return m
 		}
-		if !hasPass && tokenLike(user) {
-			return "value holds URL credentials (scheme://token@)"
+		if rule == "" {
+			rule = why
 		}
-	}
-	if dsnCredentials.MatchString(value) {
-		return "value holds credentials (user:password@)"
-	}
-	return ""
+		return scheme
+	})
+	return stripped, rule
 }
 
 // tokenLike reports whether a URL's user looks like an API key rather

@@ -44,10 +44,6 @@ func TestSanitizeEnv_CFG_ENV_01(t *testing.T) {
 		{"ssh agent socket", Environment{}, "SSH_AUTH_SOCK=/run/agent", "secret-looking name (contains AUTH)"},
 		{"ssh agent socket, kept", Environment{Keep: []string{"SSH_AUTH_SOCK"}}, "SSH_AUTH_SOCK=/run/agent", ""},
 		{"keep is exact", Environment{Keep: []string{"ssh_auth_sock"}}, "SSH_AUTH_SOCK=/run/agent", "secret-looking name (contains AUTH)"},
-		{"url with a password", Environment{}, "DATABASE_URL=postgres://u:pw@h/db", "value holds URL credentials (scheme://user:password@)"},
-		{"url with a password only", Environment{}, "CACHE=redis://:pw@h:6379", "value holds URL credentials (scheme://user:password@)"},
-		{"url with a token as user", Environment{}, "SENTRY_DSN=https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/1", "value holds URL credentials (scheme://token@)"},
-		{"url inside a longer value", Environment{}, "PIP_OPTS=--index-url https://me:s3cret@pypi.example/simple", "value holds URL credentials (scheme://user:password@)"},
 		{"dsn without a scheme", Environment{}, "MYSQL_DSN=root:pw@tcp(db:3306)/app", "value holds credentials (user:password@)"},
 		{"url credentials, kept", Environment{Keep: []string{"DATABASE_URL"}}, "DATABASE_URL=postgres://u:pw@h/db", ""},
 		{"url with a user name", Environment{}, "REPO=ssh://git@github.com/o/r.git", ""},
@@ -72,6 +68,48 @@ func TestSanitizeEnv_CFG_ENV_01(t *testing.T) {
 				if _, value, _ := strings.Cut(tt.kv, "="); len(value) > 3 && strings.Contains(r.Name+r.Rule, value) {
 					t.Errorf("the removal %+v shows the value", r)
 				}
+			}
+		})
+	}
+}
+
+// issue 10 item 12, CFG-ENV-01: credentials in URLs are removed from the
+// value, and the rest of it is kept: a proxy still works without the
+// secret. In a proxy variable every user is a credential.
+func TestSanitizeEnvStripsURLCredentials(t *testing.T) {
+	const (
+		password = "URL credentials removed from the value (scheme://user:password@)"
+		token    = "URL credentials removed from the value (scheme://token@)"
+		proxy    = "URL credentials removed from the value (scheme://user@ of a proxy)"
+	)
+	tests := []struct {
+		name, kv, want, rule string
+	}{
+		{"url with a password", "DATABASE_URL=postgres://u:pw@h/db", "DATABASE_URL=postgres://h/db", password},
+		{"url with a password only", "CACHE=redis://:pw@h:6379", "CACHE=redis://h:6379", password},
+		{"url with a token as user", "SENTRY_DSN=https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/1", "SENTRY_DSN=https://o1.ingest.sentry.io/1", token},
+		{"url inside a longer value", "PIP_OPTS=--index-url https://me:s3cret@pypi.example/simple", "PIP_OPTS=--index-url https://pypi.example/simple", password},
+		{"password holding @", "DB=mysql://u:p@ss@h/db", "DB=mysql://h/db", password},
+		{"two urls", "MIRRORS=https://a:1@m1 https://b:2@m2", "MIRRORS=https://m1 https://m2", password},
+		{"https proxy", "HTTPS_PROXY=http://u:p@proxy.example:8080", "HTTPS_PROXY=http://proxy.example:8080", password},
+		{"proxy user alone", "http_proxy=http://tok@proxy", "http_proxy=http://proxy", proxy},
+		{"socks proxy", "ALL_PROXY=socks5://u:p@h", "ALL_PROXY=socks5://h", password},
+		{"proxy with an empty password", "https_proxy=http://user:@proxy:8080", "https_proxy=http://proxy:8080", proxy},
+		{"proxy without credentials", "HTTP_PROXY=http://proxy:3128", "HTTP_PROXY=http://proxy:3128", ""},
+		{"no proxy list", "NO_PROXY=localhost,.internal", "NO_PROXY=localhost,.internal", ""},
+		{"user name outside a proxy", "REPO=ssh://git@github.com/o/r.git", "REPO=ssh://git@github.com/o/r.git", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kept, removed := Environment{}.Sanitize([]string{tt.kv})
+			if !slices.Equal(kept, []string{tt.want}) {
+				t.Errorf("kept %q, want %q", kept, tt.want)
+			}
+			switch {
+			case tt.rule == "" && len(removed) != 0:
+				t.Errorf("removed %+v, want nothing", removed)
+			case tt.rule != "" && (len(removed) != 1 || removed[0].Rule != tt.rule || !removed[0].Stripped):
+				t.Errorf("removed %+v, want one stripped by %q", removed, tt.rule)
 			}
 		})
 	}
@@ -132,7 +170,7 @@ func TestShowListsHiddenVariables_CFG_ENV_01(t *testing.T) {
 	show := l.Show()
 	for _, want := range []string{
 		"#   GH_PAT: secret-looking name (the word PAT)\n",
-		"#   DATABASE_URL: value holds URL credentials (scheme://user:password@)\n",
+		"#   DATABASE_URL: URL credentials removed from the value (scheme://user:password@)\n",
 	} {
 		if !strings.Contains(show, want) {
 			t.Errorf("Show lacks %q:\n%s", want, show)

@@ -81,7 +81,7 @@ func (l *Loaded) hidden() string {
 		return "# environment: no variable is hidden from commands\n"
 	}
 	var b strings.Builder
-	b.WriteString("# environment variables hidden from commands (tools.environment), by the rule that hides them:\n")
+	b.WriteString("# environment variables hidden from commands, or whose values lose their credentials (tools.environment), by the rule that applies:\n")
 	for _, r := range removed {
 		fmt.Fprintf(&b, "#   %s: %s\n", r.Name, r.Rule)
 	}
@@ -196,8 +196,10 @@ available_capacity_bytes = 65536
 # matched without regard to case. Besides these, commands never see a
 # variable whose name looks like a secret's (KEY, TOKEN, SECRET, PASSWORD,
 # PASSWD, CREDENTIAL or AUTH anywhere in it; PAT, PASS or PW as a word) or
-# whose value holds credentials (scheme://user:password@, scheme://token@,
-# user:password@). "toolhost config show" lists what is hidden and why.
+# whose value opens with user:password@; credentials in URLs
+# (scheme://user:password@, scheme://token@, any user of a *_PROXY) are
+# removed from the value, the rest kept. "toolhost config show" lists what
+# is hidden or stripped, and why.
 # (CFG-ENV-01, FR-EXE-06)
 denylist = []
 # Exact names of variables commands need that the secret-name and
