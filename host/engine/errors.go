@@ -43,7 +43,7 @@ func stopped(parent context.Context, tool string, timeout, elapsed time.Duration
 	}
 	details, _ := json.Marshal(map[string]any{"tool": tool, "timeout_ms": timeout.Milliseconds(), "elapsed_ms": elapsed.Milliseconds()})
 	return &ToolError{Kind: abi.KindTimeout, Details: details, Message: fmt.Sprintf(
-		"%s timed out after %s; the call was stopped. Retry with a smaller request, or raise the tool's timeout in the configuration", tool, timeout)}
+		"%s timed out after %s; the call was stopped. Retry with a smaller request, or raise the tool's timeout in the configuration.", tool, timeout)}
 }
 
 // mayHaveActed warns, on a side-effecting call its deadline stopped

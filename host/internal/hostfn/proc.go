@@ -46,7 +46,7 @@ func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 	}
 	res, err := proc.Run(ctx, spec)
 	if err != nil {
-		if stop := interrupted(err, "the command ran past its deadline; its process group was killed"); stop != nil {
+		if stop := interrupted(err, "the command ran past its deadline; its processes were killed"); stop != nil {
 			return nil, stop
 		}
 		return nil, fail(abi.StatusIO, abi.KindExecutionFailed, "cannot start the command: %v", err)
