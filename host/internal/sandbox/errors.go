@@ -115,7 +115,7 @@ func (e *DenialError) Error() string {
 func protectedWhy(pattern string) string {
 	m := "it matches " + strconv.Quote(pattern) + ", "
 	switch {
-	case strings.Contains(pattern, ".git"):
+	case strings.Contains(strings.ToLower(pattern), "git"):
 		return m + "git's internals: a change there can make the next git command run code (hooks, core.fsmonitor), so no tool may change them at any depth; it can be read, and you can change it yourself with git"
 	case strings.Contains(pattern, "toolhost.lock"):
 		return m + "toolhost's plugin lock file: no tool may change it, at any depth; it can be read, and you can edit it yourself"

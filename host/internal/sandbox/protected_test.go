@@ -137,17 +137,38 @@ func TestCheckWrite_ProtectedChildAndRoot(t *testing.T) {
 	}
 }
 
-// Where the sandbox folds case (macOS, Windows), so do the protected
-// names: "TOOLHOST.TOML" is the same file there.
-func TestCheckWrite_ProtectedNamesFoldCase(t *testing.T) {
+// Protected names are refused in every spelling some disk, git or Win32
+// would take for them, on every system (red team after issue 10: a
+// case-insensitive share mounted under Linux, trailing dots, 8.3 names),
+// while names that only contain them are not.
+func TestCheckWrite_ProtectedNameSpellings(t *testing.T) {
 	f := newFixture(t, Config{})
 	for _, fold := range []bool{false, true} {
 		f.s.fold = fold
-		for _, path := range []string{"TOOLHOST.TOML", "Sub/.GIT/config"} {
-			p := wantResolved(t, f.s, path, path)
-			err := f.s.CheckWrite(p)
-			if denied := errors.Is(err, ErrDenied); denied != fold {
-				t.Errorf("fold %v: CheckWrite(%q) = %v", fold, path, err)
+		tests := []struct {
+			path    string
+			denied  bool
+			pattern string
+		}{
+			{"TOOLHOST.TOML", true, "**/toolhost.toml"},
+			{"Sub/.GIT/config", true, "**/.git/**"},
+			{"toolhost.toml.", true, "**/toolhost.toml"},
+			{"sub/.git. /config", true, "**/.git/**"},
+			{"sub/GIT~1/config", true, "**/GIT~1/**"},
+			{"TOOLHO~1.TOM", true, "**/TOOLHO~1.TOM"},
+			{"toolhost.toml.bak", false, ""},
+			{"my.git", false, ""},
+			{".gitignore", false, ""},
+			{"sub/.github/x.yml", false, ""},
+		}
+		for _, tt := range tests {
+			err := f.s.CheckWrite(wantResolved(t, f.s, tt.path, tt.path))
+			var de *DenialError
+			switch {
+			case tt.denied && (!errors.As(err, &de) || de.Reason != Protected || de.Pattern != tt.pattern):
+				t.Errorf("fold %v: CheckWrite(%q) = %v, want Protected by %s", fold, tt.path, err, tt.pattern)
+			case !tt.denied && err != nil:
+				t.Errorf("fold %v: CheckWrite(%q) = %v, want allowed", fold, tt.path, err)
 			}
 		}
 	}

@@ -521,20 +521,41 @@ func (s *Sandbox) CheckWrite(p Path) error {
 // a .git directory is protected too, and "toolhost.toml/x" cannot turn
 // the configuration file's name into a directory. The pattern returned
 // is the doublestar glob that describes the match.
+//
+// Names are compared in every spelling some filesystem or git would take
+// for them, whatever this system is: case-folded (a case-insensitive disk
+// under Linux: a mounted share, vfat, ext4 casefold), without trailing
+// dots and spaces (which Win32 drops), and as 8.3 short names (GIT~1,
+// TOOLHO~1.TOM). Refusing ".GIT" on a case-sensitive disk costs nobody
+// anything; missing it where it is git's directory runs code.
 func (s *Sandbox) protectedName(abs string) (pattern string, ok bool) {
-	rest := s.normalize(filepath.ToSlash(abs))
+	rest := strings.ToLower(filepath.ToSlash(abs))
 	for rest != "" {
 		var name string
 		name, rest, _ = strings.Cut(rest, "/")
-		switch name {
-		case ".git", "toolhost.toml", "toolhost.yaml", "toolhost.yml", "toolhost.lock":
-			if rest == "" {
-				return "**/" + name, true
-			}
-			return "**/" + name + "/**", true
+		if !protectedSpelling(name) {
+			continue
 		}
+		name = strings.TrimRight(name, ". ")
+		if strings.Contains(name, "~") {
+			name = strings.ToUpper(name) // the short name is what matched
+		}
+		if rest == "" {
+			return "**/" + name, true
+		}
+		return "**/" + name + "/**", true
 	}
 	return "", false
+}
+
+// protectedSpelling reports whether a lower-cased name is one of the
+// protected names in any spelling protectedName describes.
+func protectedSpelling(name string) bool {
+	switch strings.TrimRight(name, ". ") {
+	case ".git", "toolhost.toml", "toolhost.yaml", "toolhost.yml", "toolhost.lock":
+		return name != "." && name != ".."
+	}
+	return strings.HasPrefix(name, "git~") || strings.HasPrefix(name, "toolho~")
 }
 
 func matchAny(patterns []string, slashAbs, rel string) (string, bool) {
