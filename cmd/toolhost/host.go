@@ -43,10 +43,9 @@ func openHost(ctx context.Context, g *globals, rf *runFlags) (*host.Host, error)
 	if err != nil {
 		return nil, err
 	}
-	protected, err := g.protected()
-	if err != nil {
-		return nil, err
-	}
+	// The operator's configuration, wherever its links lead, and the trust
+	// list are out of every tool's reach (issue 10 item 1).
+	protected := loaded.ProtectedPaths()
 	h, err := host.Open(ctx, host.Options{PluginDir: dir, Config: cfg, CacheDir: g.cache(), StateDir: stateDir, Protected: protected, Logger: g.logger()})
 	if err != nil {
 		return nil, usageErrorf("%v", err)

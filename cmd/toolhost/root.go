@@ -136,24 +136,6 @@ func userDir() string {
 	return filepath.Join(dir, "toolhost")
 }
 
-// protected are the operator's configuration paths no tool may reach: the
-// user configuration directory (which holds the trust list) and an
-// explicit file (issue 10 item 1).
-func (g *globals) protected() ([]string, error) {
-	var out []string
-	if dir := userDir(); dir != "" {
-		out = append(out, dir)
-	}
-	if f := g.configFile(); f != "" {
-		abs, err := filepath.Abs(f)
-		if err != nil {
-			return nil, usageErrorf("configuration file %s: %v", f, err)
-		}
-		out = append(out, abs)
-	}
-	return out, nil
-}
-
 // settings loads the configuration: defaults, then the operator's file,
 // then TOOLHOST_* variables, then a trusted project file's narrowing.
 // Project files and settings that were ignored are logged as warnings

@@ -84,6 +84,9 @@ type Loaded struct {
 	Sources map[string]string
 
 	environ []string // Options.Environ, for Show's list of hidden variables
+	// userDir and dir are Options.UserDir and Options.Dir, absolute: where
+	// ProtectedPaths looks for files Load would read.
+	userDir, dir string
 }
 
 // KeyError is a problem with one key: unknown, of the wrong type, or
@@ -114,6 +117,14 @@ var ErrUnknownKey = errors.New("unknown key")
 // saying why in Files.
 func Load(opts Options) (*Loaded, error) {
 	l := &Loaded{Sources: map[string]string{"tools.definitions": "default"}, environ: opts.Environ}
+	var err error
+	if l.userDir, err = absOrEmpty(opts.UserDir); err != nil {
+		return nil, fmt.Errorf("user configuration directory: %w", err)
+	}
+	// "" is the process's working directory, where configFiles looks then.
+	if l.dir, err = filepath.Abs(opts.Dir); err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
 	file, err := l.operatorFile(opts)
 	if err != nil {
 		return nil, err
@@ -245,7 +256,7 @@ func (l *Loaded) operatorFile(opts Options) (string, error) {
 // configFiles lists the files toolhost would load from dir.
 func configFiles(dir string) []string {
 	var found []string
-	for _, name := range []string{"toolhost.toml", "toolhost.yaml", "toolhost.yml"} {
+	for _, name := range fileNames() {
 		p := filepath.Join(dir, name)
 		if _, err := os.Stat(p); err == nil {
 			if abs, err := filepath.Abs(p); err == nil {
@@ -255,6 +266,14 @@ func configFiles(dir string) []string {
 		}
 	}
 	return found
+}
+
+// absOrEmpty is p made absolute; "" stays "".
+func absOrEmpty(p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	return filepath.Abs(p)
 }
 
 // sameFile reports whether a and b name the same file or directory; ""

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -37,6 +38,10 @@ func (l *Loaded) project(opts Options, operator string) error {
 		return nil
 	}
 	file := found[0]
+	if target := linkOutside(file); target != "" {
+		l.ignore(file, fmt.Sprintf("project file is a link to %s, outside %s: a tool writing that file would change the policy; replace the link with the file itself, or pass the target with --config to apply it in full", target, dir))
+		return nil
+	}
 	trusted, err := IsTrusted(opts.UserDir, dir)
 	if err != nil {
 		return err
@@ -67,6 +72,35 @@ func (l *Loaded) project(opts Options, operator string) error {
 	l.Files = append(l.Files, File{Path: file, Role: RoleProject, Read: true})
 	l.Config = narrowed
 	return nil
+}
+
+// linkOutside is where a project file that is a symbolic link leads
+// outside its own directory: the first link on the way, or the file at
+// the end, that lies elsewhere. "" when file is no link or every step stays
+// in the directory. A file elsewhere has a name no protected-name rule
+// knows, so a tool could rewrite the project's narrowing through it
+// (issue 10 item 1).
+func linkOutside(file string) string {
+	dir := realDir(filepath.Dir(file))
+	p := file
+	for range maxLinkHops {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return ""
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return p // unreadable: cannot tell where it leads
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(realDir(filepath.Dir(p)), target)
+		}
+		p = filepath.Clean(target)
+		if realDir(filepath.Dir(p)) != dir {
+			return p
+		}
+	}
+	return p // a loop, which configFiles would not have found
 }
 
 func (l *Loaded) ignore(file, why string) {

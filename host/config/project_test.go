@@ -208,3 +208,61 @@ func TestProjectKeepsOperatorValues(t *testing.T) {
 		t.Errorf("source %q", got)
 	}
 }
+
+// issue 10 item 1: a trusted project's toolhost.toml that is a link to a
+// file outside its own directory is ignored, saying why: that file has a
+// name no protected-name rule knows, so a tool could rewrite it and drop
+// the narrowing. A link to a file beside it is read.
+func TestProjectFileLink(t *testing.T) {
+	const narrow = "[tools.approval]\ndenylist = [\"run_command\", \"write_file\"]\n"
+	tests := []struct {
+		name   string
+		target string // the link's target, relative to the working directory's parent
+		via    string // when set, toolhost.toml links here and this links to target
+		read   bool
+	}{
+		{name: "beside it", target: "ws/narrow.toml", read: true},
+		{name: "in another directory", target: "dotfiles/project.toml"},
+		{name: "in a subdirectory", target: "ws/src/project.toml"},
+		{name: "back in through a link elsewhere", target: "ws/narrow.toml", via: "dotfiles/hop.toml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			userDir, ws := filepath.Join(base, "user"), filepath.Join(base, "ws")
+			write(t, base, tt.target, narrow)
+			mkdir(t, base, "ws")
+			first := filepath.Join(base, tt.target)
+			if tt.via != "" {
+				link(t, base, first, tt.via)
+				first = filepath.Join(base, tt.via)
+			}
+			link(t, base, first, "ws/toolhost.toml")
+			if _, err := Trust(userDir, ws); err != nil {
+				t.Fatal(err)
+			}
+			l, err := Load(Options{UserDir: userDir, Dir: ws})
+			if err != nil {
+				t.Fatalf("a project file stopped Load: %v", err)
+			}
+			f := onlyFile(t, l)
+			narrowed := slices.Contains(l.Config.Tools.Approval.Denylist, "write_file")
+			if tt.read {
+				if !f.Read || !narrowed {
+					t.Errorf("file %+v not read; denylist %q", f, l.Config.Tools.Approval.Denylist)
+				}
+				return
+			}
+			outside := filepath.Join(base, tt.target)
+			if tt.via != "" {
+				outside = first
+			}
+			if f.Read || narrowed || !strings.Contains(f.Why, "link to "+outside+", outside "+ws) || !strings.Contains(f.Why, "replace the link") {
+				t.Errorf("file %+v, denylist %q: want it ignored as a link to %s", f, l.Config.Tools.Approval.Denylist, outside)
+			}
+		})
+	}
+}

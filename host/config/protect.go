@@ -1,0 +1,105 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// maxLinkHops bounds how many links a path is followed through, as the
+// kernel bounds it (Linux's ELOOP limit is 40), so that a loop ends.
+const maxLinkHops = 40
+
+// ProtectedPaths are the paths no tool may read or write, so that the
+// configuration cannot be rewritten by the tools it governs (issue 10
+// item 1): the user configuration directory, every configuration file Load
+// read or considered (the operator's and the project's, read or ignored),
+// the trust file, and the names Load would read in the user configuration
+// directory and the working directory. Each is listed as named and as the
+// file its symbolic links reach, even a target that does not exist yet: a
+// sandbox that compares canonical paths sees only the target, whose name
+// (~/dotfiles/toolhost/config.toml behind ~/.config/toolhost/toolhost.toml)
+// no protected-name rule knows. Give them to host.Options.Protected.
+func (l *Loaded) ProtectedPaths() []string {
+	var named []string
+	if l.userDir != "" {
+		named = append(named, l.userDir)
+		for _, name := range append(fileNames(), TrustFile) {
+			named = append(named, filepath.Join(l.userDir, name))
+		}
+	}
+	for _, f := range l.Files {
+		named = append(named, f.Path)
+	}
+	if l.dir != "" {
+		for _, name := range fileNames() {
+			named = append(named, filepath.Join(l.dir, name))
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, p := range named {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		add(abs)
+		add(reached(abs))
+	}
+	return out
+}
+
+// fileNames are the names of the configuration files Load reads from a
+// directory.
+func fileNames() []string { return []string{"toolhost.toml", "toolhost.yaml", "toolhost.yml"} }
+
+// reached is the path abs names once every symbolic link on the way is
+// followed, or "" when that cannot be told (a loop, an unreadable link).
+// Unlike filepath.EvalSymlinks it also follows a link whose target does
+// not exist yet, returning that target: creating it would give the link
+// content.
+func reached(abs string) string {
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	p := abs
+	for range maxLinkHops {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return realParent(p) // the end of a dangling link, or no file at all
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			return realParent(p)
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return ""
+		}
+		if !filepath.IsAbs(target) {
+			// Relative to the link's real directory, as the kernel reads
+			// it: ".." after a linked directory leaves its target.
+			target = filepath.Join(realDir(filepath.Dir(p)), target)
+		}
+		p = filepath.Clean(target)
+	}
+	return ""
+}
+
+// realParent is p with its directory's links resolved.
+func realParent(p string) string {
+	return filepath.Join(realDir(filepath.Dir(p)), filepath.Base(p))
+}
+
+// realDir is dir with its links resolved, or dir as it is when it does
+// not resolve.
+func realDir(dir string) string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
+}
