@@ -22,7 +22,6 @@ const maxLinkHops = 40
 func (l *Loaded) ProtectedPaths() []string {
 	var named []string
 	if l.userDir != "" {
-		named = append(named, l.userDir)
 		for _, name := range append(fileNames(), TrustFile) {
 			named = append(named, filepath.Join(l.userDir, name))
 		}
@@ -43,13 +42,19 @@ func (l *Loaded) ProtectedPaths() []string {
 			out = append(out, p)
 		}
 	}
+	if l.userDir != "" {
+		add(l.userDir)
+		add(reached(l.userDir))
+	}
 	for _, p := range named {
-		abs, err := filepath.Abs(p)
-		if err != nil {
+		// A configuration file that is a directory is never read, and a
+		// project's "toolhost.toml -> ." must not put its whole root out
+		// of reach.
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			continue
 		}
-		add(abs)
-		add(reached(abs))
+		add(p)
+		add(reached(p))
 	}
 	return out
 }

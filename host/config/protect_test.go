@@ -18,8 +18,9 @@ func TestProtectedPathsFollowLinks(t *testing.T) {
 		// setup lays out files under base and returns the Options to load
 		// with; base holds "user" (the user configuration directory),
 		// "dotfiles" and "ws" (the working directory).
-		setup func(t *testing.T, base string) Options
-		want  []string // relative to base
+		setup   func(t *testing.T, base string) Options
+		want    []string // relative to base
+		notWant []string
 	}{
 		{
 			name: "user file is an absolute link",
@@ -102,6 +103,14 @@ func TestProtectedPathsFollowLinks(t *testing.T) {
 			},
 			want: []string{"ws/toolhost.toml", "dotfiles/project.toml"},
 		},
+		{
+			name: "project file is a link to its own directory",
+			setup: func(t *testing.T, base string) Options {
+				link(t, base, ".", "ws/toolhost.toml")
+				return Options{}
+			},
+			notWant: []string{"ws", "ws/toolhost.toml"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,6 +130,11 @@ func TestProtectedPathsFollowLinks(t *testing.T) {
 			for _, w := range tt.want {
 				if p := filepath.Join(base, w); !slices.Contains(got, p) {
 					t.Errorf("%s not protected; ProtectedPaths = %q", p, got)
+				}
+			}
+			for _, w := range tt.notWant {
+				if p := filepath.Join(base, w); slices.Contains(got, p) {
+					t.Errorf("%s protected; ProtectedPaths = %q", p, got)
 				}
 			}
 		})
