@@ -53,10 +53,13 @@ func (p Policy) codePath(paths []sandbox.Path) (sandbox.Path, string, bool) {
 			return sp, pat, true
 		}
 	}
-	if unseen.dir != "" && len(p.CodePatterns) > 0 {
+	if unseen.dir != "" {
 		// The caller words it "<Rel>, which matches <pattern>".
-		return sandbox.Path{Rel: fmt.Sprintf("%s, which a link among the more than %d entries of %s may reach",
-			unseen.written, maxLinkScanEntries, dirName(unseen.dir))}, "a code pattern", true
+		where := fmt.Sprintf("among the more than %d entries of %s", maxLinkScanEntries, dirName(unseen.dir))
+		if unseen.tooMany {
+			where = fmt.Sprintf("in %s, past the %d directories looked through", dirName(unseen.dir), maxLinkScanDirs)
+		}
+		return sandbox.Path{Rel: fmt.Sprintf("%s, which a link %s may reach", unseen.written, where)}, "a code pattern", true
 	}
 	return sandbox.Path{}, "", false
 }
@@ -269,8 +272,12 @@ type linkPath struct {
 }
 
 // unseenLinks names a directory linksTo did not look through, and the
-// written path a link there might reach.
-type unseenLinks struct{ dir, written string }
+// written path a link there might reach; tooMany says the call had too
+// many directories to look through, rather than this one too many entries.
+type unseenLinks struct {
+	dir, written string
+	tooMany      bool
+}
 
 // linksTo returns the paths through which symlinks reach the written
 // paths that do not exist yet (a dangling link gets a target, or a new
@@ -295,11 +302,12 @@ func linksTo(paths []sandbox.Path) (out []linkPath, unseen unseenLinks) {
 			if key := writeKey(p.RootDir, dir); !listed[key] {
 				listed[key] = true
 				names, ok := []string(nil), false
-				if len(listed) <= maxLinkScanDirs {
+				tooMany := len(listed) > maxLinkScanDirs
+				if !tooMany {
 					names, ok = symlinksIn(p.Root, dir)
 				}
 				if !ok && unseen.dir == "" {
-					unseen = unseenLinks{dir: dir, written: p.Rel}
+					unseen = unseenLinks{dir: dir, written: p.Rel, tooMany: tooMany}
 				}
 				for _, name := range names {
 					out = append(out, reaching(p.Root, p.RootDir, path.Join(dir, name), paths)...)
@@ -348,21 +356,20 @@ func reaching(r *os.Root, rootDir, rel string, paths []sandbox.Path) []linkPath 
 	if !ok {
 		return nil
 	}
-	low := strings.ToLower(target)
 	var out []linkPath
 	for _, p := range paths {
 		if p.RootDir != rootDir {
 			continue
 		}
-		w := strings.ToLower(p.Rel)
+		// Case is ignored, as in codePath.
 		var through string
-		switch {
-		case w == low:
+		switch n := len(target); {
+		case strings.EqualFold(p.Rel, target):
 			through = rel
-		case low == ".":
+		case target == ".":
 			through = rel + "/" + p.Rel
-		case strings.HasPrefix(w, low+"/"):
-			through = rel + p.Rel[len(target):]
+		case len(p.Rel) > n && p.Rel[n] == '/' && strings.EqualFold(p.Rel[:n], target):
+			through = rel + p.Rel[n:]
 		default:
 			continue
 		}

@@ -206,6 +206,7 @@ func TestCodePathThroughLink_Issue10Item2(t *testing.T) {
 		{"a link to a missing directory", []string{".vscode->editor"}, nil, "editor/tasks.json", "confirm", ".vscode/tasks.json (through a link: the file written is editor/tasks.json)"},
 		{"a link to an existing directory", []string{"editor/", ".vscode->editor"}, nil, "editor/tasks.json", "confirm", "**/.vscode/**"},
 		{"a link to the root", []string{".vscode->."}, nil, "tasks.json", "confirm", ".vscode/tasks.json"},
+		{"case ignored", []string{".envrc->.ENV.Local"}, nil, ".env.local", "confirm", "**/.envrc"},
 		{"a link to another file", []string{".envrc->other"}, nil, ".env.local", "execute", ""},
 		{"a link leaving the root", []string{".envrc->../.env.local"}, nil, ".env.local", "execute", ""},
 		{"a link elsewhere is not seen", []string{"sub/.envrc->../.env.local"}, nil, ".env.local", "execute", ""},
