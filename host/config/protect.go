@@ -11,27 +11,35 @@ const maxLinkHops = 40
 
 // ProtectedPaths are the paths no tool may read or write, so that the
 // configuration cannot be rewritten by the tools it governs (issue 10
-// item 1): the user configuration directory, every configuration file Load
-// read or considered (the operator's and the project's, read or ignored),
-// the trust file, and the names Load would read in the user configuration
-// directory and the working directory. Each is listed as named and as the
-// file its symbolic links reach, even a target that does not exist yet: a
-// sandbox that compares canonical paths sees only the target, whose name
-// (~/dotfiles/toolhost/config.toml behind ~/.config/toolhost/toolhost.toml)
-// no protected-name rule knows. Give them to host.Options.Protected.
+// item 1): the user configuration directory, the operator's files Load
+// read or considered and the trust file, each as named and as the file its
+// symbolic links reach; and for a project file (read or ignored, or one
+// of the names Load would read in the working directory) the file its
+// links reach. A link's target is listed even when it does not exist yet,
+// and whatever its name: a sandbox that compares canonical paths sees only
+// the target (~/dotfiles/toolhost/config.toml behind
+// ~/.config/toolhost/toolhost.toml), which no protected-name rule knows.
+// A project file's own path is left to that rule, which refuses writes to
+// it at any depth but lets tools read it. Give the list to
+// host.Options.Protected.
 func (l *Loaded) ProtectedPaths() []string {
-	var named []string
+	var operator, project []string
 	if l.userDir != "" {
+		operator = append(operator, l.userDir)
 		for _, name := range append(fileNames(), TrustFile) {
-			named = append(named, filepath.Join(l.userDir, name))
+			operator = append(operator, filepath.Join(l.userDir, name))
 		}
 	}
 	for _, f := range l.Files {
-		named = append(named, f.Path)
+		if f.Role == RoleOperator {
+			operator = append(operator, f.Path)
+		} else {
+			project = append(project, f.Path)
+		}
 	}
 	if l.dir != "" {
 		for _, name := range fileNames() {
-			named = append(named, filepath.Join(l.dir, name))
+			project = append(project, filepath.Join(l.dir, name))
 		}
 	}
 	var out []string
@@ -42,19 +50,20 @@ func (l *Loaded) ProtectedPaths() []string {
 			out = append(out, p)
 		}
 	}
-	if l.userDir != "" {
-		add(l.userDir)
-		add(reached(l.userDir))
+	for _, p := range operator {
+		add(p)
+		add(reached(p))
 	}
-	for _, p := range named {
-		// A configuration file that is a directory is never read, and a
-		// project's "toolhost.toml -> ." must not put its whole root out
-		// of reach.
+	for _, p := range project {
+		// A project's "toolhost.toml -> ." must not put its whole root
+		// out of reach: a configuration file that is a directory is never
+		// read.
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			continue
 		}
-		add(p)
-		add(reached(p))
+		if target := reached(p); target != p && target != realParent(p) {
+			add(target)
+		}
 	}
 	return out
 }

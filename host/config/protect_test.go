@@ -92,7 +92,8 @@ func TestProtectedPathsFollowLinks(t *testing.T) {
 				}
 				return Options{}
 			},
-			want: []string{"ws/toolhost.toml", "ws/narrow.toml"},
+			want:    []string{"ws/narrow.toml"},
+			notWant: []string{"ws/toolhost.toml"}, // readable, and refused writes by its name
 		},
 		{
 			name: "ignored project file is a link out of its directory",
@@ -101,7 +102,16 @@ func TestProtectedPathsFollowLinks(t *testing.T) {
 				link(t, base, "../dotfiles/project.toml", "ws/toolhost.toml")
 				return Options{}
 			},
-			want: []string{"ws/toolhost.toml", "dotfiles/project.toml"},
+			want:    []string{"dotfiles/project.toml"},
+			notWant: []string{"ws/toolhost.toml"},
+		},
+		{
+			name: "project file is no link",
+			setup: func(t *testing.T, base string) Options {
+				write(t, base, "ws/toolhost.toml", policy)
+				return Options{}
+			},
+			notWant: []string{"ws", "ws/toolhost.toml"},
 		},
 		{
 			name: "project file is a link to its own directory",
