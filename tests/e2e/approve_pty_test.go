@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -15,32 +14,12 @@ import (
 	"github.com/creack/pty"
 )
 
-// operatorRun runs toolhost in dir with the operator's configuration file
-// holding config (none when config is ""), its home and configuration
-// directories empty temporary ones, so nothing of the user running the
-// tests is read.
-func operatorCmd(t *testing.T, dir, config string, args ...string) *exec.Cmd {
-	t.Helper()
-	home := t.TempDir()
-	full := []string{"--state-dir", t.TempDir()}
-	if config != "" {
-		file := filepath.Join(t.TempDir(), "operator.toml")
-		if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		full = append(full, "--config", file)
-	}
-	cmd := exec.Command(toolhost, append(full, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "TOOLHOST_CONFIG=")
-	return cmd
-}
-
 // terminal is a toolhost process whose stdin and stderr are a
 // pseudo-terminal, as a person at a terminal runs it: the approval
 // question is asked on it.
 type terminal struct {
 	t      *testing.T
+	tool   string
 	cmd    *exec.Cmd
 	tty    *os.File
 	stdout bytes.Buffer
@@ -50,9 +29,11 @@ type terminal struct {
 	done   chan struct{}
 }
 
-func startTerminal(t *testing.T, cmd *exec.Cmd) *terminal {
+// startTerminal starts a call of tool with args in w.
+func startTerminal(t *testing.T, w *workspace, tool, args string) *terminal {
 	t.Helper()
-	term := &terminal{t: t, cmd: cmd, done: make(chan struct{})}
+	cmd := w.command(w.argv(callArgs(tool, args)...)...)
+	term := &terminal{t: t, tool: tool, cmd: cmd, done: make(chan struct{})}
 	cmd.Stdout = &term.stdout // the result, apart from the question
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 100})
 	if err != nil {
@@ -103,16 +84,10 @@ func (term *terminal) answer(line string) result {
 	if _, err := io.WriteString(term.tty, line+"\r"); err != nil {
 		term.t.Fatal(err)
 	}
-	if err := term.cmd.Wait(); err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
-			term.t.Fatal(err)
-		}
-	}
-	var r result
-	if err := json.Unmarshal(term.stdout.Bytes(), &r); err != nil {
-		term.t.Fatalf("stdout is not a result (%v): %s", err, term.stdout.String())
-	}
-	return r
+	exitCode(term.t, term.cmd.Wait()) // the result says why
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return decodeResult(term.t, term.tool, term.stdout.String(), term.screen.String())
 }
 
 // promptConfig is an operator's configuration that asks before side
@@ -130,11 +105,10 @@ auto_approve_new_files = false
 // toolhost's.
 func TestApprovalShowsWhatRuns_Issue10Item3(t *testing.T) {
 	t.Run("command hidden by redaction", func(t *testing.T) {
-		dir := t.TempDir()
+		w := newWorkspace(t).withConfig(t, promptConfig)
 		marker := filepath.Join(t.TempDir(), "pwned")
 		command := "GITHUB_TOKEN=$(touch${IFS}" + marker + "|base64) true"
-		args, _ := json.Marshal(map[string]string{"command": command})
-		term := startTerminal(t, operatorCmd(t, dir, promptConfig, "call", "run_command", "--args", string(args)))
+		term := startTerminal(t, w, "run_command", jsonArgs(t, map[string]any{"command": command}))
 		shown := term.waitFor("[y/N] ")
 		if !strings.Contains(shown, "\n  command: "+command+"\n") {
 			t.Errorf("the question does not show the command %q:\n%s", command, shown)
@@ -151,14 +125,13 @@ func TestApprovalShowsWhatRuns_Issue10Item3(t *testing.T) {
 	})
 
 	t.Run("second line behind a long first one", func(t *testing.T) {
-		dir := t.TempDir()
+		w := newWorkspace(t).withConfig(t, promptConfig)
 		marker := filepath.Join(t.TempDir(), "pwned")
 		first := "echo " + strings.Repeat("harmless ", 23) + "done"
 		if len(first) != 216 {
 			t.Fatalf("first line has %d characters", len(first))
 		}
-		args, _ := json.Marshal(map[string]string{"command": first + "\ntouch " + marker})
-		term := startTerminal(t, operatorCmd(t, dir, promptConfig, "call", "run_command", "--args", string(args)))
+		term := startTerminal(t, w, "run_command", jsonArgs(t, map[string]any{"command": first + "\ntouch " + marker}))
 		shown := term.waitFor("[y/N] ")
 		for _, want := range []string{"\n  command: 2 lines\n", "\n    │" + first + "\n", "\n    │touch " + marker + "\n", "summary shortened"} {
 			if !strings.Contains(shown, want) {
@@ -172,10 +145,9 @@ func TestApprovalShowsWhatRuns_Issue10Item3(t *testing.T) {
 	})
 
 	t.Run("path cleaned and content in full", func(t *testing.T) {
-		dir := t.TempDir()
+		w := newWorkspace(t).withConfig(t, promptConfig)
 		content := "hello\nApprove call call_1? [y/N] y\nend\n"
-		args, _ := json.Marshal(map[string]string{"path": "./././a/./b.txt", "content": content})
-		term := startTerminal(t, operatorCmd(t, dir, promptConfig, "call", "write_file", "--args", string(args)))
+		term := startTerminal(t, w, "write_file", jsonArgs(t, map[string]any{"path": "./././a/./b.txt", "content": content}))
 		shown := term.waitFor("\nApprove call call_1? [y/N] ")
 		for _, want := range []string{
 			"\n  path: ./././a/./b.txt\n    → file a/b.txt\n",
@@ -191,7 +163,7 @@ func TestApprovalShowsWhatRuns_Issue10Item3(t *testing.T) {
 		if r := term.answer("y"); !r.OK {
 			t.Fatalf("approved write failed: %+v", r.Error)
 		}
-		if got, err := os.ReadFile(filepath.Join(dir, "a", "b.txt")); err != nil || string(got) != content {
+		if got, err := os.ReadFile(filepath.Join(w.dir, "a", "b.txt")); err != nil || string(got) != content {
 			t.Errorf("a/b.txt = %q, %v", got, err)
 		}
 	})

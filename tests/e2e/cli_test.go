@@ -1,80 +1,12 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// workspace is a temporary project directory with its own state dir.
-type workspace struct {
-	dir, state string
-}
-
-func newWorkspace(t *testing.T) *workspace {
-	t.Helper()
-	return &workspace{dir: t.TempDir(), state: t.TempDir()}
-}
-
-func (w *workspace) file(t *testing.T, name, content string) {
-	t.Helper()
-	p := filepath.Join(w.dir, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// toolhostRun runs the binary in the workspace and returns stdout, stderr
-// and the exit code.
-func (w *workspace) run(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(toolhost, append([]string{"--state-dir", w.state}, args...)...)
-	cmd.Dir = w.dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
-}
-
-type result struct {
-	ID      string `json:"id"`
-	Name    string `json:"name"`
-	OK      bool   `json:"ok"`
-	Content string `json:"content"`
-	Error   *struct {
-		Kind    string          `json:"kind"`
-		Message string          `json:"message"`
-		Details json.RawMessage `json:"details"`
-	} `json:"error"`
-}
-
-func (w *workspace) call(t *testing.T, tool, args string, extra ...string) (result, int) {
-	t.Helper()
-	out, stderr, code := w.run(t, append([]string{"call", tool, "--args", args}, extra...)...)
-	var r result
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("call %s %s: stdout is not a result (%v)\nstdout: %s\nstderr: %s", tool, args, err, out, stderr)
-	}
-	if r.Name != tool || r.ID == "" {
-		t.Fatalf("result names %q/%q, want tool %q", r.ID, r.Name, tool)
-	}
-	return r, code
-}
 
 func TestToolsListsBuiltinsSorted(t *testing.T) {
 	w := newWorkspace(t)
@@ -113,19 +45,19 @@ func TestReadThenWriteAcrossInvocations(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "notes.txt", "alpha\nbeta\ngamma\n")
 
-	r, code := w.call(t, "write_file", `{"path":"notes.txt","content":"x"}`, "--conversation", "demo", "--allow", "write_file")
+	r, _, code := w.call(t, "write_file", `{"path":"notes.txt","content":"x"}`, "--conversation", "demo", "--allow", "write_file")
 	if code != 1 || r.Error == nil || r.Error.Kind != "StaleFile" {
 		t.Fatalf("overwrite before reading: exit %d %+v", code, r.Error)
 	}
-	r, code = w.call(t, "read_file", `{"path":"notes.txt","start_line":2,"end_line":3}`, "--conversation", "demo")
+	r, _, code = w.call(t, "read_file", `{"path":"notes.txt","start_line":2,"end_line":3}`, "--conversation", "demo")
 	if code != 0 || r.Content != "beta\ngamma\n" {
 		t.Fatalf("read: exit %d %+v", code, r)
 	}
-	r, code = w.call(t, "write_file", `{"path":"notes.txt","content":"x"}`, "--conversation", "other", "--allow", "write_file")
+	r, _, code = w.call(t, "write_file", `{"path":"notes.txt","content":"x"}`, "--conversation", "other", "--allow", "write_file")
 	if code != 1 || r.Error.Kind != "StaleFile" {
 		t.Fatalf("another conversation must not inherit the read: exit %d %+v", code, r.Error)
 	}
-	r, code = w.call(t, "write_file", `{"path":"notes.txt","content":"alpha\nBETA\n"}`, "--conversation", "demo", "--allow", "write_file")
+	r, _, code = w.call(t, "write_file", `{"path":"notes.txt","content":"alpha\nBETA\n"}`, "--conversation", "demo", "--allow", "write_file")
 	if code != 0 || !strings.HasPrefix(r.Content, "modified: notes.txt") {
 		t.Fatalf("write after read: exit %d %+v", code, r)
 	}
@@ -138,7 +70,7 @@ func TestReadThenWriteAcrossInvocations(t *testing.T) {
 	if !strings.Contains(out, `"ok": true`) {
 		t.Fatalf("read with inner state dir: %s", out)
 	}
-	r, code = w.call(t, "list_directory", `{"path":".toolhost-state"}`, "--state-dir", inside)
+	r, _, code = w.call(t, "list_directory", `{"path":".toolhost-state"}`, "--state-dir", inside)
 	if code != 1 || r.Error.Kind != "SandboxViolation" {
 		t.Fatalf("state dir listed: exit %d %+v", code, r)
 	}
@@ -162,7 +94,7 @@ func TestSandboxDenialsThroughCLI(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, code := w.call(t, "read_file", `{"path":"`+tt.path+`"}`)
+			r, _, code := w.call(t, "read_file", `{"path":"`+tt.path+`"}`)
 			if code != 1 || r.Error == nil || r.Error.Kind != "SandboxViolation" {
 				t.Fatalf("exit %d %+v", code, r)
 			}
@@ -193,11 +125,11 @@ func TestUsageErrorsExit2(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 with a message", args, code, out, stderr)
 		}
 	}
-	r, code := w.call(t, "no_such_tool", `{}`)
+	r, _, code := w.call(t, "no_such_tool", `{}`)
 	if code != 1 || r.Error.Kind != "UnknownTool" {
 		t.Errorf("unknown tool: exit %d %+v", code, r.Error)
 	}
-	r, code = w.call(t, "read_file", `{"path":"x","start_line":0}`)
+	r, _, code = w.call(t, "read_file", `{"path":"x","start_line":0}`)
 	if code != 1 || r.Error.Kind != "BadArgs" || !strings.Contains(r.Error.Message, "/start_line") {
 		t.Errorf("T-VAL-02 via CLI: exit %d %+v", code, r.Error)
 	}
@@ -210,11 +142,8 @@ func TestArgsFileAndStdin(t *testing.T) {
 	if out, _, code := w.run(t, "call", "read_file", "--args-file", "args.json"); code != 0 || !strings.Contains(out, "from file") {
 		t.Fatalf("--args-file: exit %d %s", code, out)
 	}
-	cmd := exec.Command(toolhost, "--state-dir", w.state, "call", "read_file", "--args-file", "-")
-	cmd.Dir = w.dir
-	cmd.Stdin = strings.NewReader(`{"path":"a.txt"}`)
-	out, err := cmd.Output()
-	if err != nil || !strings.Contains(string(out), "from file") {
-		t.Fatalf("--args-file -: %v %s", err, out)
+	out, stderr, code := w.withStdin(`{"path":"a.txt"}`).run(t, "call", "read_file", "--args-file", "-")
+	if code != 0 || !strings.Contains(out, "from file") {
+		t.Fatalf("--args-file -: exit %d %s%s", code, out, stderr)
 	}
 }

@@ -13,11 +13,11 @@ import (
 // and a misspelled key stops toolhost with its name.
 func TestConfigCommands(t *testing.T) {
 	o := newConfigUser(t)
-	w := newWorkspace(t)
-	if _, stderr, code := o.run(t, w, nil, "config", "init"); code != 0 {
+	w := o.in(newWorkspace(t))
+	if _, stderr, code := w.run(t, "config", "init"); code != 0 {
 		t.Fatalf("config init: exit %d %s", code, stderr)
 	}
-	if _, stderr, code := o.run(t, w, nil, "config", "init"); code != 2 || !strings.Contains(stderr, "--force") {
+	if _, stderr, code := w.run(t, "config", "init"); code != 2 || !strings.Contains(stderr, "--force") {
 		t.Errorf("second init: exit %d %s", code, stderr)
 	}
 	if fi, err := os.Stat(o.userDir()); err != nil || fi.Mode().Perm() != 0o700 {
@@ -35,7 +35,7 @@ func TestConfigCommands(t *testing.T) {
 	if err := os.WriteFile(toml, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, _, code := o.run(t, w, nil, "config", "show")
+	out, _, code := w.run(t, "config", "show")
 	for _, want := range []string{
 		"# read: " + toml + " (operator)\n",
 		`tools.approval.mode = "auto"  # file ` + toml + "\n",
@@ -50,26 +50,26 @@ func TestConfigCommands(t *testing.T) {
 
 	// approval mode auto (from the file): a side-effecting call runs unasked.
 	w.file(t, "n.txt", "x")
-	if r, _, code := o.call(t, w, "read_file", `{"path":"n.txt"}`); code != 0 || !r.OK {
+	if r, _, code := w.call(t, "read_file", `{"path":"n.txt"}`); code != 0 || !r.OK {
 		t.Fatalf("read: %+v", r)
 	}
-	if r, _, code := o.call(t, w, "write_file", `{"path":"n.txt","content":"y"}`); code != 0 || !r.OK {
+	if r, _, code := w.call(t, "write_file", `{"path":"n.txt","content":"y"}`); code != 0 || !r.OK {
 		t.Fatalf("write under approval mode auto: exit %d %+v", code, r.Error)
 	}
 
 	// The environment beats the file.
-	if out, _, code := o.run(t, w, []string{"TOOLHOST_TOOLS_MODE=disabled"}, "tools"); code != 0 || strings.TrimSpace(out) != "[]" {
+	if out, _, code := w.withEnv("TOOLHOST_TOOLS_MODE=disabled").run(t, "tools"); code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Errorf("tools with TOOLHOST_TOOLS_MODE=disabled: exit %d %s", code, out)
 	}
 
 	// --config and $TOOLHOST_CONFIG name the operator's file instead; the
 	// user directory's is then not read, and config show says so.
 	explicit := filepath.Join(t.TempDir(), "ops.toml")
-	if _, stderr, code := o.run(t, w, nil, "config", "init", explicit); code != 0 {
+	if _, stderr, code := w.run(t, "config", "init", explicit); code != 0 {
 		t.Fatalf("config init FILE: exit %d %s", code, stderr)
 	}
 	for _, how := range [][2][]string{{nil, {"--config", explicit}}, {{"TOOLHOST_CONFIG=" + explicit}, nil}} {
-		out, stderr, code := o.run(t, w, how[0], append(how[1], "config", "show")...)
+		out, stderr, code := w.withEnv(how[0]...).run(t, append(how[1], "config", "show")...)
 		for _, want := range []string{
 			"# read: " + explicit + " (operator)\n",
 			"# ignored: " + toml + " (--config or $TOOLHOST_CONFIG names another file)\n",
@@ -82,7 +82,7 @@ func TestConfigCommands(t *testing.T) {
 	}
 
 	w.file(t, "ops.toml", "[tools.approval]\nmod = \"auto\"\n")
-	if _, stderr, code := o.run(t, w, nil, "--config", "ops.toml", "tools"); code != 2 || !strings.Contains(stderr, `tools.approval.mod: unknown key; did you mean "tools.approval.mode"?`) {
+	if _, stderr, code := w.run(t, "--config", "ops.toml", "tools"); code != 2 || !strings.Contains(stderr, `tools.approval.mod: unknown key; did you mean "tools.approval.mode"?`) {
 		t.Errorf("misspelled key: exit %d %s", code, stderr)
 	}
 }
@@ -93,10 +93,10 @@ func TestConfigCommands(t *testing.T) {
 func TestConfigShowFiles(t *testing.T) {
 	o := newConfigUser(t)
 	opFile := o.writeConfig(t, "[tools]\nallow_parallel = true\n")
-	w := newWorkspace(t)
+	w := o.in(newWorkspace(t))
 	project := filepath.Join(w.dir, "toolhost.toml")
 	w.file(t, "toolhost.toml", "[tools.approval]\nmode = \"auto\"\n")
-	out, stderr, code := o.run(t, w, nil, "config", "show")
+	out, stderr, code := w.run(t, "config", "show")
 	for _, want := range []string{
 		"# read: " + opFile + " (operator)\n",
 		"# ignored: " + project + ` (project file in an untrusted directory; run "toolhost trust ` + w.dir + `" to let it narrow the policy, or pass it with --config to apply it in full)` + "\n",
@@ -114,7 +114,7 @@ func TestConfigShowFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(o.userDir(), "toolhost.yaml"), []byte("tools: {}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, code := o.run(t, w, nil, "tools"); code != 2 || !strings.Contains(stderr, "keep one configuration file") {
+	if _, stderr, code := w.run(t, "tools"); code != 2 || !strings.Contains(stderr, "keep one configuration file") {
 		t.Errorf("two operator files: exit %d %s", code, stderr)
 	}
 }

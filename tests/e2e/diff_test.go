@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"strings"
 	"syscall"
@@ -12,11 +11,7 @@ import (
 // dryRunArgs are write_file's arguments for a dry run writing "new\n".
 func dryRunArgs(t *testing.T, path string) string {
 	t.Helper()
-	b, err := json.Marshal(map[string]any{"path": path, "content": "new\n", "dry_run": true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return jsonArgs(t, map[string]any{"path": path, "content": "new\n", "dry_run": true})
 }
 
 // Issue 10 item 7: write_file's dry run diffs the target as read_file
@@ -25,7 +20,7 @@ func dryRunArgs(t *testing.T, path string) string {
 // sees nothing; the result says the diff was omitted and why, promptly,
 // and the host stays small.
 func TestWriteFileDryRun_Issue10Item7_BoundedDiffs(t *testing.T) {
-	o := newIsolated(t, "")
+	o := newWorkspace(t).withConfig(t, "")
 	f, err := os.Create(o.dir + "/big.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +38,7 @@ func TestWriteFileDryRun_Issue10Item7_BoundedDiffs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			r, x := o.call(t, time.Minute, "write_file", dryRunArgs(t, tt.path), "--allow", "write_file")
+			r, x := measure(t, o, time.Minute, "write_file", dryRunArgs(t, tt.path), "--allow", "write_file")
 			t.Logf("%v, peak RSS %d MB", x.elapsed, x.maxRSS>>20)
 			if !r.OK || !strings.Contains(r.Content, tt.want) {
 				t.Fatalf("result %+v, want the dry run to say %q\nstderr: %s", r, tt.want, x.stderr)
@@ -64,8 +59,8 @@ func TestWriteFileDryRun_Issue10Item7_BoundedDiffs(t *testing.T) {
 // /dev/zero (which killed the host with "out of memory") is not read: the
 // diff is omitted, at once, and memory stays small.
 func TestWriteFileDryRun_Issue10Item7_DevZero(t *testing.T) {
-	o := newIsolated(t, "[tools.sandbox]\nallow_absolute = true\n")
-	r, x := o.call(t, time.Minute, "write_file", dryRunArgs(t, "/dev/zero"), "--allow", "write_file", "--root", "/")
+	o := newWorkspace(t).withConfig(t, "[tools.sandbox]\nallow_absolute = true\n")
+	r, x := measure(t, o, time.Minute, "write_file", dryRunArgs(t, "/dev/zero"), "--allow", "write_file", "--root", "/")
 	t.Logf("%v, peak RSS %d MB", x.elapsed, x.maxRSS>>20)
 	const want = "diff omitted: a/dev/zero is a character device, not a regular file"
 	if !r.OK || !strings.Contains(r.Content, want) {

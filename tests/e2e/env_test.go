@@ -1,61 +1,18 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"maps"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// cliEnv is the whole environment of a toolhost process in these tests:
-// PATH, a HOME and XDG_CONFIG_HOME of its own (so no user configuration
-// applies), and extra.
-func cliEnv(t *testing.T, extra ...string) []string {
-	t.Helper()
-	home := t.TempDir()
-	return append([]string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + home,
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-	}, extra...)
-}
-
-// callWithEnv runs toolhost call in the workspace with exactly env as its
-// environment, and returns the result, the exit code and stderr.
-func (w *workspace) callWithEnv(t *testing.T, env []string, tool, args string, extra ...string) (result, int, string) {
-	t.Helper()
-	argv := append([]string{"--state-dir", w.state, "call", tool, "--args", args}, extra...)
-	cmd := exec.Command(toolhost, argv...)
-	cmd.Dir, cmd.Env = w.dir, env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	code := 0
-	var ee *exec.ExitError
-	switch err := cmd.Run(); {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	var r result
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		t.Fatalf("call %s %s: stdout is not a result (%v)\nstdout: %s\nstderr: %s", tool, args, err, out.String(), errb.String())
-	}
-	return r, code, errb.String()
-}
-
 // commandEnv runs env through run_command with the CLI's environment
 // holding extra, and returns the variables the command saw.
 func commandEnv(t *testing.T, extra ...string) map[string]string {
 	t.Helper()
-	w := newWorkspace(t)
-	r, code, stderr := w.callWithEnv(t, cliEnv(t, extra...), "run_command", `{"command":"env"}`, "--allow", "run_command")
+	w := newWorkspace(t).withEnv(extra...)
+	r, stderr, code := w.call(t, "run_command", `{"command":"env"}`, "--allow", "run_command")
 	if code != 0 || !r.OK {
 		t.Fatalf("run_command env: exit %d, %+v\nstderr: %s", code, r.Error, stderr)
 	}

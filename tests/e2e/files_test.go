@@ -1,74 +1,32 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// operator is a workspace whose toolhost runs with an operator's
-// configuration file (--config) that approves every call, and with a home
-// and user config directory of its own, so no configuration of the
-// machine's user applies.
-type operator struct {
-	*workspace
-	config, home string
-}
-
-func newOperator(t *testing.T, extraConfig string) *operator {
+// newOperator is a workspace whose toolhost runs with an operator's
+// configuration file (--config) that approves every call, then extraConfig.
+func newOperator(t *testing.T, extraConfig string) *workspace {
 	t.Helper()
-	o := &operator{workspace: newWorkspace(t), home: t.TempDir()}
-	o.config = filepath.Join(t.TempDir(), "operator.toml")
-	conf := "[tools.approval]\nmode = \"auto\"\n" + extraConfig
-	if err := os.WriteFile(o.config, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return o
+	return newWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\n"+extraConfig)
 }
 
 // callUnder runs `toolhost call tool` through sh with prelude (say
 // "umask 077" or "ulimit -n 256") run first in the same process, as an
-// operator's shell would.
-func (o *operator) callUnder(t *testing.T, prelude, tool, args string, extra ...string) (result, int) {
+// operator's shell would. The arguments go on stdin: a large patch is
+// more than one argument may hold.
+func callUnder(t *testing.T, w *workspace, prelude, tool, args string, extra ...string) (result, int) {
 	t.Helper()
-	argv := append([]string{"-c", prelude + `; exec "$0" "$@"`, toolhost,
-		"--state-dir", o.state, "--config", o.config, "call", tool, "--args-file", "-"}, extra...)
-	cmd := exec.Command("sh", argv...)
-	cmd.Dir = o.dir
-	cmd.Stdin = strings.NewReader(args) // a large patch is more than one argument may hold
-	cmd.Env = append(os.Environ(), "HOME="+o.home, "XDG_CONFIG_HOME="+filepath.Join(o.home, ".config"), "TOOLHOST_CONFIG=")
-	if os.Getenv("TOOLHOST_CACHE_DIR") == "" {
-		// The compiled plugins the other tests' calls share: a cache,
-		// not configuration, and compiling them again for every call
-		// only makes the test slow.
-		if dir, err := os.UserCacheDir(); err == nil {
-			cmd.Env = append(cmd.Env, "TOOLHOST_CACHE_DIR="+filepath.Join(dir, "toolhost"))
-		}
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	var r result
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		t.Fatalf("call %s under %q: stdout is not a result (%v)\nstdout: %s\nstderr: %s", tool, prelude, err, out.String(), errb.String())
-	}
-	return r, code
+	w = w.withStdin(args)
+	call := w.argv(append([]string{"call", tool, "--args-file", "-"}, extra...)...)
+	out, stderr, code := runCommand(t, w.command(append([]string{"sh", "-c", prelude + `; exec "$0" "$@"`}, call...)...))
+	return decodeResult(t, tool, out, stderr), code
 }
 
 func perm(t *testing.T, name string) fs.FileMode {
@@ -90,7 +48,7 @@ func TestWriteFile_Issue10Item8_NewFileFollowsUmask(t *testing.T) {
 	}{{"077", 0o600}, {"027", 0o640}, {"022", 0o644}, {"002", 0o664}} {
 		t.Run(tt.umask, func(t *testing.T) {
 			o := newOperator(t, "")
-			r, code := o.callUnder(t, "umask "+tt.umask, "write_file", `{"path":"new/fresh.txt","content":"x","create_dirs":true}`)
+			r, code := callUnder(t, o, "umask "+tt.umask, "write_file", `{"path":"new/fresh.txt","content":"x","create_dirs":true}`)
 			if code != 0 || !r.OK {
 				t.Fatalf("write_file: exit %d %+v", code, r.Error)
 			}
@@ -98,7 +56,7 @@ func TestWriteFile_Issue10Item8_NewFileFollowsUmask(t *testing.T) {
 				t.Errorf("under umask %s a new file has mode %04o, want %04o", tt.umask, got, tt.want)
 			}
 			patch := "LP1\nF patched.txt\nT\nline\n.\nEND\n"
-			r, code = o.callUnder(t, "umask "+tt.umask, "apply_patch", jsonArgs(t, map[string]any{"patch": patch}))
+			r, code = callUnder(t, o, "umask "+tt.umask, "apply_patch", jsonArgs(t, map[string]any{"patch": patch}))
 			if code != 0 || !r.OK {
 				t.Fatalf("apply_patch: exit %d %+v", code, r.Error)
 			}
@@ -121,15 +79,15 @@ func TestWriteFile_Issue10Item8_OverwriteKeepsMode(t *testing.T) {
 	}
 	conv := []string{"--conversation", "item8"}
 	for _, name := range []string{"w.txt", "p.txt"} {
-		if r, code := o.callUnder(t, "umask 077", "read_file", `{"path":"`+name+`"}`, conv...); code != 0 || !r.OK {
+		if r, code := callUnder(t, o, "umask 077", "read_file", `{"path":"`+name+`"}`, conv...); code != 0 || !r.OK {
 			t.Fatalf("read_file %s: exit %d %+v", name, code, r.Error)
 		}
 	}
-	if r, code := o.callUnder(t, "umask 077", "write_file", `{"path":"w.txt","content":"new\n"}`, conv...); code != 0 || !r.OK {
+	if r, code := callUnder(t, o, "umask 077", "write_file", `{"path":"w.txt","content":"new\n"}`, conv...); code != 0 || !r.OK {
 		t.Fatalf("write_file: exit %d %+v", code, r.Error)
 	}
 	patch := "LP1\nF p.txt\nR\nold\n.\nnew\n.\nEND\n"
-	if r, code := o.callUnder(t, "umask 077", "apply_patch", jsonArgs(t, map[string]any{"patch": patch}), conv...); code != 0 || !r.OK {
+	if r, code := callUnder(t, o, "umask 077", "apply_patch", jsonArgs(t, map[string]any{"patch": patch}), conv...); code != 0 || !r.OK {
 		t.Fatalf("apply_patch: exit %d %+v", code, r.Error)
 	}
 	for _, name := range []string{"w.txt", "p.txt"} {
@@ -161,7 +119,7 @@ func TestApplyPatch_Issue10Item9_ManyFilesFewDescriptors(t *testing.T) {
 	o := newOperator(t, "")
 	const n, dirs = 400, 100
 	start := time.Now()
-	r, code := o.callUnder(t, "ulimit -n 256", "apply_patch", jsonArgs(t, map[string]any{"patch": newFilesPatch(n, dirs)}))
+	r, code := callUnder(t, o, "ulimit -n 256", "apply_patch", jsonArgs(t, map[string]any{"patch": newFilesPatch(n, dirs)}))
 	if code != 0 || !r.OK {
 		t.Fatalf("a patch of %d new files under ulimit -n 256: exit %d %+v", n, code, r.Error)
 	}
@@ -194,7 +152,7 @@ func TestApplyPatch_Issue10Item9_TooManyFiles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newOperator(t, tt.config)
 			start := time.Now()
-			r, code := o.callUnder(t, "true", "apply_patch", jsonArgs(t, map[string]any{"patch": newFilesPatch(tt.n, 10)}))
+			r, code := callUnder(t, o, "true", "apply_patch", jsonArgs(t, map[string]any{"patch": newFilesPatch(tt.n, 10)}))
 			took := time.Since(start)
 			if code == 0 || r.OK || r.Error == nil {
 				t.Fatalf("a patch of %d files with max_files %d: exit %d, %d bytes of content", tt.n, tt.max, code, len(r.Content))

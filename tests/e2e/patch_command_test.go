@@ -8,15 +8,6 @@ import (
 	"testing"
 )
 
-func jsonArgs(t *testing.T, m map[string]any) string {
-	t.Helper()
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // The README's apply_patch flow: read with one process, patch with the
 // next in the same conversation, patch again without re-reading; a
 // failing multi-file patch changes nothing (FR-TOOL-PATCH-01a/02).
@@ -26,25 +17,25 @@ func TestApplyPatchAcrossInvocations(t *testing.T) {
 	conv := []string{"--conversation", "p", "--allow", "apply_patch"}
 	patch := "LP1\nF main.go\nR\n\tprintln(\"hi\")\n.\n\tprintln(\"hello\")\n.\nF docs/NEW.md\nT\n# New\n.\nEND\n"
 
-	r, code := w.call(t, "apply_patch", jsonArgs(t, map[string]any{"patch": patch}), conv...)
+	r, _, code := w.call(t, "apply_patch", jsonArgs(t, map[string]any{"patch": patch}), conv...)
 	if code != 1 || r.Error.Kind != "StaleFile" || !strings.Contains(r.Error.Message, "not read before patching") {
 		t.Fatalf("patch before reading: exit %d %+v", code, r.Error)
 	}
-	if _, code := w.call(t, "read_file", `{"path":"main.go"}`, conv...); code != 0 {
+	if _, _, code := w.call(t, "read_file", `{"path":"main.go"}`, conv...); code != 0 {
 		t.Fatal("read failed")
 	}
-	r, code = w.call(t, "apply_patch", jsonArgs(t, map[string]any{"patch": patch, "dry_run": true}), conv...)
+	r, _, code = w.call(t, "apply_patch", jsonArgs(t, map[string]any{"patch": patch, "dry_run": true}), conv...)
 	if code != 0 || !strings.Contains(r.Content, "+\tprintln(\"hello\")") || !strings.Contains(r.Content, "+++ b/docs/NEW.md") {
 		t.Fatalf("dry run: exit %d %+v", code, r)
 	}
-	r, code = w.call(t, "apply_patch", jsonArgs(t, map[string]any{"patch": patch}), conv...)
+	r, _, code = w.call(t, "apply_patch", jsonArgs(t, map[string]any{"patch": patch}), conv...)
 	if code != 0 || r.Content != "modified: main.go\ncreated: docs/NEW.md" {
 		t.Fatalf("patch: exit %d %+v", code, r)
 	}
 	// A second patch in a new process, without re-reading; its last file
 	// fails, so main.go must keep the first patch's content.
 	second := "LP1\nF main.go\nR\n\tprintln(\"hello\")\n.\n\tprintln(\"bye\")\n.\nF docs/NEW.md\nR\nno such line\n.\nx\n.\nEND\n"
-	r, code = w.call(t, "apply_patch", jsonArgs(t, map[string]any{"patch": second}), conv...)
+	r, _, code = w.call(t, "apply_patch", jsonArgs(t, map[string]any{"patch": second}), conv...)
 	if code != 1 || r.Error.Kind != "PatchFailed" || !strings.Contains(r.Error.Message, "no file was changed") {
 		t.Fatalf("failing patch: exit %d %+v", code, r.Error)
 	}
@@ -52,7 +43,7 @@ func TestApplyPatchAcrossInvocations(t *testing.T) {
 		t.Fatalf("main.go = %q after a failed patch", b)
 	}
 	fixed := strings.Replace(second, "F docs/NEW.md\nR\nno such line\n.\nx\n.\n", "F docs/NEW.md\nT\nmore\n.\n", 1)
-	r, code = w.call(t, "apply_patch", jsonArgs(t, map[string]any{"patch": fixed}), conv...)
+	r, _, code = w.call(t, "apply_patch", jsonArgs(t, map[string]any{"patch": fixed}), conv...)
 	if code != 0 || r.Content != "modified: main.go\nmodified: docs/NEW.md" {
 		t.Fatalf("patch without re-reading: exit %d %+v", code, r)
 	}
@@ -68,11 +59,11 @@ func TestRunCommandNeedsAllow(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.dir, "ran")); err == nil {
 		t.Fatal("the command ran without --allow")
 	}
-	r, code := w.call(t, "run_command", `{"command":"echo hi; echo oops >&2"}`, "--allow", "run_command")
+	r, _, code := w.call(t, "run_command", `{"command":"echo hi; echo oops >&2"}`, "--allow", "run_command")
 	if code != 0 || r.Content != "hi\n\n\n[stderr]\noops\n" {
 		t.Fatalf("with --allow: exit %d %+v", code, r)
 	}
-	r, code = w.call(t, "run_command", `{"command":"exit 7"}`, "--allow", "run_command")
+	r, _, code = w.call(t, "run_command", `{"command":"exit 7"}`, "--allow", "run_command")
 	if code != 1 || r.Error.Kind != "ExecutionFailed" || r.Error.Message != "run_command failed: exit code 7" {
 		t.Fatalf("exit 7: exit %d %+v", code, r.Error)
 	}

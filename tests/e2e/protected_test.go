@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,67 +12,24 @@ import (
 // permissive is a workspace run under an operator configuration that
 // allows everything it can: no approval asked, nothing denylisted, no
 // read-only patterns. What it still refuses, the configuration cannot
-// lift. The user's directories are temporary, so no real configuration
-// is read.
-type permissive struct {
-	*workspace
-	config string
-	env    []string
-}
+// lift.
+type permissive struct{ *workspace }
 
 func newPermissive(t *testing.T) *permissive {
 	t.Helper()
-	w := newWorkspace(t)
-	home, xdg := t.TempDir(), t.TempDir()
-	config := filepath.Join(t.TempDir(), "operator.toml")
-	const toml = `[tools.approval]
+	return &permissive{newWorkspace(t).withConfig(t, `[tools.approval]
 mode = "auto"
 denylist = []
 
 [tools.sandbox]
 read_only_patterns = []
-`
-	if err := os.WriteFile(config, []byte(toml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// The compiled-code cache is the one the other tests use, so that
-	// each call does not compile its plugin again.
-	cache := os.Getenv("TOOLHOST_CACHE_DIR")
-	if cache == "" {
-		if dir, err := os.UserCacheDir(); err == nil {
-			cache = filepath.Join(dir, "toolhost")
-		}
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		switch name {
-		case "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "TOOLHOST_CONFIG", "TOOLHOST_STATE_DIR", "TOOLHOST_CACHE_DIR":
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+xdg, "XDG_STATE_HOME="+filepath.Join(home, "state"), "TOOLHOST_CACHE_DIR="+cache)
-	return &permissive{workspace: w, config: config, env: env}
+`)}
 }
 
-// call runs one tool call under the permissive configuration.
+// call runs one tool call; these tests judge it by its result alone.
 func (p *permissive) call(t *testing.T, tool, args string) result {
 	t.Helper()
-	cmd := exec.Command(toolhost, "--config", p.config, "--state-dir", p.state, "call", tool, "--args", args)
-	cmd.Dir, cmd.Env = p.dir, p.env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			t.Fatal(err)
-		}
-	}
-	var r result
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		t.Fatalf("call %s %s: stdout is not a result (%v)\nstdout: %s\nstderr: %s", tool, args, err, out.String(), errb.String())
-	}
+	r, _, _ := p.workspace.call(t, tool, args)
 	return r
 }
 
@@ -92,15 +47,6 @@ func wantViolation(t *testing.T, r result, want ...string) {
 	}
 }
 
-func args(t *testing.T, m map[string]any) string {
-	t.Helper()
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // Issue 10 items 1 and 2: under a configuration that approves every call
 // and has no read-only patterns, a tool still cannot write toolhost's
 // configuration file at any depth or git's internals of a nested
@@ -116,7 +62,7 @@ func TestProtectedNamesThroughCLI_Issue10Item1(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			r := p.call(t, "write_file", args(t, map[string]any{
+			r := p.call(t, "write_file", jsonArgs(t, map[string]any{
 				"path": tt.path, "content": "[tools.approval]\nmode = \"auto\"\n[core]\nfsmonitor = \"touch PWNED\"\n", "create_dirs": true,
 			}))
 			wantViolation(t, r, tt.path)
@@ -151,12 +97,12 @@ func TestProtectedNamesThroughCLI_Issue10Item1(t *testing.T) {
 func TestPathLimitsThroughCLI_Issue10Item10(t *testing.T) {
 	p := newPermissive(t)
 	deep := strings.Repeat("d/", 20000) + "f.txt"
-	r := p.call(t, "write_file", args(t, map[string]any{"path": deep, "content": "x", "create_dirs": true}))
+	r := p.call(t, "write_file", jsonArgs(t, map[string]any{"path": deep, "content": "x", "create_dirs": true}))
 	wantViolation(t, r, "tools.sandbox.max_path_bytes", "4096", "40005 bytes")
 	if len(r.Error.Message) > 2000 {
 		t.Errorf("the message is %d bytes long; the path should be shortened in it", len(r.Error.Message))
 	}
-	r = p.call(t, "write_file", args(t, map[string]any{"path": strings.Repeat("d/", 64) + "f.txt", "content": "x", "create_dirs": true}))
+	r = p.call(t, "write_file", jsonArgs(t, map[string]any{"path": strings.Repeat("d/", 64) + "f.txt", "content": "x", "create_dirs": true}))
 	wantViolation(t, r, "tools.sandbox.max_path_depth", "64", "65")
 	if _, err := os.Lstat(filepath.Join(p.dir, "d")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a directory was made: %v", err)

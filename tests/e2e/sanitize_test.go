@@ -3,10 +3,6 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -15,26 +11,8 @@ import (
 	"unicode/utf8"
 )
 
-// isolated is a workspace whose toolhost reads only the operator's
-// configuration file given by --config, with a home and user config
-// directory of its own, so nothing of the machine's user applies.
-type isolated struct {
-	*workspace
-	config, home string
-}
-
-func newIsolated(t *testing.T, config string) *isolated {
-	t.Helper()
-	o := &isolated{workspace: newWorkspace(t), home: t.TempDir()}
-	o.config = filepath.Join(t.TempDir(), "operator.toml")
-	if err := os.WriteFile(o.config, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
-
-// exec is one run of the binary: its output, exit code, how long it took
-// and its peak resident memory.
+// execution is one run of the binary: its output, exit code, how long it
+// took and its peak resident memory.
 type execution struct {
 	stdout, stderr string
 	code           int
@@ -42,12 +20,11 @@ type execution struct {
 	maxRSS         int64 // bytes
 }
 
-// run runs toolhost with args in the workspace, killing it after limit.
-func (o *isolated) run(t *testing.T, limit time.Duration, args ...string) execution {
+// measure runs one tool call in w, killing toolhost after limit, and
+// decodes its result.
+func measure(t *testing.T, w *workspace, limit time.Duration, tool, args string, extra ...string) (result, execution) {
 	t.Helper()
-	cmd := exec.Command(toolhost, append([]string{"--state-dir", o.state, "--config", o.config}, args...)...)
-	cmd.Dir = o.dir
-	cmd.Env = append(os.Environ(), "HOME="+o.home, "XDG_CONFIG_HOME="+filepath.Join(o.home, ".config"), "TOOLHOST_CONFIG=")
+	cmd := w.command(w.argv(callArgs(tool, args, extra...)...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
@@ -58,31 +35,14 @@ func (o *isolated) run(t *testing.T, limit time.Duration, args ...string) execut
 	start := time.Now()
 	err := cmd.Wait()
 	x := execution{stdout: out.String(), stderr: errb.String(), elapsed: time.Since(start)}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		x.code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
+	x.code = exitCode(t, err)
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		x.maxRSS = ru.Maxrss << 10 // kilobytes on Linux
 	}
 	if x.elapsed >= limit {
-		t.Fatalf("toolhost %v did not end within %v\nstderr: %s", args, limit, x.stderr)
+		t.Fatalf("toolhost call %s did not end within %v\nstderr: %s", tool, limit, x.stderr)
 	}
-	return x
-}
-
-// call runs one tool call and decodes its result.
-func (o *isolated) call(t *testing.T, limit time.Duration, tool, args string, extra ...string) (result, execution) {
-	t.Helper()
-	x := o.run(t, limit, append([]string{"call", tool, "--args", args}, extra...)...)
-	var r result
-	if err := json.Unmarshal([]byte(x.stdout), &r); err != nil {
-		t.Fatalf("call %s %s: stdout is not a result (%v)\nstdout: %s\nstderr: %s", tool, args, err, x.stdout, x.stderr)
-	}
-	return r, x
+	return decodeResult(t, tool, x.stdout, x.stderr), x
 }
 
 // controls returns the terminal controls in s: C0 but \n and \t, DEL, C1
@@ -108,15 +68,11 @@ func controls(s string) []string {
 // must not reach it, even in part, and a rune cut across writes must
 // arrive whole.
 func TestStream_Issue10Item4_EscapesSplitAcrossWrites(t *testing.T) {
-	o := newIsolated(t, "")
+	o := newWorkspace(t).withConfig(t, "")
 	command := `printf 'A\033]52;c;aGk='; sleep 0.2; printf '\aB\033['; sleep 0.2; printf '2JC\033]0;pwn'; sleep 0.2; ` +
 		`printf 'ed\aD\302'; sleep 0.2; printf '\2332JE\342\224'; sleep 0.2; printf '\200F\n'; sleep 0.2; ` +
 		`printf 'G\033]52;c;' >&2; sleep 0.2; printf 'aGk=\a\302' >&2; sleep 0.2; printf '\233HH\n' >&2`
-	args, err := json.Marshal(map[string]string{"command": command})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, x := o.call(t, time.Minute, "run_command", string(args), "--stream", "--allow", "run_command")
+	r, x := measure(t, o, time.Minute, "run_command", jsonArgs(t, map[string]any{"command": command}), "--stream", "--allow", "run_command")
 	if !r.OK {
 		t.Fatalf("run_command failed: %+v\nstderr: %s", r.Error, x.stderr)
 	}
@@ -141,7 +97,7 @@ func TestStream_Issue10Item4_EscapesSplitAcrossWrites(t *testing.T) {
 // escaped: the listing is valid JSON whose names are the real names,
 // with no control byte in the text.
 func TestListDirectory_Issue10Item5_HostileNamesStayJSON(t *testing.T) {
-	o := newIsolated(t, "")
+	o := newWorkspace(t).withConfig(t, "")
 	names := []string{
 		"\u009b\"},{\"name\":\"fake",
 		"\u009b\\\"},{\\\"name\\\":\\\"fake2",
@@ -155,7 +111,7 @@ func TestListDirectory_Issue10Item5_HostileNamesStayJSON(t *testing.T) {
 	for _, n := range names {
 		o.file(t, n, "x")
 	}
-	r, x := o.call(t, time.Minute, "list_directory", `{"path":"."}`)
+	r, x := measure(t, o, time.Minute, "list_directory", `{"path":"."}`)
 	if !r.OK {
 		t.Fatalf("list_directory failed: %+v\nstderr: %s", r.Error, x.stderr)
 	}

@@ -49,7 +49,7 @@ func TestRunCommandKillsSession(t *testing.T) {
 				env = append(env, "TOOLHOST_TOOLS_TIMEOUTS_SHELL_COMMANDS_SECONDS="+tt.timeout)
 			}
 			args := `{"command":` + strconv.Quote(tt.command) + `}`
-			r, code, stderr := w.callWithEnv(t, cliEnv(t, env...), "run_command", args, "--allow", "run_command")
+			r, stderr, code := w.withEnv(env...).call(t, "run_command", args, "--allow", "run_command")
 			switch {
 			case tt.wantKind == "" && (code != 0 || !r.OK):
 				t.Fatalf("exit %d, %+v\nstderr: %s", code, r.Error, stderr)

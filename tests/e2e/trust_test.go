@@ -1,22 +1,15 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/toolhost/toolhost/host"
 )
 
-// configUser is the environment of the person running toolhost: a home and
-// a configuration directory of its own, so that a test never reads the
-// developer's real configuration, and the developer's TOOLHOST_CONFIG and
-// TOOLHOST_TOOLS_* variables never reach the binary.
+// configUser is the person running toolhost, with a home and a
+// configuration directory of their own: these tests write the operator's
+// file and the trust list there, apart from the other tests' home.
 type configUser struct {
 	home, configHome string
 }
@@ -44,50 +37,9 @@ func (o *configUser) writeConfig(t *testing.T, content string) string {
 	return p
 }
 
-func (o *configUser) env(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		switch {
-		case name == "HOME", name == "XDG_CONFIG_HOME", name == "TOOLHOST_CONFIG", strings.HasPrefix(name, "TOOLHOST_TOOLS_"):
-			continue
-		}
-		env = append(env, kv)
-	}
-	// The compiled-code cache stays the developer's, so that a new home
-	// does not mean compiling every plugin again.
-	if os.Getenv("TOOLHOST_CACHE_DIR") == "" {
-		env = append(env, "TOOLHOST_CACHE_DIR="+host.DefaultCacheDir())
-	}
-	return append(env, append([]string{"HOME=" + o.home, "XDG_CONFIG_HOME=" + o.configHome}, extra...)...)
-}
-
-// run runs the binary in dir as the operator.
-func (o *configUser) run(t *testing.T, w *workspace, env []string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(toolhost, append([]string{"--state-dir", w.state}, args...)...)
-	cmd.Dir, cmd.Env = w.dir, o.env(env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
-}
-
-func (o *configUser) call(t *testing.T, w *workspace, tool, args string, extra ...string) (result, string, int) {
-	t.Helper()
-	out, stderr, code := o.run(t, w, nil, append([]string{"call", tool, "--args", args}, extra...)...)
-	var r result
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("call %s %s: stdout is not a result (%v)\nstdout: %s\nstderr: %s", tool, args, err, out, stderr)
-	}
-	return r, stderr, code
+// in is w with toolhost run as this user.
+func (o *configUser) in(w *workspace) *workspace {
+	return w.withEnv("HOME="+o.home, "XDG_CONFIG_HOME="+o.configHome)
 }
 
 // The red team's attack, issue 10 item 1: a toolhost.toml in the workspace
@@ -104,21 +56,21 @@ func TestProjectConfigCannotWiden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			o := newConfigUser(t)
 			base := t.TempDir()
-			w := &workspace{dir: filepath.Join(base, "ws"), state: t.TempDir()}
+			w := o.in(&workspace{dir: filepath.Join(base, "ws"), state: t.TempDir()})
 			w.file(t, "toolhost.toml", attack)
 			secret := filepath.Join(base, "secret.txt")
 			if err := os.WriteFile(secret, []byte("SECRET"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if trusted {
-				if _, stderr, code := o.run(t, w, nil, "trust", w.dir); code != 0 {
+				if _, stderr, code := w.run(t, "trust", w.dir); code != 0 {
 					t.Fatalf("trust: exit %d %s", code, stderr)
 				}
 			}
 
 			// approval mode auto and an empty denylist: run_command still
 			// needs --allow.
-			_, stderr, code := o.run(t, w, nil, "call", "run_command", "--args", `{"command":"touch PWNED"}`)
+			_, stderr, code := w.run(t, "call", "run_command", "--args", `{"command":"touch PWNED"}`)
 			if code != 2 || !strings.Contains(stderr, "--allow run_command") {
 				t.Errorf("run_command: exit %d, stderr %s", code, stderr)
 			}
@@ -138,7 +90,7 @@ func TestProjectConfigCannotWiden(t *testing.T) {
 
 			// allowed_roots = [".."] and allow_absolute: a file beside the
 			// workspace is still out of reach.
-			r, _, code := o.call(t, w, "read_file", `{"path":"`+secret+`"}`)
+			r, _, code := w.call(t, "read_file", `{"path":"`+secret+`"}`)
 			if code != 1 || r.Error == nil || r.Error.Kind != "SandboxViolation" || strings.Contains(r.Content, "SECRET") {
 				t.Errorf("read outside the workspace: exit %d %+v", code, r)
 			}
@@ -146,7 +98,7 @@ func TestProjectConfigCannotWiden(t *testing.T) {
 			// A toolhost.yaml beside toolhost.toml: calls still run.
 			w.file(t, "toolhost.yaml", "tools:\n  mode: disabled\n")
 			w.file(t, "n.txt", "x")
-			r, stderr, code = o.call(t, w, "read_file", `{"path":"n.txt"}`)
+			r, stderr, code = w.call(t, "read_file", `{"path":"n.txt"}`)
 			if code != 0 || !r.OK || r.Content == "" {
 				t.Errorf("read with two project files: exit %d %+v\n%s", code, r, stderr)
 			}
@@ -164,17 +116,17 @@ func TestProjectConfigCannotWiden(t *testing.T) {
 func TestTrustedProjectNarrows(t *testing.T) {
 	o := newConfigUser(t)
 	opFile := o.writeConfig(t, "[tools.approval]\nmode = \"auto\"\n")
-	w := newWorkspace(t)
+	w := o.in(newWorkspace(t))
 	project := filepath.Join(w.dir, "toolhost.toml")
 	w.file(t, "toolhost.toml", "[tools.approval]\ndenylist = [\"run_command\", \"write_file\"]\n[tools.sandbox]\nallow_absolute = true\n")
 
-	if r, _, code := o.call(t, w, "write_file", `{"path":"new.txt","content":"x"}`); code != 0 || !r.OK {
+	if r, _, code := w.call(t, "write_file", `{"path":"new.txt","content":"x"}`); code != 0 || !r.OK {
 		t.Fatalf("untrusted: write_file under the operator's auto mode: exit %d %+v", code, r)
 	}
-	if _, stderr, code := o.run(t, w, nil, "trust", "."); code != 0 || !strings.Contains(stderr, "trusted: "+w.dir) {
+	if _, stderr, code := w.run(t, "trust", "."); code != 0 || !strings.Contains(stderr, "trusted: "+w.dir) {
 		t.Fatalf("trust .: exit %d %s", code, stderr)
 	}
-	_, stderr, code := o.run(t, w, nil, "call", "write_file", "--args", `{"path":"other.txt","content":"x"}`)
+	_, stderr, code := w.run(t, "call", "write_file", "--args", `{"path":"other.txt","content":"x"}`)
 	if code != 2 || !strings.Contains(stderr, "--allow write_file") {
 		t.Errorf("trusted: write_file not denied: exit %d %s", code, stderr)
 	}
@@ -185,7 +137,7 @@ func TestTrustedProjectNarrows(t *testing.T) {
 		t.Errorf("the widening key is not reported:\n%s", stderr)
 	}
 
-	out, _, code := o.run(t, w, nil, "config", "show")
+	out, _, code := w.run(t, "config", "show")
 	for _, want := range []string{
 		"# read: " + opFile + " (operator)\n",
 		"# read: " + project + " (project file in a trusted directory: it may only narrow the policy)\n",
@@ -205,7 +157,7 @@ func TestTrustedProjectNarrows(t *testing.T) {
 // directory and what to do.
 func TestTrustCommand(t *testing.T) {
 	o := newConfigUser(t)
-	w := newWorkspace(t)
+	w := o.in(newWorkspace(t))
 	other := t.TempDir()
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(other, link); err != nil {
@@ -213,7 +165,7 @@ func TestTrustCommand(t *testing.T) {
 	}
 	list := func() string {
 		t.Helper()
-		out, stderr, code := o.run(t, w, nil, "trust", "--list")
+		out, stderr, code := w.run(t, "trust", "--list")
 		if code != 0 {
 			t.Fatalf("trust --list: exit %d %s", code, stderr)
 		}
@@ -223,7 +175,7 @@ func TestTrustCommand(t *testing.T) {
 		t.Errorf("nothing trusted yet, got %q", got)
 	}
 	for _, d := range []string{".", link} {
-		if _, stderr, code := o.run(t, w, nil, "trust", d); code != 0 {
+		if _, stderr, code := w.run(t, "trust", d); code != 0 {
 			t.Fatalf("trust %s: exit %d %s", d, code, stderr)
 		}
 	}
@@ -238,7 +190,7 @@ func TestTrustCommand(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), other) {
 		t.Errorf("trust file: %v\n%s", err, data)
 	}
-	if _, stderr, code := o.run(t, w, nil, "trust", "--remove", link); code != 0 || !strings.Contains(stderr, "no longer trusted: "+other) {
+	if _, stderr, code := w.run(t, "trust", "--remove", link); code != 0 || !strings.Contains(stderr, "no longer trusted: "+other) {
 		t.Errorf("trust --remove: exit %d %s", code, stderr)
 	}
 	if got := list(); got != w.dir+"\n" {
@@ -252,7 +204,7 @@ func TestTrustCommand(t *testing.T) {
 		{[]string{"trust", filepath.Join(other, "missing")}, "missing"},
 		{[]string{"trust"}, "--list"},
 	} {
-		if _, stderr, code := o.run(t, w, nil, tt.args...); code != 2 || !strings.Contains(stderr, tt.msg) {
+		if _, stderr, code := w.run(t, tt.args...); code != 2 || !strings.Contains(stderr, tt.msg) {
 			t.Errorf("%v: exit %d %s", tt.args, code, stderr)
 		}
 	}
@@ -266,7 +218,7 @@ func TestTrustCommand(t *testing.T) {
 func TestToolsCannotReachOperatorConfig(t *testing.T) {
 	o := newConfigUser(t)
 	o.writeConfig(t, "[tools.approval]\nmode = \"auto\"\n")
-	w := newWorkspace(t)
+	w := o.in(newWorkspace(t))
 	explicit := filepath.Join(w.dir, "ops.toml")
 	w.file(t, "ops.toml", "[tools.approval]\nmode = \"prompt\"\n")
 	root := filepath.Dir(o.configHome)
@@ -286,7 +238,7 @@ func TestToolsCannotReachOperatorConfig(t *testing.T) {
 			if extra == nil {
 				extra = []string{"--root", root}
 			}
-			r, stderr, code := o.call(t, w, tt.tool, tt.args, extra...)
+			r, stderr, code := w.call(t, tt.tool, tt.args, extra...)
 			if code != 1 || r.Error == nil || r.Error.Kind != "SandboxViolation" {
 				t.Fatalf("exit %d %+v %+v\n%s", code, r, r.Error, stderr)
 			}
