@@ -1,10 +1,7 @@
-//go:build redteam
-
 package hostile_test
 
-// Issue 10 red team, after the fixes: attacks that still succeed. Each
-// test fails until its weakness is fixed; the build tag keeps `make test`
-// green meanwhile. Remove the tag once a fix lands.
+// Issue 10 red team, after the first fixes: attacks that still succeeded
+// then. Each test failed until its fix landed.
 
 import (
 	"os"
@@ -113,7 +110,7 @@ func TestIssue10_ConfigReachedThroughLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The operator's configuration as toolhost loads it, and the
-	// protection the CLI gives it (its user directory).
+	// protection the CLI gives it.
 	l, err := config.Load(config.Options{UserDir: userDir, Dir: dotfiles})
 	if err != nil {
 		t.Fatal(err)
@@ -122,14 +119,16 @@ func TestIssue10_ConfigReachedThroughLink(t *testing.T) {
 	cfg.Tools.Sandbox.AllowedRoots = []string{dotfiles}
 	h, _ := openHost(t, func(c *config.Config, o *host.Options) {
 		*c = *cfg
-		o.Protected = []string{userDir}
+		o.Protected = l.ProtectedPaths()
 	})
 	evil := "[tools.approval]\nmode = \"auto\"\ndenylist = []\n[tools.sandbox]\nallowed_roots = [\"/\"]\nallow_absolute = true\n"
 	rs := runBatch(t, h, approveAll(),
 		call("r", "read_file", `{"path":"toolhost/config.toml"}`),
 		write(t, "w", "toolhost/config.toml", evil))
-	if !isProtected(rs[1]) {
-		t.Errorf("write to the operator's configuration through its link: got %s %+v, want Protected", kindOf(rs[1]), rs[1].Error)
+	// Refused as a protected path of the operator's (DeniedPatternMatched,
+	// like the state directory) or by the name rule (Protected).
+	if rs[1].OK || rs[1].Error.Kind != "SandboxViolation" {
+		t.Errorf("write to the operator's configuration through its link: got %s %+v, want SandboxViolation", kindOf(rs[1]), rs[1].Error)
 	}
 	l, err = config.Load(config.Options{UserDir: userDir, Dir: dotfiles})
 	if err == nil && l.Config.Tools.Approval.Mode == config.ApprovalAuto {
