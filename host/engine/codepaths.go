@@ -30,38 +30,40 @@ import (
 //     repository (its default safe.bareRepository=all) wherever it is,
 //     with no .git in its path. See gitDir for what counts.
 
-// codePath returns the first of paths matching one of the code patterns,
-// and the pattern. Patterns match as the sandbox's do, against the path
-// relative to its root and the absolute path; case is ignored everywhere,
-// since asking too often is the safe side of a case-insensitive disk.
+// codeWrite says why a call that only creates paths still runs code
+// when written ("<path>, which matches <pattern>
+// (tools.approval.code_patterns)"), or "" when none does. Patterns match
+// as the sandbox's do, against the path relative to its root and the
+// absolute path; case is ignored everywhere, since asking too often is the
+// safe side of a case-insensitive disk.
 //
-// When none matches and the call would otherwise run unasked as only
-// creating new files, the symlinks that reach those files are matched
-// too (see linksTo): the Path returned then names the link and what it
-// reaches, or says that a directory was too large to look through.
-func (p Policy) codePath(paths []sandbox.Path) (sandbox.Path, string, bool) {
+// When no path matches and the call would otherwise run unasked, the
+// symlinks that reach those files are matched too (see linksTo), and a
+// directory too large to look through counts as a match.
+func (p Policy) codeWrite(paths []sandbox.Path) string {
+	matches := func(what, pattern string) string {
+		return fmt.Sprintf("%s, which matches %s (tools.approval.code_patterns)", what, pattern)
+	}
 	if sp, pat, ok := p.matchCode(paths); ok {
-		return sp, pat, true
+		return matches(sp.Rel, pat)
 	}
 	if !p.newFilesUnasked() || !allNew(paths) {
-		return sandbox.Path{}, "", false
+		return ""
 	}
 	links, unseen := linksTo(paths)
 	for _, l := range links {
-		if sp, pat, ok := p.matchCode([]sandbox.Path{l.Path}); ok {
-			sp.Rel = fmt.Sprintf("%s (through a link: the file written is %s)", l.Rel, l.target)
-			return sp, pat, true
+		if _, pat, ok := p.matchCode([]sandbox.Path{l.Path}); ok {
+			return matches(fmt.Sprintf("%s (through a link: the file written is %s)", l.Rel, l.target), pat)
 		}
 	}
-	if unseen.dir != "" {
-		// The caller words it "<Rel>, which matches <pattern>".
-		where := fmt.Sprintf("among the more than %d entries of %s", maxLinkScanEntries, dirName(unseen.dir))
-		if unseen.tooMany {
-			where = fmt.Sprintf("in %s, past the %d directories looked through", dirName(unseen.dir), maxLinkScanDirs)
-		}
-		return sandbox.Path{Rel: fmt.Sprintf("%s, which a link %s may reach", unseen.written, where)}, "a code pattern", true
+	if unseen.dir == "" {
+		return ""
 	}
-	return sandbox.Path{}, "", false
+	where := fmt.Sprintf("among the more than %d entries of %s", maxLinkScanEntries, dirName(unseen.dir))
+	if unseen.tooMany {
+		where = fmt.Sprintf("in %s, past the %d directories looked through", dirName(unseen.dir), maxLinkScanDirs)
+	}
+	return fmt.Sprintf("%s, which a link %s may reach, and such a link may match tools.approval.code_patterns", unseen.written, where)
 }
 
 func (p Policy) matchCode(paths []sandbox.Path) (sandbox.Path, string, bool) {

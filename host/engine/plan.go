@@ -229,9 +229,11 @@ func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, earl
 	pc.writes = writeGrants(m, decoded, pc.resolved, creates)
 	traits := callTraits{sideEffecting: m.SideEffecting, requiresApproval: m.RequiresApproval, onlyCreates: creates,
 		gitLayout: gitLayout(paths, earlier)}
-	if sp, pattern, ok := pol.codePath(paths); ok && creates {
-		traits.onlyCreates = false
-		traits.codePath = fmt.Sprintf("%s, which matches %s (tools.approval.code_patterns)", sp.Rel, pattern)
+	if creates {
+		if why := pol.codeWrite(paths); why != "" {
+			traits.onlyCreates = false
+			traits.codePath = why
+		}
 	}
 	g, reason := pol.decide(call.Name, traits)
 	switch g {
