@@ -64,7 +64,8 @@ int main(void) {
 // /proc lists a pid that is gone when getsid or the signal reaches it,
 // and a scan that finds no live member ends the kill. The hopper stops
 // after two seconds and writes "survived": it outlived the call and can
-// run anything from there.
+// run anything from there. Eight hoppers run, so that one escapes
+// whatever the timing of a given run.
 // Expected: no process of the command's session runs after the call.
 // Was at fault: host/internal/proc/session_linux.go killSession stops at
 // the first scan that finds no member, and kills by pid, which a hopper
@@ -80,7 +81,7 @@ func TestIssue10R2_ForkHopperOutlivesSessionKill(t *testing.T) {
 		t.Skipf("no C compiler: %v %s", err, out)
 	}
 	rs := runBatch(t, h, approveAll(), call("1", "run_command",
-		`{"command":"./hop & while [ ! -e ready ]; do sleep 0.01; done"}`))
+		`{"command":"for i in 1 2 3 4 5 6 7 8; do ./hop & done; while [ ! -e ready ]; do sleep 0.01; done; sleep 0.05"}`))
 	if !rs[0].OK {
 		t.Fatalf("run_command: %+v", rs[0].Error)
 	}
