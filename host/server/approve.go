@@ -1,0 +1,116 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolhost/toolhost/host/engine"
+)
+
+// approver asks the MCP client's user about each confirmation by
+// elicitation (issue 11 item 4): accept runs the call, decline or cancel
+// denies it. Tools the operator allowed run without asking, except calls
+// only a person may approve.
+type approver struct {
+	session *mcp.ServerSession
+	allow   []string
+	log     *slog.Logger
+}
+
+// askedBy names who decided in the results of calls the user was asked
+// about.
+const askedBy = "the MCP client's user"
+
+func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engine.Decision, error) {
+	var approved []string
+	var ask []engine.Confirmation
+	for _, c := range cs {
+		if slices.Contains(a.allow, c.Tool) && !c.AlwaysAsk {
+			approved = append(approved, c.CallID)
+		} else {
+			ask = append(ask, c)
+		}
+	}
+	if len(ask) == 0 {
+		return engine.ApproveSelected("--allow", approved...), nil
+	}
+	if why := cannotElicit(a.session); why != "" {
+		// Until the batch API exists there is nobody else to ask: the call
+		// is denied at once, saying how to let it run.
+		return engine.ApproveSelected(unasked(why, ask), approved...), nil
+	}
+	by := askedBy
+	for _, c := range ask {
+		res, err := a.session.Elicit(ctx, &mcp.ElicitParams{
+			Mode:            "form",
+			Message:         question(c),
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+		})
+		switch {
+		case err != nil:
+			a.log.Warn("elicitation failed; the call is denied", "call", c.CallID, "tool", c.Tool, "err", err)
+			by = fmt.Sprintf("default, because asking the MCP client failed (%v)", err)
+		case res.Action == "accept":
+			approved = append(approved, c.CallID)
+		default:
+			by = fmt.Sprintf("%s (answered %q)", askedBy, res.Action)
+		}
+	}
+	return engine.ApproveSelected(by, approved...), nil
+}
+
+// cannotElicit says why the session's client cannot be asked in a form,
+// "" when it can.
+func cannotElicit(ss *mcp.ServerSession) string {
+	p := ss.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return "the MCP client cannot be asked (it does not support elicitation)"
+	}
+	if e := p.Capabilities.Elicitation; e.Form == nil && e.URL != nil {
+		return "the MCP client cannot be asked (it supports only URL elicitation, not forms)"
+	}
+	return ""
+}
+
+// question is what the user sees: the summary as a headline, the risk
+// and why policy asks, then every argument in full as it will run (with
+// the note when the headline was shortened or redacted). Text that comes
+// from the model (the call id, the tool name in the reason) is rendered
+// visibly, and Details indents every line of an argument, so an argument
+// cannot pass for the question itself.
+func question(c engine.Confirmation) string {
+	return fmt.Sprintf("Approve %s call %s?\n%s risk: %s\nreason: %s\nIt will run with these arguments:\n%s",
+		engine.Visible(c.Tool), engine.Visible(c.CallID), strings.ToUpper(string(c.Risk)), c.Summary,
+		engine.Visible(c.Reason), c.Details())
+}
+
+// unasked is who denied calls nobody could be asked about, with what
+// would let each run.
+func unasked(why string, ask []engine.Confirmation) string {
+	var b strings.Builder
+	b.WriteString("policy: " + why)
+	var tools, personal []string
+	for _, c := range ask {
+		fmt.Fprintf(&b, "; call %s (%s) needs approval: %s", c.CallID, c.Tool, c.Reason)
+		if c.AlwaysAsk {
+			personal = append(personal, c.CallID)
+		} else {
+			tools = append(tools, c.Tool)
+		}
+	}
+	if len(tools) > 0 {
+		slices.Sort(tools)
+		tools = slices.Compact(tools)
+		fmt.Fprintf(&b, ". To let %s run without asking, add it to tools.approval.allowlist in the operator's configuration, or start the server with --allow %s; or use a client that supports elicitation",
+			strings.Join(tools, ", "), strings.Join(tools, " --allow "))
+	}
+	if len(personal) > 0 {
+		fmt.Fprintf(&b, ". Only a person can approve call %s: use a client that supports elicitation (configuration does not cover it)", strings.Join(personal, ", call "))
+	}
+	return b.String()
+}

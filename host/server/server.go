@@ -1,0 +1,165 @@
+// Package server offers a Host's tools over the Model Context Protocol
+// (issue 11): tools/list gives the tools the policy offers, tools/call
+// runs each call as a one-call batch through the Host, and a call that
+// needs confirmation is asked about by MCP elicitation.
+//
+// It knows the Host, the engine's types and the MCP SDK, never the plugin
+// runtime or the sandbox: every call goes through Host.Process, so the
+// server enforces exactly the policy the command line does. It writes
+// nothing but protocol to its transport; logs go to the Logger.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/engine"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Conversation pins every session to this conversation, so reads made
+	// before a reconnect still count for the stale-file rule; "" gives
+	// each session a conversation of its own.
+	Conversation string
+	// Allow approves these tools' calls without asking (the operator's
+	// --allow), except calls only a person may approve.
+	Allow []string
+	// Narrowing restricts the configured policy for every call and for
+	// what tools/list offers; it can never widen it.
+	Narrowing engine.Narrowing
+	// Version is reported to clients as the server's version.
+	Version string
+	// Logger receives the server's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Server serves one Host's tools over MCP. It is safe for concurrent use.
+type Server struct {
+	h    *host.Host
+	opts Options
+	log  *slog.Logger
+	mcp  *mcp.Server
+
+	calls      atomic.Uint64   // numbers call ids, unique for the server's life
+	structured map[string]bool // tools whose JSON results also go as structuredContent
+
+	mu            sync.Mutex
+	conversations map[*mcp.ServerSession]string
+}
+
+// supportedProtocols caps what the server negotiates at 2025-11-25. From
+// 2026-07-28 on, a server asks the client for input by returning
+// InputRequests and the client answers in its next request, carrying
+// RequestState back; the SDK trusts that state as it comes, so a client
+// could send an approval nobody was asked for and have a write run with
+// no prompt. Until the server signs and verifies RequestState, approvals
+// happen only by in-request elicitation, which the older revisions have.
+var supportedProtocols = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// New builds a Server offering the tools h offers under opts.Narrowing.
+func New(h *host.Host, opts Options) (*Server, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	s := &Server{h: h, opts: opts, log: log, structured: map[string]bool{}, conversations: map[*mcp.ServerSession]string{}}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "toolhost", Version: version}, &mcp.ServerOptions{
+		Logger:                    log,
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		SupportedProtocolVersions: supportedProtocols,
+	})
+	for _, m := range h.Engine().Advertised(opts.Narrowing) {
+		t, err := toolFor(m)
+		if err != nil {
+			return nil, err
+		}
+		s.mcp.AddTool(t, s.callTool)
+		s.structured[m.Name] = composesOutput(m)
+	}
+	return s, nil
+}
+
+// ServeStdio serves one session on the process's stdin and stdout until
+// the client closes it or ctx ends.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.Serve(ctx, &mcp.StdioTransport{})
+}
+
+// Serve serves one session on t until the client closes it or ctx ends.
+func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("mcp session: %w", err)
+	}
+	defer s.forget(ss)
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		ss.Close()
+		err = <-done
+	}
+	if err != nil && !errors.Is(err, context.Canceled) && !isClosed(err) {
+		return fmt.Errorf("mcp session: %w", err)
+	}
+	return nil
+}
+
+// isClosed reports an error that only says the client hung up.
+func isClosed(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, os.ErrClosed)
+}
+
+// conversation is the session's conversation: the pinned one, else one
+// made for it when it first calls a tool.
+func (s *Server) conversation(ss *mcp.ServerSession) string {
+	if s.opts.Conversation != "" {
+		return s.opts.Conversation
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.conversations[ss]
+	if !ok {
+		c = newConversationID()
+		s.conversations[ss] = c
+		s.log.Info("new MCP session", "conversation", c)
+	}
+	return c
+}
+
+func (s *Server) forget(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conversations, ss)
+}
+
+// callTool runs one tools/call as a one-call batch. The request's ctx
+// ends when the client cancels it, which stops the call (a command's
+// process group is killed).
+func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.Params.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = []byte("{}")
+	}
+	call := engine.Call{ID: fmt.Sprintf("mcp-%d", s.calls.Add(1)), Name: req.Params.Name, Arguments: args}
+	b := engine.Batch{Conversation: s.conversation(req.Session), Calls: []engine.Call{call}}
+	a := &approver{session: req.Session, allow: s.opts.Allow, log: s.log}
+	p, results := s.h.Process(ctx, b, host.BatchOptions{Approver: a, Narrowing: s.opts.Narrowing})
+	r := results[0]
+	s.log.Debug("tools/call", "call", r.ID, "tool", r.Name, "ok", r.OK, "disposition", p.Calls[0].Disposition)
+	return toResult(r, s.structured[r.Name]), nil
+}

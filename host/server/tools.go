@@ -1,0 +1,64 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolhost/toolhost/abi"
+)
+
+// toolFor is the MCP definition of a tool: its schema as inputSchema and
+// the four behaviour hints, so clients' plan or review modes let the
+// read-only tools through and ask about the rest (issue 11 item 1).
+func toolFor(m abi.Manifest) (*mcp.Tool, error) {
+	var schema map[string]any
+	if err := json.Unmarshal(m.Parameters, &schema); err != nil {
+		return nil, fmt.Errorf("tool %s: its parameters are not a JSON Schema object: %w", m.Name, err)
+	}
+	if schema["type"] != "object" {
+		return nil, fmt.Errorf("tool %s: MCP needs an object schema for its arguments, it declares type %v", m.Name, schema["type"])
+	}
+	return &mcp.Tool{
+		Name:        m.Name,
+		Description: m.Description,
+		InputSchema: json.RawMessage(m.Parameters),
+		Annotations: annotations(m),
+	}, nil
+}
+
+// annotations derives MCP's hints from the manifest. A tool without side
+// effects is read-only, and reading again changes nothing (idempotent). A
+// side-effecting tool may replace what was there (destructive), and
+// nothing in a manifest says a second identical call is harmless, so it
+// is not claimed idempotent. A tool's world is closed when it reaches only
+// the sandbox's files; running a command is open (any program the root
+// holds, with effects no manifest can list).
+func annotations(m abi.Manifest) *mcp.ToolAnnotations {
+	readOnly := !m.SideEffecting
+	destructive := m.SideEffecting
+	openWorld := slices.ContainsFunc(m.Capabilities, func(c abi.Capability) bool {
+		return c != abi.CapFSRead && c != abi.CapFSWrite && c != abi.CapFSList
+	})
+	return &mcp.ToolAnnotations{
+		ReadOnlyHint:    readOnly,
+		DestructiveHint: &destructive,
+		IdempotentHint:  readOnly,
+		OpenWorldHint:   &openWorld,
+	}
+}
+
+// composesOutput reports whether a tool's result is text the tool itself
+// composed (a directory listing rendered as JSON), rather than text it
+// read from a file or a command's output. Only such a result is also sent
+// as structuredContent when it is a JSON object: a file that happens to
+// hold JSON must reach a model as the text it is, and some clients hand
+// the model structuredContent alone, re-encoded, which would lose the
+// file's layout (issue 11 item 1).
+func composesOutput(m abi.Manifest) bool {
+	return !slices.ContainsFunc(m.Capabilities, func(c abi.Capability) bool {
+		return c == abi.CapFSRead || c == abi.CapProcExec
+	})
+}
