@@ -5,7 +5,9 @@ package main
 
 import (
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/sdk"
@@ -41,7 +43,7 @@ func init() {
 		Manifest: abi.Manifest{
 			Name:         "list_directory",
 			Version:      "1.0.0",
-			Description:  `List a directory in the workspace. Returns JSON {"path", "entries": [{"name", "path", "type": "file|dir|symlink", "size", "modified"}], "truncated"} sorted by path. Symlinks are listed, not followed.`,
+			Description:  `List a directory in the workspace. Returns JSON {"path", "entries": [{"name", "path", "type": "file|dir|symlink", "size", "modified"}], "truncated"} sorted by path. Symlinks are listed, not followed. A name that is not valid UTF-8 shows each bad byte as \xNN and has "invalid_utf8": true; such a file cannot be opened by name.`,
 			Parameters:   []byte(schema),
 			RiskLevel:    abi.RiskLow,
 			TimeoutClass: abi.TimeoutFile,
@@ -117,9 +119,12 @@ func render(dir string, entries []abi.FileInfo, truncated bool, limit int64) []b
 
 func appendEntry(out []byte, e abi.FileInfo) []byte {
 	out = append(out, `{"name":`...)
-	out = sdk.AppendJSONString(out, base(e.Path))
+	out = sdk.AppendJSONString(out, shown(base(e.Path)))
 	out = append(out, `,"path":`...)
-	out = sdk.AppendJSONString(out, e.Path)
+	out = sdk.AppendJSONString(out, shown(e.Path))
+	if !utf8.ValidString(e.Path) {
+		out = append(out, `,"invalid_utf8":true`...)
+	}
 	out = append(out, `,"type":"`...)
 	out = append(out, e.Type.String()...)
 	out = append(out, `","size":`...)
@@ -127,6 +132,29 @@ func appendEntry(out []byte, e abi.FileInfo) []byte {
 	out = append(out, `,"modified":"`...)
 	out = time.Unix(0, e.ModTime).UTC().AppendFormat(out, time.RFC3339)
 	return append(out, `"}`...)
+}
+
+// shown is a name as the listing gives it: a name that is not valid UTF-8
+// cannot travel in JSON as it is, and replacing its bad bytes with U+FFFD
+// would list different files under one name (and that of a real file
+// named with U+FFFD), so each bad byte is written \xNN and the entry says
+// invalid_utf8. Such a file cannot be named in a tool call.
+func shown(name string) string {
+	if utf8.ValidString(name) {
+		return name
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); {
+		r, size := utf8.DecodeRuneInString(name[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString(`\x`)
+			b.WriteString(strconv.FormatUint(uint64(name[i])|0x100, 16)[1:])
+		} else {
+			b.WriteString(name[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 func base(p string) string {
