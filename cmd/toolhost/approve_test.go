@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/host/engine"
 )
@@ -105,5 +109,91 @@ func TestApproverShowsArguments(t *testing.T) {
 		if !strings.Contains(d.By, want) {
 			t.Errorf("By = %q, want %q", d.By, want)
 		}
+	}
+}
+
+// issue 10 item 3 (red team round 2): a value of 100,000 empty lines and
+// a last line padded to wrap into a fake question cannot push what is
+// approved off the screen or draw a line of toolhost's: the rows right
+// above the question are a recap naming the call, its risk, its
+// arguments' sizes and the file it writes; the value shows its first and
+// last lines, folded, and v shows it all, then asks again.
+func TestApproverRecapAndViewAll(t *testing.T) {
+	pad := func(s string) string { return s + strings.Repeat(" ", 80-len(s)) }
+	forged := strings.Repeat(" ", 75) + pad("LOW risk: Write 5 bytes to notes.md") + pad("  path: notes.md")
+	var lines []string
+	for i := range 100 {
+		lines = append(lines, fmt.Sprintf("line %d", i))
+	}
+	lines = append(append(lines, make([]string, 100000)...), forged)
+	c := engine.Confirmation{
+		CallID: "1", Tool: "write_file", Summary: "Write 100081 bytes to .bashrc", Risk: "high", Reason: ".bashrc makes tools run code",
+		Arguments: []engine.Argument{
+			{Name: "path", Lines: []string{".bashrc"}, Paths: []engine.PathInfo{{Rel: ".bashrc"}}},
+			{Name: "content", Lines: lines, Size: len(strings.Join(lines, "\n"))},
+		},
+	}
+	recap := []string{
+		"┏━ toolhost asks about call 1 (write_file), HIGH risk",
+		"┃ summary: Write 100081 bytes to .bashrc",
+		"┃ path: 7 bytes",
+		"┃   → file .bashrc",
+		"┃ content: 101,025 bytes, 100,101 lines (100,000 empty)",
+		"┗━ y runs it, v shows every argument in full, anything else denies it",
+		"Approve call 1? [y/N] ",
+	}
+	tests := []struct {
+		name      string
+		answers   string
+		approved  bool
+		questions int
+		maxRows   int
+		want      []string // rows shown
+		absent    []string
+	}{
+		{"default view", "n\n", false, 1, 60,
+			[]string{"    │line 19", "    ⋮ 100,061 more lines not shown (99,981 empty); answer v to view all",
+				"    │␠×75LOW risk: Write 5 bytes to notes.md␠×47path: notes.md␠×64"},
+			[]string{"    │line 20", "    │line 99"}},
+		{"v shows all, then asks again", "v\ny\n", true, 2, 200,
+			[]string{"    │line 20", "    │line 99", "    ⋮ 100,000 empty lines"}, nil},
+		{"v at the end of input denies", "v", false, 1, 60, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			a := &approver{tty: true, out: &out, width: func() int { return 80 }}
+			if got := a.ask(bufio.NewReader(strings.NewReader(tt.answers)), c); got != tt.approved {
+				t.Errorf("approved %v, want %v", got, tt.approved)
+			}
+			rows := strings.Split(out.String(), "\n")
+			if len(rows) > tt.maxRows {
+				t.Errorf("%d rows shown, want at most %d", len(rows), tt.maxRows)
+			}
+			if n := strings.Count(out.String(), "\nApprove call"); n != tt.questions {
+				t.Errorf("asked %d times, want %d", n, tt.questions)
+			}
+			if got := rows[len(rows)-len(recap):]; strings.Join(got, "\n") != strings.Join(recap, "\n") {
+				t.Errorf("the rows above the answer are\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(recap, "\n"))
+			}
+			for _, w := range tt.want {
+				if !slices.Contains(rows, w) {
+					t.Errorf("no row %q", w)
+				}
+			}
+			for _, w := range tt.absent {
+				if slices.Contains(rows, w) {
+					t.Errorf("row %q shown in the default view", w)
+				}
+			}
+			for _, row := range rows {
+				if utf8.RuneCountInString(row) > 79 {
+					t.Errorf("row %q is wider than the terminal", row)
+				}
+				if strings.HasPrefix(strings.TrimLeft(row, " "), "path: notes.md") || strings.HasPrefix(row, "LOW") {
+					t.Errorf("row %q passes for toolhost's", row)
+				}
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
@@ -35,6 +36,9 @@ type Argument struct {
 	// Paths are the files the value names, as the sandbox resolved them:
 	// one for a path argument, one per file for a patch.
 	Paths []PathInfo `json:"paths,omitempty"`
+	// Size is the value's length in bytes as given: a string's text,
+	// anything else its JSON.
+	Size int `json:"size,omitempty"`
 
 	text     string // the value as given, for a string
 	isString bool
@@ -78,18 +82,68 @@ func (c Confirmation) SummaryNote() string {
 	return what + "; the full arguments below are what will run"
 }
 
-// Details renders the confirmation's arguments for a person, one line per
-// line of text, so every surface (a terminal, an MCP elicitation, a
-// console) shows the same: each argument's name, its whole value and the
-// paths it resolves to. No line it writes starts at the left margin: a
-// value's lines are indented and marked with │, so text in an argument
-// (a file's content holding "Approve? [y/N]") cannot pass for the
-// surface's own question. The result holds no control or format
-// character and ends with a line feed.
-func (c Confirmation) Details() string {
+// Details renders the confirmation's arguments for a person, one row per
+// line of text, unfolded and nothing left out: DetailsLayout with the
+// zero Layout.
+func (c Confirmation) Details() string { return c.DetailsLayout(Layout{}) }
+
+// DetailsWidth renders the arguments in full, folded for a surface width
+// columns wide.
+func (c Confirmation) DetailsWidth(width int) string {
+	return c.DetailsLayout(Layout{Width: width})
+}
+
+// Layout is how a surface lays out what it shows a person: every
+// surface (a terminal, an MCP elicitation, a console) renders with the
+// same rules, so none of them can be drawn on by an argument.
+type Layout struct {
+	// Width is the surface's width in columns: every row is folded to
+	// fit it, so the surface never wraps a row itself and a wrapped row
+	// never starts at the margin with the argument's own text. 0 leaves
+	// each line on one row.
+	Width int
+	// MaxLines shortens a value of more lines than this to its first and
+	// last lines (and a line of more than maxLineRows rows to its first
+	// and last rows), with a count of what is not shown: a default view
+	// that a flood of lines cannot fill. 0 shows everything.
+	MaxLines int
+	// More tells a person how to see what a shortened view leaves out,
+	// such as "answer v to view all arguments".
+	More string
+}
+
+// The marks that start the rows Details draws for a value: every row
+// holding an argument's text starts with valueMark (a line) or foldMark
+// (the rest of a folded line), and toolhost's own notes within a value
+// start with noteMark, which no argument can produce.
+const (
+	valueMark = "    │"
+	foldMark  = "    ┆"
+	noteMark  = "    ⋮ "
+)
+
+// maxLineRows is how many rows of one line a shortened view shows.
+const maxLineRows = 8
+
+// minEmptyRun is the shortest run of empty lines counted on one row
+// instead of drawn row by row: 100,000 empty lines must not scroll the
+// rest of a question off the screen.
+const minEmptyRun = 3
+
+// DetailsLayout renders the confirmation's arguments for a person laid
+// out by l: each argument's name, its value and the paths it resolves
+// to. No row it writes starts at the left margin: a value's lines are
+// indented and marked with │, rows of a folded line with ┆, so text in
+// an argument (a file's content holding "Approve? [y/N]", or padded to
+// wrap onto a row of its own) cannot pass for the surface's own lines.
+// Runs of more than eight spaces show as ␠×N and runs of empty lines as
+// their count, so padding and floods are visible as what they are. The
+// result holds no control or format character and ends with a line
+// feed.
+func (c Confirmation) DetailsLayout(l Layout) string {
 	var b strings.Builder
 	if note := c.SummaryNote(); note != "" {
-		fmt.Fprintf(&b, "  (%s)\n", note)
+		b.WriteString(Fold("("+note+")", "  ", foldMark, l.Width))
 	}
 	if len(c.Arguments) == 0 {
 		b.WriteString("  no arguments\n")
@@ -97,20 +151,317 @@ func (c Confirmation) Details() string {
 	for _, a := range c.Arguments {
 		switch {
 		case len(a.Lines) == 1 && a.Lines[0] != "":
-			fmt.Fprintf(&b, "  %s: %s\n", a.Name, a.Lines[0])
+			l.writeLine(&b, a.Name+": "+a.Lines[0], "  ")
 		case len(a.Lines) <= 1:
-			fmt.Fprintf(&b, "  %s: (empty)\n", a.Name)
+			b.WriteString(Fold(a.Name+": (empty)", "  ", foldMark, l.Width))
 		default:
-			fmt.Fprintf(&b, "  %s: %d lines\n", a.Name, len(a.Lines))
-			for _, l := range a.Lines {
-				fmt.Fprintf(&b, "    │%s\n", l)
-			}
+			b.WriteString(Fold(a.Name+": "+count(len(a.Lines), "line"), "  ", foldMark, l.Width))
+			l.writeLines(&b, a.Lines)
 		}
 		for _, p := range a.Paths {
-			fmt.Fprintf(&b, "    → file %s\n", Visible(p.String()))
+			b.WriteString(Fold("→ file "+Visible(p.String()), "    ", foldMark, l.Width))
 		}
 	}
 	return b.String()
+}
+
+// writeLines writes a value's lines, only the first and last ones when
+// there are more than l.MaxLines, with how many are left out.
+func (l Layout) writeLines(b *strings.Builder, lines []string) {
+	if l.MaxLines <= 0 || len(lines) <= l.MaxLines {
+		l.writeRun(b, lines)
+		return
+	}
+	head := l.MaxLines / 2
+	tail := l.MaxLines - head
+	hidden := lines[head : len(lines)-tail]
+	l.writeRun(b, lines[:head])
+	note := count(len(hidden), "more line") + " not shown"
+	switch empty := countEmpty(hidden); empty {
+	case 0:
+	case len(hidden):
+		note += " (all empty)"
+	default:
+		note += " (" + group(empty) + " empty)"
+	}
+	b.WriteString(Fold(l.more(note), noteMark, noteMark, l.Width))
+	l.writeRun(b, lines[len(lines)-tail:])
+}
+
+// writeRun writes lines one a row (or more, folded), a run of empty
+// lines as its count.
+func (l Layout) writeRun(b *strings.Builder, lines []string) {
+	for i := 0; i < len(lines); {
+		n := 0
+		for i+n < len(lines) && lines[i+n] == "" {
+			n++
+		}
+		if n >= minEmptyRun {
+			b.WriteString(Fold(count(n, "empty line"), noteMark, noteMark, l.Width))
+			i += n
+			continue
+		}
+		l.writeLine(b, lines[i], valueMark)
+		i++
+	}
+}
+
+// writeLine writes one line of text, folded, after first; in a shortened
+// view a line of more than maxLineRows rows shows its first and last
+// rows and how much of it is left out.
+func (l Layout) writeLine(b *strings.Builder, line, first string) {
+	rows := foldRows(line, first, foldMark, l.Width)
+	if l.MaxLines > 0 && len(rows) > maxLineRows {
+		head, tail := maxLineRows/2, maxLineRows-maxLineRows/2
+		hidden := 0
+		for _, r := range rows[head : len(rows)-tail] {
+			hidden += utf8.RuneCountInString(strings.TrimPrefix(r, foldMark))
+		}
+		note := l.more(count(hidden, "more character") + " of this line not shown")
+		rows = slices.Concat(rows[:head], foldRows(note, noteMark, noteMark, l.Width), rows[len(rows)-tail:])
+	}
+	for _, r := range rows {
+		b.WriteString(r)
+		b.WriteByte('\n')
+	}
+}
+
+func (l Layout) more(note string) string {
+	if l.More == "" {
+		return note
+	}
+	return note + "; " + l.More
+}
+
+func countEmpty(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		if l == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// count is "1 line", "100,000 lines".
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return group(n) + " " + what + "s"
+}
+
+// group writes n with thousands separated, so a person reads 100,000 as
+// a hundred thousand at a glance.
+func group(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// Fold lays text out (already rendered by Visible) as rows of at most
+// width-1 columns, each ending with a line feed: the first row starts
+// with first, every other with cont. A surface then never wraps a row
+// itself, so no row it shows starts with the text's own characters, and
+// text padded with spaces to line up with the margin after wrapping
+// cannot draw lines of its own. Runs of more than eight spaces are shown
+// as ␠×N. Width 0 leaves the text on one row.
+func Fold(text, first, cont string, width int) string {
+	var b strings.Builder
+	for _, r := range foldRows(text, first, cont, width) {
+		b.WriteString(r)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// foldRows is Fold's rows, without line feeds. It never splits a
+// rendered character (<U+XXXX>) or a run of spaces (␠×N) between rows.
+func foldRows(text, first, cont string, width int) []string {
+	units := showUnits(text)
+	if width <= 0 {
+		return []string{first + strings.Join(units, "")}
+	}
+	var rows []string
+	row := []string{first}
+	used := columns(first)
+	for _, u := range units {
+		w := columns(u)
+		if used+w > width-1 && len(row) > 1 {
+			rows = append(rows, strings.Join(row, ""))
+			row, used = []string{cont}, columns(cont)
+		}
+		row = append(row, u)
+		used += w
+	}
+	return append(rows, strings.Join(row, ""))
+}
+
+// minSpaceRun is the shortest run of spaces shown as ␠×N: enough to keep
+// the usual indentation of code as it is, too few to push text across a
+// terminal's width unseen.
+const minSpaceRun = 9
+
+// showUnits splits rendered text into what folding keeps together:
+// single characters, a written-out <U+XXXX>, and runs of minSpaceRun or
+// more spaces shown as ␠×N. A ␠ in the text itself is written out, so ␠
+// means spaces only.
+func showUnits(text string) []string {
+	var units []string
+	for i := 0; i < len(text); {
+		if text[i] == ' ' {
+			if n := len(text[i:]) - len(strings.TrimLeft(text[i:], " ")); n >= minSpaceRun {
+				units = append(units, "␠×"+strconv.Itoa(n))
+				i += n
+				continue
+			}
+		}
+		if text[i] == '<' {
+			if m := codePoint.FindString(text[i:min(len(text), i+10)]); m != "" {
+				units = append(units, m)
+				i += len(m)
+				continue
+			}
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if r == '␠' {
+			units = append(units, "<U+2420>")
+		} else {
+			units = append(units, text[i:i+size])
+		}
+		i += size
+	}
+	return units
+}
+
+// codePoint is a character Visible wrote out.
+var codePoint = regexp.MustCompile(`^<U\+[0-9A-F]{4,6}>`)
+
+// columns is at least how many columns s takes on a terminal: one for
+// ASCII and two for anything else, as wide (East Asian, emoji) and
+// ambiguous characters take two on some terminals. Counting too many
+// only folds a row early; counting too few would let the terminal wrap
+// it.
+func columns(s string) int {
+	n := 0
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			n++
+		} else {
+			n += 2
+		}
+	}
+	return n
+}
+
+// RecapMark starts every row of a recap: Details never starts a row with
+// it, so no argument can draw a row that passes for the recap's.
+const RecapMark = "┃ "
+
+// The recap's limits, so that it always fits on a screen with the
+// question under it, however many arguments or files a call has.
+const (
+	recapArgs  = 8
+	recapPaths = 6
+)
+
+// Recap is the short account of c that a surface shows last, right
+// before its question, for a surface width columns wide (0: unfolded):
+// the call, its tool and risk, the summary, each argument by name with
+// its size, and every file the call resolves to, as the sandbox
+// resolved it. It is a few rows whatever the arguments are, each
+// starting with RecapMark, so a long argument shown above it can neither
+// push it off the screen nor imitate it. A call of many arguments or
+// files lists the first ones and counts the rest.
+func (c Confirmation) Recap(width int) string {
+	var b strings.Builder
+	b.WriteString(Fold(fmt.Sprintf("call %s (%s), %s risk", cut(Visible(c.CallID), 40), cut(Visible(c.Tool), 40),
+		Visible(strings.ToUpper(string(c.Risk)))), "┏━ toolhost asks about ", foldMark, width))
+	b.WriteString(Fold("summary: "+c.Summary, RecapMark, RecapMark+"  ┆", width))
+	if c.SummaryTruncated || c.SummaryRedacted {
+		b.WriteString(Fold("(the summary is not all of it: the arguments are what will run)", RecapMark, RecapMark+"  ", width))
+	}
+	if len(c.Arguments) == 0 {
+		b.WriteString(RecapMark + "no arguments\n")
+	}
+	paths := 0
+	for i, a := range c.Arguments {
+		if i == recapArgs {
+			b.WriteString(Fold("… and "+count(len(c.Arguments)-i, "more argument"), RecapMark, RecapMark+"  ", width))
+			break
+		}
+		b.WriteString(Fold(cut(a.Name, 60)+": "+a.size(), RecapMark, RecapMark+"  ┆", width))
+		for _, p := range a.Paths {
+			paths++
+			if paths <= recapPaths {
+				writeRecapPath(&b, p, width)
+			}
+		}
+	}
+	if paths > recapPaths {
+		b.WriteString(Fold("  … and "+count(paths-recapPaths, "more file"), RecapMark, RecapMark+"  ", width))
+	}
+	return b.String()
+}
+
+// writeRecapPath writes a file of the recap on at most three rows: a path
+// too long for them keeps its first row and a last row holding its end,
+// the file's name, with a count of what is between.
+func writeRecapPath(b *strings.Builder, p PathInfo, width int) {
+	const first, cont = RecapMark + "  ", RecapMark + "    ┆"
+	text := "→ file " + Visible(p.String())
+	rows := foldRows(text, first, cont, width)
+	if len(rows) > 3 {
+		units := showUnits(text)
+		head := 0
+		for used := columns(first); head < len(units) && used+columns(units[head]) <= width-1; head++ {
+			used += columns(units[head])
+		}
+		tail := len(units)
+		for used := columns(cont); tail > head && used+columns(units[tail-1]) <= width-1; tail-- {
+			used += columns(units[tail-1])
+		}
+		hidden := utf8.RuneCountInString(strings.Join(units[head:tail], ""))
+		rows = []string{first + strings.Join(units[:head], ""), RecapMark + "    ⋮ " + count(hidden, "more character"), cont + strings.Join(units[tail:], "")}
+	}
+	for _, r := range rows {
+		b.WriteString(r)
+		b.WriteByte('\n')
+	}
+}
+
+// size is how big the value is, for a recap: its bytes and, for more
+// than one, its lines and how many of them are empty.
+func (a Argument) size() string {
+	n := a.Size
+	if n == 0 { // an argument built by hand: its rendering is close
+		for _, l := range a.Lines {
+			n += len(l) + 1
+		}
+		n = max(0, n-1)
+	}
+	s := count(n, "byte")
+	if len(a.Lines) > 1 {
+		s += ", " + count(len(a.Lines), "line")
+		if empty := countEmpty(a.Lines); empty > 0 {
+			s += " (" + group(empty) + " empty)"
+		}
+	}
+	return s
+}
+
+// cut shortens rendered text to limit characters, keeping its start and
+// end with … between (Visible writes out a … of the text itself, so the
+// … is toolhost's).
+func cut(s string, limit int) string {
+	r := []rune(s)
+	if len(r) <= limit {
+		return s
+	}
+	head := (limit - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(limit-1-head):])
 }
 
 // arguments renders a call's arguments for approval: every value in the
@@ -198,7 +549,7 @@ func flatten(prefix string, raw json.RawMessage, out *[]Argument) {
 	dec.UseNumber()
 	tok, err := dec.Token()
 	if err != nil {
-		*out = append(*out, Argument{Name: prefix, Lines: []string{Visible(string(raw))}})
+		*out = append(*out, Argument{Name: prefix, Lines: []string{Visible(string(raw))}, Size: len(raw)})
 		return
 	}
 	delim, ok := tok.(json.Delim)
@@ -228,7 +579,7 @@ func flatten(prefix string, raw json.RawMessage, out *[]Argument) {
 		if delim == '[' {
 			empty = "[]"
 		}
-		*out = append(*out, Argument{Name: prefix, Lines: []string{empty}})
+		*out = append(*out, Argument{Name: prefix, Lines: []string{empty}, Size: 2})
 	}
 }
 
@@ -237,11 +588,11 @@ func scalar(name string, tok json.Token) Argument {
 	s, ok := tok.(string)
 	if !ok {
 		b, _ := json.Marshal(tok)
-		return Argument{Name: name, Lines: []string{string(b)}}
+		return Argument{Name: name, Lines: []string{string(b)}, Size: len(b)}
 	}
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = Visible(l)
 	}
-	return Argument{Name: name, Lines: lines, text: s, isString: true}
+	return Argument{Name: name, Lines: lines, Size: len(s), text: s, isString: true}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -204,4 +205,170 @@ func TestConfirmationPathRoots(t *testing.T) {
 	if got := argument(t, cs[0], "path").Paths; len(got) != 1 || got[0] != (PathInfo{Root: canon, Rel: "d/n.txt"}) {
 		t.Errorf("paths %+v, want d/n.txt in %s", got, canon)
 	}
+}
+
+// issue 10 item 3: a value is folded to the surface's width, so the
+// surface wraps nothing itself and no row of the value starts at the
+// margin or with the value's own text; padding shows as ␠×N and a
+// written-out character is never split.
+func TestFold_Issue10Item3(t *testing.T) {
+	tests := []struct {
+		name  string
+		text  string
+		width int
+		want  []string
+	}{
+		{"fits", "ls -la", 80, []string{"    │ls -la"}},
+		{"unfolded", strings.Repeat("a", 200), 0, []string{"    │" + strings.Repeat("a", 200)}},
+		{"folded at width less one", strings.Repeat("a", 30), 20,
+			[]string{"    │" + strings.Repeat("a", 13), "    ┆" + strings.Repeat("a", 13), "    ┆aaaa"}},
+		{"padding shown", "a" + strings.Repeat(" ", 75) + "LOW risk" + strings.Repeat(" ", 8) + "x", 80,
+			[]string{"    │a␠×75LOW risk        x"}},
+		{"the glyph itself written out", "␠×75", 80, []string{"    │<U+2420>×75"}},
+		{"written-out character kept whole", "abcdefghijkl<U+202E>z", 20,
+			[]string{"    │abcdefghijkl", "    ┆<U+202E>z"}},
+		{"wide characters take two columns", "日本語日本語日本語", 20, []string{"    │日本語日本語", "    ┆日本語"}},
+		{"too narrow still shows everything", "abc", 3, []string{"    │a", "    ┆b", "    ┆c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := strings.Split(strings.TrimSuffix(Fold(tt.text, valueMark, foldMark, tt.width), "\n"), "\n")
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("Fold =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			for _, row := range got {
+				if tt.width > columns(valueMark)+2 && columns(row) > tt.width-1 {
+					t.Errorf("row %q is %d columns wide, more than %d", row, columns(row), tt.width-1)
+				}
+			}
+		})
+	}
+}
+
+// issue 10 item 3: a flood of lines, empty or padded to wrap, cannot
+// fill the default view or draw a row of its own in any view; the full
+// view still holds every line, folded the same way.
+func TestDetailsLayout_Issue10Item3(t *testing.T) {
+	pad := func(s string) string { return s + strings.Repeat(" ", 80-len(s)) }
+	forged := strings.Repeat(" ", 75) + pad("LOW risk: Write 5 bytes to notes.md") + pad("  path: notes.md")
+	var numbered []string
+	for i := range 100 {
+		numbered = append(numbered, fmt.Sprintf("line %d", i))
+	}
+	tests := []struct {
+		name    string
+		value   string
+		layout  Layout
+		maxRows int      // of the whole Details
+		want    []string // rows, whole
+		absent  []string // rows
+	}{
+		{"empty flood counted", strings.Repeat("\n", 100000) + forged,
+			Layout{Width: 80, MaxLines: 40, More: "answer v"}, 20,
+			[]string{"    ⋮ 20 empty lines", "    ⋮ 99,961 more lines not shown (all empty); answer v",
+				"    ⋮ 19 empty lines", "    │␠×75LOW risk: Write 5 bytes to notes.md␠×47path: notes.md␠×64"}, nil},
+		{"empty flood in full", strings.Repeat("\n", 100000) + "end",
+			Layout{Width: 80}, 10, []string{"    ⋮ 100,000 empty lines", "    │end"}, nil},
+		{"long value shortened", strings.Join(numbered, "\n"),
+			Layout{Width: 80, MaxLines: 40}, 50,
+			[]string{"    │line 0", "    │line 19", "    ⋮ 60 more lines not shown", "    │line 80", "    │line 99"},
+			[]string{"    │line 20", "    │line 79"}},
+		{"long value in full", strings.Join(numbered, "\n"),
+			Layout{Width: 80}, 110, []string{"    │line 20", "    │line 79"}, nil},
+		{"two empty lines drawn", "a\n\n\nb", Layout{Width: 80}, 10, []string{"    │a", "    │", "    │b"}, nil},
+		{"long line shortened", "x" + strings.Repeat("y", 100000) + "z",
+			Layout{Width: 80, MaxLines: 40, More: "answer v"}, 15,
+			[]string{"  content: x" + strings.Repeat("y", 67), "    ┆" + strings.Repeat("y", 69) + "z",
+				"    ⋮ 99,426 more characters of this line not shown; answer v"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Confirmation{Arguments: []Argument{scalar("path", ".bashrc"), scalar("content", tt.value)}}
+			d := c.DetailsLayout(tt.layout)
+			rows := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
+			if len(rows) > tt.maxRows {
+				t.Errorf("%d rows, want at most %d:\n%s", len(rows), tt.maxRows, head(rows, 60))
+			}
+			for _, w := range tt.want {
+				if !contains(rows, w) {
+					t.Errorf("no row %q:\n%s", w, head(rows, 60))
+				}
+			}
+			for _, w := range tt.absent {
+				if contains(rows, w) {
+					t.Errorf("row %q shown in a shortened view", w)
+				}
+			}
+			for _, row := range rows {
+				if !strings.HasPrefix(row, "  ") || columns(row) > tt.layout.Width-1 {
+					t.Errorf("row %q starts at the margin or is wider than %d columns", row, tt.layout.Width-1)
+				}
+				if strings.HasPrefix(strings.TrimLeft(row, " "), "path: notes.md") {
+					t.Errorf("row %q passes for an argument of toolhost's", row)
+				}
+			}
+		})
+	}
+}
+
+// issue 10 item 3: the recap names what runs in a few rows, each marked
+// as toolhost's, however many arguments and files a call has.
+func TestRecap_Issue10Item3(t *testing.T) {
+	var many []Argument
+	for i := range 30 {
+		a := scalar(fmt.Sprintf("a%d", i), "x\ny")
+		a.Paths = []PathInfo{{Rel: fmt.Sprintf("dir/f%d", i)}}
+		many = append(many, a)
+	}
+	longPath := PathInfo{Rel: strings.Repeat("d/", 2000) + "toolhost.toml"}
+	tests := []struct {
+		name    string
+		c       Confirmation
+		maxRows int
+		want    []string
+	}{
+		{"flood", Confirmation{CallID: "1", Tool: "write_file", Risk: "high", Summary: "Write 100081 bytes to .bashrc",
+			Arguments: []Argument{withPaths(scalar("path", ".bashrc"), PathInfo{Rel: ".bashrc"}), scalar("content", strings.Repeat("\n", 100000)+"x")}},
+			6, []string{
+				"┏━ toolhost asks about call 1 (write_file), HIGH risk",
+				"┃ summary: Write 100081 bytes to .bashrc",
+				"┃ path: 7 bytes", "┃   → file .bashrc",
+				"┃ content: 100,001 bytes, 100,001 lines (100,000 empty)",
+			}},
+		{"many arguments and files", Confirmation{CallID: "2", Tool: "t", Risk: "medium", SummaryTruncated: true, Arguments: many},
+			20, []string{"┃ a0: 3 bytes, 2 lines", "┃   → file dir/f5", "┃ … and 22 more arguments", "┃   … and 2 more files",
+				"┃ (the summary is not all of it: the arguments are what will run)"}},
+		{"long path keeps its file name", Confirmation{CallID: "3", Tool: "write_file", Risk: "low",
+			Arguments: []Argument{withPaths(scalar("path", "x"), longPath)}},
+			6, []string{"┃   → file d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/",
+				"┃     ⋮ 3,877 more characters", "┃     ┆" + strings.Repeat("/d", 28) + "/toolhost.toml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.c.Recap(80)
+			rows := strings.Split(strings.TrimSuffix(r, "\n"), "\n")
+			if len(rows) > tt.maxRows {
+				t.Errorf("%d rows, want at most %d:\n%s", len(rows), tt.maxRows, r)
+			}
+			for _, w := range tt.want {
+				if !contains(rows, w) {
+					t.Errorf("no row %q:\n%s", w, r)
+				}
+			}
+			for i, row := range rows {
+				if (i == 0) != strings.HasPrefix(row, "┏━ ") || i > 0 && !strings.HasPrefix(row, RecapMark) || columns(row) > 79 {
+					t.Errorf("row %q is not marked as the recap's or is too wide", row)
+				}
+			}
+		})
+	}
+}
+
+func withPaths(a Argument, p ...PathInfo) Argument {
+	a.Paths = p
+	return a
+}
+
+func head(rows []string, n int) string {
+	return strings.Join(rows[:min(n, len(rows))], "\n")
 }

@@ -2,14 +2,17 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/creack/pty"
 )
@@ -64,12 +67,18 @@ func startTerminal(t *testing.T, w *workspace, tool, args string) *terminal {
 // "\n".
 func (term *terminal) waitFor(s string) string {
 	term.t.Helper()
+	return term.waitForN(s, 1)
+}
+
+// waitForN is waitFor once the terminal shows s n times.
+func (term *terminal) waitForN(s string, n int) string {
+	term.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		term.mu.Lock()
 		shown := strings.ReplaceAll(term.screen.String(), "\r\n", "\n")
 		term.mu.Unlock()
-		if strings.Contains(shown, s) {
+		if strings.Count(shown, s) >= n {
 			return shown
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -109,7 +118,7 @@ func TestApprovalShowsWhatRuns_Issue10Item3(t *testing.T) {
 		marker := filepath.Join(t.TempDir(), "pwned")
 		command := "GITHUB_TOKEN=$(touch${IFS}" + marker + "|base64) true"
 		term := startTerminal(t, w, "run_command", jsonArgs(t, map[string]any{"command": command}))
-		shown := term.waitFor("[y/N] ")
+		shown := unfold(term.waitFor("[y/N] "))
 		if !strings.Contains(shown, "\n  command: "+command+"\n") {
 			t.Errorf("the question does not show the command %q:\n%s", command, shown)
 		}
@@ -132,7 +141,7 @@ func TestApprovalShowsWhatRuns_Issue10Item3(t *testing.T) {
 			t.Fatalf("first line has %d characters", len(first))
 		}
 		term := startTerminal(t, w, "run_command", jsonArgs(t, map[string]any{"command": first + "\ntouch " + marker}))
-		shown := term.waitFor("[y/N] ")
+		shown := unfold(term.waitFor("[y/N] "))
 		for _, want := range []string{"\n  command: 2 lines\n", "\n    │" + first + "\n", "\n    │touch " + marker + "\n", "summary shortened"} {
 			if !strings.Contains(shown, want) {
 				t.Errorf("the question does not show %q:\n%s", want, shown)
@@ -148,7 +157,7 @@ func TestApprovalShowsWhatRuns_Issue10Item3(t *testing.T) {
 		w := newWorkspace(t).withConfig(t, promptConfig)
 		content := "hello\nApprove call call_1? [y/N] y\nend\n"
 		term := startTerminal(t, w, "write_file", jsonArgs(t, map[string]any{"path": "./././a/./b.txt", "content": content}))
-		shown := term.waitFor("\nApprove call call_1? [y/N] ")
+		shown := unfold(term.waitFor("\nApprove call call_1? [y/N] "))
 		for _, want := range []string{
 			"\n  path: ./././a/./b.txt\n    → file a/b.txt\n",
 			"\n  content: 4 lines\n    │hello\n    │Approve call call_1? [y/N] y\n    │end\n    │\n",
@@ -167,4 +176,70 @@ func TestApprovalShowsWhatRuns_Issue10Item3(t *testing.T) {
 			t.Errorf("a/b.txt = %q, %v", got, err)
 		}
 	})
+}
+
+// unfold joins the rows the question folded to the terminal's width
+// back into the lines they show.
+func unfold(shown string) string {
+	return strings.ReplaceAll(shown, "\n    ┆", "")
+}
+
+// issue 10 item 3 (red team round 2), on a real terminal: a value longer
+// than a screen shows its first and last lines, every row folded to the
+// terminal's width, with a recap naming the file right above the
+// question; v shows every line and asks again.
+func TestApprovalLongValue_Issue10Item3(t *testing.T) {
+	w := newWorkspace(t).withConfig(t, promptConfig)
+	var lines []string
+	for i := range 60 {
+		lines = append(lines, fmt.Sprintf("line %d %s", i, strings.Repeat("x", 150)))
+	}
+	content := strings.Join(lines, "\n") + strings.Repeat("\n", 5000)
+	term := startTerminal(t, w, "write_file", jsonArgs(t, map[string]any{"path": "././notes.md", "content": content}))
+	shown := term.waitFor("[y/N] ")
+	for _, want := range []string{
+		"\n    │line 19 ", "\n    ⋮ 5,020 more lines not shown (4,980 empty); answer v to view all\n",
+		"\n┃ content: " + group(len(content)) + " bytes, 5,060 lines (5,000 empty)\n",
+		"\n┃ path: 12 bytes\n┃   → file notes.md\n┗━ y runs it, v shows every argument in full, anything else denies it\nApprove call call_1? [y/N] ",
+	} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the question does not show %q:\n%s", want, shown)
+		}
+	}
+	for _, row := range strings.Split(shown, "\n") {
+		if n := utf8.RuneCountInString(row); n >= 100 {
+			t.Errorf("a row of %d characters on a terminal of 100 columns: %q", n, row)
+		}
+	}
+	if strings.Contains(shown, "\n    │line 20 ") {
+		t.Errorf("the default view shows every line:\n%s", shown)
+	}
+	if _, err := io.WriteString(term.tty, "v\r"); err != nil {
+		t.Fatal(err)
+	}
+	shown = unfold(term.waitForN("Approve call call_1? [y/N] ", 2))
+	all := shown[strings.Index(shown, "[y/N] v\n"):]
+	for _, l := range lines {
+		if !strings.Contains(all, "\n    │"+l+"\n") {
+			t.Errorf("v does not show the line %q", l)
+		}
+	}
+	if !strings.Contains(all, "\n    ⋮ 5,000 empty lines\n") {
+		t.Errorf("v does not count the empty lines:\n%s", all)
+	}
+	if r := term.answer("n"); r.OK {
+		t.Errorf("denied write ran: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "notes.md")); err == nil {
+		t.Error("notes.md written after a no")
+	}
+}
+
+// group is n with its thousands separated, as toolhost counts.
+func group(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
