@@ -80,6 +80,17 @@ func isolate() (string, error) {
 	if os.Getenv("TOOLHOST_CACHE_DIR") == "" {
 		os.Setenv("TOOLHOST_CACHE_DIR", host.DefaultCacheDir())
 	}
+	// go builds (of the binary here, of test plugins) keep the caches of
+	// the real home: a new home would download and compile everything.
+	for _, name := range []string{"GOPATH", "GOMODCACHE", "GOCACHE"} {
+		if os.Getenv(name) == "" {
+			out, err := exec.Command("go", "env", name).Output()
+			if err != nil {
+				return "", fmt.Errorf("go env %s: %w", name, err)
+			}
+			os.Setenv(name, strings.TrimSpace(string(out)))
+		}
+	}
 	home, err := os.MkdirTemp("", "toolhost-e2e-home")
 	if err != nil {
 		return "", err
