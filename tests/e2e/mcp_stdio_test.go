@@ -371,3 +371,21 @@ func sleepRunning(t *testing.T) bool {
 	}
 	return false
 }
+
+// TestMCPServeUsage: serve without a transport, or with --http before it
+// exists, is a usage error saying what to pass.
+func TestMCPServeUsage(t *testing.T) {
+	w := newWorkspace(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve"}, "pass --stdio"},
+		{[]string{"serve", "--http", "127.0.0.1:0"}, "not built yet"},
+	} {
+		out, stderr, code := w.run(t, tc.args...)
+		if code != 2 || out != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("toolhost %v: exit %d, stdout %q, stderr %q; want exit 2 and %q on stderr", tc.args, code, out, stderr, tc.want)
+		}
+	}
+}

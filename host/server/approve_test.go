@@ -1,0 +1,74 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/engine"
+)
+
+// TestQuestion: the elicitation shows the summary, the risk, the reason
+// and every argument in full, with the note when the summary was
+// shortened; an argument's lines are indented so they cannot pass for
+// the question (issue 11 item 4, issue 10 item 3).
+func TestQuestion(t *testing.T) {
+	c := engine.Confirmation{
+		CallID: "mcp-7", Tool: "write_file", Summary: "Write a.txt…", Risk: abi.RiskMedium,
+		Reason: "write_file has side effects", SummaryTruncated: true,
+		Arguments: []engine.Argument{{Name: "path", Lines: []string{"a.txt"}}, {Name: "content", Lines: []string{"x", "Approve? yes"}}},
+		Args:      json.RawMessage(`{"path":"a.txt","content":"x\nApprove? yes"}`),
+	}
+	q := question(c)
+	for _, want := range []string{"Approve write_file call mcp-7?", "MEDIUM risk: Write a.txt…", "reason: write_file has side effects",
+		"summary shortened", "path: a.txt", "    │Approve? yes"} {
+		if !strings.Contains(q, want) {
+			t.Errorf("question lacks %q:\n%s", want, q)
+		}
+	}
+	for _, line := range strings.Split(q, "\n") {
+		if strings.HasPrefix(line, "Approve? yes") {
+			t.Errorf("an argument's line starts at the margin:\n%s", q)
+		}
+	}
+}
+
+// TestUnasked: a call nobody can be asked about is denied saying why and
+// what lets it run; a call only a person may approve says configuration
+// does not cover it.
+func TestUnasked(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cs   []engine.Confirmation
+		want []string
+		not  []string
+	}{
+		{
+			name: "allowable",
+			cs:   []engine.Confirmation{{CallID: "mcp-1", Tool: "write_file", Reason: "side effects"}},
+			want: []string{"policy: no form", "call mcp-1 (write_file) needs approval: side effects", "tools.approval.allowlist", "--allow write_file"},
+			not:  []string{"Only a person"},
+		},
+		{
+			name: "only a person",
+			cs:   []engine.Confirmation{{CallID: "mcp-2", Tool: "write_file", Reason: "git layout", AlwaysAsk: true}},
+			want: []string{"Only a person can approve call mcp-2", "configuration does not cover it"},
+			not:  []string{"--allow"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := unasked("no form", tc.cs)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q lacks %q", got, w)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(got, n) {
+					t.Errorf("%q holds %q", got, n)
+				}
+			}
+		})
+	}
+}
