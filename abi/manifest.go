@@ -55,3 +55,28 @@ type Manifest struct {
 	WritesUnnamedPaths bool         `json:"writes_unnamed_paths,omitempty"`
 	Capabilities       []Capability `json:"capabilities,omitempty"`
 }
+
+// Hints are what clients are told about a tool's behaviour (MCP's tool
+// annotations), so that their plan or review modes let the read-only
+// tools through and ask about the rest.
+type Hints struct {
+	ReadOnly, Destructive, Idempotent, OpenWorld bool
+}
+
+// Hints derives the behaviour hints from the manifest. A tool without
+// side effects is read-only, and reading again changes nothing
+// (idempotent). A side-effecting tool may replace what was there
+// (destructive), and nothing in a manifest says a second identical call
+// is harmless, so it is not claimed idempotent. A tool's world is closed
+// when it reaches only the sandbox's files; any other capability (running
+// a command: any program the root holds, with effects no manifest can
+// list) opens it.
+func (m Manifest) Hints() Hints {
+	open := false
+	for _, c := range m.Capabilities {
+		if c != CapFSRead && c != CapFSWrite && c != CapFSList {
+			open = true
+		}
+	}
+	return Hints{ReadOnly: !m.SideEffecting, Destructive: m.SideEffecting, Idempotent: !m.SideEffecting, OpenWorld: open}
+}

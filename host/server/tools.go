@@ -29,24 +29,15 @@ func toolFor(m abi.Manifest) (*mcp.Tool, error) {
 	}, nil
 }
 
-// annotations derives MCP's hints from the manifest. A tool without side
-// effects is read-only, and reading again changes nothing (idempotent). A
-// side-effecting tool may replace what was there (destructive), and
-// nothing in a manifest says a second identical call is harmless, so it
-// is not claimed idempotent. A tool's world is closed when it reaches only
-// the sandbox's files; running a command is open (any program the root
-// holds, with effects no manifest can list).
+// annotations are the manifest's behaviour hints (abi.Manifest.Hints),
+// as MCP carries them.
 func annotations(m abi.Manifest) *mcp.ToolAnnotations {
-	readOnly := !m.SideEffecting
-	destructive := m.SideEffecting
-	openWorld := slices.ContainsFunc(m.Capabilities, func(c abi.Capability) bool {
-		return c != abi.CapFSRead && c != abi.CapFSWrite && c != abi.CapFSList
-	})
+	h := m.Hints()
 	return &mcp.ToolAnnotations{
-		ReadOnlyHint:    readOnly,
-		DestructiveHint: &destructive,
-		IdempotentHint:  readOnly,
-		OpenWorldHint:   &openWorld,
+		ReadOnlyHint:    h.ReadOnly,
+		DestructiveHint: &h.Destructive,
+		IdempotentHint:  h.Idempotent,
+		OpenWorldHint:   &h.OpenWorld,
 	}
 }
 

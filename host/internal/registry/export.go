@@ -46,11 +46,12 @@ func Definitions(ms []abi.Manifest, format string) (any, error) {
 		}), nil
 	case "mcp":
 		return mapTools(ms, func(m abi.Manifest) any {
+			h := m.Hints()
 			return map[string]any{
 				"name": m.Name, "description": m.Description, "inputSchema": json.RawMessage(m.Parameters),
 				"annotations": map[string]any{
-					"readOnlyHint":    !m.SideEffecting,
-					"destructiveHint": m.SideEffecting,
+					"readOnlyHint": h.ReadOnly, "destructiveHint": h.Destructive,
+					"idempotentHint": h.Idempotent, "openWorldHint": h.OpenWorld,
 				},
 			}
 		}), nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -173,5 +174,38 @@ func TestDefinitionsFormats(t *testing.T) {
 	}
 	if _, err := r.Definitions("xml"); err == nil {
 		t.Error("unknown format accepted")
+	}
+}
+
+// The MCP definitions carry all four behaviour hints, the same ones
+// toolhost serve gives (abi.Manifest.Hints), so `toolhost tools --format
+// mcp` shows what a client will see (issue 11 item 1).
+func TestMCPDefinitionsCarryEveryHint(t *testing.T) {
+	read := manifest("read_file")
+	run := manifest("run_command")
+	run.SideEffecting, run.Capabilities = true, []abi.Capability{abi.CapProcExec}
+	defs, err := Definitions([]abi.Manifest{read, run}, "mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(defs)
+	var got []struct {
+		Name        string          `json:"name"`
+		Annotations map[string]bool `json:"annotations"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	want := map[string]map[string]bool{
+		"read_file":   {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
+		"run_command": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true},
+	}
+	if len(got) != 2 {
+		t.Fatalf("tools: %s", b)
+	}
+	for _, tool := range got {
+		if !reflect.DeepEqual(tool.Annotations, want[tool.Name]) {
+			t.Errorf("%s: annotations %v, want %v", tool.Name, tool.Annotations, want[tool.Name])
+		}
 	}
 }
