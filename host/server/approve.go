@@ -83,11 +83,21 @@ func cannotElicit(ss *mcp.ServerSession) string {
 // from the model (the call id, the tool name in the reason) is rendered
 // visibly, and Details indents every line of an argument, so an argument
 // cannot pass for the question itself.
+//
+// The arguments are shown in full (a form has no way to ask for more),
+// folded to questionWidth so that a client that wraps long rows never
+// starts one with the argument's own text, and the recap of what runs
+// comes last, where a flood of argument text cannot push it out of view
+// (issue 10 item 3).
 func question(c engine.Confirmation) string {
-	return fmt.Sprintf("Approve %s call %s?\n%s risk: %s\nreason: %s\nIt will run with these arguments:\n%s",
+	return fmt.Sprintf("Approve %s call %s?\n%s risk: %s\nreason: %s\nIt will run with these arguments:\n%s%s",
 		engine.Visible(c.Tool), engine.Visible(c.CallID), strings.ToUpper(string(c.Risk)), c.Summary,
-		engine.Visible(c.Reason), c.Details())
+		engine.Visible(c.Reason), c.DetailsWidth(questionWidth), c.Recap(questionWidth))
 }
+
+// questionWidth is the width elicitation text is folded to: clients show
+// it in panels of about this many columns.
+const questionWidth = 80
 
 // unasked is who denied calls nobody could be asked about, with what
 // would let each run.

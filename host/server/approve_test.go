@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/engine"
@@ -27,10 +28,17 @@ func TestQuestion(t *testing.T) {
 			t.Errorf("question lacks %q:\n%s", want, q)
 		}
 	}
-	for _, line := range strings.Split(q, "\n") {
+	lines := strings.Split(strings.TrimRight(q, "\n"), "\n")
+	for _, line := range lines {
 		if strings.HasPrefix(line, "Approve? yes") {
 			t.Errorf("an argument's line starts at the margin:\n%s", q)
 		}
+		if n := utf8.RuneCountInString(line); n > questionWidth {
+			t.Errorf("a row of %d columns, wider than %d:\n%s", n, questionWidth, line)
+		}
+	}
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, engine.RecapMark) {
+		t.Errorf("the question does not end with the recap of what runs:\n%s", q)
 	}
 }
 
