@@ -1,0 +1,321 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests drive `toolhost serve --stdio` with the official MCP
+// TypeScript SDK client, the one most agents embed (issue 11, "Done
+// when": real clients). tests/mcpclient/client.mjs runs a named scenario
+// and prints what it observed as JSON; the assertions live here.
+
+// tsClientDir is tests/mcpclient, where the client and its pinned
+// dependency live.
+func tsClientDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "mcpclient")
+}
+
+// tsRun is what client.mjs observed in one scenario.
+type tsRun struct {
+	ProtocolVersion string `json:"protocolVersion"`
+	Tools           []struct {
+		Name        string         `json:"name"`
+		InputSchema map[string]any `json:"inputSchema"`
+		Annotations *struct {
+			ReadOnly    *bool `json:"readOnlyHint"`
+			Destructive *bool `json:"destructiveHint"`
+			Idempotent  *bool `json:"idempotentHint"`
+			OpenWorld   *bool `json:"openWorldHint"`
+		} `json:"annotations"`
+	} `json:"tools"`
+	Calls        []tsCall `json:"calls"`
+	Elicitations []struct {
+		Message string `json:"message"`
+		Mode    string `json:"mode"`
+		Answer  string `json:"answer"`
+	} `json:"elicitations"`
+}
+
+type tsCall struct {
+	Name              string          `json:"name"`
+	IsError           bool            `json:"isError"`
+	Text              string          `json:"text"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+}
+
+// call is the i-th tools/call of the run, which must have called tool.
+func (r *tsRun) call(t *testing.T, i int, tool string) tsCall {
+	t.Helper()
+	if i >= len(r.Calls) || r.Calls[i].Name != tool {
+		t.Fatalf("the client's calls %+v lack call %d to %s", r.Calls, i, tool)
+	}
+	return r.Calls[i]
+}
+
+// The workspace the scenarios expect, as client.mjs's header says.
+const (
+	tsNotes  = "one\ntwo\nthree\nfour\nfive\n"
+	tsBefore = "before\n"
+)
+
+func tsWorkspace(t *testing.T) *workspace {
+	t.Helper()
+	w := newWorkspace(t)
+	w.file(t, "notes.txt", tsNotes)
+	w.file(t, "out.txt", tsBefore)
+	return w
+}
+
+// requireTSClient fails, never skips, when the client cannot run: the
+// dependency is installed by `make test`, and a test that passes by not
+// running would hide a broken target.
+func requireTSClient(t *testing.T) string {
+	t.Helper()
+	dir := tsClientDir()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is not on PATH (%v): the MCP TypeScript SDK client needs Node.js 20 or later", err)
+	}
+	var pinned, installed struct {
+		Version      string            `json:"version"`
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	readJSON(t, filepath.Join(dir, "package.json"), &pinned)
+	sdk := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
+	b, err := os.ReadFile(sdk)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("%s is missing: run `make test`, which installs the MCP TypeScript SDK client (npm ci --prefix tests/mcpclient)", filepath.Join(dir, "node_modules"))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &installed); err != nil {
+		t.Fatalf("%s: %v", sdk, err)
+	}
+	if want := pinned.Dependencies["@modelcontextprotocol/sdk"]; installed.Version != want {
+		t.Fatalf("tests/mcpclient has @modelcontextprotocol/sdk %s installed, package.json pins %s: run `make test`, which reinstalls it (npm ci --prefix tests/mcpclient)", installed.Version, want)
+	}
+	return filepath.Join(dir, "client.mjs")
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// tsClientTimeout bounds one scenario; client.mjs bounds each call below
+// it, so a hung server shows as the client's own timeout error.
+const tsClientTimeout = 2 * time.Minute
+
+// runTSClient runs client.mjs's scenario against `toolhost serve --stdio
+// serveArgs...` in w, the client spawning the server as an agent does.
+func runTSClient(t *testing.T, w *workspace, scenario string, serveArgs ...string) *tsRun {
+	t.Helper()
+	script := requireTSClient(t)
+	argv := append([]string{"node", script, scenario, "--"}, w.argv(append([]string{"serve", "--stdio"}, serveArgs...)...)...)
+	cmd := w.command(argv...)
+	var stdout strings.Builder
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the TypeScript client: %v", err)
+	}
+	// Killing node closes the server's stdin, which ends the server too.
+	timer := time.AfterFunc(tsClientTimeout, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	timer.Stop()
+	if err != nil {
+		t.Fatalf("TypeScript client, scenario %s: %v\nstdout: %s\nstderr (client and server): %s", scenario, err, stdout.String(), stderr)
+	}
+	var r tsRun
+	if err := json.Unmarshal([]byte(stdout.String()), &r); err != nil {
+		t.Fatalf("TypeScript client, scenario %s: stdout is not its JSON report (%v)\nstdout: %s\nstderr: %s", scenario, err, stdout.String(), stderr)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("scenario %s, client and server stderr:\n%s", scenario, stderr)
+		}
+	})
+	return &r
+}
+
+// TestMCPTypeScriptClient_ListsTools: the TypeScript client negotiates
+// 2025-11-25 and sees the policy's tools with their schemas and all four
+// hints set, so its plan/review modes let reads through (issue 11 item 1).
+func TestMCPTypeScriptClient_ListsTools(t *testing.T) {
+	r := runTSClient(t, tsWorkspace(t), "list")
+	if r.ProtocolVersion != "2025-11-25" {
+		t.Errorf("negotiated protocol %q, want 2025-11-25", r.ProtocolVersion)
+	}
+	var names []string
+	for _, tool := range r.Tools {
+		names = append(names, tool.Name)
+	}
+	if slices.Contains(names, "run_command") {
+		t.Errorf("tools/list offers run_command, which the default policy denies: %v", names)
+	}
+	type hints struct{ readOnly, destructive, idempotent, openWorld bool }
+	for _, tc := range []struct {
+		tool  string
+		props []string // inputSchema properties the client must see
+		want  hints
+	}{
+		{"read_file", []string{"path", "start_line", "end_line"}, hints{readOnly: true, idempotent: true}},
+		{"list_directory", []string{"path"}, hints{readOnly: true, idempotent: true}},
+		{"write_file", []string{"path", "content"}, hints{destructive: true}},
+		{"apply_patch", []string{"patch"}, hints{destructive: true}},
+	} {
+		i := slices.Index(names, tc.tool)
+		if i < 0 {
+			t.Errorf("tools/list lacks %s; it lists %v", tc.tool, names)
+			continue
+		}
+		tool := r.Tools[i]
+		a := tool.Annotations
+		if a == nil || a.ReadOnly == nil || a.Destructive == nil || a.Idempotent == nil || a.OpenWorld == nil {
+			t.Errorf("%s: annotations %+v, want all four hints set", tc.tool, a)
+			continue
+		}
+		if got := (hints{*a.ReadOnly, *a.Destructive, *a.Idempotent, *a.OpenWorld}); got != tc.want {
+			t.Errorf("%s: hints %+v, want %+v", tc.tool, got, tc.want)
+		}
+		props, _ := tool.InputSchema["properties"].(map[string]any)
+		for _, p := range tc.props {
+			if tool.InputSchema["type"] != "object" || props[p] == nil {
+				t.Errorf("%s: inputSchema %v lacks property %s", tc.tool, tool.InputSchema, p)
+			}
+		}
+	}
+}
+
+// TestMCPTypeScriptClient_ReadsARange: read_file with start_line and
+// end_line gives exactly those lines, as text and without a
+// structuredContent a client could show instead (issue 11 item 1,
+// FR-TOOL-READ-01).
+func TestMCPTypeScriptClient_ReadsARange(t *testing.T) {
+	r := runTSClient(t, tsWorkspace(t), "read-range")
+	c := r.call(t, 0, "read_file")
+	if c.IsError || c.Text != "two\nthree\n" || !isJSONNull(c.StructuredContent) {
+		t.Errorf("read_file notes.txt lines 2-3: isError %v, text %q, structuredContent %s; want \"two\\nthree\\n\" only", c.IsError, c.Text, c.StructuredContent)
+	}
+}
+
+func isJSONNull(m json.RawMessage) bool { return len(m) == 0 || string(m) == "null" }
+
+// TestMCPTypeScriptClient_PatchesByElicitation: an LP1 patch of a file
+// read in the session asks the client once, showing the patch; accepted,
+// it changes the file, and a later read sees the change (issue 11 items
+// 1 and 4, FR-TOOL-PATCH-01).
+func TestMCPTypeScriptClient_PatchesByElicitation(t *testing.T) {
+	w := tsWorkspace(t)
+	r := runTSClient(t, w, "patch")
+	if c := r.call(t, 1, "apply_patch"); c.IsError || !strings.Contains(c.Text, "notes.txt") {
+		t.Errorf("apply_patch: isError %v, text %q; want success naming notes.txt", c.IsError, c.Text)
+	}
+	if c := r.call(t, 2, "read_file"); c.IsError || c.Text != "two\nthree, patched\nfour\n" {
+		t.Errorf("read_file lines 2-4 after the patch: isError %v, text %q", c.IsError, c.Text)
+	}
+	want := "one\ntwo\nthree, patched\nfour\nfive\n"
+	if got, err := os.ReadFile(filepath.Join(w.dir, "notes.txt")); err != nil || string(got) != want {
+		t.Errorf("notes.txt holds %q (%v), want %q", got, err, want)
+	}
+	if len(r.Elicitations) != 1 {
+		t.Fatalf("the client was asked %d times, want once (for apply_patch)", len(r.Elicitations))
+	}
+	e := r.Elicitations[0]
+	for _, s := range []string{"apply_patch", "notes.txt", "risk", "│three, patched"} {
+		if !strings.Contains(e.Message, s) {
+			t.Errorf("elicitation lacks %q:\n%s", s, e.Message)
+		}
+	}
+	if e.Mode != "form" {
+		t.Errorf("elicitation mode %q, want form", e.Mode)
+	}
+}
+
+// TestMCPTypeScriptClient_EscapeIsAClearError: a path out of the root is
+// an isError result a model can act on: the kind first, the argument and
+// the path named, and what to use instead; nothing outside is touched
+// (issue 11 item 1, FR-SBX-*).
+func TestMCPTypeScriptClient_EscapeIsAClearError(t *testing.T) {
+	w := tsWorkspace(t)
+	r := runTSClient(t, w, "escape")
+	c := r.call(t, 0, "read_file")
+	if !c.IsError || !isJSONNull(c.StructuredContent) {
+		t.Errorf("read_file ../x: isError %v, structuredContent %s; want an isError text result", c.IsError, c.StructuredContent)
+	}
+	for _, s := range []string{`argument "path"`, `"../x"`, "inside the workspace root"} {
+		if !strings.HasPrefix(c.Text, "SandboxViolation: ") || !strings.Contains(c.Text, s) {
+			t.Errorf("read_file ../x: text %q; want it to start with SandboxViolation and hold %q", c.Text, s)
+		}
+	}
+	if len(r.Elicitations) != 0 {
+		t.Errorf("an escape asked the client %d times", len(r.Elicitations))
+	}
+}
+
+// TestMCPTypeScriptClient_Approval: replacing a file asks by
+// elicitation; accept writes it, decline leaves it with a denial saying
+// who declined; a client without elicitation is denied with how to let
+// the tool run (issue 11 item 4).
+func TestMCPTypeScriptClient_Approval(t *testing.T) {
+	const written = "line one\nline two\n" // client.mjs's write
+	for _, tc := range []struct {
+		scenario string
+		asked    bool
+		written  bool
+		want     []string // in the write's result text
+	}{
+		{scenario: "approve-write", asked: true, written: true, want: []string{"out.txt"}},
+		{scenario: "decline-write", asked: true, want: []string{"SandboxViolation: ", "Denied by the MCP client's user", "decline", "did not run"}},
+		{scenario: "no-elicitation", want: []string{"SandboxViolation: ", "does not support elicitation", "tools.approval.allowlist", "--allow write_file", "did not run"}},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			w := tsWorkspace(t)
+			r := runTSClient(t, w, tc.scenario)
+			c := r.call(t, 1, "write_file")
+			got, err := os.ReadFile(filepath.Join(w.dir, "out.txt"))
+			switch {
+			case tc.written && (c.IsError || err != nil || string(got) != written):
+				t.Errorf("approved write: isError %v, text %q, out.txt %q (%v)", c.IsError, c.Text, got, err)
+			case !tc.written && (!c.IsError || string(got) != tsBefore):
+				t.Errorf("unapproved write: isError %v, text %q, out.txt %q (%v); want a denial and the file unchanged", c.IsError, c.Text, got, err)
+			}
+			for _, s := range tc.want {
+				if !strings.Contains(c.Text, s) {
+					t.Errorf("write_file result %q lacks %q", c.Text, s)
+				}
+			}
+			if !tc.asked {
+				if len(r.Elicitations) != 0 {
+					t.Errorf("a client without elicitation was asked %d times", len(r.Elicitations))
+				}
+				return
+			}
+			if len(r.Elicitations) != 1 {
+				t.Fatalf("the client was asked %d times, want once", len(r.Elicitations))
+			}
+			for _, s := range []string{"write_file", "out.txt", "risk", "reason: ", "│line one"} {
+				if !strings.Contains(r.Elicitations[0].Message, s) {
+					t.Errorf("elicitation lacks %q:\n%s", s, r.Elicitations[0].Message)
+				}
+			}
+		})
+	}
+}
