@@ -8,7 +8,7 @@ STATICCHECK := $(BIN)/tools/staticcheck
 # Tests run against a private cache so they never depend on (or pollute) the user's.
 TEST_ENV  := TOOLHOST_CACHE_DIR=$(CURDIR)/$(BIN)/test-cache TOOLHOST_BIN=$(CURDIR)/$(BIN)/toolhost
 
-.PHONY: all build plugins test test-leaks test-unit test-e2e bench serve lint fuzz clean
+.PHONY: all build plugins test test-leaks bench serve lint fuzz clean
 
 all: build
 
@@ -27,7 +27,14 @@ $(BIN)/plugins/%.wasm: $(GOFILES) go.mod go.sum $(BIN)/toolhost
 	$(BIN)/toolhost plugin pack $@.tmp
 	mv $@.tmp $@
 
-test: build
+MCPCLIENT := tests/mcpclient
+
+# The MCP TypeScript SDK client the end-to-end tests drive, at the version
+# package-lock.json pins; npm ci rewrites .package-lock.json on each install.
+$(MCPCLIENT)/node_modules/.package-lock.json: $(MCPCLIENT)/package.json $(MCPCLIENT)/package-lock.json
+	npm ci --prefix $(MCPCLIENT) --no-audit --no-fund
+
+test: build $(MCPCLIENT)/node_modules/.package-lock.json
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 8m ./...
 
 # Loading, calling and closing the plugins 200 times must leave memory and
@@ -62,4 +69,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) $(MCPCLIENT)/node_modules
