@@ -8,7 +8,9 @@
 // config.Environment), and leaves nothing behind. When a
 // command finishes or is abandoned, its whole process group is killed,
 // background children included, and on Linux every other process of its
-// session too: a child that made a group of its own does not escape.
+// session too: a child that made a group of its own does not escape. One
+// that leaves the session (setsid) does; Run's comment says exactly what
+// else can.
 package proc
 
 import (
@@ -117,12 +119,24 @@ const (
 //
 // Commands do not leave processes behind: once the shell exits, or ctx is
 // done first, Run kills the whole process group with SIGKILL, so
-// background children (sleep 1000 &) die with it and release the pipes;
-// on Linux it then kills every process left in the shell's session, so
-// children in groups of their own (timeout, set -m) die too. A process
-// that left the session (by calling setsid itself) may still hold a pipe
-// open; Run stops waiting for it after a short grace, logs it, and
-// returns what was read. A failure to kill is logged and never blocks.
+// background children (sleep 1000 &) die with it and release the pipes.
+// On Linux it then kills every process left in the shell's session, and
+// the process group of each, in passes until one proves the session empty
+// (or, failing a proof, until three passes 10 ms apart find nothing, for
+// at most 2 s): children in groups of their own (timeout, set -m,
+// Python's process_group=0) die too, and so does a child that keeps
+// forking to stay ahead of the kill, if it keeps its process group.
+//
+// What still escapes, until commands are confined in namespaces or a
+// cgroup: a process that calls setsid (setsid(1), a daemon's double
+// fork) and so leaves the session; anything outside Linux that leaves the
+// process group; a process of the session that toolhost may not signal
+// (a setuid program), which is logged; and, with small odds, a process
+// that keeps forking and makes a new process group on every fork, which
+// dies only if a pass finds one of its processes alive before it forks
+// again. Such a process may still hold a pipe open; Run stops waiting for
+// it after a short grace, logs it, and returns what was read. A failure
+// to kill is logged and never blocks.
 //
 // When ctx is done before the shell exits, Run returns the partial Result
 // and an error wrapping ctx.Err().

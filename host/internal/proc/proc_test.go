@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -603,4 +604,75 @@ func TestParseStat(t *testing.T) {
 			}
 		})
 	}
+}
+
+// issue 10 item 6, FR-EXE-05: a process that leaves the shell's group and
+// then keeps forking, each parent exiting at once (testdata/hopper.c),
+// has no pid that lives longer than a fork: a scan of /proc that signals
+// the pids it listed finds them gone. Eight hoppers run, as in the red
+// team's attack, so that one would escape whatever the timing. "once"
+// keeps the group it made, which a group kill gets whatever its pid is
+// by then; "every" makes a new group on every hop, which only finding
+// the hopper alive gets. Each hopper hops for hopFor, then writes
+// "survived": nothing may write it after Run returned.
+func TestRunKillsForkHoppers(t *testing.T) {
+	const hopFor = 1500 * time.Millisecond
+	hopper := buildHopper(t)
+	endings := []struct {
+		name   string
+		suffix string
+		cancel bool
+	}{
+		{"shell exits", "", false},
+		{"cancelled", "; echo ready; sleep 30", true},
+	}
+	for _, mode := range []string{"once", "every"} {
+		for _, end := range endings {
+			t.Run(mode+"/"+end.name, func(t *testing.T) {
+				command := fmt.Sprintf(`echo $$; for i in 1 2 3 4 5 6 7 8; do %s %s %d & done; `+
+					`while [ ! -e ready ]; do sleep 0.01; done; sleep 0.05`, hopper, mode, hopFor.Milliseconds())
+				s := spec(t, command+end.suffix)
+				var logs syncBuffer
+				s.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if end.cancel {
+					var out bytes.Buffer
+					s.Sink = func(_ context.Context, st Stream, p []byte) error {
+						if out.Write(p); bytes.Contains(out.Bytes(), []byte("ready\n")) {
+							cancel()
+						}
+						return nil
+					}
+				}
+				began := time.Now()
+				res, err := Run(ctx, s)
+				if err != nil && !end.cancel {
+					t.Fatalf("Run: %v; stdout %q stderr %q", err, res.Stdout, res.Stderr)
+				}
+				pids := pidsIn(res.Stdout)
+				if len(pids) < 1 {
+					t.Fatalf("stdout %q stderr %q: want the shell's pid", res.Stdout, res.Stderr)
+				}
+				// Every hopper still hopping would write "survived" by now.
+				time.Sleep(time.Until(began.Add(hopFor + 500*time.Millisecond)))
+				if b, err := os.ReadFile(filepath.Join(s.Dir, "survived")); err == nil {
+					t.Errorf("a hopper (pid %s now) outlived Run; log:\n%s", bytes.TrimSpace(b), logs.String())
+				}
+				waitSessionGone(t, pids[0])
+			})
+		}
+	}
+}
+
+// buildHopper compiles testdata/hopper.c, skipping the test without a C
+// compiler: a shell or Python hops too slowly to escape a scan.
+func buildHopper(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hopper")
+	out, err := exec.Command("gcc", "-O2", "-o", bin, filepath.Join("testdata", "hopper.c")).CombinedOutput()
+	if err != nil {
+		t.Skipf("no C compiler to build the hopper: %v %s", err, out)
+	}
+	return bin
 }
