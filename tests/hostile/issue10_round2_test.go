@@ -1,11 +1,9 @@
-//go:build redteam
-
 package hostile_test
 
-// Issue 10 red team, second round: attacks that still succeed after the
-// fixes, behind the redteam build tag until each is fixed (go test -tags
-// redteam ./tests/hostile/). The attacks the fixes stop are in
-// issue10_round2_stopped_test.go.
+// Issue 10 red team, second round: attacks that still succeeded after the
+// first fixes, each failing until its own fix landed (a flooded approval
+// prompt, a fork-hopping child, names that are not UTF-8). The attacks
+// the first fixes already stopped are in issue10_round2_stopped_test.go.
 
 import (
 	"bytes"
