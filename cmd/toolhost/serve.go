@@ -1,6 +1,14 @@
 package main
 
 import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/toolhost/toolhost/host/server"
@@ -8,31 +16,55 @@ import (
 
 type serveFlags struct {
 	runFlags
-	stdio        bool
-	http         string
-	conversation string
+	stdio          bool
+	http           string
+	listenAny      bool
+	maxSessions    int
+	sessionTimeout time.Duration
+	conversation   string
 }
+
+// tokenEnv fixes the HTTP server's bearer token instead of a new one
+// at each start.
+const tokenEnv = "TOOLHOST_TOKEN"
+
+// minTokenLen is the shortest token accepted from tokenEnv: a guessable
+// token would let any local process run tools.
+const minTokenLen = 16
 
 func newServeCommand(g *globals) *cobra.Command {
 	f := &serveFlags{}
 	cmd := &cobra.Command{
-		Use:   "serve --stdio",
+		Use:   "serve (--stdio | --http ADDR)",
 		Short: "Serve the tools to an agent over MCP",
 		Long: `Serve the tools to an agent over the Model Context Protocol.
 
 --stdio speaks MCP on stdin and stdout (logs go to stderr): an agent starts
-"toolhost serve --stdio --root DIR" as its MCP server. tools/list offers the tools the
-policy allows; each tools/call runs as a one-call batch under the same policy as
-"toolhost call". A call that needs approval is asked about by MCP elicitation; a client
-that cannot be asked gets the call denied, with how to allow the tool in configuration.
-Each session is one conversation for stale-file protection; --conversation pins one across
-reconnects.`,
+"toolhost serve --stdio --root DIR" as its MCP server.
+
+--http ADDR serves MCP streamable HTTP at http://ADDR/mcp (127.0.0.1:8765 is the usual
+address; port 0 picks a free one). It listens on loopback only unless --listen-any is
+given. Every request but GET /v1/health needs "Authorization: Bearer TOKEN": the token is
+made at start and printed once to stderr with the URL and a line to connect an agent, or
+fixed by $TOOLHOST_TOKEN. Requests naming another Host or a foreign Origin are refused, so
+web pages cannot reach the server. An X-Toolhost-Conversation header pins a request's
+calls to a conversation across reconnects. SIGINT or SIGTERM stops accepting, cancels
+running calls (their processes are killed), answers them, and exits 0.
+
+tools/list offers the tools the policy allows; each tools/call runs as a one-call batch
+under the same policy as "toolhost call". A call that needs approval is asked about by MCP
+elicitation; a client that cannot be asked gets the call denied, with how to allow the
+tool in configuration. Each session is one conversation for stale-file protection;
+--conversation pins one for every session.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, g, f) },
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.stdio, "stdio", false, "speak MCP on stdin and stdout")
-	fl.StringVar(&f.http, "http", "", "serve MCP and the batch API over HTTP at `ADDR` (not built yet)")
+	fl.StringVar(&f.http, "http", "", "serve MCP over streamable HTTP at `ADDR`/mcp, for example 127.0.0.1:8765")
+	fl.BoolVar(&f.listenAny, "listen-any", false, "let --http listen on an address that is not loopback (anyone reaching it with the token runs tools)")
+	fl.IntVar(&f.maxSessions, "max-sessions", server.DefaultMaxSessions, "most MCP sessions open at once over --http; more are refused with 503")
+	fl.DurationVar(&f.sessionTimeout, "session-timeout", server.DefaultSessionTimeout, "close an MCP session over --http idle this long")
 	fl.StringVar(&f.conversation, "conversation", "", "conversation id every session uses, so reads count across reconnects (default: one per session)")
 	f.runFlags.register(fl)
 	fl.MarkHidden("stream")
@@ -40,21 +72,88 @@ reconnects.`,
 }
 
 func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
+	useHTTP := cmd.Flags().Changed("http")
 	switch {
-	case cmd.Flags().Changed("http"):
-		return usageErrorf("serve --http is not built yet; use serve --stdio")
-	case !f.stdio:
-		return usageErrorf("serve needs a transport: pass --stdio (MCP on stdin and stdout)")
+	case useHTTP && f.stdio:
+		return usageErrorf("serve takes one transport: pass --stdio or --http ADDR, not both")
+	case !useHTTP && !f.stdio:
+		return usageErrorf("serve needs a transport: pass --stdio (MCP on stdin and stdout) or --http 127.0.0.1:8765 (MCP over HTTP)")
+	case f.maxSessions < 1:
+		return usageErrorf("--max-sessions %d: want at least 1", f.maxSessions)
+	case f.sessionTimeout <= 0:
+		return usageErrorf("--session-timeout %v: want a positive duration, for example 30m", f.sessionTimeout)
 	}
 	ctx := cmd.Context()
+	if !useHTTP {
+		s, done, err := newServer(ctx, g, f)
+		if err != nil {
+			return err
+		}
+		defer done()
+		return s.ServeStdio(ctx)
+	}
+	token, fromEnv, err := serveToken()
+	if err != nil {
+		return err
+	}
+	// Listen before loading the host, so a refused address is reported
+	// at once, and the address printed is the one really bound.
+	ln, err := server.Listen(f.http, f.listenAny)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	s, done, err := newServer(ctx, g, f)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer done()
+	printEndpoint(cmd.ErrOrStderr(), ln.Addr(), token, fromEnv)
+	return s.ServeHTTPOn(ctx, ln, server.HTTPOptions{Token: token, MaxSessions: f.maxSessions, SessionTimeout: f.sessionTimeout})
+}
+
+// newServer opens the host and the MCP server on it; done closes the
+// host.
+func newServer(ctx context.Context, g *globals, f *serveFlags) (*server.Server, func(), error) {
 	h, err := openHost(ctx, g, &f.runFlags)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer h.Close(ctx)
 	s, err := server.New(h, server.Options{Conversation: f.conversation, Allow: f.allow, Logger: g.logger()})
 	if err != nil {
-		return err
+		h.Close(ctx)
+		return nil, nil, err
 	}
-	return s.ServeStdio(ctx)
+	return s, func() { h.Close(context.WithoutCancel(ctx)) }, nil
+}
+
+// serveToken is the bearer token: $TOOLHOST_TOKEN if set, else 130
+// random bits.
+func serveToken() (token string, fromEnv bool, err error) {
+	if t, ok := os.LookupEnv(tokenEnv); ok {
+		if len(t) < minTokenLen {
+			return "", false, usageErrorf("$%s has %d characters: a bearer token needs at least %d; unset it to have one made at start", tokenEnv, len(t), minTokenLen)
+		}
+		return t, true, nil
+	}
+	return rand.Text(), false, nil
+}
+
+// printEndpoint tells the operator, once, where the server is and how to
+// connect an agent. A token from the environment is not echoed: the
+// operator has it, and logs need not.
+func printEndpoint(w io.Writer, addr net.Addr, token string, fromEnv bool) {
+	url := server.URL(addr, "/mcp")
+	if !server.IsLoopback(addr) {
+		fmt.Fprintf(w, "toolhost serve: WARNING: listening on %s, beyond loopback (--listen-any): anyone who reaches it with the token runs tools on this machine\n", addr)
+	}
+	fmt.Fprintf(w, "toolhost serve: MCP at %s (health: %s)\n", url, server.URL(addr, "/v1/health"))
+	header := "Authorization: Bearer " + token
+	if fromEnv {
+		fmt.Fprintf(w, "toolhost serve: bearer token: from $%s\n", tokenEnv)
+		header = "Authorization: Bearer $" + tokenEnv
+	} else {
+		fmt.Fprintf(w, "toolhost serve: bearer token: %s (made at start; set $%s to fix one)\n", token, tokenEnv)
+	}
+	fmt.Fprintf(w, "toolhost serve: connect Claude Code: claude mcp add --transport http toolhost %s --header \"%s\"\n", url, header)
 }

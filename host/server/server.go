@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/engine"
 )
@@ -52,6 +53,11 @@ type Server struct {
 	calls      atomic.Uint64   // numbers call ids, unique for the server's life
 	structured map[string]bool // tools whose JSON results also go as structuredContent
 
+	// stopping ends when the server shuts down; stopCalls ends it, which
+	// cancels every running call.
+	stopping  context.Context
+	stopCalls context.CancelFunc
+
 	mu            sync.Mutex
 	conversations map[*mcp.ServerSession]string
 }
@@ -76,6 +82,7 @@ func New(h *host.Host, opts Options) (*Server, error) {
 		version = "dev"
 	}
 	s := &Server{h: h, opts: opts, log: log, structured: map[string]bool{}, conversations: map[*mcp.ServerSession]string{}}
+	s.stopping, s.stopCalls = context.WithCancel(context.Background())
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "toolhost", Version: version}, &mcp.ServerOptions{
 		Logger:                    log,
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
@@ -124,12 +131,20 @@ func isClosed(err error) bool {
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, os.ErrClosed)
 }
 
-// conversation is the session's conversation: the pinned one, else one
-// made for it when it first calls a tool.
-func (s *Server) conversation(ss *mcp.ServerSession) string {
+// conversation is a call's conversation: the one the operator pinned,
+// else the one its HTTP request names in ConversationHeader (checked by
+// the HTTP server), else its session's own, made when it first calls a
+// tool.
+func (s *Server) conversation(req *mcp.CallToolRequest) string {
 	if s.opts.Conversation != "" {
 		return s.opts.Conversation
 	}
+	if req.Extra != nil {
+		if c := req.Extra.Header.Get(ConversationHeader); c != "" {
+			return c
+		}
+	}
+	ss := req.Session
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.conversations[ss]
@@ -148,18 +163,25 @@ func (s *Server) forget(ss *mcp.ServerSession) {
 }
 
 // callTool runs one tools/call as a one-call batch. The request's ctx
-// ends when the client cancels it, which stops the call (a command's
-// process group is killed).
+// ends when the client cancels it, and the call is cancelled too when
+// the server shuts down; either stops it (a command's process group is
+// killed) and its result is still the answer.
 func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.stopping, cancel)()
 	args := req.Params.Arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
 	call := engine.Call{ID: fmt.Sprintf("mcp-%d", s.calls.Add(1)), Name: req.Params.Name, Arguments: args}
-	b := engine.Batch{Conversation: s.conversation(req.Session), Calls: []engine.Call{call}}
+	b := engine.Batch{Conversation: s.conversation(req), Calls: []engine.Call{call}}
 	a := &approver{session: req.Session, allow: s.opts.Allow, log: s.log}
 	p, results := s.h.Process(ctx, b, host.BatchOptions{Approver: a, Narrowing: s.opts.Narrowing})
 	r := results[0]
+	if s.stopping.Err() != nil && !r.OK && r.Error != nil && r.Error.Kind == abi.KindCancelled {
+		r.Error.Message = "toolhost serve is shutting down (it got SIGINT or SIGTERM): the call was stopped, any command it started was killed; retry once the server is back"
+	}
 	s.log.Debug("tools/call", "call", r.ID, "tool", r.Name, "ok", r.OK, "disposition", p.Calls[0].Disposition)
 	return toResult(r, s.structured[r.Name]), nil
 }
