@@ -26,7 +26,8 @@ const (
 )
 
 // Timeouts of the HTTP server. A client must send its headers within
-// headerTimeout and its whole request within readTimeout, so a slow
+// headerTimeout (HTTPOptions.HeaderTimeout) and its whole request within
+// readTimeout, so a slow
 // client cannot hold a connection; once a request is read the deadline
 // is lifted (net/http does so when it starts watching for the client
 // hanging up), so long tool calls and event streams are not cut.
@@ -60,6 +61,9 @@ type HTTPOptions struct {
 	// request; its id then gets the protocol's 404. 0 means
 	// DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// HeaderTimeout is how long a client may take to send a request's
+	// headers before its connection is closed; 0 means 10 s.
+	HeaderTimeout time.Duration
 }
 
 func (o HTTPOptions) withDefaults() HTTPOptions {
@@ -71,6 +75,9 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	}
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = headerTimeout
 	}
 	return o
 }
@@ -128,6 +135,7 @@ func URL(addr net.Addr, path string) string {
 // returns nil. Shutdown is bounded; connections still open after it are
 // closed.
 func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions) error {
+	o = o.withDefaults()
 	h, err := s.newHTTPHandler(ln.Addr(), o)
 	if err != nil {
 		ln.Close()
@@ -135,7 +143,7 @@ func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions
 	}
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: headerTimeout,
+		ReadHeaderTimeout: o.HeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,

@@ -306,3 +306,64 @@ func post(t *testing.T, hc *http.Client, base, id, msg string) (int, string) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// TestServeHTTPOn: the real listener: health answers without a token, a
+// client that does not finish its headers is cut off at the header
+// timeout, and when ctx ends the server returns nil with its event
+// streams closed (issue 11 item 2).
+func TestServeHTTPOn(t *testing.T) {
+	s := bareServer()
+	ln, err := Listen("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := URL(ln.Addr(), "")
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- s.ServeHTTPOn(ctx, ln, HTTPOptions{Token: testToken, HeaderTimeout: 300 * time.Millisecond})
+	}()
+
+	resp, err := http.Get(base + "/v1/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.TrimSpace(string(b)) != `{"status":"ok"}` {
+		t.Errorf("GET /v1/health: %d %s", resp.StatusCode, b)
+	}
+
+	slow, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	start := time.Now()
+	io.WriteString(slow, "POST /mcp HTTP/1.1\r\nHost: "+ln.Addr().String()+"\r\nX-Slow: ")
+	slow.SetReadDeadline(time.Now().Add(10 * time.Second))
+	io.ReadAll(slow) // until the server closes the connection
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("a client sending headers slowly held its connection %v; the header timeout is 300ms", d)
+	}
+
+	// A session with its event stream open does not hold up shutdown.
+	hc := &http.Client{Transport: bearer{http.DefaultTransport}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("ServeHTTPOn after ctx ended: %v, want nil", err)
+		}
+	case <-time.After(shutdownTimeout + 5*time.Second):
+		t.Fatal("ServeHTTPOn did not return after ctx ended")
+	}
+	if _, err := http.Get(base + "/v1/health"); err == nil {
+		t.Error("the server still accepts connections after shutdown")
+	}
+}
