@@ -381,7 +381,7 @@ func TestMCPServeUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"serve"}, "pass --stdio"},
-		{[]string{"serve", "--http", "127.0.0.1:0"}, "not built yet"},
+		{[]string{"serve", "--stdio", "--http", "127.0.0.1:0"}, "not both"},
 	} {
 		out, stderr, code := w.run(t, tc.args...)
 		if code != 2 || out != "" || !strings.Contains(stderr, tc.want) {
