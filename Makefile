@@ -45,8 +45,13 @@ test-leaks: build
 bench: build
 	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 1s -count 1 ./host/internal/bench/
 
+# The server on this repository with the default policy: MCP over HTTP on
+# loopback. It prints the URL, a fresh bearer token and the line that
+# connects an agent; Ctrl-C stops it (exit 0). SERVE_ADDR=127.0.0.1:0 picks
+# a free port.
+SERVE_ADDR ?= 127.0.0.1:8765
 serve: build
-	$(BIN)/toolhost tools
+	$(BIN)/toolhost serve --http $(SERVE_ADDR) --root $(CURDIR)
 
 lint:
 	@test -z "$$(gofmt -l $(GOFILES))" || (gofmt -l $(GOFILES); exit 1)
