@@ -20,6 +20,9 @@ type approver struct {
 	session *mcp.ServerSession
 	allow   []string
 	log     *slog.Logger
+	// preview is the change a call would make, shown in its question;
+	// nil shows none.
+	preview func(context.Context, engine.Confirmation) string
 }
 
 // askedBy names who decided in the results of calls the user was asked
@@ -46,9 +49,13 @@ func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engin
 	}
 	by := askedBy
 	for _, c := range ask {
+		var change string
+		if a.preview != nil {
+			change = a.preview(ctx, c)
+		}
 		res, err := a.session.Elicit(ctx, &mcp.ElicitParams{
 			Mode:            "form",
-			Message:         question(c),
+			Message:         question(c, change),
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 		})
 		switch {
@@ -79,7 +86,8 @@ func cannotElicit(ss *mcp.ServerSession) string {
 
 // question is what the user sees: the summary as a headline, the risk
 // and why policy asks, then every argument in full as it will run (with
-// the note when the headline was shortened or redacted). Text that comes
+// the note when the headline was shortened or redacted), then change,
+// the diff a dry run gave (already rendered; "" for none). Text that comes
 // from the model (the call id, the tool name in the reason) is rendered
 // visibly, and Details indents every line of an argument, so an argument
 // cannot pass for the question itself.
@@ -89,10 +97,10 @@ func cannotElicit(ss *mcp.ServerSession) string {
 // starts one with the argument's own text, and the recap of what runs
 // comes last, where a flood of argument text cannot push it out of view
 // (issue 10 item 3).
-func question(c engine.Confirmation) string {
-	return fmt.Sprintf("Approve %s call %s?\n%s risk: %s\nreason: %s\nIt will run with these arguments:\n%s%s",
+func question(c engine.Confirmation, change string) string {
+	return fmt.Sprintf("Approve %s call %s?\n%s risk: %s\nreason: %s\nIt will run with these arguments:\n%s%s%s",
 		engine.Visible(c.Tool), engine.Visible(c.CallID), strings.ToUpper(string(c.Risk)), c.Summary,
-		engine.Visible(c.Reason), c.DetailsWidth(questionWidth), c.Recap(questionWidth))
+		engine.Visible(c.Reason), c.DetailsWidth(questionWidth), change, c.Recap(questionWidth))
 }
 
 // questionWidth is the width elicitation text is folded to: clients show

@@ -17,6 +17,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -37,6 +38,10 @@ type Options struct {
 	// Narrowing restricts the configured policy for every call and for
 	// what tools/list offers; it can never widen it.
 	Narrowing engine.Narrowing
+	// ProgressInterval is the longest a call whose request carries a
+	// progress token goes without a progress notification (issue 11 item
+	// 5); 0 means DefaultProgressInterval.
+	ProgressInterval time.Duration
 	// Version is reported to clients as the server's version.
 	Version string
 	// Logger receives the server's logs; nil discards them.
@@ -165,7 +170,9 @@ func (s *Server) forget(ss *mcp.ServerSession) {
 // callTool runs one tools/call as a one-call batch. The request's ctx
 // ends when the client cancels it, and the call is cancelled too when
 // the server shuts down; either stops it (a command's process group is
-// killed) and its result is still the answer.
+// killed) and its result is still the answer. A request with a progress
+// token gets the call's output and keepalives as progress notifications
+// until just before its result.
 func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -175,9 +182,13 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		args = []byte("{}")
 	}
 	call := engine.Call{ID: fmt.Sprintf("mcp-%d", s.calls.Add(1)), Name: req.Params.Name, Arguments: args}
-	b := engine.Batch{Conversation: s.conversation(req), Calls: []engine.Call{call}}
-	a := &approver{session: req.Session, allow: s.opts.Allow, log: s.log}
-	p, results := s.h.Process(ctx, b, host.BatchOptions{Approver: a, Narrowing: s.opts.Narrowing})
+	conv := s.conversation(req)
+	b := engine.Batch{Conversation: conv, Calls: []engine.Call{call}}
+	a := &approver{session: req.Session, allow: s.opts.Allow, log: s.log,
+		preview: func(ctx context.Context, c engine.Confirmation) string { return s.preview(ctx, conv, c) }}
+	prog := newProgress(ctx, req.Session, req.Params.GetProgressToken(), call.ID, s.opts.ProgressInterval)
+	p, results := s.h.Process(ctx, b, host.BatchOptions{Approver: a, Events: prog.sink(), Narrowing: s.opts.Narrowing})
+	prog.close()
 	r := results[0]
 	if s.stopping.Err() != nil && !r.OK && r.Error != nil && r.Error.Kind == abi.KindCancelled {
 		r.Error.Message = "toolhost serve is shutting down (it got SIGINT or SIGTERM): the call was stopped, any command it started was killed; retry once the server is back"
