@@ -33,8 +33,10 @@ const progressGap = 2 * time.Millisecond
 // Notifications are sent under mu, so their order on the wire is the
 // order of their progress values, and none is sent after close.
 type progress struct {
-	send     func(context.Context, *mcp.ProgressNotificationParams) error // the session's NotifyProgress
-	ctx      context.Context // the request's: over HTTP it routes each notification to the request's stream
+	// send is the session's NotifyProgress; ctx is the request's, which
+	// over HTTP routes each notification to the request's stream.
+	send     func(context.Context, *mcp.ProgressNotificationParams) error
+	ctx      context.Context
 	token    any
 	call     string
 	interval time.Duration
