@@ -22,6 +22,7 @@ type serveFlags struct {
 	maxSessions    int
 	sessionTimeout time.Duration
 	conversation   string
+	progressEvery  time.Duration
 }
 
 // tokenEnv fixes the HTTP server's bearer token instead of a new one
@@ -53,8 +54,11 @@ running calls (their processes are killed), answers them, and exits 0.
 
 tools/list offers the tools the policy allows; each tools/call runs as a one-call batch
 under the same policy as "toolhost call". A call that needs approval is asked about by MCP
-elicitation; a client that cannot be asked gets the call denied, with how to allow the
-tool in configuration. Each session is one conversation for stale-file protection;
+elicitation, with the diff of a dry run for write_file and apply_patch; a client that
+cannot be asked gets the call denied, with how to allow the tool in configuration. A
+request with a progress token gets run_command's output as progress notifications, and
+a notification at least every --progress-interval while the call runs or waits for
+approval. Each session is one conversation for stale-file protection;
 --conversation pins one for every session.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, g, f) },
@@ -66,6 +70,7 @@ tool in configuration. Each session is one conversation for stale-file protectio
 	fl.IntVar(&f.maxSessions, "max-sessions", server.DefaultMaxSessions, "most MCP sessions open at once over --http; more are refused with 503")
 	fl.DurationVar(&f.sessionTimeout, "session-timeout", server.DefaultSessionTimeout, "close an MCP session over --http idle this long")
 	fl.StringVar(&f.conversation, "conversation", "", "conversation id every session uses, so reads count across reconnects (default: one per session)")
+	fl.DurationVar(&f.progressEvery, "progress-interval", server.DefaultProgressInterval, "longest a call whose request has a progress token goes without a progress notification (keeps clients' request timers alive)")
 	f.runFlags.register(fl)
 	fl.MarkHidden("stream")
 	return cmd
@@ -82,6 +87,8 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return usageErrorf("--max-sessions %d: want at least 1", f.maxSessions)
 	case f.sessionTimeout <= 0:
 		return usageErrorf("--session-timeout %v: want a positive duration, for example 30m", f.sessionTimeout)
+	case f.progressEvery <= 0:
+		return usageErrorf("--progress-interval %v: want a positive duration, for example 10s", f.progressEvery)
 	}
 	ctx := cmd.Context()
 	if !useHTTP {
@@ -119,7 +126,7 @@ func newServer(ctx context.Context, g *globals, f *serveFlags) (*server.Server, 
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := server.New(h, server.Options{Conversation: f.conversation, Allow: f.allow, Logger: g.logger()})
+	s, err := server.New(h, server.Options{Conversation: f.conversation, Allow: f.allow, ProgressInterval: f.progressEvery, Logger: g.logger()})
 	if err != nil {
 		h.Close(ctx)
 		return nil, nil, err

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -198,8 +200,8 @@ func TestMCPStdioResults(t *testing.T) {
 }
 
 // TestMCPStdioApproval: a write that needs confirmation asks the client by
-// elicitation with the summary, the risk, the reason and the whole
-// content; accept writes, decline does not; a client that cannot be
+// elicitation with the summary, the risk, the reason, the whole content
+// and the diff of a dry run; accept writes, decline does not; a client that cannot be
 // asked is denied with how to allow the tool (issue 11 item 4).
 func TestMCPStdioApproval(t *testing.T) {
 	for _, tc := range []struct {
@@ -260,7 +262,8 @@ func TestMCPStdioApproval(t *testing.T) {
 			if len(asked) != 1 {
 				t.Fatalf("client was asked %d times, want once", len(asked))
 			}
-			for _, want := range []string{"write_file", "out.txt", "risk", "reason: ", "│line one", "│Approve? [y/N] y"} {
+			// The diff of a dry run of the same call comes with it.
+			for _, want := range []string{"write_file", "out.txt", "risk", "reason: ", "│line one", "│Approve? [y/N] y", "from a dry run", "│-before\n", "│+line one\n"} {
 				if !strings.Contains(asked[0], want) {
 					t.Errorf("elicitation message lacks %q:\n%s", want, asked[0])
 				}
@@ -349,6 +352,85 @@ func TestMCPStdioCancelRunCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(w.dir, "finished")); err == nil {
 		t.Error("the cancelled command ran to its end")
+	}
+}
+
+// TestMCPStdioProgress: a tools/call with a progress token gets
+// run_command's output as notifications/progress, a chunk a message, and
+// a call printing nothing gets keepalives every --progress-interval; a
+// call without a token gets none (issue 11 item 5).
+func TestMCPStdioProgress(t *testing.T) {
+	w := newWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
+	var mu sync.Mutex
+	got := map[any][]*mcp.ProgressNotificationParams{}
+	opts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		got[req.Params.ProgressToken] = append(got[req.Params.ProgressToken], req.Params)
+	}}
+	s := serveMCP(t, w, opts, "--allow", "run_command", "--progress-interval", "200ms")
+	ctx := testContext(t)
+	// notes waits for the SDK to hand over at least n notifications of
+	// token (it delivers them apart from the result).
+	notes := func(token string, n int) []*mcp.ProgressNotificationParams {
+		for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			ns := slices.Clone(got[token])
+			mu.Unlock()
+			if len(ns) >= n || time.Now().After(deadline) {
+				return ns
+			}
+		}
+	}
+	callWith := func(token, command string) string {
+		t.Helper()
+		p := &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": command}}
+		if token != "" {
+			p.SetProgressToken(token)
+		}
+		res, err := s.session.CallTool(ctx, p)
+		if err != nil || res.IsError {
+			t.Fatalf("run_command %q: %v %+v", command, err, res)
+		}
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+
+	if text := callWith("lines", "for i in 1 2 3; do echo line$i; sleep 0.3; done"); !strings.Contains(text, "line3") {
+		t.Errorf("result %q lacks the output", text)
+	}
+	var lines []string
+	ns := notes("lines", 3)
+	for i, n := range ns {
+		if i > 0 && n.Progress <= ns[i-1].Progress {
+			t.Errorf("progress %v after %v: not increasing", n.Progress, ns[i-1].Progress)
+		}
+		if strings.Contains(n.Message, "line") {
+			lines = append(lines, n.Message)
+		}
+	}
+	if len(lines) < 3 || !strings.Contains(strings.Join(lines, ""), "line1\nline2\nline3\n") {
+		t.Errorf("progress messages %q, want at least 3 carrying line1, line2, line3 in order", lines)
+	}
+
+	start := time.Now()
+	callWith("quiet", "sleep 1")
+	took := time.Since(start)
+	ns = notes("quiet", 3)
+	if most := int(took / (200 * time.Millisecond)); len(ns) < 3 || len(ns) > most {
+		t.Errorf("%d keepalives over a call of %v at 200 ms, want 3 to %d", len(ns), took, most)
+	}
+	for _, n := range ns {
+		if !strings.Contains(n.Message, "running") && !strings.Contains(n.Message, "planning") {
+			t.Errorf("keepalive %q does not say what the call does", n.Message)
+		}
+	}
+
+	callWith("", "echo untracked")
+	time.Sleep(300 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 {
+		t.Errorf("notifications under tokens %v, want only lines and quiet: a call without a token gets none", slices.Collect(maps.Keys(got)))
 	}
 }
 
