@@ -52,6 +52,10 @@ type tsCall struct {
 	IsError           bool            `json:"isError"`
 	Text              string          `json:"text"`
 	StructuredContent json.RawMessage `json:"structuredContent"`
+	Progress          []struct {
+		Progress float64 `json:"progress"`
+		Message  string  `json:"message"`
+	} `json:"progress"`
 }
 
 // call is the i-th tools/call of the run, which must have called tool.
@@ -271,7 +275,7 @@ func TestMCPTypeScriptClient_EscapeIsAClearError(t *testing.T) {
 }
 
 // TestMCPTypeScriptClient_Approval: replacing a file asks by
-// elicitation; accept writes it, decline leaves it with a denial saying
+// elicitation, showing the diff of a dry run; accept writes it, decline leaves it with a denial saying
 // who declined; a client without elicitation is denied with how to let
 // the tool run (issue 11 item 4).
 func TestMCPTypeScriptClient_Approval(t *testing.T) {
@@ -311,11 +315,34 @@ func TestMCPTypeScriptClient_Approval(t *testing.T) {
 			if len(r.Elicitations) != 1 {
 				t.Fatalf("the client was asked %d times, want once", len(r.Elicitations))
 			}
-			for _, s := range []string{"write_file", "out.txt", "risk", "reason: ", "│line one"} {
+			for _, s := range []string{"write_file", "out.txt", "risk", "reason: ", "│line one", "│-before\n", "│+line one\n"} {
 				if !strings.Contains(r.Elicitations[0].Message, s) {
 					t.Errorf("elicitation lacks %q:\n%s", s, r.Elicitations[0].Message)
 				}
 			}
 		})
+	}
+}
+
+// TestMCPTypeScriptClient_StreamsProgress: the TypeScript client's
+// onprogress gets run_command's output, every line, in order, with
+// progress increasing: the last line, printed right before the result,
+// is not lost to the client's race between the two (issue 11 item 5).
+func TestMCPTypeScriptClient_StreamsProgress(t *testing.T) {
+	w := tsWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
+	r := runTSClient(t, w, "progress", "--allow", "run_command")
+	c := r.call(t, 0, "run_command")
+	if c.IsError || !strings.Contains(c.Text, "line3") {
+		t.Fatalf("run_command: isError %v, text %q", c.IsError, c.Text)
+	}
+	var streamed strings.Builder
+	for i, p := range c.Progress {
+		if i > 0 && p.Progress <= c.Progress[i-1].Progress {
+			t.Errorf("progress %v after %v: not increasing", p.Progress, c.Progress[i-1].Progress)
+		}
+		streamed.WriteString(p.Message)
+	}
+	if !strings.Contains(streamed.String(), "line1\nline2\nline3\n") {
+		t.Errorf("progress messages %q, want line1, line2 and line3 in order", streamed.String())
 	}
 }

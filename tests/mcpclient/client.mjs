@@ -12,7 +12,8 @@
 //   {
 //     "protocolVersion": "2025-11-25",
 //     "tools": [{"name", "annotations", "inputSchema"}],     // scenario "list"
-//     "calls": [{"name", "arguments", "isError", "text", "structuredContent"}],
+//     "calls": [{"name", "arguments", "isError", "text", "structuredContent",
+//                "progress": [{"progress", "message"}]}],          // scenario "progress
 //     "elicitations": [{"message", "mode", "requestedSchema", "answer"}]
 //   }
 //
@@ -66,6 +67,12 @@ const scenarios = {
   'approve-write': { answer: 'accept', calls: writeCalls() },
   'decline-write': { answer: 'decline', calls: writeCalls() },
   'no-elicitation': { calls: writeCalls() },
+  // The last line comes right before the result: the notification
+  // carrying it must not be lost (typescript-sdk #2580).
+  progress: {
+    progress: true,
+    calls: [{ name: 'run_command', arguments: { command: 'echo line1; sleep 0.3; echo line2; sleep 0.3; echo line3' } }],
+  },
 };
 
 // writeCalls replaces out.txt after reading it, so the stale-file rule
@@ -145,8 +152,13 @@ async function main() {
       out.tools = tools.map(({ name, annotations, inputSchema }) => ({ name, annotations, inputSchema }));
     }
     for (const call of scenario.calls) {
-      const res = await client.callTool(call, undefined, { timeout: callTimeoutMs });
-      out.calls.push(observe(call, res));
+      // With onprogress the SDK sends a progress token and hands each
+      // notifications/progress of the call to it.
+      const progress = [];
+      const options = { timeout: callTimeoutMs };
+      if (scenario.progress) options.onprogress = ({ progress: n, message }) => progress.push({ progress: n, message });
+      const res = await client.callTool(call, undefined, options);
+      out.calls.push({ ...observe(call, res), progress });
     }
   } finally {
     await client.close();
