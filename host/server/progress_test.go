@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,45 @@ func (c *testClient) questions() []string {
 // and answer answers each elicitation (nil: the client cannot elicit).
 func serveTest(t *testing.T, opts Options, auto bool, answer func(*testClient, *mcp.ElicitRequest) string) *testClient {
 	t.Helper()
+	s, root := testServer(t, opts, auto)
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, st) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return connectTest(t, ct, root, answer)
+}
+
+// serveTestHTTP is serveTest over streamable HTTP on a loopback port.
+func serveTestHTTP(t *testing.T, opts Options, auto bool) *testClient {
+	t.Helper()
+	s, root := testServer(t, opts, auto)
+	ln, err := Listen("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.ServeHTTPOn(ctx, ln, HTTPOptions{Token: testToken}) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("ServeHTTPOn: %v", err)
+		}
+	})
+	hc := &http.Client{Transport: bearer{http.DefaultTransport}}
+	return connectTest(t, &mcp.StreamableClientTransport{Endpoint: URL(ln.Addr(), "/mcp"), HTTPClient: hc, MaxRetries: -1}, root, nil)
+}
+
+// testServer is a Server on a real Host with the built-in plugins, in a
+// fresh workspace, its root.
+func testServer(t *testing.T, opts Options, auto bool) (*Server, string) {
+	t.Helper()
 	root := t.TempDir()
 	cfg := config.Default()
 	cfg.Tools.Sandbox.AllowedRoots = []string{root}
@@ -64,10 +104,13 @@ func serveTest(t *testing.T, opts Options, auto bool, answer func(*testClient, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	st, ct := mcp.NewInMemoryTransports()
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, st) }()
+	return s, root
+}
+
+// connectTest connects an SDK client that records progress and
+// elicitations through transport.
+func connectTest(t *testing.T, transport mcp.Transport, root string, answer func(*testClient, *mcp.ElicitRequest) string) *testClient {
+	t.Helper()
 	tc := &testClient{root: root}
 	copts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 		tc.mu.Lock()
@@ -82,19 +125,12 @@ func serveTest(t *testing.T, opts Options, auto bool, answer func(*testClient, *
 			return &mcp.ElicitResult{Action: answer(tc, req)}, nil
 		}
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).Connect(context.Background(), transport, nil)
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
 	tc.session = cs
-	t.Cleanup(func() {
-		cs.Close()
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
+	t.Cleanup(func() { cs.Close() }) // before the server stops: cleanups run last first
 	return tc
 }
 
@@ -133,10 +169,19 @@ func (c *testClient) waitNotes(n int) []*mcp.ProgressNotificationParams {
 
 // TestProgressStreamsOutput: with a progress token, each output chunk of
 // run_command reaches the client as a progress notification carrying
-// the chunk, with progress increasing; without a token nothing is sent
-// (issue 11 item 5).
+// the chunk, with progress increasing, over stdio's in-memory twin and
+// over streamable HTTP (where each must go to the request's stream);
+// without a token nothing is sent (issue 11 item 5).
 func TestProgressStreamsOutput(t *testing.T) {
-	c := serveTest(t, Options{ProgressInterval: time.Minute}, true, nil)
+	t.Run("in memory", func(t *testing.T) {
+		testProgressStreamsOutput(t, serveTest(t, Options{ProgressInterval: time.Minute}, true, nil))
+	})
+	t.Run("http", func(t *testing.T) {
+		testProgressStreamsOutput(t, serveTestHTTP(t, Options{ProgressInterval: time.Minute}, true))
+	})
+}
+
+func testProgressStreamsOutput(t *testing.T, c *testClient) {
 	res, text := c.call(t, "run_command", map[string]any{"command": "for i in 1 2 3; do echo line$i; sleep 0.2; done; echo oops >&2"}, "tok-1")
 	if res.IsError || !strings.Contains(text, "line3") {
 		t.Fatalf("run_command: isError %v, text %q", res.IsError, text)
