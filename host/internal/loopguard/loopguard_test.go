@@ -453,7 +453,9 @@ func TestInstrumentRejects(t *testing.T) {
 					t.Errorf("error %q does not say %q", err, w)
 				}
 			}
-			if d := time.Since(start); d > 100*time.Millisecond {
+			// Generous: it proves a hostile size is refused without reading
+			// it, not how fast (a loaded machine under -race is slow).
+			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("took %v to reject", d)
 			}
 		})
