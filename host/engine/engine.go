@@ -149,6 +149,8 @@ type callOptions struct {
 	AvailableCapacityBytes int64
 	// Writes is what the call may write (hostfn.Env.Writes).
 	Writes map[string]hostfn.WriteGrant
+	// DryRun lets the call write nothing (hostfn.Env.DryRun).
+	DryRun bool
 	// ReadsAt and Origin are the read cache's generation when the call's
 	// batch was planned, and the batch (hostfn.Env); zero and empty: the
 	// generation as the call begins, the call alone.
@@ -179,7 +181,7 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 	env := &hostfn.Env{
 		CallID: call.ID, Sandbox: e.cfg.Sandbox, Limits: limits,
 		Emit: opts.Emit, Resolved: resolved, Writes: opts.Writes, Environ: e.environ,
-		MaxCommitFiles: e.cfg.MaxCommitFiles,
+		MaxCommitFiles: e.cfg.MaxCommitFiles, DryRun: opts.DryRun,
 	}
 	if e.cfg.ReadCache != nil {
 		// A file another batch of the conversation changes after this

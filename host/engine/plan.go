@@ -90,6 +90,8 @@ type PlannedCall struct {
 	// writes is every path the call may write, with what approval covered
 	// (hostfn.Env.Writes); nil lets it write anywhere the sandbox allows.
 	writes map[string]hostfn.WriteGrant
+	// dryRun makes the call write nothing (Narrowing.DryRun).
+	dryRun bool
 }
 
 // changed reports whether the exported fields of pc differ from what was
@@ -233,6 +235,13 @@ func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, earl
 		if why := pol.codeWrite(paths); why != "" {
 			traits.onlyCreates = false
 			traits.codePath = why
+		}
+	}
+	if pol.dryRun {
+		pc.writes, pc.dryRun = map[string]hostfn.WriteGrant{}, true
+		if onlyTouchesFiles(m) {
+			// It can change nothing, so there is nothing to approve.
+			traits = callTraits{requiresApproval: m.RequiresApproval}
 		}
 	}
 	g, reason := pol.decide(call.Name, traits)
@@ -516,4 +525,16 @@ func within(s string, from, to int, keep []string) bool {
 		}
 	}
 	return false
+}
+
+// onlyTouchesFiles reports that a tool's capabilities reach only the
+// sandbox's files: in a dry run, where it may write none, it changes
+// nothing.
+func onlyTouchesFiles(m abi.Manifest) bool {
+	for _, c := range m.Capabilities {
+		if c != abi.CapFSRead && c != abi.CapFSList && c != abi.CapFSWrite {
+			return false
+		}
+	}
+	return true
 }

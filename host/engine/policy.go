@@ -88,6 +88,7 @@ type Policy struct {
 	// Set by narrowing only.
 	only       map[string]bool // when non-nil, the only tools that may run
 	confirmAll bool            // every call that would run asks first
+	dryRun     bool            // every call writes nothing (Narrowing.DryRun)
 }
 
 // DefaultPolicy is the SRD's defaults: execute, prompt for side effects,
@@ -155,6 +156,12 @@ type Narrowing struct {
 	Sequential bool
 	// MaxCallsPerBatch lowers FR-LIM-01's limit; 0 keeps it.
 	MaxCallsPerBatch int
+	// DryRun makes every call one that writes nothing: the host functions
+	// refuse every write and command and allow only dry-run commits and
+	// diffs, so the call can show what it would change (an approval's
+	// preview). A call of a tool that only touches files then changes
+	// nothing and is not asked about; other calls are planned as usual.
+	DryRun bool
 }
 
 // narrow is p restricted by n.
@@ -181,6 +188,7 @@ func (p Policy) narrow(n Narrowing) Policy {
 		p.Denylist = append(slices.Clip(p.Denylist), n.Deny...)
 	}
 	p.confirmAll = p.confirmAll || n.ConfirmAll
+	p.dryRun = p.dryRun || n.DryRun
 	p.AllowParallel = p.AllowParallel && !n.Sequential
 	if n.MaxCallsPerBatch > 0 && (p.MaxCallsPerBatch < 0 || n.MaxCallsPerBatch < p.MaxCallsPerBatch) {
 		p.MaxCallsPerBatch = n.MaxCallsPerBatch

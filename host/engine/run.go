@@ -252,7 +252,7 @@ func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opt
 	var streams callStreams
 	res := e.finish(e.callTool(ctx, call, pc.tool, pc.resolved, callOptions{
 		Conversation: p.Batch.Conversation, AvailableCapacityBytes: opts.AvailableCapacityBytes,
-		Writes: pc.writes, ReadsAt: p.readsAt, Origin: p.Batch.ID,
+		Writes: pc.writes, DryRun: pc.dryRun, ReadsAt: p.readsAt, Origin: p.Batch.ID,
 		Emit: func(ctx context.Context, h hostfn.Event) error {
 			text := streams.write(h.Kind, h.Data)
 			if text == "" {

@@ -55,13 +55,11 @@ func (s *Server) preview(ctx context.Context, conversation string, c engine.Conf
 
 // dryRun runs c's call again with "dry_run": true, as a one-call batch
 // of the same conversation through the Host, so the same policy and
-// stale-file checks apply, and returns its output.
-//
-// The planner asks about a dry run like any write: dry_run is an
-// argument, and only the plugin gives it meaning. Asking the person
-// about it would ask twice for one call, so the dry run alone is
-// approved here, by its call id; hasDryRun limits this to the tools
-// whose dry run writes nothing.
+// stale-file checks apply, and returns its output. The batch is narrowed
+// to a dry run (engine.Narrowing.DryRun): the host functions refuse every
+// write and command whatever the plugin does with dry_run, so nothing is
+// approved on a person's behalf and a plugin that ignored the flag would
+// change nothing.
 func (s *Server) dryRun(ctx context.Context, conversation string, c engine.Confirmation) (string, error) {
 	var args map[string]json.RawMessage
 	if err := json.Unmarshal(c.Args, &args); err != nil || args == nil {
@@ -76,25 +74,14 @@ func (s *Server) dryRun(ctx context.Context, conversation string, c engine.Confi
 	defer cancel()
 	id := c.CallID + "-dry-run"
 	b := engine.Batch{Conversation: conversation, Calls: []engine.Call{{ID: id, Name: c.Tool, Arguments: raw}}}
-	_, results := s.h.Process(ctx, b, host.BatchOptions{Approver: dryRunApprover{id: id, tool: c.Tool, of: c.CallID}, Narrowing: s.opts.Narrowing})
+	n := s.opts.Narrowing
+	n.DryRun = true
+	_, results := s.h.Process(ctx, b, host.BatchOptions{Narrowing: n})
 	r := results[0]
 	if !r.OK {
 		return "", errors.New(errorText(r.Error))
 	}
 	return r.Content, nil
-}
-
-// dryRunApprover approves the one dry run it was made for and nothing
-// else.
-type dryRunApprover struct{ id, tool, of string }
-
-func (a dryRunApprover) Approve(_ context.Context, cs []engine.Confirmation) (engine.Decision, error) {
-	for _, c := range cs {
-		if c.CallID == a.id && c.Tool == a.tool {
-			return engine.ApproveSelected(fmt.Sprintf("toolhost serve, for the approval of call %s: a dry run writes nothing", a.of), a.id), nil
-		}
-	}
-	return engine.DenyAll("policy: only the dry run of call " + a.of + " may run here"), nil
 }
 
 // renderDiff lays a dry run's output out for the question: its first

@@ -70,6 +70,11 @@ func fsCommit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]
 	if err != nil {
 		return nil, err
 	}
+	if uint32(stack[2])&abi.CommitDryRun == 0 {
+		if err := env.dryRunRefusal("commit files"); err != nil {
+			return nil, err
+		}
+	}
 	if err := env.checkCommitFiles(req); err != nil {
 		return nil, err
 	}

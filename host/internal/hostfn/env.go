@@ -55,6 +55,11 @@ type Env struct {
 	// allows (a tool whose manifest says it writes unnamed paths, under a
 	// policy that asked for that).
 	Writes map[string]WriteGrant
+	// DryRun makes the call one that checks a change and makes none:
+	// fs_write, a committing fs_commit and proc_run are refused, while a
+	// dry-run fs_commit is checked as a write would be (the sandbox, the
+	// files' freshness) without a write grant, and fs_diff works as ever.
+	DryRun bool
 	// Environ is the environment of processes the call starts, already
 	// sanitized (CFG-ENV-01); nil starts them with an empty environment.
 	Environ []string

@@ -444,6 +444,9 @@ func fsWrite(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 	if err != nil {
 		return nil, err
 	}
+	if err := env.dryRunRefusal("write " + name); err != nil {
+		return nil, err
+	}
 	createDirs := uint32(stack[4])&abi.WriteCreateDirs != 0
 	p, err := env.resolve(name)
 	if err != nil {

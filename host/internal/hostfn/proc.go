@@ -19,6 +19,9 @@ const maxCommandBytes = 128 << 10
 // output streams to the call's subscribers as it arrives, and the call's
 // deadline or cancellation kills the whole process group.
 func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+	if err := env.dryRunRefusal("run a command"); err != nil {
+		return nil, err
+	}
 	if n := uint32(stack[1]); n > maxCommandBytes {
 		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "a command of %d bytes is longer than the %d bytes a command may have; write a script file and run it", n, maxCommandBytes)
 	}

@@ -23,10 +23,23 @@ import (
 // arguments do not name.
 const reasonNotNamed = abi.DenialNotNamed
 
+// dryRunRefusal refuses what a dry-run call may not do; nil outside one.
+func (e *Env) dryRunRefusal(what string) error {
+	if !e.DryRun {
+		return nil
+	}
+	return &Error{
+		Status: abi.StatusDenied, Kind: abi.KindSandboxViolation,
+		Message: "call " + e.CallID + " is a dry run, which may show a change but not " + what + "; nothing was done",
+		Details: map[string]any{"reason": "DryRun"},
+	}
+}
+
 // writeGrant returns what approval covered for writing p, and refuses a
-// path the call's arguments did not name (issue 9 item 1).
+// path the call's arguments did not name (issue 9 item 1). A dry run
+// writes nothing, so checking a change needs no grant.
 func (e *Env) writeGrant(p sandbox.Path, name string) (WriteGrant, error) {
-	if e.Writes == nil {
+	if e.Writes == nil || e.DryRun {
 		return WriteAny, nil
 	}
 	if g, ok := e.Writes[p.Abs]; ok {
