@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Approver decides the confirmations of one batch (FR-APR-03): a person at
 // a terminal, an MCP client asked by elicitation, a console, a policy
@@ -32,3 +35,19 @@ type EventSinkFunc func(ctx context.Context, ev Event) error
 
 // Send calls f.
 func (f EventSinkFunc) Send(ctx context.Context, ev Event) error { return f(ctx, ev) }
+
+// Preapproved splits confirmations into the calls an operator's standing
+// approval covers (their tool is in tools, as with --allow) and those a
+// person must still be asked about. A call only a person may approve
+// (AlwaysAsk: a write laying out a git directory) is never covered, so
+// every surface keeps that rule in the same place.
+func Preapproved(cs []Confirmation, tools []string) (approved []string, ask []Confirmation) {
+	for _, c := range cs {
+		if slices.Contains(tools, c.Tool) && !c.AlwaysAsk {
+			approved = append(approved, c.CallID)
+		} else {
+			ask = append(ask, c)
+		}
+	}
+	return approved, ask
+}

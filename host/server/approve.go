@@ -30,15 +30,7 @@ type approver struct {
 const askedBy = "the MCP client's user"
 
 func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engine.Decision, error) {
-	var approved []string
-	var ask []engine.Confirmation
-	for _, c := range cs {
-		if slices.Contains(a.allow, c.Tool) && !c.AlwaysAsk {
-			approved = append(approved, c.CallID)
-		} else {
-			ask = append(ask, c)
-		}
-	}
+	approved, ask := engine.Preapproved(cs, a.allow)
 	if len(ask) == 0 {
 		return engine.ApproveSelected("--allow", approved...), nil
 	}
