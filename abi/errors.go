@@ -42,6 +42,10 @@ const (
 	// DenialProtected is a write to toolhost's configuration or lock file
 	// or to git's internals, at any depth: refused whatever the policy.
 	DenialProtected DenialReason = "Protected"
+	// DenialNotAsked is a call that needed a person's approval when
+	// nobody could be asked (no terminal, a client that cannot elicit, no
+	// approver connected): not a person's no.
+	DenialNotAsked DenialReason = "NotAsked"
 )
 
 // HostError is the staged response of a failed host function call. The SDK

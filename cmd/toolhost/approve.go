@@ -49,7 +49,7 @@ func (a *approver) Approve(_ context.Context, cs []engine.Confirmation) (engine.
 		return engine.ApproveSelected("--allow", approved...), nil
 	}
 	if !a.tty {
-		return engine.ApproveSelected(unasked(ask), approved...), nil
+		return engine.Unasked(unasked(ask), approved...), nil
 	}
 	r := bufio.NewReader(a.in)
 	for _, c := range ask {

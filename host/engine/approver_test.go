@@ -1,8 +1,13 @@
 package engine
 
 import (
+	"context"
+	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/toolhost/toolhost/abi"
 )
 
 // An operator's standing approval (--allow) covers calls of its tools,
@@ -31,5 +36,35 @@ func TestPreapproved(t *testing.T) {
 		if !reflect.DeepEqual(approved, tt.approved) || !reflect.DeepEqual(asked, tt.ask) {
 			t.Errorf("tools %v: approved %v, asked %v; want %v, %v", tt.tools, approved, asked, tt.approved, tt.ask)
 		}
+	}
+}
+
+// A call denied because nobody could be asked says so in its reason
+// (NotAsked), so a client can tell it from a person's no (DeniedByUser).
+func TestDenialReasonSaysWhoDecided(t *testing.T) {
+	tests := []struct {
+		name     string
+		approver Approver
+		reason   string
+	}{
+		{"no approver", nil, "NotAsked"},
+		{"nobody to ask", ApproverFunc(func(context.Context, []Confirmation) (Decision, error) {
+			return Unasked("policy: no terminal to ask on"), nil
+		}), "NotAsked"},
+		{"a person's no", ApproverFunc(func(context.Context, []Confirmation) (Decision, error) {
+			return DenyAll("the user at the terminal"), nil
+		}), "DeniedByUser"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, abi.Limits{})
+			f.write(t, "a.txt", "old\n")
+			f.read(t, "a.txt")
+			b := Batch{Conversation: "c", Calls: []Call{{ID: "1", Name: "write_file", Arguments: json.RawMessage(`{"path":"a.txt","content":"new\n"}`)}}}
+			_, rs := f.eng.Process(context.Background(), b, tt.approver, RunOptions{})
+			if r := rs[0]; r.OK || r.Error == nil || !strings.Contains(string(r.Error.Details), `"reason":"`+tt.reason+`"`) {
+				t.Errorf("result %+v, want reason %s", r.Error, tt.reason)
+			}
+		})
 	}
 }

@@ -17,6 +17,9 @@ import (
 type Decision struct {
 	all      bool
 	selected map[string]bool
+	// unasked marks the calls it does not approve as denied because
+	// nobody could be asked, not by a person (abi.DenialNotAsked).
+	unasked bool
 	// By names who decided; denied calls' results say so.
 	By string
 }
@@ -35,6 +38,16 @@ func ApproveSelected(by string, ids ...string) Decision {
 
 // DenyAll approves nothing.
 func DenyAll(by string) Decision { return Decision{By: by} }
+
+// Unasked approves the confirmations with these call ids (an operator's
+// standing approval) and denies the rest because nobody could be asked
+// about them; why says so and what would let them run. Their results
+// carry reason NotAsked, so a client can tell them from a person's no.
+func Unasked(why string, ids ...string) Decision {
+	d := ApproveSelected(why, ids...)
+	d.unasked = true
+	return d
+}
 
 func (d Decision) approves(id string) bool { return d.all || d.selected[id] }
 
@@ -117,7 +130,7 @@ func (e *Engine) Process(ctx context.Context, b Batch, approver Approver, opts R
 // waiting for an answer that can no longer count.
 func approve(ctx context.Context, approver Approver, cs []Confirmation) Decision {
 	if approver == nil {
-		return DenyAll("policy: no approver is connected")
+		return Unasked("policy: no approver is connected")
 	}
 	type answer struct {
 		d   Decision
@@ -238,7 +251,7 @@ func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opt
 		return failed(call, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf(
 			"no result was submitted for call %s (%s); tools.mode is parse_only, so tools do not run by themselves", call.ID, call.Name)})
 	case pc.Disposition == RequiresConfirmation && !d.approves(call.ID):
-		return e.finish(deniedByUser(call, d.By))
+		return e.finish(deniedByUser(call, d))
 	case pc.tool == nil:
 		return failed(call, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf(
 			"call %s was not planned by this engine; plan the batch with Plan before running it", call.ID)})
@@ -328,9 +341,13 @@ func cancelled(call Call) Result {
 	return failed(call, &ToolError{Kind: abi.KindCancelled, Message: "Cancelled by user"})
 }
 
-func deniedByUser(call Call, by string) Result {
+func deniedByUser(call Call, d Decision) Result {
+	by, reason := d.By, abi.DenialByUser
 	if by == "" {
 		by = "the user"
 	}
-	return failed(call, denial(abi.DenialByUser, fmt.Sprintf("Denied by %s: call %s (%s) was not approved and did not run", by, call.ID, call.Name), map[string]any{"denied_by": by}))
+	if d.unasked {
+		reason = abi.DenialNotAsked
+	}
+	return failed(call, denial(reason, fmt.Sprintf("Denied by %s: call %s (%s) was not approved and did not run", by, call.ID, call.Name), map[string]any{"denied_by": by}))
 }

@@ -37,7 +37,7 @@ func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engin
 	if why := cannotElicit(a.session); why != "" {
 		// Until the batch API exists there is nobody else to ask: the call
 		// is denied at once, saying how to let it run.
-		return engine.ApproveSelected(unasked(why, ask), approved...), nil
+		return engine.Unasked(unasked(why, ask), approved...), nil
 	}
 	by := askedBy
 	for _, c := range ask {

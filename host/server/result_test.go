@@ -69,8 +69,8 @@ func TestErrorText(t *testing.T) {
 		{
 			name: "denial said once",
 			err: &engine.ToolError{Kind: abi.KindSandboxViolation, Message: "Denied by policy: the MCP client cannot be asked: call mcp-1 (write_file) was not approved and did not run",
-				Details: json.RawMessage(`{"reason":"DeniedByUser","denied_by":"policy: the MCP client cannot be asked"}`)},
-			want: []string{"SandboxViolation: Denied by policy", `"reason":"DeniedByUser"`},
+				Details: json.RawMessage(`{"reason":"NotAsked","denied_by":"policy: the MCP client cannot be asked"}`)},
+			want: []string{"SandboxViolation: Denied by policy", `"reason":"NotAsked"`},
 			not:  []string{"denied_by"},
 		},
 		{name: "details not an object", err: &engine.ToolError{Kind: abi.KindBadArgs, Message: "bad", Details: json.RawMessage(`[1]`)}, want: []string{"BadArgs: bad\ndetails: [1]"}},
