@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/toolhost/toolhost/host/engine"
@@ -133,20 +132,10 @@ func questionID(id string) string {
 // unasked is who denied calls when there is no terminal to ask on: each
 // call with why it was asked about, and what would allow it.
 func unasked(ask []engine.Confirmation) string {
+	why, tools, personal := engine.Unanswerable(ask)
 	var b strings.Builder
-	b.WriteString("policy: no terminal to ask on")
-	var tools, personal []string
-	for _, c := range ask {
-		fmt.Fprintf(&b, "; call %s (%s) needs approval: %s", c.CallID, c.Tool, c.Reason)
-		if c.AlwaysAsk {
-			personal = append(personal, c.CallID)
-		} else {
-			tools = append(tools, c.Tool)
-		}
-	}
+	b.WriteString("policy: no terminal to ask on" + why)
 	if len(tools) > 0 {
-		slices.Sort(tools)
-		tools = slices.Compact(tools)
 		fmt.Fprintf(&b, " (pass --allow %s, or add it to tools.approval.allowlist)", strings.Join(tools, " --allow "))
 	}
 	if len(personal) > 0 {

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 )
 
 // Approver decides the confirmations of one batch (FR-APR-03): a person at
@@ -50,4 +52,23 @@ func Preapproved(cs []Confirmation, tools []string) (approved []string, ask []Co
 		}
 	}
 	return approved, ask
+}
+
+// Unanswerable describes confirmations nobody could be asked about, for
+// the denial each surface words with its own advice: every call with why
+// it needed approval ("; call 1 (write_file) needs approval: ..."), the
+// tools a standing approval could cover (sorted, once each), and the calls
+// only a person may approve (AlwaysAsk), which no configuration covers.
+func Unanswerable(ask []Confirmation) (why string, tools, personal []string) {
+	var b strings.Builder
+	for _, c := range ask {
+		fmt.Fprintf(&b, "; call %s (%s) needs approval: %s", c.CallID, c.Tool, c.Reason)
+		if c.AlwaysAsk {
+			personal = append(personal, c.CallID)
+		} else {
+			tools = append(tools, c.Tool)
+		}
+	}
+	slices.Sort(tools)
+	return b.String(), slices.Compact(tools), personal
 }

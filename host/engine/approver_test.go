@@ -68,3 +68,20 @@ func TestDenialReasonSaysWhoDecided(t *testing.T) {
 		})
 	}
 }
+
+// Unanswerable names every call with its reason, each tool a standing
+// approval could cover once, and the calls only a person may approve.
+func TestUnanswerable(t *testing.T) {
+	why, tools, personal := Unanswerable([]Confirmation{
+		{CallID: "1", Tool: "write_file", Reason: "r1"},
+		{CallID: "2", Tool: "apply_patch", Reason: "r2"},
+		{CallID: "3", Tool: "write_file", Reason: "r3", AlwaysAsk: true},
+		{CallID: "4", Tool: "write_file", Reason: "r4"},
+	})
+	if want := "; call 1 (write_file) needs approval: r1; call 2 (apply_patch) needs approval: r2; call 3 (write_file) needs approval: r3; call 4 (write_file) needs approval: r4"; why != want {
+		t.Errorf("why %q, want %q", why, want)
+	}
+	if !reflect.DeepEqual(tools, []string{"apply_patch", "write_file"}) || !reflect.DeepEqual(personal, []string{"3"}) {
+		t.Errorf("tools %v, personal %v", tools, personal)
+	}
+}

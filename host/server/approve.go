@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -102,20 +101,10 @@ const questionWidth = 80
 // unasked is who denied calls nobody could be asked about, with what
 // would let each run.
 func unasked(why string, ask []engine.Confirmation) string {
+	calls, tools, personal := engine.Unanswerable(ask)
 	var b strings.Builder
-	b.WriteString("policy: " + why)
-	var tools, personal []string
-	for _, c := range ask {
-		fmt.Fprintf(&b, "; call %s (%s) needs approval: %s", c.CallID, c.Tool, c.Reason)
-		if c.AlwaysAsk {
-			personal = append(personal, c.CallID)
-		} else {
-			tools = append(tools, c.Tool)
-		}
-	}
+	b.WriteString("policy: " + why + calls)
 	if len(tools) > 0 {
-		slices.Sort(tools)
-		tools = slices.Compact(tools)
 		fmt.Fprintf(&b, ". To let %s run without asking, add it to tools.approval.allowlist in the operator's configuration, or start the server with --allow %s; or use a client that supports elicitation",
 			strings.Join(tools, ", "), strings.Join(tools, " --allow "))
 	}
