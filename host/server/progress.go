@@ -18,11 +18,12 @@ import (
 const DefaultProgressInterval = 10 * time.Second
 
 // progressGap is the quiet time left between the last progress
-// notification and the result. The TypeScript SDK client on stdio drops
-// a notification that arrives together with its request's result (it
-// finds the token already gone) about half the time; 1 ms apart it
-// never does. 2 ms leaves room for a coarse clock.
-const progressGap = 2 * time.Millisecond
+// notification and the result. The TypeScript SDK client dispatches a
+// notification in a microtask but a result at once, so when both arrive
+// in one read it drops the notification (typescript-sdk #2580). A gap
+// makes that rare, never impossible: a client starved of CPU for longer
+// still reads both together. The full output is always in the result.
+const progressGap = 10 * time.Millisecond
 
 // progress streams one call's output and keepalives to its client as
 // notifications/progress (issue 11 item 5). Each notification carries a

@@ -325,14 +325,17 @@ func TestMCPTypeScriptClient_Approval(t *testing.T) {
 }
 
 // TestMCPTypeScriptClient_StreamsProgress: the TypeScript client's
-// onprogress gets run_command's output, every line, in order, with
-// progress increasing: the last line, printed right before the result,
-// is not lost to the client's race between the two (issue 11 item 5).
+// onprogress gets run_command's output in order, with progress
+// increasing (issue 11 item 5). The last line, printed right before the
+// result, can still be lost to the client's own race between the two
+// (typescript-sdk #2580) when the client is starved of CPU: the server
+// only makes that rare (host/server TestProgressGap holds its part), so
+// here only the final chunk may be missing, and the result has it all.
 func TestMCPTypeScriptClient_StreamsProgress(t *testing.T) {
 	w := tsWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
 	r := runTSClient(t, w, "progress", "--allow", "run_command")
 	c := r.call(t, 0, "run_command")
-	if c.IsError || !strings.Contains(c.Text, "line3") {
+	if c.IsError || !strings.Contains(c.Text, "line1\nline2\nline3\n") {
 		t.Fatalf("run_command: isError %v, text %q", c.IsError, c.Text)
 	}
 	var streamed strings.Builder
@@ -342,7 +345,11 @@ func TestMCPTypeScriptClient_StreamsProgress(t *testing.T) {
 		}
 		streamed.WriteString(p.Message)
 	}
-	if !strings.Contains(streamed.String(), "line1\nline2\nline3\n") {
-		t.Errorf("progress messages %q, want line1, line2 and line3 in order", streamed.String())
+	switch got := streamed.String(); got {
+	case "line1\nline2\nline3\n":
+	case "line1\nline2\n":
+		t.Logf("the client dropped the last notification, which came with the result (typescript-sdk #2580)")
+	default:
+		t.Errorf("progress messages %q, want line1, line2 and line3 in order (only the last may be lost)", got)
 	}
 }
