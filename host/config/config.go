@@ -38,7 +38,42 @@ const (
 
 // Config is the whole configuration.
 type Config struct {
-	Tools Tools `mapstructure:"tools"`
+	Tools  Tools  `mapstructure:"tools"`
+	Server Server `mapstructure:"server"`
+	// Profiles are named narrowings of the policy, one per agent role
+	// (issue 11 item 7): a connection under a profile sees and runs only
+	// its tools, under its stricter approval.
+	Profiles map[string]Profile `mapstructure:"profiles"`
+}
+
+// Server is [server]: what toolhost serve takes from the operator.
+type Server struct {
+	// Token fixes the HTTP server's bearer token (at least 16 characters)
+	// instead of a new one at each start; $TOOLHOST_TOKEN wins over it.
+	Token string `mapstructure:"token"`
+	// ApprovalHoldSeconds is how long a call whose MCP client cannot be
+	// asked waits for a decision through the batch API before it is
+	// denied; 0 denies it at once.
+	ApprovalHoldSeconds int `mapstructure:"approval_hold_seconds"`
+}
+
+// Profile is one [profiles.<name>] table. Every field can only narrow
+// the policy: a profile never offers a tool the configuration denies or
+// approves a call the configuration would ask about.
+type Profile struct {
+	Description string `mapstructure:"description"`
+	// Tools are the only tools the profile lists and runs.
+	Tools []string `mapstructure:"tools"`
+	// Mode lowers tools.mode; "" keeps it.
+	Mode Mode `mapstructure:"mode"`
+	// Approval raises tools.approval.mode; "" keeps it.
+	Approval ApprovalMode `mapstructure:"approval"`
+	// ConfirmAll asks before every call, read-only ones included.
+	ConfirmAll bool `mapstructure:"confirm_all"`
+	// Sequential runs a batch's calls one at a time.
+	Sequential bool `mapstructure:"sequential"`
+	// MaxToolCallsPerBatch lowers tools.max_tool_calls_per_batch; 0 keeps it.
+	MaxToolCallsPerBatch int `mapstructure:"max_tool_calls_per_batch"`
 }
 
 // Tools is the [tools] table.
@@ -168,7 +203,10 @@ func Default() *Config {
 		ReadFile:   ReadFile{MaxFileReadBytes: 200 << 10, MaxScanBytes: 2 << 20},
 		ApplyPatch: ApplyPatch{MaxPatchBytes: 512 << 10, MaxFiles: 1000},
 		Overrides:  map[string]Override{},
-	}}
+	},
+		Server:   Server{ApprovalHoldSeconds: 120},
+		Profiles: map[string]Profile{},
+	}
 }
 
 // DefaultCodePatterns returns the paths that make common tools run code

@@ -69,8 +69,8 @@ func TestInitFileIsTheDefaults(t *testing.T) {
 		for j := i - 1; j >= 0 && strings.HasPrefix(lines[j], "#"); j-- {
 			comment = lines[j] + comment
 		}
-		if !strings.Contains(comment, "(CFG-") {
-			t.Errorf("InitFile: %q has no comment naming its SRD id", line)
+		if !strings.Contains(comment, "(CFG-") && !strings.Contains(comment, "(issue ") {
+			t.Errorf("InitFile: %q has no comment naming its SRD id or issue", line)
 		}
 	}
 }
@@ -133,6 +133,19 @@ denied = false
 name = "lookup_ticket"
 description = "Look up a ticket"
 parameters = { type = "object", properties = { id = { type = "string", minLength = 1 } }, required = ["id"] }
+
+[server]
+token = "0123456789abcdef-token"
+approval_hold_seconds = 30
+
+[profiles.reviewer]
+description = "reads only"
+tools = ["read_file", "list_directory"]
+approval = "deny"
+mode = "parse_only"
+confirm_all = true
+sequential = true
+max_tool_calls_per_batch = 2
 `
 
 // fullYAML is fullTOML in YAML.
@@ -183,6 +196,18 @@ tools:
         type: object
         properties: {id: {type: string, minLength: 1}}
         required: [id]
+server:
+  token: 0123456789abcdef-token
+  approval_hold_seconds: 30
+profiles:
+  reviewer:
+    description: reads only
+    tools: [read_file, list_directory]
+    approval: deny
+    mode: parse_only
+    confirm_all: true
+    sequential: true
+    max_tool_calls_per_batch: 2
 `
 
 // fullConfig is what fullTOML and fullYAML load to from dir. minLength is
@@ -213,7 +238,13 @@ func fullConfig(dir string, minLength any) *Config {
 			"properties": map[string]any{"id": map[string]any{"type": "string", "minLength": minLength}},
 			"required":   []any{"id"},
 		}}},
-	}}
+	},
+		Server: Server{Token: "0123456789abcdef-token", ApprovalHoldSeconds: 30},
+		Profiles: map[string]Profile{"reviewer": {
+			Description: "reads only", Tools: []string{"read_file", "list_directory"}, Approval: ApprovalDeny, Mode: ModeParseOnly,
+			ConfirmAll: true, Sequential: true, MaxToolCallsPerBatch: 2,
+		}},
+	}
 }
 
 // CFG-TOOLS-01, CFG-TOOLS-02, CFG-SBX-01, CFG-TMO-01, CFG-OUT-01,
@@ -244,7 +275,8 @@ func TestFullFile(t *testing.T) {
 			if l.File != file {
 				t.Errorf("File = %q, want %q", l.File, file)
 			}
-			keys := []string{"tools.definitions", "tools.overrides.run_command.timeout_seconds", "tools.overrides.run_command.denied"}
+			keys := []string{"tools.definitions", "tools.overrides.run_command.timeout_seconds", "tools.overrides.run_command.denied",
+				"profiles.reviewer.tools", "profiles.reviewer.max_tool_calls_per_batch"}
 			for key := range keyKinds() {
 				keys = append(keys, key)
 			}
@@ -263,6 +295,39 @@ func TestFullFile(t *testing.T) {
 // and must take effect: a nested bool, int and list (CFG-SBX-01,
 // CFG-TMO-01, CFG-APR-01, CFG-ENV-01, CFG-READ-01, CFG-PATCH-01, CFG-OUT-01)
 // and an override of a tool the file never names.
+// issue 11 item 2: the server's token comes from the operator's file or
+// TOOLHOST_SERVER_TOKEN, and config show says it is set without showing
+// it.
+func TestServerToken(t *testing.T) {
+	const token = "operator-token-0123456789"
+	tests := []struct {
+		name, file string
+		env        []string
+	}{
+		{name: "file", file: "[server]\ntoken = \"" + token + "\"\n"},
+		{name: "environment", env: []string{"TOOLHOST_SERVER_TOKEN=" + token}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.file != "" {
+				writeFile(t, dir, "toolhost.toml", tt.file)
+			}
+			l, err := Load(Options{UserDir: dir, Dir: dir, Environ: tt.env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Config.Server.Token != token {
+				t.Errorf("token %q, want %q", l.Config.Server.Token, token)
+			}
+			show := l.Show()
+			if strings.Contains(show, token) || !strings.Contains(show, "server.token = \"…\"  # set, not shown") {
+				t.Errorf("config show prints the token or hides that it is set:\n%s", show)
+			}
+		})
+	}
+}
+
 func TestEnvironmentOnlyKeys(t *testing.T) {
 	tests := []struct {
 		env   string
@@ -478,6 +543,22 @@ func TestErrors(t *testing.T) {
 		{name: "CFG-TOOLS-02 bad definition name", file: "[[tools.definitions]]\nname = \"Lookup\"\nparameters = { type = \"object\" }\n", key: "tools.definitions[0].name", msg: "not a tool name"},
 		{name: "CFG-TOOLS-02 definition without object schema", file: "[[tools.definitions]]\nname = \"a\"\n", key: "tools.definitions[0].parameters", msg: `type = "object"`},
 		{name: "CFG-TOOLS-02 YAML schema of another type", file: "tools:\n  definitions:\n    - name: a\n      parameters: {type: string}\n", yaml: true, key: "tools.definitions[0].parameters", msg: `type = "object"`},
+
+		// The server and profiles (issue 11 items 2, 4 and 7).
+		{name: "short token", file: "[server]\ntoken = \"abc\"\n", key: "server.token", msg: "at least 16 characters"},
+		{name: "token with a space", file: "[server]\ntoken = \"0123456789 abcdefgh\"\n", key: "server.token", msg: "without spaces"},
+		{name: "negative hold", file: "[server]\napproval_hold_seconds = -1\n", key: "server.approval_hold_seconds", msg: "0 (deny at once) or more"},
+		{name: "unknown server key", file: "[server]\ntokn = \"x\"\n", key: "server.tokn", msg: `did you mean "server.token"?`},
+		{name: "profile name with a slash (YAML)", file: "profiles:\n  a/b:\n    tools: []\n", yaml: true, key: "profiles.a/b", msg: "not a profile name"},
+		{name: "profile without tools", file: "[profiles.reviewer]\ndescription = \"x\"\n", key: "profiles.reviewer.tools", msg: "lists the tools it offers"},
+		{name: "profile with a bad tool name", file: "[profiles.reviewer]\ntools = [\"Read File\"]\n", key: "profiles.reviewer.tools", msg: "not a tool name"},
+		{name: "profile with a bad approval", file: "[profiles.reviewer]\ntools = []\napproval = \"never\"\n", key: "profiles.reviewer.approval", msg: "is not one of"},
+		{name: "profile with a bad mode", file: "[profiles.reviewer]\ntools = []\nmode = \"on\"\n", key: "profiles.reviewer.mode", msg: "is not one of"},
+		{name: "profile with a negative limit", file: "[profiles.reviewer]\ntools = []\nmax_tool_calls_per_batch = -2\n", key: "profiles.reviewer.max_tool_calls_per_batch", msg: "or more"},
+		{name: "unknown profile field", file: "[profiles.reviewer]\ntools = []\nallow = [\"x\"]\n", key: "profiles.reviewer.allow", msg: "unknown key"},
+		{name: "profile field of the wrong type", file: "[profiles.reviewer]\ntools = \"read_file\"\n", key: "profiles.reviewer.tools", msg: "expected a list of strings"},
+		{name: "profile as a scalar", file: "[profiles]\nreviewer = true\n", key: "profiles.reviewer", msg: "expected a table"},
+		{name: "bad token from env", env: []string{"TOOLHOST_SERVER_TOKEN=short"}, key: "server.token", msg: "at least 16"},
 
 		// The environment.
 		{name: "CFG-TOOLS-01 bad bool from env", env: []string{"TOOLHOST_TOOLS_ALLOW_PARALLEL=maybe"}, key: "tools.allow_parallel", msg: `env TOOLHOST_TOOLS_ALLOW_PARALLEL: tools.allow_parallel: expected a boolean (true or false), got "maybe"`},

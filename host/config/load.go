@@ -182,6 +182,9 @@ func decode(v *viper.Viper, defs []Definition) (*Config, error) {
 	if cfg.Tools.Overrides == nil {
 		cfg.Tools.Overrides = map[string]Override{}
 	}
+	if cfg.Profiles == nil {
+		cfg.Profiles = map[string]Profile{}
+	}
 	cfg.Tools.Definitions = defs
 	return cfg, nil
 }
@@ -341,6 +344,11 @@ func (l *Loaded) readFile(v *viper.Viper, file, prefix string) ([]Definition, er
 		}
 		v.Set(key, val)
 		l.Sources[key] = source
+		if table, ok := profileTable(key); ok {
+			// A profile comes whole from one file: an error about a key
+			// it left out (its tools) names that file.
+			l.Sources[table] = source
+		}
 	}
 	defs, err := readDefinitions(file, raw)
 	if err != nil || defs == nil {
@@ -392,6 +400,9 @@ func checkFileKey(key string, val any, kinds map[string]kind) (any, error) {
 	if !ok {
 		k, ok = overrideKind(key)
 	}
+	if !ok {
+		k, ok = profileKind(key)
+	}
 	if ok {
 		return k.fromFile(val)
 	}
@@ -414,6 +425,12 @@ func isTable(key string, kinds map[string]kind) bool {
 	if tool, ok := strings.CutPrefix(key, "tools.overrides."); ok && !strings.Contains(tool, ".") {
 		return true
 	}
+	if key == "profiles" {
+		return true
+	}
+	if name, ok := strings.CutPrefix(key, "profiles."); ok && !strings.Contains(name, ".") {
+		return true
+	}
 	for k := range kinds {
 		if strings.HasPrefix(k, key+".") {
 			return true
@@ -422,7 +439,7 @@ func isTable(key string, kinds map[string]kind) bool {
 	return false
 }
 
-// readEnv applies TOOLHOST_TOOLS_* variables. They are parsed here and
+// readEnv applies TOOLHOST_TOOLS_* and TOOLHOST_SERVER_* variables. They are parsed here and
 // given to viper with Set rather than through AutomaticEnv or BindEnv:
 // viper's Unmarshal sees an environment variable only for keys it already
 // knows, cannot split TOOLHOST_TOOLS_OVERRIDES_<TOOL>_<FIELD> when the tool
@@ -437,7 +454,7 @@ func (l *Loaded) readEnv(v *viper.Viper, environ []string) error {
 	}
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, "TOOLHOST_TOOLS_") {
+		if !strings.HasPrefix(name, "TOOLHOST_TOOLS_") && !strings.HasPrefix(name, "TOOLHOST_SERVER_") {
 			continue
 		}
 		key, k, err := envKey(name, byVar, kinds)
@@ -519,6 +536,39 @@ func overrideKeyFromEnv(name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// profileTable is the profiles.<name> table key belongs to.
+func profileTable(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, "profiles.")
+	if !ok {
+		return "", false
+	}
+	name, _, _ := strings.Cut(rest, ".")
+	return "profiles." + name, name != ""
+}
+
+// profileKind is the kind of one key of a [profiles.<name>] table.
+func profileKind(key string) (kind, bool) {
+	rest, ok := strings.CutPrefix(key, "profiles.")
+	if !ok {
+		return 0, false
+	}
+	name, field, ok := strings.Cut(rest, ".")
+	if !ok || name == "" {
+		return 0, false
+	}
+	switch field {
+	case "description", "mode", "approval":
+		return kindString, true
+	case "tools":
+		return kindList, true
+	case "confirm_all", "sequential":
+		return kindBool, true
+	case "max_tool_calls_per_batch":
+		return kindInt, true
+	}
+	return 0, false
 }
 
 func unknownKey(key string, kinds map[string]kind) error {

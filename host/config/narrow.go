@@ -24,13 +24,16 @@ func (c *Config) NarrowedBy(p *Config) (*Config, []string) {
 	out := c.clone()
 	var ignored []string
 	for _, r := range narrowRules {
-		if why := r.narrow(&out.Tools, &p.Tools); why != "" {
+		if why := r.narrow(out, p); why != "" {
 			ignored = append(ignored, r.key+": "+why)
 		}
 	}
 	ignored = append(ignored, narrowOverrides(&out.Tools, p.Tools.Overrides)...)
 	if !reflect.DeepEqual(p.Tools.Definitions, c.Tools.Definitions) {
 		ignored = append(ignored, "tools.definitions: a project file cannot define tools; only the operator's configuration can")
+	}
+	if !reflect.DeepEqual(p.Profiles, c.Profiles) {
+		ignored = append(ignored, "profiles: a project file cannot define or change profiles; only the operator's configuration can")
 	}
 	return out, ignored
 }
@@ -39,65 +42,82 @@ func (c *Config) NarrowedBy(p *Config) (*Config, []string) {
 // fails when a key is added without one.
 var narrowRules = []struct {
 	key    string
-	narrow func(c, p *Tools) string
+	narrow func(c, p *Config) string
 }{
-	{"tools.mode", func(c, p *Tools) string {
-		return stricter(&c.Mode, p.Mode, ModeEnabled, ModeParseOnly, ModeDisabled)
+	{"tools.mode", func(c, p *Config) string {
+		return stricter(&c.Tools.Mode, p.Tools.Mode, ModeEnabled, ModeParseOnly, ModeDisabled)
 	}},
-	{"tools.allow_parallel", func(c, p *Tools) string { return and(&c.AllowParallel, p.AllowParallel) }},
-	{"tools.max_tool_calls_per_batch", func(c, p *Tools) string { return lowest(&c.MaxToolCallsPerBatch, p.MaxToolCallsPerBatch) }},
-	{"tools.max_tool_iterations_per_user_turn", func(c, p *Tools) string {
-		return lowest(&c.MaxToolIterationsPerUserTurn, p.MaxToolIterationsPerUserTurn)
+	{"tools.allow_parallel", func(c, p *Config) string { return and(&c.Tools.AllowParallel, p.Tools.AllowParallel) }},
+	{"tools.max_tool_calls_per_batch", func(c, p *Config) string { return lowest(&c.Tools.MaxToolCallsPerBatch, p.Tools.MaxToolCallsPerBatch) }},
+	{"tools.max_tool_iterations_per_user_turn", func(c, p *Config) string {
+		return lowest(&c.Tools.MaxToolIterationsPerUserTurn, p.Tools.MaxToolIterationsPerUserTurn)
 	}},
-	{"tools.max_tool_args_bytes", func(c, p *Tools) string { return lowest(&c.MaxToolArgsBytes, p.MaxToolArgsBytes) }},
-	{"tools.sandbox.allowed_roots", func(c, p *Tools) string { return insideRoots(&c.Sandbox.AllowedRoots, p.Sandbox.AllowedRoots) }},
-	{"tools.sandbox.denied_patterns", func(c, p *Tools) string { return union(&c.Sandbox.DeniedPatterns, p.Sandbox.DeniedPatterns) }},
-	{"tools.sandbox.allow_absolute", func(c, p *Tools) string { return and(&c.Sandbox.AllowAbsolute, p.Sandbox.AllowAbsolute) }},
-	{"tools.sandbox.include_default_denies", func(c, p *Tools) string {
-		return or(&c.Sandbox.IncludeDefaultDenies, p.Sandbox.IncludeDefaultDenies)
+	{"tools.max_tool_args_bytes", func(c, p *Config) string { return lowest(&c.Tools.MaxToolArgsBytes, p.Tools.MaxToolArgsBytes) }},
+	{"tools.sandbox.allowed_roots", func(c, p *Config) string {
+		return insideRoots(&c.Tools.Sandbox.AllowedRoots, p.Tools.Sandbox.AllowedRoots)
 	}},
-	{"tools.sandbox.read_only_patterns", func(c, p *Tools) string {
-		return union(&c.Sandbox.ReadOnlyPatterns, p.Sandbox.ReadOnlyPatterns)
+	{"tools.sandbox.denied_patterns", func(c, p *Config) string {
+		return union(&c.Tools.Sandbox.DeniedPatterns, p.Tools.Sandbox.DeniedPatterns)
 	}},
-	{"tools.sandbox.max_path_bytes", func(c, p *Tools) string { return lowest(&c.Sandbox.MaxPathBytes, p.Sandbox.MaxPathBytes) }},
-	{"tools.sandbox.max_path_component_bytes", func(c, p *Tools) string {
-		return lowest(&c.Sandbox.MaxPathComponentBytes, p.Sandbox.MaxPathComponentBytes)
+	{"tools.sandbox.allow_absolute", func(c, p *Config) string { return and(&c.Tools.Sandbox.AllowAbsolute, p.Tools.Sandbox.AllowAbsolute) }},
+	{"tools.sandbox.include_default_denies", func(c, p *Config) string {
+		return or(&c.Tools.Sandbox.IncludeDefaultDenies, p.Tools.Sandbox.IncludeDefaultDenies)
 	}},
-	{"tools.sandbox.max_path_depth", func(c, p *Tools) string { return lowest(&c.Sandbox.MaxPathDepth, p.Sandbox.MaxPathDepth) }},
-	{"tools.timeouts.default_seconds", func(c, p *Tools) string { return lowest(&c.Timeouts.DefaultSeconds, p.Timeouts.DefaultSeconds) }},
-	{"tools.timeouts.file_operations_seconds", func(c, p *Tools) string {
-		return lowest(&c.Timeouts.FileOperationsSeconds, p.Timeouts.FileOperationsSeconds)
+	{"tools.sandbox.read_only_patterns", func(c, p *Config) string {
+		return union(&c.Tools.Sandbox.ReadOnlyPatterns, p.Tools.Sandbox.ReadOnlyPatterns)
 	}},
-	{"tools.timeouts.shell_commands_seconds", func(c, p *Tools) string {
-		return lowest(&c.Timeouts.ShellCommandsSeconds, p.Timeouts.ShellCommandsSeconds)
+	{"tools.sandbox.max_path_bytes", func(c, p *Config) string { return lowest(&c.Tools.Sandbox.MaxPathBytes, p.Tools.Sandbox.MaxPathBytes) }},
+	{"tools.sandbox.max_path_component_bytes", func(c, p *Config) string {
+		return lowest(&c.Tools.Sandbox.MaxPathComponentBytes, p.Tools.Sandbox.MaxPathComponentBytes)
 	}},
-	{"tools.output.max_bytes", func(c, p *Tools) string { return lowest(&c.Output.MaxBytes, p.Output.MaxBytes) }},
-	{"tools.output.available_capacity_bytes", func(c, p *Tools) string {
-		return lowest(&c.Output.AvailableCapacityBytes, p.Output.AvailableCapacityBytes)
+	{"tools.sandbox.max_path_depth", func(c, p *Config) string { return lowest(&c.Tools.Sandbox.MaxPathDepth, p.Tools.Sandbox.MaxPathDepth) }},
+	{"tools.timeouts.default_seconds", func(c, p *Config) string {
+		return lowest(&c.Tools.Timeouts.DefaultSeconds, p.Tools.Timeouts.DefaultSeconds)
 	}},
-	{"tools.environment.denylist", func(c, p *Tools) string { return union(&c.Environment.Denylist, p.Environment.Denylist) }},
-	{"tools.environment.keep", func(c, p *Tools) string { return intersect(&c.Environment.Keep, p.Environment.Keep) }},
-	{"tools.approval.enabled", func(c, p *Tools) string { return and(&c.Approval.Enabled, p.Approval.Enabled) }},
-	{"tools.approval.mode", func(c, p *Tools) string {
-		return stricter(&c.Approval.Mode, p.Approval.Mode, ApprovalAuto, ApprovalPrompt, ApprovalDeny)
+	{"tools.timeouts.file_operations_seconds", func(c, p *Config) string {
+		return lowest(&c.Tools.Timeouts.FileOperationsSeconds, p.Tools.Timeouts.FileOperationsSeconds)
 	}},
-	{"tools.approval.allowlist", func(c, p *Tools) string { return intersect(&c.Approval.Allowlist, p.Approval.Allowlist) }},
-	{"tools.approval.denylist", func(c, p *Tools) string { return union(&c.Approval.Denylist, p.Approval.Denylist) }},
-	{"tools.approval.prompt_side_effects", func(c, p *Tools) string {
-		return or(&c.Approval.PromptSideEffects, p.Approval.PromptSideEffects)
+	{"tools.timeouts.shell_commands_seconds", func(c, p *Config) string {
+		return lowest(&c.Tools.Timeouts.ShellCommandsSeconds, p.Tools.Timeouts.ShellCommandsSeconds)
 	}},
-	{"tools.approval.auto_approve_new_files", func(c, p *Tools) string {
-		return and(&c.Approval.AutoApproveNewFiles, p.Approval.AutoApproveNewFiles)
+	{"tools.output.max_bytes", func(c, p *Config) string { return lowest(&c.Tools.Output.MaxBytes, p.Tools.Output.MaxBytes) }},
+	{"tools.output.available_capacity_bytes", func(c, p *Config) string {
+		return lowest(&c.Tools.Output.AvailableCapacityBytes, p.Tools.Output.AvailableCapacityBytes)
 	}},
-	{"tools.approval.code_patterns", func(c, p *Tools) string { return union(&c.Approval.CodePatterns, p.Approval.CodePatterns) }},
-	{"tools.read_file.max_file_read_bytes", func(c, p *Tools) string {
-		return lowest(&c.ReadFile.MaxFileReadBytes, p.ReadFile.MaxFileReadBytes)
+	{"tools.environment.denylist", func(c, p *Config) string { return union(&c.Tools.Environment.Denylist, p.Tools.Environment.Denylist) }},
+	{"tools.environment.keep", func(c, p *Config) string { return intersect(&c.Tools.Environment.Keep, p.Tools.Environment.Keep) }},
+	{"tools.approval.enabled", func(c, p *Config) string { return and(&c.Tools.Approval.Enabled, p.Tools.Approval.Enabled) }},
+	{"tools.approval.mode", func(c, p *Config) string {
+		return stricter(&c.Tools.Approval.Mode, p.Tools.Approval.Mode, ApprovalAuto, ApprovalPrompt, ApprovalDeny)
 	}},
-	{"tools.read_file.max_scan_bytes", func(c, p *Tools) string { return lowest(&c.ReadFile.MaxScanBytes, p.ReadFile.MaxScanBytes) }},
-	{"tools.apply_patch.max_patch_bytes", func(c, p *Tools) string {
-		return lowest(&c.ApplyPatch.MaxPatchBytes, p.ApplyPatch.MaxPatchBytes)
+	{"tools.approval.allowlist", func(c, p *Config) string { return intersect(&c.Tools.Approval.Allowlist, p.Tools.Approval.Allowlist) }},
+	{"tools.approval.denylist", func(c, p *Config) string { return union(&c.Tools.Approval.Denylist, p.Tools.Approval.Denylist) }},
+	{"tools.approval.prompt_side_effects", func(c, p *Config) string {
+		return or(&c.Tools.Approval.PromptSideEffects, p.Tools.Approval.PromptSideEffects)
 	}},
-	{"tools.apply_patch.max_files", func(c, p *Tools) string { return lowest(&c.ApplyPatch.MaxFiles, p.ApplyPatch.MaxFiles) }},
+	{"tools.approval.auto_approve_new_files", func(c, p *Config) string {
+		return and(&c.Tools.Approval.AutoApproveNewFiles, p.Tools.Approval.AutoApproveNewFiles)
+	}},
+	{"tools.approval.code_patterns", func(c, p *Config) string { return union(&c.Tools.Approval.CodePatterns, p.Tools.Approval.CodePatterns) }},
+	{"tools.read_file.max_file_read_bytes", func(c, p *Config) string {
+		return lowest(&c.Tools.ReadFile.MaxFileReadBytes, p.Tools.ReadFile.MaxFileReadBytes)
+	}},
+	{"tools.read_file.max_scan_bytes", func(c, p *Config) string {
+		return lowest(&c.Tools.ReadFile.MaxScanBytes, p.Tools.ReadFile.MaxScanBytes)
+	}},
+	{"tools.apply_patch.max_patch_bytes", func(c, p *Config) string {
+		return lowest(&c.Tools.ApplyPatch.MaxPatchBytes, p.Tools.ApplyPatch.MaxPatchBytes)
+	}},
+	{"tools.apply_patch.max_files", func(c, p *Config) string { return lowest(&c.Tools.ApplyPatch.MaxFiles, p.Tools.ApplyPatch.MaxFiles) }},
+	{"server.token", func(c, p *Config) string {
+		if p.Server.Token != c.Server.Token {
+			return "a project file cannot set the server's bearer token; only the operator's configuration or $TOOLHOST_TOKEN can"
+		}
+		return ""
+	}},
+	{"server.approval_hold_seconds", func(c, p *Config) string {
+		return lowest(&c.Server.ApprovalHoldSeconds, p.Server.ApprovalHoldSeconds)
+	}},
 }
 
 // stricter sets *c to p when p comes later in order (least strict
@@ -281,5 +301,10 @@ func (c *Config) clone() *Config {
 		t.Overrides = map[string]Override{}
 	}
 	t.Definitions = slices.Clone(c.Tools.Definitions)
+	out.Profiles = make(map[string]Profile, len(c.Profiles))
+	for name, p := range c.Profiles {
+		p.Tools = slices.Clone(p.Tools)
+		out.Profiles[name] = p
+	}
 	return &out
 }

@@ -18,7 +18,11 @@ func (l *Loaded) Show() string {
 	sort.Strings(keys)
 	var b strings.Builder
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%s = %s  # %s\n", k, tomlValue(values[k]), l.source(k))
+		v := tomlValue(values[k])
+		if k == "server.token" && values[k] != "" {
+			v = `"…"  # set, not shown`
+		}
+		fmt.Fprintf(&b, "%s = %s  # %s\n", k, v, l.source(k))
 	}
 	for i, d := range l.Config.Tools.Definitions {
 		fmt.Fprintf(&b, "tools.definitions[%d] = %s  # %s\n", i, strconv.Quote(d.Name), l.source("tools.definitions"))
@@ -42,6 +46,16 @@ func showValues(c *Config) map[string]any {
 		if o.Denied != nil {
 			values[prefix+"denied"] = *o.Denied
 		}
+	}
+	for name, p := range c.Profiles {
+		prefix := "profiles." + name + "."
+		values[prefix+"description"] = p.Description
+		values[prefix+"tools"] = p.Tools
+		values[prefix+"mode"] = p.Mode
+		values[prefix+"approval"] = p.Approval
+		values[prefix+"confirm_all"] = p.ConfirmAll
+		values[prefix+"sequential"] = p.Sequential
+		values[prefix+"max_tool_calls_per_batch"] = p.MaxToolCallsPerBatch
 	}
 	return values
 }
@@ -258,4 +272,39 @@ max_files = 1000
 # name = "lookup_ticket"
 # description = "Look up a ticket by id"
 # parameters = { type = "object", properties = { id = { type = "string" } }, required = ["id"] }
+
+[server]
+# Bearer token of "toolhost serve --http", at least 16 characters; empty
+# makes a new one at each start (printed once). $TOOLHOST_TOKEN wins over
+# it. Keep this file private if you set it. (issue 11 item 2)
+token = ""
+# How long a call whose MCP client cannot be asked (no elicitation) waits
+# for a decision through the batch API (/v1/batches) before it is denied;
+# 0 denies it at once. (issue 11 item 4)
+approval_hold_seconds = 120
+
+# Profiles: one per agent role, each a narrowing of the policy above
+# (issue 11 item 7). "toolhost serve --profile NAME" (stdio) or the path
+# /mcp/NAME (HTTP) lists and runs only the profile's tools; a tool the
+# policy denies stays denied. Optional fields: mode (lower tools.mode),
+# approval (raise tools.approval.mode), confirm_all (ask before every
+# call), sequential (one call at a time), max_tool_calls_per_batch.
+#
+# A reviewer reads and never changes anything:
+# [profiles.reviewer]
+# description = "read-only code review"
+# tools = ["read_file", "list_directory"]
+#
+# A coder edits files, every change asked about, and runs no commands:
+# [profiles.coder]
+# description = "edits files, asks before each change"
+# tools = ["read_file", "list_directory", "write_file", "apply_patch"]
+# approval = "prompt"
+#
+# A refinery runs the tests too, one call at a time, asking before each:
+# [profiles.refinery]
+# description = "merges work and runs the tests"
+# tools = ["read_file", "list_directory", "write_file", "apply_patch", "run_command"]
+# confirm_all = true
+# sequential = true
 `

@@ -4,11 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
+	"unicode"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
 
 var toolName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// profileName keeps a profile's name usable as a URL path segment
+// (/mcp/NAME) and a flag value.
+var profileName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
+
+// MinTokenLen is the shortest bearer token accepted: a guessable token
+// would let any local process run tools.
+const MinTokenLen = 16
 
 // Validate checks enums, limits, globs and definitions. Errors are
 // *KeyError naming the key.
@@ -55,7 +65,54 @@ func (c *Config) Validate() error {
 			return &KeyError{Key: "tools.overrides." + name + ".timeout_seconds", Err: positive(*o.TimeoutSeconds)}
 		}
 	}
+	if err := c.Server.validate(); err != nil {
+		return err
+	}
+	for name, p := range c.Profiles {
+		if err := p.validate(name); err != nil {
+			return err
+		}
+	}
 	return validateDefinitions(t.Definitions)
+}
+
+func (s Server) validate() error {
+	if s.Token != "" && (len(s.Token) < MinTokenLen || strings.ContainsFunc(s.Token, unicode.IsSpace)) {
+		return &KeyError{Key: "server.token", Err: fmt.Errorf("must be at least %d characters without spaces (the value is not shown)", MinTokenLen)}
+	}
+	if s.ApprovalHoldSeconds < 0 {
+		return &KeyError{Key: "server.approval_hold_seconds", Err: fmt.Errorf("must be 0 (deny at once) or more, got %d", s.ApprovalHoldSeconds)}
+	}
+	return nil
+}
+
+func (p Profile) validate(name string) error {
+	key := "profiles." + name
+	if !profileName.MatchString(name) {
+		return &KeyError{Key: key, Err: fmt.Errorf("%q is not a profile name (lowercase letters, digits, '-' and '_', starting with a letter; it becomes the path /mcp/%s)", name, name)}
+	}
+	if p.Tools == nil {
+		return &KeyError{Key: key + ".tools", Err: errors.New("a profile lists the tools it offers (tools = [...]); an empty list offers none")}
+	}
+	for _, t := range p.Tools {
+		if !toolName.MatchString(t) {
+			return &KeyError{Key: key + ".tools", Err: fmt.Errorf("%q is not a tool name (lowercase letters, digits, underscores)", t)}
+		}
+	}
+	if p.Mode != "" {
+		if err := oneOf(string(p.Mode), ModeDisabled, ModeParseOnly, ModeEnabled); err != nil {
+			return &KeyError{Key: key + ".mode", Err: err}
+		}
+	}
+	if p.Approval != "" {
+		if err := oneOf(string(p.Approval), ApprovalAuto, ApprovalPrompt, ApprovalDeny); err != nil {
+			return &KeyError{Key: key + ".approval", Err: err}
+		}
+	}
+	if p.MaxToolCallsPerBatch < 0 {
+		return &KeyError{Key: key + ".max_tool_calls_per_batch", Err: fmt.Errorf("must be 0 (keep tools.max_tool_calls_per_batch) or more, got %d", p.MaxToolCallsPerBatch)}
+	}
+	return nil
 }
 
 func oneOf[T ~string](v string, allowed ...T) error {
