@@ -210,6 +210,26 @@ func (h *Host) Process(ctx context.Context, b engine.Batch, opts BatchOptions) (
 	return p, results
 }
 
+// Plan decides every call of a batch under the configured policy
+// narrowed by n, running nothing and asking nobody: the first half of
+// Process, for a caller that holds the plan for a decision made
+// elsewhere (the HTTP batch API). Pass the plan to Run once decided.
+func (h *Host) Plan(ctx context.Context, b engine.Batch, n engine.Narrowing) *engine.Plan {
+	return h.eng.Plan(ctx, b, n)
+}
+
+// Run runs a plan Plan made under d and returns exactly one result per
+// call, in call order; it saves the conversation's read cache as Process
+// does. opts.Approver is not used (d is the decision) and the plan's own
+// narrowing applies.
+func (h *Host) Run(ctx context.Context, p *engine.Plan, d engine.Decision, opts BatchOptions) []engine.Result {
+	results := h.eng.Run(ctx, p, d, engine.RunOptions{
+		Events: opts.Events, AvailableCapacityBytes: opts.AvailableCapacityBytes, Narrowing: opts.Narrowing,
+	})
+	h.save(p.Batch.Conversation)
+	return results
+}
+
 // readCache returns a conversation's read cache, loaded from the state
 // directory on first use.
 func (h *Host) readCache(conversation string) *readcache.Cache {

@@ -2,9 +2,13 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,6 +26,9 @@ type approver struct {
 	// preview is the change a call would make, shown in its question;
 	// nil shows none.
 	preview func(context.Context, engine.Confirmation) string
+	// hold decides the calls of a client that cannot be asked (why says
+	// so), approved being those --allow covers; nil denies them at once.
+	hold func(ctx context.Context, why string, ask []engine.Confirmation, approved []string) engine.Decision
 }
 
 // askedBy names who decided in the results of calls the user was asked
@@ -34,8 +41,9 @@ func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engin
 		return engine.ApproveSelected("--allow", approved...), nil
 	}
 	if why := cannotElicit(a.session); why != "" {
-		// Until the batch API exists there is nobody else to ask: the call
-		// is denied at once, saying how to let it run.
+		if a.hold != nil {
+			return a.hold(ctx, why, ask, approved), nil
+		}
 		return engine.Unasked(unasked(why, ask), approved...), nil
 	}
 	by := askedBy
@@ -112,4 +120,104 @@ func unasked(why string, ask []engine.Confirmation) string {
 		fmt.Fprintf(&b, ". Only a person can approve call %s: use a client that supports elicitation (configuration does not cover it)", strings.Join(personal, ", call "))
 	}
 	return b.String()
+}
+
+// holder is how a call from an MCP client that cannot be asked is decided
+// (issue 11 item 4): while the server serves HTTP it is held, as batch
+// id, for a decision through the batch API (POST
+// /v1/batches/ID/decision), at most Options.HoldTimeout; then it is
+// denied, the denial saying where to approve it and how to allow the
+// tool in configuration. Without HTTP it is denied at once. The held
+// batch is stored in held, for its events and its results.
+func (s *Server) holder(id, conv string, call engine.Call, held *atomic.Pointer[batch]) func(context.Context, string, []engine.Confirmation, []string) engine.Decision {
+	return func(ctx context.Context, why string, ask []engine.Confirmation, approved []string) engine.Decision {
+		base := s.apiBase()
+		if base == "" {
+			return engine.Unasked(unasked(why, ask)+". No batch API runs to hold it for a decision instead: toolhost serve started with --http ADDR (alongside --stdio if need be) holds such a call until it is approved through POST http://ADDR/v1/batches/ID/decision", approved...)
+		}
+		var conf *engine.Confirmation
+		for i := range ask {
+			if ask[i].CallID == call.ID {
+				conf = &ask[i]
+			}
+		}
+		b := newBatch(s.stopping, id, conv, stateAwaiting, []callView{viewCall(call, engine.RequiresConfirmation, conf, nil)})
+		b.mcp = true
+		if err := s.batches.add(b); err != nil {
+			b.cancel()
+			return engine.Unasked(unasked(why, ask)+". It could not be held for a decision through the batch API: "+err.Error(), approved...)
+		}
+		held.Store(b)
+		b.mu.Lock()
+		b.engineEventLocked(engine.EventAwaitingApproval)
+		b.setStateLocked(stateAwaiting)
+		b.mu.Unlock()
+		decide := base + batchPath(id, "decision")
+		timeout := s.opts.HoldTimeout
+		s.log.Warn("a tool call waits for approval through the batch API: its MCP client cannot be asked",
+			"batch", id, "call", call.ID, "tool", call.Name, "approve", "POST "+decide+` {"decision":"approve_all"}`,
+			"deny", "POST "+decide+` {"decision":"deny_all"}`, "timeout", timeout)
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		select {
+		case v := <-b.decided:
+			return v.decision(approved)
+		case <-t.C:
+			if b.claim("nobody: the hold timed out") {
+				s.log.Warn("a held tool call was denied: nobody decided in time", "batch", id, "call", call.ID, "tool", call.Name, "timeout", timeout)
+				return engine.Unasked(heldTooLong(why, ask, id, decide, base, timeout), approved...)
+			}
+		case <-ctx.Done():
+			if b.claim("nobody: the call ended before a decision") {
+				b.mu.Lock()
+				b.cancelled = true
+				b.mu.Unlock()
+				return engine.DenyAll(fmt.Sprintf("default, because the call ended (%v) while it was held for a decision", context.Cause(ctx)))
+			}
+		}
+		// A decision came as the hold ended: it counts.
+		return (<-b.decided).decision(approved)
+	}
+}
+
+// heldTooLong is the denial of a call held for a decision that did not
+// come: what would have approved it, and how to let it run next time.
+func heldTooLong(why string, ask []engine.Confirmation, id, decide, base string, timeout time.Duration) string {
+	return fmt.Sprintf("%s. It was held %v as batch %s for a decision through the batch API, and none came: while a call is held, "+
+		"POST %s with the body {\"decision\":\"approve_all\"} (or \"deny_all\") and the header \"Authorization: Bearer TOKEN\" (the token toolhost serve printed) decides it; "+
+		"GET %s/v1/batches?state=awaiting_approval lists the calls held", unasked(why, ask), timeout, id, decide, base)
+}
+
+// apiBase is the batch API's base URL while the server serves HTTP, ""
+// otherwise.
+func (s *Server) apiBase() string {
+	if p := s.api.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// teeSink hands the engine's events on to next and, once a call is held,
+// to its batch's log.
+type teeSink struct {
+	next engine.EventSink
+	held *atomic.Pointer[batch]
+}
+
+func (t teeSink) Send(ctx context.Context, ev engine.Event) error {
+	// The held batch records its own planned and awaiting events.
+	if b := t.held.Load(); b != nil && ev.Kind != engine.EventPlanned && ev.Kind != engine.EventAwaitingApproval {
+		b.Send(ctx, ev)
+	}
+	if t.next != nil {
+		return t.next.Send(ctx, ev)
+	}
+	return nil
+}
+
+// newHeldBatchID names a held call's batch as the engine names batches.
+func newHeldBatchID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "batch_" + hex.EncodeToString(b[:])
 }

@@ -128,8 +128,8 @@ func URL(addr net.Addr, path string) string {
 	return "http://" + net.JoinHostPort(host, port) + path
 }
 
-// ServeHTTPOn serves MCP streamable HTTP at /mcp and GET /v1/health on ln
-// until ctx ends, then shuts down: it stops accepting, cancels the
+// ServeHTTPOn serves MCP streamable HTTP at /mcp and the batch API under
+// /v1 on ln until ctx ends, then shuts down: it stops accepting, cancels the
 // running calls (a command's process group is killed), answers the
 // requests in flight with their results, closes the sessions and
 // returns nil. Shutdown is bounded; connections still open after it are
@@ -156,6 +156,7 @@ func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down: no new connections; cancelling running calls")
+	s.api.Store(nil) // no more calls are held for the API
 	bound, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	shut := make(chan error, 1)
@@ -176,7 +177,7 @@ func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions
 }
 
 // httpHandler is the server's HTTP face: the guard in front of every
-// path, then /mcp and /v1/health.
+// path, then /mcp and the batch API under /v1.
 type httpHandler struct {
 	http.Handler
 	inflight atomic.Int64 // POST /mcp requests not yet answered
@@ -209,16 +210,21 @@ func (s *Server) newHTTPHandler(addr net.Addr, o HTTPOptions) (*httpHandler, err
 		SessionTimeout:      o.SessionTimeout,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
 	})
+	if s.batches == nil {
+		s.batches = newRegistry()
+	}
 	h := &httpHandler{}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", s.mcpEndpoint(streamable, &sessionLimit{max: o.MaxSessions}, &h.inflight))
-	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	s.handleAPI(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "NotFound", fmt.Sprintf("%s %s: no such endpoint; MCP is served at /mcp, health at GET /v1/health", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, "NotFound", fmt.Sprintf("%s %s: no such endpoint; MCP is served at /mcp, the batch API under /v1 (GET /v1/openapi.json describes it)", r.Method, r.URL.Path))
 	})
 	h.Handler = g.wrap(mux)
+	// From now on a call from a client that cannot be asked is held for
+	// a decision through this API.
+	base := URL(addr, "")
+	s.api.Store(&base)
 	return h, nil
 }
 

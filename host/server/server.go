@@ -42,6 +42,12 @@ type Options struct {
 	// progress token goes without a progress notification (issue 11 item
 	// 5); 0 means DefaultProgressInterval.
 	ProgressInterval time.Duration
+	// HoldTimeout is how long a call that needs approval, from an MCP
+	// client that cannot be asked, is held for a decision through the
+	// batch API before it is denied (issue 11 item 4); 0 means
+	// DefaultHoldTimeout, a negative value denies such calls at once. A
+	// call is held only while the server serves HTTP, where the API is.
+	HoldTimeout time.Duration
 	// Version is reported to clients as the server's version.
 	Version string
 	// Logger receives the server's logs; nil discards them.
@@ -65,7 +71,19 @@ type Server struct {
 
 	mu            sync.Mutex
 	conversations map[*mcp.ServerSession]string
+
+	// batches are the batch API's batches and the held MCP calls; api is
+	// the API's base URL (http://HOST:PORT) while the server serves
+	// HTTP, "" otherwise.
+	batches *registry
+	api     atomic.Pointer[string]
 }
+
+// DefaultHoldTimeout is how long a call from an MCP client that cannot be
+// asked waits for a decision through the batch API: time for a person
+// watching the server's log to approve it, not so long that an agent
+// gives up on the call first.
+const DefaultHoldTimeout = 120 * time.Second
 
 // supportedProtocols caps what the server negotiates at 2025-11-25. From
 // 2026-07-28 on, a server asks the client for input by returning
@@ -86,7 +104,10 @@ func New(h *host.Host, opts Options) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{h: h, opts: opts, log: log, structured: map[string]bool{}, conversations: map[*mcp.ServerSession]string{}}
+	if opts.HoldTimeout == 0 {
+		opts.HoldTimeout = DefaultHoldTimeout
+	}
+	s := &Server{h: h, opts: opts, log: log, structured: map[string]bool{}, conversations: map[*mcp.ServerSession]string{}, batches: newRegistry()}
 	s.stopping, s.stopCalls = context.WithCancel(context.Background())
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "toolhost", Version: version}, &mcp.ServerOptions{
 		Logger:                    log,
@@ -187,8 +208,21 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	a := &approver{session: req.Session, allow: s.opts.Allow, log: s.log,
 		preview: func(ctx context.Context, c engine.Confirmation) string { return s.preview(ctx, conv, c) }}
 	prog := newProgress(ctx, req.Session, req.Params.GetProgressToken(), call.ID, s.opts.ProgressInterval)
-	p, results := s.h.Process(ctx, b, host.BatchOptions{Approver: a, Events: prog.sink(), Narrowing: s.opts.Narrowing})
+	events := prog.sink()
+	// A call a client that cannot be asked makes may be held for a
+	// decision through the batch API: it needs its batch id before it is
+	// planned, and its events go to the held batch's log too.
+	var held atomic.Pointer[batch]
+	if s.opts.HoldTimeout > 0 && cannotElicit(req.Session) != "" {
+		b.ID = newHeldBatchID()
+		a.hold = s.holder(b.ID, conv, call, &held)
+		events = teeSink{next: events, held: &held}
+	}
+	p, results := s.h.Process(ctx, b, host.BatchOptions{Approver: a, Events: events, Narrowing: s.opts.Narrowing})
 	prog.close()
+	if hb := held.Load(); hb != nil {
+		hb.finish(results)
+	}
 	r := results[0]
 	if s.stopping.Err() != nil && !r.OK && r.Error != nil && r.Error.Kind == abi.KindCancelled {
 		r.Error.Message = "toolhost serve is shutting down (it got SIGINT or SIGTERM): the call was stopped, any command it started was killed; retry once the server is back"

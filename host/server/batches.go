@@ -1,0 +1,371 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/engine"
+)
+
+// Batch states (issue 11 item 8). A batch waits in awaitingApproval for
+// a decision, or in pendingResults for the results a client submits in
+// parse_only mode; then it runs, and ends done or cancelled.
+const (
+	stateAwaiting  = "awaiting_approval"
+	stateRunning   = "running"
+	statePending   = "pending_results"
+	stateDone      = "done"
+	stateCancelled = "cancelled"
+)
+
+func finished(state string) bool { return state == stateDone || state == stateCancelled }
+
+// Bounds of the batch registry. A long-running server keeps finished
+// batches only for a while, so clients can fetch their results and
+// replay their events, and never grows without bound.
+const (
+	defaultMaxBatches     = 1000
+	defaultBatchRetention = time.Hour
+	// maxLogEvents and maxLogBytes bound a batch's event log; past them
+	// the oldest events go, and a reader that asks for them learns how
+	// many it missed.
+	maxLogEvents = 10000
+	maxLogBytes  = 8 << 20
+)
+
+// The kinds of the events a batch adds to the engine's own.
+const (
+	// eventState is a change of the batch's state; the one to a finished
+	// state is the batch's last event.
+	eventState = "state"
+	// eventMissed tells a reader that events it asked for are no longer
+	// kept.
+	eventMissed = "events_missed"
+)
+
+// logEvent is one event of a batch's log: Data is its JSON, an engine
+// Event or one of the batch's own.
+type logEvent struct {
+	ID    int64
+	Kind  string
+	Data  json.RawMessage
+	final bool
+}
+
+// stateEvent is the data of an eventState event.
+type stateEvent struct {
+	Kind    string `json:"kind"`
+	BatchID string `json:"batch_id"`
+	State   string `json:"state"`
+	// Dropped, on the last event, counts the batch's events no longer
+	// kept in its log (it outgrew maxLogEvents or maxLogBytes) plus
+	// those the engine could not deliver.
+	Dropped int64 `json:"dropped,omitempty"`
+}
+
+// missedEvent is the data of an eventMissed event.
+type missedEvent struct {
+	Kind    string `json:"kind"`
+	BatchID string `json:"batch_id"`
+	Missed  int64  `json:"missed"`
+	Message string `json:"message"`
+}
+
+// verdict is a decision as a client sent it, before it becomes the
+// engine's Decision.
+type verdict struct {
+	Decision string
+	IDs      []string
+	By       string
+}
+
+// decision is v as the engine's Decision; preapproved are calls an
+// operator's standing approval (--allow) already covers, approved
+// whatever v says.
+func (v verdict) decision(preapproved []string) engine.Decision {
+	switch v.Decision {
+	case "approve_all":
+		return engine.ApproveAll(v.By)
+	case "approve_selected":
+		return engine.ApproveSelected(v.By, append(slices.Clone(v.IDs), preapproved...)...)
+	}
+	return engine.ApproveSelected(v.By, preapproved...)
+}
+
+// batch is one batch of the registry: created by POST /v1/batches, or a
+// held MCP call waiting for a decision through the API.
+type batch struct {
+	id           string
+	conversation string
+	created      time.Time
+	// mcp marks a call an MCP client made, held because the client cannot
+	// be asked; the client's request waits for the decision.
+	mcp bool
+	// plan is the engine's plan of an API batch; nil for a held MCP call.
+	plan  *engine.Plan
+	calls []callView // as planned, in call order
+	// confirmations are the call ids a decision may approve.
+	confirmations map[string]bool
+
+	// decided takes the one decision (capacity 1); cancel ends the
+	// batch's context.
+	decided chan verdict
+	ctx     context.Context
+	cancel  context.CancelFunc
+
+	mu        sync.Mutex
+	state     string
+	ended     time.Time
+	results   []engine.Result
+	decidedBy string
+	cancelled bool // a client asked to cancel it
+	log       eventLog
+}
+
+// newBatch makes a batch in state, its context ending with parent's.
+func newBatch(parent context.Context, id, conversation, state string, calls []callView) *batch {
+	b := &batch{id: id, conversation: conversation, created: time.Now(), calls: calls, state: state,
+		decided: make(chan verdict, 1), confirmations: map[string]bool{}}
+	b.ctx, b.cancel = context.WithCancel(parent)
+	b.log.changed = make(chan struct{})
+	for _, c := range calls {
+		if c.Disposition == engine.RequiresConfirmation {
+			b.confirmations[c.ID] = true
+		}
+	}
+	return b
+}
+
+// Send records an engine event: b is the engine's event sink. It never
+// waits, so the engine never drops an event for it.
+func (b *batch) Send(_ context.Context, ev engine.Event) error {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("batch %s: encoding event %s: %w", b.id, ev.Kind, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ev.Kind == engine.EventDone {
+		b.log.engineDropped = ev.Dropped
+	}
+	b.log.append(string(ev.Kind), data, false)
+	return nil
+}
+
+// setStateLocked moves b to state and records it; a finished state is
+// b's last event. b.mu is held.
+func (b *batch) setStateLocked(state string) {
+	b.state = state
+	ev := stateEvent{Kind: eventState, BatchID: b.id, State: state}
+	end := finished(state)
+	if end {
+		b.ended = time.Now()
+		ev.Dropped = b.log.evicted + b.log.engineDropped
+	}
+	data, _ := json.Marshal(ev)
+	b.log.append(eventState, data, end)
+}
+
+// engineEventLocked records an event of the engine's kind that the
+// batch itself emits (it plans before the engine runs). b.mu is held.
+func (b *batch) engineEventLocked(kind engine.EventKind) {
+	data, _ := json.Marshal(engine.Event{Kind: kind, BatchID: b.id})
+	b.log.append(string(kind), data, false)
+}
+
+// start records that the batch runs under a decision by, unless it
+// already ended; it reports whether it did.
+func (b *batch) start(by string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if finished(b.state) {
+		return false
+	}
+	b.decidedBy = by
+	if b.state != stateRunning {
+		b.setStateLocked(stateRunning)
+	}
+	return true
+}
+
+// finish ends the batch with its results, done or, when a client
+// cancelled it, cancelled.
+func (b *batch) finish(results []engine.Result) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if finished(b.state) {
+		return
+	}
+	b.results = results
+	state := stateDone
+	if b.cancelled {
+		state = stateCancelled
+	}
+	b.setStateLocked(state)
+	b.cancel()
+}
+
+// cancelBefore ends a batch that never ran: every call not pre-resolved
+// (or given a result in parse_only mode) gets a result saying it was
+// cancelled. b.mu is held.
+func (b *batch) cancelBeforeLocked(why string) {
+	results := make([]engine.Result, len(b.calls))
+	for i, c := range b.calls {
+		switch {
+		case c.Result != nil:
+			results[i] = *c.Result
+		case b.plan != nil && b.plan.Calls[i].Result != nil:
+			results[i] = *b.plan.Calls[i].Result
+		default:
+			results[i] = engine.Result{ID: c.ID, Name: c.Name, Error: &engine.ToolError{Kind: abi.KindCancelled,
+				Message: fmt.Sprintf("call %s (%s) did not run: %s", c.ID, c.Name, why)}}
+		}
+	}
+	b.results = results
+	b.cancelled = true
+	b.setStateLocked(stateCancelled)
+	b.cancel()
+}
+
+// expired reports whether b finished more than retention ago.
+func (b *batch) expired(now time.Time, retention time.Duration) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return finished(b.state) && now.Sub(b.ended) > retention
+}
+
+func (b *batch) isFinished() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return finished(b.state)
+}
+
+// eventLog is a batch's events, numbered from 1, the oldest evicted
+// past the bounds. Readers wait on changed, which is closed and
+// replaced at every append, so a reader never holds the batch: it
+// copies what it has not sent and writes it with no lock held.
+type eventLog struct {
+	events        []logEvent
+	bytes         int
+	next          int64 // the id of the next event, less one
+	evicted       int64 // events no longer kept
+	engineDropped int64 // events the engine could not deliver (Done's count)
+	changed       chan struct{}
+	ended         bool
+}
+
+func (l *eventLog) append(kind string, data json.RawMessage, final bool) {
+	if l.ended {
+		return
+	}
+	l.next++
+	l.events = append(l.events, logEvent{ID: l.next, Kind: kind, Data: data, final: final})
+	l.bytes += len(data)
+	// The last event is always kept, so every reader learns the end.
+	for len(l.events) > 1 && (len(l.events) > maxLogEvents || l.bytes > maxLogBytes) {
+		l.bytes -= len(l.events[0].Data)
+		l.events[0] = logEvent{}
+		l.events = l.events[1:]
+		l.evicted++
+	}
+	l.ended = final
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// since returns the events after id, how many of them are no longer
+// kept, whether the log has ended, and a channel closed at the next
+// append.
+func (l *eventLog) since(id int64) (events []logEvent, missed int64, ended bool, changed <-chan struct{}) {
+	first := l.next - int64(len(l.events)) + 1 // the oldest kept
+	if id < first-1 {
+		missed = first - 1 - id
+		id = first - 1
+	}
+	if i := id - first + 1; i < int64(len(l.events)) {
+		events = slices.Clone(l.events[i:])
+	}
+	return events, missed, l.ended, l.changed
+}
+
+// registry is the batches of the batch API and the held MCP calls, by
+// id. Finished batches are kept for retention, and at most max batches
+// in all: a new one evicts the oldest finished one, and when every
+// batch kept is unfinished a new one is refused.
+type registry struct {
+	max       int
+	retention time.Duration
+
+	mu      sync.Mutex
+	batches map[string]*batch
+	order   []*batch // by creation
+}
+
+func newRegistry() *registry {
+	return &registry{max: defaultMaxBatches, retention: defaultBatchRetention, batches: map[string]*batch{}}
+}
+
+// errTooManyBatches refuses a batch when every place is taken by an
+// unfinished one.
+type errTooManyBatches struct{ max int }
+
+func (e errTooManyBatches) Error() string {
+	return fmt.Sprintf("%d batches are unfinished, the most this server keeps: decide (POST /v1/batches/ID/decision) or cancel (POST /v1/batches/ID/cancel) some of those listed by GET /v1/batches?state=awaiting_approval, then retry", e.max)
+}
+
+// add registers b, evicting expired and, if need be, the oldest
+// finished batch.
+func (r *registry) add(b *batch) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sweepLocked(time.Now())
+	if _, dup := r.batches[b.id]; dup {
+		return fmt.Errorf("batch id %s is already in use", b.id)
+	}
+	if len(r.order) >= r.max {
+		i := slices.IndexFunc(r.order, (*batch).isFinished)
+		if i < 0 {
+			return errTooManyBatches{r.max}
+		}
+		r.removeLocked(i)
+	}
+	r.batches[b.id] = b
+	r.order = append(r.order, b)
+	return nil
+}
+
+func (r *registry) get(id string) (*batch, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sweepLocked(time.Now())
+	b, ok := r.batches[id]
+	return b, ok
+}
+
+// list is the batches kept, oldest first.
+func (r *registry) list() []*batch {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sweepLocked(time.Now())
+	return slices.Clone(r.order)
+}
+
+func (r *registry) sweepLocked(now time.Time) {
+	for i := 0; i < len(r.order); {
+		if r.order[i].expired(now, r.retention) {
+			r.removeLocked(i)
+			continue
+		}
+		i++
+	}
+}
+
+func (r *registry) removeLocked(i int) {
+	delete(r.batches, r.order[i].id)
+	r.order = slices.Delete(r.order, i, i+1)
+}
