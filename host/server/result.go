@@ -2,13 +2,17 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/engine"
 )
 
@@ -68,6 +72,28 @@ func errorText(e *engine.ToolError) string {
 		b.WriteString(output)
 	}
 	return b.String()
+}
+
+// stoppedByClient words the result of a call stopped because its request
+// ended first, cause being the request context's cause (issue 11 item
+// 5). The engine's own "Cancelled by user" speaks of a terminal; here the
+// client sent notifications/cancelled (cause context.Canceled: the SDK
+// cancels the request without one) or its connection went away. It
+// reports whether r was such a result; any other result is left alone.
+//
+// The answer still goes out: the SDK writes a handler's result even
+// after its request was cancelled, and a client that gave up drops it,
+// so the words are also for the server's log.
+func stoppedByClient(r *engine.Result, cause error) bool {
+	if r.OK || r.Error == nil || r.Error.Kind != abi.KindCancelled || cause == nil {
+		return false
+	}
+	why := "the MCP client cancelled the request (notifications/cancelled)"
+	if !errors.Is(cause, context.Canceled) {
+		why = fmt.Sprintf("the MCP client's connection ended (%v)", cause)
+	}
+	r.Error.Message = fmt.Sprintf("call %s (%s) was stopped because %s; any command it started was killed, and what it changed before that stays changed: read the files again before you retry", r.ID, r.Name, why)
+	return true
 }
 
 func isJSONObject(s string) bool {

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -89,5 +92,72 @@ func TestErrorText(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStoppedByClient: a call stopped because the client cancelled its
+// request, or because its connection ended, says which and that its
+// commands were killed, naming the call; anything else keeps its own
+// words (issue 11 item 5).
+func TestStoppedByClient(t *testing.T) {
+	cancelled := func() engine.Result {
+		return engine.Result{ID: "mcp-7", Name: "run_command", Error: &engine.ToolError{Kind: abi.KindCancelled, Message: "Cancelled by user"}}
+	}
+	for _, tc := range []struct {
+		name  string
+		r     engine.Result
+		cause error
+		want  []string // in the message; nil: left alone
+	}{
+		{name: "notifications/cancelled", r: cancelled(), cause: context.Canceled,
+			want: []string{"call mcp-7 (run_command)", "the MCP client cancelled the request (notifications/cancelled)", "command it started was killed"}},
+		{name: "connection gone", r: cancelled(), cause: io.EOF,
+			want: []string{"call mcp-7 (run_command)", "connection ended (EOF)", "command it started was killed"}},
+		{name: "request still live", r: cancelled()},
+		{name: "other failure", r: engine.Result{ID: "mcp-7", Error: &engine.ToolError{Kind: abi.KindTimeout, Message: "timed out"}}, cause: context.Canceled},
+		{name: "success", r: engine.Result{ID: "mcp-7", OK: true, Content: "done"}, cause: context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.r
+			var before string
+			if r.Error != nil {
+				before = r.Error.Message
+			}
+			got := stoppedByClient(&r, tc.cause)
+			if got != (tc.want != nil) {
+				t.Fatalf("stoppedByClient = %v, want %v", got, tc.want != nil)
+			}
+			if tc.want == nil {
+				if r.Error != nil && r.Error.Message != before {
+					t.Errorf("message changed to %q", r.Error.Message)
+				}
+				return
+			}
+			text := errorText(r.Error)
+			if !strings.HasPrefix(text, "Cancelled: ") {
+				t.Errorf("%q does not start with its kind", text)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("%q lacks %q", text, w)
+				}
+			}
+		})
+	}
+	// callTool passes the cause of its own context, derived from the
+	// request's: the request's cause must reach it, nil (jsonrpc2's
+	// Cancel on notifications/cancelled) as context.Canceled.
+	for _, cause := range []error{nil, io.EOF} {
+		req, cancel := context.WithCancelCause(context.Background())
+		ctx, stop := context.WithCancel(req)
+		cancel(cause)
+		want := cause
+		if want == nil {
+			want = context.Canceled
+		}
+		if got := context.Cause(ctx); !errors.Is(got, want) {
+			t.Errorf("request cancelled with cause %v: the call's context gives %v", cause, got)
+		}
+		stop()
 	}
 }
