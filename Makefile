@@ -34,7 +34,14 @@ MCPCLIENT := tests/mcpclient
 $(MCPCLIENT)/node_modules/.package-lock.json: $(MCPCLIENT)/package.json $(MCPCLIENT)/package-lock.json
 	npm ci --prefix $(MCPCLIENT) --no-audit --no-fund
 
-test: build $(MCPCLIENT)/node_modules/.package-lock.json
+# The reference Node MCP filesystem server make bench measures toolhost
+# serve --stdio against; make test checks its answers too.
+BENCHNODE := tests/benchnode
+
+$(BENCHNODE)/node_modules/.package-lock.json: $(BENCHNODE)/package.json $(BENCHNODE)/package-lock.json
+	npm ci --prefix $(BENCHNODE) --no-audit --no-fund
+
+test: build $(MCPCLIENT)/node_modules/.package-lock.json $(BENCHNODE)/node_modules/.package-lock.json
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 8m ./...
 
 # Loading, calling and closing the plugins 200 times must leave memory and
@@ -42,8 +49,12 @@ test: build $(MCPCLIENT)/node_modules/.package-lock.json
 test-leaks: build
 	$(TEST_ENV) $(GO) test -count=1 -timeout 10m -run 'TestLoadCloseDoesNotLeak' -v ./host/internal/runtime/
 
-bench: build
+# The tools beside native Go in one process, then MCP over stdio: toolhost
+# serve, the Node server and a native Go server, in interleaved rounds
+# (the second runs its rounds once, hence 1x).
+bench: build $(BENCHNODE)/node_modules/.package-lock.json
 	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 1s -count 1 ./host/internal/bench/
+	$(TEST_ENV) $(GO) test -run '^$$' -bench MCPStdio -benchtime 1x -count 1 -timeout 10m ./tests/bench/
 
 # The server on this repository with the default policy: MCP over HTTP on
 # loopback. It prints the URL, a fresh bearer token and the line that
@@ -74,4 +85,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf $(BIN) $(MCPCLIENT)/node_modules
+	rm -rf $(BIN) $(MCPCLIENT)/node_modules $(BENCHNODE)/node_modules
