@@ -616,7 +616,10 @@ func TestParseStat(t *testing.T) {
 // the hopper alive gets. Each hopper hops for hopFor, then writes
 // "survived": nothing may write it after Run returned.
 func TestRunKillsForkHoppers(t *testing.T) {
-	const hopFor = 1500 * time.Millisecond
+	// hopFor outlasts a kill slowed by a loaded machine (passes over
+	// /proc of a second each under -race beside other tests), so a hopper
+	// that writes "survived" escaped rather than was reached late.
+	const hopFor = 3 * time.Second
 	hopper := buildHopper(t)
 	endings := []struct {
 		name   string

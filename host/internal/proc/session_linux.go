@@ -88,7 +88,9 @@ const (
 	sessionPauseMin = 200 * time.Microsecond
 	sessionPauseMax = 20 * time.Millisecond
 	// sessionKillLimit bounds killSession: what survives it is logged.
-	sessionKillLimit = 2 * time.Second
+	// A pass over /proc can take a second on a loaded 2-core machine, so
+	// the bound leaves room for several.
+	sessionKillLimit = 4 * time.Second
 	// newPidsLimit bounds the new pids checked at once, huntLimit those
 	// one pass checks, and proofTime how long a pass may take and still
 	// prove anything: beyond them, pids are handed out faster than a pass
