@@ -2,8 +2,8 @@
 // they held (canonical path, SHA-256, time), the evidence stale-file
 // protection checks before any overwrite or patch (SRD FR-TOOL-PATCH-02c).
 //
-// A Cache lives in memory; Store persists caches as one JSON file per
-// conversation in toolhost's state directory, so that separate CLI
+// A Cache lives in memory; Store persists caches as one file of JSON
+// records per conversation in toolhost's state directory, so that separate CLI
 // invocations with the same conversation id share what was read. The state
 // directory is a protected path of the sandbox: no tool can read or forge it.
 package readcache
@@ -11,12 +11,6 @@ package readcache
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 )
@@ -36,6 +30,9 @@ type Entry struct {
 	// lastBy is who recorded the entry last: a batch that re-read the
 	// content another changed has seen that change.
 	lastBy string
+	// seq is the cache's put count when the entry was recorded here; 0
+	// when it came from the store, which holds it already.
+	seq uint64
 }
 
 // Cache is the read record of one conversation. It is safe for concurrent use.
@@ -45,6 +42,8 @@ type Cache struct {
 	dirty   bool
 	gen     uint64 // counts changes of any entry's digest
 	seq     uint64 // counts every put, so Save knows what it wrote
+
+	disk disk // what this cache knows of its conversation's file
 }
 
 // New returns an empty cache. Its Generation starts at 1, so 0 never
@@ -61,16 +60,21 @@ func (c *Cache) Record(path string, sum [sha256.Size]byte, at time.Time) {
 func (c *Cache) RecordFrom(path string, sum [sha256.Size]byte, at time.Time, origin string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.put(Entry{Path: path, SHA256: hex.EncodeToString(sum[:]), ReadAt: at.UTC(), origin: origin})
+	c.put(Entry{Path: path, SHA256: hex.EncodeToString(sum[:]), ReadAt: at.UTC(), origin: origin}, false)
 	c.dirty = true
 }
 
 // put stores e, advancing the generation when the path's digest changes:
 // reading the same content again is not a change, so it keeps who made
 // the change too (another batch re-reading what this one wrote must not
-// make this one's next write look stale).
-func (c *Cache) put(e Entry) {
+// make this one's next write look stale). An entry fromStore is on disk
+// already: Save does not write it again.
+func (c *Cache) put(e Entry, fromStore bool) {
 	c.seq++
+	e.seq = c.seq
+	if fromStore {
+		e.seq = 0
+	}
 	e.lastBy = e.origin
 	old, ok := c.entries[e.Path]
 	if ok && old.SHA256 == e.SHA256 {
@@ -134,114 +138,13 @@ func (c *Cache) Entries() []Entry {
 	return out
 }
 
-// merge adds entries that are newer than what c holds.
+// merge adds entries from the store that are newer than what c holds.
 func (c *Cache) merge(entries []Entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range entries {
 		if old, ok := c.entries[e.Path]; !ok || e.ReadAt.After(old.ReadAt) {
-			c.put(e)
+			c.put(e, true)
 		}
 	}
-}
-
-// Store keeps caches in a directory, one file per conversation.
-type Store struct {
-	dir string
-}
-
-// NewStore returns a store in dir, creating it (0700) if needed.
-func NewStore(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("read cache directory: %w", err)
-	}
-	return &Store{dir: dir}, nil
-}
-
-type file struct {
-	Conversation string  `json:"conversation"`
-	Entries      []Entry `json:"entries"`
-}
-
-// fileName maps any conversation id to a safe file name.
-func (s *Store) fileName(conversation string) string {
-	sum := sha256.Sum256([]byte(conversation))
-	return filepath.Join(s.dir, hex.EncodeToString(sum[:16])+".json")
-}
-
-// Load returns the persisted cache of a conversation (empty if none).
-func (s *Store) Load(conversation string) (*Cache, error) {
-	c := New()
-	entries, err := s.read(conversation)
-	if err != nil {
-		return nil, err
-	}
-	c.merge(entries)
-	return c, nil
-}
-
-func (s *Store) read(conversation string) ([]Entry, error) {
-	data, err := os.ReadFile(s.fileName(conversation))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read cache of conversation %q: %w", conversation, err)
-	}
-	var f file
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("read cache of conversation %q is corrupt (%s): %w", conversation, s.fileName(conversation), err)
-	}
-	return f.Entries, nil
-}
-
-// Save persists c for the conversation, merging entries another process
-// saved meanwhile (the newer read of a path wins). The file is replaced
-// atomically, so a crash never leaves a half-written cache.
-func (s *Store) Save(conversation string, c *Cache) error {
-	c.mu.Lock()
-	dirty := c.dirty
-	c.mu.Unlock()
-	if !dirty {
-		return nil
-	}
-	unlock, err := s.lock(conversation)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	theirs, err := s.read(conversation)
-	if err != nil {
-		return err
-	}
-	c.merge(theirs)
-	c.mu.Lock()
-	saved := c.seq
-	c.mu.Unlock()
-	data, err := json.Marshal(file{Conversation: conversation, Entries: c.Entries()})
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(s.dir, ".readcache-*.tmp")
-	if err != nil {
-		return fmt.Errorf("save read cache: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("save read cache: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("save read cache: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.fileName(conversation)); err != nil {
-		return fmt.Errorf("save read cache: %w", err)
-	}
-	// A read recorded while this one saved is still to be saved.
-	c.mu.Lock()
-	if c.seq == saved {
-		c.dirty = false
-	}
-	c.mu.Unlock()
-	return nil
 }
