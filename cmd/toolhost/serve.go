@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,6 +24,7 @@ type serveFlags struct {
 	sessionTimeout time.Duration
 	conversation   string
 	progressEvery  time.Duration
+	hold           time.Duration
 }
 
 // tokenEnv fixes the HTTP server's bearer token instead of a new one
@@ -36,7 +38,7 @@ const minTokenLen = 16
 func newServeCommand(g *globals) *cobra.Command {
 	f := &serveFlags{}
 	cmd := &cobra.Command{
-		Use:   "serve (--stdio | --http ADDR)",
+		Use:   "serve (--stdio | --http ADDR | --stdio --http ADDR)",
 		Short: "Serve the tools to an agent over MCP",
 		Long: `Serve the tools to an agent over the Model Context Protocol.
 
@@ -52,10 +54,20 @@ web pages cannot reach the server. An X-Toolhost-Conversation header pins a requ
 calls to a conversation across reconnects. SIGINT or SIGTERM stops accepting, cancels
 running calls (their processes are killed), answers them, and exits 0.
 
+--http also serves the batch API under /v1 (described at GET /v1/openapi.json) for agents
+that run their own model loop: POST /v1/batches plans a batch, POST
+/v1/batches/ID/decision approves or denies it, GET /v1/batches/ID/events streams its
+events. --stdio and --http together serve MCP on stdin and stdout and the HTTP server
+beside it, so a stdio agent's calls can be approved through /v1; the server ends when
+the stdio client does.
+
 tools/list offers the tools the policy allows; each tools/call runs as a one-call batch
 under the same policy as "toolhost call". A call that needs approval is asked about by MCP
-elicitation, with the diff of a dry run for write_file and apply_patch; a client that
-cannot be asked gets the call denied, with how to allow the tool in configuration. A
+elicitation, with the diff of a dry run for write_file and apply_patch. A call from a
+client that cannot be asked is held, while the HTTP server runs, for a decision through
+POST /v1/batches/ID/decision (the log says where) for up to --hold, then denied with how
+to approve it and how to allow the tool in configuration; without --http it is denied
+at once. A
 request with a progress token gets run_command's output as progress notifications, and
 a notification at least every --progress-interval while the call runs or waits for
 approval. Each session is one conversation for stale-file protection;
@@ -71,6 +83,7 @@ approval. Each session is one conversation for stale-file protection;
 	fl.DurationVar(&f.sessionTimeout, "session-timeout", server.DefaultSessionTimeout, "close an MCP session over --http idle this long")
 	fl.StringVar(&f.conversation, "conversation", "", "conversation id every session uses, so reads count across reconnects (default: one per session)")
 	fl.DurationVar(&f.progressEvery, "progress-interval", server.DefaultProgressInterval, "longest a call whose request has a progress token goes without a progress notification (keeps clients' request timers alive)")
+	fl.DurationVar(&f.hold, "hold", server.DefaultHoldTimeout, "how long a call from a client that cannot be asked waits for a decision through the batch API (--http) before it is denied; 0 denies at once")
 	f.runFlags.register(fl)
 	fl.MarkHidden("stream")
 	return cmd
@@ -79,8 +92,6 @@ approval. Each session is one conversation for stale-file protection;
 func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	useHTTP := cmd.Flags().Changed("http")
 	switch {
-	case useHTTP && f.stdio:
-		return usageErrorf("serve takes one transport: pass --stdio or --http ADDR, not both")
 	case !useHTTP && !f.stdio:
 		return usageErrorf("serve needs a transport: pass --stdio (MCP on stdin and stdout) or --http 127.0.0.1:8765 (MCP over HTTP)")
 	case f.maxSessions < 1:
@@ -89,6 +100,8 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return usageErrorf("--session-timeout %v: want a positive duration, for example 30m", f.sessionTimeout)
 	case f.progressEvery <= 0:
 		return usageErrorf("--progress-interval %v: want a positive duration, for example 10s", f.progressEvery)
+	case f.hold < 0:
+		return usageErrorf("--hold %v: want a duration, for example 2m, or 0 to deny at once the calls of clients that cannot be asked", f.hold)
 	}
 	ctx := cmd.Context()
 	if !useHTTP {
@@ -116,7 +129,25 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	defer done()
 	printEndpoint(cmd.ErrOrStderr(), ln.Addr(), token, fromEnv)
-	return s.ServeHTTPOn(ctx, ln, server.HTTPOptions{Token: token, MaxSessions: f.maxSessions, SessionTimeout: f.sessionTimeout})
+	opts := server.HTTPOptions{Token: token, MaxSessions: f.maxSessions, SessionTimeout: f.sessionTimeout}
+	if !f.stdio {
+		return s.ServeHTTPOn(ctx, ln, opts)
+	}
+	return serveBoth(ctx, s, ln, opts)
+}
+
+// serveBoth serves MCP on stdin and stdout and HTTP on ln, so the calls
+// of a stdio agent that cannot be asked can be approved through the
+// batch API. The stdio client is the one that started the server: when
+// it leaves, the HTTP server shuts down too.
+func serveBoth(ctx context.Context, s *server.Server, ln net.Listener, opts server.HTTPOptions) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- s.ServeHTTPOn(ctx, ln, opts) }()
+	stdioErr := s.ServeStdio(ctx)
+	cancel()
+	return errors.Join(stdioErr, <-served)
 }
 
 // newServer opens the host and the MCP server on it; done closes the
@@ -126,7 +157,11 @@ func newServer(ctx context.Context, g *globals, f *serveFlags) (*server.Server, 
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := server.New(h, server.Options{Conversation: f.conversation, Allow: f.allow, ProgressInterval: f.progressEvery, Logger: g.logger()})
+	hold := f.hold
+	if hold == 0 {
+		hold = -1 // the flag's 0 is "do not hold"; the option's is the default
+	}
+	s, err := server.New(h, server.Options{Conversation: f.conversation, Allow: f.allow, ProgressInterval: f.progressEvery, HoldTimeout: hold, Logger: g.logger()})
 	if err != nil {
 		h.Close(ctx)
 		return nil, nil, err

@@ -54,7 +54,7 @@ type callView struct {
 }
 
 func viewCall(c engine.Call, d engine.Disposition, conf *engine.Confirmation, r *engine.Result) callView {
-	v := callView{ID: c.ID, Name: c.Name, Disposition: d, Result: r}
+	v := callView{ID: c.ID, Name: c.Name, Disposition: d, Result: copyResult(r)}
 	if conf != nil {
 		v.Summary, v.RiskLevel, v.Reason, v.AlwaysAsk = conf.Summary, conf.Risk, conf.Reason, conf.AlwaysAsk
 	}
@@ -88,6 +88,20 @@ func (b *batch) view() batchView {
 		v.DecisionURL = batchPath(b.id, "decision")
 	}
 	return v
+}
+
+// copyResult is a copy of r the engine's later changes (it finishes a
+// pre-resolved call's error as it runs) do not reach; nil for nil.
+func copyResult(r *engine.Result) *engine.Result {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	if r.Error != nil {
+		e := *r.Error
+		c.Error = &e
+	}
+	return &c
 }
 
 func batchPath(id, action string) string {
@@ -479,7 +493,7 @@ func (b *batch) resolve(rs []submittedResult) (status int, kind, msg string) {
 			return http.StatusBadRequest, "InvalidRequest", err.Error()
 		}
 		i := slices.IndexFunc(b.calls, func(c callView) bool { return c.ID == sr.ID })
-		b.calls[i].Result = b.plan.Calls[i].Result
+		b.calls[i].Result = copyResult(b.plan.Calls[i].Result)
 	}
 	if outstanding(b.plan) == 0 {
 		b.setStateLocked(stateRunning)

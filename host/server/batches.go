@@ -165,6 +165,8 @@ func (b *batch) setStateLocked(state string) {
 	end := finished(state)
 	if end {
 		b.ended = time.Now()
+		// Room first, so the count includes what the last event evicts.
+		b.log.makeRoom(128)
 		ev.Dropped = b.log.evicted + b.log.engineDropped
 	}
 	data, _ := json.Marshal(ev)
@@ -218,9 +220,7 @@ func (b *batch) cancelBeforeLocked(why string) {
 	for i, c := range b.calls {
 		switch {
 		case c.Result != nil:
-			results[i] = *c.Result
-		case b.plan != nil && b.plan.Calls[i].Result != nil:
-			results[i] = *b.plan.Calls[i].Result
+			results[i] = *copyResult(c.Result)
 		default:
 			results[i] = engine.Result{ID: c.ID, Name: c.Name, Error: &engine.ToolError{Kind: abi.KindCancelled,
 				Message: fmt.Sprintf("call %s (%s) did not run: %s", c.ID, c.Name, why)}}
@@ -263,19 +263,24 @@ func (l *eventLog) append(kind string, data json.RawMessage, final bool) {
 	if l.ended {
 		return
 	}
+	l.makeRoom(len(data))
 	l.next++
 	l.events = append(l.events, logEvent{ID: l.next, Kind: kind, Data: data, final: final})
 	l.bytes += len(data)
-	// The last event is always kept, so every reader learns the end.
-	for len(l.events) > 1 && (len(l.events) > maxLogEvents || l.bytes > maxLogBytes) {
+	l.ended = final
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// makeRoom evicts the oldest events until one of size bytes fits. The
+// event appended is always kept, so every reader learns the end.
+func (l *eventLog) makeRoom(size int) {
+	for len(l.events) > 0 && (len(l.events)+1 > maxLogEvents || l.bytes+size > maxLogBytes) {
 		l.bytes -= len(l.events[0].Data)
 		l.events[0] = logEvent{}
 		l.events = l.events[1:]
 		l.evicted++
 	}
-	l.ended = final
-	close(l.changed)
-	l.changed = make(chan struct{})
 }
 
 // since returns the events after id, how many of them are no longer
