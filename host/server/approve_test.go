@@ -2,9 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/engine"
@@ -124,5 +129,149 @@ func TestRenderDiff(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// heldTest is an MCP client that cannot elicit, connected over
+// streamable HTTP to a server that also serves the batch API.
+func heldTest(t *testing.T, hold time.Duration) (*apiTest, *testClient) {
+	t.Helper()
+	a := serveAPI(t, Options{HoldTimeout: hold}, nil)
+	os.WriteFile(filepath.Join(a.root, "a.txt"), []byte("old\n"), 0o644)
+	c := connectTest(t, &mcp.StreamableClientTransport{Endpoint: a.base + "/mcp", HTTPClient: a.hc, MaxRetries: -1}, a.root, nil)
+	c.call(t, "read_file", map[string]any{"path": "a.txt"}, nil)
+	return a, c
+}
+
+// heldBatch waits for the one batch held for an MCP call.
+func (a *apiTest) heldBatch() batchView {
+	a.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, out := a.do("GET", "/v1/batches?state=awaiting_approval", nil)
+		var list struct{ Batches []batchView }
+		if err := json.Unmarshal(out, &list); status != 200 || err != nil {
+			a.t.Fatalf("GET /v1/batches: %d %s", status, out)
+		}
+		if len(list.Batches) == 1 && list.Batches[0].HeldForMCP {
+			return list.Batches[0]
+		}
+		if time.Now().After(deadline) {
+			a.t.Fatalf("no MCP call held after 30 s: %s", out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestHoldThenApprove: a write from an MCP client that cannot elicit is
+// held as a batch awaiting approval; approving it through the batch API
+// runs it and the client gets the write's success; denying or
+// cancelling it gives the client a denial (issue 11 item 4).
+func TestHoldThenApprove(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		action   string // the API request that decides
+		body     any
+		ok       bool
+		want     string // in the result's text
+		endState string
+	}{
+		{name: "approve", action: "decision", body: map[string]any{"decision": "approve_all"}, ok: true, endState: stateDone},
+		{name: "approve selected", action: "decision", body: map[string]any{"decision": "approve_selected", "ids": []string{"mcp-2"}}, ok: true, endState: stateDone},
+		{name: "deny", action: "decision", body: map[string]any{"decision": "deny_all"}, want: decidedByAPI, endState: stateDone},
+		{name: "cancel", action: "cancel", want: "who cancelled the call", endState: stateCancelled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, c := heldTest(t, time.Minute)
+			type answer struct {
+				res  *mcp.CallToolResult
+				text string
+			}
+			done := make(chan answer, 1)
+			go func() {
+				res, text := c.call(t, "write_file", map[string]any{"path": "a.txt", "content": "new\n"}, nil)
+				done <- answer{res, text}
+			}()
+			held := a.heldBatch()
+			if len(held.Calls) != 1 || held.Calls[0].ID != "mcp-2" || held.Calls[0].Name != "write_file" || held.Calls[0].Summary == "" || held.DecisionURL == "" {
+				t.Errorf("the held batch: %+v", held)
+			}
+			a.batch("POST", "/v1/batches/"+held.BatchID+"/"+tc.action, tc.body, 200)
+			var got answer
+			select {
+			case got = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the MCP call got no answer 30 s after the decision")
+			}
+			if got.res.IsError == tc.ok || !strings.Contains(got.text, tc.want) {
+				t.Errorf("the call's result: error %v, %q; want ok %v and %q", got.res.IsError, got.text, tc.ok, tc.want)
+			}
+			content, _ := os.ReadFile(filepath.Join(a.root, "a.txt"))
+			if written := string(content) == "new\n"; written != tc.ok {
+				t.Errorf("a.txt holds %q", content)
+			}
+			end := a.wait(held.BatchID, tc.endState)
+			if len(end.Results) != 1 || end.Results[0].OK != tc.ok {
+				t.Errorf("the held batch after the call: %+v", end)
+			}
+			evs := kinds(a.events(held.BatchID, 0, 0))
+			if evs[0] != "awaiting_approval" || evs[len(evs)-1] != "state:"+tc.endState {
+				t.Errorf("the held batch's events: %q", evs)
+			}
+		})
+	}
+}
+
+// TestHoldTimeout: a held call nobody decides is denied after the hold,
+// the denial naming the URL that would have approved it, the body to
+// send, and how to allow the tool in configuration; a decision after it
+// is a conflict (issue 11 item 4).
+func TestHoldTimeout(t *testing.T) {
+	a, c := heldTest(t, 500*time.Millisecond)
+	start := time.Now()
+	res, text := c.call(t, "write_file", map[string]any{"path": "a.txt", "content": "new\n"}, nil)
+	if d := time.Since(start); d < 500*time.Millisecond {
+		t.Errorf("denied after %v, before the hold ended", d)
+	}
+	status, out := a.do("GET", "/v1/batches", nil)
+	var list struct{ Batches []batchView }
+	json.Unmarshal(out, &list)
+	if status != 200 || len(list.Batches) != 1 {
+		t.Fatalf("GET /v1/batches: %d %s", status, out)
+	}
+	id := list.Batches[0].BatchID
+	for _, want := range []string{"NotAsked", "does not support elicitation", "held 500ms as batch " + id,
+		"POST " + a.base + "/v1/batches/" + id + "/decision", `{"decision":"approve_all"}`, "Authorization: Bearer",
+		a.base + "/v1/batches?state=awaiting_approval", "tools.approval.allowlist", "--allow write_file"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the denial lacks %q:\n%s", want, text)
+		}
+	}
+	if !res.IsError {
+		t.Error("the denial is not an error result")
+	}
+	if b, _ := os.ReadFile(filepath.Join(a.root, "a.txt")); string(b) != "old\n" {
+		t.Errorf("a.txt holds %q after the denial", b)
+	}
+	if status, out := a.do("POST", "/v1/batches/"+id+"/decision", map[string]any{"decision": "approve_all"}); status != 409 {
+		t.Errorf("a decision after the hold: %d %s, want 409", status, out)
+	}
+}
+
+// TestNoHoldWithoutHTTP: over stdio alone there is no batch API to hold
+// a call for: it is denied at once, saying so (issue 11 item 4).
+func TestNoHoldWithoutHTTP(t *testing.T) {
+	c := serveTest(t, Options{}, false, nil)
+	os.WriteFile(filepath.Join(c.root, "a.txt"), []byte("old\n"), 0o644)
+	c.call(t, "read_file", map[string]any{"path": "a.txt"}, nil)
+	start := time.Now()
+	_, text := c.call(t, "write_file", map[string]any{"path": "a.txt", "content": "new\n"}, nil)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the denial took %v", d)
+	}
+	for _, want := range []string{"does not support elicitation", "No batch API runs", "--http ADDR", "--allow write_file"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the denial lacks %q:\n%s", want, text)
+		}
 	}
 }
