@@ -1,0 +1,283 @@
+package journal
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+	"unicode/utf8"
+)
+
+// State is where a batch stands.
+type State string
+
+// Batch states. A batch is open from BeginBatch until EndBatch makes it
+// done; recovery makes an open batch of a dead process interrupted, and
+// the user's choice makes it resumed or discarded (FR-RES-05).
+const (
+	StateOpen        State = "open"
+	StateDone        State = "done"
+	StateInterrupted State = "interrupted"
+	StateResumed     State = "resumed"
+	StateDiscarded   State = "discarded"
+)
+
+// Verdict is a decision on a call that needed approval.
+type Verdict string
+
+// Verdicts; the empty Verdict means nobody was asked.
+const (
+	Approved Verdict = "approved"
+	Denied   Verdict = "denied"
+)
+
+// Batch is the tool calls of one model response, in call order (FR-RES-01a).
+type Batch struct {
+	ID           string
+	Conversation string
+	Turn         string
+	Created      time.Time // BeginBatch sets it when zero
+	State        State     // set when read; BeginBatch writes StateOpen
+	Calls        []Call
+}
+
+// Call is one call of a batch as journaled.
+type Call struct {
+	ID   string
+	Tool string
+	// Arguments are the call's arguments with secrets already redacted
+	// by the caller, as JSON.
+	Arguments   json.RawMessage
+	Disposition string // the engine's disposition, verbatim
+	Decision    Verdict
+	DecidedBy   string
+	// Result is the call's result: given to BeginBatch for a call
+	// resolved without running (pre-resolved), set when read otherwise.
+	Result *Result
+
+	// Set when read.
+	Started   time.Time
+	Processes []Process
+	Changes   []Change
+}
+
+// Result is the outcome of a call.
+type Result struct {
+	OK      bool
+	Content string
+	// Truncated reports that Content was cut to Options.MaxResultBytes.
+	Truncated    bool
+	ErrorKind    string
+	ErrorMessage string
+	Finished     time.Time // FinishCall sets it when zero
+}
+
+// Process is a process group a call started (run_command), with the start
+// time of its leader as /proc/PID/stat gives it, so that a pid the system
+// has given to another process since is never taken for it.
+type Process struct {
+	BatchID   string
+	CallID    string
+	PGID      int
+	StartTime uint64
+}
+
+// CallDecision is the decision on one call of a batch.
+type CallDecision struct {
+	CallID  string
+	Verdict Verdict
+	By      string
+}
+
+// BeginBatch records a batch and all its calls in one transaction, before
+// any of them runs (FR-RES-01, FR-RES-04a, IT-JRN-01). Calls given a
+// Result (pre-resolved) are recorded with it.
+func (j *Journal) BeginBatch(ctx context.Context, b Batch) error {
+	if b.ID == "" {
+		return userErrorf("journal: a batch needs an id (conversation %q)", b.Conversation)
+	}
+	created := b.Created
+	if created.IsZero() {
+		created = now()
+	}
+	return j.tx(ctx, "record batch "+b.ID, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO batches (id, conversation, turn, created_at, state, updated_at, owner_pid, owner_start)
+			VALUES (?, ?, ?, ?, 'open', ?, ?, ?)`,
+			b.ID, b.Conversation, b.Turn, nanos(created), nanos(created), j.ownerPID, int64(j.ownerStart))
+		if err != nil {
+			if isConstraint(err) {
+				return userErrorf("journal: batch %s is already in the journal; give each batch its own id", b.ID)
+			}
+			return err
+		}
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO calls
+			(batch_id, seq, id, tool, arguments, disposition, decision, decided_by,
+			 finished_at, ok, content, content_truncated, error_kind, error_message)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		for i, c := range b.Calls {
+			args := string(c.Arguments)
+			if args == "" {
+				args = "null"
+			}
+			var fin sql.NullInt64
+			var ok sql.NullBool
+			var content, kind, msg sql.NullString
+			truncated := false
+			if r := c.Result; r != nil {
+				r2 := j.capResult(*r)
+				fin = sql.NullInt64{Int64: nanos(orNow(r2.Finished)), Valid: true}
+				ok = sql.NullBool{Bool: r2.OK, Valid: true}
+				content = sql.NullString{String: r2.Content, Valid: true}
+				kind = sql.NullString{String: r2.ErrorKind, Valid: true}
+				msg = sql.NullString{String: r2.ErrorMessage, Valid: true}
+				truncated = r2.Truncated
+			}
+			if _, err := ins.ExecContext(ctx, b.ID, i, c.ID, c.Tool, args, c.Disposition, string(c.Decision), c.DecidedBy,
+				fin, ok, content, truncated, kind, msg); err != nil {
+				if isConstraint(err) {
+					return userErrorf("journal: batch %s has call id %q more than once; give each call its own id", b.ID, c.ID)
+				}
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Decide records decisions on calls of a batch in one transaction, before
+// any of them runs.
+func (j *Journal) Decide(ctx context.Context, batchID string, ds []CallDecision) error {
+	return j.tx(ctx, "record decisions of batch "+batchID, func(tx *sql.Tx) error {
+		for _, d := range ds {
+			res, err := tx.ExecContext(ctx, `UPDATE calls SET decision = ?, decided_by = ? WHERE batch_id = ? AND id = ?`,
+				string(d.Verdict), d.By, batchID, d.CallID)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return notFoundf("journal: batch %s has no call %q to record a decision on", batchID, d.CallID)
+			}
+		}
+		return nil
+	})
+}
+
+const sqlStartCall = `UPDATE calls SET started_at = ? WHERE batch_id = ? AND id = ? AND started_at IS NULL AND finished_at IS NULL`
+
+// StartCall records that a call is about to run, in its own commit before
+// it runs: a crash after it leaves the call marked as possibly having had
+// side effects.
+func (j *Journal) StartCall(ctx context.Context, batchID, callID string, at time.Time) error {
+	res, err := j.startCall.ExecContext(ctx, nanos(orNow(at)), batchID, callID)
+	if err != nil {
+		return j.fail("record start of call "+callID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return j.whyNot(ctx, batchID, callID, "start")
+	}
+	return nil
+}
+
+// RecordProcess records a process group a running call started, as soon
+// as it exists, so that recovery can stop it after a crash.
+func (j *Journal) RecordProcess(ctx context.Context, p Process) error {
+	_, err := j.db.ExecContext(ctx, `INSERT INTO processes (batch_id, call_id, pgid, start_time, started_at) VALUES (?, ?, ?, ?, ?)`,
+		p.BatchID, p.CallID, p.PGID, int64(p.StartTime), nanos(now()))
+	if err != nil {
+		if isConstraint(err) {
+			return notFoundf("journal: batch %s has no call %q to record process group %d for", p.BatchID, p.CallID, p.PGID)
+		}
+		return j.fail("record process group of call "+p.CallID, err)
+	}
+	return nil
+}
+
+const sqlFinishCall = `UPDATE calls SET finished_at = ?, ok = ?, content = ?, content_truncated = ?, error_kind = ?, error_message = ?
+	WHERE batch_id = ? AND id = ? AND finished_at IS NULL`
+
+// FinishCall records a call's result as soon as it ends, before the next
+// call starts (FR-RES-04b). A call has exactly one result (NFR-REL-01): a
+// second one is refused.
+func (j *Journal) FinishCall(ctx context.Context, batchID, callID string, r Result) error {
+	r = j.capResult(r)
+	res, err := j.finishCall.ExecContext(ctx, nanos(orNow(r.Finished)), r.OK, r.Content, r.Truncated, r.ErrorKind, r.ErrorMessage, batchID, callID)
+	if err != nil {
+		return j.fail("record result of call "+callID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return j.whyNot(ctx, batchID, callID, "finish")
+	}
+	return nil
+}
+
+// EndBatch marks an open batch done once every call has its result.
+func (j *Journal) EndBatch(ctx context.Context, batchID string) error {
+	res, err := j.db.ExecContext(ctx, `UPDATE batches SET state = 'done', updated_at = ? WHERE id = ? AND state = 'open'`, nanos(now()), batchID)
+	if err != nil {
+		return j.fail("end batch "+batchID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		st, err := j.state(ctx, batchID)
+		if err != nil {
+			return err
+		}
+		return userErrorf("journal: batch %s is %s, not open, so it cannot end", batchID, st)
+	}
+	return nil
+}
+
+// whyNot explains an update that matched no call.
+func (j *Journal) whyNot(ctx context.Context, batchID, callID, what string) error {
+	var started, finished sql.NullInt64
+	err := j.db.QueryRowContext(ctx, `SELECT started_at, finished_at FROM calls WHERE batch_id = ? AND id = ?`, batchID, callID).Scan(&started, &finished)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return notFoundf("journal: batch %s has no call %q; record the batch with BeginBatch before its calls run", batchID, callID)
+	case err != nil:
+		return j.fail("look up call "+callID, err)
+	case finished.Valid:
+		return userErrorf("journal: call %s of batch %s already has a result; a call has exactly one", callID, batchID)
+	case what == "start" && started.Valid:
+		return userErrorf("journal: call %s of batch %s has already started; a call runs at most once", callID, batchID)
+	}
+	return userErrorf("journal: call %s of batch %s could not %s", callID, batchID, what)
+}
+
+func (j *Journal) state(ctx context.Context, batchID string) (State, error) {
+	var st string
+	err := j.db.QueryRowContext(ctx, `SELECT state FROM batches WHERE id = ?`, batchID).Scan(&st)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", notFoundf("journal: no batch %q", batchID)
+	}
+	if err != nil {
+		return "", j.fail("look up batch "+batchID, err)
+	}
+	return State(st), nil
+}
+
+// capResult cuts Content to MaxResultBytes at a character boundary.
+func (j *Journal) capResult(r Result) Result {
+	max := j.opts.MaxResultBytes
+	if len(r.Content) <= max {
+		return r
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(r.Content[cut]) {
+		cut--
+	}
+	r.Content = r.Content[:cut]
+	r.Truncated = true
+	return r
+}
+
+func orNow(t time.Time) time.Time {
+	if t.IsZero() {
+		return now()
+	}
+	return t
+}

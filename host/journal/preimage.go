@@ -1,0 +1,193 @@
+package journal
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+)
+
+// Image is a file's state at one moment: whether it existed, and if so
+// its mode, size and content digest.
+type Image struct {
+	Exists bool
+	Mode   fs.FileMode
+	Size   int64
+	SHA256 string // hex
+}
+
+// Preimage is what a file held before a call changed it.
+type Preimage struct {
+	BatchID string
+	CallID  string
+	Path    string // canonical absolute path
+	Exists  bool
+	Mode    fs.FileMode
+	Content []byte // ignored when !Exists
+}
+
+// Change is one file a call changed, for history and undo.
+type Change struct {
+	Path   string
+	Before Image
+	// After is what the call left, nil when it was not recorded (the
+	// call ended, or toolhost stopped, before the write completed).
+	After *Image
+	// Undoable reports that the previous content is kept; Reason says
+	// why not otherwise.
+	Undoable bool
+	Reason   string
+}
+
+// RecordPreimage keeps a file's previous content before a call changes
+// it: content-addressed, so the same content is stored once. A call that
+// changes the same path twice keeps the first pre-image, the state before
+// the call. Content larger than Options.MaxPreimageBytes is not kept and
+// the change is journaled as not undoable; undoable says which.
+func (j *Journal) RecordPreimage(ctx context.Context, p Preimage) (undoable bool, err error) {
+	img := Image{Exists: p.Exists}
+	var blob sql.NullString
+	undoable, reason := true, ""
+	if p.Exists {
+		sum := sha256.Sum256(p.Content)
+		img.Mode, img.Size, img.SHA256 = p.Mode, int64(len(p.Content)), hex.EncodeToString(sum[:])
+		if img.Size > j.opts.MaxPreimageBytes {
+			undoable = false
+			reason = fmt.Sprintf("the previous content of %s is %d bytes, more than journal max_preimage_bytes (%d), so it was not kept",
+				p.Path, img.Size, j.opts.MaxPreimageBytes)
+		} else {
+			blob = sql.NullString{String: img.SHA256, Valid: true}
+		}
+	}
+	err = j.tx(ctx, "record previous content of "+p.Path, func(tx *sql.Tx) error {
+		if blob.Valid {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO blobs (sha256, data) VALUES (?, ?)`, img.SHA256, p.Content); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO preimages
+			(batch_id, call_id, path, seq, recorded_at, existed, mode, size, sha256, blob, undoable, reason)
+			VALUES (?, ?, ?, (SELECT count(*) FROM preimages WHERE batch_id = ? AND call_id = ?), ?, ?, ?, ?, ?, ?, ?, ?)`,
+			p.BatchID, p.CallID, p.Path, p.BatchID, p.CallID, nanos(now()), img.Exists, int64(img.Mode), img.Size, img.SHA256, blob, undoable, reason)
+		if isConstraint(err) {
+			return notFoundf("journal: batch %s has no call %q to record the previous content of %s for", p.BatchID, p.CallID, p.Path)
+		}
+		return err
+	})
+	return undoable, err
+}
+
+// RecordPostimage records what a call left at path after it changed it,
+// so that undo can tell whether the file changed again since.
+func (j *Journal) RecordPostimage(ctx context.Context, batchID, callID, path string, after Image) error {
+	res, err := j.db.ExecContext(ctx, `UPDATE preimages SET after_exists = ?, after_mode = ?, after_size = ?, after_sha256 = ?
+		WHERE batch_id = ? AND call_id = ? AND path = ?`,
+		after.Exists, int64(after.Mode), after.Size, after.SHA256, batchID, callID, path)
+	if err != nil {
+		return j.fail("record new content of "+path, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFoundf("journal: call %s of batch %s has no previous content of %s recorded; record it before the change", callID, batchID, path)
+	}
+	return nil
+}
+
+// Changes returns the files a call changed, or every call of the batch
+// when callID is empty, in the order they were first changed.
+func (j *Journal) Changes(ctx context.Context, batchID, callID string) ([]Change, error) {
+	q := `SELECT p.path, p.existed, p.mode, p.size, p.sha256, p.undoable, p.reason,
+		p.after_exists, p.after_mode, p.after_size, p.after_sha256
+		FROM preimages p JOIN calls c ON c.batch_id = p.batch_id AND c.id = p.call_id
+		WHERE p.batch_id = ?`
+	args := []any{batchID}
+	if callID != "" {
+		q += ` AND p.call_id = ?`
+		args = append(args, callID)
+	}
+	q += ` ORDER BY c.seq, p.seq`
+	var out []Change
+	err := j.rows(ctx, "list changes of batch "+batchID, q, args, func(rs *sql.Rows) error {
+		var c Change
+		var mode int64
+		var aExists sql.NullBool
+		var aMode, aSize sql.NullInt64
+		var aSum sql.NullString
+		if err := rs.Scan(&c.Path, &c.Before.Exists, &mode, &c.Before.Size, &c.Before.SHA256, &c.Undoable, &c.Reason,
+			&aExists, &aMode, &aSize, &aSum); err != nil {
+			return err
+		}
+		c.Before.Mode = fs.FileMode(mode)
+		if aExists.Valid {
+			c.After = &Image{Exists: aExists.Bool, Mode: fs.FileMode(aMode.Int64), Size: aSize.Int64, SHA256: aSum.String}
+		}
+		out = append(out, c)
+		return nil
+	})
+	return out, err
+}
+
+// PreimageContent returns the previous content of path as a call's
+// pre-image kept it, for undo.
+func (j *Journal) PreimageContent(ctx context.Context, batchID, callID, path string) ([]byte, error) {
+	var data []byte
+	var existed, undoable bool
+	var reason string
+	err := j.db.QueryRowContext(ctx, `SELECT p.existed, p.undoable, p.reason, b.data FROM preimages p LEFT JOIN blobs b ON b.sha256 = p.blob
+		WHERE p.batch_id = ? AND p.call_id = ? AND p.path = ?`, batchID, callID, path).Scan(&existed, &undoable, &reason, &data)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, notFoundf("journal: call %s of batch %s did not change %s", callID, batchID, path)
+	case err != nil:
+		return nil, j.fail("read previous content of "+path, err)
+	case !undoable:
+		return nil, userErrorf("journal: the change of %s by call %s cannot be undone: %s", path, callID, reason)
+	case !existed:
+		return nil, nil
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return data, nil
+}
+
+// PruneStats is what Prune removed.
+type PruneStats struct {
+	Batches int64
+	Blobs   int64
+	Reads   int64
+}
+
+// Prune removes what is older than Options.Retention at now: batches that
+// are done, resumed or discarded, with their calls, processes and
+// pre-images; read records; then the content no pre-image refers to.
+// Open and interrupted batches are kept whatever their age: they are
+// running or wait for the user's choice.
+func (j *Journal) Prune(ctx context.Context, at time.Time) (PruneStats, error) {
+	cut := nanos(at.Add(-j.opts.Retention))
+	var st PruneStats
+	err := j.tx(ctx, "prune", func(tx *sql.Tx) error {
+		var err error
+		if st.Batches, err = affected(tx.ExecContext(ctx,
+			`DELETE FROM batches WHERE created_at < ? AND state IN ('done', 'resumed', 'discarded')`, cut)); err != nil {
+			return err
+		}
+		if st.Reads, err = affected(tx.ExecContext(ctx, `DELETE FROM reads WHERE read_at < ?`, cut)); err != nil {
+			return err
+		}
+		st.Blobs, err = affected(tx.ExecContext(ctx,
+			`DELETE FROM blobs WHERE NOT EXISTS (SELECT 1 FROM preimages p WHERE p.blob = blobs.sha256)`))
+		return err
+	})
+	return st, err
+}
+
+func affected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
