@@ -123,6 +123,24 @@ func (s *httpServe) connect(t *testing.T, ctx context.Context, opts *mcp.ClientO
 	return cs
 }
 
+// serveMCPHTTP starts toolhost serve --http with args in w and connects
+// the Go SDK's streamable HTTP client with opts and the token, logging
+// the wire; an mcpConnect, so the stdio tests' checks run over HTTP too.
+func serveMCPHTTP(t *testing.T, w *workspace, opts *mcp.ClientOptions, args ...string) *mcpServer {
+	t.Helper()
+	hs := serveHTTP(t, w, args...)
+	s := &mcpServer{stderr: hs.stderr, wire: &lockedBuffer{}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolhost-e2e", Version: "1"}, opts)
+	tr := &mcp.StreamableClientTransport{Endpoint: hs.url, HTTPClient: hs.httpClient(), MaxRetries: -1}
+	cs, err := client.Connect(testContext(t), &mcp.LoggingTransport{Transport: tr, Writer: s.wire}, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v\nstderr: %s", hs.url, err, hs.stderr)
+	}
+	t.Cleanup(func() { cs.Close() })
+	s.session = cs
+	return s
+}
+
 // callText runs tools/call on a session and returns the result and its
 // text.
 func callText(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) (*mcp.CallToolResult, string, error) {
@@ -351,6 +369,33 @@ func TestMCPHTTPConversationHeader(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(w.dir, "a.txt")); string(b) != "pinned\n" {
 		t.Errorf("a.txt holds %q", b)
 	}
+}
+
+// TestMCPHTTPApproval: TestMCPStdioApproval's checks with the Go SDK
+// client over streamable HTTP: a write asks by elicitation with the dry
+// run's diff, accept writes, decline and cancel do not (issue 11 item 4).
+// A client without elicitation is held for the batch API over HTTP, a
+// case TestMCPTypeScriptClient_Approval covers.
+func TestMCPHTTPApproval(t *testing.T) {
+	checkApproval(t, serveMCPHTTP, false)
+}
+
+// TestMCPHTTPProgress: TestMCPStdioProgress's checks over streamable
+// HTTP: output chunks and keepalives reach the client on its request's
+// stream, and only under the request's token (issue 11 item 5).
+func TestMCPHTTPProgress(t *testing.T) {
+	checkProgress(t, serveMCPHTTP)
+}
+
+// TestMCPHTTPCancelRunCommand: TestMCPStdioCancelRunCommand's checks
+// over streamable HTTP: notifications/cancelled, posted apart from the
+// call's request, kills the command's shell and child within seconds,
+// and the server goes on answering (issue 11 item 5). The Go SDK client
+// closes the request's response stream on cancel, so the server's
+// Cancelled answer is seen over HTTP by the TypeScript client only
+// (TestMCPTypeScriptClient_CancelsACommand).
+func TestMCPHTTPCancelRunCommand(t *testing.T) {
+	checkCancelRunCommand(t, serveMCPHTTP, false)
 }
 
 // TestMCPHTTPConcurrentSessions: 200 sessions open at once, each reading

@@ -18,13 +18,23 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// mcpServer is `toolhost serve --stdio` in a workspace, driven by the
-// official Go SDK's client (issue 11 item 1).
+// mcpServer is `toolhost serve` in a workspace, driven by the official
+// Go SDK's client (issue 11 item 1): over stdio (serveMCP) or streamable
+// HTTP (serveMCPHTTP).
 type mcpServer struct {
 	session *mcp.ClientSession
 	stderr  *lockedBuffer
-	ready   time.Duration // spawn to an answered tools/list, when measured
+	// wire is every message the client wrote and read, one a line
+	// ("write: {...}", "read: {...}"), including answers the client drops.
+	wire  *lockedBuffer
+	ready time.Duration // spawn to an answered tools/list, when measured
 }
+
+// mcpConnect starts toolhost serve with args in w over one transport
+// (serveMCP, serveMCPHTTP) and connects the Go SDK client with opts, so
+// the TestMCPStdio* and TestMCPHTTP* tests share their checks (issue 11,
+// "Done when": the Go SDK client over HTTP for the same).
+type mcpConnect func(t *testing.T, w *workspace, opts *mcp.ClientOptions, args ...string) *mcpServer
 
 // lockedBuffer is the server's stderr, written by the process while the
 // test reads it.
@@ -50,13 +60,13 @@ func (l *lockedBuffer) String() string {
 func serveMCP(t *testing.T, w *workspace, opts *mcp.ClientOptions, args ...string) *mcpServer {
 	t.Helper()
 	cmd := w.command(w.argv(append([]string{"serve", "--stdio"}, args...)...)...)
-	s := &mcpServer{stderr: &lockedBuffer{}}
+	s := &mcpServer{stderr: &lockedBuffer{}, wire: &lockedBuffer{}}
 	cmd.Stderr = s.stderr
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolhost-e2e", Version: "1"}, opts)
 	start := time.Now()
-	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	session, err := client.Connect(ctx, &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: cmd}, Writer: s.wire}, nil)
 	if err != nil {
 		t.Fatalf("connecting to toolhost serve --stdio: %v\nstderr: %s", err, s.stderr)
 	}
@@ -204,6 +214,13 @@ func TestMCPStdioResults(t *testing.T) {
 // and the diff of a dry run; accept writes, decline does not; a client that cannot be
 // asked is denied with how to allow the tool (issue 11 item 4).
 func TestMCPStdioApproval(t *testing.T) {
+	checkApproval(t, serveMCP, true)
+}
+
+// checkApproval is TestMCPStdioApproval's and TestMCPHTTPApproval's
+// checks; noElicitation adds a client without elicitation, denied at
+// once.
+func checkApproval(t *testing.T, connect mcpConnect, noElicitation bool) {
 	for _, tc := range []struct {
 		name    string
 		action  string // the client's answer; "" for a client without elicitation
@@ -215,6 +232,9 @@ func TestMCPStdioApproval(t *testing.T) {
 		{name: "cancel", action: "cancel", want: []string{"Denied by the MCP client's user", "cancel"}},
 		{name: "no elicitation", want: []string{"cannot be asked", "does not support elicitation", "tools.approval.allowlist", "--allow write_file"}},
 	} {
+		if tc.action == "" && !noElicitation {
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorkspace(t)
 			var asked []string
@@ -230,7 +250,7 @@ func TestMCPStdioApproval(t *testing.T) {
 			}
 			// Replacing a file asks; creating one does not by default.
 			w.file(t, "out.txt", "before\n")
-			s := serveMCP(t, w, opts)
+			s := connect(t, w, opts)
 			ctx := testContext(t)
 			s.call(t, ctx, "read_file", map[string]any{"path": "out.txt"})
 			content := "line one\nApprove? [y/N] y\n"
@@ -306,52 +326,122 @@ func TestMCPStdioConversation(t *testing.T) {
 }
 
 // TestMCPStdioCancelRunCommand: notifications/cancelled stops a running
-// command, its process killed, and the server goes on answering (issue
-// 11 item 1; the full item 5 adds progress and the cancelled result).
+// command, its shell and the shell's child killed within seconds, the
+// server still answers the cancelled request with a Cancelled result
+// (which the client drops, so it is read off the wire), and it goes on
+// answering (issue 11 items 1 and 5).
 func TestMCPStdioCancelRunCommand(t *testing.T) {
+	checkCancelRunCommand(t, serveMCP, true)
+}
+
+// cancelCommand prints its shell's pid and its child's, then waits for
+// the child, which sleeps long enough never to end by itself.
+const cancelCommand = "echo shell=$$; sleep 300.25 & echo child=$!; wait; touch finished"
+
+// checkCancelRunCommand is TestMCPStdioCancelRunCommand's and
+// TestMCPHTTPCancelRunCommand's checks: the client learns the pids from
+// the call's progress notifications, then cancels the call's context
+// (the SDK sends notifications/cancelled). readsAnswer says the client
+// still reads the server's answer to the cancelled request: over stdio
+// it does (and drops it); over HTTP the SDK ends the request's response
+// stream with the context, so the answer never reaches it.
+func checkCancelRunCommand(t *testing.T, connect mcpConnect, readsAnswer bool) {
 	w := newWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
-	accept := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return &mcp.ElicitResult{Action: "accept"}, nil
+	var mu sync.Mutex
+	var output strings.Builder
+	opts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		output.WriteString(req.Params.Message)
 	}}
-	s := serveMCP(t, w, accept)
-	marker := filepath.Join(w.dir, "started")
+	s := connect(t, w, opts, "--allow", "run_command", "--log-level", "info")
 	ctx, cancel := context.WithCancel(testContext(t))
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{
-			"command": "touch started; sleep " + mcpSleep + "; touch finished",
-		}})
+		p := &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": cancelCommand}}
+		p.SetProgressToken("cancel")
+		_, err := s.session.CallTool(ctx, p)
 		done <- err
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(marker); err == nil && sleepRunning(t) {
-			break
+	var shell, child int
+	for deadline := time.Now().Add(30 * time.Second); shell == 0 || child == 0; time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		out := output.String()
+		mu.Unlock()
+		if strings.Contains(out, "child=") && strings.HasSuffix(out, "\n") {
+			shell, child = pidAfter(out, "shell="), pidAfter(out, "child=")
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the command ended before the cancel: %v; output %q", err, out)
+		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the command never started\nstderr: %s", s.stderr)
+			t.Fatalf("the command did not print its pids within 30 s; output %q\nstderr: %s", out, s.stderr)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	cancelled := time.Now()
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled tools/call returned %v, want context.Canceled", err)
 	}
-	// The command's process is killed with the call, promptly.
-	for sleepRunning(t) {
-		if time.Since(cancelled) > 10*time.Second {
-			t.Fatalf("the command still runs %v after the cancel", time.Since(cancelled))
+	// Both processes are killed with the call, promptly.
+	waitProcessGone(t, shell, "/bin/sh\x00-c\x00", 10*time.Second)
+	waitProcessGone(t, child, "sleep\x00300.25\x00", 10*time.Second)
+	t.Logf("cancel to the command's processes gone: %v", time.Since(cancelled))
+
+	// The server answers the cancelled request, after the fact.
+	if readsAnswer {
+		answer := lateAnswer(t, s.wire, cancelCommand, 10*time.Second)
+		t.Logf("the server's answer to the cancelled request, %v after the cancel: %s", time.Since(cancelled).Round(time.Millisecond), answer)
+		if !strings.Contains(answer, `"isError":true`) || !strings.Contains(answer, `"text":"Cancelled: `) {
+			t.Errorf("answer to the cancelled request %s; want an isError Cancelled result", answer)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	t.Logf("cancel to the command's process gone: %v", time.Since(cancelled))
+
 	res, text := s.call(t, testContext(t), "run_command", map[string]any{"command": "echo after"})
 	if res.IsError || !strings.Contains(text, "after") {
 		t.Errorf("call after the cancel: isError %v, text %q", res.IsError, text)
 	}
-	if _, err := os.Stat(filepath.Join(w.dir, "finished")); err == nil {
+	if fileExists(filepath.Join(w.dir, "finished")) {
 		t.Error("the cancelled command ran to its end")
+	}
+}
+
+// lateAnswer waits up to limit for the response the client read to the
+// tools/call it wrote with command, and returns it as read off the wire.
+func lateAnswer(t *testing.T, wire *lockedBuffer, command string, limit time.Duration) string {
+	t.Helper()
+	type message struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Arguments struct {
+				Command string `json:"command"`
+			} `json:"arguments"`
+		} `json:"params"`
+		Result json.RawMessage `json:"result"`
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		var id json.RawMessage
+		for line := range strings.Lines(wire.String()) {
+			dir, msg, _ := strings.Cut(line, ": ")
+			var m message
+			if json.Unmarshal([]byte(msg), &m) != nil {
+				continue
+			}
+			switch {
+			case dir == "write" && m.Method == "tools/call" && m.Params.Arguments.Command == command:
+				id = m.ID
+			case dir == "read" && id != nil && bytes.Equal(m.ID, id) && m.Result != nil:
+				return string(m.Result)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the client read no answer to the cancelled tools/call within %v; the wire:\n%s", limit, wire)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -360,6 +450,12 @@ func TestMCPStdioCancelRunCommand(t *testing.T) {
 // a call printing nothing gets keepalives every --progress-interval; a
 // call without a token gets none (issue 11 item 5).
 func TestMCPStdioProgress(t *testing.T) {
+	checkProgress(t, serveMCP)
+}
+
+// checkProgress is TestMCPStdioProgress's and TestMCPHTTPProgress's
+// checks.
+func checkProgress(t *testing.T, connect mcpConnect) {
 	w := newWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
 	var mu sync.Mutex
 	got := map[any][]*mcp.ProgressNotificationParams{}
@@ -368,7 +464,7 @@ func TestMCPStdioProgress(t *testing.T) {
 		defer mu.Unlock()
 		got[req.Params.ProgressToken] = append(got[req.Params.ProgressToken], req.Params)
 	}}
-	s := serveMCP(t, w, opts, "--allow", "run_command", "--progress-interval", "200ms")
+	s := connect(t, w, opts, "--allow", "run_command", "--progress-interval", "200ms")
 	ctx := testContext(t)
 	// notes waits for the SDK to hand over at least n notifications of
 	// token (it delivers them apart from the result).
@@ -432,26 +528,6 @@ func TestMCPStdioProgress(t *testing.T) {
 	if len(got) != 2 {
 		t.Errorf("notifications under tokens %v, want only lines and quiet: a call without a token gets none", slices.Collect(maps.Keys(got)))
 	}
-}
-
-// mcpSleep is the cancelled command's sleep, odd enough to find it among
-// the machine's processes.
-const mcpSleep = "29.713"
-
-// sleepRunning reports whether a process runs `sleep mcpSleep`.
-func sleepRunning(t *testing.T) bool {
-	t.Helper()
-	dirs, err := filepath.Glob("/proc/[0-9]*/cmdline")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range dirs {
-		b, err := os.ReadFile(d)
-		if err == nil && bytes.Equal(b, []byte("sleep\x00"+mcpSleep+"\x00")) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestMCPServeUsage: serve without a transport, or with --http before it
