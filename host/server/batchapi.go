@@ -285,7 +285,14 @@ func (s *Server) drive(b *batch) {
 		select {
 		case v = <-b.decided: // decided, then cancelled: it runs cancelled
 		default:
-			return // cancelled before it ran: the cancel ended it
+			// Cancelled before it ran: by a client, who ended it, or by
+			// the server shutting down.
+			b.mu.Lock()
+			if !finished(b.state) {
+				b.cancelBeforeLocked("toolhost serve shut down before it ran")
+			}
+			b.mu.Unlock()
+			return
 		}
 	}
 	results := s.h.Run(b.ctx, b.plan, v.decision(nil), host.BatchOptions{Events: b, Narrowing: s.opts.Narrowing})

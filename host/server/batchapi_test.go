@@ -569,3 +569,63 @@ func TestEventLogCap(t *testing.T) {
 		t.Errorf("the log holds %d bytes, evicted %d", b.log.bytes, b.log.evicted)
 	}
 }
+
+// TestBatchAPIShutdown: an event stream open on a batch awaiting a
+// decision does not hold the server's shutdown: the stream ends, the
+// batch is cancelled, and ServeHTTPOn returns well before its bound
+// (issue 11 items 2 and 8).
+func TestBatchAPIShutdown(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("old\n"), 0o644)
+	cfg := config.Default()
+	cfg.Tools.Sandbox.AllowedRoots = []string{root}
+	h, err := host.Open(context.Background(), host.Options{PluginDir: testplugin.BuiltIns(t), Config: cfg, CacheDir: testplugin.CacheDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	s, err := New(h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := Listen("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.ServeHTTPOn(ctx, ln, HTTPOptions{Token: testToken}) }()
+	a := &apiTest{t: t, s: s, root: root, base: URL(ln.Addr(), ""), hc: &http.Client{Transport: bearer{http.DefaultTransport}}}
+	a.wait(a.batch("POST", "/v1/batches", map[string]any{"conversation_id": "c1",
+		"calls": []map[string]any{{"id": "r0", "name": "read_file", "arguments": map[string]any{"path": "a.txt"}}}}, 201).BatchID, stateDone)
+	v := a.batch("POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": []map[string]any{
+		{"id": "w1", "name": "write_file", "arguments": map[string]any{"path": "a.txt", "content": "new\n"}}}}, 201)
+	streamed := make(chan []sse, 1)
+	go func() { streamed <- a.events(v.BatchID, 0, 0) }()
+	time.Sleep(200 * time.Millisecond) // the stream is open and waiting
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("ServeHTTPOn: %v", err)
+		}
+	case <-time.After(shutdownTimeout + 5*time.Second):
+		t.Fatal("ServeHTTPOn did not return")
+	}
+	if d := time.Since(start); d > shutdownTimeout/2 {
+		t.Errorf("shutdown took %v with an event stream open", d)
+	}
+	select {
+	case evs := <-streamed:
+		if len(evs) < 3 {
+			t.Errorf("the stream before shutdown: %q", kinds(evs))
+		}
+		t.Logf("events: %q", kinds(evs))
+	case <-time.After(5 * time.Second):
+		t.Error("the event stream did not end at shutdown")
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "a.txt")); string(b) != "old\n" {
+		t.Errorf("a.txt holds %q: the write ran at shutdown", b)
+	}
+}
