@@ -190,6 +190,7 @@ func printEndpoint(w io.Writer, addr net.Addr, token string, fromEnv bool) {
 		fmt.Fprintf(w, "toolhost serve: WARNING: listening on %s, beyond loopback (--listen-any): anyone who reaches it with the token runs tools on this machine\n", addr)
 	}
 	fmt.Fprintf(w, "toolhost serve: MCP at %s (health: %s)\n", url, server.URL(addr, "/v1/health"))
+	fmt.Fprintf(w, "toolhost serve: batch API at %s (described at %s)\n", server.URL(addr, "/v1/batches"), server.URL(addr, "/v1/openapi.json"))
 	header := "Authorization: Bearer " + token
 	if fromEnv {
 		fmt.Fprintf(w, "toolhost serve: bearer token: from $%s\n", tokenEnv)
