@@ -1,0 +1,285 @@
+package journal
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+)
+
+// Filter selects batches for ListBatches. The zero Filter lists the
+// newest DefaultListLimit batches.
+type Filter struct {
+	Conversation string    // only this conversation's batches
+	Since        time.Time // only batches created at or after it
+	State        State     // only batches in this state
+	Limit        int       // at most this many, newest first
+}
+
+// DefaultListLimit is ListBatches' limit when Filter.Limit is 0.
+const DefaultListLimit = 100
+
+// Summary is one line of the history.
+type Summary struct {
+	ID           string
+	Conversation string
+	Turn         string
+	Created      time.Time
+	State        State
+	Calls        int // calls in the batch
+	Failed       int // calls whose result is an error
+	Unfinished   int // calls without a result
+}
+
+// ListBatches returns the batches the filter selects, newest first.
+func (j *Journal) ListBatches(ctx context.Context, f Filter) ([]Summary, error) {
+	var where []string
+	var args []any
+	if f.Conversation != "" {
+		where = append(where, "b.conversation = ?")
+		args = append(args, f.Conversation)
+	}
+	if !f.Since.IsZero() {
+		where = append(where, "b.created_at >= ?")
+		args = append(args, nanos(f.Since))
+	}
+	if f.State != "" {
+		where = append(where, "b.state = ?")
+		args = append(args, string(f.State))
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	q := `SELECT b.id, b.conversation, b.turn, b.created_at, b.state,
+		count(c.id), count(c.id) FILTER (WHERE c.ok = 0), count(c.id) FILTER (WHERE c.id IS NOT NULL AND c.finished_at IS NULL)
+		FROM batches b LEFT JOIN calls c ON c.batch_id = b.id`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " GROUP BY b.id ORDER BY b.created_at DESC, b.id LIMIT ?"
+	args = append(args, limit)
+	var out []Summary
+	err := j.rows(ctx, "list batches", q, args, func(rs *sql.Rows) error {
+		var s Summary
+		var created int64
+		var st string
+		if err := rs.Scan(&s.ID, &s.Conversation, &s.Turn, &created, &st, &s.Calls, &s.Failed, &s.Unfinished); err != nil {
+			return err
+		}
+		s.Created, s.State = time.Unix(0, created).UTC(), State(st)
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+// Batch returns a batch with its calls in order, each with its start,
+// process groups, result (as capped when recorded) and changed files.
+func (j *Journal) Batch(ctx context.Context, id string) (*Batch, error) {
+	b := &Batch{ID: id}
+	var created int64
+	var st string
+	err := j.db.QueryRowContext(ctx, `SELECT conversation, turn, created_at, state FROM batches WHERE id = ?`, id).
+		Scan(&b.Conversation, &b.Turn, &created, &st)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFoundf("journal: no batch %q; list batches with toolhost journal list", id)
+	}
+	if err != nil {
+		return nil, j.fail("read batch "+id, err)
+	}
+	b.Created, b.State = time.Unix(0, created).UTC(), State(st)
+	err = j.rows(ctx, "read calls of batch "+id, `SELECT `+callColumns+` FROM calls WHERE batch_id = ? ORDER BY seq`, []any{id},
+		func(rs *sql.Rows) error {
+			c, err := scanCall(rs)
+			if err != nil {
+				return err
+			}
+			b.Calls = append(b.Calls, c)
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[string]*Call, len(b.Calls))
+	for i := range b.Calls {
+		index[b.Calls[i].ID] = &b.Calls[i]
+	}
+	err = j.rows(ctx, "read processes of batch "+id, `SELECT call_id, pgid, start_time FROM processes WHERE batch_id = ? ORDER BY started_at`, []any{id},
+		func(rs *sql.Rows) error {
+			p := Process{BatchID: id}
+			var start int64
+			if err := rs.Scan(&p.CallID, &p.PGID, &start); err != nil {
+				return err
+			}
+			p.StartTime = uint64(start)
+			if c := index[p.CallID]; c != nil {
+				c.Processes = append(c.Processes, p)
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	for i := range b.Calls {
+		if b.Calls[i].Changes, err = j.Changes(ctx, id, b.Calls[i].ID); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// CallBatches returns the batches holding a call with this id, newest
+// first: call ids come from the model and need not be unique across
+// batches.
+func (j *Journal) CallBatches(ctx context.Context, callID string) ([]string, error) {
+	var out []string
+	err := j.rows(ctx, "find call "+callID, `SELECT c.batch_id FROM calls c JOIN batches b ON b.id = c.batch_id
+		WHERE c.id = ? ORDER BY b.created_at DESC`, []any{callID}, func(rs *sql.Rows) error {
+		var id string
+		if err := rs.Scan(&id); err != nil {
+			return err
+		}
+		out = append(out, id)
+		return nil
+	})
+	return out, err
+}
+
+const callColumns = `id, tool, arguments, disposition, decision, decided_by, started_at, finished_at,
+	ok, content, content_truncated, error_kind, error_message`
+
+// scanCall scans callColumns, then extra columns into extra.
+func scanCall(rs *sql.Rows, extra ...any) (Call, error) {
+	var c Call
+	var args, decision string
+	var started, finished sql.NullInt64
+	var ok sql.NullBool
+	var content, kind, msg sql.NullString
+	var truncated bool
+	dest := append([]any{&c.ID, &c.Tool, &args, &c.Disposition, &decision, &c.DecidedBy, &started, &finished,
+		&ok, &content, &truncated, &kind, &msg}, extra...)
+	if err := rs.Scan(dest...); err != nil {
+		return Call{}, err
+	}
+	c.Arguments, c.Decision, c.Started = json.RawMessage(args), Verdict(decision), fromNanos(started)
+	if finished.Valid {
+		c.Result = &Result{OK: ok.Bool, Content: content.String, Truncated: truncated,
+			ErrorKind: kind.String, ErrorMessage: msg.String, Finished: fromNanos(finished)}
+	}
+	return c, nil
+}
+
+// Event is one line of Export: the multi-agent toolset spec's tool.call
+// (logged before execution, with the tool's name and parameters) and
+// tool.result (after it, with the return value or the error) events.
+type Event struct {
+	Type         string          `json:"type"` // "tool.call" or "tool.result"
+	Time         time.Time       `json:"timestamp"`
+	Conversation string          `json:"conversation_id,omitempty"`
+	BatchID      string          `json:"batch_id"`
+	CallID       string          `json:"tool_call_id"`
+	Tool         string          `json:"tool"`
+	Params       json.RawMessage `json:"params,omitempty"` // tool.call, redacted
+	OK           *bool           `json:"ok,omitempty"`     // tool.result
+	Result       *string         `json:"result,omitempty"` // tool.result when OK
+	Truncated    bool            `json:"truncated,omitempty"`
+	Error        *EventError     `json:"error,omitempty"` // tool.result when not OK
+}
+
+// EventError is a failed call's error in an Event.
+type EventError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// exportPage is how many calls Export reads at a time: the journal's one
+// connection is never held for long, so a running batch is not held up
+// by an export in the same process.
+const exportPage = 500
+
+// Export writes the calls of batches created at or after since as NDJSON,
+// oldest first: for every call a tool.call event (at its start, or its
+// batch's creation when it never started), then a tool.result event when
+// it has a result.
+func (j *Journal) Export(ctx context.Context, w io.Writer, since time.Time) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	type cursor struct {
+		created int64
+		batch   string
+		seq     int64
+	}
+	after := cursor{created: math.MinInt64, seq: -1}
+	if !since.IsZero() {
+		after.created = nanos(since)
+	}
+	for {
+		var page []Event
+		n := 0
+		err := j.rows(ctx, "export", `SELECT `+callColumns+`, b.created_at, b.id, b.conversation, c.seq
+			FROM calls c JOIN batches b ON b.id = c.batch_id
+			WHERE (b.created_at, b.id, c.seq) > (?, ?, ?)
+			ORDER BY b.created_at, b.id, c.seq LIMIT ?`,
+			[]any{after.created, after.batch, after.seq, exportPage}, func(rs *sql.Rows) error {
+				var cur cursor
+				var conv string
+				c, err := scanCall(rs, &cur.created, &cur.batch, &conv, &cur.seq)
+				if err != nil {
+					return err
+				}
+				n++
+				after = cur
+				page = append(page, callEvents(c, cur.batch, conv, time.Unix(0, cur.created).UTC())...)
+				return nil
+			})
+		if err != nil {
+			return err
+		}
+		for _, ev := range page {
+			if err := enc.Encode(ev); err != nil {
+				return fmt.Errorf("journal export: %w", err)
+			}
+		}
+		if n < exportPage {
+			break
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("journal export: %w", err)
+	}
+	return nil
+}
+
+// callEvents are a call's export events; created is its batch's creation.
+func callEvents(c Call, batch, conv string, created time.Time) []Event {
+	at := created
+	if !c.Started.IsZero() {
+		at = c.Started
+	}
+	params := c.Arguments
+	if !json.Valid(params) {
+		// A model may send arguments that are not JSON; they are kept
+		// as the text they were.
+		params, _ = json.Marshal(string(params))
+	}
+	evs := []Event{{Type: "tool.call", Time: at, Conversation: conv, BatchID: batch, CallID: c.ID, Tool: c.Tool, Params: params}}
+	if r := c.Result; r != nil {
+		ev := Event{Type: "tool.result", Time: r.Finished, Conversation: conv, BatchID: batch, CallID: c.ID, Tool: c.Tool,
+			OK: &r.OK, Truncated: r.Truncated}
+		if r.OK {
+			ev.Result = &r.Content
+		} else {
+			ev.Error = &EventError{Kind: r.ErrorKind, Message: r.ErrorMessage}
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
