@@ -74,7 +74,7 @@ lint:
 # Each fuzz target for FUZZTIME; inputs that ever failed live in testdata/fuzz
 # and run with every `make test`.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := host/internal/sandbox:FuzzResolve host/internal/output:FuzzSanitize host/internal/output:FuzzTruncate host/internal/output:FuzzStream host/internal/output:FuzzSanitizeJSON \
+FUZZ_TARGETS := host/internal/sandbox:FuzzResolve host/internal/sandbox:FuzzGlob host/internal/output:FuzzSanitize host/internal/output:FuzzTruncate host/internal/output:FuzzStream host/internal/output:FuzzSanitizeJSON \
 	host/internal/loopguard:FuzzInstrument host/internal/wasmbin:FuzzSections sdk/internal/argjson:FuzzUnmarshal sdk/internal/argjson:FuzzAppendString \
 	lp1:FuzzParse lp1:FuzzParseFile lp1:FuzzApply abi:FuzzDecodeCommitRequest
 

@@ -99,8 +99,8 @@ type root struct {
 // done.
 type Sandbox struct {
 	roots     []*root
-	patterns  []string
-	readOnly  []string
+	patterns  []glob
+	readOnly  []glob
 	protected []string
 	absolute  bool
 	// fold matches patterns and protected directories case-insensitively
@@ -192,14 +192,14 @@ func (s *Sandbox) init(cfg Config) error {
 		if p == "" || !doublestar.ValidatePattern(norm) {
 			return fmt.Errorf("sandbox: denied pattern %q is not a valid doublestar glob", p)
 		}
-		s.patterns = append(s.patterns, norm)
+		s.patterns = append(s.patterns, newGlob(norm))
 	}
 	for _, p := range cfg.ReadOnlyPatterns {
 		norm := s.normalize(filepath.ToSlash(p))
 		if p == "" || !doublestar.ValidatePattern(norm) {
 			return fmt.Errorf("sandbox: read-only pattern %q is not a valid doublestar glob", p)
 		}
-		s.readOnly = append(s.readOnly, norm)
+		s.readOnly = append(s.readOnly, newGlob(norm))
 	}
 	for _, dir := range cfg.ProtectedDirs {
 		canon, err := s.canonicalProtected(dir)
@@ -556,18 +556,6 @@ func protectedSpelling(name string) bool {
 		return name != "." && name != ".."
 	}
 	return strings.HasPrefix(name, "git~") || strings.HasPrefix(name, "toolho~")
-}
-
-func matchAny(patterns []string, slashAbs, rel string) (string, bool) {
-	if rel == "." {
-		rel = ""
-	}
-	for _, pat := range patterns {
-		if doublestar.MatchUnvalidated(pat, slashAbs) || (rel != "" && doublestar.MatchUnvalidated(pat, rel)) {
-			return pat, true
-		}
-	}
-	return "", false
 }
 
 // normalize case-folds where the sandbox matches case-insensitively.
