@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,15 +10,17 @@ import (
 )
 
 const (
-	// rounds of the three servers in turn; the figures are medians.
+	// rounds of the three servers; the figures are medians.
 	rounds = 5
 	// warmCalls of each workload run before timing, as an agent's
 	// long-lived server has served some already.
 	warmCalls = 20
-	// window is how long each workload is timed per server and round, at
-	// least minCalls calls.
-	window   = 500 * time.Millisecond
-	minCalls = 50
+	// Each workload is timed in turns slices per server and round, a
+	// slice long each (at least one call), the servers taking turns: on
+	// a machine whose load moves from second to second, each server sees
+	// the same load.
+	turns = 10
+	slice = 50 * time.Millisecond
 )
 
 // sample is one server's figures in one round.
@@ -29,10 +32,11 @@ type sample struct {
 // BenchmarkMCPStdio is issue 11's make bench line: sequential tools/call
 // throughput over MCP stdio, one call in flight, for toolhost, the
 // reference Node server and a native Go server, with the time from spawn
-// to the tools/list answer. Each round spawns every server in turn (the
-// first one rotating), so all three see the same machine; the figures are
-// the medians over rounds, the ratios the medians of each round's ratio.
-// It runs the rounds once whatever b.N is (make bench passes -benchtime 1x).
+// to the tools/list answer. Each round spawns the servers one after the
+// other (the first one rotating), then times each workload in short
+// slices, the servers taking turns; the figures are the medians over
+// rounds, the ratios the medians of each round's ratio. It runs its
+// rounds once whatever b.N is (make bench passes -benchtime 1x).
 func BenchmarkMCPStdio(b *testing.B) {
 	root, content := fixture(b)
 	srvs := servers(root, content)
@@ -42,60 +46,86 @@ func BenchmarkMCPStdio(b *testing.B) {
 				b.Fatal(err) // a benchmark without its baseline is no comparison
 			}
 		}
-		// Warms every cache a server start reads (compiled plugins, the
-		// Node modules, the page cache) before anything is timed.
-		if _, err := measure(s, root); err != nil {
-			b.Fatal(err)
-		}
+	}
+	// A round before the timed ones warms every cache a server start
+	// reads (compiled plugins, the Node modules, the page cache).
+	if _, err := round(srvs, root, 0); err != nil {
+		b.Fatal(err)
 	}
 	got := map[string][]sample{}
-	for round := range rounds {
-		for i := range srvs {
-			s := srvs[(round+i)%len(srvs)]
-			smp, err := measure(s, root)
-			if err != nil {
-				b.Fatal(err)
-			}
-			got[s.name] = append(got[s.name], smp)
+	for r := range rounds {
+		smps, err := round(srvs, root, r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, s := range srvs {
+			got[s.name] = append(got[s.name], smps[i])
 		}
 	}
 	report(b, srvs, got)
 }
 
-// measure spawns s, times its workloads and stops it.
-func measure(s server, root string) (sample, error) {
-	r, err := launch(s, root)
-	if err != nil {
-		return sample{}, err
-	}
-	smp := sample{startup: r.startup, rate: map[string]float64{}}
-	for _, w := range s.workloads() {
-		rate, err := r.rate(w)
-		if err != nil {
-			r.close()
-			return sample{}, err
+// round spawns every server, times their workloads and stops them; its
+// samples are in srvs' order.
+func round(srvs []server, root string, r int) (smps []sample, err error) {
+	run := make([]*running, len(srvs))
+	defer func() {
+		for _, x := range run {
+			if x != nil {
+				err = errors.Join(err, x.close())
+			}
 		}
-		smp.rate[w.name] = rate
+	}()
+	smps = make([]sample, len(srvs))
+	for i := range srvs {
+		k := (r + i) % len(srvs)
+		if run[k], err = launch(srvs[k], root); err != nil {
+			return nil, err
+		}
+		smps[k] = sample{startup: run[k].startup, rate: map[string]float64{}}
 	}
-	return smp, r.close()
+	for w := range srvs[0].workloads() {
+		calls := make([]int, len(srvs))
+		spent := make([]time.Duration, len(srvs))
+		for k, x := range run {
+			for range warmCalls {
+				if err := x.do(srvs[k].workloads()[w]); err != nil {
+					return nil, err
+				}
+			}
+		}
+		for sl := range turns {
+			for i := range srvs {
+				k := (r + sl + i) % len(srvs)
+				n, d, err := run[k].burst(srvs[k].workloads()[w], slice)
+				if err != nil {
+					return nil, err
+				}
+				calls[k] += n
+				spent[k] += d
+			}
+		}
+		for k, s := range srvs {
+			smps[k].rate[s.workloads()[w].name] = float64(calls[k]) / spent[k].Seconds()
+		}
+	}
+	return smps, nil
 }
 
-// rate is w's sequential calls per second, every answer checked.
-func (r *running) rate(w workload) (float64, error) {
-	for range warmCalls {
-		if err := r.do(w); err != nil {
-			return 0, err
-		}
-	}
+// burst runs w's calls one after the other for about d (at least one),
+// every answer checked, and says how many it ran in how long.
+func (r *running) burst(w workload, d time.Duration) (int, time.Duration, error) {
 	n := 0
 	t0 := time.Now()
-	for n < minCalls || time.Since(t0) < window {
+	for {
 		if err := r.do(w); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		n++
+		if el := time.Since(t0); el >= d {
+			return n, el, nil
+		}
 	}
-	return float64(n) / time.Since(t0).Seconds(), nil
 }
 
 // report prints the medians as metrics (one benchmark line) and as a

@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -78,9 +79,19 @@ func main() {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "list_directory", Description: "List a directory under the root, with sizes.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, func(_ context.Context, _ *mcp.CallToolRequest, a listArgs) (*mcp.CallToolResult, listing, error) {
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, func(_ context.Context, _ *mcp.CallToolRequest, a listArgs) (*mcp.CallToolResult, any, error) {
 		l, err := list(root, a.Path)
-		return nil, l, err
+		if err != nil {
+			return nil, nil, err
+		}
+		// Encoded once, sent as text and as structured content, with no
+		// output schema for the SDK to check each result against (it
+		// would double the call's cost): toolhost checks none either.
+		b, err := json.Marshal(l)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil, nil
 	})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatalf("nativeserver: %v", err)
