@@ -559,7 +559,6 @@ func TestMCPHTTPServeUsage(t *testing.T) {
 	}{
 		{args: []string{"serve", "--http", "0.0.0.0:0"}, want: "not a loopback address"},
 		{args: []string{"serve", "--http", ":0"}, want: "every interface is not a loopback address"},
-		{args: []string{"serve", "--stdio", "--http", "127.0.0.1:0"}, want: "not both"},
 		{args: []string{"serve", "--http", "127.0.0.1:0"}, env: []string{"TOOLHOST_TOKEN=short"}, want: "at least 16"},
 	} {
 		out, stderr, code := w.withEnv(tc.env...).run(t, tc.args...)

@@ -530,8 +530,9 @@ func checkProgress(t *testing.T, connect mcpConnect) {
 	}
 }
 
-// TestMCPServeUsage: serve without a transport, or with --http before it
-// exists, is a usage error saying what to pass.
+// TestMCPServeUsage: serve without a transport is a usage error saying
+// what to pass (--stdio and --http together serve both, so a stdio
+// client's calls can be approved through /v1).
 func TestMCPServeUsage(t *testing.T) {
 	w := newWorkspace(t)
 	for _, tc := range []struct {
@@ -539,7 +540,7 @@ func TestMCPServeUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"serve"}, "pass --stdio"},
-		{[]string{"serve", "--stdio", "--http", "127.0.0.1:0"}, "not both"},
+		{[]string{"serve", "--stdio", "--hold", "-1s"}, "or 0 to deny at once"},
 	} {
 		out, stderr, code := w.run(t, tc.args...)
 		if code != 2 || out != "" || !strings.Contains(stderr, tc.want) {
