@@ -95,7 +95,7 @@ func (j *Journal) Batch(ctx context.Context, id string) (*Batch, error) {
 		return nil, j.fail("read batch "+id, err)
 	}
 	b.Created, b.State = time.Unix(0, created).UTC(), State(st)
-	err = j.rows(ctx, "read calls of batch "+id, `SELECT `+callColumns+` FROM calls WHERE batch_id = ? ORDER BY seq`, []any{id},
+	err = j.rows(ctx, "read calls of batch "+id, `SELECT `+callColumns+` FROM calls c WHERE c.batch_id = ? ORDER BY c.seq`, []any{id},
 		func(rs *sql.Rows) error {
 			c, err := scanCall(rs)
 			if err != nil {
@@ -152,8 +152,9 @@ func (j *Journal) CallBatches(ctx context.Context, callID string) ([]string, err
 	return out, err
 }
 
-const callColumns = `id, tool, arguments, disposition, decision, decided_by, started_at, finished_at,
-	ok, content, content_truncated, error_kind, error_message`
+// callColumns are a call's columns, of the calls table named c.
+const callColumns = `c.id, c.tool, c.arguments, c.disposition, c.decision, c.decided_by, c.started_at, c.finished_at,
+	c.ok, c.content, c.content_truncated, c.error_kind, c.error_message`
 
 // scanCall scans callColumns, then extra columns into extra.
 func scanCall(rs *sql.Rows, extra ...any) (Call, error) {

@@ -64,12 +64,18 @@ func (j *Journal) RecordPreimage(ctx context.Context, p Preimage) (undoable bool
 		}
 	}
 	err = j.tx(ctx, "record previous content of "+p.Path, func(tx *sql.Tx) error {
+		// A call that changes a path again keeps its first pre-image.
+		err := tx.QueryRowContext(ctx, `SELECT undoable FROM preimages WHERE batch_id = ? AND call_id = ? AND path = ?`,
+			p.BatchID, p.CallID, p.Path).Scan(&undoable)
+		if err == nil || !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
 		if blob.Valid {
 			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO blobs (sha256, data) VALUES (?, ?)`, img.SHA256, p.Content); err != nil {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO preimages
+		_, err = tx.ExecContext(ctx, `INSERT INTO preimages
 			(batch_id, call_id, path, seq, recorded_at, existed, mode, size, sha256, blob, undoable, reason)
 			VALUES (?, ?, ?, (SELECT count(*) FROM preimages WHERE batch_id = ? AND call_id = ?), ?, ?, ?, ?, ?, ?, ?, ?)`,
 			p.BatchID, p.CallID, p.Path, p.BatchID, p.CallID, nanos(now()), img.Exists, int64(img.Mode), img.Size, img.SHA256, blob, undoable, reason)
