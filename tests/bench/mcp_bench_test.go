@@ -36,7 +36,9 @@ type sample struct {
 // other (the first one rotating), then times each workload in short
 // slices, the servers taking turns; the figures are the medians over
 // rounds, the ratios the medians of each round's ratio. It runs its
-// rounds once whatever b.N is (make bench passes -benchtime 1x).
+// rounds once whatever b.N is (make bench passes -benchtime 1x). With
+// MCPBENCH_CPUPROFILE_DIR set, toolhost and the native server write CPU
+// profiles of every run there.
 func BenchmarkMCPStdio(b *testing.B) {
 	root, content := fixture(b)
 	srvs := servers(root, content)

@@ -141,8 +141,31 @@ type running struct {
 	startup time.Duration // from spawn to the tools/list answer
 }
 
+// profileEnv names a directory where, when set, toolhost and the native
+// server write a CPU profile of each run (toolhost-N.prof, native-N.prof),
+// to see where a server's time goes: go tool pprof BINARY FILE.
+const profileEnv = "MCPBENCH_CPUPROFILE_DIR"
+
+// profiled is s writing a CPU profile into $MCPBENCH_CPUPROFILE_DIR, if
+// set and s can.
+func profiled(s server) server {
+	dir := os.Getenv(profileEnv)
+	if dir == "" {
+		return s
+	}
+	name := filepath.Join(dir, fmt.Sprintf("%s-%d.prof", s.name, time.Now().UnixNano()))
+	switch s.name {
+	case "toolhost":
+		s.argv = append([]string{s.argv[0], "--cpuprofile", name}, s.argv[1:]...)
+	case "native":
+		s.env = append(slices.Clip(s.env), "NATIVESERVER_CPUPROFILE="+name)
+	}
+	return s
+}
+
 // launch spawns s and handshakes, timing spawn to the tools/list answer.
 func launch(s server, root string) (*running, error) {
+	s = profiled(s)
 	t0 := time.Now()
 	c, err := start(s.name, s.argv, s.env, root)
 	if err != nil {
