@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/config"
 )
 
 // runFlags are the flags of commands that run tool calls.
@@ -30,6 +31,11 @@ func openHost(ctx context.Context, g *globals, rf *runFlags) (*host.Host, error)
 	if err != nil {
 		return nil, err
 	}
+	return openHostWith(ctx, g, rf, loaded)
+}
+
+// openHostWith is openHost on a configuration already loaded.
+func openHostWith(ctx context.Context, g *globals, rf *runFlags, loaded *config.Loaded) (*host.Host, error) {
 	cfg := loaded.Config
 	if len(rf.roots) > 0 {
 		cfg.Tools.Sandbox.AllowedRoots = rf.roots

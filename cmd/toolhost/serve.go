@@ -12,6 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/config"
+	"github.com/toolhost/toolhost/host/engine"
 	"github.com/toolhost/toolhost/host/server"
 )
 
@@ -23,6 +26,7 @@ type serveFlags struct {
 	maxSessions    int
 	sessionTimeout time.Duration
 	conversation   string
+	profile        string
 	progressEvery  time.Duration
 	hold           time.Duration
 }
@@ -30,10 +34,6 @@ type serveFlags struct {
 // tokenEnv fixes the HTTP server's bearer token instead of a new one
 // at each start.
 const tokenEnv = "TOOLHOST_TOKEN"
-
-// minTokenLen is the shortest token accepted from tokenEnv: a guessable
-// token would let any local process run tools.
-const minTokenLen = 16
 
 func newServeCommand(g *globals) *cobra.Command {
 	f := &serveFlags{}
@@ -49,7 +49,7 @@ func newServeCommand(g *globals) *cobra.Command {
 address; port 0 picks a free one). It listens on loopback only unless --listen-any is
 given. Every request but GET /v1/health needs "Authorization: Bearer TOKEN": the token is
 made at start and printed once to stderr with the URL and a line to connect an agent, or
-fixed by $TOOLHOST_TOKEN. Requests naming another Host or a foreign Origin are refused, so
+fixed by $TOOLHOST_TOKEN or server.token in the configuration. Requests naming another Host or a foreign Origin are refused, so
 web pages cannot reach the server. An X-Toolhost-Conversation header pins a request's
 calls to a conversation across reconnects. SIGINT or SIGTERM stops accepting, cancels
 running calls (their processes are killed), answers them, and exits 0.
@@ -67,11 +67,14 @@ elicitation, with the diff of a dry run for write_file and apply_patch. A call f
 client that cannot be asked is held, while the HTTP server runs, for a decision through
 POST /v1/batches/ID/decision (the log says where) for up to --hold, then denied with how
 to approve it and how to allow the tool in configuration; without --http it is denied
-at once. A
-request with a progress token gets run_command's output as progress notifications, and
+at once. A request with a progress token gets run_command's output as progress notifications, and
 a notification at least every --progress-interval while the call runs or waits for
 approval. Each session is one conversation for stale-file protection;
---conversation pins one for every session.`,
+--conversation pins one for every session.
+
+Profiles ([profiles.NAME] in the configuration: the tools one agent role may use, and
+stricter approval) are served over --http at /mcp/NAME; --profile NAME instead narrows
+everything served (stdio, /mcp and /v1) to that profile.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, g, f) },
 	}
@@ -83,7 +86,8 @@ approval. Each session is one conversation for stale-file protection;
 	fl.DurationVar(&f.sessionTimeout, "session-timeout", server.DefaultSessionTimeout, "close an MCP session over --http idle this long")
 	fl.StringVar(&f.conversation, "conversation", "", "conversation id every session uses, so reads count across reconnects (default: one per session)")
 	fl.DurationVar(&f.progressEvery, "progress-interval", server.DefaultProgressInterval, "longest a call whose request has a progress token goes without a progress notification (keeps clients' request timers alive)")
-	fl.DurationVar(&f.hold, "hold", server.DefaultHoldTimeout, "how long a call from a client that cannot be asked waits for a decision through the batch API (--http) before it is denied; 0 denies at once")
+	fl.DurationVar(&f.hold, "hold", server.DefaultHoldTimeout, "how long a call from a client that cannot be asked waits for a decision through the batch API (--http) before it is denied; 0 denies at once (default: server.approval_hold_seconds)")
+	fl.StringVar(&f.profile, "profile", "", "offer only the tools of the configured profile `NAME` ([profiles.NAME]), on stdio, /mcp and /v1 (without it, --http serves each profile at /mcp/NAME)")
 	f.runFlags.register(fl)
 	fl.MarkHidden("stream")
 	return cmd
@@ -105,14 +109,18 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	ctx := cmd.Context()
 	if !useHTTP {
-		s, done, err := newServer(ctx, g, f)
+		s, done, err := newServer(ctx, g, f, cmd.Flags().Changed("hold"))
 		if err != nil {
 			return err
 		}
 		defer done()
 		return s.ServeStdio(ctx)
 	}
-	token, fromEnv, err := serveToken()
+	loaded, err := g.settings()
+	if err != nil {
+		return err
+	}
+	token, from, err := serveToken(loaded.Config.Server.Token)
 	if err != nil {
 		return err
 	}
@@ -122,13 +130,13 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	s, done, err := newServer(ctx, g, f)
+	s, done, err := newServer(ctx, g, f, cmd.Flags().Changed("hold"))
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer done()
-	printEndpoint(cmd.ErrOrStderr(), ln.Addr(), token, fromEnv)
+	printEndpoint(cmd.ErrOrStderr(), ln.Addr(), token, from, s.Profiles())
 	opts := server.HTTPOptions{Token: token, MaxSessions: f.maxSessions, SessionTimeout: f.sessionTimeout}
 	if !f.stdio {
 		return s.ServeHTTPOn(ctx, ln, opts)
@@ -152,16 +160,21 @@ func serveBoth(ctx context.Context, s *server.Server, ln net.Listener, opts serv
 
 // newServer opens the host and the MCP server on it; done closes the
 // host.
-func newServer(ctx context.Context, g *globals, f *serveFlags) (*server.Server, func(), error) {
-	h, err := openHost(ctx, g, &f.runFlags)
+func newServer(ctx context.Context, g *globals, f *serveFlags, holdSet bool) (*server.Server, func(), error) {
+	loaded, err := g.settings()
 	if err != nil {
 		return nil, nil, err
 	}
-	hold := f.hold
-	if hold == 0 {
-		hold = -1 // the flag's 0 is "do not hold"; the option's is the default
+	opts, err := serverOptions(loaded.Config, f, holdSet)
+	if err != nil {
+		return nil, nil, err
 	}
-	s, err := server.New(h, server.Options{Conversation: f.conversation, Allow: f.allow, ProgressInterval: f.progressEvery, HoldTimeout: hold, Logger: g.logger()})
+	opts.Logger = g.logger()
+	h, err := openHostWith(ctx, g, &f.runFlags, loaded)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := server.New(h, opts)
 	if err != nil {
 		h.Close(ctx)
 		return nil, nil, err
@@ -169,34 +182,76 @@ func newServer(ctx context.Context, g *globals, f *serveFlags) (*server.Server, 
 	return s, func() { h.Close(context.WithoutCancel(ctx)) }, nil
 }
 
-// serveToken is the bearer token: $TOOLHOST_TOKEN if set, else 130
-// random bits.
-func serveToken() (token string, fromEnv bool, err error) {
-	if t, ok := os.LookupEnv(tokenEnv); ok {
-		if len(t) < minTokenLen {
-			return "", false, usageErrorf("$%s has %d characters: a bearer token needs at least %d; unset it to have one made at start", tokenEnv, len(t), minTokenLen)
-		}
-		return t, true, nil
+// serverOptions are the server's options from the flags and the
+// configuration: --profile narrows everything served to one profile;
+// without it each profile gets an endpoint of its own.
+func serverOptions(cfg *config.Config, f *serveFlags, holdSet bool) (server.Options, error) {
+	hold := time.Duration(cfg.Server.ApprovalHoldSeconds) * time.Second
+	if holdSet {
+		hold = f.hold
 	}
-	return rand.Text(), false, nil
+	if hold == 0 {
+		hold = -1 // 0 is "do not hold" here; the option's 0 is the default
+	}
+	opts := server.Options{Conversation: f.conversation, Allow: f.allow, ProgressInterval: f.progressEvery, HoldTimeout: hold}
+	if f.profile != "" {
+		n, err := host.Profile(cfg, f.profile)
+		if err != nil {
+			return server.Options{}, usageErrorf("--profile: %v", err)
+		}
+		opts.Narrowing = n
+		return opts, nil
+	}
+	opts.Profiles = map[string]engine.Narrowing{}
+	for _, name := range host.ProfileNames(cfg) {
+		n, err := host.Profile(cfg, name)
+		if err != nil {
+			return server.Options{}, err
+		}
+		opts.Profiles[name] = n
+	}
+	return opts, nil
+}
+
+// serveToken is the bearer token: $TOOLHOST_TOKEN if set, else the
+// configuration's server.token, else 130 random bits; from says where a
+// fixed one came from ("" for a new one).
+func serveToken(configured string) (token, from string, err error) {
+	if t, ok := os.LookupEnv(tokenEnv); ok {
+		if len(t) < config.MinTokenLen {
+			return "", "", usageErrorf("$%s has %d characters: a bearer token needs at least %d; unset it to have one made at start", tokenEnv, len(t), config.MinTokenLen)
+		}
+		return t, "$" + tokenEnv, nil
+	}
+	if configured != "" {
+		return configured, "server.token in the configuration", nil
+	}
+	return rand.Text(), "", nil
 }
 
 // printEndpoint tells the operator, once, where the server is and how to
-// connect an agent. A token from the environment is not echoed: the
-// operator has it, and logs need not.
-func printEndpoint(w io.Writer, addr net.Addr, token string, fromEnv bool) {
+// connect an agent. A fixed token is not echoed: the operator has it,
+// and logs need not.
+func printEndpoint(w io.Writer, addr net.Addr, token, from string, profiles []string) {
 	url := server.URL(addr, "/mcp")
 	if !server.IsLoopback(addr) {
 		fmt.Fprintf(w, "toolhost serve: WARNING: listening on %s, beyond loopback (--listen-any): anyone who reaches it with the token runs tools on this machine\n", addr)
 	}
 	fmt.Fprintf(w, "toolhost serve: MCP at %s (health: %s)\n", url, server.URL(addr, "/v1/health"))
+	for _, p := range profiles {
+		fmt.Fprintf(w, "toolhost serve: profile %s at %s\n", p, server.URL(addr, "/mcp/"+p))
+	}
 	fmt.Fprintf(w, "toolhost serve: batch API at %s (described at %s)\n", server.URL(addr, "/v1/batches"), server.URL(addr, "/v1/openapi.json"))
 	header := "Authorization: Bearer " + token
-	if fromEnv {
-		fmt.Fprintf(w, "toolhost serve: bearer token: from $%s\n", tokenEnv)
+	switch from {
+	case "":
+		fmt.Fprintf(w, "toolhost serve: bearer token: %s (made at start; set $%s or server.token to fix one)\n", token, tokenEnv)
+	case "$" + tokenEnv:
+		fmt.Fprintf(w, "toolhost serve: bearer token: from %s\n", from)
 		header = "Authorization: Bearer $" + tokenEnv
-	} else {
-		fmt.Fprintf(w, "toolhost serve: bearer token: %s (made at start; set $%s to fix one)\n", token, tokenEnv)
+	default:
+		fmt.Fprintf(w, "toolhost serve: bearer token: from %s\n", from)
+		header = "Authorization: Bearer <server.token>"
 	}
 	fmt.Fprintf(w, "toolhost serve: connect Claude Code: claude mcp add --transport http toolhost %s --header \"%s\"\n", url, header)
 }

@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -165,7 +167,7 @@ func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions
 	h.drain(bound)
 	// Event streams (GET /mcp) never go idle by themselves: closing the
 	// sessions ends them, which lets Shutdown finish.
-	for ss := range s.mcp.Sessions() {
+	for _, ss := range s.sessions() {
 		ss.Close()
 	}
 	if err := <-shut; err != nil {
@@ -205,20 +207,30 @@ func (s *Server) newHTTPHandler(addr net.Addr, o HTTPOptions) (*httpHandler, err
 	if err != nil {
 		return nil, err
 	}
-	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Logger:              s.log,
-		SessionTimeout:      o.SessionTimeout,
-		MaxRequestBodyBytes: o.MaxBodyBytes,
-	})
 	if s.batches == nil {
 		s.batches = newRegistry()
 	}
 	h := &httpHandler{}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.mcpEndpoint(streamable, &sessionLimit{max: o.MaxSessions}, &h.inflight))
+	// Each endpoint has a handler of its own, so a session opened on one
+	// profile can never be used on another path; the limit counts them
+	// all.
+	lim := &sessionLimit{max: o.MaxSessions}
+	endpoint := func(m *mcp.Server) http.Handler {
+		streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m }, &mcp.StreamableHTTPOptions{
+			Logger:              s.log,
+			SessionTimeout:      o.SessionTimeout,
+			MaxRequestBodyBytes: o.MaxBodyBytes,
+		})
+		return s.mcpEndpoint(streamable, lim, &h.inflight)
+	}
+	mux.Handle("/mcp", endpoint(s.mcp))
+	for name, m := range s.profiles {
+		mux.Handle("/mcp/"+name, endpoint(m))
+	}
 	s.handleAPI(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "NotFound", fmt.Sprintf("%s %s: no such endpoint; MCP is served at /mcp, the batch API under /v1 (GET /v1/openapi.json describes it)", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, "NotFound", fmt.Sprintf("%s %s: no such endpoint; MCP is served at /mcp%s, the batch API under /v1 (GET /v1/openapi.json describes it)", r.Method, r.URL.Path, s.profilePaths()))
 	})
 	h.Handler = g.wrap(mux)
 	// From now on a call from a client that cannot be asked is held for
@@ -277,12 +289,24 @@ func (s *Server) mcpEndpoint(next http.Handler, lim *sessionLimit, inflight *ato
 	})
 }
 
+// profilePaths names the profiles' endpoints for an error message.
+func (s *Server) profilePaths() string {
+	if len(s.profiles) == 0 {
+		return ""
+	}
+	var paths []string
+	for _, name := range slices.Sorted(maps.Keys(s.profiles)) {
+		paths = append(paths, "/mcp/"+name)
+	}
+	return " (profiles: " + strings.Join(paths, ", ") + ")"
+}
+
 // session is the open session with this id, nil if there is none.
 func (s *Server) session(id string) *mcp.ServerSession {
 	if id == "" {
 		return nil
 	}
-	for ss := range s.mcp.Sessions() {
+	for _, ss := range s.sessions() {
 		if ss.ID() == id {
 			return ss
 		}

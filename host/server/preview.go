@@ -42,11 +42,11 @@ func hasDryRun(tool string) bool {
 // preview is the change c's call would make, for its approval question:
 // the dry run's diff rendered and indented, or one line saying why there
 // is none; "" for a tool without a dry run. It never fails the approval.
-func (s *Server) preview(ctx context.Context, conversation string, c engine.Confirmation) string {
+func (s *Server) preview(ctx context.Context, conversation string, c engine.Confirmation, n engine.Narrowing) string {
 	if !hasDryRun(c.Tool) {
 		return ""
 	}
-	out, err := s.dryRun(ctx, conversation, c)
+	out, err := s.dryRun(ctx, conversation, c, n)
 	if err != nil {
 		return "The change it would make:\n" + engine.Fold(engine.Visible("diff unavailable: "+firstLine(err.Error())), noteMark, noteMark, questionWidth)
 	}
@@ -60,7 +60,7 @@ func (s *Server) preview(ctx context.Context, conversation string, c engine.Conf
 // write and command whatever the plugin does with dry_run, so nothing is
 // approved on a person's behalf and a plugin that ignored the flag would
 // change nothing.
-func (s *Server) dryRun(ctx context.Context, conversation string, c engine.Confirmation) (string, error) {
+func (s *Server) dryRun(ctx context.Context, conversation string, c engine.Confirmation, n engine.Narrowing) (string, error) {
 	var args map[string]json.RawMessage
 	if err := json.Unmarshal(c.Args, &args); err != nil || args == nil {
 		return "", fmt.Errorf("call %s: the arguments are not a JSON object", c.CallID)
@@ -74,7 +74,6 @@ func (s *Server) dryRun(ctx context.Context, conversation string, c engine.Confi
 	defer cancel()
 	id := c.CallID + "-dry-run"
 	b := engine.Batch{Conversation: conversation, Calls: []engine.Call{{ID: id, Name: c.Tool, Arguments: raw}}}
-	n := s.opts.Narrowing
 	n.DryRun = true
 	_, results := s.h.Process(ctx, b, host.BatchOptions{Narrowing: n})
 	r := results[0]

@@ -14,7 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +40,10 @@ type Options struct {
 	// Narrowing restricts the configured policy for every call and for
 	// what tools/list offers; it can never widen it.
 	Narrowing engine.Narrowing
+	// Profiles are more MCP endpoints, each offering the tools its
+	// narrowing allows (issue 11 item 7): over HTTP, profile NAME is
+	// served at /mcp/NAME. The batch API and /mcp keep Narrowing.
+	Profiles map[string]engine.Narrowing
 	// ProgressInterval is the longest a call whose request carries a
 	// progress token goes without a progress notification (issue 11 item
 	// 5); 0 means DefaultProgressInterval.
@@ -59,7 +65,9 @@ type Server struct {
 	h    *host.Host
 	opts Options
 	log  *slog.Logger
-	mcp  *mcp.Server
+	mcp  *mcp.Server // offers the tools opts.Narrowing allows
+	// profiles are the profiles' MCP servers, by name.
+	profiles map[string]*mcp.Server
 
 	calls      atomic.Uint64   // numbers call ids, unique for the server's life
 	structured map[string]bool // tools whose JSON results also go as structuredContent
@@ -109,20 +117,51 @@ func New(h *host.Host, opts Options) (*Server, error) {
 	}
 	s := &Server{h: h, opts: opts, log: log, structured: map[string]bool{}, conversations: map[*mcp.ServerSession]string{}, batches: newRegistry()}
 	s.stopping, s.stopCalls = context.WithCancel(context.Background())
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "toolhost", Version: version}, &mcp.ServerOptions{
-		Logger:                    log,
+	var err error
+	if s.mcp, err = s.newMCP(version, opts.Narrowing); err != nil {
+		return nil, err
+	}
+	s.profiles = make(map[string]*mcp.Server, len(opts.Profiles))
+	for name, n := range opts.Profiles {
+		if s.profiles[name], err = s.newMCP(version, n); err != nil {
+			return nil, fmt.Errorf("profile %s: %w", name, err)
+		}
+	}
+	return s, nil
+}
+
+// newMCP is an MCP server offering the tools n allows, each of whose
+// calls runs under n.
+func (s *Server) newMCP(version string, n engine.Narrowing) (*mcp.Server, error) {
+	m := mcp.NewServer(&mcp.Implementation{Name: "toolhost", Version: version}, &mcp.ServerOptions{
+		Logger:                    s.log,
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SupportedProtocolVersions: supportedProtocols,
 	})
-	for _, m := range h.Engine().Advertised(opts.Narrowing) {
-		t, err := toolFor(m)
+	handler := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return s.callTool(ctx, req, n)
+	}
+	for _, man := range s.h.Engine().Advertised(n) {
+		t, err := toolFor(man)
 		if err != nil {
 			return nil, err
 		}
-		s.mcp.AddTool(t, s.callTool)
-		s.structured[m.Name] = composesOutput(m)
+		m.AddTool(t, handler)
+		s.structured[man.Name] = composesOutput(man)
 	}
-	return s, nil
+	return m, nil
+}
+
+// Profiles names the profiles served at /mcp/NAME, sorted.
+func (s *Server) Profiles() []string { return slices.Sorted(maps.Keys(s.profiles)) }
+
+// sessions are the open sessions of every endpoint.
+func (s *Server) sessions() []*mcp.ServerSession {
+	var out []*mcp.ServerSession
+	for _, m := range append([]*mcp.Server{s.mcp}, slices.Collect(maps.Values(s.profiles))...) {
+		out = append(out, slices.Collect(m.Sessions())...)
+	}
+	return out
 }
 
 // ServeStdio serves one session on the process's stdin and stdout until
@@ -194,7 +233,7 @@ func (s *Server) forget(ss *mcp.ServerSession) {
 // killed) and its result is still the answer. A request with a progress
 // token gets the call's output and keepalives as progress notifications
 // until just before its result.
-func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, n engine.Narrowing) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.stopping, cancel)()
@@ -206,7 +245,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	conv := s.conversation(req)
 	b := engine.Batch{Conversation: conv, Calls: []engine.Call{call}}
 	a := &approver{session: req.Session, allow: s.opts.Allow, log: s.log,
-		preview: func(ctx context.Context, c engine.Confirmation) string { return s.preview(ctx, conv, c) }}
+		preview: func(ctx context.Context, c engine.Confirmation) string { return s.preview(ctx, conv, c, n) }}
 	prog := newProgress(ctx, req.Session, req.Params.GetProgressToken(), call.ID, s.opts.ProgressInterval)
 	events := prog.sink()
 	// A call a client that cannot be asked makes may be held for a
@@ -218,7 +257,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		a.hold = s.holder(b.ID, conv, call, &held)
 		events = teeSink{next: events, held: &held}
 	}
-	p, results := s.h.Process(ctx, b, host.BatchOptions{Approver: a, Events: events, Narrowing: s.opts.Narrowing})
+	p, results := s.h.Process(ctx, b, host.BatchOptions{Approver: a, Events: events, Narrowing: n})
 	prog.close()
 	if hb := held.Load(); hb != nil {
 		hb.finish(results)
