@@ -394,11 +394,20 @@ func checkCancelRunCommand(t *testing.T, connect mcpConnect, readsAnswer bool) {
 	if readsAnswer {
 		answer := lateAnswer(t, s.wire, cancelCommand, 10*time.Second)
 		t.Logf("the server's answer to the cancelled request, %v after the cancel: %s", time.Since(cancelled).Round(time.Millisecond), answer)
-		if !strings.Contains(answer, `"isError":true`) || !strings.Contains(answer, `"text":"Cancelled: `) {
+		if !strings.Contains(answer, `"isError":true`) || !strings.Contains(answer, `"text":"Cancelled: `) || !strings.Contains(answer, "the MCP client cancelled the request (notifications/cancelled)") {
 			t.Errorf("answer to the cancelled request %s; want an isError Cancelled result", answer)
 		}
 	}
 
+	// toolhost's log says the call was stopped because its client cancelled it.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(s.stderr.String(), "tools/call stopped by its client"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("toolhost's log does not say the call was stopped by its client:\n%s", s.stderr)
+		}
+	}
+	if log := s.stderr.String(); !strings.Contains(log, "the MCP client cancelled the request (notifications/cancelled)") {
+		t.Errorf("toolhost's log lacks why the call stopped:\n%s", log)
+	}
 	res, text := s.call(t, testContext(t), "run_command", map[string]any{"command": "echo after"})
 	if res.IsError || !strings.Contains(text, "after") {
 		t.Errorf("call after the cancel: isError %v, text %q", res.IsError, text)

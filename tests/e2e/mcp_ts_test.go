@@ -453,7 +453,7 @@ func TestMCPTypeScriptClient_CancelsACommand(t *testing.T) {
 			t.Fatalf("no answer to the aborted request within 10 s")
 		}
 		t.Logf("over %s: abort %d ms after the call, answer %d ms after the abort: isError %v, text %q", tr, c.AbortedAfterMs, c.LateAfterMs, c.Late.IsError, c.Late.Text)
-		if !c.Late.IsError || !strings.HasPrefix(c.Late.Text, "Cancelled: ") {
+		if !c.Late.IsError || !strings.HasPrefix(c.Late.Text, "Cancelled: ") || !strings.Contains(c.Late.Text, "the MCP client cancelled the request (notifications/cancelled)") {
 			t.Errorf("answer to the aborted request: isError %v, text %q, error %s; want a Cancelled result", c.Late.IsError, c.Late.Text, c.Late.Error)
 		}
 		if fileExists(filepath.Join(w.dir, "finished")) {
