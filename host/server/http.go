@@ -254,8 +254,16 @@ func (s *Server) mcpEndpoint(next http.Handler, lim *sessionLimit, inflight *ato
 		id := r.Header.Get("Mcp-Session-Id")
 		switch {
 		case r.Method == http.MethodDelete:
-			next.ServeHTTP(w, r)
-			lim.end(id)
+			// Only a DELETE this endpoint answered with success closed a
+			// session: an id of another endpoint's session (a profile's)
+			// gets 404 here and must keep its place, or deleting ids
+			// across endpoints would open sessions without bound (issue
+			// 11 item 2).
+			sw := &statusWriter{ResponseWriter: w}
+			next.ServeHTTP(sw, r)
+			if sw.status/100 == 2 {
+				lim.end(id)
+			}
 			return
 		case r.Method != http.MethodPost:
 			next.ServeHTTP(w, r)
@@ -288,6 +296,29 @@ func (s *Server) mcpEndpoint(next http.Handler, lim *sessionLimit, inflight *ato
 		}()
 	})
 }
+
+// statusWriter records the status a handler answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // profilePaths names the profiles' endpoints for an error message.
 func (s *Server) profilePaths() string {
