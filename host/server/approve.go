@@ -143,6 +143,7 @@ func (s *Server) holder(id, conv string, call engine.Call, held *atomic.Pointer[
 		}
 		b := newBatch(s.stopping, id, conv, stateAwaiting, []callView{viewCall(call, engine.RequiresConfirmation, conf, nil)})
 		b.mcp = true
+		b.argBytes = callBytes([]engine.Call{call})
 		if err := s.batches.add(b); err != nil {
 			b.cancel()
 			return engine.Unasked(unasked(why, ask)+". It could not be held for a decision through the batch API: "+err.Error(), approved...)

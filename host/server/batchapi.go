@@ -222,6 +222,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 	p := s.h.Plan(r.Context(), engine.Batch{Conversation: req.ConversationID, Turn: req.TurnID, Calls: req.Calls}, s.opts.Narrowing)
 	b := newBatch(s.stopping, p.Batch.ID, req.ConversationID, stateRunning, planViews(p))
 	b.plan = p
+	b.argBytes = callBytes(req.Calls)
 	if err := s.batches.add(b); err != nil {
 		b.cancel()
 		writeAddError(w, where, err)

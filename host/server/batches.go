@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
@@ -36,6 +37,16 @@ const (
 	// many it missed.
 	maxLogEvents = 10000
 	maxLogBytes  = 8 << 20
+	// defaultMaxKeptBytes bounds what the batches kept hold in all, their
+	// calls' arguments and their results, and defaultMaxLogBytes their
+	// event logs together: without them, 1000 batches of 4 MiB bodies,
+	// each with an 8 MiB log, would hold gigabytes (issue 11 item 8). A
+	// new batch evicts the oldest finished ones to fit, and is refused
+	// when the unfinished ones alone fill the budget; a log that would
+	// pass the shared budget evicts the oldest finished batches, then its
+	// own oldest events. An agent's batches hold kilobytes.
+	defaultMaxKeptBytes = 256 << 20
+	defaultMaxLogBytes  = 128 << 20
 )
 
 // The kinds of the events a batch adds to the engine's own.
@@ -107,8 +118,14 @@ type batch struct {
 	// be asked; the client's request waits for the decision.
 	mcp bool
 	// plan is the engine's plan of an API batch; nil for a held MCP call.
-	plan  *engine.Plan
-	calls []callView // as planned, in call order
+	plan *engine.Plan
+	// argBytes is what the batch's calls take as sent, counted against
+	// the registry's budget when it is added; reg is the registry, once
+	// added, and kept what it counts for the batch there (under reg.mu).
+	argBytes int64
+	reg      *registry
+	kept     int64
+	calls    []callView // as planned, in call order
 	// confirmations are the call ids a decision may approve.
 	confirmations map[string]bool
 
@@ -147,6 +164,9 @@ func (b *batch) Send(_ context.Context, ev engine.Event) error {
 	data, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("batch %s: encoding event %s: %w", b.id, ev.Kind, err)
+	}
+	if r := b.reg; r != nil && r.logs.over(len(data)) {
+		r.trim(b, int64(len(data))) // older finished batches go before this one's events
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -196,11 +216,12 @@ func (b *batch) start(by string) bool {
 }
 
 // finish ends the batch with its results, done or, when a client
-// cancelled it, cancelled.
+// cancelled it, cancelled; its results count against the registry's
+// budget from then on.
 func (b *batch) finish(results []engine.Result) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if finished(b.state) {
+		b.mu.Unlock()
 		return
 	}
 	b.results = results
@@ -210,6 +231,32 @@ func (b *batch) finish(results []engine.Result) {
 	}
 	b.setStateLocked(state)
 	b.cancel()
+	b.mu.Unlock()
+	if b.reg != nil {
+		b.reg.charge(b, resultBytes(results))
+	}
+}
+
+// callBytes is what calls hold in a batch kept: the engine's plan keeps
+// each call's arguments as sent and as planned.
+func callBytes(calls []engine.Call) int64 {
+	var n int64
+	for _, c := range calls {
+		n += int64(len(c.ID) + len(c.Name) + 2*len(c.Arguments))
+	}
+	return n
+}
+
+// resultBytes is what results hold.
+func resultBytes(rs []engine.Result) int64 {
+	var n int64
+	for _, r := range rs {
+		n += int64(len(r.ID) + len(r.Name) + len(r.Content))
+		if r.Error != nil {
+			n += int64(len(r.Error.Message) + len(r.Error.Details))
+		}
+	}
+	return n
 }
 
 // cancelBefore ends a batch that never ran: every call not pre-resolved
@@ -252,9 +299,10 @@ func (b *batch) isFinished() bool {
 type eventLog struct {
 	events        []logEvent
 	bytes         int
-	next          int64 // the id of the next event, less one
-	evicted       int64 // events no longer kept
-	engineDropped int64 // events the engine could not deliver (Done's count)
+	budget        *logBudget // shared with the other batches' logs; nil: none
+	next          int64      // the id of the next event, less one
+	evicted       int64      // events no longer kept
+	engineDropped int64      // events the engine could not deliver (Done's count)
 	changed       chan struct{}
 	ended         bool
 }
@@ -267,6 +315,9 @@ func (l *eventLog) append(kind string, data json.RawMessage, final bool) {
 	l.next++
 	l.events = append(l.events, logEvent{ID: l.next, Kind: kind, Data: data, final: final})
 	l.bytes += len(data)
+	if l.budget != nil {
+		l.budget.used.Add(int64(len(data)))
+	}
 	l.ended = final
 	close(l.changed)
 	l.changed = make(chan struct{})
@@ -275,8 +326,11 @@ func (l *eventLog) append(kind string, data json.RawMessage, final bool) {
 // makeRoom evicts the oldest events until one of size bytes fits. The
 // event appended is always kept, so every reader learns the end.
 func (l *eventLog) makeRoom(size int) {
-	for len(l.events) > 0 && (len(l.events)+1 > maxLogEvents || l.bytes+size > maxLogBytes) {
+	for len(l.events) > 0 && (len(l.events)+1 > maxLogEvents || l.bytes+size > maxLogBytes || l.budget.over(size)) {
 		l.bytes -= len(l.events[0].Data)
+		if l.budget != nil {
+			l.budget.used.Add(-int64(len(l.events[0].Data)))
+		}
 		l.events[0] = logEvent{}
 		l.events = l.events[1:]
 		l.evicted++
@@ -305,23 +359,52 @@ func (l *eventLog) since(id int64) (events []logEvent, missed int64, ended bool,
 type registry struct {
 	max       int
 	retention time.Duration
+	// maxBytes bounds the bytes the batches kept hold (their arguments
+	// and results); logs is the budget their event logs share.
+	maxBytes int64
+	logs     *logBudget
 
 	mu      sync.Mutex
 	batches map[string]*batch
 	order   []*batch // by creation
+	bytes   int64    // what the batches in order hold, by their kept
+}
+
+// logBudget is the bytes every batch's event log may hold together.
+type logBudget struct {
+	max  int64
+	used atomic.Int64
+}
+
+// over reports whether size more bytes would pass the budget; a nil
+// budget never is.
+func (b *logBudget) over(size int) bool {
+	return b != nil && b.used.Load()+int64(size) > b.max
 }
 
 func newRegistry() *registry {
-	return &registry{max: defaultMaxBatches, retention: defaultBatchRetention, batches: map[string]*batch{}}
+	return &registry{max: defaultMaxBatches, retention: defaultBatchRetention, maxBytes: defaultMaxKeptBytes,
+		logs: &logBudget{max: defaultMaxLogBytes}, batches: map[string]*batch{}}
 }
 
 // errTooManyBatches refuses a batch when every place is taken by an
-// unfinished one.
-type errTooManyBatches struct{ max int }
+// unfinished one, or when the unfinished ones hold so much that it does
+// not fit the budget (maxBytes > 0).
+type errTooManyBatches struct {
+	max                  int
+	held, size, maxBytes int64
+}
 
 func (e errTooManyBatches) Error() string {
-	return fmt.Sprintf("%d batches are unfinished, the most this server keeps: decide (POST /v1/batches/ID/decision) or cancel (POST /v1/batches/ID/cancel) some of those listed by GET /v1/batches?state=awaiting_approval, then retry", e.max)
+	const what = "decide (POST /v1/batches/ID/decision) or cancel (POST /v1/batches/ID/cancel) some of those listed by GET /v1/batches?state=awaiting_approval, then retry"
+	if e.maxBytes > 0 {
+		return fmt.Sprintf("the unfinished batches hold %s of arguments and results, and this batch's %s would pass the %s this server keeps: %s, or send smaller arguments", mib(e.held), mib(e.size), mib(e.maxBytes), what)
+	}
+	return fmt.Sprintf("%d batches are unfinished, the most this server keeps: %s", e.max, what)
 }
+
+// mib says n bytes in MiB, for a person.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // add registers b, evicting expired and, if need be, the oldest
 // finished batch.
@@ -332,16 +415,58 @@ func (r *registry) add(b *batch) error {
 	if _, dup := r.batches[b.id]; dup {
 		return fmt.Errorf("batch id %s is already in use", b.id)
 	}
-	if len(r.order) >= r.max {
+	for len(r.order) >= r.max || r.bytes+b.argBytes > r.maxBytes {
 		i := slices.IndexFunc(r.order, (*batch).isFinished)
-		if i < 0 {
-			return errTooManyBatches{r.max}
+		switch {
+		case i >= 0:
+			r.removeLocked(i)
+		case len(r.order) >= r.max:
+			return errTooManyBatches{max: r.max}
+		default:
+			return errTooManyBatches{held: r.bytes, size: b.argBytes, maxBytes: r.maxBytes}
 		}
-		r.removeLocked(i)
 	}
 	r.batches[b.id] = b
 	r.order = append(r.order, b)
+	r.bytes += b.argBytes
+	b.kept = b.argBytes
+	b.reg = r
+	b.mu.Lock()
+	b.log.budget = r.logs
+	r.logs.used.Add(int64(b.log.bytes))
+	b.mu.Unlock()
 	return nil
+}
+
+// charge counts n more bytes for b (its results), then evicts the
+// oldest finished batches but b while the batches pass their budgets.
+func (r *registry) charge(b *batch, n int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.batches[b.id] != b {
+		return // already forgotten
+	}
+	b.kept += n
+	r.bytes += n
+	r.trimLocked(b, 0)
+}
+
+// trim evicts the oldest finished batches but keep while the batches
+// pass their budgets, or would with an event of need bytes more.
+func (r *registry) trim(keep *batch, need int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.trimLocked(keep, need)
+}
+
+func (r *registry) trimLocked(keep *batch, need int64) {
+	for r.bytes > r.maxBytes || r.logs.used.Load()+need > r.logs.max {
+		i := slices.IndexFunc(r.order, func(b *batch) bool { return b != keep && b.isFinished() })
+		if i < 0 {
+			return
+		}
+		r.removeLocked(i)
+	}
 }
 
 func (r *registry) get(id string) (*batch, bool) {
@@ -368,9 +493,19 @@ func (r *registry) sweepLocked(now time.Time) {
 		}
 		i++
 	}
+	r.trimLocked(nil, 0)
 }
 
+// removeLocked forgets the batch at i; what it held no longer counts.
 func (r *registry) removeLocked(i int) {
-	delete(r.batches, r.order[i].id)
+	b := r.order[i]
+	delete(r.batches, b.id)
 	r.order = slices.Delete(r.order, i, i+1)
+	r.bytes -= b.kept
+	b.mu.Lock()
+	if b.log.budget != nil {
+		b.log.budget.used.Add(-int64(b.log.bytes))
+		b.log.budget = nil
+	}
+	b.mu.Unlock()
 }

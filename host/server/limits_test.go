@@ -1,0 +1,119 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolhost/toolhost/host/engine"
+)
+
+// TestBatchAPIMemoryBudget: a client holding the token posts batches of
+// large arguments and never decides them. Each is kept until decided,
+// so without a budget across batches 1000 such batches would hold
+// gigabytes; past the budget a new one gets 429 saying what fills it,
+// and a finished batch's bytes make room (issue 11 item 8, red team).
+func TestBatchAPIMemoryBudget(t *testing.T) {
+	a := serveAPI(t, Options{}, nil)
+	a.s.batches.maxBytes = 8 << 20
+	// Five calls of 200 KiB arguments each (under max_tool_args_bytes),
+	// each overwriting a file, so the batch awaits a decision.
+	content := strings.Repeat("x", 200<<10)
+	var calls []map[string]any
+	for i := range 5 {
+		name := fmt.Sprintf("f%d.txt", i)
+		os.WriteFile(filepath.Join(a.root, name), []byte("old\n"), 0o644)
+		calls = append(calls, map[string]any{"id": fmt.Sprintf("w%d", i), "name": "write_file", "arguments": map[string]any{"path": name, "content": content}})
+	}
+	write := map[string]any{"conversation_id": "c1", "calls": calls}
+	refused := false
+	for i := range 10 {
+		status, out := a.do("POST", "/v1/batches", write)
+		if status == 429 {
+			if !strings.Contains(string(out), `"TooManyBatches"`) || !strings.Contains(string(out), "MiB") || !strings.Contains(string(out), "/cancel") {
+				t.Fatalf("batch %d refused with %s; want TooManyBatches naming the budget and what to do", i, out)
+			}
+			refused = true
+			break
+		}
+		if status != 201 {
+			t.Fatalf("batch %d: %d %s", i, status, out)
+		}
+		if v := a.batch("GET", "/v1/batches/"+batchID(t, out), nil, 200); v.State != stateAwaiting {
+			t.Fatalf("batch %d is %s, want it awaiting a decision: %+v", i, v.State, v)
+		}
+	}
+	if !refused {
+		t.Fatalf("10 batches of 1 MiB of arguments were kept with a budget of 8 MiB")
+	}
+	if a.s.batches.bytes > a.s.batches.maxBytes {
+		t.Errorf("the batches kept hold %d bytes, more than the budget of %d", a.s.batches.bytes, a.s.batches.maxBytes)
+	}
+	// Cancelling one makes room: it is finished, so it is evicted.
+	status, out := a.do("GET", "/v1/batches?state=awaiting_approval", nil)
+	if status != 200 {
+		t.Fatal(string(out))
+	}
+	id := firstBatchID(t, out)
+	a.batch("POST", "/v1/batches/"+id+"/cancel", nil, 200)
+	a.batch("POST", "/v1/batches", write, 201)
+}
+
+// TestEventLogsShareABudget: many batches with chatty commands cannot
+// hold more than the logs' shared budget: a log that would pass it
+// evicts the oldest finished batches first, then its own oldest events
+// (issue 11 item 8, red team).
+func TestEventLogsShareABudget(t *testing.T) {
+	r := newRegistry()
+	r.logs.max = 4 << 20
+	big := strings.Repeat("x", 256<<10)
+	var all []*batch
+	for i := range 10 {
+		b := newBatch(context.Background(), "batch_"+string(rune('a'+i)), "c", stateRunning, nil)
+		if err := r.add(b); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b)
+		for range 8 { // 2 MiB each
+			b.Send(context.Background(), engine.Event{Kind: engine.EventStdoutChunk, Chunk: big})
+		}
+		b.finish(nil)
+		if used := r.logs.used.Load(); used > r.logs.max+1<<20 {
+			t.Fatalf("after batch %d the logs hold %d bytes, budget %d", i, used, r.logs.max)
+		}
+	}
+	if _, ok := r.get(all[0].id); ok {
+		t.Error("the oldest finished batch is still kept though the logs are over their budget")
+	}
+	last := all[len(all)-1]
+	last.mu.Lock()
+	evs, missed, _, _ := last.log.since(0)
+	last.mu.Unlock()
+	if missed != 0 || len(evs) != 9 {
+		t.Errorf("the newest batch kept %d events and missed %d; it fits the budget alone, so want all 9", len(evs), missed)
+	}
+}
+
+// firstBatchID is the id of the first batch of a GET /v1/batches answer.
+func firstBatchID(t *testing.T, out []byte) string {
+	t.Helper()
+	var list struct{ Batches []batchView }
+	if err := json.Unmarshal(out, &list); err != nil || len(list.Batches) == 0 {
+		t.Fatalf("GET /v1/batches: %v in %s", err, out)
+	}
+	return list.Batches[0].BatchID
+}
+
+// batchID is the id of the batch an answer shows.
+func batchID(t *testing.T, out []byte) string {
+	t.Helper()
+	var v batchView
+	if err := json.Unmarshal(out, &v); err != nil || v.BatchID == "" {
+		t.Fatalf("not a batch: %v in %s", err, out)
+	}
+	return v.BatchID
+}
