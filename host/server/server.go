@@ -71,6 +71,7 @@ type Server struct {
 
 	calls      atomic.Uint64   // numbers call ids, unique for the server's life
 	structured map[string]bool // tools whose JSON results also go as structuredContent
+	stdioTools map[string]bool // the tools the main endpoint (stdio, /mcp) offers
 
 	// stopping ends when the server shuts down; stopCalls ends it, which
 	// cancels every running call.
@@ -121,6 +122,10 @@ func New(h *host.Host, opts Options) (*Server, error) {
 	if s.mcp, err = s.newMCP(version, opts.Narrowing); err != nil {
 		return nil, err
 	}
+	s.stdioTools = map[string]bool{}
+	for _, m := range h.Engine().Advertised(opts.Narrowing) {
+		s.stdioTools[m.Name] = true
+	}
 	s.profiles = make(map[string]*mcp.Server, len(opts.Profiles))
 	for name, n := range opts.Profiles {
 		if s.profiles[name], err = s.newMCP(version, n); err != nil {
@@ -165,16 +170,25 @@ func (s *Server) sessions() []*mcp.ServerSession {
 }
 
 // ServeStdio serves one session on the process's stdin and stdout until
-// the client closes it or ctx ends.
+// the client closes it or ctx ends; tools/call is answered on the fast
+// path (stdio.go).
 func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.Serve(ctx, &mcp.StdioTransport{})
+	return s.serveStdio(ctx, os.Stdin, os.Stdout)
 }
 
 // Serve serves one session on t until the client closes it or ctx ends.
 func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
+	return s.serve(ctx, t, nil)
+}
+
+// serve is Serve, telling connected the session once there is one.
+func (s *Server) serve(ctx context.Context, t mcp.Transport, connected func(*mcp.ServerSession)) error {
 	ss, err := s.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("mcp session: %w", err)
+	}
+	if connected != nil {
+		connected(ss)
 	}
 	defer s.forget(ss)
 	done := make(chan error, 1)

@@ -1,0 +1,91 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The stdio fast path writes a result in one pass; what it writes must
+// decode to what the SDK's own encoding does, for every result toResult
+// makes, and be one line (issue 11, make bench).
+func TestAppendResultMatchesSDK(t *testing.T) {
+	tests := []struct {
+		name string
+		res  *mcp.CallToolResult
+	}{
+		{"text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "line 1\nline 2\n"}}}},
+		{"escapes", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "q\"b\\s/<a>&\t\r\x00\x1f\x7f é 世 \u2028\u2029 😀"}}}},
+		{"invalid UTF-8", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a\xffb\xc3(c\xed\xa0\x80"}}}},
+		{"empty", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ""}}}},
+		{"error", &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "SandboxViolation: no"}}}},
+		{"structured, indented", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{\n  \"a\": [1, 2]\n}"}},
+			StructuredContent: json.RawMessage("{\n  \"a\": [1, 2]\n}")}},
+		{"another shape goes through encoding/json", &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b", Annotations: &mcp.Annotations{Priority: 1}}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := appendResult(&b, tt.res); err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(tt.res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.ContainsAny(b.Bytes(), "\n\r") {
+				t.Errorf("the result holds a line break, which would end its frame: %s", b.Bytes())
+			}
+			var got, sdk any
+			if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+				t.Fatalf("not JSON: %v: %s", err, b.Bytes())
+			}
+			json.Unmarshal(want, &sdk)
+			if !reflect.DeepEqual(got, sdk) {
+				t.Errorf("fast path\n%s\nSDK\n%s", b.Bytes(), want)
+			}
+		})
+	}
+}
+
+// FuzzAppendString: any string encodes to valid JSON, on one line, that
+// decodes to the string with invalid UTF-8 replaced, as encoding/json
+// does.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "\"\\\n\r\t\x00", "\xff\xfe", "\u2028\u2029", "é世😀", "\xed\xa0\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var b bytes.Buffer
+		appendString(&b, s)
+		if bytes.ContainsAny(b.Bytes(), "\n\r") {
+			t.Fatalf("%q encoded with a line break: %s", s, b.Bytes())
+		}
+		var got string
+		if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+			t.Fatalf("%q encoded as %s: %v", s, b.Bytes(), err)
+		}
+		if want := strings.ToValidUTF8(s, "\ufffd"); got != want && !sameReplacement(got, s) {
+			t.Fatalf("%q came back as %q", s, got)
+		}
+	})
+}
+
+// sameReplacement reports whether got is s with each invalid byte
+// replaced by U+FFFD, which is what both encoders do (ToValidUTF8 folds a
+// run of invalid bytes into one replacement).
+func sameReplacement(got, s string) bool {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		b.WriteRune(r)
+		i += size
+	}
+	return got == b.String()
+}
