@@ -56,6 +56,7 @@ type Host struct {
 	sb    *sandbox.Sandbox
 	eng   *engine.Engine
 	store *readcache.Store // nil: read caches live in memory only
+	saves *saver           // nil without a store
 
 	mu     sync.Mutex // calls of a parallel batch load caches concurrently
 	caches map[string]*conversationCache
@@ -113,6 +114,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 			sb.Close()
 			return nil, fmt.Errorf("state directory %s: %w", opts.StateDir, err)
 		}
+		h.saves = newSaver(h.save)
 	}
 	if h.rt, err = runtime.New(ctx, runtime.Config{CacheDir: opts.CacheDir, Logger: log, HostFunctions: hostfn.Functions()}); err != nil {
 		sb.Close()
@@ -150,6 +152,9 @@ func recoverCommits(sb *sandbox.Sandbox, log *slog.Logger) {
 
 // Close releases the plugins and the sandbox. Calls still running fail.
 func (h *Host) Close(ctx context.Context) error {
+	if h.saves != nil {
+		h.saves.close()
+	}
 	err := h.rt.Close(ctx)
 	h.sb.Close()
 	return err
@@ -206,7 +211,7 @@ func (h *Host) Process(ctx context.Context, b engine.Batch, opts BatchOptions) (
 	p, results := h.eng.Process(ctx, b, opts.Approver, engine.RunOptions{
 		Events: opts.Events, AvailableCapacityBytes: opts.AvailableCapacityBytes, Narrowing: opts.Narrowing,
 	})
-	h.save(b.Conversation)
+	h.saveSoon(b.Conversation)
 	return p, results
 }
 
@@ -226,7 +231,7 @@ func (h *Host) Run(ctx context.Context, p *engine.Plan, d engine.Decision, opts 
 	results := h.eng.Run(ctx, p, d, engine.RunOptions{
 		Events: opts.Events, AvailableCapacityBytes: opts.AvailableCapacityBytes, Narrowing: opts.Narrowing,
 	})
-	h.save(p.Batch.Conversation)
+	h.saveSoon(p.Batch.Conversation)
 	return results
 }
 
@@ -266,6 +271,13 @@ func (h *Host) evictLocked() {
 	}
 	h.saveLocked(oldest)
 	delete(h.caches, oldest)
+}
+
+// saveSoon has the saver write a conversation's read cache back.
+func (h *Host) saveSoon(conversation string) {
+	if h.saves != nil {
+		h.saves.soon(conversation)
+	}
 }
 
 // save writes a conversation's read cache back to the state directory.
