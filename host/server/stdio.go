@@ -237,9 +237,14 @@ func appendResult(b *bytes.Buffer, res *mcp.CallToolResult) error {
 	b.WriteString(`}]`)
 	if raw, ok := res.StructuredContent.(json.RawMessage); ok {
 		b.WriteString(`,"structuredContent":`)
-		// Compact, since a line break would end the frame.
-		if err := json.Compact(b, raw); err != nil {
-			return err
+		// toResult checked it is a JSON object; a line break in it would
+		// end the frame, so only then is it compacted.
+		if bytes.ContainsAny(raw, "\n\r") {
+			if err := json.Compact(b, raw); err != nil {
+				return err
+			}
+		} else {
+			b.Write(raw)
 		}
 	}
 	if res.IsError {

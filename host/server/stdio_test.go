@@ -26,6 +26,8 @@ func TestAppendResultMatchesSDK(t *testing.T) {
 		{"error", &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "SandboxViolation: no"}}}},
 		{"structured, indented", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{\n  \"a\": [1, 2]\n}"}},
 			StructuredContent: json.RawMessage("{\n  \"a\": [1, 2]\n}")}},
+		{"structured, compact", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"a":"\u2028<b>"}`}},
+			StructuredContent: json.RawMessage(`{"a":"\u2028<b>"}`)}},
 		{"another shape goes through encoding/json", &mcp.CallToolResult{Content: []mcp.Content{
 			&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b", Annotations: &mcp.Annotations{Priority: 1}}}}},
 	}
