@@ -216,11 +216,4 @@ func fromNanos(n sql.NullInt64) time.Time {
 	return time.Unix(0, n.Int64).UTC()
 }
 
-func nullNanos(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
-}
-
 func now() time.Time { return time.Now().UTC() }
