@@ -555,7 +555,19 @@ func (s *Server) batchEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		last = n
 	}
+	release, err := s.batches.acquireStream(b)
+	if err != nil {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusTooManyRequests, "TooManyStreams", fmt.Sprintf("GET %s: %v", batchPath(b.id, "events"), err))
+		return
+	}
+	defer release()
 	rc := http.NewResponseController(w)
+	// Every write must be read within the timeout: a client that stops
+	// reading is dropped rather than holding the handler and its place.
+	arm := func() { rc.SetWriteDeadline(time.Now().Add(s.batches.streamWriteTimeout)) }
+	defer rc.SetWriteDeadline(time.Time{})
+	arm()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
@@ -567,6 +579,7 @@ func (s *Server) batchEvents(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
 		events, missed, ended, changed := b.log.since(last)
 		b.mu.Unlock()
+		arm()
 		if missed > 0 {
 			data, _ := json.Marshal(missedEvent{Kind: eventMissed, BatchID: b.id, Missed: missed,
 				Message: fmt.Sprintf("%d events of batch %s are no longer kept (a batch's log keeps its last %d events, %d MiB); its last event still says how it ended", missed, b.id, maxLogEvents, maxLogBytes>>20)})
@@ -592,6 +605,7 @@ func (s *Server) batchEvents(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-changed:
 		case <-keep.C:
+			arm()
 			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil || rc.Flush() != nil {
 				return
 			}

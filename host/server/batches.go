@@ -47,6 +47,16 @@ const (
 	// own oldest events. An agent's batches hold kilobytes.
 	defaultMaxKeptBytes = 256 << 20
 	defaultMaxLogBytes  = 128 << 20
+	// defaultMaxStreams bounds the event streams open on the server at
+	// once and defaultMaxBatchStreams those on one batch: each holds a
+	// connection and a goroutine, and an agent follows a batch with one
+	// (a reconnect with Last-Event-ID replaces it).
+	defaultMaxStreams      = 256
+	defaultMaxBatchStreams = 16
+	// defaultStreamWriteTimeout is the longest a write to an event stream
+	// may wait for its client to read: a client that stops reading is
+	// dropped, and may reconnect with Last-Event-ID.
+	defaultStreamWriteTimeout = 30 * time.Second
 )
 
 // The kinds of the events a batch adds to the engine's own.
@@ -125,6 +135,7 @@ type batch struct {
 	argBytes int64
 	reg      *registry
 	kept     int64
+	streams  int        // event streams open on it (under reg.mu)
 	calls    []callView // as planned, in call order
 	// confirmations are the call ids a decision may approve.
 	confirmations map[string]bool
@@ -363,11 +374,16 @@ type registry struct {
 	// and results); logs is the budget their event logs share.
 	maxBytes int64
 	logs     *logBudget
+	// maxStreams and maxBatchStreams bound the event streams open, in all
+	// and on one batch; streamWriteTimeout bounds a write to one.
+	maxStreams, maxBatchStreams int
+	streamWriteTimeout          time.Duration
 
 	mu      sync.Mutex
 	batches map[string]*batch
 	order   []*batch // by creation
 	bytes   int64    // what the batches in order hold, by their kept
+	streams int      // event streams open
 }
 
 // logBudget is the bytes every batch's event log may hold together.
@@ -384,7 +400,8 @@ func (b *logBudget) over(size int) bool {
 
 func newRegistry() *registry {
 	return &registry{max: defaultMaxBatches, retention: defaultBatchRetention, maxBytes: defaultMaxKeptBytes,
-		logs: &logBudget{max: defaultMaxLogBytes}, batches: map[string]*batch{}}
+		logs: &logBudget{max: defaultMaxLogBytes}, maxStreams: defaultMaxStreams, maxBatchStreams: defaultMaxBatchStreams,
+		streamWriteTimeout: defaultStreamWriteTimeout, batches: map[string]*batch{}}
 }
 
 // errTooManyBatches refuses a batch when every place is taken by an
@@ -436,6 +453,48 @@ func (r *registry) add(b *batch) error {
 	r.logs.used.Add(int64(b.log.bytes))
 	b.mu.Unlock()
 	return nil
+}
+
+// errTooManyStreams refuses an event stream past a limit.
+type errTooManyStreams struct {
+	batch string // the batch at its limit; "" when the server is at its
+	max   int
+}
+
+func (e errTooManyStreams) Error() string {
+	const what = "close one (a reconnect with the header Last-Event-ID resumes where it stopped), then retry"
+	if e.batch != "" {
+		return fmt.Sprintf("batch %s has %d event streams open, the most one batch may have: %s", e.batch, e.max, what)
+	}
+	return fmt.Sprintf("%d event streams are open, the most this server serves at once: %s", e.max, what)
+}
+
+// acquireStream takes a place for an event stream of b; release gives
+// it back, once however often it is called.
+func (r *registry) acquireStream(b *batch) (release func(), err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case b.streams >= r.maxBatchStreams:
+		return nil, errTooManyStreams{batch: b.id, max: r.maxBatchStreams}
+	case r.streams >= r.maxStreams:
+		return nil, errTooManyStreams{max: r.maxStreams}
+	}
+	b.streams++
+	r.streams++
+	return sync.OnceFunc(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		b.streams--
+		r.streams--
+	}), nil
+}
+
+// openStreams counts the event streams open.
+func (r *registry) openStreams() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.streams
 }
 
 // charge counts n more bytes for b (its results), then evicts the

@@ -1,13 +1,18 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolhost/toolhost/host/engine"
 )
@@ -116,4 +121,121 @@ func batchID(t *testing.T, out []byte) string {
 		t.Fatalf("not a batch: %v in %s", err, out)
 	}
 	return v.BatchID
+}
+
+// openStream opens a batch's event stream on a connection of its own
+// and returns the connection and the status line; it reads nothing
+// more, as a client that never reads.
+func openStream(t *testing.T, base, id string) (net.Conn, string) {
+	t.Helper()
+	addr := strings.TrimPrefix(base, "http://")
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "GET /v1/batches/%s/events HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", id, addr, testToken)
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	line, err := bufio.NewReader(io.LimitReader(c, 200)).ReadString('\n')
+	if err != nil {
+		t.Fatalf("GET events: %v", err)
+	}
+	c.SetReadDeadline(time.Time{})
+	return c, strings.TrimSpace(line)
+}
+
+// streamAnswer asks for a batch's event stream and returns the status
+// and, unless the stream was served, the body.
+func (a *apiTest) streamAnswer(id string) (int, string) {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", a.base+"/v1/batches/"+id+"/events", nil)
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		return resp.StatusCode, "(an event stream)"
+	}
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(out)
+}
+
+// TestEventStreamsAreBounded: a client holding the token opens event
+// streams on one batch and never closes them: past the limit per batch,
+// and past the limit for the whole server, a new stream gets 429 naming
+// the limit; closing one makes room (issue 11 item 8, red team).
+func TestEventStreamsAreBounded(t *testing.T) {
+	a := serveAPI(t, Options{}, nil)
+	a.s.batches.maxBatchStreams = 3
+	a.s.batches.maxStreams = 5
+	os.WriteFile(filepath.Join(a.root, "a.txt"), []byte("old\n"), 0o644)
+	write := map[string]any{"conversation_id": "c1", "calls": []map[string]any{
+		{"id": "w", "name": "write_file", "arguments": map[string]any{"path": "a.txt", "content": "new\n"}}}}
+	one := a.batch("POST", "/v1/batches", write, 201).BatchID
+	two := a.batch("POST", "/v1/batches", write, 201).BatchID
+	var open []net.Conn
+	for range 3 {
+		c, status := openStream(t, a.base, one)
+		if !strings.Contains(status, " 200 ") {
+			t.Fatalf("a stream within the limit: %s", status)
+		}
+		open = append(open, c)
+	}
+	if status, out := a.streamAnswer(one); status != 429 || !strings.Contains(string(out), `"TooManyStreams"`) || !strings.Contains(string(out), "Last-Event-ID") {
+		t.Fatalf("a fourth stream on one batch: %d %s, want 429 TooManyStreams", status, out)
+	}
+	for range 2 {
+		if _, status := openStream(t, a.base, two); !strings.Contains(status, " 200 ") {
+			t.Fatalf("a stream on another batch within the server's limit: %s", status)
+		}
+	}
+	if status, out := a.streamAnswer(two); status != 429 || !strings.Contains(string(out), `"TooManyStreams"`) {
+		t.Fatalf("a sixth stream on the server: %d %s, want 429 TooManyStreams", status, out)
+	}
+	open[0].Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, status := openStream(t, a.base, one)
+		c.Close()
+		if strings.Contains(status, " 200 ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a stream after one was closed: %s", status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestStalledEventStreamIsDropped: a client opens a batch's event stream
+// and never reads while the batch streams output: once a write has
+// waited the stream's write timeout the server drops the stream, so it
+// neither holds a handler forever nor keeps its place (issue 11 item 8,
+// red team).
+func TestStalledEventStreamIsDropped(t *testing.T) {
+	a := serveAPI(t, Options{}, nil)
+	a.s.batches.streamWriteTimeout = 500 * time.Millisecond
+	os.WriteFile(filepath.Join(a.root, "a.txt"), []byte("old\n"), 0o644)
+	write := map[string]any{"conversation_id": "c1", "calls": []map[string]any{
+		{"id": "w", "name": "write_file", "arguments": map[string]any{"path": "a.txt", "content": "new\n"}}}}
+	id := a.batch("POST", "/v1/batches", write, 201).BatchID
+	b, _ := a.s.batches.get(id)
+	openStream(t, a.base, id)
+	big := strings.Repeat("x", 256<<10)
+	start := time.Now()
+	for time.Since(start) < 20*time.Second {
+		// Output as a running command's would come, far more than the
+		// socket buffers hold.
+		for range 16 {
+			b.Send(context.Background(), engine.Event{Kind: engine.EventStdoutChunk, BatchID: id, Chunk: big})
+		}
+		if a.s.batches.openStreams() == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("a stream nobody reads is still served after %v", time.Since(start))
 }
