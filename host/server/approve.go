@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -23,6 +24,9 @@ type approver struct {
 	session *mcp.ServerSession
 	allow   []string
 	log     *slog.Logger
+	// timeout bounds each elicitation: a client that never answers gets
+	// its call denied, not held forever.
+	timeout time.Duration
 	// preview is the change a call would make, shown in its question;
 	// nil shows none.
 	preview func(context.Context, engine.Confirmation) string
@@ -52,12 +56,15 @@ func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engin
 		if a.preview != nil {
 			change = a.preview(ctx, c)
 		}
-		res, err := a.session.Elicit(ctx, &mcp.ElicitParams{
+		res, err := a.elicit(ctx, &mcp.ElicitParams{
 			Mode:            "form",
 			Message:         question(c, change),
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 		})
 		switch {
+		case errors.Is(err, errNoAnswer):
+			a.log.Warn("the MCP client did not answer an approval question in time; the call is denied", "call", c.CallID, "tool", c.Tool, "timeout", a.timeout)
+			by = fmt.Sprintf("default, because the MCP client did not answer the question about call %s within %v; ask again, and answer the client's prompt", c.CallID, a.timeout)
 		case err != nil:
 			a.log.Warn("elicitation failed; the call is denied", "call", c.CallID, "tool", c.Tool, "err", err)
 			by = fmt.Sprintf("default, because asking the MCP client failed (%v)", err)
@@ -68,6 +75,24 @@ func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engin
 		}
 	}
 	return engine.ApproveSelected(by, approved...), nil
+}
+
+// errNoAnswer is an elicitation the client did not answer in time.
+var errNoAnswer = errors.New("the MCP client did not answer")
+
+// elicit asks the client, waiting at most a.timeout (when set) for the
+// answer.
+func (a *approver) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if a.timeout <= 0 {
+		return a.session.Elicit(ctx, p)
+	}
+	ectx, cancel := context.WithTimeoutCause(ctx, a.timeout, errNoAnswer)
+	defer cancel()
+	res, err := a.session.Elicit(ectx, p)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(ectx), errNoAnswer) {
+		return nil, errNoAnswer
+	}
+	return res, err
 }
 
 // cannotElicit says why the session's client cannot be asked in a form,

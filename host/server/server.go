@@ -54,6 +54,11 @@ type Options struct {
 	// DefaultHoldTimeout, a negative value denies such calls at once. A
 	// call is held only while the server serves HTTP, where the API is.
 	HoldTimeout time.Duration
+	// AskTimeout is how long an elicitation waits for the client's
+	// answer before the call is denied; 0 means DefaultAskTimeout. A
+	// client that says it can be asked but never answers must not hold
+	// its calls forever.
+	AskTimeout time.Duration
 	// Version is reported to clients as the server's version.
 	Version string
 	// Logger receives the server's logs; nil discards them.
@@ -94,6 +99,11 @@ type Server struct {
 // gives up on the call first.
 const DefaultHoldTimeout = 120 * time.Second
 
+// DefaultAskTimeout is how long an elicitation waits for its answer:
+// far longer than a person takes to read a diff and decide, so only a
+// client that never answers reaches it.
+const DefaultAskTimeout = 10 * time.Minute
+
 // supportedProtocols caps what the server negotiates at 2025-11-25. From
 // 2026-07-28 on, a server asks the client for input by returning
 // InputRequests and the client answers in its next request, carrying
@@ -115,6 +125,9 @@ func New(h *host.Host, opts Options) (*Server, error) {
 	}
 	if opts.HoldTimeout == 0 {
 		opts.HoldTimeout = DefaultHoldTimeout
+	}
+	if opts.AskTimeout <= 0 {
+		opts.AskTimeout = DefaultAskTimeout
 	}
 	s := &Server{h: h, opts: opts, log: log, structured: map[string]bool{}, conversations: map[*mcp.ServerSession]string{}, batches: newRegistry()}
 	s.stopping, s.stopCalls = context.WithCancel(context.Background())
@@ -258,7 +271,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, n engin
 	call := engine.Call{ID: fmt.Sprintf("mcp-%d", s.calls.Add(1)), Name: req.Params.Name, Arguments: args}
 	conv := s.conversation(req)
 	b := engine.Batch{Conversation: conv, Calls: []engine.Call{call}}
-	a := &approver{session: req.Session, allow: s.opts.Allow, log: s.log,
+	a := &approver{session: req.Session, allow: s.opts.Allow, log: s.log, timeout: s.opts.AskTimeout,
 		preview: func(ctx context.Context, c engine.Confirmation) string { return s.preview(ctx, conv, c, n) }}
 	prog := newProgress(ctx, req.Session, req.Params.GetProgressToken(), call.ID, s.opts.ProgressInterval)
 	events := prog.sink()

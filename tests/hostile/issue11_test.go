@@ -9,6 +9,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,51 @@ func TestIssue11_DeleteOnAnotherEndpointKeepsTheSessionLimit(t *testing.T) {
 	}
 	if len(res.Tools) != 2 {
 		t.Errorf("the reviewer session lists %d tools, want 2", len(res.Tools))
+	}
+}
+
+// Attack (slow MCP client, issue 11 item 4): a client declares
+// elicitation, then never answers the question. The call must not wait
+// forever: after the ask timeout it is denied, saying nobody answered,
+// and nothing is written.
+func TestIssue11_ElicitationNobodyAnswersIsDenied(t *testing.T) {
+	sv := serveHost(t, server.Options{AskTimeout: time.Second}, server.HTTPOptions{}, nil)
+	mustWrite(t, sv.root+"/a.txt", "old\n")
+	asked := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	cs, err := sv.connect(t, "/mcp", &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		select { // never answers; only the server giving up, or the test's end, ends this
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-stop:
+			return nil, context.Canceled
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { close(stop) })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "a.txt", "content": "new\n"}})
+	if err != nil {
+		t.Fatalf("write_file with an unanswered question: %v after %v; want a denial once the ask timeout passes", err, time.Since(start))
+	}
+	select {
+	case <-asked:
+	default:
+		t.Fatal("the client was never asked")
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError || !strings.Contains(text, "answer") || !strings.Contains(text, "1s") {
+		t.Errorf("the result: %q, want a denial saying nobody answered within 1s", text)
+	}
+	if b, _ := os.ReadFile(sv.root + "/a.txt"); string(b) != "old\n" {
+		t.Errorf("a.txt holds %q: the unanswered write ran", b)
 	}
 }
