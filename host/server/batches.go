@@ -290,6 +290,21 @@ func (b *batch) cancelBeforeLocked(why string) {
 	b.cancel()
 }
 
+// expireUndecided ends an API batch still waiting for a decision (or
+// for results) timeout after it was planned: a client that walked away
+// must not hold its place and its bytes for the server's life. A held
+// MCP call has its own, shorter, hold.
+func (b *batch) expireUndecided(now time.Time, timeout time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.mcp || b.plan == nil || timeout <= 0 || now.Sub(b.created) <= timeout {
+		return
+	}
+	if b.state == stateAwaiting || b.state == statePending {
+		b.cancelBeforeLocked(fmt.Sprintf("no decision came within %v of batch %s being planned (POST %s, or in parse_only mode POST %s); send the call again in a new batch", timeout, b.id, batchPath(b.id, "decision"), batchPath(b.id, "results")))
+	}
+}
+
 // expired reports whether b finished more than retention ago.
 func (b *batch) expired(now time.Time, retention time.Duration) bool {
 	b.mu.Lock()
@@ -378,6 +393,9 @@ type registry struct {
 	// and on one batch; streamWriteTimeout bounds a write to one.
 	maxStreams, maxBatchStreams int
 	streamWriteTimeout          time.Duration
+	// decisionTimeout ends an API batch that waits this long for a
+	// decision or for results.
+	decisionTimeout time.Duration
 
 	mu      sync.Mutex
 	batches map[string]*batch
@@ -401,7 +419,7 @@ func (b *logBudget) over(size int) bool {
 func newRegistry() *registry {
 	return &registry{max: defaultMaxBatches, retention: defaultBatchRetention, maxBytes: defaultMaxKeptBytes,
 		logs: &logBudget{max: defaultMaxLogBytes}, maxStreams: defaultMaxStreams, maxBatchStreams: defaultMaxBatchStreams,
-		streamWriteTimeout: defaultStreamWriteTimeout, batches: map[string]*batch{}}
+		streamWriteTimeout: defaultStreamWriteTimeout, decisionTimeout: defaultBatchRetention, batches: map[string]*batch{}}
 }
 
 // errTooManyBatches refuses a batch when every place is taken by an
@@ -545,6 +563,9 @@ func (r *registry) list() []*batch {
 }
 
 func (r *registry) sweepLocked(now time.Time) {
+	for _, b := range r.order {
+		b.expireUndecided(now, r.decisionTimeout)
+	}
 	for i := 0; i < len(r.order); {
 		if r.order[i].expired(now, r.retention) {
 			r.removeLocked(i)

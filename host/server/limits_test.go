@@ -239,3 +239,28 @@ func TestStalledEventStreamIsDropped(t *testing.T) {
 	}
 	t.Fatalf("a stream nobody reads is still served after %v", time.Since(start))
 }
+
+// TestUndecidedBatchExpires: a client posts batches that need a decision
+// and walks away. They must not hold their places and bytes for the
+// server's life: after the decision timeout a batch ends cancelled, its
+// calls saying no decision came and what to do (issue 11 item 8, red
+// team).
+func TestUndecidedBatchExpires(t *testing.T) {
+	a := serveAPI(t, Options{}, nil)
+	a.s.batches.decisionTimeout = 500 * time.Millisecond
+	os.WriteFile(filepath.Join(a.root, "a.txt"), []byte("old\n"), 0o644)
+	write := map[string]any{"conversation_id": "c1", "calls": []map[string]any{
+		{"id": "w", "name": "write_file", "arguments": map[string]any{"path": "a.txt", "content": "new\n"}}}}
+	id := a.batch("POST", "/v1/batches", write, 201).BatchID
+	time.Sleep(time.Second)
+	v := a.wait(id, stateCancelled)
+	if len(v.Results) != 1 || v.Results[0].Error == nil || !strings.Contains(v.Results[0].Error.Message, "no decision came") || !strings.Contains(v.Results[0].Error.Message, "again") {
+		t.Errorf("the expired batch's results: %+v, want the call cancelled saying no decision came", v.Results)
+	}
+	if status, out := a.do("POST", "/v1/batches/"+id+"/decision", map[string]any{"decision": "approve_all"}); status != 409 {
+		t.Errorf("a decision after the batch expired: %d %s, want 409", status, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(a.root, "a.txt")); string(b) != "old\n" {
+		t.Errorf("a.txt holds %q", b)
+	}
+}
