@@ -179,3 +179,105 @@ func TestIssue11_ElicitationNobodyAnswersIsDenied(t *testing.T) {
 		t.Errorf("a.txt holds %q: the unanswered write ran", b)
 	}
 }
+
+// Attack (web page or local process, issue 11 item 2): reach the server
+// by DNS rebinding (a Host that is not this server's address, in any
+// spelling), from a foreign or opaque Origin, with the token in the
+// query string instead of the header, or by a CORS preflight. Every one
+// is refused before a handler runs, the answer saying why.
+func TestIssue11_HostOriginAndTokenSpellingsAreRefused(t *testing.T) {
+	sv := serveHost(t, server.Options{}, server.HTTPOptions{}, nil)
+	_, port, _ := strings.Cut(strings.TrimPrefix(sv.base, "http://"), ":")
+	for _, tc := range []struct {
+		name, method, path, host, origin string
+		token                            bool
+		want                             int
+		kind                             string
+	}{
+		{"rebound name", "GET", "/v1/tools", "evil.example:" + port, "", true, 403, "ForbiddenHost"},
+		{"localhost with a trailing dot", "GET", "/v1/tools", "localhost.:" + port, "", true, 403, "ForbiddenHost"},
+		{"another port", "GET", "/v1/tools", "127.0.0.1:1", "", true, 403, "ForbiddenHost"},
+		{"no port", "GET", "/v1/tools", "localhost", "", true, 403, "ForbiddenHost"},
+		{"0.0.0.0", "GET", "/v1/tools", "0.0.0.0:" + port, "", true, 403, "ForbiddenHost"},
+		{"a subdomain of localhost", "GET", "/v1/tools", "a.localhost:" + port, "", true, 403, "ForbiddenHost"},
+		{"origin null", "GET", "/v1/tools", "", "null", true, 403, "ForbiddenOrigin"},
+		{"foreign origin", "POST", "/mcp", "", "https://evil.example", true, 403, "ForbiddenOrigin"},
+		{"origin that only starts like localhost", "GET", "/v1/tools", "", "http://localhost.evil.example", true, 403, "ForbiddenOrigin"},
+		{"preflight from a foreign page", "OPTIONS", "/v1/batches", "", "https://evil.example", false, 403, "ForbiddenOrigin"},
+		{"preflight from a loopback page carries no token", "OPTIONS", "/v1/batches", "", "http://localhost:3000", false, 401, "Unauthorized"},
+		{"token in the query string", "GET", "/v1/tools?access_token=" + serveToken, "", "", false, 401, "Unauthorized"},
+		{"IPv6 loopback is this machine", "GET", "/v1/health", "[::1]:" + port, "", false, 200, ""},
+		{"uppercase LOCALHOST is this machine", "GET", "/v1/tools", "LOCALHOST:" + port, "", true, 200, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(tc.method, sv.base+tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			if tc.token {
+				req.Header.Set("Authorization", "Bearer "+serveToken)
+			}
+			resp, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			out, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.want || !strings.Contains(string(out), tc.kind) {
+				t.Errorf("%d %s, want %d %s", resp.StatusCode, out, tc.want, tc.kind)
+			}
+			if resp.Header.Get("Access-Control-Allow-Origin") != "" {
+				t.Errorf("the answer allows a cross-origin reader: %q", resp.Header.Get("Access-Control-Allow-Origin"))
+			}
+		})
+	}
+}
+
+// Attack (model or client, issue 11 item 7): escape a read-only profile:
+// use its session id on /mcp, call a write tool by another spelling
+// (case, a trailing space, a look-alike letter), and, with the server
+// narrowed to the profile (--profile), post the write to /v1. Nothing
+// outside the profile runs and nothing is written.
+func TestIssue11_ProfileCannotBeEscaped(t *testing.T) {
+	sv := serveHost(t, server.Options{Profiles: reviewer}, server.HTTPOptions{}, nil)
+	mustWrite(t, sv.root+"/a.txt", "old\n")
+	cs, err := sv.connect(t, "/mcp/reviewer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a.txt","content":"pwned\n"}}}`
+	status, body := sv.do(t, "POST", "/mcp", msg, http.Header{"Mcp-Session-Id": {cs.ID()}, "Mcp-Protocol-Version": {"2025-11-25"},
+		"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}})
+	if status != http.StatusNotFound {
+		t.Errorf("the reviewer's session id on /mcp: %d %s, want 404", status, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, name := range []string{"write_file", "Write_File", "WRITE_FILE", "write_file ", "write_fіle", "apply_patch", "run_command"} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"path": "a.txt", "content": "pwned\n", "command": "echo pwned > a.txt"}})
+		if err == nil && !res.IsError {
+			t.Errorf("the reviewer called %q: %+v", name, res.Content)
+		}
+	}
+
+	narrowed := serveHost(t, server.Options{Narrowing: reviewer["reviewer"]}, server.HTTPOptions{}, nil)
+	mustWrite(t, narrowed.root+"/a.txt", "old\n")
+	for _, name := range []string{"write_file", "Write_File"} {
+		status, body = narrowed.do(t, "POST", "/v1/batches", `{"conversation_id":"c","calls":[{"id":"w","name":"`+name+`","arguments":{"path":"a.txt","content":"pwned\n"}}]}`, nil)
+		if status != 201 || !strings.Contains(body, `"pre_resolved"`) || strings.Contains(body, `"awaiting_approval"`) {
+			t.Errorf("POST /v1/batches with %s under --profile reviewer: %d %s, want it refused in the plan", name, status, body)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	for _, root := range []string{sv.root, narrowed.root} {
+		if b, _ := os.ReadFile(root + "/a.txt"); string(b) != "old\n" {
+			t.Errorf("a.txt holds %q: the profile was escaped", b)
+		}
+	}
+}
