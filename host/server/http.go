@@ -25,6 +25,12 @@ const (
 	DefaultMaxSessions    = 64
 	DefaultMaxBodyBytes   = 4 << 20
 	DefaultSessionTimeout = 30 * time.Minute
+	// DefaultMaxConnections bounds the connections open at once, with or
+	// without a token: each costs a descriptor and buffers, so a flood
+	// of idle connections must not run the process out of descriptors
+	// its tools need. Far above what the sessions (64), their calls and
+	// the event streams (256) take.
+	DefaultMaxConnections = 1024
 )
 
 // Timeouts of the HTTP server. A client must send its headers within
@@ -66,6 +72,10 @@ type HTTPOptions struct {
 	// HeaderTimeout is how long a client may take to send a request's
 	// headers before its connection is closed; 0 means 10 s.
 	HeaderTimeout time.Duration
+	// MaxConnections bounds the connections open at once; past it the
+	// server accepts no more until one closes. 0 means
+	// DefaultMaxConnections.
+	MaxConnections int
 }
 
 func (o HTTPOptions) withDefaults() HTTPOptions {
@@ -80,6 +90,9 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	}
 	if o.HeaderTimeout <= 0 {
 		o.HeaderTimeout = headerTimeout
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
 	}
 	return o
 }
@@ -151,7 +164,7 @@ func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions
 		MaxHeaderBytes:    maxHeaderBytes,
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(limitConnections(ln, o.MaxConnections)) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serving HTTP on %s: %w", ln.Addr(), err)
@@ -176,6 +189,51 @@ func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions
 	}
 	<-served
 	return nil
+}
+
+// limitListener accepts a connection only while fewer than its limit
+// are open; past it Accept waits for one to close.
+type limitListener struct {
+	net.Listener
+	open   chan struct{} // a token per open connection
+	closed chan struct{}
+	once   sync.Once
+}
+
+func limitConnections(ln net.Listener, max int) net.Listener {
+	return &limitListener{Listener: ln, open: make(chan struct{}, max), closed: make(chan struct{})}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.open <- struct{}{}:
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.open
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: sync.OnceFunc(func() { <-l.open })}, nil
+}
+
+// Close also ends an Accept waiting for a place, so shutdown never
+// waits on it.
+func (l *limitListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+type limitedConn struct {
+	net.Conn
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.release()
+	return err
 }
 
 // httpHandler is the server's HTTP face: the guard in front of every

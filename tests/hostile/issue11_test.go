@@ -8,6 +8,7 @@ package hostile_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -279,5 +280,40 @@ func TestIssue11_ProfileCannotBeEscaped(t *testing.T) {
 		if b, _ := os.ReadFile(root + "/a.txt"); string(b) != "old\n" {
 			t.Errorf("a.txt holds %q: the profile was escaped", b)
 		}
+	}
+}
+
+// Attack (local process without the token, issue 11 item 2): open
+// connections and send nothing, more of them than the server should
+// hold (each costs a descriptor and buffers). Past HTTPOptions.
+// MaxConnections the server accepts no more until one closes, so a
+// flood cannot run the process out of descriptors; a closed one makes
+// room.
+func TestIssue11_ConnectionFloodIsBounded(t *testing.T) {
+	sv := serveHost(t, server.Options{}, server.HTTPOptions{MaxConnections: 4}, nil)
+	addr := strings.TrimPrefix(sv.base, "http://")
+	var idle []net.Conn
+	for range 4 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	health := func(wait time.Duration) error {
+		hc := &http.Client{Timeout: wait, Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := hc.Get(sv.base + "/v1/health")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := health(2 * time.Second); err == nil {
+		t.Fatal("a fifth connection was served with MaxConnections 4")
+	}
+	idle[0].Close()
+	if err := health(30 * time.Second); err != nil {
+		t.Fatalf("a connection after one of the four closed: %v", err)
 	}
 }
