@@ -211,21 +211,6 @@ func (b *batch) engineEventLocked(kind engine.EventKind) {
 	b.log.append(string(kind), data, false)
 }
 
-// start records that the batch runs under a decision by, unless it
-// already ended; it reports whether it did.
-func (b *batch) start(by string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if finished(b.state) {
-		return false
-	}
-	b.decidedBy = by
-	if b.state != stateRunning {
-		b.setStateLocked(stateRunning)
-	}
-	return true
-}
-
 // finish ends the batch with its results, done or, when a client
 // cancelled it, cancelled; its results count against the registry's
 // budget from then on.
