@@ -50,9 +50,9 @@ func newServeCommand(g *globals) *cobra.Command {
 address; port 0 picks a free one). It listens on loopback only unless --listen-any is
 given. Every request but GET /v1/health needs "Authorization: Bearer TOKEN": the token is
 made at start and printed once to stderr with the URL and a line to connect an agent, or
-fixed by $TOOLHOST_TOKEN or server.token in the configuration. Requests naming another Host or a foreign Origin are refused, so
-web pages cannot reach the server. An X-Toolhost-Conversation header pins a request's
-calls to a conversation across reconnects. SIGINT or SIGTERM stops accepting, cancels
+fixed by $TOOLHOST_TOKEN or server.token in the configuration. Requests naming another
+Host or a foreign Origin are refused, so web pages cannot reach the server. An
+X-Toolhost-Conversation header pins a request's calls to a conversation across reconnects. SIGINT or SIGTERM stops accepting, cancels
 running calls (their processes are killed), answers them, and exits 0.
 
 --http also serves the batch API under /v1 (described at GET /v1/openapi.json) for agents
@@ -68,9 +68,9 @@ elicitation, with the diff of a dry run for write_file and apply_patch. A call f
 client that cannot be asked is held, while the HTTP server runs, for a decision through
 POST /v1/batches/ID/decision (the log says where) for up to --hold, then denied with how
 to approve it and how to allow the tool in configuration; without --http it is denied
-at once. A request with a progress token gets run_command's output as progress notifications, and
-a notification at least every --progress-interval while the call runs or waits for
-approval. Each session is one conversation for stale-file protection;
+at once. A request with a progress token gets run_command's output as progress
+notifications, and a notification at least every --progress-interval while the call runs
+or waits for approval. Each session is one conversation for stale-file protection;
 --conversation pins one for every session.
 
 Profiles ([profiles.NAME] in the configuration: the tools one agent role may use, and
@@ -87,7 +87,7 @@ everything served (stdio, /mcp and /v1) to that profile.`,
 	fl.DurationVar(&f.sessionTimeout, "session-timeout", server.DefaultSessionTimeout, "close an MCP session over --http idle this long")
 	fl.StringVar(&f.conversation, "conversation", "", "conversation id every session uses, so reads count across reconnects (default: one per session)")
 	fl.DurationVar(&f.progressEvery, "progress-interval", server.DefaultProgressInterval, "longest a call whose request has a progress token goes without a progress notification (keeps clients' request timers alive)")
-	fl.DurationVar(&f.hold, "hold", server.DefaultHoldTimeout, "how long a call from a client that cannot be asked waits for a decision through the batch API (--http) before it is denied; 0 denies at once (default: server.approval_hold_seconds)")
+	fl.DurationVar(&f.hold, "hold", 0, "how long a call from a client that cannot be asked waits for a decision through the batch API (--http) before it is denied; 0 denies at once (default: server.approval_hold_seconds, 120s)")
 	fl.StringVar(&f.profile, "profile", "", "offer only the tools of the configured profile `NAME` ([profiles.NAME]), on stdio, /mcp and /v1 (without it, --http serves each profile at /mcp/NAME)")
 	f.runFlags.register(fl)
 	fl.MarkHidden("stream")
