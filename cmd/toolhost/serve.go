@@ -52,8 +52,9 @@ given. Every request but GET /v1/health needs "Authorization: Bearer TOKEN": the
 made at start and printed once to stderr with the URL and a line to connect an agent, or
 fixed by $TOOLHOST_TOKEN or server.token in the configuration. Requests naming another
 Host or a foreign Origin are refused, so web pages cannot reach the server. An
-X-Toolhost-Conversation header pins a request's calls to a conversation across reconnects. SIGINT or SIGTERM stops accepting, cancels
-running calls (their processes are killed), answers them, and exits 0.
+X-Toolhost-Conversation header pins a request's calls to a conversation across reconnects.
+SIGINT or SIGTERM stops accepting, cancels running calls (their processes are killed),
+answers them, and exits 0.
 
 --http also serves the batch API under /v1 (described at GET /v1/openapi.json) for agents
 that run their own model loop: POST /v1/batches plans a batch, POST
