@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -36,9 +37,15 @@ type fastConn struct {
 	// connection does.
 	base context.Context
 
-	mu       sync.Mutex
-	inflight map[string]context.CancelCauseFunc // by the request id's JSON
+	mu sync.Mutex
+	// inflight are the calls running on this path by their request id's
+	// JSON: a client may reuse an id while a call holding it runs, and
+	// each call must end only its own context.
+	inflight map[string][]*flight
 }
+
+// flight is one call running on the fast path.
+type flight struct{ cancel context.CancelCauseFunc }
 
 // lockedWriter writes each frame whole: the SDK writes a message in one
 // Write, and so does the fast path, so frames never interleave.
@@ -74,7 +81,7 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.conn = &fastConn{Connection: inner, s: t.s, out: out, base: context.WithoutCancel(ctx), inflight: map[string]context.CancelCauseFunc{}}
+	t.conn = &fastConn{Connection: inner, s: t.s, out: out, base: context.WithoutCancel(ctx), inflight: map[string][]*flight{}}
 	return t.conn, nil
 }
 
@@ -132,11 +139,12 @@ func (c *fastConn) answer(req *jsonrpc.Request) bool {
 		return false
 	}
 	ctx, cancel := context.WithCancelCause(c.base)
+	f := &flight{cancel: cancel}
 	c.mu.Lock()
-	c.inflight[string(id)] = cancel
+	c.inflight[string(id)] = append(c.inflight[string(id)], f)
 	c.mu.Unlock()
 	go func() {
-		defer c.done(string(id))
+		defer c.done(string(id), f)
 		res, err := c.s.callTool(ctx, &mcp.CallToolRequest{Session: ss, Params: &params}, c.s.opts.Narrowing)
 		c.respond(id, res, err)
 	}()
@@ -187,29 +195,35 @@ func (c *fastConn) cancelled(req *jsonrpc.Request) {
 	if err != nil {
 		return
 	}
+	// A cancellation names an id, not a call: every call holding it
+	// stops.
 	c.mu.Lock()
-	cancel := c.inflight[string(key)]
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel(context.Canceled) // the cause the SDK gives its own cancelled requests
+	defer c.mu.Unlock()
+	for _, f := range c.inflight[string(key)] {
+		f.cancel(context.Canceled) // the cause the SDK gives its own cancelled requests
 	}
 }
 
-func (c *fastConn) done(id string) {
+// done forgets f, which ended.
+func (c *fastConn) done(id string, f *flight) {
 	c.mu.Lock()
-	cancel := c.inflight[id]
-	delete(c.inflight, id)
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel(nil)
+	fs := slices.DeleteFunc(c.inflight[id], func(g *flight) bool { return g == f })
+	if len(fs) == 0 {
+		delete(c.inflight, id)
+	} else {
+		c.inflight[id] = fs
 	}
+	c.mu.Unlock()
+	f.cancel(nil)
 }
 
 func (c *fastConn) cancelAll(cause error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, cancel := range c.inflight {
-		cancel(cause)
+	for _, fs := range c.inflight {
+		for _, f := range fs {
+			f.cancel(cause)
+		}
 	}
 }
 

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -90,4 +93,53 @@ func sameReplacement(got, s string) bool {
 		i += size
 	}
 	return got == b.String()
+}
+
+// A client that sends two calls with one request id at once (a bug, or
+// a retry) gets both answered as they ran: the first one ending must not
+// stop the second (issue 11 item 5).
+func TestFastPathSameIDTwice(t *testing.T) {
+	s, _ := testServer(t, Options{}, true)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- s.serveStdio(ctx, inR, outW) }()
+	defer func() { inW.Close(); <-served }()
+	lines := bufio.NewReader(outR)
+	send := func(msg string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if _, err := lines.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_directory","arguments":{}}}`)
+	send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"sleep 0.5; echo slow"}}}`)
+	var texts []string
+	for range 2 {
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resp struct {
+			Result mcp.CallToolResult `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &resp); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if resp.Result.IsError || len(resp.Result.Content) != 1 {
+			t.Errorf("a call failed: %s", line)
+			continue
+		}
+		texts = append(texts, resp.Result.Content[0].(*mcp.TextContent).Text)
+	}
+	if len(texts) != 2 || !strings.Contains(strings.Join(texts, "\n"), "slow") {
+		t.Errorf("answers %q, want the listing and the slow command's output", texts)
+	}
 }
