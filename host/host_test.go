@@ -37,6 +37,19 @@ func open(t *testing.T, mutate func(*config.Config, *host.Options)) (*host.Host,
 	return h, root
 }
 
+// openState opens a host on root keeping its state in state, as each
+// toolhost process on one machine does; the caller closes it.
+func openState(t *testing.T, root, state string) *host.Host {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Tools.Sandbox.AllowedRoots = []string{root}
+	h, err := host.Open(context.Background(), host.Options{PluginDir: pluginDir(t), Config: cfg, CacheDir: testplugin.CacheDir(t), StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func call(id, name, args string) engine.Call {
 	return engine.Call{ID: id, Name: name, Arguments: json.RawMessage(args)}
 }
@@ -107,15 +120,7 @@ func TestReadCachePersistsAcrossHosts(t *testing.T) {
 	state := t.TempDir()
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("old\n"), 0o644)
-	openAt := func() *host.Host {
-		cfg := config.Default()
-		cfg.Tools.Sandbox.AllowedRoots = []string{root}
-		h, err := host.Open(context.Background(), host.Options{PluginDir: pluginDir(t), Config: cfg, CacheDir: testplugin.CacheDir(t), StateDir: state})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
+	openAt := func() *host.Host { return openState(t, root, state) }
 	first := openAt()
 	_, rs := first.Process(context.Background(), engine.Batch{Conversation: "c1", Calls: []engine.Call{call("r", "read_file", `{"path":"a.txt"}`)}}, host.BatchOptions{})
 	first.Close(context.Background())

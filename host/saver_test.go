@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/engine"
-	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
 // A read is saved off the call's path but soon: another process (a CLI
@@ -21,15 +19,7 @@ func TestReadSavedWhileHostRuns(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	openAt := func() *host.Host {
-		cfg := config.Default()
-		cfg.Tools.Sandbox.AllowedRoots = []string{root}
-		h, err := host.Open(context.Background(), host.Options{PluginDir: pluginDir(t), Config: cfg, CacheDir: testplugin.CacheDir(t), StateDir: state})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
+	openAt := func() *host.Host { return openState(t, root, state) }
 	server := openAt()
 	defer server.Close(context.Background())
 	_, rs := server.Process(context.Background(), engine.Batch{Conversation: "c1", Calls: []engine.Call{call("r", "read_file", `{"path":"a.txt"}`)}}, host.BatchOptions{})
