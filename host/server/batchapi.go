@@ -477,17 +477,34 @@ func (s *Server) submitResults(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "InvalidRequest", where+": results is empty; send [{\"id\", \"content\", \"is_error\"}] for the pending calls")
 		return
 	}
-	if status, kind, msg := b.resolve(req.Results); status != 0 {
+	// The results are kept as long as the batch: they count against the
+	// budget before they are taken, so a refusal keeps none of them.
+	n := submittedBytes(req.Results)
+	if err := s.batches.reserve(b, n); err != nil {
+		writeAddError(w, where, err)
+		return
+	}
+	if status, kind, msg := b.resolve(req.Results, n); status != 0 {
+		s.batches.charge(b, -n) // taken back: none was kept
 		writeError(w, status, kind, where+": "+msg)
 		return
 	}
 	writeJSON(w, http.StatusOK, b.view())
 }
 
-// resolve records submitted results; when every pending call has one,
-// the batch runs. It returns the status, kind and message of a refusal,
-// or 0.
-func (b *batch) resolve(rs []submittedResult) (status int, kind, msg string) {
+// submittedBytes is what submitted results hold once kept.
+func submittedBytes(rs []submittedResult) int64 {
+	var n int64
+	for _, sr := range rs {
+		n += int64(len(sr.ID) + len(sr.Content))
+	}
+	return n
+}
+
+// resolve records submitted results, which hold size bytes; when every
+// pending call has one, the batch runs. It returns the status, kind and
+// message of a refusal, or 0.
+func (b *batch) resolve(rs []submittedResult, size int64) (status int, kind, msg string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.state != statePending {
@@ -503,6 +520,7 @@ func (b *batch) resolve(rs []submittedResult) (status int, kind, msg string) {
 		i := slices.IndexFunc(b.calls, func(c callView) bool { return c.ID == sr.ID })
 		b.calls[i].Result = copyResult(b.plan.Calls[i].Result)
 	}
+	b.submitted += size
 	if outstanding(b.plan) == 0 {
 		b.setStateLocked(stateRunning)
 		b.decided <- verdict{Decision: "deny_all"}

@@ -152,6 +152,9 @@ type batch struct {
 	results   []engine.Result
 	decidedBy string
 	cancelled bool // a client asked to cancel it
+	// submitted is what the results a client submitted in parse_only mode
+	// hold, counted against the registry's budget as they came.
+	submitted int64
 	log       eventLog
 }
 
@@ -227,9 +230,11 @@ func (b *batch) finish(results []engine.Result) {
 	}
 	b.setStateLocked(state)
 	b.cancel()
+	// The results carry the submitted ones, counted already.
+	n := resultBytes(results) - b.submitted
 	b.mu.Unlock()
 	if b.reg != nil {
-		b.reg.charge(b, resultBytes(results))
+		b.reg.charge(b, n)
 	}
 }
 
@@ -416,7 +421,7 @@ type errTooManyBatches struct {
 }
 
 func (e errTooManyBatches) Error() string {
-	const what = "decide (POST /v1/batches/ID/decision) or cancel (POST /v1/batches/ID/cancel) some of those listed by GET /v1/batches?state=awaiting_approval, then retry"
+	const what = "decide (POST /v1/batches/ID/decision), or submit the results of (POST /v1/batches/ID/results), or cancel (POST /v1/batches/ID/cancel) some of those listed by GET /v1/batches?state=awaiting_approval and GET /v1/batches?state=pending_results, then retry"
 	if e.maxBytes > 0 {
 		return fmt.Sprintf("the unfinished batches hold %s of arguments and results, and this batch's %s would pass the %s this server keeps: %s, or send smaller arguments", mib(e.held), mib(e.size), mib(e.maxBytes), what)
 	}
@@ -511,6 +516,26 @@ func (r *registry) charge(b *batch, n int64) {
 	b.kept += n
 	r.bytes += n
 	r.trimLocked(b, 0)
+}
+
+// reserve counts n more bytes for b, an unfinished batch (the results a
+// client submits), evicting the oldest finished batches to fit; when the
+// unfinished ones leave no room it counts nothing and refuses.
+func (r *registry) reserve(b *batch, n int64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.batches[b.id] != b {
+		return nil // already forgotten: it holds nothing here
+	}
+	b.kept += n
+	r.bytes += n
+	r.trimLocked(b, 0)
+	if r.bytes > r.maxBytes {
+		b.kept -= n
+		r.bytes -= n
+		return errTooManyBatches{held: r.bytes, size: n, maxBytes: r.maxBytes}
+	}
+	return nil
 }
 
 // trim evicts the oldest finished batches but keep while the batches

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/engine"
 )
 
@@ -262,5 +263,47 @@ func TestUndecidedBatchExpires(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(a.root, "a.txt")); string(b) != "old\n" {
 		t.Errorf("a.txt holds %q", b)
+	}
+}
+
+// TestSubmittedResultsCountAgainstBudget: in parse_only mode a client
+// holding the token submits large results for pending calls and never
+// submits the last one. The results are kept as long as the batch, so
+// they count against the batches' budget when submitted, not only once
+// the batch ends: past it a submission gets 429 saying what to do, and
+// a finished batch counts its results once (issue 11 item 8, red team).
+func TestSubmittedResultsCountAgainstBudget(t *testing.T) {
+	a := serveAPI(t, Options{}, func(c *config.Config) { c.Tools.Mode = config.ModeParseOnly })
+	a.s.batches.maxBytes = 1 << 20
+	two := map[string]any{"conversation_id": "c1", "calls": []map[string]any{
+		{"id": "p1", "name": "read_file", "arguments": map[string]any{"path": "a.txt"}},
+		{"id": "p2", "name": "read_file", "arguments": map[string]any{"path": "b.txt"}},
+	}}
+	big := strings.Repeat("x", 700<<10)
+	submit := func(id, call, content string) (int, []byte) {
+		return a.do("POST", "/v1/batches/"+id+"/results", map[string]any{"results": []map[string]any{{"id": call, "content": content}}})
+	}
+	first := a.batch("POST", "/v1/batches", two, 201).BatchID
+	if status, out := submit(first, "p1", big); status != 200 {
+		t.Fatalf("a result within the budget: %d %s", status, truncate(string(out), 300))
+	}
+	second := a.batch("POST", "/v1/batches", two, 201).BatchID
+	status, out := submit(second, "p1", big)
+	if status != 429 || !strings.Contains(string(out), `"TooManyBatches"`) || !strings.Contains(string(out), "MiB") || !strings.Contains(string(out), "pending_results") {
+		t.Fatalf("a result past the budget: %d %s, want 429 TooManyBatches naming the budget and what to do", status, truncate(string(out), 300))
+	}
+	if v := a.batch("GET", "/v1/batches/"+second, nil, 200); v.State != statePending || v.Calls[0].Result != nil {
+		t.Errorf("the refused result was kept: %+v", v)
+	}
+	// The first batch ends: its result counts once, so the budget holds.
+	if status, out := submit(first, "p2", "small"); status != 200 {
+		t.Fatalf("the last result: %d %s", status, truncate(string(out), 300))
+	}
+	a.wait(first, stateDone)
+	a.s.batches.mu.Lock()
+	held, limit := a.s.batches.bytes, a.s.batches.maxBytes
+	a.s.batches.mu.Unlock()
+	if held > limit {
+		t.Errorf("the batches kept hold %d bytes, more than the budget of %d: a submitted result counted twice", held, limit)
 	}
 }
