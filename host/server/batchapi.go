@@ -365,7 +365,10 @@ func (s *Server) decideBatch(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkDecision says what is wrong with a decision for b, "" if nothing.
+// It holds b.mu: results submitted meanwhile write into b.calls.
 func (b *batch) checkDecision(req decisionRequest) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	decisions := "approve_all, deny_all or approve_selected"
 	switch req.Decision {
 	case "":
@@ -394,6 +397,9 @@ func (b *batch) checkDecision(req decisionRequest) string {
 			if b.confirmations[c.ID] {
 				want = append(want, strconv.Quote(c.ID))
 			}
+		}
+		if len(want) == 0 {
+			return fmt.Sprintf("ids %s are not calls of batch %s that await approval; none does, it is %s (GET %s shows it)", strings.Join(unknown, ", "), b.id, b.state, batchPath(b.id, ""))
 		}
 		return fmt.Sprintf("ids %s are not calls of batch %s that await approval; those are %s", strings.Join(unknown, ", "), b.id, strings.Join(want, ", "))
 	}

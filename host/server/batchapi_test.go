@@ -629,3 +629,32 @@ func TestBatchAPIShutdown(t *testing.T) {
 		t.Errorf("a.txt holds %q: the write ran at shutdown", b)
 	}
 }
+
+// TestDecisionCheckedWhileResultsArrive: a client sends a decision to a
+// parse_only batch while its results arrive on another connection. The
+// decision is refused (nothing awaits approval) and checking it reads
+// the batch's calls under the batch's lock, not while a result is
+// written into them (run under -race; issue 11 item 8).
+func TestDecisionCheckedWhileResultsArrive(t *testing.T) {
+	a := serveAPI(t, Options{}, func(c *config.Config) { c.Tools.Mode = config.ModeParseOnly })
+	v := a.batch("POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": []map[string]any{
+		{"id": "p1", "name": "read_file", "arguments": map[string]any{"path": "a.txt"}},
+		{"id": "p2", "name": "read_file", "arguments": map[string]any{"path": "b.txt"}},
+	}}, 201)
+	b, ok := a.s.batches.get(v.BatchID)
+	if !ok {
+		t.Fatal("the batch is not kept")
+	}
+	resolved := make(chan int, 1)
+	go func() {
+		status, _, _ := b.resolve([]submittedResult{{ID: "p1", Content: "text"}}, 6)
+		resolved <- status
+	}()
+	msg := b.checkDecision(decisionRequest{Decision: "approve_selected", IDs: []string{"p1"}})
+	if status := <-resolved; status != 0 {
+		t.Errorf("the result was refused: %d", status)
+	}
+	if !strings.Contains(msg, `"p1"`) || !strings.Contains(msg, "await approval") || !strings.Contains(msg, "none does") {
+		t.Errorf("approve_selected of a pending call: %q, want it refused naming the call", msg)
+	}
+}
