@@ -265,9 +265,6 @@ func (s *Server) newHTTPHandler(addr net.Addr, o HTTPOptions) (*httpHandler, err
 	if err != nil {
 		return nil, err
 	}
-	if s.batches == nil {
-		s.batches = newRegistry()
-	}
 	h := &httpHandler{}
 	mux := http.NewServeMux()
 	// Each endpoint has a handler of its own, so a session opened on one
@@ -490,7 +487,7 @@ func (g guard) wrap(next http.Handler) http.Handler {
 			}
 		}
 		if r.ContentLength > g.maxBody {
-			writeError(w, http.StatusRequestEntityTooLarge, "RequestTooLarge", fmt.Sprintf("%s %s: the body has %d bytes, more than the %d this server accepts", r.Method, r.URL.Path, r.ContentLength, g.maxBody))
+			writeError(w, http.StatusRequestEntityTooLarge, "RequestTooLarge", fmt.Sprintf("%s %s: the body has %d bytes, more than the %d this server accepts: send less at once (split a batch's calls over several batches, or a file's content over several write_file or apply_patch calls)", r.Method, r.URL.Path, r.ContentLength, g.maxBody))
 			return
 		}
 		if r.Body != nil {

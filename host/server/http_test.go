@@ -76,6 +76,8 @@ func TestGuard(t *testing.T) {
 		{name: "health from a foreign host", method: "GET", path: "/v1/health", host: "attacker.example:8765", status: 403, kind: "ForbiddenHost"},
 		{name: "body at the cap", length: 1000, status: http.StatusTeapot},
 		{name: "body over the cap", length: 1001, status: 413, kind: "RequestTooLarge", message: "1001 bytes"},
+		// issue 11 item 8: the refusal says what to do, not only what failed.
+		{name: "body over the cap says what to do", length: 1001, status: 413, kind: "RequestTooLarge", message: "send less at once"},
 		{name: "body of unknown length over the cap", length: -1, status: 413},
 		{name: "any: own address", listen: "0.0.0.0:8765", host: "192.168.1.5:8765", status: http.StatusTeapot},
 		{name: "any: rebound name", listen: "0.0.0.0:8765", host: "attacker.example:8765", status: 403, kind: "ForbiddenHost"},
@@ -192,7 +194,7 @@ func TestListen(t *testing.T) {
 // bareServer is a Server with no tools, enough for the HTTP plumbing:
 // sessions, their limit and their end.
 func bareServer() *Server {
-	s := &Server{log: slog.New(slog.DiscardHandler), conversations: map[*mcp.ServerSession]string{}}
+	s := &Server{log: slog.New(slog.DiscardHandler), conversations: map[*mcp.ServerSession]string{}, batches: newRegistry()}
 	s.stopping, s.stopCalls = context.WithCancel(context.Background())
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "toolhost", Version: "test"}, &mcp.ServerOptions{SupportedProtocolVersions: supportedProtocols})
 	return s
