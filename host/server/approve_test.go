@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -273,5 +274,43 @@ func TestNoHoldWithoutHTTP(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the denial lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestHoldEndedByClient: a held call whose client gives up before a
+// decision is stopped, and the held batch's result is the one the client
+// was given, which says which call stopped, why and what to do: the
+// result is worded before the batch API publishes it, so no reader sees
+// it change under them (issue 11 items 4 and 5).
+func TestHoldEndedByClient(t *testing.T) {
+	a, c := heldTest(t, time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "a.txt", "content": "new\n"}})
+		done <- err
+	}()
+	held := a.heldBatch()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cancelled call did not return within 30 s")
+	}
+	var end batchView
+	for deadline := time.Now().Add(30 * time.Second); len(end.Results) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		end = a.batch("GET", "/v1/batches/"+held.BatchID, nil, 200)
+	}
+	if len(end.Results) != 1 || end.Results[0].OK || end.Results[0].Error == nil {
+		t.Fatalf("the held batch after the client gave up: %+v", end)
+	}
+	msg := end.Results[0].Error.Message
+	for _, want := range []string{"call mcp-2", "cancelled the request", "read the files again"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the held batch's result lacks %q: %s", want, msg)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(a.root, "a.txt")); string(b) != "old\n" {
+		t.Errorf("a.txt holds %q after the call ended unapproved", b)
 	}
 }

@@ -286,14 +286,17 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, n engin
 	}
 	p, results := s.h.Process(ctx, b, host.BatchOptions{Approver: a, Events: events, Narrowing: n})
 	prog.close()
-	if hb := held.Load(); hb != nil {
-		hb.finish(results)
-	}
 	r := results[0]
 	if s.stopping.Err() != nil && !r.OK && r.Error != nil && r.Error.Kind == abi.KindCancelled {
 		r.Error.Message = "toolhost serve is shutting down (it got SIGINT or SIGTERM): the call was stopped, any command it started was killed; retry once the server is back"
 	} else if ctx.Err() != nil && stoppedByClient(&r, context.Cause(ctx)) {
 		s.log.Info("tools/call stopped by its client", "call", r.ID, "tool", r.Name, "result", errorText(r.Error))
+	}
+	// Only now is the result final: a held batch publishes it to the
+	// batch API, whose readers must not see it reworded under them.
+	if hb := held.Load(); hb != nil {
+		results[0] = r
+		hb.finish(results)
 	}
 	s.log.Debug("tools/call", "call", r.ID, "tool", r.Name, "ok", r.OK, "disposition", p.Calls[0].Disposition)
 	return toResult(r, s.structured[r.Name]), nil
