@@ -412,6 +412,11 @@ func (b *batch) checkDecision(req decisionRequest) string {
 func (b *batch) claim(by string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.claimLocked(by)
+}
+
+// claimLocked is claim with b.mu held.
+func (b *batch) claimLocked(by string) bool {
 	if b.state != stateAwaiting {
 		return false
 	}
@@ -437,10 +442,8 @@ func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
 	where := "POST " + batchPath(b.id, "cancel")
 	b.mu.Lock()
 	switch {
-	case b.mcp && b.state == stateAwaiting:
+	case b.mcp && b.claimLocked(decidedByAPI+", who cancelled the call"):
 		b.cancelled = true
-		b.decidedBy = decidedByAPI + ", who cancelled the call"
-		b.setStateLocked(stateRunning)
 		b.decided <- verdict{Decision: "deny_all", By: b.decidedBy}
 	case b.state == stateAwaiting || b.state == statePending:
 		b.cancelBeforeLocked(fmt.Sprintf("the batch API's client cancelled batch %s (%s) before it ran", b.id, where))
