@@ -111,17 +111,18 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return usageErrorf("--hold %v: want a duration, for example 2m, or 0 to deny at once the calls of clients that cannot be asked", f.hold)
 	}
 	ctx := cmd.Context()
+	// Loaded once: each load logs the files it ignored.
+	loaded, err := g.settings()
+	if err != nil {
+		return err
+	}
 	if !useHTTP {
-		s, done, err := newServer(ctx, g, f, cmd.Flags().Changed("hold"))
+		s, done, err := newServer(ctx, g, f, loaded, cmd.Flags().Changed("hold"))
 		if err != nil {
 			return err
 		}
 		defer done()
 		return s.ServeStdio(ctx)
-	}
-	loaded, err := g.settings()
-	if err != nil {
-		return err
 	}
 	token, from, err := serveToken(loaded.Config.Server.Token)
 	if err != nil {
@@ -133,7 +134,7 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	s, done, err := newServer(ctx, g, f, cmd.Flags().Changed("hold"))
+	s, done, err := newServer(ctx, g, f, loaded, cmd.Flags().Changed("hold"))
 	if err != nil {
 		ln.Close()
 		return err
@@ -161,13 +162,9 @@ func serveBoth(ctx context.Context, s *server.Server, ln net.Listener, opts serv
 	return errors.Join(stdioErr, <-served)
 }
 
-// newServer opens the host and the MCP server on it; done closes the
-// host.
-func newServer(ctx context.Context, g *globals, f *serveFlags, holdSet bool) (*server.Server, func(), error) {
-	loaded, err := g.settings()
-	if err != nil {
-		return nil, nil, err
-	}
+// newServer opens the host and the MCP server on it, under the loaded
+// configuration; done closes the host.
+func newServer(ctx context.Context, g *globals, f *serveFlags, loaded *config.Loaded, holdSet bool) (*server.Server, func(), error) {
 	opts, err := serverOptions(loaded.Config, f, holdSet)
 	if err != nil {
 		return nil, nil, err
