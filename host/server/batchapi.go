@@ -486,6 +486,12 @@ func (s *Server) submitResults(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "InvalidRequest", where+": results is empty; send [{\"id\", \"content\", \"is_error\"}] for the pending calls")
 		return
 	}
+	// What is wrong with the results is said before the budget is: the
+	// batch's lock cannot be held while the registry's is taken.
+	if status, kind, msg := b.refuseResults(req.Results); status != 0 {
+		writeError(w, status, kind, where+": "+msg)
+		return
+	}
 	// The results are kept as long as the batch: they count against the
 	// budget before they are taken, so a refusal keeps none of them.
 	n := submittedBytes(req.Results)
@@ -516,11 +522,9 @@ func submittedBytes(rs []submittedResult) int64 {
 func (b *batch) resolve(rs []submittedResult, size int64) (status int, kind, msg string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.state != statePending {
-		return http.StatusConflict, "StateConflict", fmt.Sprintf("batch %s is %s, not %s: results are taken only for calls pending in parse_only mode", b.id, b.state, statePending)
-	}
-	if msg := b.checkResultsLocked(rs); msg != "" {
-		return http.StatusBadRequest, "InvalidRequest", msg
+	// Checked again: another submission may have come since.
+	if status, kind, msg := b.refuseResultsLocked(rs); status != 0 {
+		return status, kind, msg
 	}
 	for _, sr := range rs {
 		if err := b.plan.Resolve(sr.ID, sr.Content, sr.IsError); err != nil {
@@ -533,6 +537,24 @@ func (b *batch) resolve(rs []submittedResult, size int64) (status int, kind, msg
 	if outstanding(b.plan) == 0 {
 		b.setStateLocked(stateRunning)
 		b.decided <- verdict{Decision: "deny_all"}
+	}
+	return 0, "", ""
+}
+
+// refuseResults is the status, kind and message of a refusal of rs by
+// b, or 0.
+func (b *batch) refuseResults(rs []submittedResult) (status int, kind, msg string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.refuseResultsLocked(rs)
+}
+
+func (b *batch) refuseResultsLocked(rs []submittedResult) (status int, kind, msg string) {
+	if b.state != statePending {
+		return http.StatusConflict, "StateConflict", fmt.Sprintf("batch %s is %s, not %s: results are taken only for calls pending in parse_only mode", b.id, b.state, statePending)
+	}
+	if msg := b.checkResultsLocked(rs); msg != "" {
+		return http.StatusBadRequest, "InvalidRequest", msg
 	}
 	return 0, "", ""
 }

@@ -288,6 +288,11 @@ func TestSubmittedResultsCountAgainstBudget(t *testing.T) {
 		t.Fatalf("a result within the budget: %d %s", status, truncate(string(out), 300))
 	}
 	second := a.batch("POST", "/v1/batches", two, 201).BatchID
+	// A result the batch would refuse anyway says why, not that the
+	// budget is full.
+	if status, out := submit(second, "p9", big); status != 400 || !strings.Contains(errMessage(out), `"p9"`) {
+		t.Errorf("a result for no pending call past the budget: %d %s, want 400 naming it", status, truncate(string(out), 300))
+	}
 	status, out := submit(second, "p1", big)
 	if status != 429 || !strings.Contains(string(out), `"TooManyBatches"`) || !strings.Contains(string(out), "MiB") || !strings.Contains(string(out), "pending_results") {
 		t.Fatalf("a result past the budget: %d %s, want 429 TooManyBatches naming the budget and what to do", status, truncate(string(out), 300))
