@@ -433,7 +433,8 @@ func writeStateConflict(w http.ResponseWriter, where string, b *batch, what stri
 // cancelBatch stops a batch: one awaiting a decision or results ends
 // with every call that did not run cancelled; a running one is stopped
 // (its commands' process groups are killed) and ends cancelled; a held
-// MCP call is denied.
+// MCP call is denied. Cancelling a cancelled batch answers it again;
+// only a done one is a conflict.
 func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
 	b, ok := s.lookup(w, r)
 	if !ok {
@@ -450,6 +451,9 @@ func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
 	case b.state == stateRunning:
 		b.cancelled = true
 		b.cancel()
+	case b.state == stateCancelled:
+		// Already cancelled: a client sending its cancel again (its answer
+		// lost) gets the same answer.
 	default:
 		b.mu.Unlock()
 		writeStateConflict(w, where, b, "cancelled")

@@ -428,6 +428,11 @@ func TestBatchAPICancel(t *testing.T) {
 	if status, out := a.do("POST", "/v1/batches/"+v.BatchID+"/decision", map[string]any{"decision": "approve_all"}); status != 409 {
 		t.Errorf("a decision after the cancel: %d %s, want 409", status, out)
 	}
+	// A client that sends its cancel again (its answer was lost) is told
+	// the batch is cancelled, not that it cannot be.
+	if again := a.batch("POST", "/v1/batches/"+v.BatchID+"/cancel", nil, 200); again.State != stateCancelled || len(again.Results) != 2 {
+		t.Errorf("a second cancel: %+v, want the cancelled batch", again)
+	}
 
 	v = a.batch("POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": []map[string]any{
 		{"id": "c", "name": "run_command", "arguments": map[string]any{"command": "echo $$ > pid; exec sleep 30"}}}}, 201)
