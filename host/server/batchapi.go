@@ -689,7 +689,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, where string, v any) boo
 	case err == nil:
 		return true
 	case errors.As(err, &tooBig):
-		writeError(w, http.StatusRequestEntityTooLarge, "RequestTooLarge", fmt.Sprintf("%s: the body is larger than the %d bytes this server accepts", where, tooBig.Limit))
+		writeError(w, http.StatusRequestEntityTooLarge, "RequestTooLarge", fmt.Sprintf("%s: the body is larger than the %d bytes this server accepts: send less at once (split a batch's calls over several batches, or its results over several submissions)", where, tooBig.Limit))
 	case errors.Is(err, io.EOF):
 		writeError(w, http.StatusBadRequest, "InvalidRequest", where+": the body is empty; send a JSON object (GET /v1/openapi.json describes it)")
 	default:
