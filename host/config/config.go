@@ -38,12 +38,29 @@ const (
 
 // Config is the whole configuration.
 type Config struct {
-	Tools  Tools  `mapstructure:"tools"`
-	Server Server `mapstructure:"server"`
+	Tools   Tools   `mapstructure:"tools"`
+	Server  Server  `mapstructure:"server"`
+	Journal Journal `mapstructure:"journal"`
 	// Profiles are named narrowings of the policy, one per agent role
 	// (issue 11 item 7): a connection under a profile sees and runs only
 	// its tools, under its stricter approval.
 	Profiles map[string]Profile `mapstructure:"profiles"`
+}
+
+// Journal is [journal]: where toolhost records its batches for crash
+// recovery and undo, and how much it keeps (issue 12 items 1 and 4).
+type Journal struct {
+	// Path is the journal's database file; "" means journal.db in the
+	// state directory, and ":memory:" keeps it in memory (tests). Only the
+	// operator's configuration sets it: a project must not move the record
+	// of what ran out of the operator's sight.
+	Path string `mapstructure:"path"`
+	// MaxPreimageBytes caps the previous content kept for one file change;
+	// a larger change is journaled as not undoable.
+	MaxPreimageBytes int `mapstructure:"max_preimage_bytes"`
+	// RetentionDays is how long finished batches and their pre-images are
+	// kept.
+	RetentionDays int `mapstructure:"retention_days"`
 }
 
 // Server is [server]: what toolhost serve takes from the operator.
@@ -205,6 +222,7 @@ func Default() *Config {
 		Overrides:  map[string]Override{},
 	},
 		Server:   Server{ApprovalHoldSeconds: 120},
+		Journal:  Journal{MaxPreimageBytes: 8 << 20, RetentionDays: 30},
 		Profiles: map[string]Profile{},
 	}
 }

@@ -138,6 +138,11 @@ parameters = { type = "object", properties = { id = { type = "string", minLength
 token = "0123456789abcdef-token"
 approval_hold_seconds = 30
 
+[journal]
+path = "/var/lib/toolhost/journal.db"
+max_preimage_bytes = 1024
+retention_days = 7
+
 [profiles.reviewer]
 description = "reads only"
 tools = ["read_file", "list_directory"]
@@ -199,6 +204,10 @@ tools:
 server:
   token: 0123456789abcdef-token
   approval_hold_seconds: 30
+journal:
+  path: /var/lib/toolhost/journal.db
+  max_preimage_bytes: 1024
+  retention_days: 7
 profiles:
   reviewer:
     description: reads only
@@ -239,7 +248,8 @@ func fullConfig(dir string, minLength any) *Config {
 			"required":   []any{"id"},
 		}}},
 	},
-		Server: Server{Token: "0123456789abcdef-token", ApprovalHoldSeconds: 30},
+		Server:  Server{Token: "0123456789abcdef-token", ApprovalHoldSeconds: 30},
+		Journal: Journal{Path: "/var/lib/toolhost/journal.db", MaxPreimageBytes: 1024, RetentionDays: 7},
 		Profiles: map[string]Profile{"reviewer": {
 			Description: "reads only", Tools: []string{"read_file", "list_directory"}, Approval: ApprovalDeny, Mode: ModeParseOnly,
 			ConfirmAll: true, Sequential: true, MaxToolCallsPerBatch: 2,
@@ -558,6 +568,11 @@ func TestErrors(t *testing.T) {
 		{name: "unknown profile field", file: "[profiles.reviewer]\ntools = []\nallow = [\"x\"]\n", key: "profiles.reviewer.allow", msg: "unknown key"},
 		{name: "profile field of the wrong type", file: "[profiles.reviewer]\ntools = \"read_file\"\n", key: "profiles.reviewer.tools", msg: "expected a list of strings"},
 		{name: "profile as a scalar", file: "[profiles]\nreviewer = true\n", key: "profiles.reviewer", msg: "expected a table"},
+		// The journal (issue 12 item 1).
+		{name: "zero pre-image cap", file: "[journal]\nmax_preimage_bytes = 0\n", key: "journal.max_preimage_bytes", msg: "positive"},
+		{name: "negative retention", file: "[journal]\nretention_days = -1\n", key: "journal.retention_days", msg: "positive"},
+		{name: "unknown journal key", file: "[journal]\npth = \"x\"\n", key: "journal.pth", msg: `did you mean "journal.path"?`},
+		{name: "bad retention from env", env: []string{"TOOLHOST_JOURNAL_RETENTION_DAYS=week"}, key: "journal.retention_days", msg: "env TOOLHOST_JOURNAL_RETENTION_DAYS"},
 		{name: "bad token from env", env: []string{"TOOLHOST_SERVER_TOKEN=short"}, key: "server.token", msg: "at least 16"},
 
 		// The environment.

@@ -439,7 +439,7 @@ func isTable(key string, kinds map[string]kind) bool {
 	return false
 }
 
-// readEnv applies TOOLHOST_TOOLS_* and TOOLHOST_SERVER_* variables. They are parsed here and
+// readEnv applies TOOLHOST_TOOLS_*, TOOLHOST_SERVER_* and TOOLHOST_JOURNAL_* variables. They are parsed here and
 // given to viper with Set rather than through AutomaticEnv or BindEnv:
 // viper's Unmarshal sees an environment variable only for keys it already
 // knows, cannot split TOOLHOST_TOOLS_OVERRIDES_<TOOL>_<FIELD> when the tool
@@ -454,7 +454,7 @@ func (l *Loaded) readEnv(v *viper.Viper, environ []string) error {
 	}
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, "TOOLHOST_TOOLS_") && !strings.HasPrefix(name, "TOOLHOST_SERVER_") {
+		if !strings.HasPrefix(name, "TOOLHOST_TOOLS_") && !strings.HasPrefix(name, "TOOLHOST_SERVER_") && !strings.HasPrefix(name, "TOOLHOST_JOURNAL_") {
 			continue
 		}
 		key, k, err := envKey(name, byVar, kinds)

@@ -118,6 +118,18 @@ var narrowRules = []struct {
 	{"server.approval_hold_seconds", func(c, p *Config) string {
 		return lowest(&c.Server.ApprovalHoldSeconds, p.Server.ApprovalHoldSeconds)
 	}},
+	// issue 12 item 1: a project cannot move the journal (out of the
+	// operator's sight, or into the sandbox); it can keep less.
+	{"journal.path", func(c, p *Config) string {
+		if p.Journal.Path != c.Journal.Path {
+			return "a project file cannot move the journal; only the operator's configuration can"
+		}
+		return ""
+	}},
+	{"journal.max_preimage_bytes", func(c, p *Config) string {
+		return lowest(&c.Journal.MaxPreimageBytes, p.Journal.MaxPreimageBytes)
+	}},
+	{"journal.retention_days", func(c, p *Config) string { return lowest(&c.Journal.RetentionDays, p.Journal.RetentionDays) }},
 }
 
 // stricter sets *c to p when p comes later in order (least strict

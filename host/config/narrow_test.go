@@ -134,3 +134,43 @@ func TestNarrowedByUnchanged(t *testing.T) {
 		t.Errorf("mode enabled over parse_only: %q, ignored %q", got.Tools.Mode, ignored)
 	}
 }
+
+// issue 12 item 1: a project file cannot move the journal, and can only
+// keep less of it.
+func TestNarrowedByJournal(t *testing.T) {
+	tests := []struct {
+		name    string
+		project func(*Journal)
+		want    func(*Journal)
+		ignored string
+	}{
+		{"move the journal", func(p *Journal) { p.Path = "journal.db" }, nil, "journal.path"},
+		{"journal in memory", func(p *Journal) { p.Path = ":memory:" }, nil, "journal.path"},
+		{"smaller pre-images", func(p *Journal) { p.MaxPreimageBytes = 1024 }, func(c *Journal) { c.MaxPreimageBytes = 1024 }, ""},
+		{"bigger pre-images", func(p *Journal) { p.MaxPreimageBytes = 1 << 30 }, nil, "journal.max_preimage_bytes"},
+		{"shorter retention", func(p *Journal) { p.RetentionDays = 1 }, func(c *Journal) { c.RetentionDays = 1 }, ""},
+		{"longer retention", func(p *Journal) { p.RetentionDays = 3650 }, nil, "journal.retention_days"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			operator := Default()
+			operator.Journal.Path = "/var/lib/toolhost/journal.db"
+			p := operator.clone()
+			tt.project(&p.Journal)
+			want := operator.clone()
+			if tt.want != nil {
+				tt.want(&want.Journal)
+			}
+			got, ignored := operator.NarrowedBy(p)
+			if !reflect.DeepEqual(got.Journal, want.Journal) {
+				t.Errorf("narrowed %+v, want %+v", got.Journal, want.Journal)
+			}
+			switch {
+			case tt.ignored == "" && len(ignored) > 0:
+				t.Errorf("ignored %q, want nothing", ignored)
+			case tt.ignored != "" && (len(ignored) != 1 || !strings.HasPrefix(ignored[0], tt.ignored+": ")):
+				t.Errorf("ignored %q, want one entry for %s", ignored, tt.ignored)
+			}
+		})
+	}
+}

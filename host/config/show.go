@@ -283,6 +283,17 @@ token = ""
 # 0 denies it at once. (issue 11 item 4)
 approval_hold_seconds = 120
 
+[journal]
+# The journal's SQLite file: every batch, its calls, decisions and results,
+# so a crash never re-runs a call (issue 12 item 1). Empty means
+# journal.db in the state directory; a project file cannot move it.
+path = ""
+# The most bytes of a file's previous content kept so that a change can be
+# undone; a larger change is journaled as not undoable. (issue 12 item 4)
+max_preimage_bytes = 8388608
+# Days finished batches and their pre-images are kept. (issue 12 item 4)
+retention_days = 30
+
 # Profiles: one per agent role, each a narrowing of the policy above
 # (issue 11 item 7). "toolhost serve --profile NAME" (stdio) or the path
 # /mcp/NAME (HTTP) lists and runs only the profile's tools; a tool the

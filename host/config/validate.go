@@ -68,12 +68,25 @@ func (c *Config) Validate() error {
 	if err := c.Server.validate(); err != nil {
 		return err
 	}
+	if err := c.Journal.validate(); err != nil {
+		return err
+	}
 	for name, p := range c.Profiles {
 		if err := p.validate(name); err != nil {
 			return err
 		}
 	}
 	return validateDefinitions(t.Definitions)
+}
+
+func (j Journal) validate() error {
+	if j.MaxPreimageBytes <= 0 {
+		return &KeyError{Key: "journal.max_preimage_bytes", Err: positive(j.MaxPreimageBytes)}
+	}
+	if j.RetentionDays <= 0 {
+		return &KeyError{Key: "journal.retention_days", Err: positive(j.RetentionDays)}
+	}
+	return nil
 }
 
 func (s Server) validate() error {
