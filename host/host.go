@@ -22,6 +22,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/registry"
 	"github.com/toolhost/toolhost/host/internal/runtime"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
+	"github.com/toolhost/toolhost/host/journal"
 )
 
 // Options say where a Host finds its plugins and keeps its state, and
@@ -36,8 +37,10 @@ type Options struct {
 	// CacheDir keeps compiled plugins between processes; "" compiles
 	// every plugin anew in each process. DefaultCacheDir is the usual one.
 	CacheDir string
-	// StateDir keeps each conversation's read cache between processes; ""
-	// keeps them in memory for the Host's lifetime.
+	// StateDir keeps each conversation's read cache between processes,
+	// and the journal (journal.db) unless [journal] path names another
+	// file; "" keeps the caches in memory for the Host's lifetime and,
+	// without a [journal] path, no journal.
 	StateDir string
 	// Protected are more paths no tool may read or write, with
 	// everything under them: the operator's configuration files and the
@@ -57,6 +60,9 @@ type Host struct {
 	eng   *engine.Engine
 	store *readcache.Store // nil: read caches live in memory only
 	saves *saver           // nil without a store
+	// journal records every batch before it runs (issue 12); nil keeps
+	// no record.
+	journal *journal.Journal
 
 	mu     sync.Mutex // calls of a parallel batch load caches concurrently
 	caches map[string]*conversationCache
@@ -100,6 +106,11 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	// toolhost's own directories are never reachable by a tool.
 	st.sandbox.ProtectedDirs = absolute(append([]string{opts.StateDir, opts.CacheDir, opts.PluginDir}, opts.Protected...)...)
+	if p := cfg.Journal.Path; p != "" && p != journal.Memory {
+		// The journal outside the state directory is as out of reach:
+		// a tool that could write it could forge what recovery acts on.
+		st.sandbox.ProtectedDirs = append(st.sandbox.ProtectedDirs, absolute(p, p+"-wal", p+"-shm", p+"-journal")...)
+	}
 	if opts.StateDir != "" {
 		st.sandbox.RecoveryDir = filepath.Join(opts.StateDir, "txn")
 	}
@@ -116,18 +127,32 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		}
 		h.saves = newSaver(h.save)
 	}
+	// The journal is opened, and a crash's leftovers recovered, before any
+	// tool can run (FR-RES-04c).
+	if h.journal, err = openJournal(ctx, cfg.Journal, opts.StateDir, log); err != nil {
+		h.closeSaves()
+		sb.Close()
+		return nil, err
+	}
 	if h.rt, err = runtime.New(ctx, runtime.Config{CacheDir: opts.CacheDir, Logger: log, HostFunctions: hostfn.Functions()}); err != nil {
+		h.closeSaves()
+		h.closeJournal()
 		sb.Close()
 		return nil, err
 	}
 	if h.reg, err = registry.Load(ctx, h.rt, opts.PluginDir); err != nil {
 		h.rt.Close(ctx)
+		h.closeSaves()
+		h.closeJournal()
 		sb.Close()
 		abs, _ := filepath.Abs(opts.PluginDir)
 		return nil, fmt.Errorf("%w (plugin directory %s)", err, abs)
 	}
 	ecfg := st.engine
 	ecfg.Registry, ecfg.Sandbox, ecfg.Logger, ecfg.ReadCache = h.reg, sb, log, h.readCache
+	if h.journal != nil {
+		ecfg.Journal = engineJournal{h.journal}
+	}
 	h.eng = engine.New(ecfg)
 	return h, nil
 }
@@ -150,14 +175,19 @@ func recoverCommits(sb *sandbox.Sandbox, log *slog.Logger) {
 	}
 }
 
-// Close releases the plugins and the sandbox. Calls still running fail.
+// Close releases the plugins, the sandbox and the journal. Calls still
+// running fail.
 func (h *Host) Close(ctx context.Context) error {
+	h.closeSaves()
+	err := h.rt.Close(ctx)
+	h.sb.Close()
+	return errors.Join(err, h.closeJournal())
+}
+
+func (h *Host) closeSaves() {
 	if h.saves != nil {
 		h.saves.close()
 	}
-	err := h.rt.Close(ctx)
-	h.sb.Close()
-	return err
 }
 
 // Engine is the tool loop, for callers that plan, approve and run in

@@ -69,7 +69,10 @@ type Config struct {
 	// Policy governs Plan and Run; the zero value means DefaultPolicy, and
 	// a zero field of any other Policy is the cautious choice.
 	Policy Policy
-	Logger *slog.Logger
+	// Journal records every batch before its calls run, and each call's
+	// start and result (issue 12 item 2); nil keeps no record.
+	Journal Journal
+	Logger  *slog.Logger
 }
 
 // Engine executes calls. It is safe for concurrent use.

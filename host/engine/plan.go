@@ -111,6 +111,8 @@ type Plan struct {
 	// planned: what a person approved was judged on the files as they
 	// were then, so a file another batch changes after it is stale.
 	readsAt uint64
+	// journal is the plan's place in the engine's journal.
+	journal journalState
 }
 
 // Confirmations lists what needs approval, in call order.

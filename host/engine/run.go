@@ -113,8 +113,9 @@ func (e *Engine) Process(ctx context.Context, b Batch, approver Approver, opts R
 	p := e.Plan(ctx, b, opts.Narrowing)
 	em := newEmitter(ctx, opts.Events, e.log)
 	em.batchEvent(ctx, Event{Kind: EventPlanned, BatchID: p.Batch.ID})
+	e.beginJournal(ctx, p)
 	d := DenyAll("")
-	if cs := p.Confirmations(); len(cs) > 0 {
+	if cs := p.Confirmations(); len(cs) > 0 && p.journal.err == nil {
 		em.batchEvent(ctx, Event{Kind: EventAwaitingApproval, BatchID: p.Batch.ID})
 		d = approve(ctx, approver, cs)
 	}
@@ -191,6 +192,8 @@ func (e *Engine) Run(ctx context.Context, p *Plan, d Decision, opts RunOptions) 
 }
 
 func (e *Engine) run(ctx context.Context, p *Plan, d Decision, opts RunOptions, em *emitter) []Result {
+	e.beginJournal(ctx, p)
+	e.decideJournal(ctx, p, d)
 	em.batchEvent(ctx, Event{Kind: EventExecuting, BatchID: p.Batch.ID})
 	results := make([]Result, len(p.Calls))
 	for start := 0; start < len(p.Calls); {
@@ -206,6 +209,7 @@ func (e *Engine) run(ctx context.Context, p *Plan, d Decision, opts RunOptions, 
 		}
 		start = end
 	}
+	e.endJournal(ctx, p)
 	em.doneEvent(ctx, Event{Kind: EventDone, BatchID: p.Batch.ID})
 	return results
 }
@@ -232,8 +236,14 @@ func (pc *PlannedCall) parallelizable(d Decision) bool {
 	return runs && pc.tool != nil && !pc.tool.Manifest.SideEffecting
 }
 
-// runPlanned produces the result of call i.
+// runPlanned produces the result of call i, journaled.
 func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opts RunOptions, em *emitter) Result {
+	return e.journaled(ctx, p, i, func(start func() error) Result { return e.resolveCall(ctx, p, i, d, opts, em, start) })
+}
+
+// resolveCall produces the result of call i; start is called right
+// before the call runs, and when it fails the call does not run.
+func (e *Engine) resolveCall(ctx context.Context, p *Plan, i int, d Decision, opts RunOptions, em *emitter, start func() error) Result {
 	pc := &p.Calls[i]
 	call := pc.Call
 	if ctx.Err() != nil {
@@ -259,9 +269,12 @@ func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opt
 	if terr := e.stillNew(pc); terr != nil {
 		return e.finish(failed(call, terr))
 	}
+	if err := start(); err != nil {
+		return e.finish(unrecorded(call, err))
+	}
 	var dropped atomic.Int64
 	em.callEvent(ctx, Event{Kind: EventStarted, BatchID: p.Batch.ID, CallID: call.ID, Tool: call.Name}, &dropped)
-	start := time.Now()
+	began := time.Now()
 	var streams callStreams
 	res := e.finish(e.callTool(ctx, call, pc.tool, pc.resolved, callOptions{
 		Conversation: p.Batch.Conversation, AvailableCapacityBytes: opts.AvailableCapacityBytes,
@@ -286,7 +299,7 @@ func (e *Engine) runPlanned(ctx context.Context, p *Plan, i int, d Decision, opt
 		}
 	}
 	em.callEvent(ctx, Event{Kind: EventCompleted, BatchID: p.Batch.ID, CallID: call.ID, Tool: call.Name, OK: res.OK}, &dropped)
-	e.log.Debug("tool call", "batch", p.Batch.ID, "id", call.ID, "tool", call.Name, "ok", res.OK, "elapsed", time.Since(start), "events_dropped", dropped.Load())
+	e.log.Debug("tool call", "batch", p.Batch.ID, "id", call.ID, "tool", call.Name, "ok", res.OK, "elapsed", time.Since(began), "events_dropped", dropped.Load())
 	return res
 }
 

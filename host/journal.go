@@ -1,0 +1,143 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/toolhost/toolhost/host/config"
+	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/journal"
+)
+
+// journalFile is the journal's file in the state directory.
+const journalFile = "journal.db"
+
+// openJournal opens the configured journal ([journal] path), or
+// journal.db in the state directory, and recovers what a crash left open
+// (FR-RES-04c). It returns nil without a path and a state directory: such
+// a host keeps no journal. An error names the file and what to do.
+func openJournal(ctx context.Context, c config.Journal, stateDir string, log *slog.Logger) (*journal.Journal, error) {
+	path := c.Path
+	if path == "" {
+		if stateDir == "" {
+			return nil, nil
+		}
+		path = filepath.Join(stateDir, journalFile)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("journal %s is a directory, and toolhost keeps its journal in a file of that name: "+
+			"move the directory aside, or set [journal] path to a file", path)
+	}
+	j, err := journal.Open(ctx, path, journal.Options{
+		MaxPreimageBytes: int64(c.MaxPreimageBytes),
+		Retention:        time.Duration(c.RetentionDays) * 24 * time.Hour,
+	})
+	if err != nil {
+		return nil, err
+	}
+	rec, err := j.Recover(ctx, journal.System{})
+	logRecovery(log, j.Path(), rec)
+	if err != nil {
+		j.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// logRecovery says what recovery did: the batches a crash interrupted,
+// their calls, and the process groups it stopped or could not.
+func logRecovery(log *slog.Logger, path string, rec *journal.Recovery) {
+	if rec == nil {
+		return
+	}
+	for _, b := range rec.Batches {
+		log.Warn("a batch was interrupted by a crash; nothing of it is re-run: resume or discard it with toolhost journal recover",
+			"journal", path, "batch", b)
+	}
+	for _, c := range rec.Interrupted {
+		log.Warn("a call had started when toolhost stopped; it is not re-run and may have had side effects",
+			"batch", c.BatchID, "id", c.CallID)
+	}
+	for _, c := range rec.NotRun {
+		log.Info("a call had not started when toolhost stopped; it was not run", "batch", c.BatchID, "id", c.CallID)
+	}
+	for _, p := range rec.Killed {
+		log.Warn("stopped a process group left running by a crash", "batch", p.BatchID, "id", p.CallID, "pgid", p.PGID)
+	}
+	for _, p := range rec.Gone {
+		log.Info("a process group left by a crash had already ended", "batch", p.BatchID, "id", p.CallID, "pgid", p.PGID)
+	}
+	for _, err := range rec.KillErrors {
+		log.Error("cannot stop a process group left running by a crash", "err", err)
+	}
+}
+
+// engineJournal is the journal as the engine sees it: the engine's records
+// mapped to the journal's, so that the engine knows no SQL.
+type engineJournal struct{ j *journal.Journal }
+
+var _ engine.Journal = engineJournal{}
+
+func (a engineJournal) BeginBatch(ctx context.Context, b engine.JournalBatch) error {
+	jb := journal.Batch{ID: b.ID, Conversation: b.Conversation, Turn: b.Turn, Calls: make([]journal.Call, len(b.Calls))}
+	for i, c := range b.Calls {
+		jc := journal.Call{ID: c.ID, Tool: c.Tool, Arguments: c.Arguments, Disposition: string(c.Disposition)}
+		if c.Result != nil {
+			r := journalResult(*c.Result)
+			jc.Result = &r
+		}
+		jb.Calls[i] = jc
+	}
+	return a.j.BeginBatch(ctx, jb)
+}
+
+func (a engineJournal) Decide(ctx context.Context, batchID string, ds []engine.JournalDecision) error {
+	out := make([]journal.CallDecision, len(ds))
+	for i, d := range ds {
+		v := journal.Denied
+		if d.Approved {
+			v = journal.Approved
+		}
+		out[i] = journal.CallDecision{CallID: d.CallID, Verdict: v, By: d.By}
+	}
+	return a.j.Decide(ctx, batchID, out)
+}
+
+func (a engineJournal) StartCall(ctx context.Context, batchID, callID string) error {
+	return a.j.StartCall(ctx, batchID, callID, time.Time{})
+}
+
+func (a engineJournal) FinishCall(ctx context.Context, batchID, callID string, r engine.Result) error {
+	return a.j.FinishCall(ctx, batchID, callID, journalResult(r))
+}
+
+func (a engineJournal) EndBatch(ctx context.Context, batchID string) error {
+	return a.j.EndBatch(ctx, batchID)
+}
+
+func journalResult(r engine.Result) journal.Result {
+	out := journal.Result{OK: r.OK, Content: r.Content}
+	if r.Error != nil {
+		out.ErrorKind, out.ErrorMessage = string(r.Error.Kind), r.Error.Message
+	}
+	return out
+}
+
+// Journal returns the host's journal, or nil when it keeps none, for
+// the commands that read the history and recover batches.
+func (h *Host) Journal() *journal.Journal { return h.journal }
+
+// closeJournal closes the journal, if any.
+func (h *Host) closeJournal() error {
+	if h.journal == nil {
+		return nil
+	}
+	if err := h.journal.Close(); err != nil {
+		return fmt.Errorf("closing the journal: %w", err)
+	}
+	return nil
+}
