@@ -80,6 +80,10 @@ func logRecovery(log *slog.Logger, path string, rec *journal.Recovery) {
 // mapped to the journal's, so that the engine knows no SQL.
 type engineJournal struct{ j *journal.Journal }
 
+// EngineJournal is j as an engine.Config.Journal, for a program that
+// builds an engine itself (the benchmarks); a Host wires its own.
+func EngineJournal(j *journal.Journal) engine.Journal { return engineJournal{j} }
+
 var _ engine.Journal = engineJournal{}
 
 func (a engineJournal) BeginBatch(ctx context.Context, b engine.JournalBatch) error {

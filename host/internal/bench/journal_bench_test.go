@@ -1,0 +1,88 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/readcache"
+	"github.com/toolhost/toolhost/host/journal"
+)
+
+// BenchmarkBatch8Journal: BenchmarkBatch8's batch (8 read_file calls of 4
+// KiB, no events) with the journal on disk (WAL, synchronous=NORMAL), in
+// memory, and off, in one run (issue 12, make bench). ns/op is the batch
+// with the journal; off-ns/op the same batch without one, timed over as
+// many iterations; us-added/call what the journal adds to each call
+// (target: at most 100 on disk).
+func BenchmarkBatch8Journal(b *testing.B) {
+	e := setup(b)
+	calls := make([]engine.Call, 8)
+	for i := range calls {
+		calls[i] = engine.Call{ID: fmt.Sprint("c", i), Name: "read_file", Arguments: json.RawMessage(`{"path":"small.txt"}`)}
+	}
+	pol := engine.DefaultPolicy()
+	pol.Denylist = nil
+	pol.Approval = engine.ApprovalAuto
+	newEngine := func(j engine.Journal) *engine.Engine {
+		return engine.New(engine.Config{Registry: e.reg, Sandbox: e.sb, Policy: pol, Journal: j,
+			ReadCache: func(string) *readcache.Cache { return e.reads }})
+	}
+	batch := func(eng *engine.Engine) func() error {
+		return func() error {
+			// Plan gives each batch an id of its own, as the journal needs.
+			_, results := eng.Process(context.Background(), engine.Batch{Conversation: "bench", Calls: calls}, nil, engine.RunOptions{})
+			for _, r := range results {
+				if !r.OK {
+					return r.Error
+				}
+			}
+			return nil
+		}
+	}
+	off := batch(newEngine(nil))
+	for _, where := range []string{"disk", "memory"} {
+		b.Run(where, func(b *testing.B) {
+			path := journal.Memory
+			if where == "disk" {
+				path = filepath.Join(b.TempDir(), "journal.db")
+			}
+			j, err := journal.Open(context.Background(), path, journal.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer j.Close()
+			on := batch(newEngine(host.EngineJournal(j)))
+			for range 20 {
+				if err := on(); err != nil {
+					b.Fatal(err)
+				}
+				if err := off(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if err := on(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			onNs := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			start := time.Now()
+			for range b.N {
+				if err := off(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			offNs := float64(time.Since(start).Nanoseconds()) / float64(b.N)
+			b.ReportMetric(offNs, "off-ns/op")
+			b.ReportMetric((onNs-offNs)/float64(len(calls))/1e3, "us-added/call")
+		})
+	}
+}
