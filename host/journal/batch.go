@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 	"unicode/utf8"
 )
@@ -90,95 +91,176 @@ type CallDecision struct {
 	By      string
 }
 
+// Step is what one transaction records for a batch, in this order: the
+// batch itself (the first step only), decisions, results of calls that
+// ended, starts of calls about to run, and the batch's end. The engine
+// folds what it must record before the next call runs into one step, so a
+// batch of N calls costs N+1 commits rather than 2N+2, and still every
+// call's start is committed before it runs and every result before the
+// next call starts (FR-RES-04a/b).
+type Step struct {
+	Batch     *Batch
+	Decisions []CallDecision
+	Results   []CallResult
+	Starts    []string
+	// StartedAt is the time recorded for Starts; zero means now.
+	StartedAt time.Time
+	End       bool
+}
+
+// CallResult is the result of one call of a batch.
+type CallResult struct {
+	CallID string
+	Result Result
+}
+
+// Commit records s for batch batchID in one transaction: all of it or,
+// on error, none of it.
+func (j *Journal) Commit(ctx context.Context, batchID string, s Step) error {
+	if s.Batch != nil && s.Batch.ID != batchID {
+		return userErrorf("journal: a step for batch %s carries batch %s", batchID, s.Batch.ID)
+	}
+	return j.tx(ctx, "record batch "+batchID, func(tx *sql.Tx) error {
+		if s.Batch != nil {
+			if err := j.beginBatch(ctx, tx, *s.Batch); err != nil {
+				return err
+			}
+		}
+		if err := j.decide(ctx, tx, batchID, s.Decisions); err != nil {
+			return err
+		}
+		for _, r := range s.Results {
+			if err := j.finishCall(ctx, tx, batchID, r.CallID, r.Result); err != nil {
+				return err
+			}
+		}
+		for _, id := range s.Starts {
+			if err := j.startCall(ctx, tx, batchID, id, s.StartedAt); err != nil {
+				return err
+			}
+		}
+		if s.End {
+			return j.endBatch(ctx, tx, batchID)
+		}
+		return nil
+	})
+}
+
 // BeginBatch records a batch and all its calls in one transaction, before
 // any of them runs (FR-RES-01, FR-RES-04a, IT-JRN-01). Calls given a
 // Result (pre-resolved) are recorded with it.
 func (j *Journal) BeginBatch(ctx context.Context, b Batch) error {
-	if b.ID == "" {
-		return userErrorf("journal: a batch needs an id (conversation %q)", b.Conversation)
-	}
-	created := b.Created
-	if created.IsZero() {
-		created = now()
-	}
-	return j.tx(ctx, "record batch "+b.ID, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO batches (id, conversation, turn, created_at, state, updated_at, owner_pid, owner_start)
-			VALUES (?, ?, ?, ?, 'open', ?, ?, ?)`,
-			b.ID, b.Conversation, b.Turn, nanos(created), nanos(created), j.ownerPID, int64(j.ownerStart))
-		if err != nil {
-			if isConstraint(err) {
-				return userErrorf("journal: batch %s is already in the journal; give each batch its own id", b.ID)
-			}
-			return err
-		}
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO calls
-			(batch_id, seq, id, tool, arguments, disposition, decision, decided_by,
-			 finished_at, ok, content, content_truncated, error_kind, error_message)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer ins.Close()
-		for i, c := range b.Calls {
-			args := string(c.Arguments)
-			if args == "" {
-				args = "null"
-			}
-			var fin sql.NullInt64
-			var ok sql.NullBool
-			var content, kind, msg sql.NullString
-			truncated := false
-			if r := c.Result; r != nil {
-				r2 := j.capResult(*r)
-				fin = sql.NullInt64{Int64: nanos(orNow(r2.Finished)), Valid: true}
-				ok = sql.NullBool{Bool: r2.OK, Valid: true}
-				content = sql.NullString{String: r2.Content, Valid: true}
-				kind = sql.NullString{String: r2.ErrorKind, Valid: true}
-				msg = sql.NullString{String: r2.ErrorMessage, Valid: true}
-				truncated = r2.Truncated
-			}
-			if _, err := ins.ExecContext(ctx, b.ID, i, c.ID, c.Tool, args, c.Disposition, string(c.Decision), c.DecidedBy,
-				fin, ok, content, truncated, kind, msg); err != nil {
-				if isConstraint(err) {
-					return userErrorf("journal: batch %s has call id %q more than once; give each call its own id", b.ID, c.ID)
-				}
-				return err
-			}
-		}
-		return nil
-	})
+	return j.Commit(ctx, b.ID, Step{Batch: &b})
 }
 
 // Decide records decisions on calls of a batch in one transaction, before
 // any of them runs.
 func (j *Journal) Decide(ctx context.Context, batchID string, ds []CallDecision) error {
-	return j.tx(ctx, "record decisions of batch "+batchID, func(tx *sql.Tx) error {
-		for _, d := range ds {
-			res, err := tx.ExecContext(ctx, `UPDATE calls SET decision = ?, decided_by = ? WHERE batch_id = ? AND id = ?`,
-				string(d.Verdict), d.By, batchID, d.CallID)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return notFoundf("journal: batch %s has no call %q to record a decision on", batchID, d.CallID)
-			}
-		}
-		return nil
-	})
+	return j.Commit(ctx, batchID, Step{Decisions: ds})
 }
-
-const sqlStartCall = `UPDATE calls SET started_at = ? WHERE batch_id = ? AND id = ? AND started_at IS NULL AND finished_at IS NULL`
 
 // StartCall records that a call is about to run, in its own commit before
 // it runs: a crash after it leaves the call marked as possibly having had
 // side effects.
 func (j *Journal) StartCall(ctx context.Context, batchID, callID string, at time.Time) error {
-	res, err := j.startCall.ExecContext(ctx, nanos(orNow(at)), batchID, callID)
+	return j.Commit(ctx, batchID, Step{Starts: []string{callID}, StartedAt: at})
+}
+
+// FinishCall records a call's result as soon as it ends, before the next
+// call starts (FR-RES-04b). A call has exactly one result (NFR-REL-01): a
+// second one is refused.
+func (j *Journal) FinishCall(ctx context.Context, batchID, callID string, r Result) error {
+	return j.Commit(ctx, batchID, Step{Results: []CallResult{{callID, r}}})
+}
+
+// EndBatch marks an open batch done once every call has its result.
+func (j *Journal) EndBatch(ctx context.Context, batchID string) error {
+	return j.Commit(ctx, batchID, Step{End: true})
+}
+
+const sqlInsertBatch = `INSERT INTO batches (id, conversation, turn, created_at, state, updated_at, owner_pid, owner_start)
+	VALUES (?, ?, ?, ?, 'open', ?, ?, ?)`
+
+const sqlInsertCall = `INSERT INTO calls
+	(batch_id, seq, id, tool, arguments, disposition, decision, decided_by,
+	 finished_at, ok, result, content_truncated, error_kind, error_message)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+const sqlInsertResult = `INSERT INTO results (content) VALUES (?)`
+
+func (j *Journal) beginBatch(ctx context.Context, tx *sql.Tx, b Batch) error {
+	if b.ID == "" {
+		return userErrorf("journal: a batch needs an id (conversation %q)", b.Conversation)
+	}
+	created := orNow(b.Created)
+	_, err := tx.StmtContext(ctx, j.stmts.insertBatch).ExecContext(ctx,
+		b.ID, b.Conversation, b.Turn, nanos(created), nanos(created), j.ownerPID, int64(j.ownerStart))
 	if err != nil {
-		return j.fail("record start of call "+callID, err)
+		if isConstraint(err) {
+			return userErrorf("journal: batch %s is already in the journal; give each batch its own id", b.ID)
+		}
+		return err
+	}
+	seen := make(map[string]bool, len(b.Calls))
+	for _, c := range b.Calls {
+		if seen[c.ID] {
+			return userErrorf("journal: batch %s has call id %q more than once; give each call its own id", b.ID, c.ID)
+		}
+		seen[c.ID] = true
+	}
+	ins := tx.StmtContext(ctx, j.stmts.insertCall)
+	for i, c := range b.Calls {
+		args := string(c.Arguments)
+		if args == "" {
+			args = "null"
+		}
+		var fin, content sql.NullInt64
+		var ok sql.NullBool
+		var kind, msg sql.NullString
+		truncated := false
+		if r := c.Result; r != nil {
+			r2 := j.capResult(*r)
+			var err error
+			if content, err = j.insertResult(ctx, tx, r2.Content); err != nil {
+				return err
+			}
+			fin = sql.NullInt64{Int64: nanos(orNow(r2.Finished)), Valid: true}
+			ok = sql.NullBool{Bool: r2.OK, Valid: true}
+			kind = sql.NullString{String: r2.ErrorKind, Valid: true}
+			msg = sql.NullString{String: r2.ErrorMessage, Valid: true}
+			truncated = r2.Truncated
+		}
+		if _, err := ins.ExecContext(ctx, b.ID, i, c.ID, c.Tool, args, c.Disposition, string(c.Decision), c.DecidedBy,
+			fin, ok, content, truncated, kind, msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (j *Journal) decide(ctx context.Context, tx *sql.Tx, batchID string, ds []CallDecision) error {
+	for _, d := range ds {
+		res, err := tx.ExecContext(ctx, `UPDATE calls SET decision = ?, decided_by = ? WHERE batch_id = ? AND id = ?`,
+			string(d.Verdict), d.By, batchID, d.CallID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFoundf("journal: batch %s has no call %q to record a decision on", batchID, d.CallID)
+		}
+	}
+	return nil
+}
+
+const sqlStartCall = `UPDATE calls SET started_at = ? WHERE batch_id = ? AND id = ? AND started_at IS NULL AND finished_at IS NULL`
+
+func (j *Journal) startCall(ctx context.Context, tx *sql.Tx, batchID, callID string, at time.Time) error {
+	res, err := tx.StmtContext(ctx, j.stmts.startCall).ExecContext(ctx, nanos(orNow(at)), batchID, callID)
+	if err != nil {
+		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return j.whyNot(ctx, batchID, callID, "start")
+		return whyNot(ctx, tx, batchID, callID, "start")
 	}
 	return nil
 }
@@ -186,43 +268,71 @@ func (j *Journal) StartCall(ctx context.Context, batchID, callID string, at time
 // RecordProcess records a process group a running call started, as soon
 // as it exists, so that recovery can stop it after a crash.
 func (j *Journal) RecordProcess(ctx context.Context, p Process) error {
-	_, err := j.db.ExecContext(ctx, `INSERT INTO processes (batch_id, call_id, pgid, start_time, started_at) VALUES (?, ?, ?, ?, ?)`,
-		p.BatchID, p.CallID, p.PGID, int64(p.StartTime), nanos(now()))
-	if err != nil {
-		if isConstraint(err) {
-			return notFoundf("journal: batch %s has no call %q to record process group %d for", p.BatchID, p.CallID, p.PGID)
+	return j.tx(ctx, "record process group of call "+p.CallID, func(tx *sql.Tx) error {
+		if err := callExists(ctx, tx, p.BatchID, p.CallID); err != nil {
+			return fmt.Errorf("%w to record process group %d for", err, p.PGID)
 		}
-		return j.fail("record process group of call "+p.CallID, err)
-	}
-	return nil
+		_, err := tx.ExecContext(ctx, `INSERT INTO processes (batch_id, call_id, pgid, start_time, started_at) VALUES (?, ?, ?, ?, ?)`,
+			p.BatchID, p.CallID, p.PGID, int64(p.StartTime), nanos(now()))
+		return err
+	})
 }
 
-const sqlFinishCall = `UPDATE calls SET finished_at = ?, ok = ?, content = ?, content_truncated = ?, error_kind = ?, error_message = ?
+// callExists returns a not-found error, naming the batch and call, when
+// the batch has no such call: the schema leaves that to the journal, as
+// calls are keyed by their place in the batch.
+func callExists(ctx context.Context, q querier, batchID, callID string) error {
+	var one int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM calls WHERE batch_id = ? AND id = ?`, batchID, callID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFoundf("journal: batch %s has no call %q", batchID, callID)
+	}
+	return err
+}
+
+const sqlFinishCall = `UPDATE calls SET finished_at = ?, ok = ?, result = ?, content_truncated = ?, error_kind = ?, error_message = ?
 	WHERE batch_id = ? AND id = ? AND finished_at IS NULL`
 
-// FinishCall records a call's result as soon as it ends, before the next
-// call starts (FR-RES-04b). A call has exactly one result (NFR-REL-01): a
-// second one is refused.
-func (j *Journal) FinishCall(ctx context.Context, batchID, callID string, r Result) error {
-	r = j.capResult(r)
-	res, err := j.finishCall.ExecContext(ctx, nanos(orNow(r.Finished)), r.OK, r.Content, r.Truncated, r.ErrorKind, r.ErrorMessage, batchID, callID)
+// insertResult appends content to the results and returns its row, or
+// NULL for no content (most errors).
+func (j *Journal) insertResult(ctx context.Context, tx *sql.Tx, content string) (sql.NullInt64, error) {
+	if content == "" {
+		return sql.NullInt64{}, nil
+	}
+	res, err := tx.StmtContext(ctx, j.stmts.insertResult).ExecContext(ctx, content)
 	if err != nil {
-		return j.fail("record result of call "+callID, err)
+		return sql.NullInt64{}, err
+	}
+	n, err := res.LastInsertId()
+	return sql.NullInt64{Int64: n, Valid: true}, err
+}
+
+func (j *Journal) finishCall(ctx context.Context, tx *sql.Tx, batchID, callID string, r Result) error {
+	r = j.capResult(r)
+	content, err := j.insertResult(ctx, tx, r.Content)
+	if err != nil {
+		return err
+	}
+	res, err := tx.StmtContext(ctx, j.stmts.finishCall).ExecContext(ctx,
+		nanos(orNow(r.Finished)), r.OK, content, r.Truncated, r.ErrorKind, r.ErrorMessage, batchID, callID)
+	if err != nil {
+		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return j.whyNot(ctx, batchID, callID, "finish")
+		return whyNot(ctx, tx, batchID, callID, "finish")
 	}
 	return nil
 }
 
-// EndBatch marks an open batch done once every call has its result.
-func (j *Journal) EndBatch(ctx context.Context, batchID string) error {
-	res, err := j.db.ExecContext(ctx, `UPDATE batches SET state = 'done', updated_at = ? WHERE id = ? AND state = 'open'`, nanos(now()), batchID)
+const sqlEndBatch = `UPDATE batches SET state = 'done', updated_at = ? WHERE id = ? AND state = 'open'`
+
+func (j *Journal) endBatch(ctx context.Context, tx *sql.Tx, batchID string) error {
+	res, err := tx.StmtContext(ctx, j.stmts.endBatch).ExecContext(ctx, nanos(now()), batchID)
 	if err != nil {
-		return j.fail("end batch "+batchID, err)
+		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		st, err := j.state(ctx, batchID)
+		st, err := batchState(ctx, tx, batchID)
 		if err != nil {
 			return err
 		}
@@ -232,14 +342,14 @@ func (j *Journal) EndBatch(ctx context.Context, batchID string) error {
 }
 
 // whyNot explains an update that matched no call.
-func (j *Journal) whyNot(ctx context.Context, batchID, callID, what string) error {
+func whyNot(ctx context.Context, q querier, batchID, callID, what string) error {
 	var started, finished sql.NullInt64
-	err := j.db.QueryRowContext(ctx, `SELECT started_at, finished_at FROM calls WHERE batch_id = ? AND id = ?`, batchID, callID).Scan(&started, &finished)
+	err := q.QueryRowContext(ctx, `SELECT started_at, finished_at FROM calls WHERE batch_id = ? AND id = ?`, batchID, callID).Scan(&started, &finished)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return notFoundf("journal: batch %s has no call %q; record the batch with BeginBatch before its calls run", batchID, callID)
 	case err != nil:
-		return j.fail("look up call "+callID, err)
+		return err
 	case finished.Valid:
 		return userErrorf("journal: call %s of batch %s already has a result; a call has exactly one", callID, batchID)
 	case what == "start" && started.Valid:
@@ -248,14 +358,14 @@ func (j *Journal) whyNot(ctx context.Context, batchID, callID, what string) erro
 	return userErrorf("journal: call %s of batch %s could not %s", callID, batchID, what)
 }
 
-func (j *Journal) state(ctx context.Context, batchID string) (State, error) {
+func batchState(ctx context.Context, q querier, batchID string) (State, error) {
 	var st string
-	err := j.db.QueryRowContext(ctx, `SELECT state FROM batches WHERE id = ?`, batchID).Scan(&st)
+	err := q.QueryRowContext(ctx, `SELECT state FROM batches WHERE id = ?`, batchID).Scan(&st)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", notFoundf("journal: no batch %q", batchID)
 	}
 	if err != nil {
-		return "", j.fail("look up batch "+batchID, err)
+		return "", err
 	}
 	return State(st), nil
 }

@@ -154,7 +154,7 @@ func (j *Journal) CallBatches(ctx context.Context, callID string) ([]string, err
 
 // callColumns are a call's columns, of the calls table named c.
 const callColumns = `c.id, c.tool, c.arguments, c.disposition, c.decision, c.decided_by, c.started_at, c.finished_at,
-	c.ok, c.content, c.content_truncated, c.error_kind, c.error_message`
+	c.ok, (SELECT content FROM results WHERE n = c.result), c.content_truncated, c.error_kind, c.error_message`
 
 // scanCall scans callColumns, then extra columns into extra.
 func scanCall(rs *sql.Rows, extra ...any) (Call, error) {

@@ -80,8 +80,17 @@ type Journal struct {
 	ownerPID   int
 	ownerStart uint64
 
-	startCall  *sql.Stmt
-	finishCall *sql.Stmt
+	stmts statements
+	ckpt  *checkpointer // nil in memory
+}
+
+// statements are the hot writes, prepared once on the one connection.
+type statements struct {
+	insertBatch, insertCall, insertResult, startCall, finishCall, endBatch *sql.Stmt
+}
+
+func (s *statements) all() []**sql.Stmt {
+	return []**sql.Stmt{&s.insertBatch, &s.insertCall, &s.insertResult, &s.startCall, &s.finishCall, &s.endBatch}
 }
 
 // Open opens (creating if needed) the journal at path, or an in-memory
@@ -117,6 +126,12 @@ func Open(ctx context.Context, path string, opts Options) (*Journal, error) {
 		db.Close()
 		return nil, err
 	}
+	if path != Memory {
+		if j.ckpt, err = startCheckpointer(dsn); err != nil {
+			j.Close()
+			return nil, fmt.Errorf("journal %s: %w", path, err)
+		}
+	}
 	return j, nil
 }
 
@@ -132,12 +147,12 @@ func (j *Journal) init(ctx context.Context) error {
 	if err := j.migrate(ctx); err != nil {
 		return err
 	}
-	var err error
-	if j.startCall, err = j.db.PrepareContext(ctx, sqlStartCall); err != nil {
-		return j.fail("prepare", err)
-	}
-	if j.finishCall, err = j.db.PrepareContext(ctx, sqlFinishCall); err != nil {
-		return j.fail("prepare", err)
+	queries := []string{sqlInsertBatch, sqlInsertCall, sqlInsertResult, sqlStartCall, sqlFinishCall, sqlEndBatch}
+	for i, st := range j.stmts.all() {
+		var err error
+		if *st, err = j.db.PrepareContext(ctx, queries[i]); err != nil {
+			return j.fail("prepare", err)
+		}
 	}
 	return nil
 }
@@ -162,6 +177,8 @@ func dataSource(path string, opts Options) (string, error) {
 	}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "NORMAL")
+	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walAutocheckpoint)) // see checkpointer
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
 	// A file: URI with the path escaped, so that no character of the
 	// path ('?', '#', '%') is taken for a parameter.
 	u := url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}
@@ -174,9 +191,10 @@ func (j *Journal) Path() string { return j.path }
 // Close closes the database. A clean close checkpoints the write-ahead log
 // into the file.
 func (j *Journal) Close() error {
-	for _, s := range []*sql.Stmt{j.startCall, j.finishCall} {
-		if s != nil {
-			s.Close()
+	j.ckpt.close()
+	for _, s := range j.stmts.all() {
+		if *s != nil {
+			(*s).Close()
 		}
 	}
 	if err := j.db.Close(); err != nil {
@@ -202,6 +220,7 @@ func (j *Journal) tx(ctx context.Context, op string, fn func(*sql.Tx) error) err
 	if err := tx.Commit(); err != nil {
 		return j.fail(op, err)
 	}
+	j.ckpt.committed()
 	return nil
 }
 

@@ -70,6 +70,9 @@ func (j *Journal) RecordPreimage(ctx context.Context, p Preimage) (undoable bool
 		if err == nil || !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
+		if err := callExists(ctx, tx, p.BatchID, p.CallID); err != nil {
+			return fmt.Errorf("%w to record the previous content of %s for", err, p.Path)
+		}
 		if blob.Valid {
 			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO blobs (sha256, data) VALUES (?, ?)`, img.SHA256, p.Content); err != nil {
 				return err
@@ -79,9 +82,6 @@ func (j *Journal) RecordPreimage(ctx context.Context, p Preimage) (undoable bool
 			(batch_id, call_id, path, seq, recorded_at, existed, mode, size, sha256, blob, undoable, reason)
 			VALUES (?, ?, ?, (SELECT count(*) FROM preimages WHERE batch_id = ? AND call_id = ?), ?, ?, ?, ?, ?, ?, ?, ?)`,
 			p.BatchID, p.CallID, p.Path, p.BatchID, p.CallID, nanos(now()), img.Exists, int64(img.Mode), img.Size, img.SHA256, blob, undoable, reason)
-		if isConstraint(err) {
-			return notFoundf("journal: batch %s has no call %q to record the previous content of %s for", p.BatchID, p.CallID, p.Path)
-		}
 		return err
 	})
 	return undoable, err
@@ -176,9 +176,12 @@ func (j *Journal) Prune(ctx context.Context, at time.Time) (PruneStats, error) {
 	cut := nanos(at.Add(-j.opts.Retention))
 	var st PruneStats
 	err := j.tx(ctx, "prune", func(tx *sql.Tx) error {
+		const old = `SELECT id FROM batches WHERE created_at < ? AND state IN ('done', 'resumed', 'discarded')`
+		if _, err := tx.ExecContext(ctx, `DELETE FROM results WHERE n IN (SELECT result FROM calls WHERE batch_id IN (`+old+`))`, cut); err != nil {
+			return err
+		}
 		var err error
-		if st.Batches, err = affected(tx.ExecContext(ctx,
-			`DELETE FROM batches WHERE created_at < ? AND state IN ('done', 'resumed', 'discarded')`, cut)); err != nil {
+		if st.Batches, err = affected(tx.ExecContext(ctx, `DELETE FROM batches WHERE id IN (`+old+`)`, cut)); err != nil {
 			return err
 		}
 		if st.Reads, err = affected(tx.ExecContext(ctx, `DELETE FROM reads WHERE read_at < ?`, cut)); err != nil {

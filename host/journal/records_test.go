@@ -330,3 +330,46 @@ func bufString(t *testing.T, j *Journal, since time.Time) string {
 	mustDo(t, j.Export(context.Background(), &buf, since))
 	return buf.String()
 }
+
+// issue 12 item 2: a step is one transaction. The engine folds a call's
+// result and the next call's start into one; a step that fails anywhere
+// records nothing of itself, so a start never lands without the results
+// committed beside it, and a failed start leaves the earlier result unset
+// rather than half a step applied.
+func TestCommitStep(t *testing.T) {
+	j := openJournal(t, Memory, Options{})
+	ctx := context.Background()
+	b := testBatch("s1", 3)
+	mustDo(t, j.Commit(ctx, "s1", Step{Batch: &b, Starts: []string{"s1-call-0"}}))
+	mustDo(t, j.Commit(ctx, "s1", Step{Results: []CallResult{{"s1-call-0", Result{OK: true, Content: "zero"}}}, Starts: []string{"s1-call-1"}}))
+
+	for _, tc := range []struct {
+		name string
+		step Step
+		want string
+	}{
+		{"unknown start", Step{Results: []CallResult{{"s1-call-1", Result{OK: true}}}, Starts: []string{"nope"}}, `no call "nope"`},
+		{"start twice", Step{Results: []CallResult{{"s1-call-1", Result{OK: true}}}, Starts: []string{"s1-call-1"}}, "already has a result"},
+		{"another batch", Step{Batch: &Batch{ID: "other"}}, "carries batch other"},
+	} {
+		err := j.Commit(ctx, "s1", tc.step)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+	got, err := j.Batch(ctx, "s1")
+	mustDo(t, err)
+	if c := got.Calls[1]; c.Result != nil || c.Started.IsZero() {
+		t.Errorf("call 1 = %+v, result %+v: a failed step must record none of its results", c, c.Result)
+	}
+	if c := got.Calls[0]; c.Result == nil || c.Result.Content != "zero" {
+		t.Errorf("call 0 result = %+v, want the folded step's result", c.Result)
+	}
+
+	mustDo(t, j.Commit(ctx, "s1", Step{Results: []CallResult{{"s1-call-1", Result{OK: true}}, {"s1-call-2", Result{ErrorKind: "Denied"}}}, End: true}))
+	got, err = j.Batch(ctx, "s1")
+	mustDo(t, err)
+	if got.State != StateDone || got.Calls[2].Result == nil || !got.Calls[2].Started.IsZero() {
+		t.Errorf("batch %+v: want done, call 2 with a result and never started", got)
+	}
+}

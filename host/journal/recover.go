@@ -184,7 +184,7 @@ func (j *Journal) recoverBatch(ctx context.Context, sys System, batchID string, 
 			{"started_at IS NOT NULL", KindInterrupted, InterruptedMessage},
 			{"started_at IS NULL", KindNotRun, NotRunMessage},
 		} {
-			if _, err := tx.ExecContext(ctx, `UPDATE calls SET finished_at = ?, ok = 0, content = '', error_kind = ?, error_message = ?
+			if _, err := tx.ExecContext(ctx, `UPDATE calls SET finished_at = ?, ok = 0, error_kind = ?, error_message = ?
 				WHERE batch_id = ? AND finished_at IS NULL AND `+q.where, t, q.kind, q.msg, batchID); err != nil {
 				return err
 			}

@@ -11,10 +11,18 @@ import (
 // never edited; a change is a new step at the end.
 var migrations = []string{
 	// 1: batches and calls, with starts, processes and results; pre-images;
-	// read records.
+	// read records. The hot path (a batch, then one small update per call
+	// and one appended result) touches as few b-trees as the queries
+	// allow: batches are listed by scanning (retention bounds them), and
+	// only open batches are indexed by state, for recovery. Result content
+	// is appended to results once per call and never updated, so the
+	// calls row stays small and is updated in place, and a large result
+	// costs an append rather than a rebalanced calls page; calls.result
+	// has no foreign key so that Prune can drop results first.
 	`
 CREATE TABLE batches (
-	id           TEXT PRIMARY KEY,
+	n            INTEGER PRIMARY KEY,
+	id           TEXT NOT NULL UNIQUE,
 	conversation TEXT NOT NULL,
 	turn         TEXT NOT NULL DEFAULT '',
 	created_at   INTEGER NOT NULL,
@@ -23,9 +31,7 @@ CREATE TABLE batches (
 	owner_pid    INTEGER NOT NULL,
 	owner_start  INTEGER NOT NULL
 ) STRICT;
-CREATE INDEX batches_by_conversation ON batches (conversation, created_at);
-CREATE INDEX batches_by_time ON batches (created_at);
-CREATE INDEX batches_by_state ON batches (state);
+CREATE INDEX open_batches ON batches (state) WHERE state = 'open';
 
 CREATE TABLE calls (
 	batch_id          TEXT NOT NULL REFERENCES batches (id) ON DELETE CASCADE,
@@ -39,14 +45,18 @@ CREATE TABLE calls (
 	started_at        INTEGER,
 	finished_at       INTEGER,
 	ok                INTEGER,
-	content           TEXT,
+	result            INTEGER,
 	content_truncated INTEGER NOT NULL DEFAULT 0,
 	error_kind        TEXT,
 	error_message     TEXT,
-	PRIMARY KEY (batch_id, id),
-	UNIQUE (batch_id, seq)
+	UNIQUE (batch_id, id)
 ) STRICT;
 CREATE INDEX calls_by_id ON calls (id);
+
+CREATE TABLE results (
+	n       INTEGER PRIMARY KEY,
+	content TEXT NOT NULL
+) STRICT;
 
 CREATE TABLE processes (
 	batch_id   TEXT NOT NULL,
@@ -54,7 +64,7 @@ CREATE TABLE processes (
 	pgid       INTEGER NOT NULL,
 	start_time INTEGER NOT NULL,
 	started_at INTEGER NOT NULL,
-	FOREIGN KEY (batch_id, call_id) REFERENCES calls (batch_id, id) ON DELETE CASCADE
+	FOREIGN KEY (batch_id) REFERENCES batches (id) ON DELETE CASCADE
 ) STRICT;
 CREATE INDEX processes_by_call ON processes (batch_id, call_id);
 
@@ -81,7 +91,7 @@ CREATE TABLE preimages (
 	after_size    INTEGER,
 	after_sha256  TEXT,
 	PRIMARY KEY (batch_id, call_id, path),
-	FOREIGN KEY (batch_id, call_id) REFERENCES calls (batch_id, id) ON DELETE CASCADE
+	FOREIGN KEY (batch_id) REFERENCES batches (id) ON DELETE CASCADE
 ) STRICT;
 CREATE INDEX preimages_by_blob ON preimages (blob);
 
