@@ -265,6 +265,12 @@ func (h *Host) Run(ctx context.Context, p *engine.Plan, d engine.Decision, opts 
 	return results
 }
 
+// Abandon ends a plan that will never run (cancelled before it ran) in
+// the journal, with the results its caller gave its calls.
+func (h *Host) Abandon(ctx context.Context, p *engine.Plan, results []engine.Result) {
+	h.eng.Abandon(ctx, p, results)
+}
+
 // readCache returns a conversation's read cache, loaded from the state
 // directory on first use.
 func (h *Host) readCache(conversation string) *readcache.Cache {

@@ -86,41 +86,35 @@ func EngineJournal(j *journal.Journal) engine.Journal { return engineJournal{j} 
 
 var _ engine.Journal = engineJournal{}
 
-func (a engineJournal) BeginBatch(ctx context.Context, b engine.JournalBatch) error {
-	jb := journal.Batch{ID: b.ID, Conversation: b.Conversation, Turn: b.Turn, Calls: make([]journal.Call, len(b.Calls))}
-	for i, c := range b.Calls {
-		jc := journal.Call{ID: c.ID, Tool: c.Tool, Arguments: c.Arguments, Disposition: string(c.Disposition)}
-		if c.Result != nil {
-			r := journalResult(*c.Result)
-			jc.Result = &r
+// Record commits s as one journal transaction.
+func (a engineJournal) Record(ctx context.Context, batchID string, s engine.JournalStep) error {
+	step := journal.Step{End: s.End}
+	if b := s.Batch; b != nil {
+		jb := journal.Batch{ID: b.ID, Conversation: b.Conversation, Turn: b.Turn, Calls: make([]journal.Call, len(b.Calls))}
+		for i, c := range b.Calls {
+			jc := journal.Call{ID: c.ID, Tool: c.Tool, Arguments: c.Arguments, Disposition: string(c.Disposition)}
+			if c.Result != nil {
+				r := journalResult(*c.Result)
+				jc.Result = &r
+			}
+			jb.Calls[i] = jc
 		}
-		jb.Calls[i] = jc
+		step.Batch = &jb
 	}
-	return a.j.BeginBatch(ctx, jb)
-}
-
-func (a engineJournal) Decide(ctx context.Context, batchID string, ds []engine.JournalDecision) error {
-	out := make([]journal.CallDecision, len(ds))
-	for i, d := range ds {
+	for _, d := range s.Decisions {
 		v := journal.Denied
 		if d.Approved {
 			v = journal.Approved
 		}
-		out[i] = journal.CallDecision{CallID: d.CallID, Verdict: v, By: d.By}
+		step.Decisions = append(step.Decisions, journal.CallDecision{CallID: d.CallID, Verdict: v, By: d.By})
 	}
-	return a.j.Decide(ctx, batchID, out)
-}
-
-func (a engineJournal) StartCall(ctx context.Context, batchID, callID string) error {
-	return a.j.StartCall(ctx, batchID, callID, time.Time{})
-}
-
-func (a engineJournal) FinishCall(ctx context.Context, batchID, callID string, r engine.Result) error {
-	return a.j.FinishCall(ctx, batchID, callID, journalResult(r))
-}
-
-func (a engineJournal) EndBatch(ctx context.Context, batchID string) error {
-	return a.j.EndBatch(ctx, batchID)
+	for _, r := range s.Results {
+		step.Results = append(step.Results, journal.CallResult{CallID: r.CallID, Result: journalResult(r.Result)})
+	}
+	if s.Start != "" {
+		step.Starts = []string{s.Start}
+	}
+	return a.j.Commit(ctx, batchID, step)
 }
 
 func journalResult(r engine.Result) journal.Result {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sync"
 
 	"github.com/toolhost/toolhost/abi"
 )
@@ -13,24 +14,32 @@ import (
 // Journal durably records what a batch asks, what is decided, what runs
 // and what comes of it, so that a crash never leaves a call unrecorded and
 // recovery never re-runs one (FR-RES-01, FR-RES-04a/b, NFR-REL-01/04).
-// The engine owns this interface and calls it in order: BeginBatch once
-// the batch is planned and before anyone is asked or anything runs,
-// Decide once approval is decided, StartCall right before a call runs,
-// FinishCall as soon as it has its result (before the next call starts),
-// EndBatch when every call has one. Every method must have committed
-// what it was given when it returns nil: a call whose BeginBatch or
-// StartCall fails does not run, and its result says why.
 //
-// Implementations must be safe for concurrent use: read-only calls of a
-// parallel batch start and finish together. The engine passes a context
-// that the batch's cancellation does not end, so that a cancelled call's
-// result is still recorded.
+// The engine owns this interface and writes in steps, each of which Record
+// must commit as one transaction before it returns nil. The engine folds
+// into one step everything that must be durable before the next thing
+// happens: the batch (with its calls and the decisions on them) before
+// anyone is asked or the first call starts, and each result with the next
+// call's start, or with the batch's end. So every call's start is
+// committed before it runs and every result before the next call starts,
+// at N+1 commits for N calls. A call whose step fails does not run, and
+// its result says why.
+//
+// Implementations must be safe for concurrent use; the engine serializes
+// the steps of one batch. The engine passes a context that the batch's
+// cancellation does not end, so that a cancelled call's result is still
+// recorded.
 type Journal interface {
-	BeginBatch(ctx context.Context, b JournalBatch) error
-	Decide(ctx context.Context, batchID string, ds []JournalDecision) error
-	StartCall(ctx context.Context, batchID, callID string) error
-	FinishCall(ctx context.Context, batchID, callID string, r Result) error
-	EndBatch(ctx context.Context, batchID string) error
+	Record(ctx context.Context, batchID string, s JournalStep) error
+}
+
+// JournalStep is what one commit records for a batch, in this order.
+type JournalStep struct {
+	Batch     *JournalBatch // the first step only
+	Decisions []JournalDecision
+	Results   []JournalResult
+	Start     string // the id of the call about to run, if any
+	End       bool   // every call has its result
 }
 
 // JournalBatch is a planned batch as the journal records it.
@@ -64,15 +73,26 @@ type JournalDecision struct {
 	By       string
 }
 
+// JournalResult is the result of one call, by its journal id.
+type JournalResult struct {
+	CallID string
+	Result Result
+}
+
 // journalState is a plan's place in the journal.
 type journalState struct {
+	mu sync.Mutex
+	// begun: the batch is pending or committed.
 	begun bool
 	// err is why the batch could not be recorded: no call of it runs.
 	err error
 	// ids are the calls' ids in the journal (JournalCall.ID).
 	ids []string
-	// resolved are the calls recorded with their result by BeginBatch.
+	// resolved are the calls recorded with their result with the batch.
 	resolved []int
+	// pending is what waits for the next commit: the batch itself until
+	// someone is asked or a call starts, decisions, and results.
+	pending JournalStep
 }
 
 func (s *journalState) preResolved(i int) bool { return slices.Contains(s.resolved, i) }
@@ -81,16 +101,18 @@ func (s *journalState) preResolved(i int) bool { return slices.Contains(s.resolv
 // cancelled call's result must be recorded too.
 func journalCtx(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
 
-// beginJournal records the planned batch, once, before anyone is asked
-// or anything runs (FR-RES-04a). On failure no call of the batch runs.
+// beginJournal prepares the planned batch's record, once. A plan that
+// will ask someone, or wait for submitted results, is committed at once,
+// before anyone is asked (FR-RES-04a); any other waits for its first
+// call's start, and is committed with it.
 func (e *Engine) beginJournal(ctx context.Context, p *Plan) {
-	j := e.cfg.Journal
-	if j == nil || p.journal.begun {
+	if e.cfg.Journal == nil || p.journal.begun {
 		return
 	}
 	p.journal.begun = true
 	p.journal.ids = journalIDs(p.Batch.Calls)
 	jb := JournalBatch{ID: p.Batch.ID, Conversation: p.Batch.Conversation, Turn: p.Batch.Turn, Calls: make([]JournalCall, len(p.Calls))}
+	waits := false
 	for i := range p.Calls {
 		pc := &p.Calls[i]
 		// What was planned: a call changed since does not run.
@@ -100,33 +122,57 @@ func (e *Engine) beginJournal(ctx context.Context, p *Plan) {
 			jc.Result = &r
 			p.journal.resolved = append(p.journal.resolved, i)
 		}
+		waits = waits || pc.plannedDisp == RequiresConfirmation || pc.plannedDisp == Pending
 		jb.Calls[i] = jc
 	}
-	if err := j.BeginBatch(journalCtx(ctx), jb); err != nil {
-		p.journal.err = err
-		e.log.Error("cannot record the batch in the journal; none of its calls runs", "batch", p.Batch.ID, "err", err)
+	p.journal.pending.Batch = &jb
+	if waits {
+		e.commitJournal(ctx, p, "")
 	}
 }
 
-// decideJournal records d for the calls that needed confirmation, before
-// any call runs; on failure no call of the batch runs.
-func (e *Engine) decideJournal(ctx context.Context, p *Plan, d Decision) {
-	j := e.cfg.Journal
-	if j == nil || p.journal.err != nil {
+// commitJournal commits what is pending, with the start of the call with
+// journal id start if any. It returns why it could not; a failure to
+// record the batch itself (or its decisions) stops every call of it.
+func (e *Engine) commitJournal(ctx context.Context, p *Plan, start string) error {
+	s := &p.journal
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	step := s.pending
+	step.Start = start
+	if step.Batch == nil && len(step.Decisions) == 0 && len(step.Results) == 0 && start == "" && !step.End {
+		return nil
+	}
+	err := e.cfg.Journal.Record(journalCtx(ctx), p.Batch.ID, step)
+	if err == nil {
+		s.pending = JournalStep{}
+		return nil
+	}
+	if step.Batch != nil || len(step.Decisions) > 0 {
+		s.err = err
+		e.log.Error("cannot record the batch in the journal; none of its calls runs", "batch", p.Batch.ID, "err", err)
+	} else {
+		e.log.Error("cannot record in the journal; the call does not run", "batch", p.Batch.ID, "call", start, "err", err)
+	}
+	return err
+}
+
+// decideJournal adds d, for the calls that needed confirmation, to what
+// is committed before the first call runs.
+func (e *Engine) decideJournal(p *Plan, d Decision) {
+	if e.cfg.Journal == nil {
 		return
 	}
-	var ds []JournalDecision
+	s := &p.journal
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for i, pc := range p.Calls {
 		if pc.Disposition == RequiresConfirmation {
-			ds = append(ds, JournalDecision{CallID: p.journal.ids[i], Approved: d.approves(pc.Call.ID), By: decidedBy(d)})
+			s.pending.Decisions = append(s.pending.Decisions, JournalDecision{CallID: s.ids[i], Approved: d.approves(pc.Call.ID), By: decidedBy(d)})
 		}
-	}
-	if len(ds) == 0 {
-		return
-	}
-	if err := j.Decide(journalCtx(ctx), p.Batch.ID, ds); err != nil {
-		p.journal.err = err
-		e.log.Error("cannot record the batch's decisions in the journal; none of its calls runs", "batch", p.Batch.ID, "err", err)
 	}
 }
 
@@ -137,45 +183,40 @@ func decidedBy(d Decision) string {
 	return d.By
 }
 
-// journaled runs call i through run, recording its result as soon as it
-// has one (FR-RES-04b). run calls start right before the call runs, which
-// records the start first; a call resolved without running (a denial, a
-// cancellation) is recorded without a start, and one whose start the
-// journal cannot record does not run: start's error is its result.
+// journaled runs call i through run. run calls start right before the
+// call runs, which commits the start with whatever is pending; a call
+// resolved without running (a denial, a cancellation) has no start, and
+// one whose start the journal cannot commit does not run: start's error
+// is its result. The result joins what is pending, committed with the
+// next start or the batch's end (FR-RES-04b).
 func (e *Engine) journaled(ctx context.Context, p *Plan, i int, run func(start func() error) Result) Result {
-	j := e.cfg.Journal
-	if j == nil {
+	if e.cfg.Journal == nil {
 		return run(func() error { return nil })
 	}
-	pc := &p.Calls[i]
-	if p.journal.err != nil {
-		return e.finish(unrecorded(pc.Call, p.journal.err))
-	}
-	if p.journal.preResolved(i) {
+	s := &p.journal
+	if s.preResolved(i) {
 		return run(func() error { return nil }) // recorded with the batch; it never starts
 	}
-	id := p.journal.ids[i]
-	res := run(func() error {
-		if err := j.StartCall(journalCtx(ctx), p.Batch.ID, id); err != nil {
-			e.log.Error("cannot record the start of a call in the journal; it does not run", "batch", p.Batch.ID, "id", pc.Call.ID, "err", err)
-			return err
-		}
-		return nil
-	})
-	if err := j.FinishCall(journalCtx(ctx), p.Batch.ID, id, res); err != nil {
-		e.log.Error("cannot record a call's result in the journal; after a crash it will show as interrupted", "batch", p.Batch.ID, "id", pc.Call.ID, "err", err)
+	id := s.ids[i]
+	res := run(func() error { return e.commitJournal(ctx, p, id) })
+	s.mu.Lock()
+	if s.err == nil {
+		s.pending.Results = append(s.pending.Results, JournalResult{CallID: id, Result: res})
 	}
+	s.mu.Unlock()
 	return res
 }
 
-// endJournal marks the batch done once every call has its result.
+// endJournal commits the last results with the batch's end.
 func (e *Engine) endJournal(ctx context.Context, p *Plan) {
-	j := e.cfg.Journal
-	if j == nil || !p.journal.begun || p.journal.err != nil {
+	if e.cfg.Journal == nil || !p.journal.begun {
 		return
 	}
-	if err := j.EndBatch(journalCtx(ctx), p.Batch.ID); err != nil {
-		e.log.Error("cannot mark the batch done in the journal", "batch", p.Batch.ID, "err", err)
+	p.journal.mu.Lock()
+	p.journal.pending.End = true
+	p.journal.mu.Unlock()
+	if err := e.commitJournal(ctx, p, ""); err != nil {
+		e.log.Error("cannot record the batch's last results in the journal; after a crash they show as interrupted", "batch", p.Batch.ID, "err", err)
 	}
 }
 
@@ -245,3 +286,22 @@ func (e *Engine) redactValue(v any) any {
 // secretName matches an argument name that names a secret, as the
 // key=value rule of the redactor does.
 var secretName = regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|private[_-]?key)`)
+
+// Abandon records, for a plan that will never run (a batch cancelled
+// before it ran), the results its caller gave its calls, and ends the
+// batch in the journal, so that it does not stay open for the life of the
+// process. Nothing runs.
+func (e *Engine) Abandon(ctx context.Context, p *Plan, results []Result) {
+	if e.cfg.Journal == nil || !p.journal.begun {
+		return
+	}
+	s := &p.journal
+	s.mu.Lock()
+	for i, r := range results {
+		if i < len(s.ids) && !s.preResolved(i) {
+			s.pending.Results = append(s.pending.Results, JournalResult{CallID: s.ids[i], Result: e.finish(r)})
+		}
+	}
+	s.mu.Unlock()
+	e.endJournal(ctx, p)
+}

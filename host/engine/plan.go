@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -132,7 +133,8 @@ func (p *Plan) Confirmations() []Confirmation {
 // arguments, sandbox preflight, approval mode and allowlist, the tool's own
 // requires_approval. Nothing executes and nothing asks; failures become
 // PreResolved results. Narrowings restrict the configured policy for this
-// batch only, and never widen it.
+// batch only, and never widen it. With a journal, a plan that asks someone
+// is recorded before Plan returns.
 func (e *Engine) Plan(ctx context.Context, b Batch, n ...Narrowing) *Plan {
 	if b.ID == "" {
 		b.ID = newBatchID()
@@ -166,6 +168,7 @@ func (e *Engine) Plan(ctx context.Context, b Batch, n ...Narrowing) *Plan {
 		pc.planned.Arguments = bytes.Clone(pc.Call.Arguments)
 		pc.plannedDisp = pc.Disposition
 	}
+	e.beginJournal(ctx, p)
 	return p
 }
 
@@ -420,9 +423,13 @@ func (e *Engine) countIteration(b Batch, pol Policy) bool {
 // maxTrackedTurns bounds the turn counters an engine keeps.
 const maxTrackedTurns = 10000
 
+// newBatchID is a new batch id: a millisecond clock, then randomness, so
+// that ids sort by creation and the journal's indexes take each new batch
+// at their end rather than at a random page.
 func newBatchID() string {
-	var b [8]byte
-	rand.Read(b[:])
+	var b [10]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
+	rand.Read(b[6:])
 	return "batch_" + hex.EncodeToString(b[:])
 }
 

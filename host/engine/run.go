@@ -113,7 +113,6 @@ func (e *Engine) Process(ctx context.Context, b Batch, approver Approver, opts R
 	p := e.Plan(ctx, b, opts.Narrowing)
 	em := newEmitter(ctx, opts.Events, e.log)
 	em.batchEvent(ctx, Event{Kind: EventPlanned, BatchID: p.Batch.ID})
-	e.beginJournal(ctx, p)
 	d := DenyAll("")
 	if cs := p.Confirmations(); len(cs) > 0 && p.journal.err == nil {
 		em.batchEvent(ctx, Event{Kind: EventAwaitingApproval, BatchID: p.Batch.ID})
@@ -192,8 +191,7 @@ func (e *Engine) Run(ctx context.Context, p *Plan, d Decision, opts RunOptions) 
 }
 
 func (e *Engine) run(ctx context.Context, p *Plan, d Decision, opts RunOptions, em *emitter) []Result {
-	e.beginJournal(ctx, p)
-	e.decideJournal(ctx, p, d)
+	e.decideJournal(p, d)
 	em.batchEvent(ctx, Event{Kind: EventExecuting, BatchID: p.Batch.ID})
 	results := make([]Result, len(p.Calls))
 	for start := 0; start < len(p.Calls); {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -292,7 +293,9 @@ func (s *Server) drive(b *batch) {
 			if !finished(b.state) {
 				b.cancelBeforeLocked("toolhost serve shut down before it ran")
 			}
+			results := b.results
 			b.mu.Unlock()
+			s.h.Abandon(context.WithoutCancel(b.ctx), b.plan, results)
 			return
 		}
 	}
