@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ func BenchmarkBatch8Journal(b *testing.B) {
 	pol := engine.DefaultPolicy()
 	pol.Denylist = nil
 	pol.Approval = engine.ApprovalAuto
+	pol.AllowParallel = false
 	newEngine := func(j engine.Journal) *engine.Engine {
 		return engine.New(engine.Config{Registry: e.reg, Sandbox: e.sb, Policy: pol, Journal: j,
 			ReadCache: func(string) *readcache.Cache { return e.reads }})
@@ -57,7 +59,8 @@ func BenchmarkBatch8Journal(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer j.Close()
-			on := batch(newEngine(host.EngineJournal(j)))
+			tj := &timedJournal{j: host.EngineJournal(j)}
+			on := batch(newEngine(tj))
 			for range 20 {
 				if err := on(); err != nil {
 					b.Fatal(err)
@@ -82,7 +85,28 @@ func BenchmarkBatch8Journal(b *testing.B) {
 			}
 			offNs := float64(time.Since(start).Nanoseconds()) / float64(b.N)
 			b.ReportMetric(offNs, "off-ns/op")
+			b.ReportMetric(float64(tj.total.Load())/float64(tj.n.Load())/1e3, "us/record")
+			b.ReportMetric(float64(tj.n.Load())/float64(b.N+20), "records/op")
+			b.ReportMetric(float64(tj.batch.Load())/float64(b.N+20)/1e3, "us/batchrecord")
 			b.ReportMetric((onNs-offNs)/float64(len(calls))/1e3, "us-added/call")
 		})
 	}
+}
+
+type timedJournal struct {
+	j     engine.Journal
+	total atomic.Int64
+	n     atomic.Int64
+	batch atomic.Int64
+}
+
+func (t *timedJournal) Record(ctx context.Context, id string, s engine.JournalStep) error {
+	start := time.Now()
+	err := t.j.Record(ctx, id, s)
+	if s.Batch != nil {
+		t.batch.Add(int64(time.Since(start)))
+	}
+	t.total.Add(int64(time.Since(start)))
+	t.n.Add(1)
+	return err
 }
