@@ -129,7 +129,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	// The journal is opened, and a crash's leftovers recovered, before any
 	// tool can run (FR-RES-04c).
-	if h.journal, err = openJournal(ctx, cfg.Journal, opts.StateDir, log); err != nil {
+	if h.journal, err = OpenJournal(ctx, cfg.Journal, opts.StateDir, log); err != nil {
 		h.closeSaves()
 		sb.Close()
 		return nil, err

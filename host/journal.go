@@ -16,11 +16,13 @@ import (
 // journalFile is the journal's file in the state directory.
 const journalFile = "journal.db"
 
-// openJournal opens the configured journal ([journal] path), or
+// OpenJournal opens the configured journal ([journal] path), or
 // journal.db in the state directory, and recovers what a crash left open
 // (FR-RES-04c). It returns nil without a path and a state directory: such
-// a host keeps no journal. An error names the file and what to do.
-func openJournal(ctx context.Context, c config.Journal, stateDir string, log *slog.Logger) (*journal.Journal, error) {
+// a host keeps no journal. An error names the file and what to do. Open
+// calls it; the commands that only read or recover the history call it
+// without loading any plugin.
+func OpenJournal(ctx context.Context, c config.Journal, stateDir string, log *slog.Logger) (*journal.Journal, error) {
 	path := c.Path
 	if path == "" {
 		if stateDir == "" {
