@@ -132,6 +132,9 @@ func (s *Server) apiRoutes() []route {
 		{"POST", "/v1/batches/{id}/cancel", s.cancelBatch},
 		{"POST", "/v1/batches/{id}/results", s.submitResults},
 		{"GET", "/v1/batches/{id}/events", s.batchEvents},
+		{"GET", "/v1/journal/batches", s.listJournal},
+		{"GET", "/v1/journal/batches/{id}", s.getJournalBatch},
+		{"POST", "/v1/journal/batches/{id}/recover", s.recoverJournalBatch},
 	}
 }
 
