@@ -119,6 +119,17 @@ func (a engineJournal) Record(ctx context.Context, batchID string, s engine.Jour
 	return a.j.Commit(ctx, batchID, step)
 }
 
+// RecordProcess records process group pid of a running call with its
+// leader's start time, read now, so that recovery never kills a process
+// that reused the pid.
+func (a engineJournal) RecordProcess(ctx context.Context, batchID, callID string, pid int) error {
+	start, err := journal.ProcessStartTime(pid)
+	if err != nil {
+		start = 0 // unknown here: recovery then trusts the pid alone
+	}
+	return a.j.RecordProcess(ctx, journal.Process{BatchID: batchID, CallID: callID, PGID: pid, StartTime: start})
+}
+
 func journalResult(r engine.Result) journal.Result {
 	out := journal.Result{OK: r.OK, Content: r.Content}
 	if r.Error != nil {

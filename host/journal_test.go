@@ -172,6 +172,31 @@ func TestJournalRecordsCallsThatDidNotRun(t *testing.T) {
 	}
 }
 
+// issue 12 item 2: a run_command's process group is journaled while the
+// command runs, with its leader's start time, so that recovery after a
+// crash can find and kill what is left of it.
+func TestJournalRecordsProcessGroup(t *testing.T) {
+	h, _ := openJournaled(t, t.TempDir(), func(c *config.Config) {
+		c.Tools.Approval.Denylist = nil
+		c.Tools.Approval.Mode = "auto"
+	})
+	ctx := context.Background()
+	_, results := h.Process(ctx, engine.Batch{ID: "batch_p", Calls: []engine.Call{
+		call("c1", "run_command", `{"command": "echo $$"}`),
+	}}, host.BatchOptions{Approver: approveAll()})
+	if !results[0].OK {
+		t.Fatalf("run_command failed: %+v", results[0].Error)
+	}
+	b, err := h.Journal().Batch(ctx, "batch_p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := b.Calls[0].Processes
+	if len(ps) != 1 || ps[0].StartTime == 0 || !strings.Contains(results[0].Content, strconv.Itoa(ps[0].PGID)) {
+		t.Fatalf("journaled process groups %+v, result %q: want the shell's pid, with its start time", ps, results[0].Content)
+	}
+}
+
 // issue 12 item 3 (FR-RES-04c): a host without a state directory and no
 // [journal] path keeps no journal; one with a path keeps it there, even
 // in memory.

@@ -159,6 +159,9 @@ type callOptions struct {
 	// generation as the call begins, the call alone.
 	ReadsAt uint64
 	Origin  string
+	// Journal records what the call does that outlives it
+	// (hostfn.Env.Journal); nil records nothing.
+	Journal hostfn.CallJournal
 }
 
 // execute validates and runs one call without the approval policy: no
@@ -184,7 +187,7 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 	env := &hostfn.Env{
 		CallID: call.ID, Sandbox: e.cfg.Sandbox, Limits: limits,
 		Emit: opts.Emit, Resolved: resolved, Writes: opts.Writes, Environ: e.environ,
-		MaxCommitFiles: e.cfg.MaxCommitFiles, DryRun: opts.DryRun,
+		MaxCommitFiles: e.cfg.MaxCommitFiles, DryRun: opts.DryRun, Journal: opts.Journal,
 	}
 	if e.cfg.ReadCache != nil {
 		// A file another batch of the conversation changes after this

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
 )
 
 // Journal durably records what a batch asks, what is decided, what runs
@@ -31,6 +32,10 @@ import (
 // recorded.
 type Journal interface {
 	Record(ctx context.Context, batchID string, s JournalStep) error
+	// RecordProcess records, as soon as a running call's command has
+	// started, the process group (and session) pid it runs in, so that
+	// recovery can kill what a crash left of it.
+	RecordProcess(ctx context.Context, batchID, callID string, pid int) error
 }
 
 // JournalStep is what one commit records for a batch, in this order.
@@ -205,6 +210,29 @@ func (e *Engine) journaled(ctx context.Context, p *Plan, i int, run func(start f
 	}
 	s.mu.Unlock()
 	return res
+}
+
+// callJournal is the journal as the host functions of call i see it.
+type callJournal struct {
+	ctx     context.Context
+	e       *Engine
+	batchID string
+	callID  string
+}
+
+func (e *Engine) callJournal(ctx context.Context, p *Plan, i int) hostfn.CallJournal {
+	if e.cfg.Journal == nil || !p.journal.begun {
+		return nil
+	}
+	return &callJournal{ctx: journalCtx(ctx), e: e, batchID: p.Batch.ID, callID: p.journal.ids[i]}
+}
+
+func (c *callJournal) ProcessStarted(pid int) error {
+	if err := c.e.cfg.Journal.RecordProcess(c.ctx, c.batchID, c.callID, pid); err != nil {
+		c.e.log.Error("cannot record a command's process group in the journal; the command is stopped", "batch", c.batchID, "id", c.callID, "pgid", pid, "err", err)
+		return fmt.Errorf("toolhost records every command's process group in its journal before letting it run, and recording process group %d failed: %w", pid, err)
+	}
+	return nil
 }
 
 // endJournal commits the last results with the batch's end.

@@ -59,7 +59,7 @@ func BenchmarkBatch8Journal(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer j.Close()
-			tj := &timedJournal{j: host.EngineJournal(j)}
+			tj := &timedJournal{Journal: host.EngineJournal(j)}
 			on := batch(newEngine(tj))
 			for range 20 {
 				if err := on(); err != nil {
@@ -93,8 +93,9 @@ func BenchmarkBatch8Journal(b *testing.B) {
 	}
 }
 
+// timedJournal times the engine's journal steps.
 type timedJournal struct {
-	j     engine.Journal
+	engine.Journal
 	total atomic.Int64
 	n     atomic.Int64
 	batch atomic.Int64
@@ -102,7 +103,7 @@ type timedJournal struct {
 
 func (t *timedJournal) Record(ctx context.Context, id string, s engine.JournalStep) error {
 	start := time.Now()
-	err := t.j.Record(ctx, id, s)
+	err := t.Journal.Record(ctx, id, s)
 	if s.Batch != nil {
 		t.batch.Add(int64(time.Since(start)))
 	}

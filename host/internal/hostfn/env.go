@@ -65,6 +65,9 @@ type Env struct {
 	Environ []string
 	// Now is the clock for read-cache entries; nil means time.Now.
 	Now func() time.Time
+	// Journal records what the call does that outlives it; nil records
+	// nothing.
+	Journal CallJournal
 
 	// seen is the digest of each file this call read whole (recorded, or
 	// for update) or wrote, by canonical path: the content its changes

@@ -47,6 +47,9 @@ func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 			return env.Emit(ctx, Event{CallID: env.CallID, Kind: uint32(s), Data: chunk})
 		}
 	}
+	if env.Journal != nil {
+		spec.Started = env.Journal.ProcessStarted
+	}
 	res, err := proc.Run(ctx, spec)
 	if err != nil {
 		if stop := interrupted(err, "the command ran past its deadline; its processes were killed"); stop != nil {

@@ -76,6 +76,12 @@ type Spec struct {
 	// Logger receives kill failures and abandoned pipes; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Started, if non-nil, is called once the shell has started, before
+	// Run waits on it, with its pid, which is also its process group and
+	// session id: the caller records it (toolhost's journal, so recovery
+	// after a crash can kill what is left). An error stops the command as
+	// a cancellation would, and Run returns it.
+	Started func(pid int) error
 }
 
 // Result is what a command produced.
@@ -145,14 +151,25 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, fmt.Errorf("proc: command not started: %w", err)
 	}
 	spec = withDefaults(spec)
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	r, err := start(ctx, spec)
 	if err != nil {
 		return Result{}, err
 	}
 	defer r.stopGiveUp()
+	var startedErr error
+	if spec.Started != nil {
+		if startedErr = spec.Started(r.cmd.Process.Pid); startedErr != nil {
+			stop(startedErr)
+		}
+	}
 	ctxErr := r.wait(ctx)
 	res, err := r.finish()
-	if ctxErr != nil {
+	switch {
+	case startedErr != nil:
+		return res, fmt.Errorf("proc: command stopped: %w", startedErr)
+	case ctxErr != nil:
 		return res, fmt.Errorf("proc: command killed: %w", ctxErr)
 	}
 	return res, err

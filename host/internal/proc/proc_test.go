@@ -708,3 +708,43 @@ func buildHopper(t *testing.T) string {
 	}
 	return bin
 }
+
+// issue 12 item 2: Started gets the shell's pid, its process group and
+// session, while the command runs; when it fails, the command is stopped
+// before it can act and Run returns the error.
+func TestRunStarted(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "marker")
+	for _, tc := range []struct {
+		name    string
+		fail    error
+		command string
+	}{
+		{"recorded", nil, "echo $$"},
+		{"refused", errors.New("the journal is full"), "sleep 1; touch " + marker},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got int
+			res, err := Run(context.Background(), Spec{Command: tc.command, Dir: dir, Started: func(pid int) error {
+				got = pid
+				if pgid, _ := syscall.Getpgid(pid); pgid != pid {
+					t.Errorf("Started(%d): its process group is %d, want the shell's own", pid, pgid)
+				}
+				return tc.fail
+			}})
+			if tc.fail == nil {
+				if err != nil || strings.TrimSpace(string(res.Stdout)) != strconv.Itoa(got) {
+					t.Fatalf("Run = %q, %v; want the shell's pid %d, as Started saw it", res.Stdout, err, got)
+				}
+				return
+			}
+			if !errors.Is(err, tc.fail) {
+				t.Fatalf("Run error %v, want the Started error", err)
+			}
+			time.Sleep(1500 * time.Millisecond)
+			if _, err := os.Stat(marker); err == nil {
+				t.Fatal("the command ran on after Started failed")
+			}
+		})
+	}
+}
