@@ -53,16 +53,16 @@ type Options struct {
 // Host runs tool calls under one configuration. It is safe for concurrent
 // use; Close releases it.
 type Host struct {
-	log   *slog.Logger
-	rt    *runtime.Runtime
-	reg   *registry.Registry
-	sb    *sandbox.Sandbox
-	eng   *engine.Engine
-	store *readcache.Store // nil: read caches live in memory only
-	saves *saver           // nil without a store
-	// journal records every batch before it runs (issue 12); nil keeps
-	// no record.
+	log *slog.Logger
+	rt  *runtime.Runtime
+	reg *registry.Registry
+	sb  *sandbox.Sandbox
+	eng *engine.Engine
+	// journal records every batch before it runs, and keeps the read
+	// caches (issue 12); nil keeps no record, and read caches in memory
+	// only.
 	journal *journal.Journal
+	saves   *saver // nil without a journal
 
 	mu     sync.Mutex // calls of a parallel batch load caches concurrently
 	caches map[string]*conversationCache
@@ -120,19 +120,14 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	recoverCommits(sb, log)
 	h := &Host{log: log, sb: sb, caches: map[string]*conversationCache{}}
-	if opts.StateDir != "" {
-		if h.store, err = readcache.NewStore(filepath.Join(opts.StateDir, "reads")); err != nil {
-			sb.Close()
-			return nil, fmt.Errorf("state directory %s: %w", opts.StateDir, err)
-		}
-		h.saves = newSaver(h.save)
-	}
 	// The journal is opened, and a crash's leftovers recovered, before any
 	// tool can run (FR-RES-04c).
 	if h.journal, err = OpenJournal(ctx, cfg.Journal, opts.StateDir, log); err != nil {
-		h.closeSaves()
 		sb.Close()
 		return nil, err
+	}
+	if h.journal != nil {
+		h.saves = newSaver(h.save)
 	}
 	if h.rt, err = runtime.New(ctx, runtime.Config{CacheDir: opts.CacheDir, Logger: log, HostFunctions: hostfn.Functions()}); err != nil {
 		h.closeSaves()
@@ -285,12 +280,16 @@ func (h *Host) readCache(conversation string) *readcache.Cache {
 		h.evictLocked()
 	}
 	reads := readcache.New()
-	if h.store != nil {
-		var err error
-		if reads, err = h.store.Load(conversation); err != nil {
-			h.log.Error("cannot load the read cache; files this conversation read count as unread", "conversation", conversation, "err", err)
-			reads = readcache.New()
+	if h.journal != nil {
+		stored, err := h.journal.ListReads(context.Background(), conversation)
+		if err != nil {
+			h.log.Error("cannot load the read cache from the journal; files this conversation read count as unread", "conversation", conversation, "err", err)
 		}
+		entries := make([]readcache.Entry, len(stored))
+		for i, r := range stored {
+			entries[i] = readcache.Entry{Path: r.Path, SHA256: r.SHA256, ReadAt: r.ReadAt}
+		}
+		reads.Merge(entries)
 	}
 	h.caches[conversation] = &conversationCache{reads: reads, lastUsed: h.clock}
 	return reads
@@ -316,7 +315,8 @@ func (h *Host) saveSoon(conversation string) {
 	}
 }
 
-// save writes a conversation's read cache back to the state directory.
+// save writes what a conversation's read cache recorded since its last
+// save to the journal.
 func (h *Host) save(conversation string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -325,12 +325,19 @@ func (h *Host) save(conversation string) {
 
 func (h *Host) saveLocked(conversation string) {
 	c, ok := h.caches[conversation]
-	if !ok || h.store == nil {
+	if !ok || h.journal == nil {
 		return
 	}
-	if err := h.store.Save(conversation, c.reads); err != nil {
-		h.log.Error("cannot save the read cache; the next call may refuse to overwrite what this one read", "conversation", conversation, "err", err)
+	entries, mark := c.reads.Unsaved()
+	reads := make([]journal.Read, len(entries))
+	for i, e := range entries {
+		reads[i] = journal.Read{Path: e.Path, SHA256: e.SHA256, ReadAt: e.ReadAt}
 	}
+	if err := h.journal.SaveReads(context.Background(), conversation, reads); err != nil {
+		h.log.Error("cannot save the read cache in the journal; the next call may refuse to overwrite what this one read", "conversation", conversation, "err", err)
+		return
+	}
+	c.reads.Saved(mark)
 }
 
 // DefaultCacheDir is toolhost's directory under the user cache directory.

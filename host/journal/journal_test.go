@@ -114,7 +114,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if err := j.FinishCall(ctx, "b1", "b1-call-0", Result{OK: true, Content: "hello"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := j.PutRead(ctx, Read{Conversation: "conv-1", Path: "/r/a", SHA256: "aa", LastBy: "b1"}); err != nil {
+	if err := j.SaveReads(ctx, "conv-1", []Read{{Path: "/r/a", SHA256: "aa"}}); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
@@ -127,8 +127,8 @@ func TestReopenKeepsData(t *testing.T) {
 	if len(b.Calls) != 3 || b.Calls[0].Result == nil || b.Calls[0].Result.Content != "hello" || b.State != StateOpen {
 		t.Fatalf("reopened batch = %+v", b)
 	}
-	if r, ok, err := j.GetRead(ctx, "conv-1", "/r/a"); err != nil || !ok || r.SHA256 != "aa" {
-		t.Fatalf("reopened read = %+v %v %v", r, ok, err)
+	if r, err := j.ListReads(ctx, "conv-1"); err != nil || len(r) != 1 || r[0].SHA256 != "aa" {
+		t.Fatalf("reopened reads = %+v %v", r, err)
 	}
 }
 

@@ -95,19 +95,11 @@ CREATE TABLE preimages (
 ) STRICT;
 CREATE INDEX preimages_by_blob ON preimages (blob);
 
-CREATE TABLE conversations (
-	id         TEXT PRIMARY KEY,
-	generation INTEGER NOT NULL
-) STRICT;
-
 CREATE TABLE reads (
-	conversation TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+	conversation TEXT NOT NULL,
 	path         TEXT NOT NULL,
 	sha256       TEXT NOT NULL,
 	read_at      INTEGER NOT NULL,
-	generation   INTEGER NOT NULL,
-	origin       TEXT NOT NULL DEFAULT '',
-	last_by      TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (conversation, path)
 ) STRICT;
 CREATE INDEX reads_by_time ON reads (read_at);

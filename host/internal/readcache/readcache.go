@@ -2,10 +2,11 @@
 // they held (canonical path, SHA-256, time), the evidence stale-file
 // protection checks before any overwrite or patch (SRD FR-TOOL-PATCH-02c).
 //
-// A Cache lives in memory; Store persists caches as one file of JSON
-// records per conversation in toolhost's state directory, so that separate CLI
-// invocations with the same conversation id share what was read. The state
-// directory is a protected path of the sandbox: no tool can read or forge it.
+// A Cache lives in memory. Its owner persists it (toolhost keeps caches in
+// its journal, in the state directory, which no tool can read or forge):
+// Merge takes in what was stored, Unsaved and Saved say what to store,
+// so that separate processes with the same conversation id share what
+// was read.
 package readcache
 
 import (
@@ -31,7 +32,7 @@ type Entry struct {
 	// content another changed has seen that change.
 	lastBy string
 	// seq is the cache's put count when the entry was recorded here; 0
-	// when it came from the store, which holds it already.
+	// when it was merged from storage, which holds it already.
 	seq uint64
 }
 
@@ -39,11 +40,9 @@ type Entry struct {
 type Cache struct {
 	mu      sync.Mutex
 	entries map[string]Entry
-	dirty   bool
 	gen     uint64 // counts changes of any entry's digest
-	seq     uint64 // counts every put, so Save knows what it wrote
-
-	disk disk // what this cache knows of its conversation's file
+	seq     uint64 // counts every put
+	saved   uint64 // seq up to which the entries are stored
 }
 
 // New returns an empty cache. Its Generation starts at 1, so 0 never
@@ -61,18 +60,17 @@ func (c *Cache) RecordFrom(path string, sum [sha256.Size]byte, at time.Time, ori
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.put(Entry{Path: path, SHA256: hex.EncodeToString(sum[:]), ReadAt: at.UTC(), origin: origin}, false)
-	c.dirty = true
 }
 
 // put stores e, advancing the generation when the path's digest changes:
 // reading the same content again is not a change, so it keeps who made
 // the change too (another batch re-reading what this one wrote must not
-// make this one's next write look stale). An entry fromStore is on disk
-// already: Save does not write it again.
-func (c *Cache) put(e Entry, fromStore bool) {
+// make this one's next write look stale). An entry stored is in storage
+// already: Unsaved does not give it again.
+func (c *Cache) put(e Entry, stored bool) {
 	c.seq++
 	e.seq = c.seq
-	if fromStore {
+	if stored {
 		e.seq = 0
 	}
 	e.lastBy = e.origin
@@ -138,8 +136,9 @@ func (c *Cache) Entries() []Entry {
 	return out
 }
 
-// merge adds entries from the store that are newer than what c holds.
-func (c *Cache) merge(entries []Entry) {
+// Merge adds entries from storage (another process's reads among them)
+// that are newer than what c holds.
+func (c *Cache) Merge(entries []Entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range entries {
@@ -147,4 +146,25 @@ func (c *Cache) merge(entries []Entry) {
 			c.put(e, true)
 		}
 	}
+}
+
+// Unsaved returns the entries recorded since the last Saved, and the
+// mark to pass to Saved once they are stored.
+func (c *Cache) Unsaved() (entries []Entry, mark uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.seq > c.saved {
+			entries = append(entries, e)
+		}
+	}
+	return entries, c.seq
+}
+
+// Saved notes that the entries Unsaved gave with mark are stored; a read
+// recorded since is still unsaved.
+func (c *Cache) Saved(mark uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.saved = max(c.saved, mark)
 }

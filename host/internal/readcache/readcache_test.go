@@ -2,74 +2,48 @@ package readcache
 
 import (
 	"crypto/sha256"
-	"os"
-	"path/filepath"
+	"encoding/hex"
 	"testing"
 	"time"
 )
 
-// FR-TOOL-PATCH-02c: entries carry canonical path, SHA-256 and read time,
-// and survive between processes through the store.
-func TestStoreRoundTripAndMerge(t *testing.T) {
-	dir := t.TempDir()
-	store, err := NewStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+// FR-TOOL-PATCH-02c: what a cache gives to store is what was recorded
+// since it was last stored, never what it merged from storage; merging
+// keeps the newer read of a path.
+func TestUnsavedAndMerge(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	a := sha256.Sum256([]byte("a"))
-	b := sha256.Sum256([]byte("b"))
-
-	first, _ := store.Load("conv-1")
-	first.Record("/w/x.txt", a, t0)
-	// Another process saves a newer read of the same path and another file.
-	second, _ := store.Load("conv-1")
-	second.Record("/w/x.txt", b, t0.Add(time.Minute))
-	second.Record("/w/y.txt", a, t0)
-	if err := store.Save("conv-1", second); err != nil {
-		t.Fatal(err)
+	a, b := sha256.Sum256([]byte("a")), sha256.Sum256([]byte("b"))
+	c := New()
+	c.Record("/w/x.txt", a, t0)
+	got, mark := c.Unsaved()
+	if len(got) != 1 || got[0].Path != "/w/x.txt" {
+		t.Fatalf("Unsaved = %+v, want the one read", got)
 	}
-	if err := store.Save("conv-1", first); err != nil {
-		t.Fatal(err)
+	c.Record("/w/y.txt", a, t0) // recorded while the first was being stored
+	c.Saved(mark)
+	if got, _ := c.Unsaved(); len(got) != 1 || got[0].Path != "/w/y.txt" {
+		t.Fatalf("Unsaved after Saved = %+v, want only the read recorded since", got)
 	}
-
-	got, err := store.Load("conv-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
+	c.Merge([]Entry{{Path: "/w/x.txt", SHA256: hexSum(b), ReadAt: t0.Add(time.Minute)}, {Path: "/w/z.txt", SHA256: hexSum(a), ReadAt: t0.Add(-time.Minute)}})
+	for _, tt := range []struct {
 		path       string
 		sum        [32]byte
 		read, same bool
 	}{
-		{"/w/x.txt", b, true, true}, // the newer read wins the merge
-		{"/w/x.txt", a, true, false},
-		{"/w/y.txt", a, true, true},
-		{"/w/z.txt", a, false, false},
-	}
-	for _, tt := range tests {
-		read, same := got.Matches(tt.path, tt.sum)
-		if read != tt.read || same != tt.same {
+		{"/w/x.txt", b, true, true}, // another process's newer read wins
+		{"/w/z.txt", a, true, true},
+		{"/w/none", a, false, false},
+	} {
+		if read, same := c.Matches(tt.path, tt.sum); read != tt.read || same != tt.same {
 			t.Errorf("Matches(%s) = %v,%v; want %v,%v", tt.path, read, same, tt.read, tt.same)
 		}
 	}
-	other, _ := store.Load("conv-2")
-	if n := len(other.Entries()); n != 0 {
-		t.Errorf("conversations leak: conv-2 has %d entries", n)
+	if got, _ := c.Unsaved(); len(got) != 1 {
+		t.Errorf("Unsaved after Merge = %+v: merged entries are stored already", got)
 	}
 }
 
-func TestLoadCorruptFileNamesIt(t *testing.T) {
-	dir := t.TempDir()
-	store, _ := NewStore(dir)
-	if err := os.WriteFile(store.fileName("c"), []byte("{not json"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err := store.Load("c")
-	if err == nil || !filepath.IsAbs(store.fileName("c")) {
-		t.Fatalf("Load of corrupt cache: err = %v", err)
-	}
-}
+func hexSum(sum [32]byte) string { return hex.EncodeToString(sum[:]) }
 
 // The generation moves when a path's content changes, not when the same
 // content is read again (issue 9 item 8: a call compares it with the
