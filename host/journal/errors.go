@@ -96,9 +96,9 @@ func sniff(path string) error {
 	return nil
 }
 
-// check runs SQLite's quick integrity check, which reads every page but
-// skips the slower index cross-checks.
-func (j *Journal) check(ctx context.Context) error {
+// Check runs SQLite's quick integrity check, which reads every page but
+// skips the slower index cross-checks; damage gives a *CorruptError.
+func (j *Journal) Check(ctx context.Context) error {
 	rows, err := j.db.QueryContext(ctx, "PRAGMA quick_check")
 	if err != nil {
 		return j.fail("integrity check", err)

@@ -50,6 +50,12 @@ type Options struct {
 	// BusyTimeout is how long a write waits for another process holding
 	// the database's write lock before it fails.
 	BusyTimeout time.Duration
+	// Check runs SQLite's quick integrity check when the journal opens.
+	// It reads every page, so its cost grows with the journal: commands
+	// that open the journal on every run leave it to `toolhost journal
+	// check`, and damage met later is reported as a *CorruptError by the
+	// operation that meets it.
+	Check bool
 }
 
 func (o Options) withDefaults() Options {
@@ -139,8 +145,8 @@ func (j *Journal) init(ctx context.Context) error {
 	if err := j.db.PingContext(ctx); err != nil {
 		return j.fail("open", err)
 	}
-	if j.path != Memory {
-		if err := j.check(ctx); err != nil {
+	if j.path != Memory && j.opts.Check {
+		if err := j.Check(ctx); err != nil {
 			return err
 		}
 	}

@@ -197,10 +197,22 @@ func TestCorruptFileRefused(t *testing.T) {
 			tc.damage(t, path)
 			before := readFile(t, path)
 
-			_, err := Open(context.Background(), path, Options{})
+			_, err := Open(context.Background(), path, Options{Check: true})
 			var cerr *CorruptError
 			if !errors.As(err, &cerr) || cerr.Path != path {
 				t.Fatalf("Open = %v, want a *CorruptError for %s", err, path)
+			}
+			// Without the check at open, the first operation that
+			// meets the damage reports it the same way.
+			if j, err := Open(context.Background(), path, Options{}); err == nil {
+				_, err = j.ListBatches(context.Background(), Filter{})
+				j.Close()
+				if !errors.As(err, &cerr) || cerr.Path != path || !strings.Contains(err.Error(), "move it aside") {
+					t.Errorf("ListBatches on a damaged journal = %v, want a *CorruptError for %s", err, path)
+				}
+				if string(readFile(t, path)) != string(before) {
+					t.Error("opening and reading the damaged file changed it")
+				}
 			}
 			for _, want := range []string{path, "move it aside", "never deletes"} {
 				if !strings.Contains(err.Error(), want) {
