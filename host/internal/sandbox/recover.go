@@ -19,6 +19,7 @@ import (
 // holding JSON lines (issue 9 item 10):
 //
 //	{"file": {...}}       one per staged file, written before its temporary file
+//	                      (for a removal, before its commit renames it away)
 //	{"dropped": "<tmp>"}  a file whose staging failed after it was recorded
 //	{"commit": true}      written before the first rename (synced, for several files)
 //	{"rolledback": true}  the Txn undid a failed commit itself
@@ -42,7 +43,10 @@ type intentFile struct {
 	Tmp     string `json:"tmp"`
 	Backup  string `json:"backup"`
 	Created bool   `json:"created,omitempty"` // the target did not exist when staged
-	SHA256  string `json:"sha256"`            // of the new content
+	// Remove: the target is removed, not replaced (Txn.StageDelete).
+	// Its commit renames it to Backup; Tmp is never created.
+	Remove bool   `json:"remove,omitempty"`
+	SHA256 string `json:"sha256"` // of the new content; "" for a removal
 }
 
 type intentLine struct {
@@ -251,7 +255,7 @@ func (s *Sandbox) replay(name string) (Recovered, error) {
 	switch {
 	case !commit || rolledBack:
 		// Nothing was renamed, or the Txn undid its renames itself.
-	case !slices.ContainsFunc(files, func(fl intentFile) bool { return exists(dirs[fl.Dir], fl.Tmp) }):
+	case !slices.ContainsFunc(files, func(fl intentFile) bool { return pending(dirs[fl.Dir], fl) }):
 		rec.Completed = true
 		for _, fl := range files {
 			errs = append(errs, removeLeftover(dirs[fl.Dir], fl.Backup))
@@ -351,6 +355,17 @@ func (s *Sandbox) openRecordedDir(dir string) (*os.Root, error) {
 	return d.root, nil
 }
 
+// pending reports that the commit had not yet done f's step when it was
+// interrupted: a replacement's or creation's temporary file is still
+// there, or a removal's target is and its backup is not (renaming the
+// target to the backup is the removal).
+func pending(d *os.Root, f intentFile) bool {
+	if f.Remove {
+		return exists(d, f.Target) && !exists(d, f.Backup)
+	}
+	return exists(d, f.Tmp)
+}
+
 // undo puts one file of an interrupted commit back as it was.
 func undo(d *os.Root, f intentFile, rec *Recovered) error {
 	if d == nil {
@@ -358,6 +373,17 @@ func undo(d *os.Root, f intentFile, rec *Recovered) error {
 	}
 	target := filepath.Join(f.Dir, f.Target)
 	switch {
+	case f.Remove && !exists(d, f.Backup):
+		// Not removed yet.
+	case f.Remove && exists(d, f.Target):
+		rec.Kept = append(rec.Kept, fmt.Sprintf("%s was removed by the interrupted commit and created again since; it is kept, and the removed content is in %s",
+			target, filepath.Join(f.Dir, f.Backup)))
+		return nil
+	case f.Remove:
+		if err := restoreRemoved(d, f.Backup, f.Target); err != nil {
+			return err
+		}
+		rec.Restored = append(rec.Restored, target)
 	case f.Created && exists(d, f.Tmp):
 		// Not renamed, or linked into place with its temporary name
 		// still there (the fallback without renameat2).
@@ -400,6 +426,17 @@ func undo(d *os.Root, f intentFile, rec *Recovered) error {
 		rec.Restored = append(rec.Restored, target)
 	}
 	return removeLeftover(d, f.Backup)
+}
+
+// restoreRemoved gives a removed file its name back without replacing a
+// file created there meanwhile where the system can (a hard link, which
+// fails on an existing name); removeLeftover then drops the backup name.
+func restoreRemoved(d *os.Root, backup, target string) error {
+	err := d.Link(backup, target)
+	if err != nil && linkUnsupported(err) {
+		return d.Rename(backup, target)
+	}
+	return err
 }
 
 func exists(d *os.Root, name string) bool {

@@ -53,6 +53,10 @@ type txnFile struct {
 	tmp     string // "" once renamed into place
 	backup  string // hard link to the old content while committing
 	created bool
+	// remove: the file is deleted rather than replaced. Commit renames
+	// it to its backup name, which a later failure renames back and
+	// the end of the commit removes.
+	remove bool
 }
 
 // RollbackError reports a failed commit whose restore failed too: the
@@ -101,20 +105,74 @@ func (t *Txn) StageNew(p Path, data []byte, createDirs bool) error {
 	return err
 }
 
-func (t *Txn) stage(p Path, data []byte, createDirs, mustCreate bool) (created bool, err error) {
+// StageMode is Stage giving the file exactly mode's permission bits,
+// whether it replaces a file or creates one: undo puts back a file's
+// previous mode as well as its content.
+func (t *Txn) StageMode(p Path, data []byte, mode fs.FileMode, createDirs bool) (created bool, err error) {
+	perm := mode.Perm()
+	return t.stageWith(p, data, createDirs, false, &perm)
+}
+
+// StageDelete stages the removal of p, which must be a regular file now
+// (ErrNotRegular otherwise, an error matching fs.ErrNotExist when it is
+// missing). Commit removes it with the other files, all or nothing: it is
+// renamed to a backup name first, so a later failure, or Recover after a
+// crash, puts it back.
+func (t *Txn) StageDelete(p Path) error {
+	if err := t.checkStage(p); err != nil {
+		return err
+	}
+	d, err := t.dirs.open(p, nil)
+	if err != nil {
+		return err
+	}
+	f := &txnFile{p: p, dir: d.id, base: path.Base(p.Rel), id: newStageID(), remove: true}
+	_, created, err := stagedMode(d.root, f.base, p.Attempted)
+	if err == nil && created {
+		err = &fs.PathError{Op: "remove", Path: p.Attempted, Err: fs.ErrNotExist}
+	}
+	if err == nil && t.s.recoveryDir != "" {
+		err = t.record(f, false, nil)
+	}
+	if err != nil {
+		return err
+	}
+	t.files = append(t.files, f)
+	if hook := t.s.testHookAfterStage; hook != nil {
+		hook(len(t.files) - 1)
+	}
+	return nil
+}
+
+// checkStage refuses what no transaction may stage: a closed Txn, a
+// path of another sandbox, a root, a file staged already.
+func (t *Txn) checkStage(p Path) error {
 	if t.closed {
-		return false, errors.New("sandbox: Stage on a closed transaction")
+		return errors.New("sandbox: Stage on a closed transaction")
 	}
 	if err := t.s.owns(p); err != nil {
-		return false, err
+		return err
 	}
 	if p.Rel == "." {
-		return false, &fs.PathError{Op: "write", Path: p.Attempted, Err: ErrNotRegular}
+		return &fs.PathError{Op: "write", Path: p.Attempted, Err: ErrNotRegular}
 	}
 	for _, f := range t.files {
 		if f.p.Abs == p.Abs {
-			return false, &fs.PathError{Op: "stage", Path: p.Attempted, Err: errors.New("the same file is staged twice in one transaction")}
+			return &fs.PathError{Op: "stage", Path: p.Attempted, Err: errors.New("the same file is staged twice in one transaction")}
 		}
+	}
+	return nil
+}
+
+func (t *Txn) stage(p Path, data []byte, createDirs, mustCreate bool) (created bool, err error) {
+	return t.stageWith(p, data, createDirs, mustCreate, nil)
+}
+
+// stageWith stages data for p; a non-nil perm is the mode to give it,
+// else it keeps the mode of the file it replaces.
+func (t *Txn) stageWith(p Path, data []byte, createDirs, mustCreate bool, perm *fs.FileMode) (created bool, err error) {
+	if err := t.checkStage(p); err != nil {
+		return false, err
 	}
 	if createDirs {
 		if dirRel := path.Dir(p.Rel); dirRel != "." {
@@ -140,8 +198,12 @@ func (t *Txn) stage(p Path, data []byte, createDirs, mustCreate bool) (created b
 		err = t.record(f, created, data)
 		recorded = err == nil
 	}
+	keepMode := !created
+	if err == nil && perm != nil {
+		mode, keepMode = *perm, true
+	}
 	if err == nil {
-		err = writeStaged(d.root, f.tmp, f.base, data, mode, !created)
+		err = writeStaged(d.root, f.tmp, f.base, data, mode, keepMode)
 	}
 	if err != nil {
 		if recorded {
@@ -166,10 +228,17 @@ func (t *Txn) record(f *txnFile, created bool, data []byte) error {
 		}
 		t.intent = in
 	}
-	return t.intent.add(intentFile{
+	in := intentFile{
 		Dir: filepath.Dir(f.p.Abs), Target: f.base, Tmp: f.tmp, Backup: leftoverName(bakKind, f.id, f.base),
 		Created: created, SHA256: fmt.Sprintf("%x", sha256.Sum256(data)),
-	})
+	}
+	if f.remove {
+		// A removal has no new content and no temporary file; the name
+		// is recorded all the same (never created), so that a record
+		// keeps one shape.
+		in.Tmp, in.SHA256, in.Remove = leftoverName(tmpKind, f.id, f.base), "", true
+	}
+	return t.intent.add(in)
 }
 
 // Commit renames every staged file into place, in staging order. On
@@ -234,6 +303,16 @@ func (t *Txn) replace(i int, f *txnFile, backup bool) error {
 	}
 	if f.created {
 		return create(d, f)
+	}
+	if f.remove {
+		// One rename removes the file and keeps its content for a
+		// rollback; the end of the commit removes the backup.
+		name := leftoverName(bakKind, f.id, f.base)
+		if err := d.root.Rename(f.base, name); err != nil {
+			return fmt.Errorf("remove: %w", err)
+		}
+		f.backup = name
+		return nil
 	}
 	if backup {
 		name := leftoverName(bakKind, f.id, f.base)
