@@ -311,6 +311,7 @@ func TestJournalCLIErrors(t *testing.T) {
 		{[]string{"journal", "list", "--limit", "-1"}, []string{"--limit"}},
 		{[]string{"journal", "export"}, []string{"--since", "1970-01-01"}},
 		{[]string{"journal", "export", "--since", "2x"}, []string{"--since", "2x"}},
+		{[]string{"journal", "export", "--since", "1h", "--output", filepath.Join(w.dir, "no-dir", "out.ndjson")}, []string{"--output", "no-dir", "directory you can write"}},
 		{[]string{"--state-dir", filepath.Join(w.dir, "nowhere"), "journal", "list"}, []string{"nowhere", "does not exist", "--state-dir"}},
 	} {
 		_, stderr, code := w.run(t, tc.args...)
