@@ -130,6 +130,29 @@ func (a engineJournal) RecordProcess(ctx context.Context, batchID, callID string
 	return a.j.RecordProcess(ctx, journal.Process{BatchID: batchID, CallID: callID, PGID: pid, StartTime: start})
 }
 
+// RecordPreimages records what files held before a call changes them,
+// in one transaction.
+func (a engineJournal) RecordPreimages(ctx context.Context, batchID, callID string, files []engine.JournalFile) error {
+	fb := make([]journal.FileBefore, len(files))
+	for i, f := range files {
+		fb[i] = journal.FileBefore{Path: f.Path, Exists: f.Exists, Mode: f.Mode, Size: f.Size, Content: f.Content}
+	}
+	_, err := a.j.RecordPreimages(ctx, batchID, callID, fb)
+	return err
+}
+
+// RecordPostimages records what a call's change left, in one transaction.
+func (a engineJournal) RecordPostimages(ctx context.Context, batchID, callID string, files []engine.JournalFile) error {
+	fa := make([]journal.FileAfter, len(files))
+	for i, f := range files {
+		fa[i] = journal.FileAfter{Path: f.Path, Image: journal.Image{Exists: f.Exists, Mode: f.Mode, Size: f.Size, SHA256: f.SHA256}}
+	}
+	return a.j.RecordPostimages(ctx, batchID, callID, fa)
+}
+
+// MaxPreimageBytes is the journal's cap on one pre-image.
+func (a engineJournal) MaxPreimageBytes() int64 { return a.j.MaxPreimageBytes() }
+
 func journalResult(r engine.Result) journal.Result {
 	out := journal.Result{OK: r.OK, Content: r.Content}
 	if r.Error != nil {

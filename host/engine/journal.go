@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"slices"
 	"sync"
@@ -36,6 +38,32 @@ type Journal interface {
 	// started, the process group (and session) pid it runs in, so that
 	// recovery can kill what a crash left of it.
 	RecordProcess(ctx context.Context, batchID, callID string, pid int) error
+	// RecordPreimages records, in one transaction, what files held
+	// just before a running call changes them (issue 12 item 4): their
+	// pre-images, kept for undo; the call's first pre-image of a path
+	// stands. A file whose Content is not whole (longer than
+	// MaxPreimageBytes) is recorded as not undoable. An error refuses
+	// the change.
+	RecordPreimages(ctx context.Context, batchID, callID string, files []JournalFile) error
+	// RecordPostimages records, in one transaction, what a call's
+	// change left at files it changed, so that undo can tell whether
+	// they changed since.
+	RecordPostimages(ctx context.Context, batchID, callID string, files []JournalFile) error
+	// MaxPreimageBytes is the most previous content one pre-image keeps.
+	MaxPreimageBytes() int64
+}
+
+// JournalFile is a file's state before or after a call changes it.
+type JournalFile struct {
+	Path   string // canonical absolute path
+	Exists bool
+	Mode   fs.FileMode // permission bits
+	Size   int64
+	// Content is the previous content, whole when its length is Size;
+	// pre-images only.
+	Content []byte
+	// SHA256 is the content's digest, hex; postimages only.
+	SHA256 string
 }
 
 // JournalStep is what one commit records for a batch, in this order.
@@ -233,6 +261,30 @@ func (c *callJournal) ProcessStarted(pid int) error {
 		return fmt.Errorf("toolhost records every command's process group in its journal before letting it run, and recording process group %d failed: %w", pid, err)
 	}
 	return nil
+}
+
+func (c *callJournal) MaxPreimageBytes() int64 { return c.e.cfg.Journal.MaxPreimageBytes() }
+
+func (c *callJournal) BeforeChange(ctx context.Context, files []hostfn.FileState) error {
+	jf := make([]JournalFile, len(files))
+	for i, f := range files {
+		jf[i] = JournalFile{Path: f.Path, Exists: f.Exists, Mode: f.Mode, Size: f.Size, Content: f.Content}
+	}
+	if err := c.e.cfg.Journal.RecordPreimages(journalCtx(ctx), c.batchID, c.callID, jf); err != nil {
+		c.e.log.Error("cannot record the previous content of files in the journal; they are not changed", "batch", c.batchID, "id", c.callID, "err", err)
+		return err
+	}
+	return nil
+}
+
+func (c *callJournal) AfterChange(ctx context.Context, files []hostfn.FileState) {
+	jf := make([]JournalFile, len(files))
+	for i, f := range files {
+		jf[i] = JournalFile{Path: f.Path, Exists: f.Exists, Mode: f.Mode, Size: f.Size, SHA256: hex.EncodeToString(f.SHA256[:])}
+	}
+	if err := c.e.cfg.Journal.RecordPostimages(journalCtx(ctx), c.batchID, c.callID, jf); err != nil {
+		c.e.log.Error("cannot record what a call's change left in the journal; undoing it will be refused", "batch", c.batchID, "id", c.callID, "err", err)
+	}
 }
 
 // endJournal commits the last results with the batch's end.

@@ -110,7 +110,7 @@ func fsCommit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]
 	if err := checkCommit(ctx, env, targets); err != nil {
 		return nil, err
 	}
-	return commit(env, targets)
+	return commitFiles(ctx, env, targets)
 }
 
 // checkCommitFiles refuses a commit of more files than the operator
@@ -225,13 +225,24 @@ func checkCommitFresh(ctx context.Context, env *Env, t *commitTarget) error {
 	return checkSum(env, t.p, t.Path, sum, "patching")
 }
 
-// commit stages and commits every target, then records the new content of
-// each so the conversation may edit it again without re-reading.
+// commit is commitFiles without a deadline on reading the files'
+// previous content.
 func commit(env *Env, targets []commitTarget) ([]byte, error) {
+	return commitFiles(context.Background(), env, targets)
+}
+
+// commitFiles stages and commits every target, then records the new
+// content of each so the conversation may edit it again without
+// re-reading. With a journal, the previous content of every file is
+// journaled before the commit and what it left after it.
+func commitFiles(ctx context.Context, env *Env, targets []commitTarget) ([]byte, error) {
 	txn := env.Sandbox.Begin()
 	defer txn.Close()
 	created := make([]bool, len(targets))
+	paths := make([]sandbox.Path, len(targets))
+	data := make([][]byte, len(targets))
 	for i, t := range targets {
+		paths[i], data[i] = t.p, t.Data
 		c, err := stage(txn, t.p, t.Data, t.Flags&abi.CommitCreateDirs != 0, t.mustCreate())
 		if errors.Is(err, fs.ErrExist) {
 			return nil, env.appeared(t.p, t.Path, t.grant)
@@ -240,6 +251,11 @@ func commit(env *Env, targets []commitTarget) ([]byte, error) {
 			return nil, commitError(t.Path, err)
 		}
 		created[i] = c
+	}
+	// Every file's previous content is journaled, in one transaction,
+	// before any is replaced (issue 12 item 4).
+	if err := env.beforeChange(ctx, paths); err != nil {
+		return nil, err
 	}
 	if err := txn.Commit(); err != nil {
 		var rb *sandbox.RollbackError
@@ -254,6 +270,7 @@ func commit(env *Env, targets []commitTarget) ([]byte, error) {
 		}
 		return nil, commitError("", err)
 	}
+	env.afterChange(ctx, paths, data)
 	resp := binary.LittleEndian.AppendUint32(nil, uint32(len(targets)))
 	for i, t := range targets {
 		env.observe(t.p, sha256.Sum256(t.Data), true)

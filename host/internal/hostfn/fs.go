@@ -484,6 +484,12 @@ func writeLocked(ctx context.Context, env *Env, p sandbox.Path, name string, dat
 	defer txn.Close()
 	created, err = stage(txn, p, data, createDirs, grant == WriteCreateOnly)
 	if err == nil {
+		// The previous content is journaled before the commit, and a
+		// journal that cannot record it refuses the change (issue 12
+		// item 4).
+		if jerr := env.beforeChange(ctx, []sandbox.Path{p}); jerr != nil {
+			return false, jerr
+		}
 		err = txn.Commit()
 	}
 	switch {
@@ -495,6 +501,7 @@ func writeLocked(ctx context.Context, env *Env, p sandbox.Path, name string, dat
 		return false, classify(name, err)
 	}
 	env.observe(p, sha256.Sum256(data), true)
+	env.afterChange(ctx, []sandbox.Path{p}, [][]byte{data})
 	return created, nil
 }
 

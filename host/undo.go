@@ -1,0 +1,490 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
+	"github.com/toolhost/toolhost/host/journal"
+)
+
+// UndoOptions change what Undo does.
+type UndoOptions struct {
+	// DryRun checks everything an undo checks and says what it would
+	// do, changing nothing and journaling nothing.
+	DryRun bool
+}
+
+// UndoReport is what an undo did, or would do.
+type UndoReport struct {
+	Target  string // the id asked for
+	BatchID string // the batch undone, or holding the call undone
+	CallID  string // the call undone; "" when the whole batch is
+	// OtherBatches are older batches also holding a call with the id
+	// asked for: call ids come from the model, and the newest is undone.
+	OtherBatches []string
+	Files        []UndoFile
+	DryRun       bool
+	// UndoBatchID and UndoCallID are the undo's own record in the
+	// journal (empty for a dry run or when nothing had to change):
+	// undoing UndoCallID re-applies what was undone.
+	UndoBatchID, UndoCallID string
+}
+
+// UndoFile is one file an undo restores.
+type UndoFile struct {
+	Path   string // canonical absolute path
+	Action UndoAction
+}
+
+// UndoAction is what an undo does to a file.
+type UndoAction string
+
+// Undo actions.
+const (
+	UndoRestore   UndoAction = "restore"   // gets its previous content and mode back
+	UndoRemove    UndoAction = "remove"    // did not exist before: removed
+	UndoUnchanged UndoAction = "unchanged" // already as it was before
+)
+
+// StaleFileError refuses an undo because files changed after the call or
+// batch changed them: restoring them would lose those later changes.
+// Nothing was changed.
+type StaleFileError struct {
+	Target string
+	Files  []StaleFile
+}
+
+// StaleFile is one file that changed since, and how.
+type StaleFile struct {
+	Path string
+	Why  string
+}
+
+func (e *StaleFileError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "StaleFile: undo of %s refused: %d file(s) changed after it changed them, and restoring them would lose those changes; nothing was changed:",
+		e.Target, len(e.Files))
+	for _, f := range e.Files {
+		fmt.Fprintf(&b, "\n  %s: %s", f.Path, f.Why)
+	}
+	b.WriteString("\nUndo the later changes first (toolhost journal list shows them), or put the files back by hand")
+	return b.String()
+}
+
+// undoTool is the tool name an undo is journaled under.
+const undoTool = "undo"
+
+// undoFile is one path an undo plans for.
+type undoFile struct {
+	path   string
+	first  journal.CallChange // earliest change: what to restore
+	last   journal.CallChange // latest change
+	after  *journal.Image     // what the call or batch left, nil when never recorded
+	p      sandbox.Path
+	action UndoAction
+	now    current
+	before []byte // content to restore
+}
+
+// current is what a file holds now.
+type current struct {
+	journal.Image
+	content []byte // up to one byte past the journal's cap
+}
+
+// Undo restores every file that call or batch id changed to what it held
+// before (for a batch, before its first change of each), all or nothing
+// in one sandbox transaction, as fs_commit changes files (issue 12 item
+// 4). An id naming both a batch and a call is the batch; a call id found
+// in several batches is the newest one's (UndoReport.OtherBatches).
+//
+// It refuses, changing nothing: with a *StaleFileError when any file
+// changed after the call or batch changed it; when a change was too large
+// to keep ([journal] max_preimage_bytes); when a path is now outside the
+// sandbox's roots, denied or protected. The undo is journaled as a batch
+// of its own (tool "undo", arguments {"target": id}) with its pre-images,
+// so that undoing it re-applies what it undid.
+func (h *Host) Undo(ctx context.Context, id string, opts UndoOptions) (*UndoReport, error) {
+	if h.journal == nil {
+		return nil, errors.New("toolhost keeps no journal here (no state directory and no [journal] path), so it has no record of any change to undo")
+	}
+	rep := &UndoReport{Target: id, DryRun: opts.DryRun}
+	changes, conv, err := h.undoTarget(ctx, rep)
+	if err != nil {
+		return nil, err
+	}
+	files, err := h.undoPlan(ctx, rep, changes)
+	if err != nil {
+		return nil, err
+	}
+	abs := make([]string, len(files))
+	for i, f := range files {
+		abs[i] = f.path
+	}
+	unlock, err := h.sb.Lock(ctx, abs...)
+	if err != nil {
+		return nil, fmt.Errorf("undo of %s: %w", id, err)
+	}
+	defer unlock()
+	if err := h.undoCheck(ctx, rep, files); err != nil {
+		return nil, err
+	}
+	change := false
+	for _, f := range files {
+		rep.Files = append(rep.Files, UndoFile{Path: f.path, Action: f.action})
+		change = change || f.action != UndoUnchanged
+	}
+	if opts.DryRun || !change {
+		return rep, nil
+	}
+	return rep, h.undoApply(ctx, rep, conv, files)
+}
+
+// undoTarget finds what id names and the changes to undo.
+func (h *Host) undoTarget(ctx context.Context, rep *UndoReport) ([]journal.CallChange, string, error) {
+	id := rep.Target
+	b, err := h.journal.Batch(ctx, id)
+	switch {
+	case err == nil:
+		rep.BatchID = id
+	case !errors.Is(err, journal.ErrNotFound):
+		return nil, "", err
+	default:
+		batches, err := h.journal.CallBatches(ctx, id)
+		if err != nil {
+			return nil, "", err
+		}
+		if len(batches) == 0 {
+			return nil, "", fmt.Errorf("undo: the journal %s holds no batch and no call %q; list batches with toolhost journal list and give a batch id or a call id from it", h.journal.Path(), id)
+		}
+		rep.BatchID, rep.CallID, rep.OtherBatches = batches[0], id, batches[1:]
+		if b, err = h.journal.Batch(ctx, rep.BatchID); err != nil {
+			return nil, "", err
+		}
+	}
+	var changes []journal.CallChange
+	if rep.CallID == "" {
+		changes, err = h.journal.BatchChanges(ctx, rep.BatchID)
+	} else {
+		var cs []journal.Change
+		cs, err = h.journal.Changes(ctx, rep.BatchID, rep.CallID)
+		for _, c := range cs {
+			changes = append(changes, journal.CallChange{CallID: rep.CallID, Change: c})
+		}
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if len(changes) == 0 {
+		return nil, "", fmt.Errorf("undo: %s changed no file through toolhost, so there is nothing to undo", rep.what())
+	}
+	return changes, b.Conversation, nil
+}
+
+// what names the call or batch undone, for messages.
+func (r *UndoReport) what() string {
+	if r.CallID != "" {
+		return fmt.Sprintf("call %s (batch %s)", r.CallID, r.BatchID)
+	}
+	return "batch " + r.BatchID
+}
+
+// undoPlan groups the changes by path, in the order the paths were first
+// changed, and checks that each can be restored: its previous content was
+// kept, and the path is still one the sandbox lets a tool write.
+func (h *Host) undoPlan(ctx context.Context, rep *UndoReport, changes []journal.CallChange) ([]*undoFile, error) {
+	var files []*undoFile
+	index := map[string]*undoFile{}
+	for _, c := range changes {
+		f := index[c.Path]
+		if f == nil {
+			f = &undoFile{path: c.Path, first: c}
+			index[c.Path] = f
+			files = append(files, f)
+		}
+		f.last = c
+		if c.After != nil {
+			f.after = c.After
+		}
+	}
+	var problems []string
+	for _, f := range files {
+		if !f.first.Undoable {
+			problems = append(problems, fmt.Sprintf("%s cannot be restored: %s. Only a previous content of at most [journal] max_preimage_bytes (now %d bytes) is kept; raise it so that later changes of such files can be undone",
+				f.path, f.first.Reason, h.journal.MaxPreimageBytes()))
+			continue
+		}
+		p, err := h.undoPath(f.path)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		f.p = p
+		if f.first.Before.Exists {
+			if f.before, err = h.journal.PreimageContent(ctx, rep.BatchID, f.first.CallID, f.path); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("undo of %s refused; nothing was changed:\n  %s", rep.what(), strings.Join(problems, "\n  "))
+	}
+	return files, nil
+}
+
+// undoPath resolves a journaled path as a tool's write would be, and
+// refuses what a tool could not write now.
+func (h *Host) undoPath(path string) (sandbox.Path, error) {
+	outside := fmt.Errorf("%s is outside the allowed roots now (%s); run the undo with a root that contains it (--root, or tools.sandbox.allowed_roots)",
+		path, strings.Join(h.sb.Roots(), ", "))
+	// A path in the working directory is resolved as a tool gives it,
+	// relative, so that a configuration refusing absolute paths
+	// (tools.sandbox.allow_absolute) still lets undo name it.
+	name := path
+	roots := h.sb.Roots()
+	if rel, err := filepath.Rel(roots[0], path); err == nil && filepath.IsLocal(rel) {
+		name = rel
+	} else if !slices.ContainsFunc(roots, func(r string) bool { return within(path, r) }) {
+		return sandbox.Path{}, outside
+	}
+	p, err := h.sb.Resolve(name)
+	if err != nil {
+		var de *sandbox.DenialError
+		if errors.As(err, &de) && de.Reason == sandbox.PathOutsideSandbox {
+			return p, outside
+		}
+		return p, fmt.Errorf("%s cannot be written now: %w", path, err)
+	}
+	if p.Abs != path {
+		return p, fmt.Errorf("%s now leads to %s through a symbolic link, so restoring it would write another file; remove the link, or put the file back by hand", path, p.Abs)
+	}
+	if err := h.sb.CheckWrite(p); err != nil {
+		return p, fmt.Errorf("%s cannot be written now: %w", path, err)
+	}
+	return p, nil
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
+}
+
+// undoCheck reads every file as it is now, holding their locks, refuses
+// with a StaleFileError if any differs from what the call or batch left,
+// and decides what to do with each.
+func (h *Host) undoCheck(ctx context.Context, rep *UndoReport, files []*undoFile) error {
+	stale := &StaleFileError{Target: rep.what()}
+	for _, f := range files {
+		now, err := readCurrent(ctx, f.p, h.journal.MaxPreimageBytes())
+		if err != nil {
+			return fmt.Errorf("undo of %s: reading %s: %w; nothing was changed", rep.what(), f.path, err)
+		}
+		f.now = now
+		before := f.first.Before
+		switch want := f.after; {
+		case sameImage(now.Image, before):
+			f.action = UndoUnchanged
+			continue
+		case want == nil:
+			stale.Files = append(stale.Files, StaleFile{Path: f.path, Why: fmt.Sprintf(
+				"the journal has no record of what call %s left there (toolhost stopped, or the change failed, before it was recorded), and it is not as it was before, so toolhost cannot tell whether it changed since", f.last.CallID)})
+			continue
+		case !sameImage(now.Image, *want):
+			stale.Files = append(stale.Files, StaleFile{Path: f.path, Why: differs(now.Image, *want)})
+			continue
+		}
+		f.action = UndoRestore
+		if !before.Exists {
+			f.action = UndoRemove
+		}
+	}
+	if len(stale.Files) > 0 {
+		return stale
+	}
+	return nil
+}
+
+// undoApply journals the undo as a batch of its own, then restores the
+// files in one transaction, then records what it left.
+func (h *Host) undoApply(ctx context.Context, rep *UndoReport, conv string, files []*undoFile) error {
+	j := h.journal
+	// The record outlives this call's cancellation, as the engine's does.
+	jctx := context.WithoutCancel(ctx)
+	rep.UndoBatchID, rep.UndoCallID = newUndoID("batch_"), newUndoID("undo_")
+	args, _ := json.Marshal(map[string]string{"target": rep.Target})
+	err := j.Commit(jctx, rep.UndoBatchID, journal.Step{
+		Batch: &journal.Batch{ID: rep.UndoBatchID, Conversation: conv, Calls: []journal.Call{
+			{ID: rep.UndoCallID, Tool: undoTool, Arguments: args, Disposition: string(engine.ExecuteNow)},
+		}},
+		Starts: []string{rep.UndoCallID},
+	})
+	if err != nil {
+		return fmt.Errorf("undo of %s: it is journaled before it changes anything, and that failed: %w; nothing was changed", rep.what(), err)
+	}
+	err = h.undoCommit(jctx, rep, files)
+	res := journal.Result{OK: err == nil, Content: undoSummary(rep)}
+	if err != nil {
+		res = journal.Result{ErrorKind: "ExecutionFailed", ErrorMessage: err.Error()}
+	}
+	if jerr := j.Commit(jctx, rep.UndoBatchID, journal.Step{Results: []journal.CallResult{{CallID: rep.UndoCallID, Result: res}}, End: true}); jerr != nil {
+		h.log.Error("cannot record the undo's result in the journal", "batch", rep.UndoBatchID, "id", rep.UndoCallID, "err", jerr)
+	}
+	return err
+}
+
+// undoCommit stages every file, journals their pre-images, commits, and
+// journals what the commit left.
+func (h *Host) undoCommit(ctx context.Context, rep *UndoReport, files []*undoFile) error {
+	txn := h.sb.Begin()
+	defer txn.Close()
+	var before []journal.FileBefore
+	var after []journal.FileAfter
+	for _, f := range files {
+		var err error
+		switch f.action {
+		case UndoUnchanged:
+			continue
+		case UndoRemove:
+			err = txn.StageDelete(f.p)
+			after = append(after, journal.FileAfter{Path: f.path})
+		case UndoRestore:
+			_, err = txn.StageMode(f.p, f.before, f.first.Before.Mode, true)
+			after = append(after, journal.FileAfter{Path: f.path, Image: f.first.Before})
+		}
+		if err != nil {
+			return fmt.Errorf("undo of %s: %s: %w; nothing was changed", rep.what(), f.path, err)
+		}
+		before = append(before, journal.FileBefore{Path: f.path, Exists: f.now.Exists, Mode: f.now.Mode, Size: f.now.Size, Content: f.now.content})
+	}
+	if _, err := h.journal.RecordPreimages(ctx, rep.UndoBatchID, rep.UndoCallID, before); err != nil {
+		return fmt.Errorf("undo of %s: the files' content is journaled before they change, and that failed: %w; nothing was changed", rep.what(), err)
+	}
+	if err := txn.Commit(); err != nil {
+		var rb *sandbox.RollbackError
+		if errors.As(err, &rb) {
+			return fmt.Errorf("undo of %s failed and could not be rolled back completely: %w. For each file named, move the backup named over it by hand", rep.what(), err)
+		}
+		return fmt.Errorf("undo of %s: %w; nothing was changed", rep.what(), err)
+	}
+	if err := h.journal.RecordPostimages(ctx, rep.UndoBatchID, rep.UndoCallID, after); err != nil {
+		h.log.Error("cannot record what an undo left in the journal; undoing it will be refused", "batch", rep.UndoBatchID, "id", rep.UndoCallID, "err", err)
+	}
+	return nil
+}
+
+// undoSummary is the undo call's result in the journal.
+func undoSummary(rep *UndoReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "undid %s", rep.what())
+	for _, f := range rep.Files {
+		fmt.Fprintf(&b, "\n%s %s", f.Action, f.Path)
+	}
+	return b.String()
+}
+
+// readCurrent reads what p holds now: whether it exists, its mode, size
+// and digest (the whole file, streamed) and its content up to one byte
+// past limit, for the undo's own pre-image.
+func readCurrent(ctx context.Context, p sandbox.Path, limit int64) (current, error) {
+	var c current
+	fi, err := p.Lstat()
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	if !fi.Mode().IsRegular() {
+		// Not a file a change could have left: it differs.
+		c.Exists, c.Mode, c.SHA256 = true, fi.Mode(), "not a regular file"
+		return c, nil
+	}
+	f, err := p.OpenFile()
+	if err != nil {
+		return c, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return c, err
+	}
+	h := sha256.New()
+	keep := &capped{limit: limit + 1}
+	n, err := io.Copy(io.MultiWriter(h, keep), ctxReader{ctx, f})
+	if err != nil {
+		return c, err
+	}
+	c.Image = journal.Image{Exists: true, Mode: st.Mode.Perm(), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}
+	c.content = keep.b
+	return c, nil
+}
+
+// capped keeps the first limit bytes written to it.
+type capped struct {
+	b     []byte
+	limit int64
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.limit - int64(len(c.b)); room > 0 {
+		c.b = append(c.b, p[:min(int64(len(p)), room)]...)
+	}
+	return len(p), nil
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// sameImage reports whether a file now is as img says.
+func sameImage(now, img journal.Image) bool {
+	if !now.Exists || !img.Exists {
+		return now.Exists == img.Exists
+	}
+	return now.Mode.Perm() == img.Mode.Perm() && now.SHA256 == img.SHA256
+}
+
+// differs says how a file now differs from what a change left.
+func differs(now, left journal.Image) string {
+	switch {
+	case !now.Exists:
+		return "it was removed since"
+	case !left.Exists:
+		return "it was created again since"
+	case now.SHA256 != left.SHA256:
+		return fmt.Sprintf("its content changed since (%d bytes now, %d left by the change)", now.Size, left.Size)
+	}
+	return fmt.Sprintf("its mode changed since (%04o now, %04o left by the change)", now.Mode.Perm(), left.Mode.Perm())
+}
+
+// newUndoID is a new id with prefix: a millisecond clock, then
+// randomness, as the engine's batch ids, so that they sort by creation.
+func newUndoID(prefix string) string {
+	var b [10]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
+	rand.Read(b[6:])
+	return prefix + hex.EncodeToString(b[:])
+}
