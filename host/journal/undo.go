@@ -80,7 +80,11 @@ func (j *Journal) recordBefore(ctx context.Context, tx *sql.Tx, batchID, callID 
 			sum := sha256.Sum256(f.Content)
 			img.SHA256 = hex.EncodeToString(sum[:])
 			blob = sql.NullString{String: img.SHA256, Valid: true}
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO blobs (sha256, data) VALUES (?, ?)`, img.SHA256, f.Content); err != nil {
+			data := f.Content
+			if data == nil {
+				data = []byte{} // an empty file: NULL would be no content at all
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO blobs (sha256, data) VALUES (?, ?)`, img.SHA256, data); err != nil {
 				return false, err
 			}
 		}

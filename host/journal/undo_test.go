@@ -19,14 +19,15 @@ func TestRecordPreimagesAndPostimages(t *testing.T) {
 	files := []FileBefore{
 		{Path: "/r/a.txt", Exists: true, Mode: 0o640, Size: 3, Content: []byte("old")},
 		{Path: "/r/new.txt"},
+		{Path: "/r/empty.txt", Exists: true, Mode: 0o600}, // no content at all, nil
 		{Path: "/r/big.bin", Exists: true, Mode: 0o644, Size: 100, Content: []byte("012345678")}, // cut at cap+1
 	}
 	ok, err := j.RecordPreimages(ctx, "b1", "b1-call-0", files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ok[0] || !ok[1] || ok[2] {
-		t.Fatalf("undoable = %v, want true, true, false", ok)
+	if !ok[0] || !ok[1] || !ok[2] || ok[3] {
+		t.Fatalf("undoable = %v, want true, true, true, false", ok)
 	}
 	// A second change of a.txt by the same call keeps the first pre-image.
 	if _, err := j.RecordPreimages(ctx, "b1", "b1-call-0", []FileBefore{{Path: "/r/a.txt", Exists: true, Size: 3, Content: []byte("mid")}}); err != nil {
@@ -42,18 +43,21 @@ func TestRecordPreimagesAndPostimages(t *testing.T) {
 	if got, err := j.PreimageContent(ctx, "b1", "b1-call-0", "/r/new.txt"); err != nil || got != nil {
 		t.Errorf("pre-image of new.txt = %q, %v; want none (it did not exist)", got, err)
 	}
+	if got, err := j.PreimageContent(ctx, "b1", "b1-call-0", "/r/empty.txt"); err != nil || got == nil || len(got) != 0 {
+		t.Errorf("pre-image of empty.txt = %q, %v; want empty content", got, err)
+	}
 	if _, err := j.PreimageContent(ctx, "b1", "b1-call-0", "/r/big.bin"); err == nil || !strings.Contains(err.Error(), "max_preimage_bytes (8)") {
 		t.Errorf("pre-image of big.bin: %v, want not undoable naming the cap", err)
 	}
 	chs, err := j.BatchChanges(ctx, "b1")
-	if err != nil || len(chs) != 3 {
-		t.Fatalf("BatchChanges = %+v, %v; want three", chs, err)
+	if err != nil || len(chs) != 4 {
+		t.Fatalf("BatchChanges = %+v, %v; want four", chs, err)
 	}
 	if chs[0].CallID != "b1-call-0" || chs[0].Path != "/r/a.txt" || chs[0].Before.Mode != 0o640 || chs[0].After == nil || chs[0].After.SHA256 != "x" {
 		t.Errorf("first change %+v", chs[0])
 	}
-	if chs[2].After != nil || chs[2].Undoable || chs[2].Before.Size != 100 {
-		t.Errorf("big.bin change %+v, want no postimage, not undoable, size 100", chs[2])
+	if chs[3].After != nil || chs[3].Undoable || chs[3].Before.Size != 100 {
+		t.Errorf("big.bin change %+v, want no postimage, not undoable, size 100", chs[3])
 	}
 	// All or nothing: a postimage without a pre-image records none.
 	err = j.RecordPostimages(ctx, "b1", "b1-call-1", []FileAfter{{Path: "/r/a.txt"}})

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolhost/toolhost/host"
+)
+
+type undoFlags struct {
+	runFlags
+	dryRun bool
+	json   bool
+}
+
+// `toolhost undo`: restore what a call or batch changed (issue 12 item 4).
+func newUndoCommand(g *globals) *cobra.Command {
+	f := &undoFlags{}
+	cmd := &cobra.Command{
+		Use:   "undo CALL_OR_BATCH_ID [--dry-run]",
+		Short: "Restore every file a tool call or batch changed to what it held before",
+		Long: `Restore every file a call (or a whole batch) changed through toolhost to the content and
+mode it had before, from the journal: a file the call created is removed. All files change
+or none does, in one transaction. The undo is refused, changing nothing, when a file changed
+after the call changed it (StaleFile, listing each), when a change was larger than
+[journal] max_preimage_bytes and so was not kept, or when a file is now outside the allowed
+roots or protected. A call id found in several batches (ids come from the model) is the
+newest one's. The undo is journaled as a call of its own: undoing that call re-applies.
+Exit status: 0 when the files were restored (or, with --dry-run, could be), 1 when the undo
+was refused, 2 for usage errors.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("undo takes exactly one call or batch id, got %d arguments; list them with toolhost journal list", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runUndo(cmd, g, f, args[0]) },
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.dryRun, "dry-run", false, "check everything and say what would be restored, changing nothing")
+	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
+	fl.StringArrayVar(&f.roots, "root", nil, "allowed root directory (repeatable; the first is the working directory; default: tools.sandbox.allowed_roots)")
+	return cmd
+}
+
+func runUndo(cmd *cobra.Command, g *globals, f *undoFlags, id string) error {
+	ctx := cmd.Context()
+	h, err := openHost(ctx, g, &f.runFlags)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	rep, err := h.Undo(ctx, id, host.UndoOptions{DryRun: f.dryRun})
+	if err != nil {
+		return &exitError{code: exitToolError, err: err}
+	}
+	if f.json {
+		return printJSON(rep)
+	}
+	printUndo(os.Stdout, rep)
+	return nil
+}
+
+// printUndo says what an undo did, or would do, for a person.
+func printUndo(w io.Writer, rep *host.UndoReport) {
+	if len(rep.OtherBatches) > 0 {
+		fmt.Fprintf(w, "call %s is in %d batches; undoing the newest, %s (the others: %s)\n",
+			rep.CallID, len(rep.OtherBatches)+1, rep.BatchID, strings.Join(rep.OtherBatches, ", "))
+	}
+	what := "batch " + rep.BatchID
+	if rep.CallID != "" {
+		what = fmt.Sprintf("call %s (batch %s)", rep.CallID, rep.BatchID)
+	}
+	verb := map[host.UndoAction]string{host.UndoRestore: "restored", host.UndoRemove: "removed", host.UndoUnchanged: "unchanged"}
+	if rep.DryRun {
+		fmt.Fprintf(w, "dry run: undoing %s would change:\n", what)
+		verb = map[host.UndoAction]string{host.UndoRestore: "restore", host.UndoRemove: "remove", host.UndoUnchanged: "leave unchanged"}
+	} else {
+		fmt.Fprintf(w, "undid %s:\n", what)
+	}
+	for _, f := range rep.Files {
+		fmt.Fprintf(w, "  %s %s\n", verb[f.Action], f.Path)
+	}
+	switch {
+	case rep.UndoCallID != "":
+		fmt.Fprintf(w, "journaled as call %s (batch %s); toolhost undo %s re-applies the change\n", rep.UndoCallID, rep.UndoBatchID, rep.UndoCallID)
+	case !rep.DryRun:
+		fmt.Fprintln(w, "every file was already as it was before; nothing was changed")
+	}
+}
