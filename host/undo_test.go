@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"os"
@@ -240,5 +241,42 @@ func TestUndoOutsideRootsRefused(t *testing.T) {
 	}
 	if got, err := os.ReadFile(x); err != nil || string(got) != "x" {
 		t.Errorf("%s = %q (%v) after a refused undo, want x", x, got, err)
+	}
+}
+
+// issue 12 item 4: a write whose previous content the journal cannot
+// record is refused: the call fails naming its id and the path, and the
+// file is not changed. The failure is a trigger in the real journal
+// file, so the batch itself is recorded and only the pre-image fails.
+func TestWriteRefusedWhenPreimageCannotBeRecorded(t *testing.T) {
+	h, root := undoHost(t, nil, nil)
+	if err := os.WriteFile(filepath.Join(root, "keep.txt"), []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", h.Journal().Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TRIGGER refuse_preimages BEFORE INSERT ON preimages BEGIN SELECT RAISE(ABORT, 'injected: the disk refused'); END`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id   string
+		call engine.Call
+	}{
+		{"w1", writeCall(t, "w1", "keep.txt", "overwritten")},
+		{"p1", call("p1", "apply_patch", `{"patch": "LP1\nF keep.txt\nR\nkept\n.\npatched\n.\nEND\n"}`)},
+	} {
+		_, results := h.Process(context.Background(), engine.Batch{ID: "batch_" + tc.id, Conversation: "undo",
+			Calls: []engine.Call{readCall("r-"+tc.id, "keep.txt"), tc.call}}, host.BatchOptions{Approver: approveAll()})
+		r := results[1]
+		if r.OK || r.Error == nil || !strings.Contains(r.Error.Message, "call "+tc.id) || !strings.Contains(r.Error.Message, "keep.txt") ||
+			!strings.Contains(r.Error.Message, "injected: the disk refused") || !strings.Contains(r.Error.Message, "Nothing was written") {
+			t.Errorf("%s with a journal refusing pre-images: %+v, want a failure naming the call, the path and why", tc.id, r.Error)
+		}
+		if got, _ := os.ReadFile(filepath.Join(root, "keep.txt")); string(got) != "kept" {
+			t.Errorf("%s: keep.txt = %q, want it unchanged", tc.id, got)
+		}
 	}
 }
