@@ -103,9 +103,10 @@ type Step struct {
 	Decisions []CallDecision
 	Results   []CallResult
 	Starts    []string
-	// StartedAt is the time recorded for Starts; zero means now.
-	StartedAt time.Time
 	End       bool
+	// At is when the step happened: the time of its starts, of results
+	// given without a time, and of the end. Zero means now.
+	At time.Time
 }
 
 // CallResult is the result of one call of a batch.
@@ -114,36 +115,48 @@ type CallResult struct {
 	Result Result
 }
 
-// Commit records s for batch batchID in one transaction: all of it or,
-// on error, none of it.
+// Commit records s for batch batchID: all of it or, on error, none of
+// it. When Commit returns nil the step is durable: in the step log of a
+// journal on disk (wlog.go), from which it reaches the database in the
+// background, or in the database itself.
 func (j *Journal) Commit(ctx context.Context, batchID string, s Step) error {
 	if s.Batch != nil && s.Batch.ID != batchID {
 		return userErrorf("journal: a step for batch %s carries batch %s", batchID, s.Batch.ID)
 	}
-	return j.tx(ctx, "record batch "+batchID, func(tx *sql.Tx) error {
-		if s.Batch != nil {
-			if err := j.beginBatch(ctx, tx, *s.Batch); err != nil {
-				return err
-			}
-		}
-		if err := j.decide(ctx, tx, batchID, s.Decisions); err != nil {
+	if j.app != nil {
+		return j.app.commit(ctx, batchID, s)
+	}
+	return j.commitNow(ctx, batchID, s)
+}
+
+// commitNow records s in the database in one transaction.
+func (j *Journal) commitNow(ctx context.Context, batchID string, s Step) error {
+	return j.tx(ctx, "record batch "+batchID, func(tx *sql.Tx) error { return j.applyStep(ctx, tx, batchID, s) })
+}
+
+func (j *Journal) applyStep(ctx context.Context, tx *sql.Tx, batchID string, s Step) error {
+	if s.Batch != nil {
+		if err := j.beginBatch(ctx, tx, *s.Batch); err != nil {
 			return err
 		}
-		for _, r := range s.Results {
-			if err := j.finishCall(ctx, tx, batchID, r.CallID, r.Result); err != nil {
-				return err
-			}
+	}
+	if err := j.decide(ctx, tx, batchID, s.Decisions); err != nil {
+		return err
+	}
+	for _, r := range s.Results {
+		if err := j.finishCall(ctx, tx, batchID, r.CallID, r.Result); err != nil {
+			return err
 		}
-		for _, id := range s.Starts {
-			if err := j.startCall(ctx, tx, batchID, id, s.StartedAt); err != nil {
-				return err
-			}
+	}
+	for _, id := range s.Starts {
+		if err := j.startCall(ctx, tx, batchID, id, s.At); err != nil {
+			return err
 		}
-		if s.End {
-			return j.endBatch(ctx, tx, batchID)
-		}
-		return nil
-	})
+	}
+	if s.End {
+		return j.endBatch(ctx, tx, batchID, s.At)
+	}
+	return nil
 }
 
 // BeginBatch records a batch and all its calls in one transaction, before
@@ -163,7 +176,7 @@ func (j *Journal) Decide(ctx context.Context, batchID string, ds []CallDecision)
 // it runs: a crash after it leaves the call marked as possibly having had
 // side effects.
 func (j *Journal) StartCall(ctx context.Context, batchID, callID string, at time.Time) error {
-	return j.Commit(ctx, batchID, Step{Starts: []string{callID}, StartedAt: at})
+	return j.Commit(ctx, batchID, Step{Starts: []string{callID}, At: at})
 }
 
 // FinishCall records a call's result as soon as it ends, before the next
@@ -326,8 +339,8 @@ func (j *Journal) finishCall(ctx context.Context, tx *sql.Tx, batchID, callID st
 
 const sqlEndBatch = `UPDATE batches SET state = 'done', updated_at = ? WHERE id = ? AND state = 'open'`
 
-func (j *Journal) endBatch(ctx context.Context, tx *sql.Tx, batchID string) error {
-	res, err := tx.StmtContext(ctx, j.stmts.endBatch).ExecContext(ctx, nanos(now()), batchID)
+func (j *Journal) endBatch(ctx context.Context, tx *sql.Tx, batchID string, at time.Time) error {
+	res, err := tx.StmtContext(ctx, j.stmts.endBatch).ExecContext(ctx, nanos(orNow(at)), batchID)
 	if err != nil {
 		return err
 	}

@@ -65,3 +65,33 @@ func BenchmarkJournalBatch(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/batch")
 }
+
+// BenchmarkJournalOneCall measures the two commits of a batch of one call
+// (what each MCP tools/call is): the batch with its start, then the
+// result with the batch's end.
+func BenchmarkJournalOneCall(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		path func() string
+	}{
+		{"disk", func() string { return filepath.Join(b.TempDir(), "journal.db") }},
+		{"memory", func() string { return Memory }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			j := openJournal(b, tc.path(), Options{})
+			ctx := context.Background()
+			res := Result{OK: true, Content: strings.Repeat("a result of 4 KiB, as make bench reads.\n", 100)}
+			b.ResetTimer()
+			for i := range b.N {
+				batch := testBatch(fmt.Sprintf("b%09d", i), 1)
+				if err := j.Commit(ctx, batch.ID, Step{Batch: &batch, Starts: []string{batch.Calls[0].ID}}); err != nil {
+					b.Fatal(err)
+				}
+				if err := j.Commit(ctx, batch.ID, Step{Results: []CallResult{{batch.Calls[0].ID, res}}, End: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/call")
+		})
+	}
+}

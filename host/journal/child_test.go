@@ -38,6 +38,8 @@ func childCommand(t *testing.T, mode string, args ...string) *exec.Cmd {
 //	open-begin PATH           open and begin a batch; print what failed
 //	fsize PATH LIMIT          open, limit file sizes to LIMIT bytes, then
 //	                          begin a large batch; print what failed
+//	burst PATH N              write N batches as fast as it can, the last
+//	                          left open with a result, and die by SIGKILL
 func runChild(mode string) int {
 	ctx := context.Background()
 	args := os.Args[1:]
@@ -127,6 +129,20 @@ func runChild(mode string) int {
 			return 0
 		}
 		fmt.Println("no error")
+	case "burst":
+		n, _ := strconv.Atoi(args[1])
+		if err := writeBatches(ctx, j, "burst", n); err != nil {
+			return fail(err)
+		}
+		b := testBatch("last", 2)
+		if err := j.Commit(ctx, "last", Step{Batch: &b, Starts: []string{"last-call-0"}}); err != nil {
+			return fail(err)
+		}
+		if err := j.Commit(ctx, "last", Step{Results: []CallResult{{"last-call-0", Result{OK: true, Content: "done before the crash"}}}, Starts: []string{"last-call-1"}}); err != nil {
+			return fail(err)
+		}
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Minute) // not reached
 	default:
 		return fail(fmt.Errorf("unknown mode"))
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -126,11 +127,20 @@ func (j *Journal) Check(ctx context.Context) error {
 // fail wraps a database error with the journal's file, what was being
 // done, and why it failed in words a person can act on.
 func (j *Journal) fail(op string, err error) error {
+	dir := filepath.Dir(j.path)
 	var serr *sqlite.Error
 	if !errors.As(err, &serr) {
+		// The step log's own writes (wlog.go).
+		switch {
+		case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EFBIG), errors.Is(err, syscall.EDQUOT):
+			return fmt.Errorf("journal %s: %s: the disk refused a write (%w): it may be full or over a size limit; "+
+				"nothing was recorded, so nothing was run: free space on the disk holding %s, or set [journal] path elsewhere", j.path, op, err, dir)
+		case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
+			return fmt.Errorf("journal %s: %s: cannot write beside it (%w); nothing was recorded, so nothing was run: "+
+				"toolhost needs write access to the directory %s: fix the permissions, or set [journal] path to a writable place", j.path, op, err, dir)
+		}
 		return fmt.Errorf("journal %s: %s: %w", j.path, op, err)
 	}
-	dir := filepath.Dir(j.path)
 	switch serr.Code() & 0xff { // the primary result code
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 		return &CorruptError{Path: j.path, Err: err}

@@ -77,7 +77,7 @@ func (o Options) withDefaults() Options {
 // Journal is an open journal database. It is safe for concurrent use, and
 // several processes may open the same file.
 type Journal struct {
-	db   *sql.DB
+	db   database
 	path string
 	opts Options
 
@@ -88,6 +88,7 @@ type Journal struct {
 
 	stmts statements
 	ckpt  *checkpointer // nil in memory
+	app   *applier      // nil in memory
 }
 
 // statements are the hot writes, prepared once on the one connection.
@@ -126,7 +127,8 @@ func Open(ctx context.Context, path string, opts Options) (*Journal, error) {
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	j := &Journal{db: db, path: path, opts: opts, ownerPID: os.Getpid()}
+	j := &Journal{path: path, opts: opts, ownerPID: os.Getpid()}
+	j.db = database{DB: db, app: &j.app}
 	j.ownerStart, _ = ProcessStartTime(j.ownerPID) // 0 where unknown: recovery then trusts the pid alone
 	if err := j.init(ctx); err != nil {
 		db.Close()
@@ -136,6 +138,16 @@ func Open(ctx context.Context, path string, opts Options) (*Journal, error) {
 		if j.ckpt, err = startCheckpointer(dsn); err != nil {
 			j.Close()
 			return nil, fmt.Errorf("journal %s: %w", path, err)
+		}
+		// What a dead process logged and did not apply is part of the
+		// journal before anyone reads it.
+		if err := j.replayLogs(ctx, System{}.withDefaults()); err != nil {
+			j.Close()
+			return nil, err
+		}
+		if j.app, err = startApplier(j); err != nil {
+			j.Close()
+			return nil, j.fail("create step log", err)
 		}
 	}
 	return j, nil
@@ -197,13 +209,18 @@ func (j *Journal) Path() string { return j.path }
 // Close closes the database. A clean close checkpoints the write-ahead log
 // into the file.
 func (j *Journal) Close() error {
+	var aerr error
+	if j.app != nil {
+		aerr = j.app.close()
+		j.app = nil
+	}
 	j.ckpt.close()
 	for _, s := range j.stmts.all() {
 		if *s != nil {
 			(*s).Close()
 		}
 	}
-	if err := j.db.Close(); err != nil {
+	if err := errors.Join(aerr, j.db.Close()); err != nil {
 		return fmt.Errorf("journal %s: close: %w", j.path, err)
 	}
 	return nil

@@ -248,6 +248,11 @@ func TestTwoJournalsOneFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A journal's steps reach the database in the background: another
+	// journal sees them once applied, and Close applies everything.
+	if err := js[1].Close(); err != nil {
+		t.Fatal(err)
+	}
 	checkBatches(t, js[0], []string{"g0", "g1"}, per)
 }
 

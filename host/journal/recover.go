@@ -69,8 +69,9 @@ type Recovery struct {
 	KillErrors []error
 }
 
-// Recover finds the batches left open by a toolhost process that is no
-// longer running (a crash), kills the process groups their unfinished
+// Recover first applies what the step logs of processes that are gone
+// hold and the database does not, then finds the batches left open by a
+// toolhost process that is no longer running (a crash), kills the process groups their unfinished
 // calls started if they still run (checked by start time, so a reused pid
 // is never signalled), marks the batches interrupted and gives each
 // unfinished call its result: InterruptedMessage if it had started,
@@ -79,6 +80,9 @@ type Recovery struct {
 // toolhost command may recover at start while a server runs.
 func (j *Journal) Recover(ctx context.Context, sys System) (*Recovery, error) {
 	sys = sys.withDefaults()
+	if err := j.replayLogs(ctx, sys); err != nil {
+		return nil, err
+	}
 	type owned struct {
 		id    string
 		pid   int

@@ -103,6 +103,11 @@ CREATE TABLE reads (
 	PRIMARY KEY (conversation, path)
 ) STRICT;
 CREATE INDEX reads_by_time ON reads (read_at);
+
+CREATE TABLE logs (
+	name    TEXT PRIMARY KEY,
+	applied INTEGER NOT NULL
+) STRICT;
 `,
 }
 

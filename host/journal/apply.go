@@ -1,0 +1,417 @@
+package journal
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// applier takes a journal on disk's steps: Commit checks a step against
+// what it knows of the batch, logs it (wlog.go) and queues it; a goroutine
+// applies what is queued to the database, many steps to a transaction.
+// Every other use of the database first waits for the steps logged before
+// it to be applied (database.drain), so reads see every committed step and
+// writes build on them.
+type applier struct {
+	j   *Journal
+	log *stepLog
+
+	mu      sync.Mutex
+	cond    *sync.Cond // signals queued records, and progress to drain
+	queue   []logRecord
+	logged  uint64 // seq of the last record queued
+	applied uint64 // seq of the last record applied (or found invalid)
+	err     error  // the database refused the last attempt: Commit fails
+	closed  bool
+	done    chan struct{}
+
+	// live are the batches this journal began and has not ended: steps on
+	// them are checked here, so that Commit refuses what the database
+	// would. Steps on other batches are committed to the database directly.
+	live  map[string]*liveBatch
+	ended map[string]bool // recently ended, so that their ids are not reused
+}
+
+type liveBatch struct {
+	calls map[string]*liveCall
+}
+
+type liveCall struct{ started, finished bool }
+
+const (
+	// maxQueued bounds the steps waiting for the database: Commit waits
+	// for the applier beyond it.
+	maxQueued = 4096
+	// truncateAt is the log size past which the applier empties it once
+	// everything in it is applied.
+	truncateAt = 4 << 20
+	// maxEnded bounds the ended ids kept; beyond it they are forgotten and
+	// the database's own key refuses a reused one when it is applied.
+	maxEnded = 10000
+)
+
+func startApplier(j *Journal) (*applier, error) {
+	l, err := createLog(filepath.Dir(j.path), logName(j.path, j.ownerPID, j.ownerStart))
+	if err != nil {
+		return nil, err
+	}
+	a := &applier{j: j, log: l, done: make(chan struct{}), live: map[string]*liveBatch{}, ended: map[string]bool{}}
+	a.cond = sync.NewCond(&a.mu)
+	go a.run()
+	return a, nil
+}
+
+// commit checks s against the batch, stamps its times, logs it and
+// queues it for the database.
+func (a *applier) commit(ctx context.Context, batchID string, s Step) error {
+	a.mu.Lock()
+	lb := a.live[batchID]
+	if lb == nil && s.Batch == nil {
+		// Not a batch this journal is running: straight to the database,
+		// after what is queued.
+		a.mu.Unlock()
+		a.drain()
+		return a.j.commitNow(ctx, batchID, s)
+	}
+	defer a.mu.Unlock()
+	for len(a.queue) >= maxQueued && a.err == nil {
+		a.cond.Wait()
+	}
+	if a.err != nil {
+		return a.j.fail("record batch "+batchID, a.err)
+	}
+	if err := a.check(lb, batchID, s); err != nil {
+		return err
+	}
+	rec := logRecord{Batch: batchID, Step: stamped(s)}
+	if err := a.log.append(&rec); err != nil {
+		return a.j.fail("record batch "+batchID, err)
+	}
+	a.update(lb, batchID, s)
+	a.queue = append(a.queue, rec)
+	a.logged = rec.Seq
+	a.cond.Broadcast()
+	return nil
+}
+
+// check refuses what the database would: a batch twice, a call id twice
+// in a batch, a decision, start or result for a call the batch does not
+// have, a second start or result, an end twice.
+func (a *applier) check(lb *liveBatch, batchID string, s Step) error {
+	if b := s.Batch; b != nil {
+		if b.ID == "" {
+			return userErrorf("journal: a batch needs an id (conversation %q)", b.Conversation)
+		}
+		if lb != nil || a.ended[b.ID] {
+			return userErrorf("journal: batch %s is already in the journal; give each batch its own id", b.ID)
+		}
+		lb = &liveBatch{calls: make(map[string]*liveCall, len(b.Calls))}
+		for _, c := range b.Calls {
+			if lb.calls[c.ID] != nil {
+				return userErrorf("journal: batch %s has call id %q more than once; give each call its own id", b.ID, c.ID)
+			}
+			lb.calls[c.ID] = &liveCall{finished: c.Result != nil}
+		}
+	}
+	call := func(id string) (*liveCall, error) {
+		if c := lb.calls[id]; c != nil {
+			return c, nil
+		}
+		return nil, notFoundf("journal: batch %s has no call %q; record the batch with BeginBatch before its calls run", batchID, id)
+	}
+	for _, d := range s.Decisions {
+		if _, err := call(d.CallID); err != nil {
+			return err
+		}
+	}
+	finished := map[string]bool{}
+	for _, r := range s.Results {
+		c, err := call(r.CallID)
+		if err != nil {
+			return err
+		}
+		if c.finished || finished[r.CallID] {
+			return userErrorf("journal: call %s of batch %s already has a result; a call has exactly one", r.CallID, batchID)
+		}
+		finished[r.CallID] = true
+	}
+	for _, id := range s.Starts {
+		c, err := call(id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case c.finished || finished[id]:
+			return userErrorf("journal: call %s of batch %s already has a result; a call has exactly one", id, batchID)
+		case c.started:
+			return userErrorf("journal: call %s of batch %s has already started; a call runs at most once", id, batchID)
+		}
+	}
+	return nil
+}
+
+// update records in the live state what a logged step did.
+func (a *applier) update(lb *liveBatch, batchID string, s Step) {
+	if b := s.Batch; b != nil {
+		lb = &liveBatch{calls: make(map[string]*liveCall, len(b.Calls))}
+		for _, c := range b.Calls {
+			lb.calls[c.ID] = &liveCall{finished: c.Result != nil}
+		}
+		a.live[batchID] = lb
+	}
+	for _, r := range s.Results {
+		lb.calls[r.CallID].finished = true
+	}
+	for _, id := range s.Starts {
+		lb.calls[id].started = true
+	}
+	if s.End {
+		delete(a.live, batchID)
+		if len(a.ended) >= maxEnded {
+			clear(a.ended)
+		}
+		a.ended[batchID] = true
+	}
+}
+
+// stamped is s with every time it leaves to "now" set, so that the step
+// applied later, or again, records the same times.
+func stamped(s Step) Step {
+	s.At = orNow(s.At)
+	if s.Batch != nil {
+		b := *s.Batch
+		b.Created = orNow(b.Created)
+		b.Calls = append([]Call(nil), b.Calls...)
+		for i, c := range b.Calls {
+			if c.Result != nil {
+				r := *c.Result
+				if r.Finished.IsZero() {
+					r.Finished = s.At
+				}
+				b.Calls[i].Result = &r
+			}
+		}
+		s.Batch = &b
+	}
+	if len(s.Results) > 0 {
+		rs := append([]CallResult(nil), s.Results...)
+		for i := range rs {
+			if rs[i].Result.Finished.IsZero() {
+				rs[i].Result.Finished = s.At
+			}
+		}
+		s.Results = rs
+	}
+	return s
+}
+
+func (a *applier) run() {
+	defer close(a.done)
+	backoff := 10 * time.Millisecond
+	for {
+		a.mu.Lock()
+		for len(a.queue) == 0 && !a.closed {
+			a.cond.Wait()
+		}
+		if len(a.queue) == 0 {
+			a.mu.Unlock()
+			return
+		}
+		recs := a.queue
+		a.mu.Unlock()
+		err := a.j.applyRecords(context.Background(), a.log.name, recs)
+		a.mu.Lock()
+		a.err = err
+		if err == nil {
+			a.queue = a.queue[len(recs):]
+			a.applied = recs[len(recs)-1].Seq
+			backoff = 10 * time.Millisecond
+		}
+		closed := a.closed
+		a.cond.Broadcast()
+		a.mu.Unlock()
+		if err != nil {
+			if closed {
+				return // the log keeps them: the next open replays them
+			}
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		a.log.truncate(a.appliedSeq(), truncateAt)
+	}
+}
+
+func (a *applier) appliedSeq() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.applied
+}
+
+// drain waits until every step logged before it is applied, or the
+// database refused them.
+func (a *applier) drain() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	target := a.logged
+	for a.applied < target && a.err == nil {
+		a.cond.Wait()
+	}
+}
+
+// close applies what is queued, stops the goroutine and removes the log
+// if everything in it reached the database; otherwise the log stays, for
+// the next journal to open it to replay.
+func (a *applier) close() error {
+	a.mu.Lock()
+	a.closed = true
+	a.cond.Broadcast()
+	a.mu.Unlock()
+	<-a.done
+	a.mu.Lock()
+	complete := a.err == nil && len(a.queue) == 0
+	err := a.err
+	a.mu.Unlock()
+	cerr := a.log.close()
+	if complete {
+		path := filepath.Join(filepath.Dir(a.j.path), a.log.name)
+		if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			return rerr
+		}
+		a.j.forgetLog(context.Background(), a.log.name)
+	}
+	return errors.Join(err, cerr)
+}
+
+// applyRecords applies recs, logged in log name, in one transaction with
+// the log's applied sequence number. A record the database refuses as a
+// caller's mistake (checked already; possible only for a batch id another
+// process took) is skipped; any other failure rolls everything back.
+func (j *Journal) applyRecords(ctx context.Context, name string, recs []logRecord) error {
+	tx, err := j.db.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, rec := range recs {
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT step"); err != nil {
+			return err
+		}
+		err := j.applyStep(ctx, tx, rec.Batch, rec.Step)
+		var uerr *userError
+		switch {
+		case errors.As(err, &uerr):
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO step"); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "RELEASE step"); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO logs (name, applied) VALUES (?, ?)
+		ON CONFLICT (name) DO UPDATE SET applied = excluded.applied`, name, int64(recs[len(recs)-1].Seq)); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	j.ckpt.committed()
+	return nil
+}
+
+// forgetLog removes a log's row once its file is gone.
+func (j *Journal) forgetLog(ctx context.Context, name string) {
+	j.db.DB.ExecContext(ctx, `DELETE FROM logs WHERE name = ?`, name)
+}
+
+// replayLogs applies what the logs of processes that are gone left
+// unapplied, then removes them: a crash loses no step it logged.
+func (j *Journal) replayLogs(ctx context.Context, sys System) error {
+	if j.path == Memory {
+		return nil
+	}
+	dir := filepath.Dir(j.path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return j.fail("list step logs", err)
+	}
+	for _, e := range entries {
+		pid, start, ok := parseLogName(j.path, e.Name())
+		if !ok || (pid == j.ownerPID && start == j.ownerStart) || sys.ProcessAlive(pid, start) {
+			continue
+		}
+		if err := j.replayLog(ctx, filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (j *Journal) replayLog(ctx context.Context, path string) error {
+	name := filepath.Base(path)
+	recs, err := readLog(path)
+	if err != nil {
+		return j.fail("replay step log "+name, err)
+	}
+	var applied int64
+	err = j.db.DB.QueryRowContext(ctx, `SELECT applied FROM logs WHERE name = ?`, name).Scan(&applied)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return j.fail("replay step log "+name, err)
+	}
+	var todo []logRecord
+	for _, r := range recs {
+		if r.Seq > uint64(applied) {
+			todo = append(todo, r)
+		}
+	}
+	if len(todo) > 0 {
+		if err := j.applyRecords(ctx, name, todo); err != nil {
+			return j.fail("replay step log "+name, err)
+		}
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return j.fail("remove replayed step log "+name, err)
+	}
+	j.forgetLog(ctx, name)
+	return nil
+}
+
+// database is the journal's database as every use but the applier's sees
+// it: each first waits for the steps logged before it to be applied.
+type database struct {
+	*sql.DB
+	app **applier
+}
+
+func (d database) drain() {
+	if *d.app != nil {
+		(*d.app).drain()
+	}
+}
+
+func (d database) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	d.drain()
+	return d.DB.QueryRowContext(ctx, query, args...)
+}
+
+func (d database) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	d.drain()
+	return d.DB.QueryContext(ctx, query, args...)
+}
+
+func (d database) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	d.drain()
+	return d.DB.ExecContext(ctx, query, args...)
+}
+
+func (d database) BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error) {
+	d.drain()
+	return d.DB.BeginTx(ctx, opts)
+}

@@ -1,0 +1,122 @@
+package journal
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// issue 12 items 2 and 3 (FR-RES-04a/b, NFR-REL-04): a step is durable
+// once Commit returns, though it reaches the database in the background: a
+// process killed right after committing loses nothing. The next open
+// replays its step log, each step once, and removes the log.
+func TestStepLogSurvivesKill(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "journal.db")
+	openJournal(t, path, Options{}).Close()
+	const n = 200
+	cmd := childCommand(t, "burst", path, "200")
+	err := cmd.Run()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+		t.Fatalf("child: %v, want killed by SIGKILL\n%s", err, cmd.Stderr)
+	}
+	j := openJournal(t, path, Options{})
+	ctx := context.Background()
+	list, err := j.ListBatches(ctx, Filter{Limit: 1000})
+	mustDo(t, err)
+	if len(list) != n+1 {
+		t.Fatalf("%d batches after the crash, want %d: steps committed before the kill were lost", len(list), n+1)
+	}
+	b, err := j.Batch(ctx, "last")
+	mustDo(t, err)
+	if b.State != StateOpen || b.Calls[0].Result == nil || b.Calls[0].Result.Content != "done before the crash" || b.Calls[1].Started.IsZero() {
+		t.Errorf("the open batch after replay = %+v, want its first result and its second start", b)
+	}
+	logs, _ := filepath.Glob(path + ".log-*")
+	if len(logs) != 1 { // this journal's own
+		t.Errorf("step logs after replay: %v, want only the open journal's", logs)
+	}
+}
+
+// A log's last record cut short by the crash is dropped, the whole ones
+// before it applied; a log replayed again (a crash after applying it and
+// before removing it) applies nothing twice.
+func TestStepLogReplay(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "journal.db")
+	j := openJournal(t, path, Options{})
+	ctx := context.Background()
+	b := testBatch("torn", 2)
+	mustDo(t, j.Commit(ctx, "torn", Step{Batch: &b, Starts: []string{"torn-call-0"}}))
+	mustDo(t, j.Commit(ctx, "torn", Step{Results: []CallResult{{"torn-call-0", Result{OK: true, Content: "kept"}}}, Starts: []string{"torn-call-1"}}))
+	mustDo(t, j.Commit(ctx, "torn", Step{Results: []CallResult{{"torn-call-1", Result{OK: true, Content: "cut"}}}, End: true}))
+	own := filepath.Join(dir, j.app.log.name)
+	data, err := os.ReadFile(own)
+	mustDo(t, err)
+	mustDo(t, j.Close())
+
+	// The log as a dead process left it: its last record cut short.
+	dead := filepath.Join(dir, logName(path, 999999, 1))
+	writeFile(t, dead, data[:len(data)-5])
+	j = openJournal(t, path, Options{})
+	got, err := j.Batch(ctx, "torn")
+	mustDo(t, err)
+	// The database already had all three steps (Close applied them); the
+	// replay must not have applied any twice, or failed on them.
+	if got.State != StateDone || got.Calls[0].Result.Content != "kept" || got.Calls[1].Result.Content != "cut" {
+		t.Errorf("after replaying an applied log: %+v", got)
+	}
+	if _, err := os.Stat(dead); err == nil {
+		t.Error("a replayed log was left behind")
+	}
+	mustDo(t, j.Close())
+
+	// Now into a journal that never saw the steps: the two whole records
+	// are applied, the cut one is not.
+	fresh := filepath.Join(t.TempDir(), "journal.db")
+	writeFile(t, filepath.Join(filepath.Dir(fresh), logName(fresh, 999999, 1)), data[:len(data)-5])
+	j = openJournal(t, fresh, Options{})
+	got, err = j.Batch(ctx, "torn")
+	mustDo(t, err)
+	if got.State != StateOpen || got.Calls[0].Result == nil || got.Calls[1].Result != nil || got.Calls[1].Started.IsZero() {
+		t.Errorf("after replaying a torn log: %+v, want the first two steps only", got)
+	}
+}
+
+// A journal's own step log is removed when it closes with everything
+// applied, and a live process's log is left alone by another's open.
+func TestStepLogLifetime(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "journal.db")
+	j := openJournal(t, path, Options{})
+	b := testBatch("x", 1)
+	mustDo(t, j.Commit(context.Background(), "x", Step{Batch: &b, Starts: []string{"x-call-0"}}))
+	own := filepath.Join(dir, j.app.log.name)
+	other := openJournal(t, path, Options{})
+	if _, err := os.Stat(own); err != nil {
+		t.Fatalf("another journal's open removed a live log: %v", err)
+	}
+	got, err := other.Batch(context.Background(), "x")
+	if err != nil && !strings.Contains(err.Error(), "no batch") {
+		t.Fatal(err)
+	}
+	_ = got
+	mustDo(t, j.Close())
+	if _, err := os.Stat(own); err == nil {
+		t.Error("a closed journal left its step log")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if got, err := other.Batch(context.Background(), "x"); err == nil && got.Calls[0].Started.IsZero() == false {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the other journal never saw the closed journal's steps")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
