@@ -15,22 +15,28 @@ import (
 	"github.com/toolhost/toolhost/host/journal"
 )
 
-// BenchmarkBatch8Journal: BenchmarkBatch8's batch (8 read_file calls of 4
-// KiB, no events) with the journal on disk (WAL, synchronous=NORMAL), in
-// memory, and off, in one run (issue 12, make bench). ns/op is the batch
-// with the journal; off-ns/op the same batch without one, timed over as
-// many iterations; us-added/call what the journal adds to each call
-// (target: at most 100 on disk).
-func BenchmarkBatch8Journal(b *testing.B) {
+// BenchmarkBatchJournal: BenchmarkBatch8's batch (8 read_file calls of 4
+// KiB, no events), and a batch of one such call (what each MCP tools/call
+// is), with the journal on disk (WAL, synchronous=NORMAL), in memory, and
+// off, in one run (issue 12, make bench). ns/op is the batch with the
+// journal; off-ns/op the same batch without one, timed over as many
+// iterations; us-added/call what the journal adds to each call (target:
+// at most 100 on disk); us/record the time of one journal step.
+func BenchmarkBatchJournal(b *testing.B) {
+	for _, n := range []int{8, 1} {
+		b.Run(fmt.Sprintf("calls=%d", n), func(b *testing.B) { benchJournal(b, n) })
+	}
+}
+
+func benchJournal(b *testing.B, n int) {
 	e := setup(b)
-	calls := make([]engine.Call, 8)
+	calls := make([]engine.Call, n)
 	for i := range calls {
 		calls[i] = engine.Call{ID: fmt.Sprint("c", i), Name: "read_file", Arguments: json.RawMessage(`{"path":"small.txt"}`)}
 	}
 	pol := engine.DefaultPolicy()
 	pol.Denylist = nil
 	pol.Approval = engine.ApprovalAuto
-	pol.AllowParallel = false
 	newEngine := func(j engine.Journal) *engine.Engine {
 		return engine.New(engine.Config{Registry: e.reg, Sandbox: e.sb, Policy: pol, Journal: j,
 			ReadCache: func(string) *readcache.Cache { return e.reads }})
