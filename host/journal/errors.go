@@ -68,6 +68,15 @@ func notFoundf(format string, args ...any) error {
 	return &notFound{userError{msg: fmt.Sprintf(format, args...)}}
 }
 
+// ErrNotInterrupted is matched by the error of ResolveInterrupted for a
+// batch that is not interrupted (still open, done, or already resolved).
+var ErrNotInterrupted = errors.New("journal: batch not interrupted")
+
+// notInterrupted is a userError that also matches ErrNotInterrupted.
+type notInterrupted struct{ userError }
+
+func (e *notInterrupted) Is(target error) bool { return target == ErrNotInterrupted }
+
 // sqliteHeader begins every SQLite database file.
 var sqliteHeader = []byte("SQLite format 3\x00")
 

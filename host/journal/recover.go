@@ -219,7 +219,7 @@ func (j *Journal) ResolveInterrupted(ctx context.Context, batchID string, resume
 			return err
 		}
 		if State(st) != StateInterrupted {
-			return userErrorf("journal: batch %s is %s, not interrupted, so there is nothing to resume or discard", batchID, st)
+			return &notInterrupted{userError{msg: fmt.Sprintf("journal: batch %s is %s, not interrupted, so there is nothing to resume or discard", batchID, st)}}
 		}
 		t := nanos(now())
 		if _, err := tx.ExecContext(ctx, `UPDATE batches SET state = ?, updated_at = ? WHERE id = ?`, string(to), t, batchID); err != nil {

@@ -236,7 +236,7 @@ func TestResolveInterrupted(t *testing.T) {
 				}
 			}
 			err = j.ResolveInterrupted(ctx, "crash", tc.resume)
-			if err == nil || !strings.Contains(err.Error(), "not interrupted") || !strings.Contains(err.Error(), "crash") {
+			if !errors.Is(err, ErrNotInterrupted) || !strings.Contains(err.Error(), "not interrupted") || !strings.Contains(err.Error(), "crash") {
 				t.Errorf("second resolve = %v, want a refusal naming the batch", err)
 			}
 			if err := j.ResolveInterrupted(ctx, "nope", tc.resume); !errors.Is(err, ErrNotFound) {
