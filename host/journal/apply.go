@@ -223,7 +223,7 @@ func (a *applier) run() {
 		}
 		recs := a.queue
 		a.mu.Unlock()
-		err := a.j.applyRecords(context.Background(), a.log.name, recs)
+		err := a.j.applyRecords(context.Background(), a.log.name, a.j.owner(), recs)
 		a.mu.Lock()
 		a.err = err
 		if err == nil {
@@ -287,11 +287,11 @@ func (a *applier) close() error {
 	return errors.Join(err, cerr)
 }
 
-// applyRecords applies recs, logged in log name, in one transaction with
-// the log's applied sequence number. A record the database refuses as a
+// applyRecords applies recs, logged in log name by process by, in one
+// transaction with the log's applied sequence number. A record the database refuses as a
 // caller's mistake (checked already; possible only for a batch id another
 // process took) is skipped; any other failure rolls everything back.
-func (j *Journal) applyRecords(ctx context.Context, name string, recs []logRecord) error {
+func (j *Journal) applyRecords(ctx context.Context, name string, by owner, recs []logRecord) error {
 	tx, err := j.db.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -301,7 +301,7 @@ func (j *Journal) applyRecords(ctx context.Context, name string, recs []logRecor
 		if _, err := tx.ExecContext(ctx, "SAVEPOINT step"); err != nil {
 			return err
 		}
-		err := j.applyStep(ctx, tx, rec.Batch, rec.Step)
+		err := j.applyStep(ctx, tx, by, rec.Batch, rec.Step)
 		var uerr *userError
 		switch {
 		case errors.As(err, &uerr):
@@ -347,14 +347,14 @@ func (j *Journal) replayLogs(ctx context.Context, sys System) error {
 		if !ok || (pid == j.ownerPID && start == j.ownerStart) || sys.ProcessAlive(pid, start) {
 			continue
 		}
-		if err := j.replayLog(ctx, filepath.Join(dir, e.Name())); err != nil {
+		if err := j.replayLog(ctx, filepath.Join(dir, e.Name()), owner{pid, start}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (j *Journal) replayLog(ctx context.Context, path string) error {
+func (j *Journal) replayLog(ctx context.Context, path string, by owner) error {
 	name := filepath.Base(path)
 	recs, err := readLog(path)
 	if err != nil {
@@ -372,7 +372,7 @@ func (j *Journal) replayLog(ctx context.Context, path string) error {
 		}
 	}
 	if len(todo) > 0 {
-		if err := j.applyRecords(ctx, name, todo); err != nil {
+		if err := j.applyRecords(ctx, name, by, todo); err != nil {
 			return j.fail("replay step log "+name, err)
 		}
 	}

@@ -131,12 +131,24 @@ func (j *Journal) Commit(ctx context.Context, batchID string, s Step) error {
 
 // commitNow records s in the database in one transaction.
 func (j *Journal) commitNow(ctx context.Context, batchID string, s Step) error {
-	return j.tx(ctx, "record batch "+batchID, func(tx *sql.Tx) error { return j.applyStep(ctx, tx, batchID, s) })
+	return j.tx(ctx, "record batch "+batchID, func(tx *sql.Tx) error { return j.applyStep(ctx, tx, j.owner(), batchID, s) })
 }
 
-func (j *Journal) applyStep(ctx context.Context, tx *sql.Tx, batchID string, s Step) error {
+// owner is a process that begins batches: recovery leaves the batches of
+// a live one alone.
+type owner struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
+}
+
+func (j *Journal) owner() owner { return owner{j.ownerPID, j.ownerStart} }
+
+// applyStep records s in tx; a batch it begins belongs to by, the
+// process that committed the step (which, for a step log replayed after a
+// crash, is not this one).
+func (j *Journal) applyStep(ctx context.Context, tx *sql.Tx, by owner, batchID string, s Step) error {
 	if s.Batch != nil {
-		if err := j.beginBatch(ctx, tx, *s.Batch); err != nil {
+		if err := j.beginBatch(ctx, tx, by, *s.Batch); err != nil {
 			return err
 		}
 	}
@@ -201,13 +213,13 @@ const sqlInsertCall = `INSERT INTO calls
 
 const sqlInsertResult = `INSERT INTO results (content) VALUES (?)`
 
-func (j *Journal) beginBatch(ctx context.Context, tx *sql.Tx, b Batch) error {
+func (j *Journal) beginBatch(ctx context.Context, tx *sql.Tx, by owner, b Batch) error {
 	if b.ID == "" {
 		return userErrorf("journal: a batch needs an id (conversation %q)", b.Conversation)
 	}
 	created := orNow(b.Created)
 	_, err := tx.StmtContext(ctx, j.stmts.insertBatch).ExecContext(ctx,
-		b.ID, b.Conversation, b.Turn, nanos(created), nanos(created), j.ownerPID, int64(j.ownerStart))
+		b.ID, b.Conversation, b.Turn, nanos(created), nanos(created), by.PID, int64(by.Start))
 	if err != nil {
 		if isConstraint(err) {
 			return userErrorf("journal: batch %s is already in the journal; give each batch its own id", b.ID)

@@ -40,6 +40,15 @@ func TestStepLogSurvivesKill(t *testing.T) {
 	if len(logs) != 1 { // this journal's own
 		t.Errorf("step logs after replay: %v, want only the open journal's", logs)
 	}
+	// The replayed batch is still the dead process's, so recovery takes
+	// it: interrupted, its running call too.
+	rec, err := j.Recover(ctx, System{})
+	mustDo(t, err)
+	b, err = j.Batch(ctx, "last")
+	mustDo(t, err)
+	if len(rec.Batches) != 1 || b.State != StateInterrupted || b.Calls[1].Result == nil || b.Calls[1].Result.ErrorMessage != InterruptedMessage {
+		t.Errorf("recovery after replay: %+v, batch %+v; want the batch interrupted", rec, b)
+	}
 }
 
 // A log's last record cut short by the crash is dropped, the whole ones
