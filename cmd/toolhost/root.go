@@ -61,7 +61,7 @@ func newRootCommand() *cobra.Command {
 			stopProfile()
 		}
 	}
-	root.AddCommand(newToolsCommand(g), newCallCommand(g), newBatchCommand(g), newConfigCommand(g), newPluginCommand(g), newTrustCommand(g), newServeCommand(g), newJournalCommand(g))
+	root.AddCommand(newToolsCommand(g), newCallCommand(g), newBatchCommand(g), newConfigCommand(g), newPluginCommand(g), newTrustCommand(g), newServeCommand(g), newJournalCommand(g), newUndoCommand(g))
 	return root
 }
 
