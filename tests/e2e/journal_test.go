@@ -19,11 +19,8 @@ import (
 // running. The next toolhost command that opens the host finds the batch
 // in the journal, marks it interrupted, keeps the first call's result,
 // gives the running call "interrupted by crash; not re-run" and the third
-// "not run", and re-runs nothing.
-//
-// Not yet covered: the command's process group is not recorded in the
-// journal (RecordProcess is not wired), so recovery cannot kill it; the
-// test kills it itself.
+// "not run", and re-runs nothing. The command's process group is journaled
+// and killed by recovery: the test checks it is gone.
 func TestCrashDuringBatchIsRecovered_IT_JRN_01(t *testing.T) {
 	w := newWorkspace(t)
 	started := filepath.Join(w.dir, "started")
@@ -48,7 +45,7 @@ func TestCrashDuringBatchIsRecovered_IT_JRN_01(t *testing.T) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	pgid := waitForPID(t, started, 20*time.Second)
 	// The shell leads its own session and group: it outlives toolhost's
-	// SIGKILL. Recovery does not know it yet, so the test stops it.
+	// SIGKILL, until recovery kills it. The cleanup is for a failed run.
 	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -88,6 +85,16 @@ func TestCrashDuringBatchIsRecovered_IT_JRN_01(t *testing.T) {
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Errorf("the third call ran: nothing may be re-run after a crash")
+	}
+	if len(c2.Processes) != 1 || c2.Processes[0].PGID != pgid {
+		t.Errorf("the running call's process groups %+v, want the shell's %d", c2.Processes, pgid)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(-pgid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("process group %d still runs after recovery", pgid)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
