@@ -184,11 +184,14 @@ func (e *Engine) commitJournal(ctx context.Context, p *Plan, start string) error
 		s.pending = JournalStep{}
 		return nil
 	}
-	if step.Batch != nil || len(step.Decisions) > 0 {
+	switch {
+	case step.Batch != nil || len(step.Decisions) > 0:
 		s.err = err
 		e.log.Error("cannot record the batch in the journal; none of its calls runs", "batch", p.Batch.ID, "err", err)
-	} else {
-		e.log.Error("cannot record in the journal; the call does not run", "batch", p.Batch.ID, "call", start, "err", err)
+	case start != "":
+		e.log.Error("cannot record a call's start in the journal; the call does not run", "batch", p.Batch.ID, "call", start, "err", err)
+	default:
+		e.log.Error("cannot record the batch's last results in the journal; after a crash they show as interrupted", "batch", p.Batch.ID, "err", err)
 	}
 	return err
 }
@@ -229,6 +232,14 @@ func (e *Engine) journaled(ctx context.Context, p *Plan, i int, run func(start f
 	s := &p.journal
 	if s.preResolved(i) {
 		return run(func() error { return nil }) // recorded with the batch; it never starts
+	}
+	s.mu.Lock()
+	err := s.err
+	s.mu.Unlock()
+	if err != nil {
+		// The batch could not be recorded: no call of it runs or is
+		// denied, and each says why.
+		return e.finish(unrecorded(p.Calls[i].Call, err))
 	}
 	id := s.ids[i]
 	res := run(func() error { return e.commitJournal(ctx, p, id) })
@@ -295,9 +306,7 @@ func (e *Engine) endJournal(ctx context.Context, p *Plan) {
 	p.journal.mu.Lock()
 	p.journal.pending.End = true
 	p.journal.mu.Unlock()
-	if err := e.commitJournal(ctx, p, ""); err != nil {
-		e.log.Error("cannot record the batch's last results in the journal; after a crash they show as interrupted", "batch", p.Batch.ID, "err", err)
-	}
+	e.commitJournal(ctx, p, "") // logs what it could not record
 }
 
 // unrecorded is the result of a call that did not run because the journal
