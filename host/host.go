@@ -290,6 +290,7 @@ func (h *Host) readCache(conversation string) *readcache.Cache {
 			entries[i] = readcache.Entry{Path: r.Path, SHA256: r.SHA256, ReadAt: r.ReadAt}
 		}
 		reads.Merge(entries)
+		reads.OnRecord(func() { h.saveSoon(conversation) })
 	}
 	h.caches[conversation] = &conversationCache{reads: reads, lastUsed: h.clock}
 	return reads

@@ -298,16 +298,9 @@ func (s *httpServe) recoverChoice(t *testing.T, id, choice string, want int) api
 // issue 12 "Done when" (stale-file cache), IT-JRN-02, FR-RES-04: a file
 // read in a batch that is then killed stays read: after restart, the same
 // conversation may overwrite it without being refused as never read,
-// while another conversation still is.
-//
-// Known gap: a conversation's reads are saved (in the journal now) only
-// after its batch ends (host.Host.saveSoon after Process), so a batch
-// killed mid-run loses what it read and the overwrite is refused as
-// never read. Set TOOLHOST_E2E_KNOWN_GAPS=1 to run it.
+// while another conversation still is. Each read is saved to the journal
+// as it is recorded, not when its batch ends.
 func TestCrashKeepsReadCache_IT_JRN_02(t *testing.T) {
-	if os.Getenv("TOOLHOST_E2E_KNOWN_GAPS") == "" {
-		t.Skip("issue 12 item 2: a batch's reads are saved only when it ends, so a read in a batch killed mid-run is lost and the next overwrite is refused as never read; set TOOLHOST_E2E_KNOWN_GAPS=1 to run")
-	}
 	w := newWorkspace(t)
 	w.file(t, "notes.txt", "alpha\nbeta\n")
 	started := filepath.Join(t.TempDir(), "started")
@@ -324,14 +317,15 @@ func TestCrashKeepsReadCache_IT_JRN_02(t *testing.T) {
 	if code != 1 || r.Error == nil || r.Error.Kind != "StaleFile" {
 		t.Fatalf("a conversation that never read notes.txt overwrote it: exit %d %+v", code, r)
 	}
+	// That call recovered the crash.
+	if b := batchOf(t, w, "reader"); b.State != journal.StateInterrupted || b.Calls[0].Result == nil || !b.Calls[0].Result.OK {
+		t.Errorf("the reading batch after recovery: state %s, first result %+v", b.State, b.Calls[0].Result)
+	}
 	r, stderr, code := w.call(t, "write_file", `{"path":"notes.txt","content":"alpha\nBETA\n"}`, "--conversation", "reader", "--allow", "write_file")
 	if code != 0 || !r.OK {
 		t.Fatalf("the read before the crash was forgotten: the overwrite is refused: exit %d %+v\n%s", code, r.Error, stderr)
 	}
 	if b, _ := os.ReadFile(filepath.Join(w.dir, "notes.txt")); string(b) != "alpha\nBETA\n" {
 		t.Errorf("notes.txt holds %q", b)
-	}
-	if b := batchOf(t, w, "reader"); b.State != journal.StateInterrupted || b.Calls[0].Result == nil || !b.Calls[0].Result.OK {
-		t.Errorf("the reading batch after recovery: state %s, first result %+v", b.State, b.Calls[0].Result)
 	}
 }

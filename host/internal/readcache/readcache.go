@@ -43,6 +43,17 @@ type Cache struct {
 	gen     uint64 // counts changes of any entry's digest
 	seq     uint64 // counts every put
 	saved   uint64 // seq up to which the entries are stored
+
+	recorded func() // called after each Record, outside the lock
+}
+
+// OnRecord has f called after every read recorded from now on, so that
+// the owner stores it soon (not when the batch ends: a crash in the middle
+// of a batch must not lose its reads).
+func (c *Cache) OnRecord(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.recorded = f
 }
 
 // New returns an empty cache. Its Generation starts at 1, so 0 never
@@ -58,8 +69,12 @@ func (c *Cache) Record(path string, sum [sha256.Size]byte, at time.Time) {
 // changes from its own.
 func (c *Cache) RecordFrom(path string, sum [sha256.Size]byte, at time.Time, origin string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.put(Entry{Path: path, SHA256: hex.EncodeToString(sum[:]), ReadAt: at.UTC(), origin: origin}, false)
+	recorded := c.recorded
+	c.mu.Unlock()
+	if recorded != nil {
+		recorded()
+	}
 }
 
 // put stores e, advancing the generation when the path's digest changes:

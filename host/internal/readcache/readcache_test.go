@@ -89,3 +89,16 @@ func TestReReadKeepsOrigin(t *testing.T) {
 		t.Error("z, which never read the file since, does not see x's change")
 	}
 }
+
+// A cache tells its owner of each read as it is recorded (issue 12 item
+// 2: a batch killed after a read must not lose it).
+func TestOnRecord(t *testing.T) {
+	c := New()
+	n := 0
+	c.OnRecord(func() { n++ })
+	c.Record("/w/a", sha256.Sum256([]byte("a")), time.Now())
+	c.RecordFrom("/w/b", sha256.Sum256([]byte("b")), time.Now(), "batch_1")
+	if n != 2 {
+		t.Errorf("OnRecord called %d times for two reads", n)
+	}
+}
