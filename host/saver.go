@@ -1,14 +1,16 @@
 package host
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
-// saver writes conversations' read caches back to the state directory
-// off the calls' path. A save takes a lock file, a read and a write,
-// about as long as the rest of a read_file over stdio, and under the
-// host's lock; done here, saves of a busy conversation also coalesce. A
-// read record lost to a crash before its save makes a later overwrite of
-// that file refused as stale, never allowed; Close writes what is
-// pending.
+// saver writes conversations' read caches to the journal off the calls'
+// path: a save is a database transaction, about as long as the rest of a
+// read_file over stdio, and done here the saves of a busy conversation
+// coalesce. A read record lost to a crash before its save makes a later
+// overwrite of that file refused as stale, never allowed; Close writes
+// what is pending.
 type saver struct {
 	save func(conversation string)
 
@@ -37,11 +39,20 @@ func (s *saver) soon(conversation string) {
 	}
 }
 
+// saveDelay lets a busy conversation's reads gather into one journal
+// transaction. A read a crash loses in that window can only make a later
+// overwrite of the file refused as stale, never allowed.
+const saveDelay = 20 * time.Millisecond
+
 func (s *saver) run() {
 	defer close(s.done)
 	for {
 		select {
 		case <-s.wake:
+			select {
+			case <-time.After(saveDelay):
+			case <-s.stop:
+			}
 			s.flush()
 		case <-s.stop:
 			s.flush()
