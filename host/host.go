@@ -62,7 +62,8 @@ type Host struct {
 	// caches (issue 12); nil keeps no record, and read caches in memory
 	// only.
 	journal *journal.Journal
-	saves   *saver // nil without a journal
+	saves   *saver  // nil without a journal
+	prune   *pruner // nil without a journal
 
 	mu     sync.Mutex // calls of a parallel batch load caches concurrently
 	caches map[string]*conversationCache
@@ -128,6 +129,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	if h.journal != nil {
 		h.saves = newSaver(h.save)
+		h.prune = startPruner(h.journal, log)
 	}
 	if h.rt, err = runtime.New(ctx, runtime.Config{CacheDir: opts.CacheDir, Logger: log, HostFunctions: hostfn.Functions()}); err != nil {
 		h.closeSaves()
@@ -180,6 +182,7 @@ func (h *Host) Close(ctx context.Context) error {
 }
 
 func (h *Host) closeSaves() {
+	h.prune.close()
 	if h.saves != nil {
 		h.saves.close()
 	}
