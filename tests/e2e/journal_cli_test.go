@@ -341,3 +341,36 @@ func TestJournalCLIErrors(t *testing.T) {
 		t.Errorf("the damaged journal was changed: %q, %v", data, err)
 	}
 }
+
+// issue 12 (fault): the integrity check that no command runs at every
+// start is there on request: `toolhost journal check` says a sound journal
+// is sound, and names a damaged one with how to move it aside, leaving it
+// as it was.
+func TestJournalCheck(t *testing.T) {
+	w := newWorkspace(t)
+	w.file(t, "a.txt", strings.Repeat("some content to fill pages\n", 400))
+	for range 20 {
+		w.runOK(t, "call", "read_file", "--args", `{"path":"a.txt"}`)
+	}
+	if out := w.runOK(t, "journal", "check"); !strings.Contains(out, "sound") {
+		t.Errorf("journal check on a sound journal: %q", out)
+	}
+	db := filepath.Join(w.state, "journal.db")
+	data, err := os.ReadFile(db)
+	if err != nil || len(data) < 8*4096 {
+		t.Fatalf("journal.db: %d bytes, %v", len(data), err)
+	}
+	for i := 4096 + 100; i < len(data)-100; i += 7 { // every page but the first
+		data[i] ^= 0x5a
+	}
+	if err := os.WriteFile(db, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := w.run(t, "journal", "check")
+	if code != 2 || !strings.Contains(stderr, db) || !strings.Contains(stderr, "move it aside") {
+		t.Errorf("journal check on a damaged journal: exit %d, %s; want 2 naming %s and how to move it aside", code, stderr, db)
+	}
+	if after, _ := os.ReadFile(db); string(after) != string(data) {
+		t.Error("journal check changed the damaged file")
+	}
+}
