@@ -225,12 +225,6 @@ func checkCommitFresh(ctx context.Context, env *Env, t *commitTarget) error {
 	return checkSum(env, t.p, t.Path, sum, "patching")
 }
 
-// commit is commitFiles without a deadline on reading the files'
-// previous content.
-func commit(env *Env, targets []commitTarget) ([]byte, error) {
-	return commitFiles(context.Background(), env, targets)
-}
-
 // commitFiles stages and commits every target, then records the new
 // content of each so the conversation may edit it again without
 // re-reading. With a journal, the previous content of every file is

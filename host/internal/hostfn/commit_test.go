@@ -77,7 +77,7 @@ func TestCommit(t *testing.T) {
 			env, dir := commitEnv(t)
 			targets, err := prepareCommit(env, tt.files)
 			if err == nil {
-				_, err = commit(env, targets)
+				_, err = commitFiles(context.Background(), env, targets)
 			}
 			var he *Error
 			switch {
