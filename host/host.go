@@ -365,3 +365,18 @@ func absolute(dirs ...string) []string {
 	}
 	return out
 }
+
+// Journal returns the host's journal, or nil when it keeps none, for
+// the commands that read the history and recover batches.
+func (h *Host) Journal() *journal.Journal { return h.journal }
+
+// closeJournal closes the journal, if any.
+func (h *Host) closeJournal() error {
+	if h.journal == nil {
+		return nil
+	}
+	if err := h.journal.Close(); err != nil {
+		return fmt.Errorf("closing the journal: %w", err)
+	}
+	return nil
+}
