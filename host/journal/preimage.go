@@ -105,7 +105,18 @@ func (j *Journal) RecordPostimage(ctx context.Context, batchID, callID, path str
 // Changes returns the files a call changed, or every call of the batch
 // when callID is empty, in the order they were first changed.
 func (j *Journal) Changes(ctx context.Context, batchID, callID string) ([]Change, error) {
-	q := `SELECT p.path, p.existed, p.mode, p.size, p.sha256, p.undoable, p.reason,
+	ccs, err := j.changes(ctx, batchID, callID)
+	out := make([]Change, len(ccs))
+	for i, cc := range ccs {
+		out[i] = cc.Change
+	}
+	return out, err
+}
+
+// changes lists the changes of a batch, or of one of its calls, with the
+// call that made each, in call order, then first change within the call.
+func (j *Journal) changes(ctx context.Context, batchID, callID string) ([]CallChange, error) {
+	q := `SELECT p.call_id, p.path, p.existed, p.mode, p.size, p.sha256, p.undoable, p.reason,
 		p.after_exists, p.after_mode, p.after_size, p.after_sha256
 		FROM preimages p JOIN calls c ON c.batch_id = p.batch_id AND c.id = p.call_id
 		WHERE p.batch_id = ?`
@@ -115,14 +126,14 @@ func (j *Journal) Changes(ctx context.Context, batchID, callID string) ([]Change
 		args = append(args, callID)
 	}
 	q += ` ORDER BY c.seq, p.seq`
-	var out []Change
+	var out []CallChange
 	err := j.rows(ctx, "list changes of batch "+batchID, q, args, func(rs *sql.Rows) error {
-		var c Change
+		var c CallChange
 		var mode int64
 		var aExists sql.NullBool
 		var aMode, aSize sql.NullInt64
 		var aSum sql.NullString
-		if err := rs.Scan(&c.Path, &c.Before.Exists, &mode, &c.Before.Size, &c.Before.SHA256, &c.Undoable, &c.Reason,
+		if err := rs.Scan(&c.CallID, &c.Path, &c.Before.Exists, &mode, &c.Before.Size, &c.Before.SHA256, &c.Undoable, &c.Reason,
 			&aExists, &aMode, &aSize, &aSum); err != nil {
 			return err
 		}

@@ -127,26 +127,5 @@ type CallChange struct {
 // order, then first change within the call): a path changed by several
 // calls appears once per call.
 func (j *Journal) BatchChanges(ctx context.Context, batchID string) ([]CallChange, error) {
-	var out []CallChange
-	err := j.rows(ctx, "list changes of batch "+batchID, `SELECT p.call_id, p.path, p.existed, p.mode, p.size, p.sha256, p.undoable, p.reason,
-		p.after_exists, p.after_mode, p.after_size, p.after_sha256
-		FROM preimages p JOIN calls c ON c.batch_id = p.batch_id AND c.id = p.call_id
-		WHERE p.batch_id = ? ORDER BY c.seq, p.seq`, []any{batchID}, func(rs *sql.Rows) error {
-		var c CallChange
-		var mode int64
-		var aExists sql.NullBool
-		var aMode, aSize sql.NullInt64
-		var aSum sql.NullString
-		if err := rs.Scan(&c.CallID, &c.Path, &c.Before.Exists, &mode, &c.Before.Size, &c.Before.SHA256, &c.Undoable, &c.Reason,
-			&aExists, &aMode, &aSize, &aSum); err != nil {
-			return err
-		}
-		c.Before.Mode = fs.FileMode(mode)
-		if aExists.Valid {
-			c.After = &Image{Exists: aExists.Bool, Mode: fs.FileMode(aMode.Int64), Size: aSize.Int64, SHA256: aSum.String}
-		}
-		out = append(out, c)
-		return nil
-	})
-	return out, err
+	return j.changes(ctx, batchID, "")
 }
