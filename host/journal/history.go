@@ -206,39 +206,43 @@ type EventError struct {
 const exportPage = 500
 
 // Export writes the calls of batches created at or after since as NDJSON,
-// oldest first: for every call a tool.call event (at its start, or its
+// in the order the batches reached the journal: for every call a tool.call event (at its start, or its
 // batch's creation when it never started), then a tool.result event when
 // it has a result.
 func (j *Journal) Export(ctx context.Context, w io.Writer, since time.Time) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
+	// Pages follow the batches' rows, in the order they reached the
+	// database, so each page resumes where the last stopped and the whole
+	// export reads the journal once; since only filters.
 	type cursor struct {
-		created int64
-		batch   string
-		seq     int64
+		n   int64
+		seq int64
 	}
-	after := cursor{created: math.MinInt64, seq: -1}
+	after := cursor{n: math.MinInt64, seq: -1}
+	from := int64(math.MinInt64)
 	if !since.IsZero() {
-		after.created = nanos(since)
+		from = nanos(since)
 	}
 	for {
 		var page []Event
 		n := 0
-		err := j.rows(ctx, "export", `SELECT `+callColumns+`, b.created_at, b.id, b.conversation, c.seq
-			FROM calls c JOIN batches b ON b.id = c.batch_id
-			WHERE (b.created_at, b.id, c.seq) > (?, ?, ?)
-			ORDER BY b.created_at, b.id, c.seq LIMIT ?`,
-			[]any{after.created, after.batch, after.seq, exportPage}, func(rs *sql.Rows) error {
+		err := j.rows(ctx, "export", `SELECT `+callColumns+`, b.created_at, b.id, b.conversation, b.n, c.seq
+			FROM batches b JOIN calls c ON c.batch_id = b.id
+			WHERE (b.n, c.seq) > (?, ?) AND b.created_at >= ?
+			ORDER BY b.n, c.seq LIMIT ?`,
+			[]any{after.n, after.seq, from, exportPage}, func(rs *sql.Rows) error {
 				var cur cursor
-				var conv string
-				c, err := scanCall(rs, &cur.created, &cur.batch, &conv, &cur.seq)
+				var created int64
+				var batch, conv string
+				c, err := scanCall(rs, &created, &batch, &conv, &cur.n, &cur.seq)
 				if err != nil {
 					return err
 				}
 				n++
 				after = cur
-				page = append(page, callEvents(c, cur.batch, conv, time.Unix(0, cur.created).UTC())...)
+				page = append(page, callEvents(c, batch, conv, time.Unix(0, created).UTC())...)
 				return nil
 			})
 		if err != nil {
