@@ -57,14 +57,18 @@ func (j *Journal) ListBatches(ctx context.Context, f Filter) ([]Summary, error) 
 	if limit <= 0 {
 		limit = DefaultListLimit
 	}
+	// The newest batches first, then their calls only: a list never
+	// aggregates the whole journal.
+	inner := `SELECT n, id, conversation, turn, created_at, state FROM batches b`
+	if len(where) > 0 {
+		inner += " WHERE " + strings.Join(where, " AND ")
+	}
+	inner += " ORDER BY n DESC LIMIT ?"
+	args = append(args, limit)
 	q := `SELECT b.id, b.conversation, b.turn, b.created_at, b.state,
 		count(c.id), count(c.id) FILTER (WHERE c.ok = 0), count(c.id) FILTER (WHERE c.id IS NOT NULL AND c.finished_at IS NULL)
-		FROM batches b LEFT JOIN calls c ON c.batch_id = b.id`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " GROUP BY b.id ORDER BY b.created_at DESC, b.id LIMIT ?"
-	args = append(args, limit)
+		FROM (` + inner + `) b LEFT JOIN calls c ON c.batch_id = b.id
+		GROUP BY b.n ORDER BY b.n DESC`
 	var out []Summary
 	err := j.rows(ctx, "list batches", q, args, func(rs *sql.Rows) error {
 		var s Summary
