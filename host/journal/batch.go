@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 )
@@ -36,10 +37,10 @@ const (
 // Batch is the tool calls of one model response, in call order (FR-RES-01a).
 type Batch struct {
 	ID           string
-	Conversation string
-	Turn         string
+	Conversation string    `json:",omitempty"`
+	Turn         string    `json:",omitempty"`
 	Created      time.Time // BeginBatch sets it when zero
-	State        State     // set when read; BeginBatch writes StateOpen
+	State        State     `json:",omitempty"` // set when read; BeginBatch writes StateOpen
 	Calls        []Call
 }
 
@@ -49,29 +50,30 @@ type Call struct {
 	Tool string
 	// Arguments are the call's arguments with secrets already redacted
 	// by the caller, as JSON.
+	// Arguments that are not JSON are kept as a JSON string of their text.
 	Arguments   json.RawMessage
-	Disposition string // the engine's disposition, verbatim
-	Decision    Verdict
-	DecidedBy   string
+	Disposition string  // the engine's disposition, verbatim
+	Decision    Verdict `json:",omitempty"`
+	DecidedBy   string  `json:",omitempty"`
 	// Result is the call's result: given to BeginBatch for a call
 	// resolved without running (pre-resolved), set when read otherwise.
-	Result *Result
+	Result *Result `json:",omitempty"`
 
 	// Set when read.
-	Started   time.Time
-	Processes []Process
-	Changes   []Change
+	Started   time.Time `json:",omitzero"`
+	Processes []Process `json:",omitempty"`
+	Changes   []Change  `json:",omitempty"`
 }
 
 // Result is the outcome of a call.
 type Result struct {
-	OK      bool
-	Content string
+	OK      bool   `json:",omitempty"`
+	Content string `json:",omitempty"`
 	// Truncated reports that Content was cut to Options.MaxResultBytes.
-	Truncated    bool
-	ErrorKind    string
-	ErrorMessage string
-	Finished     time.Time // FinishCall sets it when zero
+	Truncated    bool      `json:",omitempty"`
+	ErrorKind    string    `json:",omitempty"`
+	ErrorMessage string    `json:",omitempty"`
+	Finished     time.Time `json:",omitzero"` // FinishCall sets it when zero
 }
 
 // Process is a process group a call started (run_command), with the start
@@ -99,14 +101,14 @@ type CallDecision struct {
 // call's start is committed before it runs and every result before the
 // next call starts (FR-RES-04a/b).
 type Step struct {
-	Batch     *Batch
-	Decisions []CallDecision
-	Results   []CallResult
-	Starts    []string
-	End       bool
+	Batch     *Batch         `json:",omitempty"`
+	Decisions []CallDecision `json:",omitempty"`
+	Results   []CallResult   `json:",omitempty"`
+	Starts    []string       `json:",omitempty"`
+	End       bool           `json:",omitempty"`
 	// At is when the step happened: the time of its starts, of results
 	// given without a time, and of the end. Zero means now.
-	At time.Time
+	At time.Time `json:",omitzero"`
 }
 
 // CallResult is the result of one call of a batch.
@@ -123,10 +125,33 @@ func (j *Journal) Commit(ctx context.Context, batchID string, s Step) error {
 	if s.Batch != nil && s.Batch.ID != batchID {
 		return userErrorf("journal: a step for batch %s carries batch %s", batchID, s.Batch.ID)
 	}
+	if s.Batch != nil {
+		s.Batch = withJSONArguments(s.Batch)
+	}
 	if j.app != nil {
 		return j.app.commit(ctx, batchID, s)
 	}
 	return j.commitNow(ctx, batchID, s)
+}
+
+// withJSONArguments is b with every call's arguments JSON: arguments that
+// are not (a model may send anything) become a JSON string of their text,
+// so that the step log can carry them and readers can parse them.
+func withJSONArguments(b *Batch) *Batch {
+	for i, c := range b.Calls {
+		if len(c.Arguments) == 0 || json.Valid(c.Arguments) {
+			continue
+		}
+		copied := *b
+		copied.Calls = slices.Clone(b.Calls)
+		for k := i; k < len(copied.Calls); k++ {
+			if a := copied.Calls[k].Arguments; len(a) > 0 && !json.Valid(a) {
+				copied.Calls[k].Arguments, _ = json.Marshal(string(a))
+			}
+		}
+		return &copied
+	}
+	return b
 }
 
 // commitNow records s in the database in one transaction.

@@ -129,3 +129,21 @@ func TestStepLogLifetime(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Arguments a model sent that are not JSON go through the step log as a
+// JSON string of their text, on disk as in memory, instead of failing the
+// step (and with it the batch).
+func TestStepLogArgumentsNotJSON(t *testing.T) {
+	for _, path := range []string{filepath.Join(t.TempDir(), "journal.db"), Memory} {
+		j := openJournal(t, path, Options{})
+		ctx := context.Background()
+		b := testBatch("raw", 1)
+		b.Calls[0].Arguments = []byte(`{"path": "a.txt", oops`)
+		mustDo(t, j.Commit(ctx, "raw", Step{Batch: &b, Starts: []string{"raw-call-0"}}))
+		got, err := j.Batch(ctx, "raw")
+		mustDo(t, err)
+		if string(got.Calls[0].Arguments) != `"{\"path\": \"a.txt\", oops"` {
+			t.Errorf("%s: arguments journaled as %s", path, got.Calls[0].Arguments)
+		}
+	}
+}
