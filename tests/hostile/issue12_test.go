@@ -229,3 +229,56 @@ func TestJournal_Issue12_UndoRefusesPathNowSymlink(t *testing.T) {
 }
 
 var _ = time.Second
+
+// frame is payload as one step-log record: length, CRC-32C, payload.
+func frame(payload []byte) []byte {
+	head := make([]byte, 8, 8+len(payload))
+	binary.LittleEndian.PutUint32(head[0:4], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(head[4:8], crc32.Checksum(payload, crc32.MakeTable(crc32.Castagnoli)))
+	return append(head, payload...)
+}
+
+// Attack (damaged or forged step log, issue 12 items 1 and 3, "a corrupt
+// database file → toolhost says which file and how to move it aside"): a
+// dead process's step log holds a whole record (its CRC matches) that
+// cannot be applied: JSON of another shape (another toolhost version, or
+// a forged log, see ModelForgesStepLogBesideConfiguredJournal), or a step
+// the database refuses with a CHECK constraint (a decision that is not
+// approved or denied). Every open of the journal replays it first, fails,
+// and so does every toolhost command, for good.
+//
+// Expected: the open fails naming the log file's full path and how to
+// move it aside (as for a damaged journal.db), or sets the log aside and
+// goes on; it never leaves the journal unopenable without saying what to do.
+// Actual (before a fix): "replay step log NAME: ... record 1: json: ..."
+// or "... constraint failed", without the path or what to do, every time.
+func TestJournal_Issue12_UnreplayableStepLogBricksEveryOpen(t *testing.T) {
+	for name, payload := range map[string]string{
+		"not a step":         `{"q":1,"b":"x","s":{"Batch":"a string where an object was"}}`,
+		"refused by a CHECK": `{"q":1,"b":"bx","s":{"Batch":{"ID":"bx","Conversation":"c","Calls":[{"ID":"c1","Tool":"t","Arguments":{},"Disposition":"d","Decision":"bogus"}]}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "journal.db")
+			j, err := journal.Open(context.Background(), path, journal.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			j.Close()
+			log := filepath.Join(dir, fmt.Sprintf("journal.db.log-%d-0-0badf00d", deadPID(t)))
+			if err := os.WriteFile(log, frame([]byte(payload)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				j, err := journal.Open(context.Background(), path, journal.Options{})
+				if err == nil {
+					j.Close()
+					continue
+				}
+				if msg := err.Error(); !strings.Contains(msg, log) || !strings.Contains(msg, "move") {
+					t.Fatalf("opening the journal with an unreplayable step log: %v\nwant the log's path (%s) and how to move it aside", err, log)
+				}
+			}
+		})
+	}
+}
