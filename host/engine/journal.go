@@ -361,13 +361,24 @@ func (e *Engine) redactValue(v any) any {
 			v[i] = e.redactValue(v[i])
 		}
 	case map[string]any:
+		out := make(map[string]any, len(v))
 		for k, x := range v {
-			if _, ok := x.(string); ok && secretName.MatchString(k) {
-				v[k] = hidden // {"GITHUB_TOKEN": "…"}: the name says what the value is
-				continue
+			if secretName.MatchString(k) {
+				x = hidden // {"GITHUB_TOKEN": …}: the name says what the value is, whatever its type
+			} else {
+				x = e.redactValue(x)
 			}
-			v[k] = e.redactValue(x)
+			// A key can hold a secret too ({"sk-…": 1}).
+			key, _ := e.redactValue(k).(string)
+			for n := 2; ; n++ {
+				if _, taken := out[key]; !taken {
+					break
+				}
+				key = fmt.Sprintf("%s#%d", e.redactValue(k), n)
+			}
+			out[key] = x
 		}
+		return out
 	}
 	return v
 }
