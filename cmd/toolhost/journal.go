@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/engine"
 	"github.com/toolhost/toolhost/host/journal"
 	"github.com/toolhost/toolhost/host/server"
 )
@@ -105,6 +106,11 @@ func openJournal(ctx context.Context, g *globals) (*journal.Journal, error) {
 	return j, nil
 }
 
+// vis is s as a terminal may show it: what the journal holds came from a
+// model (call ids, tool names, paths, results), which can put escape
+// sequences and bidi controls in any of them.
+func vis(s string) string { return engine.Visible(s) }
+
 // checkFormat refuses a --format other than text or json.
 func checkFormat(format string) error {
 	if format != "text" && format != "json" {
@@ -181,7 +187,7 @@ func printBatchList(w io.Writer, path string, list []journal.Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "BATCH\tCREATED\tSTATE\tCONVERSATION\tCALLS\tFAILED\tUNFINISHED")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", s.ID, localTime(s.Created), s.State, orDash(s.Conversation), s.Calls, s.Failed, s.Unfinished)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", vis(s.ID), localTime(s.Created), s.State, vis(orDash(s.Conversation)), s.Calls, s.Failed, s.Unfinished)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -194,7 +200,7 @@ func printBatchList(w io.Writer, path string, list []journal.Summary) error {
 func printRecoverHints(w io.Writer, list []journal.Summary) {
 	for _, s := range list {
 		if s.State == journal.StateInterrupted {
-			fmt.Fprintf(w, "batch %s was interrupted by a crash and nothing of it was re-run: choose with toolhost journal recover %[1]s --resume (keep its partial results) or --discard (mark them failed)\n", s.ID)
+			fmt.Fprintf(w, "batch %s was interrupted by a crash and nothing of it was re-run: choose with toolhost journal recover %[1]s --resume (keep its partial results) or --discard (mark them failed)\n", vis(s.ID))
 		}
 	}
 }
@@ -277,9 +283,9 @@ func findBatchOrCall(ctx context.Context, j *journal.Journal, id string) (b *jou
 	if b, err = j.Batch(ctx, batches[0]); err != nil {
 		return nil, "", "", usageErrorf("%v", err)
 	}
-	note = fmt.Sprintf("call %s of batch %s (toolhost journal show %[2]s shows all its calls)", id, b.ID)
+	note = fmt.Sprintf("call %s of batch %s (toolhost journal show %[2]s shows all its calls)", vis(id), vis(b.ID))
 	if others := batches[1:]; len(others) > 0 {
-		note += fmt.Sprintf("; %d older batches also hold a call %s: %s", len(others), id, strings.Join(others, ", "))
+		note += fmt.Sprintf("; %d older batches also hold a call %s: %s", len(others), vis(id), vis(strings.Join(others, ", ")))
 	}
 	return b, id, note, nil
 }
@@ -304,15 +310,15 @@ func printBatch(w io.Writer, b *journal.Batch, id string, full bool) error {
 		}
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "batch %s  %s\n", b.ID, b.State)
-	fmt.Fprintf(&sb, "  conversation  %s\n", orDash(b.Conversation))
+	fmt.Fprintf(&sb, "batch %s  %s\n", vis(b.ID), b.State)
+	fmt.Fprintf(&sb, "  conversation  %s\n", vis(orDash(b.Conversation)))
 	if b.Turn != "" {
-		fmt.Fprintf(&sb, "  turn          %s\n", b.Turn)
+		fmt.Fprintf(&sb, "  turn          %s\n", vis(b.Turn))
 	}
 	fmt.Fprintf(&sb, "  created       %s\n", localTime(b.Created))
 	fmt.Fprintf(&sb, "  calls         %d (%d failed)\n", len(b.Calls), failed)
 	if b.State == journal.StateInterrupted {
-		fmt.Fprintf(&sb, "  interrupted by a crash; nothing of it was re-run: toolhost journal recover %s --resume (keep its partial results) or --discard (mark them failed)\n", b.ID)
+		fmt.Fprintf(&sb, "  interrupted by a crash; nothing of it was re-run: toolhost journal recover %s --resume (keep its partial results) or --discard (mark them failed)\n", vis(b.ID))
 	}
 	for _, c := range onlyCall(b, id).Calls {
 		sb.WriteString("\n")
@@ -323,13 +329,13 @@ func printBatch(w io.Writer, b *journal.Batch, id string, full bool) error {
 }
 
 func writeCall(sb *strings.Builder, c journal.Call, full bool) {
-	fmt.Fprintf(sb, "call %s  %s\n", c.ID, c.Tool)
-	fmt.Fprintf(sb, "  disposition   %s\n", c.Disposition)
+	fmt.Fprintf(sb, "call %s  %s\n", vis(c.ID), vis(c.Tool))
+	fmt.Fprintf(sb, "  disposition   %s\n", vis(c.Disposition))
 	switch {
 	case c.Decision != "" && c.DecidedBy != "":
-		fmt.Fprintf(sb, "  decision      %s by %s\n", c.Decision, c.DecidedBy)
+		fmt.Fprintf(sb, "  decision      %s by %s\n", vis(string(c.Decision)), vis(c.DecidedBy))
 	case c.Decision != "":
-		fmt.Fprintf(sb, "  decision      %s\n", c.Decision)
+		fmt.Fprintf(sb, "  decision      %s\n", vis(string(c.Decision)))
 	default:
 		fmt.Fprintf(sb, "  decision      none (nobody was asked)\n")
 	}
@@ -363,7 +369,7 @@ func writeCall(sb *strings.Builder, c journal.Call, full bool) {
 			if !ch.Undoable {
 				undo = "not undoable: " + ch.Reason
 			}
-			fmt.Fprintf(sb, "    %s: %s -> %s; %s\n", ch.Path, describeImage(ch.Before), after, undo)
+			fmt.Fprintf(sb, "    %s: %s -> %s; %s\n", vis(ch.Path), describeImage(ch.Before), after, vis(undo))
 		}
 	}
 }
@@ -376,10 +382,10 @@ func showArguments(args json.RawMessage, full bool) string {
 		s = buf.String()
 	}
 	if full || len(s) <= showArgBytes {
-		return s
+		return vis(s)
 	}
 	cut := cutUTF8(s, showArgBytes)
-	return fmt.Sprintf("%s… (%d more bytes; --full shows them)", cut, len(s)-len(cut))
+	return fmt.Sprintf("%s… (%d more bytes; --full shows them)", vis(cut), len(s)-len(cut))
 }
 
 func writeResult(sb *strings.Builder, r *journal.Result, full bool) {
@@ -390,7 +396,7 @@ func writeResult(sb *strings.Builder, r *journal.Result, full bool) {
 	case r.OK:
 		fmt.Fprintf(sb, "  result        ok\n")
 	default:
-		fmt.Fprintf(sb, "  result        error %s: %s\n", r.ErrorKind, r.ErrorMessage)
+		fmt.Fprintf(sb, "  result        error %s: %s\n", vis(r.ErrorKind), vis(r.ErrorMessage))
 	}
 	if r.Content == "" {
 		return
@@ -400,10 +406,7 @@ func writeResult(sb *strings.Builder, r *journal.Result, full bool) {
 		shown, more = cutContent(r.Content)
 	}
 	for line := range strings.Lines(shown) {
-		fmt.Fprintf(sb, "    | %s", line)
-		if !strings.HasSuffix(line, "\n") {
-			sb.WriteString("\n")
-		}
+		fmt.Fprintf(sb, "    | %s\n", vis(strings.TrimSuffix(line, "\n")))
 	}
 	if more != "" {
 		fmt.Fprintf(sb, "    %s\n", more)
@@ -630,7 +633,7 @@ func recoverBatch(ctx context.Context, j *journal.Journal, id string, resume boo
 // recoverSummary says what recover did to b.
 func recoverSummary(b *journal.Batch, resume bool) string {
 	if !resume {
-		return fmt.Sprintf("batch %s discarded: the results of its %d calls are marked failed; the calls stay in the journal, nothing was re-run, and side effects of the calls that ran remain", b.ID, len(b.Calls))
+		return fmt.Sprintf("batch %s discarded: the results of its %d calls are marked failed; the calls stay in the journal, nothing was re-run, and side effects of the calls that ran remain", vis(b.ID), len(b.Calls))
 	}
 	var ok, interrupted, notRun, failed int
 	for _, c := range b.Calls {
@@ -646,5 +649,5 @@ func recoverSummary(b *journal.Batch, resume bool) string {
 			failed++
 		}
 	}
-	return fmt.Sprintf("batch %s resumed with its partial results: %d succeeded, %d failed, %d interrupted by the crash, %d never started; nothing was re-run", b.ID, ok, failed, interrupted, notRun)
+	return fmt.Sprintf("batch %s resumed with its partial results: %d succeeded, %d failed, %d interrupted by the crash, %d never started; nothing was re-run", vis(b.ID), ok, failed, interrupted, notRun)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -56,7 +57,8 @@ func runUndo(cmd *cobra.Command, g *globals, f *undoFlags, id string) error {
 	defer h.Close(ctx)
 	rep, err := h.Undo(ctx, id, host.UndoOptions{DryRun: f.dryRun})
 	if err != nil {
-		return &exitError{code: exitToolError, err: err}
+		// The message names files and ids a model chose.
+		return &exitError{code: exitToolError, err: errors.New(vis(err.Error()))}
 	}
 	if f.json {
 		return printJSON(rep)
@@ -69,11 +71,11 @@ func runUndo(cmd *cobra.Command, g *globals, f *undoFlags, id string) error {
 func printUndo(w io.Writer, rep *host.UndoReport) {
 	if len(rep.OtherBatches) > 0 {
 		fmt.Fprintf(w, "call %s is in %d batches; undoing the newest, %s (the others: %s)\n",
-			rep.CallID, len(rep.OtherBatches)+1, rep.BatchID, strings.Join(rep.OtherBatches, ", "))
+			vis(rep.CallID), len(rep.OtherBatches)+1, vis(rep.BatchID), vis(strings.Join(rep.OtherBatches, ", ")))
 	}
-	what := "batch " + rep.BatchID
+	what := "batch " + vis(rep.BatchID)
 	if rep.CallID != "" {
-		what = fmt.Sprintf("call %s (batch %s)", rep.CallID, rep.BatchID)
+		what = fmt.Sprintf("call %s (batch %s)", vis(rep.CallID), vis(rep.BatchID))
 	}
 	verb := map[host.UndoAction]string{host.UndoRestore: "restored", host.UndoRemove: "removed", host.UndoUnchanged: "unchanged"}
 	if rep.DryRun {
@@ -83,11 +85,11 @@ func printUndo(w io.Writer, rep *host.UndoReport) {
 		fmt.Fprintf(w, "undid %s:\n", what)
 	}
 	for _, f := range rep.Files {
-		fmt.Fprintf(w, "  %s %s\n", verb[f.Action], f.Path)
+		fmt.Fprintf(w, "  %s %s\n", verb[f.Action], vis(f.Path))
 	}
 	switch {
 	case rep.UndoCallID != "":
-		fmt.Fprintf(w, "journaled as call %s (batch %s); toolhost undo %s re-applies the change\n", rep.UndoCallID, rep.UndoBatchID, rep.UndoCallID)
+		fmt.Fprintf(w, "journaled as call %s (batch %s); toolhost undo %s re-applies the change\n", vis(rep.UndoCallID), vis(rep.UndoBatchID), vis(rep.UndoCallID))
 	case !rep.DryRun:
 		fmt.Fprintln(w, "every file was already as it was before; nothing was changed")
 	}
