@@ -110,7 +110,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if p := cfg.Journal.Path; p != "" && p != journal.Memory {
 		// The journal outside the state directory is as out of reach:
 		// a tool that could write it could forge what recovery acts on.
-		st.sandbox.ProtectedDirs = append(st.sandbox.ProtectedDirs, absolute(p, p+"-wal", p+"-shm", p+"-journal")...)
+		st.sandbox.ProtectedDirs = append(st.sandbox.ProtectedDirs, absolute(p, p+"-wal", p+"-shm", p+"-journal", journal.LogDir(p))...)
 	}
 	if opts.StateDir != "" {
 		st.sandbox.RecoveryDir = filepath.Join(opts.StateDir, "txn")

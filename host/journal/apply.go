@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -63,7 +64,10 @@ const (
 )
 
 func startApplier(j *Journal) (*applier, error) {
-	l, err := createLog(filepath.Dir(j.path), logName(j.path, j.ownerPID, j.ownerStart))
+	if err := os.Mkdir(LogDir(j.path), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	l, err := createLog(LogDir(j.path), logName(j.path, j.ownerPID, j.ownerStart))
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +322,7 @@ func (a *applier) close() error {
 	a.mu.Unlock()
 	cerr := a.log.close()
 	if complete {
-		path := filepath.Join(filepath.Dir(a.j.path), a.log.name)
+		path := filepath.Join(LogDir(a.j.path), a.log.name)
 		if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 			return rerr
 		}
@@ -328,9 +332,11 @@ func (a *applier) close() error {
 }
 
 // applyRecords applies recs, logged in log name by process by, in one
-// transaction with the log's applied sequence number. A record the database refuses as a
-// caller's mistake (checked already; possible only for a batch id another
-// process took) is skipped; any other failure rolls everything back.
+// transaction with the log's applied sequence number. A record the
+// database refuses as a caller's mistake or against a constraint (checked
+// already; possible only for a batch id another process took, or a log
+// toolhost did not write) is skipped; any other failure rolls everything
+// back.
 func (j *Journal) applyRecords(ctx context.Context, name string, by owner, recs []logRecord) error {
 	tx, err := j.db.DB.BeginTx(ctx, nil)
 	if err != nil {
@@ -344,7 +350,7 @@ func (j *Journal) applyRecords(ctx context.Context, name string, by owner, recs 
 		err := j.applyStep(ctx, tx, by, rec.Batch, rec.Step)
 		var uerr *userError
 		switch {
-		case errors.As(err, &uerr):
+		case errors.As(err, &uerr), isConstraint(err):
 			if _, err := tx.ExecContext(ctx, "ROLLBACK TO step"); err != nil {
 				return err
 			}
@@ -377,8 +383,11 @@ func (j *Journal) replayLogs(ctx context.Context, sys System) error {
 	if j.path == Memory {
 		return nil
 	}
-	dir := filepath.Dir(j.path)
+	dir := LogDir(j.path)
 	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return j.fail("list step logs", err)
 	}
@@ -387,18 +396,33 @@ func (j *Journal) replayLogs(ctx context.Context, sys System) error {
 		if !ok || (pid == j.ownerPID && start == j.ownerStart) || sys.ProcessAlive(pid, start) {
 			continue
 		}
-		if err := j.replayLog(ctx, filepath.Join(dir, e.Name()), owner{pid, start}); err != nil {
+		path := filepath.Join(dir, e.Name())
+		if !ownLog(path) {
+			continue
+		}
+		if err := j.replayLog(ctx, path, owner{pid, start}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// ownLog reports whether path is a log as toolhost makes them: a regular
+// file of this user that no one else may read or write. Anything else in
+// the directory was not written by toolhost and is never replayed.
+func ownLog(path string) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 {
+		return false
+	}
+	return fileOwner(fi) == os.Getuid()
+}
+
 func (j *Journal) replayLog(ctx context.Context, path string, by owner) error {
 	name := filepath.Base(path)
 	recs, err := readLog(path)
 	if err != nil {
-		return j.fail("replay step log "+name, err)
+		return unreplayable(path, err)
 	}
 	var applied int64
 	err = j.db.DB.QueryRowContext(ctx, `SELECT applied FROM logs WHERE name = ?`, name).Scan(&applied)
@@ -421,6 +445,14 @@ func (j *Journal) replayLog(ctx context.Context, path string, by owner) error {
 	}
 	j.forgetLog(ctx, name)
 	return nil
+}
+
+// unreplayable is the error for a dead process's step log that cannot be
+// applied: not something this toolhost wrote, or written by another
+// version. It is never deleted; the user moves it aside.
+func unreplayable(path string, err error) error {
+	return fmt.Errorf("journal step log %s cannot be replayed (%w): toolhost never deletes it; "+
+		"move it aside (mv %[1]s %[1]s.bad) and start again: the steps it holds will be missing from the journal's history", path, err)
 }
 
 // database is the journal's database as every use but the applier's sees

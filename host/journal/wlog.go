@@ -55,6 +55,10 @@ type stepLog struct {
 	broken error  // a write failed and could not be undone: no more
 }
 
+// LogDir is the directory of the step logs of the journal at path. The
+// host keeps tools out of it, as out of the database.
+func LogDir(path string) string { return path + ".logs" }
+
 // logName is a log of process pid (started at start) for the journal at
 // path; the random part tells apart two journals one process opened on
 // one file.
@@ -143,6 +147,11 @@ func readLog(path string) ([]logRecord, error) {
 		return nil, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	left := fi.Size()
 	r := bufio.NewReader(f)
 	var out []logRecord
 	var head [logFrame]byte
@@ -150,10 +159,12 @@ func readLog(path string) ([]logRecord, error) {
 		if _, err := io.ReadFull(r, head[:]); err != nil {
 			return out, nil
 		}
+		left -= logFrame
 		n := binary.LittleEndian.Uint32(head[0:4])
-		if n > 1<<30 {
-			return out, nil
+		if int64(n) > left {
+			return out, nil // cut short, or a length no record has
 		}
+		left -= int64(n)
 		payload := make([]byte, n)
 		if _, err := io.ReadFull(r, payload); err != nil {
 			return out, nil

@@ -2,6 +2,9 @@ package journal
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,7 +39,7 @@ func TestStepLogSurvivesKill(t *testing.T) {
 	if b.State != StateOpen || b.Calls[0].Result == nil || b.Calls[0].Result.Content != "done before the crash" || b.Calls[1].Started.IsZero() {
 		t.Errorf("the open batch after replay = %+v, want its first result and its second start", b)
 	}
-	logs, _ := filepath.Glob(path + ".log-*")
+	logs, _ := filepath.Glob(filepath.Join(LogDir(path), "*"))
 	if len(logs) != 1 { // this journal's own
 		t.Errorf("step logs after replay: %v, want only the open journal's", logs)
 	}
@@ -63,13 +66,13 @@ func TestStepLogReplay(t *testing.T) {
 	mustDo(t, j.Commit(ctx, "torn", Step{Batch: &b, Starts: []string{"torn-call-0"}}))
 	mustDo(t, j.Commit(ctx, "torn", Step{Results: []CallResult{{"torn-call-0", Result{OK: true, Content: "kept"}}}, Starts: []string{"torn-call-1"}}))
 	mustDo(t, j.Commit(ctx, "torn", Step{Results: []CallResult{{"torn-call-1", Result{OK: true, Content: "cut"}}}, End: true}))
-	own := filepath.Join(dir, j.app.log.name)
+	own := filepath.Join(LogDir(path), j.app.log.name)
 	data, err := os.ReadFile(own)
 	mustDo(t, err)
 	mustDo(t, j.Close())
 
 	// The log as a dead process left it: its last record cut short.
-	dead := filepath.Join(dir, logName(path, 999999, 1))
+	dead := filepath.Join(LogDir(path), logName(path, 999999, 1))
 	writeFile(t, dead, data[:len(data)-5])
 	j = openJournal(t, path, Options{})
 	got, err := j.Batch(ctx, "torn")
@@ -87,7 +90,8 @@ func TestStepLogReplay(t *testing.T) {
 	// Now into a journal that never saw the steps: the two whole records
 	// are applied, the cut one is not.
 	fresh := filepath.Join(t.TempDir(), "journal.db")
-	writeFile(t, filepath.Join(filepath.Dir(fresh), logName(fresh, 999999, 1)), data[:len(data)-5])
+	mustDo(t, os.MkdirAll(LogDir(fresh), 0o700))
+	writeFile(t, filepath.Join(LogDir(fresh), logName(fresh, 999999, 1)), data[:len(data)-5])
 	j = openJournal(t, fresh, Options{})
 	got, err = j.Batch(ctx, "torn")
 	mustDo(t, err)
@@ -104,7 +108,7 @@ func TestStepLogLifetime(t *testing.T) {
 	j := openJournal(t, path, Options{})
 	b := testBatch("x", 1)
 	mustDo(t, j.Commit(context.Background(), "x", Step{Batch: &b, Starts: []string{"x-call-0"}}))
-	own := filepath.Join(dir, j.app.log.name)
+	own := filepath.Join(LogDir(path), j.app.log.name)
 	other := openJournal(t, path, Options{})
 	if _, err := os.Stat(own); err != nil {
 		t.Fatalf("another journal's open removed a live log: %v", err)
@@ -145,5 +149,59 @@ func TestStepLogArgumentsNotJSON(t *testing.T) {
 		if string(got.Calls[0].Arguments) != `"{\"path\": \"a.txt\", oops"` {
 			t.Errorf("%s: arguments journaled as %s", path, got.Calls[0].Arguments)
 		}
+	}
+}
+
+// Only logs toolhost writes are replayed: a regular file of this user,
+// closed to others, in the journal's own log directory. A link, or a file
+// others may write, is left alone; a record toolhost cannot decode stops
+// the open naming the log and how to move it aside, and the log is kept.
+func TestStepLogReplayRefusesForeignLogs(t *testing.T) {
+	frame := func(payload string) []byte {
+		b := make([]byte, logFrame, logFrame+len(payload))
+		binary.LittleEndian.PutUint32(b[0:4], uint32(len(payload)))
+		binary.LittleEndian.PutUint32(b[4:8], crc32.Checksum([]byte(payload), castagnoli))
+		return append(b, payload...)
+	}
+	forged := frame(`{"q":1,"b":"forged","s":{"Batch":{"ID":"forged","Calls":[{"ID":"x","Tool":"run_command","Arguments":{},"Disposition":"execute"}]}}}`)
+	for _, tc := range []struct {
+		name    string
+		plant   func(t *testing.T, logPath string)
+		wantErr string
+	}{
+		{"world-writable", func(t *testing.T, p string) { writeFile(t, p, forged); mustDo(t, os.Chmod(p, 0o666)) }, ""},
+		{"symlink", func(t *testing.T, p string) {
+			target := filepath.Join(t.TempDir(), "elsewhere")
+			writeFile(t, target, forged)
+			mustDo(t, os.Symlink(target, p))
+		}, ""},
+		{"undecodable", func(t *testing.T, p string) { writeFile(t, p, frame(`{"q":"one"}`)) }, "move it aside"},
+		{"a length past the end", func(t *testing.T, p string) {
+			b := frame("{}")
+			binary.LittleEndian.PutUint32(b[0:4], 1<<30)
+			writeFile(t, p, b)
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "journal.db")
+			openJournal(t, path, Options{}).Close()
+			logPath := filepath.Join(LogDir(path), logName(path, 999999, 1))
+			tc.plant(t, logPath)
+			j, err := Open(context.Background(), path, Options{})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), logPath) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Open = %v, want an error naming %s and saying %q", err, logPath, tc.wantErr)
+				}
+				if _, err := os.Lstat(logPath); err != nil {
+					t.Errorf("the log that could not be replayed is gone: %v", err)
+				}
+				return
+			}
+			mustDo(t, err)
+			defer j.Close()
+			if _, err := j.Batch(context.Background(), "forged"); !errors.Is(err, ErrNotFound) {
+				t.Errorf("a log toolhost did not write was replayed: %v", err)
+			}
+		})
 	}
 }

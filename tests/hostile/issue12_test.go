@@ -77,8 +77,9 @@ func forgedRecord(t *testing.T) string {
 // Attack (model, issue 12 items 1 and 3): with [journal] path set to a
 // file in a directory a tool may write (here under the allowed root; in
 // practice any root that holds the operator's journal), the sandbox
-// protects journal.db, -wal, -shm and -journal, but not the step logs
-// the journal keeps beside it (<journal>.log-PID-START-RAND). A model
+// protected journal.db, -wal, -shm and -journal, but not the step logs
+// the journal kept beside it (<journal>.log-PID-START-RAND); they now live
+// in <journal>.logs/, protected too. A model
 // writes a step log named after a pid that is not running; the next
 // toolhost that opens the journal replays it as a crashed process's steps:
 // a batch that never happened, its run_command "approved by the user",
@@ -106,11 +107,13 @@ func TestJournal_Issue12_ModelForgesStepLogBesideConfiguredJournal(t *testing.T)
 			t.Fatalf("write_file %s succeeded: the journal's own file is writable by a tool", name)
 		}
 	}
-	logName := fmt.Sprintf("var/journal.db.log-%d-0-0badf00d", deadPID(t))
-	r := runBatch(t, h, approveAll(), write(t, "w1", logName, forgedRecord(t)))[0]
-	if r.OK {
-		t.Errorf("write_file %s succeeded: a tool can plant a step log beside the journal; want it refused like journal.db itself", logName)
+	// The step logs live in the journal's log directory, protected like
+	// the journal; a file of a log's name anywhere else is never replayed.
+	name := fmt.Sprintf("journal.db.log-%d-0-0badf00d", deadPID(t))
+	if r := runBatch(t, h, approveAll(), write(t, "w1", "var/journal.db.logs/"+name, forgedRecord(t)))[0]; r.OK {
+		t.Errorf("write_file var/journal.db.logs/%s succeeded: a tool can plant a step log; want it refused like journal.db itself", name)
 	}
+	runBatch(t, h, approveAll(), write(t, "w2", "var/"+name, forgedRecord(t)))
 	// What the next toolhost makes of it.
 	j, err := journal.Open(context.Background(), jpath, journal.Options{})
 	if err != nil {
