@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // ProcessStartTime returns when process pid started, in clock ticks since
@@ -63,12 +64,15 @@ func zombie(pid int) bool {
 
 // GroupAlive reports whether process group pgid is still the group whose
 // leader started at start. While the leader lives its start time decides.
-// Once the leader is gone the kernel does not give its pid to a new
-// process while any member of its group lives, so a group with that id
-// whose members all started at or after start is taken for the same
-// group. A start of 0 (not known when recorded) identifies nothing, so it
-// is never taken for a live group.
-func GroupAlive(pgid int, start uint64) bool {
+// Once the leader is gone, the kernel does not give its pid to a new
+// process while any member of its group lives: a group with that id holds
+// the same group if one of its members started between start and
+// notAfter, a time by which the group was known to exist (when it was
+// journaled). A group whose members all started later may be a new one
+// that reused the pid after the old emptied, and is not taken for it.
+// Times are clock ticks since boot, as ProcessStartTime gives them; a
+// start of 0 (not known when recorded) identifies nothing.
+func GroupAlive(pgid int, start, notAfter uint64) bool {
 	if start == 0 || pgid <= 1 {
 		return false
 	}
@@ -81,7 +85,7 @@ func GroupAlive(pgid int, start uint64) bool {
 	if err != nil {
 		return false
 	}
-	found := false
+	proven := false
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -94,11 +98,47 @@ func GroupAlive(pgid int, start uint64) bool {
 		if got < start {
 			return false // older than our leader: not our group
 		}
-		if !zombie(pid) {
-			found = true
+		if got <= notAfter && !zombie(pid) {
+			proven = true // alive since before the group was journaled
 		}
 	}
-	return found
+	return proven
+}
+
+// ticksPerSecond is USER_HZ, the unit of /proc start times: 100 on every
+// Linux architecture toolhost runs on.
+const ticksPerSecond = 100
+
+// BootTicks returns t as clock ticks since boot, the unit of
+// ProcessStartTime, or 0 when it cannot be told. The boot time is now less
+// the uptime, which /proc/uptime gives to the hundredth of a second
+// (/proc/stat's btime only to the second).
+func BootTicks(t time.Time) uint64 {
+	b, err := os.ReadFile("/proc/uptime")
+	now := time.Now()
+	if err != nil {
+		return 0
+	}
+	up, _, _ := bytes.Cut(bytes.TrimSpace(b), []byte(" "))
+	secs, err := strconv.ParseFloat(string(up), 64)
+	if err != nil {
+		return 0
+	}
+	boot := now.Add(-time.Duration(secs * float64(time.Second)))
+	if t.Before(boot) {
+		return 0
+	}
+	return uint64(t.Sub(boot)) * ticksPerSecond / uint64(time.Second)
+}
+
+// Leaderless reports whether group pgid has members but no process of
+// that pid: a group whose leader is gone.
+func Leaderless(pgid int) bool {
+	if pgid <= 1 || syscall.Kill(-pgid, 0) == syscall.ESRCH {
+		return false
+	}
+	_, _, err := procStat(pgid)
+	return errors.Is(err, os.ErrNotExist)
 }
 
 // KillGroup sends SIGKILL to every process of group pgid.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"time"
 )
 
 var errNoProc = errors.New("process start times are read from /proc, which this system does not have")
@@ -22,7 +23,13 @@ func ProcessAlive(pid int, start uint64) bool {
 
 // GroupAlive cannot tell a reused process group here, so it says no:
 // recovery never signals a process it cannot identify.
-func GroupAlive(pgid int, start uint64) bool { return false }
+func GroupAlive(pgid int, start, notAfter uint64) bool { return false }
+
+// BootTicks cannot be known here.
+func BootTicks(time.Time) uint64 { return 0 }
 
 // KillGroup is not done on this system.
 func KillGroup(pgid int) error { return errNoProc }
+
+// Leaderless cannot be known here.
+func Leaderless(int) bool { return false }

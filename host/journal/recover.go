@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 )
 
 // What recovery and the user's choice record for calls of an interrupted
@@ -26,10 +27,14 @@ type System struct {
 	// at start: the toolhost process that owns an open batch.
 	ProcessAlive func(pid int, start uint64) bool
 	// GroupAlive reports whether process group pgid is still the group
-	// whose leader started at start.
-	GroupAlive func(pgid int, start uint64) bool
+	// whose leader started at start and that was known to exist at
+	// notAfter (both in clock ticks since boot).
+	GroupAlive func(pgid int, start, notAfter uint64) bool
 	// KillGroup kills process group pgid.
 	KillGroup func(pgid int) error
+	// Leaderless reports whether group pgid has members but its leader
+	// is gone.
+	Leaderless func(pgid int) bool
 }
 
 func (s System) withDefaults() System {
@@ -41,6 +46,9 @@ func (s System) withDefaults() System {
 	}
 	if s.KillGroup == nil {
 		s.KillGroup = KillGroup
+	}
+	if s.Leaderless == nil {
+		s.Leaderless = Leaderless
 	}
 	return s
 }
@@ -123,24 +131,37 @@ func (j *Journal) Recover(ctx context.Context, sys System) (*Recovery, error) {
 // could leave a running group that nothing would ever look at again.
 func (j *Journal) recoverBatch(ctx context.Context, sys System, batchID string, rec *Recovery) error {
 	var procs []Process
-	err := j.rows(ctx, "find processes of batch "+batchID, `SELECT p.call_id, p.pgid, p.start_time FROM processes p
+	var recorded []uint64
+	err := j.rows(ctx, "find processes of batch "+batchID, `SELECT p.call_id, p.pgid, p.start_time, p.started_at FROM processes p
 		JOIN calls c ON c.batch_id = p.batch_id AND c.id = p.call_id
 		WHERE p.batch_id = ? AND c.finished_at IS NULL`, []any{batchID},
 		func(rs *sql.Rows) error {
 			p := Process{BatchID: batchID}
-			var start int64
-			if err := rs.Scan(&p.CallID, &p.PGID, &start); err != nil {
+			var start, at int64
+			if err := rs.Scan(&p.CallID, &p.PGID, &start, &at); err != nil {
 				return err
 			}
 			p.StartTime = uint64(start)
 			procs = append(procs, p)
+			// The group existed when it was journaled (its leader's
+			// clock reads to 10 ms, hence the slack).
+			recorded = append(recorded, BootTicks(time.Unix(0, at).Add(50*time.Millisecond)))
 			return nil
 		})
 	if err != nil {
 		return err
 	}
-	for _, p := range procs {
-		if !sys.GroupAlive(p.PGID, p.StartTime) {
+	for i, p := range procs {
+		if !sys.GroupAlive(p.PGID, p.StartTime, recorded[i]) {
+			if sys.Leaderless(p.PGID) {
+				// Members that started after the group was journaled:
+				// the command's late children, or a new group that
+				// reused the id. Only a person can tell.
+				rec.KillErrors = append(rec.KillErrors, fmt.Errorf("process group %d of call %s (batch %s) holds processes that started after toolhost journaled it: "+
+					"they may be the command's or belong to a new group that reused the id, so toolhost left them alone; check with ps -o pid,lstart,args -g %[1]d and stop them with kill -KILL -- -%[1]d if they are the command's",
+					p.PGID, p.CallID, batchID))
+				continue
+			}
 			rec.Gone = append(rec.Gone, p)
 			continue
 		}

@@ -56,7 +56,7 @@ func TestRecoverAfterCrash(t *testing.T) {
 	pgid := crashChild(t, "crash-spawn", path, marker)
 	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 	start, err := ProcessStartTime(pgid)
-	if err != nil || !GroupAlive(pgid, start) {
+	if err != nil || !GroupAlive(pgid, start, BootTicks(time.Now())) {
 		t.Fatalf("the crashed call's process group %d is not running (%v): the test proves nothing", pgid, err)
 	}
 
@@ -75,7 +75,7 @@ func TestRecoverAfterCrash(t *testing.T) {
 	if fmt.Sprint(*rec) != fmt.Sprint(want) {
 		t.Errorf("Recover = %+v\nwant      %+v", *rec, want)
 	}
-	if !eventually(func() bool { return !GroupAlive(pgid, start) }) {
+	if !eventually(func() bool { return !GroupAlive(pgid, start, BootTicks(time.Now())) }) {
 		t.Errorf("process group %d still runs after recovery", pgid)
 	}
 	time.Sleep(3 * time.Second) // past the 2 s after which the group would write its marker
@@ -243,5 +243,37 @@ func TestResolveInterrupted(t *testing.T) {
 				t.Errorf("resolve of an unknown batch = %v, want ErrNotFound", err)
 			}
 		})
+	}
+}
+
+// issue 12 item 3 (red team): once a group's leader is gone, the group is
+// taken for the journaled one only if a member was alive when it was
+// journaled; a group whose members all started later may have reused the
+// pid, and recovery must not kill it.
+func TestGroupAliveLeaderGone(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 0.5; sleep 30 & exit 0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	leader, err := ProcessStartTime(pgid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait() // the leader is gone; its child sleeps on in the group
+	for _, tc := range []struct {
+		name     string
+		notAfter uint64
+		want     bool
+	}{
+		{"journaled after the member started", BootTicks(time.Now().Add(time.Second)), true},
+		{"journaled before any member started", leader + 10, false}, // the member started 0.5 s (50 ticks) later
+		{"journaled at an unknown time", 0, false},
+	} {
+		if got := GroupAlive(pgid, leader, tc.notAfter); got != tc.want {
+			t.Errorf("%s: GroupAlive = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
