@@ -1,14 +1,11 @@
 package host
 
-import (
-	"sync"
-	"time"
-)
+import "sync"
 
 // saver writes conversations' read caches to the journal off the calls'
-// path: a save is a database transaction, about as long as the rest of a
-// read_file over stdio, and done here the saves of a busy conversation
-// coalesce. A read record lost to a crash before its save makes a later
+// path, as soon as a read is recorded: a save is a step log record (a
+// database transaction for a journal in memory), and done here the saves
+// of a busy conversation coalesce. A read record lost to a crash before its save makes a later
 // overwrite of that file refused as stale, never allowed; Close writes
 // what is pending.
 type saver struct {
@@ -39,20 +36,11 @@ func (s *saver) soon(conversation string) {
 	}
 }
 
-// saveDelay lets a busy conversation's reads gather into one journal
-// transaction. A read a crash loses in that window can only make a later
-// overwrite of the file refused as stale, never allowed.
-const saveDelay = 20 * time.Millisecond
-
 func (s *saver) run() {
 	defer close(s.done)
 	for {
 		select {
 		case <-s.wake:
-			select {
-			case <-time.After(saveDelay):
-			case <-s.stop:
-			}
 			s.flush()
 		case <-s.stop:
 			s.flush()

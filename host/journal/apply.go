@@ -120,6 +120,28 @@ func signal(c chan struct{}) {
 	}
 }
 
+// commitReads logs a conversation's reads and queues them for the
+// database.
+func (a *applier) commitReads(conversation string, reads []Read) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for len(a.queue) >= maxQueued && a.err == nil {
+		signal(a.urgent)
+		a.cond.Wait()
+	}
+	if a.err != nil {
+		return a.j.fail("record reads of conversation "+conversation, a.err)
+	}
+	rec := logRecord{Reads: &readsRecord{Conversation: conversation, Reads: reads}}
+	if err := a.log.append(&rec); err != nil {
+		return a.j.fail("record reads of conversation "+conversation, err)
+	}
+	a.queue = append(a.queue, rec)
+	a.logged = rec.Seq
+	signal(a.kick)
+	return nil
+}
+
 // check refuses what the database would: a batch twice, a call id twice
 // in a batch, a decision, start or result for a call the batch does not
 // have, a second start or result, an end twice.
@@ -347,7 +369,12 @@ func (j *Journal) applyRecords(ctx context.Context, name string, by owner, recs 
 		if _, err := tx.ExecContext(ctx, "SAVEPOINT step"); err != nil {
 			return err
 		}
-		err := j.applyStep(ctx, tx, by, rec.Batch, rec.Step)
+		var err error
+		if rec.Reads != nil {
+			err = applyReads(ctx, tx, rec.Reads.Conversation, rec.Reads.Reads)
+		} else {
+			err = j.applyStep(ctx, tx, by, rec.Batch, rec.Step)
+		}
 		var uerr *userError
 		switch {
 		case errors.As(err, &uerr), isConstraint(err):

@@ -141,6 +141,9 @@ func runChild(mode string) int {
 		if err := j.Commit(ctx, "last", Step{Results: []CallResult{{"last-call-0", Result{OK: true, Content: "done before the crash"}}}, Starts: []string{"last-call-1"}}); err != nil {
 			return fail(err)
 		}
+		if err := j.SaveReads(ctx, "burst-conv", []Read{{Path: "/r/read-before-the-crash", SHA256: "ab"}}); err != nil {
+			return fail(err)
+		}
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		time.Sleep(time.Minute) // not reached
 	default:

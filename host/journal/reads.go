@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"time"
 )
 
@@ -16,27 +17,46 @@ type Read struct {
 	ReadAt time.Time
 }
 
-// SaveReads records a conversation's reads in one transaction. Of two
-// records of one path the newer wins, whichever process saves last.
+// readsRecord is a conversation's reads as one step log record.
+type readsRecord struct {
+	Conversation string
+	Reads        []Read
+}
+
+// SaveReads records a conversation's reads, all or none: on disk one
+// record in the step log, durable when it returns, as a step is; in
+// memory one transaction. Of two records of one path the newer wins,
+// whichever process saves last.
 func (j *Journal) SaveReads(ctx context.Context, conversation string, reads []Read) error {
 	if len(reads) == 0 {
 		return nil
 	}
+	reads = slices.Clone(reads)
+	for i := range reads {
+		reads[i].ReadAt = orNow(reads[i].ReadAt)
+	}
+	if j.app != nil {
+		return j.app.commitReads(conversation, reads)
+	}
 	return j.tx(ctx, "record reads of conversation "+conversation, func(tx *sql.Tx) error {
-		put, err := tx.PrepareContext(ctx, `INSERT INTO reads (conversation, path, sha256, read_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (conversation, path) DO UPDATE SET sha256 = excluded.sha256, read_at = excluded.read_at
-			WHERE excluded.read_at >= reads.read_at`)
-		if err != nil {
+		return applyReads(ctx, tx, conversation, reads)
+	})
+}
+
+func applyReads(ctx context.Context, tx *sql.Tx, conversation string, reads []Read) error {
+	put, err := tx.PrepareContext(ctx, `INSERT INTO reads (conversation, path, sha256, read_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (conversation, path) DO UPDATE SET sha256 = excluded.sha256, read_at = excluded.read_at
+		WHERE excluded.read_at >= reads.read_at`)
+	if err != nil {
+		return err
+	}
+	defer put.Close()
+	for _, r := range reads {
+		if _, err := put.ExecContext(ctx, conversation, r.Path, r.SHA256, nanos(r.ReadAt)); err != nil {
 			return err
 		}
-		defer put.Close()
-		for _, r := range reads {
-			if _, err := put.ExecContext(ctx, conversation, r.Path, r.SHA256, nanos(orNow(r.ReadAt))); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // ListReads returns a conversation's reads, by path.

@@ -40,9 +40,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // logRecord is one step as logged. Times are set before logging, so
 // applying it later, or again, writes the same thing.
 type logRecord struct {
-	Seq   uint64 `json:"q"`
-	Batch string `json:"b"`
-	Step  Step   `json:"s"`
+	Seq   uint64       `json:"q"`
+	Batch string       `json:"b,omitempty"`
+	Step  Step         `json:"s,omitzero"`
+	Reads *readsRecord `json:"r,omitempty"` // instead of a step
 }
 
 // stepLog is an open log file, appended to by Commit.

@@ -39,6 +39,9 @@ func TestStepLogSurvivesKill(t *testing.T) {
 	if b.State != StateOpen || b.Calls[0].Result == nil || b.Calls[0].Result.Content != "done before the crash" || b.Calls[1].Started.IsZero() {
 		t.Errorf("the open batch after replay = %+v, want its first result and its second start", b)
 	}
+	if reads, err := j.ListReads(ctx, "burst-conv"); err != nil || len(reads) != 1 {
+		t.Errorf("reads saved before the kill: %+v, %v; want the one", reads, err)
+	}
 	logs, _ := filepath.Glob(filepath.Join(LogDir(path), "*"))
 	if len(logs) != 1 { // this journal's own
 		t.Errorf("step logs after replay: %v, want only the open journal's", logs)
