@@ -101,7 +101,7 @@ func (a *applier) commit(ctx context.Context, batchID string, s Step) error {
 	if err := a.check(lb, batchID, s); err != nil {
 		return err
 	}
-	rec := logRecord{Batch: batchID, Step: stamped(s)}
+	rec := logRecord{Batch: batchID, Step: a.j.capped(stamped(s))}
 	if err := a.log.append(&rec); err != nil {
 		return a.j.fail("record batch "+batchID, err)
 	}
@@ -222,6 +222,23 @@ func (a *applier) update(lb *liveBatch, batchID string, s Step) {
 	}
 }
 
+// capped is s with its results cut to Options.MaxResultBytes, so that the
+// log holds no more than the database will.
+func (j *Journal) capped(s Step) Step {
+	for i := range s.Results {
+		s.Results[i].Result = j.capResult(s.Results[i].Result)
+	}
+	if s.Batch != nil {
+		for i, c := range s.Batch.Calls {
+			if c.Result != nil {
+				r := j.capResult(*c.Result)
+				s.Batch.Calls[i].Result = &r
+			}
+		}
+	}
+	return s
+}
+
 // stamped is s with every time it leaves to "now" set, so that the step
 // applied later, or again, records the same times.
 func stamped(s Step) Step {
@@ -304,8 +321,29 @@ func (a *applier) run() {
 			backoff = min(2*backoff, time.Second)
 			continue
 		}
-		a.log.truncate(a.appliedSeq(), truncateAt)
+		a.truncate()
 	}
+}
+
+// truncate empties the log once it is larger than truncateAt. Under
+// steady load there is always a step logged and not yet applied, so it
+// holds the commits back for one transaction, applies what is queued, and
+// empties the log while nothing can be added to it.
+func (a *applier) truncate() {
+	if !a.log.larger(truncateAt) {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if recs := a.queue; len(recs) > 0 {
+		if err := a.j.applyRecords(context.Background(), a.log.name, a.j.owner(), recs); err != nil {
+			return // the next round retries
+		}
+		a.queue = nil
+		a.applied = recs[len(recs)-1].Seq
+		a.cond.Broadcast()
+	}
+	a.log.truncate(a.applied, truncateAt)
 }
 
 func (a *applier) appliedSeq() uint64 {

@@ -137,6 +137,13 @@ func (l *stepLog) truncate(applied uint64, limit int64) error {
 	return nil
 }
 
+// larger reports whether the log is larger than limit.
+func (l *stepLog) larger(limit int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.size > limit
+}
+
 func (l *stepLog) close() error { return l.f.Close() }
 
 // readLog returns the whole records of the log file at path, in order. A

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -206,5 +207,35 @@ func TestStepLogReplayRefusesForeignLogs(t *testing.T) {
 				t.Errorf("a log toolhost did not write was replayed: %v", err)
 			}
 		})
+	}
+}
+
+// Under steady load there is always a step not yet applied, yet the log
+// is emptied once past its size (red team: it grew without bound).
+func TestStepLogBoundedUnderLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.db")
+	j := openJournal(t, path, Options{})
+	ctx := context.Background()
+	content := strings.Repeat("x", 4000)
+	peak := int64(0)
+	for i := range 600 {
+		b := testBatch(fmt.Sprint("load", i), 4)
+		step := Step{Batch: &b, Starts: []string{b.Calls[0].ID}}
+		for k := range 4 {
+			mustDo(t, j.Commit(ctx, b.ID, step))
+			step = Step{Results: []CallResult{{b.Calls[k].ID, Result{OK: true, Content: content}}}}
+			if k < 3 {
+				step.Starts = []string{b.Calls[k+1].ID}
+			} else {
+				step.End = true
+			}
+		}
+		mustDo(t, j.Commit(ctx, b.ID, step))
+		if fi, err := os.Stat(filepath.Join(LogDir(path), j.app.log.name)); err == nil {
+			peak = max(peak, fi.Size())
+		}
+	}
+	if peak > 2*truncateAt {
+		t.Errorf("the step log reached %d bytes for about %d written: it is not emptied under load", peak, 600*4*4100)
 	}
 }
