@@ -136,8 +136,16 @@ func TestRecover_KilledMidCommit(t *testing.T) {
 // killAt runs TestRecover_Child until it reaches point, then SIGKILLs it.
 func killAt(t *testing.T, root, recovery, point string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRecover_Child$", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"="+root+"|"+recovery+"|"+point)
+	killChildAt(t, "TestRecover_Child", childEnv, root, recovery, point)
+}
+
+// killChildAt runs the test named test as a child, told root, recovery
+// and point through env, until it says it reached point; then SIGKILLs
+// it.
+func killChildAt(t *testing.T, test, env, root, recovery, point string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env+"="+root+"|"+recovery+"|"+point)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -3,12 +3,10 @@
 package sandbox
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -259,41 +257,5 @@ func TestRecover_DeleteRecreatedIsKept(t *testing.T) {
 // then SIGKILLs it.
 func killDeleteChildAt(t *testing.T, root, recovery, point string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRecoverDelete_Child$", "-test.count=1")
-	cmd.Env = append(os.Environ(), deleteChildEnv+"="+root+"|"+recovery+"|"+point)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if sc.Text() == "ready" {
-				ready <- true
-				return
-			}
-		}
-		ready <- false
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			cmd.Wait()
-			t.Fatalf("child ended without reaching %s: %s", point, stderr.String())
-		}
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("child never reached %s: %s", point, stderr.String())
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	killChildAt(t, "TestRecoverDelete_Child", deleteChildEnv, root, recovery, point)
 }
