@@ -346,12 +346,6 @@ func (a *applier) truncate() {
 	a.log.truncate(a.applied, truncateAt)
 }
 
-func (a *applier) appliedSeq() uint64 {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.applied
-}
-
 // drain waits until every step logged before it is applied, or the
 // database refused them.
 func (a *applier) drain() {
