@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -211,31 +212,51 @@ func TestStepLogReplayRefusesForeignLogs(t *testing.T) {
 }
 
 // Under steady load there is always a step not yet applied, yet the log
-// is emptied once past its size (red team: it grew without bound).
+// is emptied once past its size (red team: it grew without bound). A
+// writer commits without pause while the test watches the log pass the
+// size and then shrink.
 func TestStepLogBoundedUnderLoad(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.db")
 	j := openJournal(t, path, Options{})
 	ctx := context.Background()
 	content := strings.Repeat("x", 4000)
-	peak := int64(0)
-	for i := range 600 {
-		b := testBatch(fmt.Sprint("load", i), 4)
-		step := Step{Batch: &b, Starts: []string{b.Calls[0].ID}}
-		for k := range 4 {
-			mustDo(t, j.Commit(ctx, b.ID, step))
-			step = Step{Results: []CallResult{{b.Calls[k].ID, Result{OK: true, Content: content}}}}
-			if k < 3 {
-				step.Starts = []string{b.Calls[k+1].ID}
-			} else {
-				step.End = true
+	logPath := filepath.Join(LogDir(path), j.app.log.name)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	var finished atomic.Bool
+	go func() {
+		defer finished.Store(true)
+		for i := range 20000 { // bounded: about 80 MB of results at most
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			b := testBatch(fmt.Sprint("load", i), 1)
+			if err := j.Commit(ctx, b.ID, Step{Batch: &b, Starts: []string{b.Calls[0].ID}}); err != nil {
+				done <- err
+				return
+			}
+			if err := j.Commit(ctx, b.ID, Step{Results: []CallResult{{b.Calls[0].ID, Result{OK: true, Content: content}}}, End: true}); err != nil {
+				done <- err
+				return
 			}
 		}
-		mustDo(t, j.Commit(ctx, b.ID, step))
-		if fi, err := os.Stat(filepath.Join(LogDir(path), j.app.log.name)); err == nil {
-			peak = max(peak, fi.Size())
+		done <- nil
+	}()
+	defer func() { close(stop); mustDo(t, <-done) }()
+	over := false
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		fi, err := os.Stat(logPath)
+		if err != nil {
+			continue
+		}
+		if fi.Size() > truncateAt {
+			over = true
+		} else if over && !finished.Load() {
+			return // emptied while the writer went on
 		}
 	}
-	if peak > 2*truncateAt {
-		t.Errorf("the step log reached %d bytes for about %d written: it is not emptied under load", peak, 600*4*4100)
-	}
+	t.Errorf("the step log passed %d bytes and was never emptied while commits went on (over: %v)", truncateAt, over)
 }
