@@ -85,27 +85,42 @@ func (a *applier) commit(ctx context.Context, batchID string, s Step) error {
 	lb := a.live[batchID]
 	if lb == nil && s.Batch == nil {
 		// Not a batch this journal is running: straight to the database,
-		// after what is queued.
+		// which takes it after what is queued (database.drain).
 		a.mu.Unlock()
-		a.drain()
 		return a.j.commitNow(ctx, batchID, s)
 	}
 	defer a.mu.Unlock()
+	if err := a.room("record batch " + batchID); err != nil {
+		return err
+	}
+	if err := a.check(lb, batchID, s); err != nil {
+		return err
+	}
+	if err := a.enqueue("record batch "+batchID, logRecord{Batch: batchID, Step: a.j.capped(stamped(s))}); err != nil {
+		return err
+	}
+	a.update(lb, batchID, s)
+	return nil
+}
+
+// room waits, a.mu held, until the queue has room, and fails when the
+// database refuses writes: nothing is logged that it may never take.
+func (a *applier) room(op string) error {
 	for len(a.queue) >= maxQueued && a.err == nil {
 		signal(a.urgent)
 		a.cond.Wait()
 	}
 	if a.err != nil {
-		return a.j.fail("record batch "+batchID, a.err)
+		return a.j.fail(op, a.err)
 	}
-	if err := a.check(lb, batchID, s); err != nil {
-		return err
-	}
-	rec := logRecord{Batch: batchID, Step: a.j.capped(stamped(s))}
+	return nil
+}
+
+// enqueue logs rec, a.mu held, and queues it for the applier.
+func (a *applier) enqueue(op string, rec logRecord) error {
 	if err := a.log.append(&rec); err != nil {
-		return a.j.fail("record batch "+batchID, err)
+		return a.j.fail(op, err)
 	}
-	a.update(lb, batchID, s)
 	a.queue = append(a.queue, rec)
 	a.logged = rec.Seq
 	signal(a.kick)
@@ -125,21 +140,11 @@ func signal(c chan struct{}) {
 func (a *applier) commitReads(conversation string, reads []Read) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for len(a.queue) >= maxQueued && a.err == nil {
-		signal(a.urgent)
-		a.cond.Wait()
+	op := "record reads of conversation " + conversation
+	if err := a.room(op); err != nil {
+		return err
 	}
-	if a.err != nil {
-		return a.j.fail("record reads of conversation "+conversation, a.err)
-	}
-	rec := logRecord{Reads: &readsRecord{Conversation: conversation, Reads: reads}}
-	if err := a.log.append(&rec); err != nil {
-		return a.j.fail("record reads of conversation "+conversation, err)
-	}
-	a.queue = append(a.queue, rec)
-	a.logged = rec.Seq
-	signal(a.kick)
-	return nil
+	return a.enqueue(op, logRecord{Reads: &readsRecord{Conversation: conversation, Reads: reads}})
 }
 
 // check refuses what the database would: a batch twice, a call id twice
@@ -304,24 +309,19 @@ func (a *applier) run() {
 		a.mu.Unlock()
 		err := a.j.applyRecords(context.Background(), a.log.name, a.j.owner(), recs)
 		a.mu.Lock()
-		a.err = err
-		if err == nil {
-			a.queue = a.queue[len(recs):]
-			a.applied = recs[len(recs)-1].Seq
-			backoff = 10 * time.Millisecond
-		}
+		a.settle(recs, err)
 		closed = a.closed
-		a.cond.Broadcast()
 		a.mu.Unlock()
-		if err != nil {
-			if closed {
-				return // the log keeps them: the next open replays them
-			}
+		switch {
+		case err == nil:
+			backoff = 10 * time.Millisecond
+			a.truncate()
+		case closed:
+			return // the log keeps them: the next open replays them
+		default:
 			time.Sleep(backoff)
 			backoff = min(2*backoff, time.Second)
-			continue
 		}
-		a.truncate()
 	}
 }
 
@@ -336,14 +336,23 @@ func (a *applier) truncate() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if recs := a.queue; len(recs) > 0 {
-		if err := a.j.applyRecords(context.Background(), a.log.name, a.j.owner(), recs); err != nil {
+		err := a.j.applyRecords(context.Background(), a.log.name, a.j.owner(), recs)
+		if a.settle(recs, err); err != nil {
 			return // the next round retries
 		}
-		a.queue = nil
-		a.applied = recs[len(recs)-1].Seq
-		a.cond.Broadcast()
 	}
 	a.log.truncate(a.applied, truncateAt)
+}
+
+// settle records, a.mu held, how applying recs (the head of the queue)
+// went, and wakes those waiting on it.
+func (a *applier) settle(recs []logRecord, err error) {
+	a.err = err
+	if err == nil {
+		a.queue = a.queue[len(recs):]
+		a.applied = recs[len(recs)-1].Seq
+	}
+	a.cond.Broadcast()
 }
 
 // drain waits until every step logged before it is applied, or the
