@@ -35,9 +35,18 @@ type terminal struct {
 // startTerminal starts a call of tool with args in w.
 func startTerminal(t *testing.T, w *workspace, tool, args string) *terminal {
 	t.Helper()
-	cmd := w.command(w.argv(callArgs(tool, args)...)...)
-	term := &terminal{t: t, tool: tool, cmd: cmd, done: make(chan struct{})}
-	cmd.Stdout = &term.stdout // the result, apart from the question
+	term := startTerminalCommand(t, w.command(w.argv(callArgs(tool, args)...)...))
+	term.tool = tool
+	return term
+}
+
+// startTerminalCommand starts cmd with its stdin and stderr on a
+// pseudo-terminal and its stdout (the result, apart from the question)
+// kept aside.
+func startTerminalCommand(t *testing.T, cmd *exec.Cmd) *terminal {
+	t.Helper()
+	term := &terminal{t: t, cmd: cmd, done: make(chan struct{})}
+	cmd.Stdout = &term.stdout
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +67,7 @@ func startTerminal(t *testing.T, w *workspace, tool, args string) *terminal {
 	}()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
+		cmd.Wait()
 		tty.Close()
 	})
 	return term

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
-
 	"github.com/toolhost/toolhost/host/journal"
 )
 
@@ -241,38 +239,6 @@ func proveNoMarker(t *testing.T, goFile, marker string) {
 			t.Fatal("the command's child wrote its marker after the crash: recovery did not kill the process group")
 		}
 	}
-}
-
-// startTerminalCommand starts cmd with its stdin and stderr on a
-// pseudo-terminal, as startTerminal does for a call.
-func startTerminalCommand(t *testing.T, cmd *exec.Cmd) *terminal {
-	t.Helper()
-	term := &terminal{t: t, cmd: cmd, done: make(chan struct{})}
-	cmd.Stdout = &term.stdout
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	term.tty = tty
-	go func() {
-		defer close(term.done)
-		buf := make([]byte, 4096)
-		for {
-			n, err := tty.Read(buf)
-			term.mu.Lock()
-			term.screen.Write(buf[:n])
-			term.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		tty.Close()
-	})
-	return term
 }
 
 // wantNotRun checks that call c of a recovered batch never started and

@@ -24,41 +24,7 @@ import (
 const childEnv = "TOOLHOST_TEST_TXN_CHILD"
 
 func TestRecover_Child(t *testing.T) {
-	spec := os.Getenv(childEnv)
-	if spec == "" {
-		t.Skip("run by TestRecover_KilledMidCommit in a child process")
-	}
-	parts := strings.Split(spec, "|")
-	root, recovery, point := parts[0], parts[1], parts[2]
-	kind, n, _ := strings.Cut(point, ":")
-	at, _ := strconv.Atoi(n)
-	s, err := New(Config{Roots: []string{root}, RecoveryDir: recovery})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pause := func() {
-		fmt.Println("ready")
-		os.Stdout.Sync()
-		time.Sleep(time.Minute) // killed long before
-		os.Exit(3)
-	}
-	switch kind {
-	case "stage":
-		s.testHookAfterStage = func(i int) {
-			if i == at {
-				pause()
-			}
-		}
-	case "rename":
-		s.testHookBeforeRename = func(i int) error {
-			if i == at {
-				pause()
-			}
-			return nil
-		}
-	case "renamed":
-		s.testHookAfterRenames = pause
-	}
+	s := childSandbox(t, childEnv, "TestRecover_KilledMidCommit")
 	txn := s.Begin()
 	for _, rel := range []string{"a.txt", "sub/new.txt", "sub/b.txt"} {
 		p, err := s.Resolve(rel)
@@ -131,6 +97,50 @@ func TestRecover_KilledMidCommit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// childSandbox is the sandbox of a child test that the test named parent
+// started with root, recovery directory and kill point in env: its hooks
+// stop the commit at the point ("stage:N", "rename:N", "renamed:0"), say
+// "ready" on stdout and wait there for the SIGKILL.
+func childSandbox(t *testing.T, env, parent string) *Sandbox {
+	t.Helper()
+	spec := os.Getenv(env)
+	if spec == "" {
+		t.Skip("run by " + parent + " in a child process")
+	}
+	parts := strings.Split(spec, "|")
+	root, recovery, point := parts[0], parts[1], parts[2]
+	kind, n, _ := strings.Cut(point, ":")
+	at, _ := strconv.Atoi(n)
+	s, err := New(Config{Roots: []string{root}, RecoveryDir: recovery})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pause := func() {
+		fmt.Println("ready")
+		os.Stdout.Sync()
+		time.Sleep(time.Minute) // killed long before
+		os.Exit(3)
+	}
+	switch kind {
+	case "stage":
+		s.testHookAfterStage = func(i int) {
+			if i == at {
+				pause()
+			}
+		}
+	case "rename":
+		s.testHookBeforeRename = func(i int) error {
+			if i == at {
+				pause()
+			}
+			return nil
+		}
+	case "renamed":
+		s.testHookAfterRenames = pause
+	}
+	return s
 }
 
 // killAt runs TestRecover_Child until it reaches point, then SIGKILLs it.

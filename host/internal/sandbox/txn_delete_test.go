@@ -8,10 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // deleteFixture stages, in one transaction, the removal of a.txt, new
@@ -133,35 +131,7 @@ func TestTxn_StageDeleteRefusals(t *testing.T) {
 const deleteChildEnv = "TOOLHOST_TEST_TXN_DELETE_CHILD"
 
 func TestRecoverDelete_Child(t *testing.T) {
-	spec := os.Getenv(deleteChildEnv)
-	if spec == "" {
-		t.Skip("run by TestRecover_KilledMidDelete in a child process")
-	}
-	parts := strings.Split(spec, "|")
-	root, recovery, point := parts[0], parts[1], parts[2]
-	kind, n, _ := strings.Cut(point, ":")
-	at, _ := strconv.Atoi(n)
-	s, err := New(Config{Roots: []string{root}, RecoveryDir: recovery})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pause := func() {
-		fmt.Println("ready")
-		os.Stdout.Sync()
-		time.Sleep(time.Minute) // killed long before
-		os.Exit(3)
-	}
-	switch kind {
-	case "rename":
-		s.testHookBeforeRename = func(i int) error {
-			if i == at {
-				pause()
-			}
-			return nil
-		}
-	case "renamed":
-		s.testHookAfterRenames = pause
-	}
+	s := childSandbox(t, deleteChildEnv, "TestRecover_KilledMidDelete")
 	txn := deleteFixture(t, s)
 	if err := txn.Commit(); err != nil {
 		t.Fatal(err)
