@@ -52,8 +52,12 @@ type Manifest struct {
 	// (or, when it has none, its path_args); with it, the host lets an
 	// approved call write wherever the sandbox allows, and never approves
 	// one as only creating new files.
-	WritesUnnamedPaths bool         `json:"writes_unnamed_paths,omitempty"`
-	Capabilities       []Capability `json:"capabilities,omitempty"`
+	WritesUnnamedPaths bool `json:"writes_unnamed_paths,omitempty"`
+	// Nondeterministic says two identical calls on identical files may
+	// give different results (a command's output, a clock). Without it,
+	// toolhost test expects the same result each time.
+	Nondeterministic bool         `json:"nondeterministic,omitempty"`
+	Capabilities     []Capability `json:"capabilities,omitempty"`
 }
 
 // Hints are what clients are told about a tool's behaviour (MCP's tool

@@ -60,6 +60,9 @@ func appendManifest(b []byte, m abi.Manifest) []byte {
 	if m.WritesUnnamedPaths {
 		b = append(b, `,"writes_unnamed_paths":true`...)
 	}
+	if m.Nondeterministic {
+		b = append(b, `,"nondeterministic":true`...)
+	}
 	caps := make([]string, len(m.Capabilities))
 	for i, c := range m.Capabilities {
 		caps[i] = string(c)

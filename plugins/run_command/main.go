@@ -39,6 +39,7 @@ func init() {
 			RiskLevel:        abi.RiskHigh,
 			TimeoutClass:     abi.TimeoutShell,
 			PathArgs:         []string{"cwd"},
+			Nondeterministic: true,
 			Capabilities:     []abi.Capability{abi.CapProcExec},
 		},
 		Summary: func(a args) (string, error) { return "Run command: " + a.Command, nil },

@@ -26,8 +26,25 @@ import (
 // Tool is a registered tool.
 type Tool struct {
 	Manifest abi.Manifest
-	Plugin   *runtime.Plugin
+	Plugin   Plugin
 	schema   *jsonschema.Schema
+}
+
+// Plugin is the code behind a tool: a native toolhost module
+// (*runtime.Plugin) or a module written for another host's ABI behind an
+// adapter (an Extism plugin). The engine calls every kind the same way, so
+// policy, approvals, deadlines, caps and the journal apply to all alike.
+type Plugin interface {
+	// Path is the module's file, for messages.
+	Path() string
+	// Compile prepares the module, so a call's deadline is not spent on it.
+	Compile(ctx context.Context) error
+	// Warm readies n instances ahead of calls.
+	Warm(ctx context.Context, n int) error
+	// Summary returns the approval text for args; it does no I/O.
+	Summary(ctx context.Context, args []byte) (abi.Result, error)
+	// Call runs one call; state is the call's host-function state.
+	Call(ctx context.Context, state any, req abi.Request) (abi.Result, error)
 }
 
 // Registry maps tool names to tools. It is immutable after Load.
@@ -120,7 +137,7 @@ var validName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 // NewTool validates a manifest and compiles its schema. The tool's
 // manifest is the plugin's with side effects and risk raised to what its
 // capabilities imply (see implied).
-func NewTool(m abi.Manifest, p *runtime.Plugin) (*Tool, error) {
+func NewTool(m abi.Manifest, p Plugin) (*Tool, error) {
 	if err := ValidateManifest(m); err != nil {
 		return nil, err
 	}
