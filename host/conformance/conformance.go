@@ -1,0 +1,264 @@
+// Package conformance is what `toolhost test` runs: the checks a plugin
+// must pass before an operator trusts it. Static checks read the module
+// and its manifest; dynamic checks run the plugin's tools through a real
+// host, each in a fresh temporary sandbox, as a hostile model would call
+// them; a plugin's own cases (conformance/*.json beside it) run last.
+//
+// A check never takes the plugin's word: what the host observed (the
+// host functions a call asked for, the bytes it returned) decides.
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/config"
+)
+
+// Status is a check's outcome.
+type Status string
+
+// Outcomes of a check.
+const (
+	StatusPass Status = "pass"
+	StatusFail Status = "fail"
+	StatusSkip Status = "skip" // not applicable to this plugin; Detail says why
+)
+
+// Result is one check of one plugin (and tool, for checks that call one).
+type Result struct {
+	Plugin string `json:"plugin"` // the module file
+	Tool   string `json:"tool,omitempty"`
+	Check  string `json:"check"`
+	Status Status `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	// Findings are the specific failures (an attempt that got through,
+	// an import without its capability), one line each.
+	Findings []string      `json:"findings,omitempty"`
+	Elapsed  time.Duration `json:"-"`
+}
+
+// Report is everything Run found about one plugin.
+type Report struct {
+	Plugin  string   `json:"path"`
+	Kind    Kind     `json:"kind"`
+	Tools   []string `json:"tools"`
+	Results []Result `json:"results"`
+}
+
+// Failed reports whether any check failed.
+func (r Report) Failed() bool {
+	for _, res := range r.Results {
+		if res.Status == StatusFail {
+			return true
+		}
+	}
+	return false
+}
+
+// Kind says which ABI a module speaks.
+type Kind string
+
+// Module kinds.
+const (
+	KindNative Kind = "toolhost/v1"
+	KindExtism Kind = "extism"
+)
+
+// Options configure a run.
+type Options struct {
+	// CacheDir keeps compiled modules between runs; "" compiles anew.
+	CacheDir string
+	// Cases is a directory of case files to use instead of the
+	// conformance/ directory beside each plugin.
+	Cases string
+	// Timeout is the deadline the short-deadline check gives a call;
+	// 0 means one second.
+	Timeout time.Duration
+	// Config is the configuration the dynamic checks start from (an
+	// Extism plugin's allowed hosts and config values); nil means
+	// config.Default(). Its roots are replaced by each check's sandbox.
+	Config *config.Config
+	// Report, when set, receives each result as soon as it is known.
+	Report func(Result)
+	// Logger receives the hosts' logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Run checks each plugin named by paths (a module file, or a directory:
+// every plugin in it) and returns one report per plugin, in order. An
+// error means a path names no plugin; a plugin that cannot even load is a
+// report with failed checks, not an error.
+func Run(ctx context.Context, paths []string, opts Options) ([]Report, error) {
+	plugins, err := Discover(paths)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = time.Second
+	}
+	reports := make([]Report, 0, len(plugins))
+	for _, p := range plugins {
+		if err := ctx.Err(); err != nil {
+			return reports, err
+		}
+		reports = append(reports, runPlugin(ctx, p, opts))
+	}
+	return reports, nil
+}
+
+// Plugin is a plugin found on disk: its module file and, for a plugin
+// in a folder of its own, that folder (with its cases and config).
+type Plugin struct {
+	Module string // the .wasm file
+	Dir    string // its own folder, or "" for a module among others
+}
+
+// Discover turns the command line's paths into plugins: a .wasm file is
+// itself; a directory holds modules (*.wasm) and subdirectories with one
+// module each.
+func Discover(paths []string) ([]Plugin, error) {
+	var out []Plugin
+	for _, path := range paths {
+		info, err := os.Stat(path)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", path, err)
+		}
+		if !info.IsDir() {
+			out = append(out, Plugin{Module: path})
+			continue
+		}
+		found, err := discoverDir(path)
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("directory %s holds no plugin (no *.wasm in it or in its subdirectories); build the plugins first", path)
+		}
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+func discoverDir(dir string) ([]Plugin, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("plugin directory %s: %w", dir, err)
+	}
+	var out []Plugin
+	for _, e := range entries {
+		full := filepath.Join(dir, e.Name())
+		switch {
+		case e.Type().IsRegular() && filepath.Ext(e.Name()) == ".wasm":
+			out = append(out, Plugin{Module: full})
+		case e.IsDir():
+			mods, _ := filepath.Glob(filepath.Join(full, "*.wasm"))
+			if len(mods) == 1 {
+				out = append(out, Plugin{Module: mods[0], Dir: full})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Module < out[j].Module })
+	return out, nil
+}
+
+// subject is a plugin under test: what the static checks read and what
+// the dynamic checks call.
+type subject struct {
+	Plugin
+	module []byte
+	kind   Kind
+	// tools are the tools the plugin offers, as loaded by a real host
+	// (with what the host implies from the capabilities), or nil when it
+	// cannot load; described are the manifests as the plugin states them.
+	tools     []abi.Manifest
+	described []abi.Manifest
+	loadErr   error
+	opts      Options
+}
+
+// check is one entry of the suite.
+type check struct {
+	id string
+	// nativeOnly checks read toolhost/v1 exports and imports.
+	nativeOnly bool
+	// perTool checks run once for each tool; the others once per plugin.
+	perTool bool
+	run     func(ctx context.Context, s *subject, tool *abi.Manifest) Result
+}
+
+// suite is every check, in the order they run: what the module is, what
+// it says, then how it behaves.
+func suite() []check {
+	var all []check
+	all = append(all, staticChecks()...)
+	all = append(all, dynamicChecks()...)
+	return all
+}
+
+func runPlugin(ctx context.Context, p Plugin, opts Options) Report {
+	s, err := load(ctx, p, opts)
+	rep := Report{Plugin: p.Module, Kind: s.kind}
+	for _, m := range s.tools {
+		rep.Tools = append(rep.Tools, m.Name)
+	}
+	emit := func(r Result) {
+		r.Plugin = p.Module
+		rep.Results = append(rep.Results, r)
+		if opts.Report != nil {
+			opts.Report(r)
+		}
+	}
+	if err != nil {
+		emit(Result{Check: "load", Status: StatusFail, Detail: err.Error()})
+		return rep
+	}
+	for _, c := range suite() {
+		if c.nativeOnly && s.kind != KindNative {
+			continue
+		}
+		if !c.perTool {
+			emit(timed(ctx, c, s, nil))
+			continue
+		}
+		for i := range s.tools {
+			emit(timed(ctx, c, s, &s.tools[i]))
+		}
+	}
+	for _, r := range runCases(ctx, s) {
+		emit(r)
+	}
+	return rep
+}
+
+func timed(ctx context.Context, c check, s *subject, tool *abi.Manifest) Result {
+	start := time.Now()
+	r := c.run(ctx, s, tool)
+	r.Check, r.Elapsed = c.id, time.Since(start)
+	if tool != nil && r.Tool == "" {
+		r.Tool = tool.Name
+	}
+	return r
+}
+
+// errNoModule is returned for a file that is not a WebAssembly module.
+var errNoModule = errors.New("not a WebAssembly module (no \\0asm header)")
+
+// pass, fail and skip build results.
+func pass(detail string) Result { return Result{Status: StatusPass, Detail: detail} }
+
+func fail(detail string, findings ...string) Result {
+	return Result{Status: StatusFail, Detail: detail, Findings: findings}
+}
+
+func skip(why string) Result { return Result{Status: StatusSkip, Detail: why} }

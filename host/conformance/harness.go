@@ -1,0 +1,198 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/config"
+	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/runtime"
+	"github.com/toolhost/toolhost/host/internal/wasmbin"
+)
+
+// load reads a plugin and learns its tools: as the plugin describes them,
+// and as a real host registers them.
+func load(ctx context.Context, p Plugin, opts Options) (*subject, error) {
+	s := &subject{Plugin: p, opts: opts}
+	var err error
+	if s.module, err = os.ReadFile(p.Module); err != nil {
+		return s, err
+	}
+	if !bytes.HasPrefix(s.module, []byte("\x00asm")) {
+		return s, fmt.Errorf("%s: %w", p.Module, errNoModule)
+	}
+	if s.kind, err = kindOf(s.module); err != nil {
+		return s, fmt.Errorf("%s: %w", p.Module, err)
+	}
+	if s.kind == KindNative {
+		m, err := describe(ctx, p.Module, opts.CacheDir)
+		if err != nil {
+			s.loadErr = err
+		} else {
+			s.described = []abi.Manifest{m}
+		}
+	}
+	w, err := s.open(ctx, nil, nil)
+	if err != nil {
+		s.loadErr = err
+		s.tools = s.described
+		return s, nil
+	}
+	defer w.Close(ctx)
+	s.tools = w.h.Installed()
+	if s.kind != KindNative {
+		s.described = s.tools
+	}
+	return s, nil
+}
+
+// kindOf tells the ABI a module speaks from its exports.
+func kindOf(module []byte) (Kind, error) {
+	exports, err := exportNames(module)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case exports[abi.ExportVersionMarker]:
+		return KindNative, nil
+	case exports["list_tools"] && exports["call_tool"], exports["describe"] && exports["call"]:
+		return KindExtism, nil
+	}
+	return "", fmt.Errorf("exports neither %s (a toolhost/v1 plugin) nor list_tools and call_tool, or describe and call (an Extism MCP plugin)", abi.ExportVersionMarker)
+}
+
+// exportNames lists a module's exports by name.
+func exportNames(module []byte) (map[string]bool, error) {
+	sections, err := wasmbin.Sections(module)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, sec := range sections {
+		if sec.ID != wasmbin.SectionExport {
+			continue
+		}
+		r := sec.Reader()
+		for n := r.Count(); n > 0 && !r.Done(); n-- {
+			names[r.Name()] = true
+			r.Byte() // kind
+			r.U32()  // index
+		}
+		if err := r.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
+}
+
+// describe returns a native plugin's manifest as the plugin states it,
+// before the host raises what its capabilities imply.
+func describe(ctx context.Context, path, cacheDir string) (abi.Manifest, error) {
+	rt, err := runtime.New(ctx, runtime.Config{CacheDir: cacheDir})
+	if err != nil {
+		return abi.Manifest{}, err
+	}
+	defer rt.Close(ctx)
+	p, err := rt.Load(ctx, path)
+	if err != nil {
+		return abi.Manifest{}, err
+	}
+	return p.Manifest(), nil
+}
+
+// workspace is a fresh sandbox with the plugin under test loaded in a
+// real host: a root holding the fixtures, a state directory, and nothing
+// else a tool may reach.
+type workspace struct {
+	dir   string // holds root/, state/ and plugins/
+	root  string
+	state string
+	h     *host.Host
+	seq   atomic.Int64
+}
+
+// open builds a workspace. fixtures, when set, fills the root before the
+// host opens; configure, when set, adjusts the configuration.
+func (s *subject) open(ctx context.Context, fixtures func(root string) error, configure func(*config.Config)) (*workspace, error) {
+	dir, err := os.MkdirTemp("", "toolhost-test-")
+	if err != nil {
+		return nil, err
+	}
+	w := &workspace{dir: dir, root: filepath.Join(dir, "root"), state: filepath.Join(dir, "state")}
+	plugins := filepath.Join(dir, "plugins")
+	for _, d := range []string{w.root, w.state, plugins} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	if err := s.install(plugins); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if fixtures != nil {
+		if err := fixtures(w.root); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("fixtures: %w", err)
+		}
+	}
+	cfg := s.config(w.root)
+	if configure != nil {
+		configure(cfg)
+	}
+	w.h, err = host.Open(ctx, host.Options{PluginDir: plugins, Config: cfg, CacheDir: s.opts.CacheDir, StateDir: w.state, Logger: s.opts.Logger})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return w, nil
+}
+
+// config is the configuration a workspace enforces: the run's, rooted at
+// root, with every tool enabled.
+func (s *subject) config(root string) *config.Config {
+	cfg := config.Default()
+	if s.opts.Config != nil {
+		c := *s.opts.Config
+		cfg = &c
+	}
+	cfg.Tools.Mode = config.ModeEnabled
+	cfg.Tools.Sandbox.AllowedRoots = []string{root}
+	return cfg
+}
+
+// install puts the plugin under test, alone, in a plugin directory.
+func (s *subject) install(plugins string) error {
+	if s.Dir == "" {
+		return os.WriteFile(filepath.Join(plugins, filepath.Base(s.Module)), s.module, 0o600)
+	}
+	return os.CopyFS(filepath.Join(plugins, filepath.Base(s.Dir)), os.DirFS(s.Dir))
+}
+
+// Close releases the host and removes the workspace.
+func (w *workspace) Close(ctx context.Context) {
+	w.h.Close(ctx)
+	os.RemoveAll(w.dir)
+}
+
+// call runs one call of tool with args, approved, in the workspace's
+// conversation.
+func (w *workspace) call(ctx context.Context, tool string, args json.RawMessage) engine.Result {
+	id := "conformance_" + strconv.FormatInt(w.seq.Add(1), 10)
+	_, results := w.h.Process(ctx, engine.Batch{Conversation: "conformance", Calls: []engine.Call{{ID: id, Name: tool, Arguments: args}}},
+		host.BatchOptions{Approver: engine.ApproverFunc(approveAll)})
+	return results[0]
+}
+
+// approveAll is the suite's approver: it tests the plugin, not the policy.
+func approveAll(context.Context, []engine.Confirmation) (engine.Decision, error) {
+	return engine.ApproveAll("toolhost test"), nil
+}
