@@ -51,7 +51,6 @@ func TestParseErrorsNameTheLine_Issue13Item4(t *testing.T) {
 	}
 }
 
-
 // Issue 13 item 4: Check accepts only the bytes locked under their path,
 // and its refusals name the plugin, both hashes and what to do.
 func TestCheck_Issue13Item4(t *testing.T) {
