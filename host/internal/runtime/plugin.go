@@ -55,14 +55,29 @@ type compiled struct {
 	guarded bool
 }
 
-// module returns the module's bytes, reading the file on first need.
+// module returns the module's bytes, reading the file on first need and
+// vetting what it read (Config.Verify). A failure stays: a module refused
+// once is not read again in this process.
 func (p *Plugin) module() ([]byte, error) {
 	p.wasmOnce.Do(func() {
-		if p.wasm, p.wasmErr = os.ReadFile(p.path); p.wasmErr != nil {
-			p.wasmErr = fmt.Errorf("plugin %s: %w", p.path, p.wasmErr)
+		data, err := os.ReadFile(p.path)
+		if err != nil {
+			p.wasmErr = fmt.Errorf("plugin %s: %w", p.path, err)
+			return
 		}
+		p.wasm, p.wasmErr = p.vet(data)
 	})
 	return p.wasm, p.wasmErr
+}
+
+// vet passes data, the module's bytes, to Config.Verify.
+func (p *Plugin) vet(data []byte) ([]byte, error) {
+	if verify := p.rt.cfg.Verify; verify != nil {
+		if err := verify(p.path, data); err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
 }
 
 func (p *Plugin) instrument() ([]byte, error) {
