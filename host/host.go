@@ -88,6 +88,12 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if opts.PluginDir == "" {
 		return nil, errors.New("host: Options.PluginDir is empty; name the plugin directory")
 	}
+	// With a lock in the plugin directory, only the modules it pins load
+	// or compile (issue 13 item 4).
+	verify, err := lockVerifier(opts.PluginDir)
+	if err != nil {
+		return nil, err
+	}
 	cfg := opts.Config
 	if cfg == nil {
 		cfg = config.Default()
@@ -131,7 +137,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.saves = newSaver(h.save)
 		h.prune = startPruner(h.journal, log)
 	}
-	if h.rt, err = runtime.New(ctx, runtime.Config{CacheDir: opts.CacheDir, Logger: log, HostFunctions: hostfn.Functions()}); err != nil {
+	if h.rt, err = runtime.New(ctx, runtime.Config{CacheDir: opts.CacheDir, Logger: log, HostFunctions: hostfn.Functions(), Verify: verify}); err != nil {
 		h.closeSaves()
 		h.closeJournal()
 		sb.Close()
