@@ -17,6 +17,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/extism"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/registry"
@@ -55,6 +56,7 @@ type Options struct {
 type Host struct {
 	log *slog.Logger
 	rt  *runtime.Runtime
+	ext *extism.Loader // Extism MCP plugins' modules (issue 13 item 5)
 	reg *registry.Registry
 	sb  *sandbox.Sandbox
 	eng *engine.Engine
@@ -143,13 +145,24 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		sb.Close()
 		return nil, err
 	}
-	if h.reg, err = registry.Load(ctx, h.rt, opts.PluginDir); err != nil {
+	if h.ext, err = extism.NewLoader(extism.Options{CacheDir: opts.CacheDir, Grants: extismGrants(cfg.Extism), Logger: log}); err != nil {
+		h.rt.Close(ctx)
+		h.closeSaves()
+		h.closeJournal()
+		sb.Close()
+		return nil, err
+	}
+	if h.reg, err = registry.LoadWith(ctx, h.rt, opts.PluginDir, registry.Options{Extism: h.ext}); err != nil {
+		h.ext.Close(ctx)
 		h.rt.Close(ctx)
 		h.closeSaves()
 		h.closeJournal()
 		sb.Close()
 		abs, _ := filepath.Abs(opts.PluginDir)
 		return nil, fmt.Errorf("%w (plugin directory %s)", err, abs)
+	}
+	for _, name := range h.ext.Unused() {
+		log.Warn("the configuration grants an Extism plugin that is not in the plugin directory; check the name (the file's name without .wasm, or its folder's name)", "key", "extism."+name)
 	}
 	ecfg := st.engine
 	ecfg.Registry, ecfg.Sandbox, ecfg.Logger, ecfg.ReadCache = h.reg, sb, log, h.readCache
@@ -182,7 +195,7 @@ func recoverCommits(sb *sandbox.Sandbox, log *slog.Logger) {
 // running fail.
 func (h *Host) Close(ctx context.Context) error {
 	h.closeSaves()
-	err := h.rt.Close(ctx)
+	err := errors.Join(h.ext.Close(ctx), h.rt.Close(ctx))
 	h.sb.Close()
 	return errors.Join(err, h.closeJournal())
 }
@@ -357,6 +370,15 @@ func DefaultCacheDir() string { return runtime.DefaultCacheDir() }
 // stored in a custom section, so hosts list the tool without compiling it.
 func PackPlugin(ctx context.Context, wasm []byte) ([]byte, error) {
 	return runtime.Pack(ctx, wasm)
+}
+
+// extismGrants converts the configuration's [extism.<name>] tables.
+func extismGrants(plugins map[string]config.ExtismPlugin) map[string]extism.Grant {
+	out := make(map[string]extism.Grant, len(plugins))
+	for name, p := range plugins {
+		out[name] = extism.Grant{AllowedHosts: p.AllowedHosts, Config: p.Config, MaxMemoryMiB: p.MaxMemoryMiB}
+	}
+	return out
 }
 
 func absolute(dirs ...string) []string {

@@ -45,6 +45,9 @@ type Config struct {
 	// (issue 11 item 7): a connection under a profile sees and runs only
 	// its tools, under its stricter approval.
 	Profiles map[string]Profile `mapstructure:"profiles"`
+	// Extism are the [extism.<name>] tables: what each Extism MCP plugin
+	// is granted (issue 13 item 5). Only the operator's file sets them.
+	Extism map[string]ExtismPlugin `mapstructure:"extism"`
 }
 
 // Journal is [journal]: where toolhost records its batches for crash
@@ -224,6 +227,7 @@ func Default() *Config {
 		Server:   Server{ApprovalHoldSeconds: 120},
 		Journal:  Journal{MaxPreimageBytes: 8 << 20, RetentionDays: 30},
 		Profiles: map[string]Profile{},
+		Extism:   map[string]ExtismPlugin{},
 	}
 }
 

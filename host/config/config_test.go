@@ -151,6 +151,11 @@ mode = "parse_only"
 confirm_all = true
 sequential = true
 max_tool_calls_per_batch = 2
+
+[extism.Weather-Plugin]
+allowed_hosts = ["api.example.com", "*.example.org"]
+config = { API_KEY = "k1", units = "metric" }
+max_memory_mib = 32
 `
 
 // fullYAML is fullTOML in YAML.
@@ -217,6 +222,11 @@ profiles:
     confirm_all: true
     sequential: true
     max_tool_calls_per_batch: 2
+extism:
+  Weather-Plugin:
+    allowed_hosts: [api.example.com, "*.example.org"]
+    config: {API_KEY: k1, units: metric}
+    max_memory_mib: 32
 `
 
 // fullConfig is what fullTOML and fullYAML load to from dir. minLength is
@@ -253,6 +263,11 @@ func fullConfig(dir string, minLength any) *Config {
 		Profiles: map[string]Profile{"reviewer": {
 			Description: "reads only", Tools: []string{"read_file", "list_directory"}, Approval: ApprovalDeny, Mode: ModeParseOnly,
 			ConfirmAll: true, Sequential: true, MaxToolCallsPerBatch: 2,
+		}},
+		// issue 13 item 5: the plugin's name and config keys keep their case.
+		Extism: map[string]ExtismPlugin{"Weather-Plugin": {
+			AllowedHosts: []string{"api.example.com", "*.example.org"},
+			Config:       map[string]string{"API_KEY": "k1", "units": "metric"}, MaxMemoryMiB: 32,
 		}},
 	}
 }

@@ -84,6 +84,9 @@ type Loaded struct {
 	Sources map[string]string
 
 	environ []string // Options.Environ, for Show's list of hidden variables
+	// extism is the [extism] tables of the last file readFile read; nil
+	// when it had none.
+	extism map[string]ExtismPlugin
 	// userDir and dir are Options.UserDir and Options.Dir, absolute: where
 	// ProtectedPaths looks for files Load would read.
 	userDir, dir string
@@ -148,6 +151,9 @@ func Load(opts Options) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l.extism != nil {
+		cfg.Extism = l.extism
+	}
 	// Roots written in a file are relative to that file, so that a
 	// toolhost.toml means the same from any directory; roots from the
 	// environment, the defaults or the user's own file (which serves
@@ -185,6 +191,8 @@ func decode(v *viper.Viper, defs []Definition) (*Config, error) {
 	if cfg.Profiles == nil {
 		cfg.Profiles = map[string]Profile{}
 	}
+	// [extism] comes from the file itself (readExtism), never from viper.
+	cfg.Extism = map[string]ExtismPlugin{}
 	cfg.Tools.Definitions = defs
 	return cfg, nil
 }
@@ -330,7 +338,7 @@ func (l *Loaded) readFile(v *viper.Viper, file, prefix string) ([]Definition, er
 	kinds := keyKinds()
 	source := prefix + file
 	for _, key := range keys {
-		if key == "tools.definitions" || strings.HasPrefix(key, "tools.definitions.") {
+		if key == "tools.definitions" || strings.HasPrefix(key, "tools.definitions.") || isExtismKey(key) {
 			// Taken from the raw file by readDefinitions: viper lowercases
 			// map keys, which would break JSON Schema keywords.
 			continue
@@ -350,6 +358,10 @@ func (l *Loaded) readFile(v *viper.Viper, file, prefix string) ([]Definition, er
 			l.Sources[table] = source
 		}
 	}
+	if l.extism, err = readExtism(file, raw); err != nil {
+		return nil, err
+	}
+	extismSources(l.Sources, l.extism, source)
 	defs, err := readDefinitions(file, raw)
 	if err != nil || defs == nil {
 		return nil, err

@@ -32,6 +32,9 @@ func (c *Config) NarrowedBy(p *Config) (*Config, []string) {
 	if !reflect.DeepEqual(p.Tools.Definitions, c.Tools.Definitions) {
 		ignored = append(ignored, "tools.definitions: a project file cannot define tools; only the operator's configuration can")
 	}
+	if !reflect.DeepEqual(p.Extism, c.Extism) {
+		ignored = append(ignored, "extism: a project file cannot grant Extism plugins hosts, config values or memory; only the operator's configuration can")
+	}
 	if !reflect.DeepEqual(p.Profiles, c.Profiles) {
 		ignored = append(ignored, "profiles: a project file cannot define or change profiles; only the operator's configuration can")
 	}
@@ -313,6 +316,7 @@ func (c *Config) clone() *Config {
 		t.Overrides = map[string]Override{}
 	}
 	t.Definitions = slices.Clone(c.Tools.Definitions)
+	out.Extism = cloneExtism(c.Extism)
 	out.Profiles = make(map[string]Profile, len(c.Profiles))
 	for name, p := range c.Profiles {
 		p.Tools = slices.Clone(p.Tools)

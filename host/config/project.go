@@ -127,6 +127,10 @@ func (l *Loaded) readProject(file string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	p.Extism = l.Config.Extism
+	if scratch.extism != nil {
+		p.Extism = scratch.extism
+	}
 	if err := absRoots(p.Tools.Sandbox.AllowedRoots, filepath.Dir(file)); err != nil {
 		return nil, &KeyError{Key: "tools.sandbox.allowed_roots", Source: file, Err: err}
 	}

@@ -11,6 +11,7 @@ import (
 // value came from, one per line: key = value  # source.
 func (l *Loaded) Show() string {
 	values := showValues(l.Config)
+	showExtism(values, l.Config.Extism)
 	keys := make([]string, 0, len(values))
 	for k := range values {
 		keys = append(keys, k)

@@ -76,6 +76,9 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	if err := validateExtism(c.Extism); err != nil {
+		return err
+	}
 	return validateDefinitions(t.Definitions)
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/extism"
 	"github.com/toolhost/toolhost/host/internal/runtime"
 )
 
@@ -67,30 +68,120 @@ func (e *DuplicateToolError) Error() string {
 // Load registers every *.wasm plugin in dir. Manifests are read without
 // compiling any module.
 func Load(ctx context.Context, rt *runtime.Runtime, dir string) (*Registry, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
+	return LoadWith(ctx, rt, dir, Options{})
+}
+
+// Options are what LoadWith needs beyond the native runtime.
+type Options struct {
+	// Extism loads modules written for an Extism MCP host; nil refuses
+	// them, naming each.
+	Extism *extism.Loader
+}
+
+// LoadWith registers every plugin in dir: each DIR/*.wasm, and the one
+// module of each subdirectory (DIR/<name>/*.wasm, a plugin in a folder of
+// its own). Native modules are read without being compiled; an Extism
+// module (told apart by its exports, reading only its sections) is
+// compiled and lists its tools, one registry tool each, under the
+// configuration of its name: its file's stem, or its folder's name.
+func LoadWith(ctx context.Context, rt *runtime.Runtime, dir string, opts Options) (*Registry, error) {
+	mods, err := modules(dir)
 	if err != nil {
 		return nil, err
 	}
-	if len(paths) == 0 {
-		if _, err := os.Stat(dir); err != nil {
-			return nil, fmt.Errorf("plugin directory: %w", err)
+	var tools []*Tool
+	for _, mod := range mods {
+		kind, err := extism.Detect(mod.path)
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("plugin directory %s holds no *.wasm plugins; build them with 'make plugins' or pass --plugins", dir)
-	}
-	sort.Strings(paths)
-	tools := make([]*Tool, 0, len(paths))
-	for _, path := range paths {
-		p, err := rt.Load(ctx, path)
+		if kind != extism.NotExtism {
+			ts, err := loadExtism(ctx, opts.Extism, mod, kind)
+			if err != nil {
+				return nil, err
+			}
+			tools = append(tools, ts...)
+			continue
+		}
+		p, err := rt.Load(ctx, mod.path)
 		if err != nil {
 			return nil, err
 		}
 		t, err := NewTool(p.Manifest(), p)
 		if err != nil {
-			return nil, fmt.Errorf("plugin %s: %w", path, err)
+			return nil, fmt.Errorf("plugin %s: %w", mod.path, err)
 		}
 		tools = append(tools, t)
 	}
 	return New(tools...)
+}
+
+// module is one plugin module found in the plugin directory.
+type module struct {
+	path string
+	dir  string // its own folder, or "" for DIR/*.wasm
+}
+
+// modules lists dir's plugin modules, sorted by path: DIR/*.wasm and the
+// one *.wasm of each subdirectory (hidden ones skipped; one holding no
+// module, like conformance/, is not a plugin).
+func modules(dir string) ([]module, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
+	if err != nil {
+		return nil, err
+	}
+	var out []module
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			out = append(out, module{path: p})
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("plugin directory: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		inner, err := filepath.Glob(filepath.Join(sub, "*.wasm"))
+		if err != nil {
+			return nil, err
+		}
+		switch len(inner) {
+		case 0:
+		case 1:
+			out = append(out, module{path: inner[0], dir: sub})
+		default:
+			return nil, fmt.Errorf("plugin folder %s holds %d modules (%s); a plugin's folder holds exactly one .wasm", sub, len(inner), strings.Join(inner, ", "))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("plugin directory %s holds no *.wasm plugins; build them with 'make plugins' or pass --plugins", dir)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, nil
+}
+
+// loadExtism registers the tools of an Extism module.
+func loadExtism(ctx context.Context, l *extism.Loader, mod module, kind extism.Kind) ([]*Tool, error) {
+	if l == nil {
+		return nil, fmt.Errorf("plugin %s is an Extism MCP module (%s), which this host was not set up to load", mod.path, kind)
+	}
+	ets, err := l.Load(ctx, mod.path, extism.PluginName(mod.path, mod.dir), kind)
+	if err != nil {
+		return nil, err
+	}
+	tools := make([]*Tool, 0, len(ets))
+	for _, et := range ets {
+		t, err := NewTool(et.Manifest(), et)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", mod.path, err)
+		}
+		tools = append(tools, t)
+	}
+	return tools, nil
 }
 
 // New builds a registry from tools, rejecting duplicate names.

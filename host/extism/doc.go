@@ -1,0 +1,21 @@
+// Package extism serves the tools of modules written for an Extism MCP host
+// (hyper-mcp's list_tools / call_tool plugins, and the older mcp.run
+// servlets' describe / call) under toolhost's policy: each tool such a
+// module describes becomes one registry tool, approved, timed out, capped
+// and journaled by the engine like a native one (issue 13 item 5).
+//
+// A module is untrusted even in the trusted plugin directory, so this
+// package gives it less than its own host would: no files (WASI without
+// preopens, environment or arguments; its stdout and stderr go nowhere),
+// network only through Extism HTTP to the hosts toolhost's configuration
+// allow-lists for it (every request, redirects included, re-checked by
+// Guard), config values only from toolhost's configuration, memory capped,
+// each call under the engine's deadline on an instance used by one call at
+// a time and replaced after a timeout or a trap. Host functions beyond
+// progress, log and list-changed notifications are refused when the module
+// loads, naming each.
+//
+// extism never runs a module toolhost's configuration did not let it find
+// in the plugin directory, and never lets a module's own files widen what
+// that configuration grants.
+package extism
