@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// issue 13 item 3: go.mod's replace points into the checkout by a relative
+// path when the plugin lives inside it, so the two move together, and by
+// an absolute one otherwise.
+func TestNewReplacePathForm(t *testing.T) {
+	tests := []struct{ target, root, want string }{
+		{"/src/toolhost/demo", "/src/toolhost", ".."},
+		{"/src/toolhost/tools/demo", "/src/toolhost", "../.."},
+		{"/home/me/demo", "/src/toolhost", "/src/toolhost"},
+		{"/src/toolhost-other/demo", "/src/toolhost", "/src/toolhost"},
+	}
+	for _, tt := range tests {
+		if got := replacePath(filepath.FromSlash(tt.target), filepath.FromSlash(tt.root)); got != tt.want {
+			t.Errorf("replacePath(%s, %s) = %q, want %q", tt.target, tt.root, got, tt.want)
+		}
+	}
+}
+
+// issue 13 item 3: every template renders with the scaffold's parameters,
+// names nothing it was not given, and the files land under their real names.
+func TestNewTemplatesRender(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "word_count")
+	p := newParams{Name: "word_count", GoVersion: "1.26.0", SDK: "/src/toolhost", Toolhost: "/src/toolhost/bin/toolhost"}
+	if err := writeTemplates(dir, p); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"main.go":                `Name:         "word_count"`,
+		"go.mod":                 "replace github.com/toolhost/toolhost => /src/toolhost",
+		"Makefile":               "TOOLHOST ?= /src/toolhost/bin/toolhost",
+		"README.md":              "# word_count",
+		".gitignore":             "*.wasm",
+		"conformance/count.json": `"tool": "word_count"`,
+	}
+	for name, text := range want {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Errorf("scaffold lacks %s: %v", name, err)
+			continue
+		}
+		if !strings.Contains(string(b), text) {
+			t.Errorf("%s does not hold %q:\n%s", name, text, b)
+		}
+		if strings.Contains(string(b), "{{") {
+			t.Errorf("%s holds an unrendered action:\n%s", name, b)
+		}
+	}
+	if got := goModLine([]byte("module x\n\ngo 1.26.0\n"), "go"); got != "1.26.0" {
+		t.Errorf("go directive %q", got)
+	}
+}
