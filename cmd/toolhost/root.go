@@ -64,6 +64,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newToolsCommand(g), newCallCommand(g), newBatchCommand(g), newConfigCommand(g), newPluginCommand(g), newTrustCommand(g), newServeCommand(g), newJournalCommand(g), newUndoCommand(g))
 	root.AddCommand(newLockCommand(g))
 	root.AddCommand(newNewCommand(g))
+	root.AddCommand(newTestCommand(g))
 	return root
 }
 

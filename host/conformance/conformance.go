@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
@@ -88,6 +89,9 @@ type Options struct {
 	Config *config.Config
 	// Report, when set, receives each result as soon as it is known.
 	Report func(Result)
+	// Done, when set, receives each plugin's report once its last check
+	// has run.
+	Done func(Report)
 	// Logger receives the hosts' logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -122,6 +126,15 @@ func Run(ctx context.Context, paths []string, opts Options) ([]Report, error) {
 type Plugin struct {
 	Module string // the .wasm file
 	Dir    string // its own folder, or "" for a module among others
+}
+
+// Name is how reports call the plugin: its folder's name, or the module
+// file's name without .wasm.
+func (p Plugin) Name() string {
+	if p.Dir != "" {
+		return filepath.Base(p.Dir)
+	}
+	return strings.TrimSuffix(filepath.Base(p.Module), ".wasm")
 }
 
 // Discover turns the command line's paths into plugins: a .wasm file is
@@ -185,6 +198,13 @@ type subject struct {
 	described []abi.Manifest
 	loadErr   error
 	opts      Options
+
+	// The module as the static checks read it, and describe's output run
+	// apart from the host; each is computed once, when a check needs it.
+	info          *moduleInfo
+	infoErr       error
+	describedJSON []byte
+	describeErr   error
 }
 
 // check is one entry of the suite.
@@ -194,24 +214,18 @@ type check struct {
 	nativeOnly bool
 	// perTool checks run once for each tool; the others once per plugin.
 	perTool bool
-	run     func(ctx context.Context, s *subject, tool *abi.Manifest) Result
+	// static checks read the module and the manifests as the plugin
+	// states them; the others call the tools the host registered.
+	static bool
+	run    func(ctx context.Context, s *subject, tool *abi.Manifest) Result
 }
 
-// suite is every check, in the order they run: what the module is, what
-// it says, then how it behaves.
-func suite() []check {
-	var all []check
-	all = append(all, staticChecks()...)
-	all = append(all, dynamicChecks()...)
-	return all
-}
-
+// runPlugin runs the suite on one plugin, in order: what the module is
+// and what it says (static checks), whether the host loads it, how it
+// behaves (dynamic checks), then its own cases.
 func runPlugin(ctx context.Context, p Plugin, opts Options) Report {
 	s, err := load(ctx, p, opts)
 	rep := Report{Plugin: p.Module, Kind: s.kind}
-	for _, m := range s.tools {
-		rep.Tools = append(rep.Tools, m.Name)
-	}
 	emit := func(r Result) {
 		r.Plugin = p.Module
 		rep.Results = append(rep.Results, r)
@@ -219,11 +233,35 @@ func runPlugin(ctx context.Context, p Plugin, opts Options) Report {
 			opts.Report(r)
 		}
 	}
+	defer func() {
+		if opts.Done != nil {
+			opts.Done(rep)
+		}
+	}()
 	if err != nil {
 		emit(Result{Check: "load", Status: StatusFail, Detail: err.Error()})
 		return rep
 	}
-	for _, c := range suite() {
+	s.statedManifest(ctx)
+	tools := s.tools
+	if len(tools) == 0 {
+		tools = s.described
+	}
+	for _, m := range tools {
+		rep.Tools = append(rep.Tools, m.Name)
+	}
+	runChecks(ctx, s, staticChecks(), emit)
+	if s.loadErr != nil {
+		emit(Result{Check: "load", Status: StatusFail, Detail: "the host refuses the plugin: " + s.loadErr.Error()})
+	}
+	runChecks(ctx, s, dynamicChecks(), emit)
+	runCases(ctx, s, emit)
+	return rep
+}
+
+// runChecks runs checks on s: each once, or once per tool.
+func runChecks(ctx context.Context, s *subject, checks []check, emit func(Result)) {
+	for _, c := range checks {
 		if c.nativeOnly && s.kind != KindNative {
 			continue
 		}
@@ -231,14 +269,18 @@ func runPlugin(ctx context.Context, p Plugin, opts Options) Report {
 			emit(timed(ctx, c, s, nil))
 			continue
 		}
-		for i := range s.tools {
-			emit(timed(ctx, c, s, &s.tools[i]))
+		tools := s.tools
+		if c.static {
+			tools = s.described
+			if len(tools) == 0 {
+				emit(Result{Check: c.id, Status: StatusSkip, Detail: "the plugin's manifest could not be read (see load)"})
+				continue
+			}
+		}
+		for i := range tools {
+			emit(timed(ctx, c, s, &tools[i]))
 		}
 	}
-	for _, r := range runCases(ctx, s) {
-		emit(r)
-	}
-	return rep
 }
 
 func timed(ctx context.Context, c check, s *subject, tool *abi.Manifest) Result {

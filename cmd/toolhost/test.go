@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolhost/toolhost/host/conformance"
+)
+
+// testFlags are toolhost test's flags.
+type testFlags struct {
+	format  string
+	output  string
+	cases   string
+	timeout time.Duration
+}
+
+// newTestCommand is `toolhost test`, the conformance suite a plugin must
+// pass before an operator trusts it (issue 13 item 1).
+func newTestCommand(g *globals) *cobra.Command {
+	tf := &testFlags{}
+	cmd := &cobra.Command{
+		Use:   "test PLUGIN.wasm|DIR...",
+		Short: "Check that plugins are fit to run: ABI, manifest honesty, behaviour under attack, their own cases",
+		Long: `Check each plugin (a module, or every plugin in a directory) in fresh temporary
+sandboxes: its exports and imports, whether its manifest is honest about what its
+capabilities allow, how it behaves when called as a hostile model would call it, and
+its own cases (conformance/*.json beside it). Exit status 0 when every check passes,
+1 when one fails, 2 on a usage error.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			return runTest(cmd, g, tf, paths)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&tf.format, "format", "text", "report format: text, json or junit")
+	f.StringVarP(&tf.output, "output", "o", "", "write the report to `file` (text still streams to stdout with json or junit)")
+	f.StringVar(&tf.cases, "cases", "", "read case files (*.json) from `dir` instead of conformance/ beside each plugin")
+	f.DurationVar(&tf.timeout, "timeout", time.Second, "the deadline the short-deadline check gives a call")
+	return cmd
+}
+
+func runTest(cmd *cobra.Command, g *globals, tf *testFlags, paths []string) error {
+	switch tf.format {
+	case "text", "json", "junit":
+	default:
+		return usageErrorf("--format %q: want text, json or junit", tf.format)
+	}
+	if tf.timeout <= 0 {
+		return usageErrorf("--timeout %v: want a positive duration such as 1s", tf.timeout)
+	}
+	if tf.cases != "" {
+		if info, err := os.Stat(tf.cases); err != nil || !info.IsDir() {
+			return usageErrorf("--cases %s: not a directory of case files", tf.cases)
+		}
+	}
+	if _, err := conformance.Discover(paths); err != nil {
+		return usageErrorf("%v", err)
+	}
+	loaded, err := g.settings()
+	if err != nil {
+		return err
+	}
+	out := io.Writer(os.Stdout)
+	if tf.output != "" {
+		file, err := os.Create(tf.output)
+		if err != nil {
+			return usageErrorf("--output: %v", err)
+		}
+		defer file.Close()
+		out = file
+	}
+	// The text lines stream where the report goes, or to stdout when a
+	// file takes a json or junit report.
+	var text *conformance.Text
+	switch {
+	case tf.format == "text":
+		text = &conformance.Text{W: out}
+	case tf.output != "":
+		text = &conformance.Text{W: os.Stdout}
+	}
+	// The hosts under test log what the attacks provoke; only a
+	// --log-level the user asked for shows it.
+	logger := slog.New(slog.DiscardHandler)
+	if cmd.Flags().Changed("log-level") {
+		logger = g.logger()
+	}
+	opts := conformance.Options{CacheDir: g.cache(), Cases: tf.cases, Timeout: tf.timeout, Config: loaded.Config, Logger: logger}
+	if text != nil {
+		opts.Report, opts.Done = text.Result, text.Plugin
+	}
+	reports, err := conformance.Run(cmd.Context(), paths, opts)
+	if err != nil {
+		return err
+	}
+	switch tf.format {
+	case "text":
+		text.Total(reports)
+	case "json":
+		err = conformance.WriteJSON(out, reports)
+	case "junit":
+		err = conformance.WriteJUnit(out, reports)
+	}
+	if err != nil {
+		return fmt.Errorf("write the report: %w", err)
+	}
+	if text != nil && tf.format != "text" {
+		text.Total(reports)
+	}
+	if conformance.Count(reports...).Failed > 0 {
+		return &exitError{code: exitToolError, err: errSilent}
+	}
+	return nil
+}
