@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 )
@@ -31,8 +33,42 @@ type Module struct {
 	loader     *Loader
 
 	mu     sync.Mutex
-	idle   []*extism.Plugin
+	idle   []*instance
 	closed bool
+}
+
+// instance is one instance of the module and the end of what its guest
+// wrote to stderr: a Go guest's panic message is there, and nowhere else.
+type instance struct {
+	p      *extism.Plugin
+	stderr *tail
+}
+
+// tail keeps the last bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+// maxTail is how much of a guest's stderr a call keeps.
+const maxTail = 4 << 10
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > maxTail {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-maxTail:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tail) take() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := string(t.buf)
+	t.buf = t.buf[:0]
+	return s
 }
 
 // maxIdle is how many warm instances a module keeps.
@@ -49,7 +85,7 @@ var errClosed = errors.New("the plugin is closed")
 const wasiOutput = "EXTISM_ENABLE_WASI_OUTPUT"
 
 // instance takes an idle instance or makes one.
-func (m *Module) instance(ctx context.Context) (*extism.Plugin, error) {
+func (m *Module) instance(ctx context.Context) (*instance, error) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -68,34 +104,35 @@ func (m *Module) instance(ctx context.Context) (*extism.Plugin, error) {
 		os.Unsetenv(wasiOutput)
 		m.log.Warn("removed " + wasiOutput + " from toolhost's environment: Extism plugins' output must not reach toolhost's own")
 	}
-	p, err := m.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: instanceConfig()})
+	stderr := &tail{}
+	p, err := m.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: instanceConfig().WithStderr(stderr)})
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: instantiate: %w", m.path, err)
 	}
 	p.SetLogger(func(level extism.LogLevel, msg string) {
 		m.log.Debug("plugin log", "plugin", m.path, "level", level.String(), "message", cut(msg, maxNotification))
 	})
-	return p, nil
+	return &instance{p: p, stderr: stderr}, nil
 }
 
 // instanceConfig gives a guest WASI with nothing behind it: no
 // preopened directories, no environment, no arguments, no stdin, stdout
-// and stderr discarded. Clocks are real (a plugin signing requests needs
+// and stdout discarded (stderr is kept, a little, by instance). Clocks are real (a plugin signing requests needs
 // the time) and so is randomness; sleeping is a no-op.
 func instanceConfig() wazero.ModuleConfig {
 	return wazero.NewModuleConfig().WithSysWalltime().WithSysNanotime().WithRandSource(rand.Reader)
 }
 
 // release returns a healthy instance to the pool, or closes it.
-func (m *Module) release(ctx context.Context, p *extism.Plugin, healthy bool) {
+func (m *Module) release(ctx context.Context, in *instance, healthy bool) {
 	m.mu.Lock()
 	if healthy && !m.closed && len(m.idle) < maxIdle {
-		m.idle = append(m.idle, p)
+		m.idle = append(m.idle, in)
 		m.mu.Unlock()
 		return
 	}
 	m.mu.Unlock()
-	p.Close(context.WithoutCancel(ctx))
+	in.p.Close(context.WithoutCancel(ctx))
 }
 
 // warm readies up to n idle instances.
@@ -104,11 +141,11 @@ func (m *Module) warm(ctx context.Context, n int) error {
 	need := min(n, maxIdle) - len(m.idle)
 	m.mu.Unlock()
 	for range need {
-		p, err := m.instance(ctx)
+		in, err := m.instance(ctx)
 		if err != nil {
 			return err
 		}
-		m.release(ctx, p, true)
+		m.release(ctx, in, true)
 	}
 	return nil
 }
@@ -117,17 +154,60 @@ func (m *Module) warm(ctx context.Context, n int) error {
 // error is go-sdk's: a trap, the deadline, a refused request, or the
 // guest's own error (pdk.SetError); the instance is then discarded.
 func (m *Module) run(ctx context.Context, env *hostfn.Env, export string, input []byte) ([]byte, error) {
-	p, err := m.instance(ctx)
+	in, err := m.instance(ctx)
 	if err != nil {
 		return nil, err
 	}
 	ctx = context.WithValue(ctx, callKey{}, &callState{mod: m, env: env})
-	rc, out, err := p.CallWithContext(ctx, export, input)
-	if err == nil && rc != 0 {
+	rc, out, err := in.p.CallWithContext(ctx, export, input)
+	stderr := in.stderr.take()
+	var exit *sys.ExitError
+	switch {
+	case errors.As(err, &exit):
+		// A Go guest that panics or runs out of memory prints why and
+		// exits.
+		err = &ExitError{Code: exit.ExitCode(), Stderr: strings.TrimSpace(stderr)}
+	case err != nil && trapped.MatchString(err.Error()):
+		err = &TrapError{Err: err, Stderr: strings.TrimSpace(stderr)}
+	case err == nil && rc != 0:
 		err = fmt.Errorf("%s returned %d without an error message", export, rc)
 	}
-	m.release(ctx, p, err == nil && ctx.Err() == nil)
+	m.release(ctx, in, err == nil && ctx.Err() == nil)
 	return out, err
+}
+
+// trapped tells a guest that crashed (a trap: a Go panic, unreachable,
+// a host function's refusal) from one that reported an error.
+var trapped = regexp.MustCompile(`wasm stack trace|wasm error`)
+
+// TrapError is a guest that trapped during a call, with the end of what
+// it wrote to stderr (a Go guest's panic message).
+type TrapError struct {
+	Err    error
+	Stderr string
+}
+
+func (e *TrapError) Error() string {
+	if e.Stderr == "" {
+		return firstLine(e.Err.Error())
+	}
+	return firstLine(e.Err.Error()) + "; the plugin wrote: " + e.Stderr
+}
+
+func (e *TrapError) Unwrap() error { return e.Err }
+
+// ExitError is a guest that exited during a call: a Go guest's panic, or
+// its running out of memory.
+type ExitError struct {
+	Code   uint32
+	Stderr string // the end of what it wrote to stderr
+}
+
+func (e *ExitError) Error() string {
+	if e.Stderr == "" {
+		return fmt.Sprintf("the plugin exited with code %d", e.Code)
+	}
+	return fmt.Sprintf("the plugin exited with code %d: %s", e.Code, e.Stderr)
 }
 
 // listTools calls list_tools (or describe) once and makes the tools.
@@ -177,8 +257,8 @@ func (m *Module) Close(ctx context.Context) error {
 	idle := m.idle
 	m.idle = nil
 	m.mu.Unlock()
-	for _, p := range idle {
-		p.Close(ctx)
+	for _, in := range idle {
+		in.p.Close(ctx)
 	}
 	return m.compiled.Close(ctx)
 }

@@ -94,10 +94,6 @@ func (t *Tool) request(req abi.Request) (string, []byte, error) {
 	return export, b, err
 }
 
-// trapped tells a guest that crashed (a trap: a panic, unreachable, out
-// of memory) from one that reported an error.
-var trapped = regexp.MustCompile(`wasm stack trace|wasm error`)
-
 // failure maps a failed call to an error result.
 func (t *Tool) failure(ctx context.Context, err error) abi.Result {
 	name := t.manifest.Name
@@ -116,11 +112,12 @@ func (t *Tool) failure(ctx context.Context, err error) abi.Result {
 	if errors.As(err, &ue) {
 		return abi.Result{Kind: abi.KindExecutionFailed, Content: []byte("its HTTP request failed: " + cut(ue.Error(), 512))}
 	}
-	msg := err.Error()
-	if trapped.MatchString(msg) {
-		return abi.Result{Kind: abi.KindPanicked, Content: []byte(msg)}
+	var exit *ExitError
+	var trap *TrapError
+	if errors.As(err, &exit) || errors.As(err, &trap) {
+		return abi.Result{Kind: abi.KindPanicked, Content: []byte(err.Error())}
 	}
-	return abi.Result{Kind: abi.KindExecutionFailed, Content: []byte(cut(msg, 4<<10))}
+	return abi.Result{Kind: abi.KindExecutionFailed, Content: []byte(cut(err.Error(), 4<<10))}
 }
 
 // manifest is toolhost's manifest for a tool a module described. The
