@@ -162,6 +162,9 @@ type callOptions struct {
 	// Journal records what the call does that outlives it
 	// (hostfn.Env.Journal); nil records nothing.
 	Journal hostfn.CallJournal
+	// Observe and ObserveOutput are RunOptions'.
+	Observe       hostfn.Observer
+	ObserveOutput func(Output)
 }
 
 // execute validates and runs one call without the approval policy: no
@@ -187,7 +190,7 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 	env := &hostfn.Env{
 		CallID: call.ID, Sandbox: e.cfg.Sandbox, Limits: limits,
 		Emit: opts.Emit, Resolved: resolved, Writes: opts.Writes, Environ: e.environ,
-		MaxCommitFiles: e.cfg.MaxCommitFiles, DryRun: opts.DryRun, Journal: opts.Journal,
+		MaxCommitFiles: e.cfg.MaxCommitFiles, DryRun: opts.DryRun, Journal: opts.Journal, Observe: opts.Observe,
 	}
 	if e.cfg.ReadCache != nil {
 		// A file another batch of the conversation changes after this
@@ -213,6 +216,9 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 	})
 	if err != nil {
 		return failed(call, e.runError(ctx, call.Name, e.manifest(tool).SideEffecting, err, timeout, time.Since(started)))
+	}
+	if opts.ObserveOutput != nil {
+		opts.ObserveOutput(Output{CallID: call.ID, Bytes: len(out.Content), Limit: int(limits.OutputLimit()), NoTruncate: out.Flags&abi.ResultNoTruncate != 0})
 	}
 	if out.Kind != "" {
 		// A host function that saw the deadline (a command killed at

@@ -291,7 +291,7 @@ func (e *Engine) requestConfirmation(ctx context.Context, pc *PlannedCall, m abi
 		pc.preResolve(terr)
 		return
 	}
-	sctx, cancel := context.WithTimeout(ctx, summaryTimeout)
+	sctx, cancel := context.WithTimeout(summaryObserved(ctx, call.ID), summaryTimeout)
 	defer cancel()
 	out, err := pc.tool.Plugin.Summary(sctx, args(call))
 	switch {

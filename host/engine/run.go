@@ -103,6 +103,14 @@ type RunOptions struct {
 	// transport's profile); it can never widen it. Process applies it
 	// when planning; Run uses the plan's.
 	Narrowing Narrowing
+	// Observe, when set, receives every host function each call's plugin
+	// calls, allowed or refused, with the path as the plugin gave it; in
+	// Process, also what a summary attempted (Access.Summary). It is
+	// called while the plugin waits: it must be quick.
+	Observe func(Access)
+	// ObserveOutput, when set, receives the size of each call's result as
+	// the plugin returned it, before the host cut it to the output limit.
+	ObserveOutput func(Output)
 }
 
 // Process is the whole tool loop for one batch: plan, ask approver about
@@ -110,7 +118,7 @@ type RunOptions struct {
 // approver, or one that fails, denies them), run. It returns exactly one
 // result per call, in call order.
 func (e *Engine) Process(ctx context.Context, b Batch, approver Approver, opts RunOptions) (*Plan, []Result) {
-	p := e.Plan(ctx, b, opts.Narrowing)
+	p := e.Plan(withObserve(ctx, opts.Observe), b, opts.Narrowing)
 	em := newEmitter(ctx, opts.Events, e.log)
 	em.batchEvent(ctx, Event{Kind: EventPlanned, BatchID: p.Batch.ID})
 	d := DenyAll("")
@@ -277,6 +285,7 @@ func (e *Engine) resolveCall(ctx context.Context, p *Plan, i int, d Decision, op
 	res := e.finish(e.callTool(ctx, call, pc.tool, pc.resolved, callOptions{
 		Conversation: p.Batch.Conversation, AvailableCapacityBytes: opts.AvailableCapacityBytes,
 		Writes: pc.writes, DryRun: pc.dryRun, ReadsAt: p.readsAt, Origin: p.Batch.ID, Journal: e.callJournal(ctx, p, i),
+		Observe: callObserver(opts.Observe), ObserveOutput: opts.ObserveOutput,
 		Emit: func(ctx context.Context, h hostfn.Event) error {
 			text := streams.write(h.Kind, h.Data)
 			if text == "" {

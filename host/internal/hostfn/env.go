@@ -68,6 +68,10 @@ type Env struct {
 	// Journal records what the call does that outlives it; nil records
 	// nothing.
 	Journal CallJournal
+	// Observe, when set, receives every host function the plugin calls,
+	// allowed or refused (observe.go); `toolhost test` judges plugins by
+	// it (issue 13 item 1).
+	Observe Observer
 
 	// seen is the digest of each file this call read whole (recorded, or
 	// for update) or wrote, by canonical path: the content its changes

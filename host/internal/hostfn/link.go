@@ -54,7 +54,7 @@ func Functions() []runtime.HostFunction {
 	sort.Strings(names)
 	out := make([]runtime.HostFunction, 0, len(names))
 	for _, name := range names {
-		out = append(out, runtime.HostFunction{Name: name, Params: table[name].params, Func: adapt(name, table[name])})
+		out = append(out, runtime.HostFunction{Name: name, Params: table[name].params, Func: adapt(name, table[name]), Refused: refused(name)})
 	}
 	return out
 }
@@ -63,18 +63,18 @@ func Functions() []runtime.HostFunction {
 // returns.
 func adapt(name string, fn function) func(context.Context, any, api.Memory, []uint64) (abi.Status, []byte) {
 	return func(ctx context.Context, state any, mem api.Memory, params []uint64) (abi.Status, []byte) {
-		var resp []byte
-		var err error
-		switch env, _ := state.(*Env); {
-		case env == nil:
-			err = fail(abi.StatusNotGranted, abi.KindExecutionFailed, "host function %s was given %T as its state; the host must pass a *hostfn.Env", name, state)
-		default:
-			resp, err = fn.run(ctx, env, mem, params)
-		}
-		if err != nil {
-			he := classify("", err)
+		env, _ := state.(*Env)
+		if env == nil {
+			he := fail(abi.StatusNotGranted, abi.KindExecutionFailed, "host function %s was given %T as its state; the host must pass a *hostfn.Env", name, state)
 			return he.Status, he.encode()
 		}
+		resp, err := fn.run(ctx, env, mem, params)
+		if err != nil {
+			he := classify("", err)
+			env.report(name, mem, params, he)
+			return he.Status, he.encode()
+		}
+		env.report(name, mem, params, nil)
 		return abi.StatusOK, resp
 	}
 }

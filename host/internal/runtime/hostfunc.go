@@ -32,6 +32,11 @@ type HostFunction struct {
 	// guest's arguments; mem is the guest's memory, whose views are
 	// valid only until Func returns.
 	Func func(ctx context.Context, state any, mem api.Memory, params []uint64) (abi.Status, []byte)
+	// Refused, when set, is told of each call the runtime refused itself
+	// for want of state: summary says it was during a summary, why is the
+	// refusal's reason. It lets a caller observe what a summary attempted
+	// (issue 13 item 1); it cannot change the refusal.
+	Refused func(ctx context.Context, summary bool, why string, mem api.Memory, params []uint64)
 }
 
 // Granted returns the host function names a set of capabilities grants,
@@ -118,6 +123,9 @@ func goFunc(fn HostFunction) api.GoModuleFunc {
 		case c == nil: // cannot happen: every export runs withCall
 			stack[0] = uint64(abi.EncodeFailure(abi.StatusNotGranted, 0))
 		case c.state == nil:
+			if fn.Refused != nil {
+				fn.Refused(ctx, c.refusal == refuseSummary, c.refusal, m.Memory(), stack)
+			}
 			stack[0] = c.refuse(fn.Name)
 		default:
 			stack[0] = c.stage(fn.Func(ctx, c.state, m.Memory(), stack))
