@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/engine"
 )
 
@@ -288,7 +289,7 @@ func belongs(tools, mine []string) bool {
 // runCase runs one case in a fresh workspace.
 func runCase(ctx context.Context, s *subject, cf caseFile, r Result) Result {
 	c := cf.c
-	w, err := s.open(ctx, c.lay, nil)
+	w, err := s.open(ctx, c.lay, allowAll)
 	if err != nil {
 		r.Status, r.Detail = StatusFail, fmt.Sprintf("case %s: the workspace did not open: %v", cf.path, err)
 		return r
@@ -317,6 +318,10 @@ func runCase(ctx context.Context, s *subject, cf caseFile, r Result) Result {
 	r.Status, r.Detail = StatusPass, what
 	return r
 }
+
+// allowAll lifts the denylist (run_command is on it by default): a case
+// tests the plugin, not the policy.
+func allowAll(cfg *config.Config) { cfg.Tools.Approval.Denylist = nil }
 
 // lay puts the case's fixtures in root: directories, files, then links,
 // all through an os.Root so that no fixture lands outside it, even

@@ -175,7 +175,8 @@ type junitSkipped struct {
 	Message string `xml:"message,attr,omitempty"`
 }
 
-// WriteJUnit writes reports as JUnit XML: a test suite per plugin, a test
+// WriteJUnit writes reports as JUnit XML: a test suite per plugin (named
+// as the text format names it: the module's name without .wasm), a test
 // case per check (named CHECK, or CHECK (TOOL) for a check of one tool),
 // a failure's findings as its text. encoding/xml escapes markup and
 // replaces characters XML cannot hold; output.Sanitize first removes
@@ -184,7 +185,7 @@ func WriteJUnit(w io.Writer, reports []Report) error {
 	doc := junitSuites{}
 	for _, rep := range reports {
 		c := Count(rep)
-		name := output.Sanitize(rep.Plugin)
+		name := output.Sanitize(Plugin{Module: rep.Plugin}.Name())
 		suite := junitSuite{Name: name, Tests: len(rep.Results), Failures: c.Failed, Skipped: c.Skipped}
 		for _, r := range rep.Results {
 			tc := junitCase{Classname: name, Name: output.Sanitize(r.Check), Time: fmt.Sprintf("%.3f", r.Elapsed.Seconds())}
