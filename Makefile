@@ -17,7 +17,17 @@ build: $(BIN)/toolhost plugins
 $(BIN)/toolhost: $(GOFILES) go.mod go.sum
 	$(GO) build -o $@ ./cmd/toolhost
 
-plugins: $(WASM)
+plugins: $(WASM) $(BIN)/plugins/conformance/.copied
+
+# Each built-in plugin's conformance cases, beside the modules where
+# toolhost test looks for them: plugins/read_file/conformance/lines.json
+# becomes bin/plugins/conformance/read_file-lines.json.
+CASES := $(wildcard plugins/*/conformance/*.json)
+
+$(BIN)/plugins/conformance/.copied: $(CASES)
+	@rm -rf $(dir $@) && mkdir -p $(dir $@)
+	@for f in $(CASES); do p=$${f#plugins/}; cp $$f $(dir $@)$${p%%/*}-$${f##*/}; done
+	@touch $@
 
 # Each plugin is a WASI reactor; `toolhost plugin pack` stores its manifest
 # in a custom section so the host can list it without compiling it.
@@ -43,6 +53,7 @@ $(BENCHNODE)/node_modules/.package-lock.json: $(BENCHNODE)/package.json $(BENCHN
 
 test: build $(MCPCLIENT)/node_modules/.package-lock.json $(BENCHNODE)/node_modules/.package-lock.json
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 8m ./...
+	$(BIN)/toolhost test $(BIN)/plugins
 
 # Loading, calling and closing the plugins 200 times must leave memory and
 # descriptors flat; under -race (make test) the test runs 12 rounds only.
