@@ -50,7 +50,7 @@ func changed(t *testing.T, path string) (before, after string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	more := append(data, 0, 8, 7, 'c', 'h', 'a', 'n', 'g', 'e', 'd')
+	more := append(data, 0, 9, 7, 'c', 'h', 'a', 'n', 'g', 'e', 'd', 1)
 	if err := os.WriteFile(path, more, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -131,32 +131,25 @@ func TestOpenEnforcesLock_Issue13Item4(t *testing.T) {
 }
 
 // Issue 13 item 4: a packed module's code is read when it is first
-// compiled, after Open. Replaced in between, it is refused then: the call
-// fails naming the plugin and both hashes, and the new code never runs.
+// compiled, after Open. Changed in between, it is refused then: the call
+// fails naming the plugin and both hashes, and the changed code never runs.
 func TestLockedPluginReplacedAfterOpen_Issue13Item4(t *testing.T) {
 	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("hello\n"), 0o644)
 	plugins := lockedPlugins(t, t.TempDir())
 	h, err := openLocked(t, plugins, root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close(context.Background())
-	// Another module under the same name: list_directory's code, which
-	// would list the root instead of writing.
-	path := filepath.Join(plugins, "write_file.wasm")
-	was, _ := os.ReadFile(path)
-	other, _ := os.ReadFile(filepath.Join(pluginDir(t), "list_directory.wasm"))
-	os.WriteFile(path, other, 0o644)
-	for _, id := range []string{"1", "2"} {
+	was, is := changed(t, filepath.Join(plugins, "read_file.wasm"))
+	for _, id := range []string{"1", "2"} { // the second does not retry into the changed code
 		_, rs := h.Process(context.Background(), engine.Batch{Conversation: "c", Calls: []engine.Call{
-			call(id, "write_file", `{"path":"new.txt","content":"x"}`)}}, host.BatchOptions{Approver: approveAll()})
+			call(id, "read_file", `{"path":"a.txt"}`)}}, host.BatchOptions{})
 		if rs[0].OK || rs[0].Error.Kind != abi.KindExecutionFailed {
-			t.Fatalf("call %s of a replaced plugin: %+v, want ExecutionFailed", id, rs[0])
+			t.Fatalf("call %s of a changed plugin: %+v, want ExecutionFailed", id, rs[0])
 		}
-		wantAll(t, "message", rs[0].Error.Message, "write_file.wasm", sum(was), sum(other), "toolhost lock")
-	}
-	if _, err := os.Stat(filepath.Join(root, "new.txt")); err == nil {
-		t.Error("the call wrote a file")
+		wantAll(t, "message", rs[0].Error.Message, "read_file.wasm", was, is, "toolhost lock")
 	}
 }
 
