@@ -50,7 +50,6 @@ func TestCPlugin(t *testing.T) {
 		})
 	}
 
-	requireTestCommand(t)
 	out, stderr, code := w.run(t, "test", dir)
 	if code != 0 {
 		t.Fatalf("toolhost test on the C plugin: exit %d\n%s\n%s", code, out, stderr)

@@ -37,7 +37,6 @@ func TestNewScaffoldBuildsCallsAndPasses(t *testing.T) {
 		t.Fatalf("call demo on ../outside.txt: exit %d, %+v; want a SandboxViolation", code, r)
 	}
 
-	requireTestCommand(t)
 	out, stderr, code := runCommand(t, makeCommand(plugin, "test"))
 	if code != 0 {
 		t.Fatalf("make test (toolhost test demo.wasm) in a fresh scaffold: exit %d\n%s\n%s", code, out, stderr)
@@ -153,14 +152,4 @@ func makeIn(t *testing.T, dir string) {
 func makeCommand(dir string, targets ...string) *exec.Cmd {
 	cmd := exec.Command("make", append([]string{"-C", dir, "TOOLHOST=" + toolhost}, targets...)...)
 	return cmd
-}
-
-// requireTestCommand skips the rest of a test until this binary has
-// `toolhost test`.
-func requireTestCommand(t *testing.T) {
-	t.Helper()
-	_, stderr, code := runCommand(t, exec.Command(toolhost, "test", "--help"))
-	if code != 0 {
-		t.Skipf("this toolhost has no test command yet: %s", strings.TrimSpace(stderr))
-	}
 }
