@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/toolhost/toolhost/abi"
@@ -117,6 +118,17 @@ type workspace struct {
 	state string
 	h     *host.Host
 	seq   atomic.Int64
+
+	// narrowing applies to every batch (ConfirmAll makes the host ask
+	// for summaries); deny makes the approver refuse instead of approve.
+	narrowing engine.Narrowing
+	deny      bool
+
+	// mu guards what the host observed of the workspace's calls: every
+	// host function the plugin called, and the size of each result.
+	mu       sync.Mutex
+	accesses []engine.Access
+	outputs  []engine.Output
 }
 
 // open builds a workspace. fixtures, when set, fills the root before the
@@ -166,6 +178,9 @@ func (s *subject) config(root string) *config.Config {
 	}
 	cfg.Tools.Mode = config.ModeEnabled
 	cfg.Tools.Sandbox.AllowedRoots = []string{root}
+	// The suite tests the plugin, not the policy: no tool under test is
+	// denied (the default denylist holds run_command).
+	cfg.Tools.Approval.Denylist = nil
 	return cfg
 }
 
@@ -184,12 +199,51 @@ func (w *workspace) Close(ctx context.Context) {
 }
 
 // call runs one call of tool with args, approved, in the workspace's
-// conversation.
+// conversation, observing what the plugin does.
 func (w *workspace) call(ctx context.Context, tool string, args json.RawMessage) engine.Result {
 	id := "conformance_" + strconv.FormatInt(w.seq.Add(1), 10)
-	_, results := w.h.Process(ctx, engine.Batch{Conversation: "conformance", Calls: []engine.Call{{ID: id, Name: tool, Arguments: args}}},
-		host.BatchOptions{Approver: engine.ApproverFunc(approveAll)})
+	approver := engine.ApproverFunc(approveAll)
+	if w.deny {
+		approver = denyAll
+	}
+	_, results := w.h.Engine().Process(ctx, engine.Batch{Conversation: "conformance", Calls: []engine.Call{{ID: id, Name: tool, Arguments: args}}},
+		approver, engine.RunOptions{Narrowing: w.narrowing, Observe: w.observe, ObserveOutput: w.observeOutput})
 	return results[0]
+}
+
+func (w *workspace) observe(a engine.Access) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.accesses = append(w.accesses, a)
+}
+
+func (w *workspace) observeOutput(o engine.Output) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.outputs = append(w.outputs, o)
+}
+
+// observed returns what the host observed of call id.
+func (w *workspace) observed(id string) ([]engine.Access, []engine.Output) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var as []engine.Access
+	for _, a := range w.accesses {
+		if a.CallID == id {
+			as = append(as, a)
+		}
+	}
+	var os []engine.Output
+	for _, o := range w.outputs {
+		if o.CallID == id {
+			os = append(os, o)
+		}
+	}
+	return as, os
+}
+
+func denyAll(context.Context, []engine.Confirmation) (engine.Decision, error) {
+	return engine.DenyAll("toolhost test"), nil
 }
 
 // approveAll is the suite's approver: it tests the plugin, not the policy.
