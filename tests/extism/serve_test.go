@@ -3,12 +3,16 @@ package extism_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/engine"
 	"github.com/toolhost/toolhost/host/journal"
+	"github.com/toolhost/toolhost/internal/testplugin"
 	"github.com/toolhost/toolhost/tests/extism"
 )
 
@@ -140,5 +144,35 @@ func TestNetworkGrantRequiresApproval(t *testing.T) {
 	}
 	if results[0].OK {
 		t.Fatal("a denied call ran")
+	}
+}
+
+// issue 13 item 5: a native plugin in a folder of its own loads as it
+// does beside the others (without being compiled); a folder holding two
+// modules is refused, naming it.
+func TestNativePluginInFolder(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(testplugin.BuiltIns(t), "read_file.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"rf/read_file.wasm", "two/a.wasm", "two/b.wasm"} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = host.Open(context.Background(), host.Options{PluginDir: dir, Config: defaultConfig(t)})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "two")) || !strings.Contains(err.Error(), "exactly one .wasm") {
+		t.Fatalf("error %v, want the folder with two modules named", err)
+	}
+	os.RemoveAll(filepath.Join(dir, "two"))
+	h, err := host.Open(context.Background(), host.Options{PluginDir: dir, Config: defaultConfig(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	if ms := h.Installed(); len(ms) != 1 || ms[0].Name != "read_file" {
+		t.Fatalf("installed %+v, want read_file", ms)
 	}
 }

@@ -2,7 +2,7 @@
 // plugin might: spin, flood the host with output, print to its stdout and
 // look for files, environment and arguments, panic, or report an error.
 // Config "extra_tool" adds a tool of that name (to test names the host
-// refuses) (issue 13 item 5).
+// refuses); config "spin_at_load" makes list_tools spin (issue 13 item 5).
 package main
 
 import (
@@ -20,6 +20,11 @@ func tool(name, desc string) map[string]any {
 
 //go:wasmexport list_tools
 func listTools() int32 {
+	if _, ok := pdk.GetConfig("spin_at_load"); ok {
+		for i := 0; ; i++ {
+			sink += i
+		}
+	}
 	tools := []any{
 		tool("spin", "Loops forever."),
 		tool("flood", "Returns bytes bytes of text."),
