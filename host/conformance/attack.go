@@ -118,7 +118,7 @@ func (st *attackState) startSpin(ctx context.Context, s *subject, _ *abi.Manifes
 	if elapsed > startLimit+grace {
 		findings = append(findings, fmt.Sprintf("the spinning start-up was stopped only after %s, more than %s past the %s limit", round(elapsed), grace, startLimit))
 	}
-	return fail(err.Error(), findings...)
+	return fail(err.Error(), unique(findings)...)
 }
 
 // startNative starts one instance of a native plugin in a runtime of its
@@ -195,7 +195,7 @@ func (st *attackState) callDeadline(ctx context.Context, s *subject, m *abi.Mani
 		}
 	}
 	if len(findings) > 0 {
-		return fail(fmt.Sprintf("with a %s deadline, calls did not return promptly on their own", deadline), findings...)
+		return fail(fmt.Sprintf("with a %s deadline, calls did not return promptly on their own", deadline), unique(findings)...)
 	}
 	return pass(fmt.Sprintf("%d calls with a %s deadline returned on their own, the slowest in %s", len(sets), deadline, round(slowest)))
 }
@@ -226,7 +226,7 @@ func callGenerated(ctx context.Context, s *subject, m *abi.Manifest) Result {
 		}
 	}
 	if len(findings) > 0 {
-		return fail("arguments its schema allows made the tool trap", findings...)
+		return fail("arguments its schema allows made the tool trap", unique(findings)...)
 	}
 	return pass(fmt.Sprintf("%d calls with generated arguments, none trapped (%d succeeded, %d returned an error)", ok+errs, ok, errs))
 }
@@ -255,7 +255,7 @@ func callInvalid(ctx context.Context, s *subject, m *abi.Manifest) Result {
 		}
 	}
 	if len(findings) > 0 {
-		return fail("invalid arguments were not refused as BadArgs", findings...)
+		return fail("invalid arguments were not refused as BadArgs", unique(findings)...)
 	}
 	return pass(fmt.Sprintf("%d invalid arguments, each refused as BadArgs", len(cases)))
 }
@@ -299,7 +299,7 @@ func callEscape(ctx context.Context, s *subject, m *abi.Manifest) Result {
 		}
 	}
 	if len(findings) > 0 {
-		return fail("the tool reached, or tried to reach, outside the sandbox", findings...)
+		return fail("the tool reached, or tried to reach, outside the sandbox", unique(findings)...)
 	}
 	if tried == 0 {
 		return pass(fmt.Sprintf("no path arguments; its %d call touched nothing outside the root", len(calls)))
@@ -441,7 +441,7 @@ func callHuge(ctx context.Context, s *subject, m *abi.Manifest) Result {
 		findings = append(findings, fmt.Sprintf("argument %s of %d bytes, past max_tool_args_bytes (%d): %s, want a LimitsExceeded refusal", name, size+64, limit, resultKind(over)))
 	}
 	if len(findings) > 0 {
-		return fail("a huge argument was not handled", findings...)
+		return fail("a huge argument was not handled", unique(findings)...)
 	}
 	return pass(fmt.Sprintf("argument %s of %d bytes: %s in %s; %d bytes past max_tool_args_bytes refused", name, size, got, round(elapsed), size+64))
 }
@@ -505,7 +505,7 @@ func callOutputCap(ctx context.Context, s *subject, m *abi.Manifest) Result {
 		}
 	}
 	if len(findings) > 0 {
-		return fail("the tool's output went past the output cap", findings...)
+		return fail("the tool's output went past the output cap", unique(findings)...)
 	}
 	return pass(fmt.Sprintf("largest output %d bytes, within the cap of %d", largest, limit))
 }
@@ -541,7 +541,7 @@ func summaryPure(ctx context.Context, s *subject, m *abi.Manifest) Result {
 		}
 	}
 	if len(findings) > 0 {
-		return fail("the approval summary is not pure formatting of the arguments", findings...)
+		return fail("the approval summary is not pure formatting of the arguments", unique(findings)...)
 	}
 	return pass(fmt.Sprintf("%d summaries, none called a host function", len(sets)))
 }
@@ -572,7 +572,7 @@ func callDeterministic(ctx context.Context, s *subject, m *abi.Manifest) Result 
 		}
 	}
 	if len(findings) > 0 {
-		return fail("identical calls on identical fixtures gave different results; declare \"nondeterministic\": true if that is intended", findings...)
+		return fail("identical calls on identical fixtures gave different results; declare \"nondeterministic\": true if that is intended", unique(findings)...)
 	}
 	return pass(fmt.Sprintf("%d calls gave the same results in two fresh workspaces", len(sets)))
 }
@@ -605,6 +605,7 @@ func callUnnamedFiles(ctx context.Context, s *subject, m *abi.Manifest) Result {
 	g := newGenerator(m, pathFixtures())
 	_, props := g.properties()
 	var findings []string
+	reported := map[string]bool{}
 	touched := 0
 	for _, args := range g.valid(generatedSets) {
 		raw := mustJSON(args)
@@ -616,8 +617,10 @@ func callUnnamedFiles(ctx context.Context, s *subject, m *abi.Manifest) Result {
 				continue
 			}
 			touched++
-			if rel, ok := w.relative(a.Path); !ok || !coveredBy(rel, named) {
-				findings = append(findings, fmt.Sprintf("args %s: %s %q, which no path argument names (%s)", show(raw), a.Function, a.Path, outcome(a)))
+			key := a.Function + "\x00" + a.Path
+			if rel, ok := w.relative(a.Path); (!ok || !coveredBy(rel, named)) && !reported[key] {
+				reported[key] = true
+				findings = append(findings, fmt.Sprintf("%s %q, which no path argument names (%s), first with args %s", a.Function, a.Path, outcome(a), show(raw)))
 			}
 		}
 		if timedOut(res) {
@@ -625,7 +628,7 @@ func callUnnamedFiles(ctx context.Context, s *subject, m *abi.Manifest) Result {
 		}
 	}
 	if len(findings) > 0 {
-		return fail("the tool touched files its call did not name", findings...)
+		return fail("the tool touched files its call did not name", unique(findings)...)
 	}
 	return pass(fmt.Sprintf("%d host function calls, each on a path its arguments named", touched))
 }
@@ -634,7 +637,11 @@ func callUnnamedFiles(ctx context.Context, s *subject, m *abi.Manifest) Result {
 // argument given, or its schema default when left out.
 func namedPaths(g generator, props map[string]map[string]any, args map[string]any) []string {
 	var out []string
-	for _, name := range g.m.PathArgs {
+	names, _ := g.properties()
+	for _, name := range names {
+		if !g.isPath(name) {
+			continue
+		}
 		v, ok := args[name].(string)
 		if !ok {
 			v, ok = props[name]["default"].(string)
@@ -787,6 +794,27 @@ func show(b []byte) string {
 		tail++
 	}
 	return fmt.Sprintf("%s…(%d bytes)…%s", s[:head], len(b), s[tail:])
+}
+
+// unique drops repeated findings, counting them: a plugin that does the
+// same wrong thing in every call is reported once per thing.
+func unique(findings []string) []string {
+	count := map[string]int{}
+	var order []string
+	for _, f := range findings {
+		if count[f] == 0 {
+			order = append(order, f)
+		}
+		count[f]++
+	}
+	out := make([]string, len(order))
+	for i, f := range order {
+		out[i] = f
+		if n := count[f]; n > 1 {
+			out[i] += fmt.Sprintf(" (%d times)", n)
+		}
+	}
+	return out
 }
 
 func firstLine(s string) string {

@@ -76,7 +76,25 @@ func (g generator) required() map[string]bool {
 	return req
 }
 
-func (g generator) isPath(name string) bool { return slices.Contains(g.m.PathArgs, name) }
+// isPath says whether the argument name is a path: declared one, or
+// named like one (the host checks only the declared ones; an undeclared
+// one is manifest.path-args' finding, and is attacked all the same).
+func (g generator) isPath(name string) bool {
+	return slices.Contains(g.m.PathArgs, name) || looksLikePath(name)
+}
+
+func looksLikePath(name string) bool {
+	switch name {
+	case "path", "file", "dir", "cwd":
+		return true
+	}
+	for _, suffix := range []string{"_path", "_file", "_dir"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return false
+}
 
 // valid returns n argument objects the schema accepts: every required
 // property, and the optional ones in some of them, each property taking
