@@ -15,7 +15,14 @@
 // progress, log and list-changed notifications are refused when the module
 // loads, naming each.
 //
-// extism never runs a module toolhost's configuration did not let it find
-// in the plugin directory, and never lets a module's own files widen what
-// that configuration grants.
+// A plugin's grant is its [extism.<name>] table in toolhost's
+// configuration, name being the module's file stem or, for a module alone
+// in a folder (DIR/<name>/plugin.wasm), the folder's name. Files beside
+// the module in its folder (an Extism manifest.json, a hyper-mcp config)
+// are never read: hosts, config values and memory come from toolhost's
+// configuration only, so nothing shipped with a plugin widens its grant.
+//
+// Progress and log notifications reach the call's consumer as stderr
+// chunk events ("progress 2/5: message", "[info logger] data"), the stream
+// the engine already sanitizes and passes to MCP clients and consoles.
 package extism
