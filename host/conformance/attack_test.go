@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/internal/testplugin"
+	"github.com/toolhost/toolhost/tests/extism"
 )
 
 // runDynamic loads the plugin at module and runs the dynamic checks on
@@ -203,5 +204,28 @@ func TestGeneratorFollowsSchema(t *testing.T) {
 				t.Errorf("schema %d: %s (%s) is valid", i, inv.args, inv.why)
 			}
 		}
+	}
+}
+
+// issue 13 items 1 and 5: the dynamic checks apply to Extism MCP plugins
+// too, through the same host: the well-behaved ones pass every check, and
+// a tool that spins fails call.deadline.
+func TestAttackChecksExtism(t *testing.T) {
+	for _, name := range []string{extism.HyperTools, extism.Servlet} {
+		for _, r := range runDynamic(t, extism.Build(t, name)) {
+			if r.Status == StatusFail {
+				t.Errorf("%s: %s %s", name, r.Tool, text(r))
+			}
+		}
+	}
+	var spin *Result
+	results := runDynamic(t, extism.Build(t, extism.Misbehave))
+	for i, r := range results {
+		if r.Tool == "spin" && r.Check == "call.deadline" {
+			spin = &results[i]
+		}
+	}
+	if spin == nil || spin.Status != StatusFail || !strings.Contains(text(*spin), "deadline") {
+		t.Fatalf("misbehave's spin: call.deadline %+v, want a failure naming the deadline", spin)
 	}
 }
