@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/toolhost/toolhost/host/engine"
-	"github.com/toolhost/toolhost/host/internal/output"
 )
 
 // Counts are how many checks passed, failed and were skipped.
@@ -108,19 +107,21 @@ type jsonResult struct {
 }
 
 // WriteJSON writes reports as one JSON document: each plugin's results
-// and counts, then the totals. Strings a plugin controls are sanitized
-// (output.Sanitize) as tool results are.
+// and counts, then the totals. Strings a plugin controls keep their lines
+// and have every other control, format or invisible character written
+// out (visibleLines), so that a CI log printing them shows them as they
+// are.
 func WriteJSON(w io.Writer, reports []Report) error {
 	doc := jsonReport{Plugins: []jsonPlugin{}, Counts: Count(reports...)}
 	for _, rep := range reports {
-		p := jsonPlugin{Path: rep.Plugin, Kind: rep.Kind, Tools: sanitizeAll(rep.Tools), Results: []jsonResult{}, Counts: Count(rep)}
+		p := jsonPlugin{Path: visibleLines(rep.Plugin), Kind: rep.Kind, Tools: sanitizeAll(rep.Tools), Results: []jsonResult{}, Counts: Count(rep)}
 		if p.Tools == nil {
 			p.Tools = []string{}
 		}
 		for _, r := range rep.Results {
 			p.Results = append(p.Results, jsonResult{
-				Check: output.Sanitize(r.Check), Tool: output.Sanitize(r.Tool), Status: r.Status,
-				Detail: output.Sanitize(r.Detail), Findings: sanitizeAll(r.Findings), Millis: r.Elapsed.Milliseconds(),
+				Check: visibleLines(r.Check), Tool: visibleLines(r.Tool), Status: r.Status,
+				Detail: visibleLines(r.Detail), Findings: sanitizeAll(r.Findings), Millis: r.Elapsed.Milliseconds(),
 			})
 		}
 		doc.Plugins = append(doc.Plugins, p)
@@ -130,13 +131,23 @@ func WriteJSON(w io.Writer, reports []Report) error {
 	return enc.Encode(doc)
 }
 
+// visibleLines is s with each line rendered by engine.Visible: the line
+// breaks stay, every other control or invisible character is written out.
+func visibleLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = engine.Visible(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 func sanitizeAll(ss []string) []string {
 	if ss == nil {
 		return nil
 	}
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = output.Sanitize(s)
+		out[i] = visibleLines(s)
 	}
 	return out
 }
@@ -178,25 +189,25 @@ type junitSkipped struct {
 // WriteJUnit writes reports as JUnit XML: a test suite per plugin (named
 // as the text format names it: the module's name without .wasm), a test
 // case per check (named CHECK, or CHECK (TOOL) for a check of one tool),
-// a failure's findings as its text. encoding/xml escapes markup and
-// replaces characters XML cannot hold; output.Sanitize first removes
-// terminal controls a CI log would pass on.
+// a failure's findings as its text. visibleLines first writes out the
+// controls a CI log would pass on to a terminal (escape sequences, bidi
+// overrides); encoding/xml escapes markup.
 func WriteJUnit(w io.Writer, reports []Report) error {
 	doc := junitSuites{}
 	for _, rep := range reports {
 		c := Count(rep)
-		name := output.Sanitize(Plugin{Module: rep.Plugin}.Name())
+		name := visibleLines(Plugin{Module: rep.Plugin}.Name())
 		suite := junitSuite{Name: name, Tests: len(rep.Results), Failures: c.Failed, Skipped: c.Skipped}
 		for _, r := range rep.Results {
-			tc := junitCase{Classname: name, Name: output.Sanitize(r.Check), Time: fmt.Sprintf("%.3f", r.Elapsed.Seconds())}
+			tc := junitCase{Classname: name, Name: visibleLines(r.Check), Time: fmt.Sprintf("%.3f", r.Elapsed.Seconds())}
 			if r.Tool != "" {
-				tc.Name += " (" + output.Sanitize(r.Tool) + ")"
+				tc.Name += " (" + visibleLines(r.Tool) + ")"
 			}
 			switch r.Status {
 			case StatusFail:
-				tc.Failure = &junitFailure{Message: output.Sanitize(r.Detail), Text: strings.Join(sanitizeAll(r.Findings), "\n")}
+				tc.Failure = &junitFailure{Message: visibleLines(r.Detail), Text: strings.Join(sanitizeAll(r.Findings), "\n")}
 			case StatusSkip:
-				tc.Skipped = &junitSkipped{Message: output.Sanitize(r.Detail)}
+				tc.Skipped = &junitSkipped{Message: visibleLines(r.Detail)}
 			}
 			suite.Cases = append(suite.Cases, tc)
 		}

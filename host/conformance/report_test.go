@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolhost/toolhost/host/engine"
 )
 
 // hostile is what a plugin controls in a report (its tool name, its
@@ -44,6 +46,9 @@ func TestWriteJSON(t *testing.T) {
 		t.Fatalf("counts %+v, %d plugins", doc.Counts, len(doc.Plugins))
 	}
 	p := doc.Plugins[0]
+	if doc.Plugins[1].Path != "/p/"+engine.Visible(hostile)+".wasm" {
+		t.Errorf("a hostile module name: %q", doc.Plugins[1].Path)
+	}
 	if p.Path != "/p/read_file.wasm" || p.Kind != KindNative || p.Tools[0] != "read_file" || p.Failed != 1 || len(p.Results) != 3 {
 		t.Fatalf("plugin %+v", p)
 	}
@@ -51,7 +56,7 @@ func TestWriteJSON(t *testing.T) {
 	if r.Check != "manifest.effects" || r.Tool != "read_file" || r.Status != StatusFail || r.Millis != 2000 || len(r.Findings) != 2 || r.Findings[0] != "holds fs.write" {
 		t.Fatalf("result %+v", r)
 	}
-	if strings.Contains(buf.String(), "\x1b") || strings.Contains(r.Detail, "\x1b") || strings.Contains(r.Findings[1], "\x07") {
+	if strings.ContainsAny(buf.String(), "\x1b\u202e") || strings.Contains(r.Detail, "\x1b") || strings.Contains(r.Findings[1], "\x07") {
 		t.Errorf("a terminal control reached the JSON report: %q", r.Detail)
 	}
 }
@@ -85,7 +90,7 @@ func TestWriteJUnit(t *testing.T) {
 	if s.Cases[2].Skipped == nil || s.Cases[2].Skipped.Message != "not packed" {
 		t.Errorf("skipped case %+v", s.Cases[2])
 	}
-	if bytes.ContainsAny(buf.Bytes(), "\x1b\x07\x00") {
+	if bytes.ContainsAny(buf.Bytes(), "\x1b\x07\x00\u202e") {
 		t.Error("a control character reached the XML")
 	}
 }
