@@ -37,6 +37,15 @@ $(BIN)/plugins/%.wasm: $(GOFILES) go.mod go.sum $(BIN)/toolhost
 	$(BIN)/toolhost plugin pack $@.tmp
 	mv $@.tmp $@
 
+# The Extism MCP plugins the tests serve (tests/extism/plugins, a module
+# of their own so toolhost does not require go-pdk).
+EXTISM_GUESTS := hypertools netfetch servlet badimport
+EXTISM_WASM   := $(EXTISM_GUESTS:%=$(BIN)/extism/%.wasm)
+
+$(BIN)/extism/%.wasm: $(wildcard tests/extism/plugins/*/*.go) tests/extism/plugins/go.mod
+	@mkdir -p $(dir $@)
+	cd tests/extism/plugins && GOWORK=off GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $(CURDIR)/$@ ./$*
+
 MCPCLIENT := tests/mcpclient
 
 # The MCP TypeScript SDK client the end-to-end tests drive, at the version
@@ -51,9 +60,11 @@ BENCHNODE := tests/benchnode
 $(BENCHNODE)/node_modules/.package-lock.json: $(BENCHNODE)/package.json $(BENCHNODE)/package-lock.json
 	npm ci --prefix $(BENCHNODE) --no-audit --no-fund
 
-test: build $(MCPCLIENT)/node_modules/.package-lock.json $(BENCHNODE)/node_modules/.package-lock.json
+test: build $(EXTISM_WASM) $(MCPCLIENT)/node_modules/.package-lock.json $(BENCHNODE)/node_modules/.package-lock.json
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 8m ./...
 	$(BIN)/toolhost test $(BIN)/plugins
+	$(BIN)/toolhost test $(BIN)/extism/hypertools.wasm $(BIN)/extism/netfetch.wasm $(BIN)/extism/servlet.wasm
+	@! $(BIN)/toolhost test $(BIN)/extism/badimport.wasm > /dev/null 2>&1 || (echo "toolhost test passed a plugin importing create_message"; exit 1)
 
 # Loading, calling and closing the plugins 200 times must leave memory and
 # descriptors flat; under -race (make test) the test runs 12 rounds only.

@@ -56,8 +56,12 @@ type Manifest struct {
 	// Nondeterministic says two identical calls on identical files may
 	// give different results (a command's output, a clock). Without it,
 	// toolhost test expects the same result each time.
-	Nondeterministic bool         `json:"nondeterministic,omitempty"`
-	Capabilities     []Capability `json:"capabilities,omitempty"`
+	Nondeterministic bool `json:"nondeterministic,omitempty"`
+	// OpenWorld says the tool reaches beyond the sandbox's files (the
+	// network). Capabilities imply it too; a host sets it for a plugin
+	// it grants network hosts, whatever the plugin says.
+	OpenWorld    bool         `json:"open_world,omitempty"`
+	Capabilities []Capability `json:"capabilities,omitempty"`
 }
 
 // Hints are what clients are told about a tool's behaviour (MCP's tool
@@ -76,7 +80,7 @@ type Hints struct {
 // a command: any program the root holds, with effects no manifest can
 // list) opens it.
 func (m Manifest) Hints() Hints {
-	open := false
+	open := m.OpenWorld
 	for _, c := range m.Capabilities {
 		if c != CapFSRead && c != CapFSWrite && c != CapFSList {
 			open = true

@@ -145,7 +145,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		sb.Close()
 		return nil, err
 	}
-	if h.ext, err = extism.NewLoader(extism.Options{CacheDir: opts.CacheDir, Grants: extismGrants(cfg.Extism), Logger: log}); err != nil {
+	if h.ext, err = extism.NewLoader(extism.Options{CacheDir: opts.CacheDir, Grants: extismGrants(cfg.Extism), Logger: log, Verify: verify}); err != nil {
 		h.rt.Close(ctx)
 		h.closeSaves()
 		h.closeJournal()

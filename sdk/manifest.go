@@ -63,6 +63,9 @@ func appendManifest(b []byte, m abi.Manifest) []byte {
 	if m.Nondeterministic {
 		b = append(b, `,"nondeterministic":true`...)
 	}
+	if m.OpenWorld {
+		b = append(b, `,"open_world":true`...)
+	}
 	caps := make([]string, len(m.Capabilities))
 	for i, c := range m.Capabilities {
 		caps[i] = string(c)

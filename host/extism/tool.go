@@ -148,7 +148,7 @@ func (m *Module) manifest(lt listedTool) (abi.Manifest, error) {
 		RiskLevel: abi.RiskLow, TimeoutClass: abi.TimeoutDefault,
 	}
 	if len(m.grant.AllowedHosts) > 0 {
-		mf.SideEffecting, mf.RequiresApproval, mf.RiskLevel, mf.Nondeterministic = true, true, abi.RiskMedium, true
+		mf.SideEffecting, mf.RequiresApproval, mf.RiskLevel, mf.Nondeterministic, mf.OpenWorld = true, true, abi.RiskMedium, true, true
 	}
 	return mf, nil
 }
