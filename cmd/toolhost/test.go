@@ -96,7 +96,11 @@ func runTest(cmd *cobra.Command, g *globals, tf *testFlags, paths []string) erro
 	}
 	reports, err := conformance.Run(cmd.Context(), paths, opts)
 	if err != nil {
-		return err
+		// Interrupted: what ran is reported below; the run did not pass.
+		if cmd.Context().Err() == nil {
+			return usageErrorf("%v", err)
+		}
+		defer fmt.Fprintf(os.Stderr, "toolhost: test interrupted after %d plugin(s)\n", len(reports))
 	}
 	switch tf.format {
 	case "text":
@@ -112,7 +116,7 @@ func runTest(cmd *cobra.Command, g *globals, tf *testFlags, paths []string) erro
 	if text != nil && tf.format != "text" {
 		text.Total(reports)
 	}
-	if conformance.Count(reports...).Failed > 0 {
+	if conformance.Count(reports...).Failed > 0 || cmd.Context().Err() != nil {
 		return &exitError{code: exitToolError, err: errSilent}
 	}
 	return nil

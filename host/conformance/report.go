@@ -47,7 +47,8 @@ func (c Counts) String() string {
 // finishes, its findings indented below a failure, a summary line per
 // plugin, and the total. Everything a plugin controls (its tool names,
 // what its results and manifest say) is shown as engine.Visible renders
-// it, so a manifest cannot put escape sequences on the terminal.
+// it, so a manifest cannot put escape sequences on the terminal (SRD
+// NFR-SEC-05, FR-OUT-02).
 type Text struct {
 	W io.Writer
 }

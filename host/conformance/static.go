@@ -171,7 +171,7 @@ func (s *subject) declaredCapabilities() ([]abi.Capability, bool) {
 
 // checkImports: every import comes from toolhost_v1 or WASI, and every
 // toolhost_v1 import is a known function of the right type that a
-// declared capability grants (issue 13 item 1; SRD NFR-SEC-01).
+// declared capability grants (issue 13 item 1).
 func checkImports(_ context.Context, s *subject, _ *abi.Manifest) Result {
 	m, err := s.moduleOf()
 	if err != nil {
@@ -320,7 +320,7 @@ func covered(fns, granted []string) bool {
 }
 
 // checkFields: the fields registry.ValidateManifest requires, a version,
-// and capabilities toolhost/v1 knows (issue 13 item 1).
+// and capabilities toolhost/v1 knows (issue 13 item 1; SRD FR-REG-01).
 func checkFields(_ context.Context, s *subject, m *abi.Manifest) Result {
 	var findings []string
 	if err := registry.ValidateManifest(*m); err != nil {
@@ -359,7 +359,7 @@ func capabilityNames() []string {
 const draft202012 = "https://json-schema.org/draft/2020-12/schema"
 
 // checkSchema: the parameters compile as JSON Schema Draft 2020-12 and
-// describe an object (issue 13 item 1; SRD FR-REG-02).
+// describe an object (issue 13 item 1; SRD FR-VAL-01a).
 func checkSchema(_ context.Context, _ *subject, m *abi.Manifest) Result {
 	raw := bytes.TrimSpace(m.Parameters)
 	if len(raw) == 0 {
@@ -406,7 +406,7 @@ var pathLike = regexp.MustCompile(`^(path|file|filename|dir|directory|cwd)$|_(pa
 // checkPathArgs: every path_args entry is a string property of the
 // schema, and no property named like a path escapes path_args, where the
 // host would not check it against the sandbox (issue 13 item 1; SRD
-// FR-SBX-01). A tool without filesystem or process capabilities reaches
+// FR-VAL-07, FR-VAL-04). A tool without filesystem or process capabilities reaches
 // no file, so its property names are not held against it.
 func checkPathArgs(_ context.Context, _ *subject, m *abi.Manifest) Result {
 	var schema struct {
