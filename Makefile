@@ -6,9 +6,10 @@ WASM      := $(PLUGINS:%=$(BIN)/plugins/%.wasm)
 GOFILES   := $(shell find . -name '*.go' -not -path './bin/*')
 STATICCHECK := $(BIN)/tools/staticcheck
 # Tests run against a private cache so they never depend on (or pollute) the user's.
-TEST_ENV  := TOOLHOST_CACHE_DIR=$(CURDIR)/$(BIN)/test-cache TOOLHOST_BIN=$(CURDIR)/$(BIN)/toolhost
+# TOOLHOST_REQUIRE_C makes the C plugin's test fail, not skip, without clang.
+TEST_ENV  := TOOLHOST_CACHE_DIR=$(CURDIR)/$(BIN)/test-cache TOOLHOST_BIN=$(CURDIR)/$(BIN)/toolhost TOOLHOST_REQUIRE_C=1
 
-.PHONY: all build plugins test test-leaks bench serve lint fuzz clean
+.PHONY: all build plugins test test-leaks bench serve lint fuzz clean ctoolchain
 
 all: build
 
@@ -46,6 +47,18 @@ $(BIN)/extism/%.wasm: $(wildcard tests/extism/plugins/*/*.go) tests/extism/plugi
 	@mkdir -p $(dir $@)
 	cd tests/extism/plugins && GOWORK=off GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $(CURDIR)/$@ ./$*
 
+# The C plugin's toolchain (tests/cplugin proves abi/README.md is enough
+# to write a plugin in another language), from Debian's packages.
+CTOOLCHAIN := clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32
+
+ctoolchain:
+	@dpkg -s $(CTOOLCHAIN) >/dev/null 2>&1 || { echo "installing the C plugin's toolchain: $(CTOOLCHAIN)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CTOOLCHAIN); }
+
+$(BIN)/cplugin/c_stat/c_stat.wasm: tests/cplugin/c_stat.c tests/cplugin/build.sh $(wildcard tests/cplugin/conformance/*.json) $(BIN)/toolhost | ctoolchain
+	@rm -rf $(dir $@) && mkdir -p $(dir $@) && cp -r tests/cplugin/conformance $(dir $@)
+	tests/cplugin/build.sh $@.tmp && $(BIN)/toolhost plugin pack $@.tmp && mv $@.tmp $@
+
 MCPCLIENT := tests/mcpclient
 
 # The MCP TypeScript SDK client the end-to-end tests drive, at the version
@@ -60,9 +73,10 @@ BENCHNODE := tests/benchnode
 $(BENCHNODE)/node_modules/.package-lock.json: $(BENCHNODE)/package.json $(BENCHNODE)/package-lock.json
 	npm ci --prefix $(BENCHNODE) --no-audit --no-fund
 
-test: build $(EXTISM_WASM) $(MCPCLIENT)/node_modules/.package-lock.json $(BENCHNODE)/node_modules/.package-lock.json
+test: build ctoolchain $(EXTISM_WASM) $(BIN)/cplugin/c_stat/c_stat.wasm $(MCPCLIENT)/node_modules/.package-lock.json $(BENCHNODE)/node_modules/.package-lock.json
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 8m ./...
 	$(BIN)/toolhost test $(BIN)/plugins
+	$(BIN)/toolhost test $(BIN)/cplugin/c_stat
 	$(BIN)/toolhost test $(BIN)/extism/hypertools.wasm $(BIN)/extism/netfetch.wasm $(BIN)/extism/servlet.wasm
 	@! $(BIN)/toolhost test $(BIN)/extism/badimport.wasm > /dev/null 2>&1 || (echo "toolhost test passed a plugin importing create_message"; exit 1)
 
