@@ -178,7 +178,7 @@ func (l *Loader) compile(ctx context.Context, path, name string, kind Kind, wasm
 		return nil, fmt.Errorf("plugin %s: compile: %w", path, err)
 	}
 	l.log.Debug("compiled Extism plugin", "plugin", path, "kind", kind, "elapsed", time.Since(start))
-	m := &Module{path: path, name: name, kind: kind, compiled: cp, grant: grant, hosts: hosts, log: l.log, loader: l}
+	m := &Module{path: path, name: name, kind: kind, compiled: cp, grant: grant, net: newNetPolicy(name, hosts), log: l.log, loader: l}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {

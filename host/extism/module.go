@@ -28,7 +28,7 @@ type Module struct {
 	kind       Kind
 	compiled   *extism.CompiledPlugin
 	grant      Grant
-	hosts      hostPatterns
+	net        *netPolicy // its allow-list and HTTP transport
 	log        *slog.Logger
 	loader     *Loader
 
@@ -260,6 +260,7 @@ func (m *Module) Close(ctx context.Context) error {
 	for _, in := range idle {
 		in.p.Close(ctx)
 	}
+	m.net.close()
 	return m.compiled.Close(ctx)
 }
 

@@ -1,13 +1,18 @@
 package extism
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/gobwas/glob"
 )
@@ -41,7 +46,7 @@ type hostPatterns struct {
 func compileHosts(plugin string, hosts []string) (hostPatterns, error) {
 	hp := hostPatterns{exact: map[string]bool{}}
 	for _, h := range hosts {
-		if h == "" || strings.ContainsAny(h, "/:@ ") {
+		if h == "" || strings.ContainsAny(h, "/:@ %") {
 			return hostPatterns{}, fmt.Errorf("extism.%s.allowed_hosts: %q is not a host name or pattern (write api.example.com, not a URL)", plugin, h)
 		}
 		g, err := glob.Compile(strings.ToLower(h))
@@ -56,7 +61,9 @@ func compileHosts(plugin string, hosts []string) (hostPatterns, error) {
 
 func (hp hostPatterns) allows(host string) bool {
 	host = strings.ToLower(host)
-	if host == "" {
+	// An IPv6 zone ("[::1%25.example.com]") is not part of a host name,
+	// yet it would let a pattern like *.example.com match an address.
+	if host == "" || strings.Contains(host, "%") {
 		return false
 	}
 	if hp.exact[host] {
@@ -70,9 +77,141 @@ func (hp hostPatterns) allows(host string) bool {
 	return false
 }
 
-// guard is the transport of http.DefaultClient once Guard ran: it checks
-// every request a plugin loaded here makes, redirects included, against
-// that plugin's allow-list, and passes everything else through.
+// privateOK tells whether the allow-list names host itself, so that the
+// operator meant the plugin to reach it even at an internal address: the
+// entry is that literal address, or "localhost" for localhost. A pattern
+// never counts: "*" does not grant the metadata service or a loopback
+// port.
+func (hp hostPatterns) privateOK(host string) bool {
+	host = strings.ToLower(host)
+	if !hp.exact[host] {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	_, err := netip.ParseAddr(host)
+	return err == nil
+}
+
+// internal are the ranges, beyond loopback, private, link-local,
+// multicast and unspecified addresses, that lead inside a network rather
+// than to a public service.
+var internal = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),      // "this network"; 0.0.0.0 reaches localhost
+	netip.MustParsePrefix("100.64.0.0/10"),  // carrier-grade NAT, overlay networks
+	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments
+	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking
+	netip.MustParsePrefix("240.0.0.0/4"),    // reserved, broadcast
+	netip.MustParsePrefix("fec0::/10"),      // site-local (deprecated, still routed by some)
+	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
+	netip.MustParsePrefix("2001:db8::/32"),  // documentation
+	netip.MustParsePrefix("100::/64"),       // discard
+}
+
+// isInternal tells an address inside the machine or its network: what a
+// plugin reaching the public API it was granted has no business dialing.
+func isInternal(a netip.Addr) bool {
+	a = a.Unmap()
+	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
+		return true
+	}
+	for _, p := range internal {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// netPolicy is one plugin's network: its allow-list and a transport of
+// its own, whose connections no other plugin's request can reuse and
+// whose dialer refuses internal addresses the allow-list does not name.
+type netPolicy struct {
+	plugin    string
+	hosts     hostPatterns
+	transport *http.Transport
+}
+
+func newNetPolicy(plugin string, hosts hostPatterns) *netPolicy {
+	np := &netPolicy{plugin: plugin, hosts: hosts}
+	tr := &http.Transport{
+		// The operator's proxy settings apply; the proxy then resolves
+		// names, so only what toolhost itself dials is checked here.
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           np.dial,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	np.transport = tr
+	return np
+}
+
+// proxyKey holds, in a request's context, the proxy host it goes through:
+// dialing the operator's proxy is not the plugin reaching an address.
+type proxyKey struct{}
+
+// roundTrip checks r against the plugin's allow-list and sends it on the
+// plugin's own transport.
+func (np *netPolicy) roundTrip(r *http.Request) (*http.Response, error) {
+	host := r.URL.Hostname()
+	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
+		return nil, &NetDeniedError{Plugin: np.plugin, Host: host, Why: fmt.Sprintf("scheme %q is not http or https", r.URL.Scheme)}
+	}
+	if !np.hosts.allows(host) {
+		return nil, &NetDeniedError{Plugin: np.plugin, Host: host}
+	}
+	// An address written in the URL is checked before a pooled
+	// connection could be reused for it; names are checked where they
+	// are dialed.
+	if a, err := netip.ParseAddr(host); err == nil && isInternal(a) && !np.hosts.privateOK(host) {
+		return nil, np.internalError(host, a)
+	}
+	if proxy, err := np.transport.Proxy(r); err == nil && proxy != nil {
+		r = r.WithContext(context.WithValue(r.Context(), proxyKey{}, proxy.Hostname()))
+	}
+	return np.transport.RoundTrip(r)
+}
+
+func (np *netPolicy) internalError(host string, a netip.Addr) error {
+	return &NetDeniedError{Plugin: np.plugin, Host: host, Why: fmt.Sprintf(
+		"it is at %s, an internal address (loopback, private, link-local or reserved); toolhost lets a plugin reach one only when extism.%s.allowed_hosts lists that address itself (or localhost), never through a pattern or a name that resolves there",
+		a, np.plugin)}
+}
+
+// dial connects to addr, refusing, at the moment of connecting (so a name
+// that resolves differently the second time gains nothing), an internal
+// address the allow-list does not name.
+func (np *netPolicy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	proxy, _ := ctx.Value(proxyKey{}).(string)
+	exempt := host == proxy || np.hosts.privateOK(host)
+	d := net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second,
+		ControlContext: func(_ context.Context, _, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("plugin %s: cannot check the address %q it dials: %w", np.plugin, address, err)
+			}
+			if isInternal(ap.Addr()) && !exempt {
+				return np.internalError(host, ap.Addr().Unmap())
+			}
+			return nil
+		}}
+	return d.DialContext(ctx, network, addr)
+}
+
+func (np *netPolicy) close() { np.transport.CloseIdleConnections() }
+
+// guard is the transport of http.DefaultClient once Guard ran: it sends
+// every request a plugin loaded here makes, redirects included, through
+// that plugin's netPolicy, and passes everything else through.
 type guard struct{ next http.RoundTripper }
 
 func (g guard) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -80,14 +219,7 @@ func (g guard) RoundTrip(r *http.Request) (*http.Response, error) {
 	if st == nil {
 		return g.next.RoundTrip(r)
 	}
-	host := r.URL.Hostname()
-	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
-		return nil, &NetDeniedError{Plugin: st.mod.name, Host: host, Why: fmt.Sprintf("scheme %q is not http or https", r.URL.Scheme)}
-	}
-	if !st.mod.hosts.allows(host) {
-		return nil, &NetDeniedError{Plugin: st.mod.name, Host: host}
-	}
-	return g.next.RoundTrip(r)
+	return st.mod.net.roundTrip(r)
 }
 
 // guardOnce installs the guard once per process. It is package state

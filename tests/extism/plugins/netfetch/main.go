@@ -1,6 +1,8 @@
 // Command netfetch is a hyper-mcp plugin with one tool, fetch, that GETs a
 // URL through Extism HTTP: the host lets it reach only the hosts its
-// configuration allow-lists (issue 13 item 5).
+// configuration allow-lists (issue 13 item 5). Config "tool_name" renames
+// the tool, so that two copies can be served side by side with different
+// grants.
 package main
 
 import (
@@ -11,8 +13,12 @@ import (
 
 //go:wasmexport list_tools
 func listTools() int32 {
+	name, ok := pdk.GetConfig("tool_name")
+	if !ok {
+		name = "fetch"
+	}
 	return output(map[string]any{"tools": []any{map[string]any{
-		"name": "fetch", "description": "Fetches a URL and returns its body.",
+		"name": name, "description": "Fetches a URL and returns its body.",
 		"inputSchema": map[string]any{"type": "object", "required": []string{"url"},
 			"properties": map[string]any{"url": map[string]any{"type": "string"}}},
 	}}})
