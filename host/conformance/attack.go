@@ -841,4 +841,11 @@ func firstLine(s string) string {
 	return s
 }
 
-func round(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+// round is a duration for a detail: milliseconds, or microseconds below
+// one.
+func round(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
+}
