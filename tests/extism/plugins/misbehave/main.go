@@ -2,10 +2,13 @@
 // plugin might: spin, flood the host with output, print to its stdout and
 // look for files, environment and arguments, panic, or report an error.
 // Config "extra_tool" adds a tool of that name (to test names the host
-// refuses); config "spin_at_load" makes list_tools spin (issue 13 item 5).
+// refuses), with config "extra_schema" as its input schema and
+// "extra_description" as its description; config "spin_at_load" makes
+// list_tools spin (issue 13 item 5).
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -33,7 +36,14 @@ func listTools() int32 {
 		tool("fail", "Reports an error result."),
 	}
 	if extra, ok := pdk.GetConfig("extra_tool"); ok {
-		tools = append(tools, tool(extra, "Configured."))
+		t := tool(extra, "Configured.")
+		if schema, ok := pdk.GetConfig("extra_schema"); ok {
+			t["inputSchema"] = json.RawMessage(schema)
+		}
+		if desc, ok := pdk.GetConfig("extra_description"); ok {
+			t["description"] = desc
+		}
+		tools = append(tools, t)
 	}
 	return output(map[string]any{"tools": tools})
 }
