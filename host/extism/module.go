@@ -154,6 +154,9 @@ func (m *Module) warm(ctx context.Context, n int) error {
 // error is go-sdk's: a trap, the deadline, a refused request, or the
 // guest's own error (pdk.SetError); the instance is then discarded.
 func (m *Module) run(ctx context.Context, env *hostfn.Env, export string, input []byte) ([]byte, error) {
+	if len(m.grant.AllowedHosts) > 0 && !guarded() {
+		return nil, fmt.Errorf("plugin %s: %w", m.path, errUnguarded)
+	}
 	in, err := m.instance(ctx)
 	if err != nil {
 		return nil, err

@@ -222,25 +222,41 @@ func (g guard) RoundTrip(r *http.Request) (*http.Response, error) {
 	return st.mod.net.roundTrip(r)
 }
 
-// guardOnce installs the guard once per process. It is package state
+// guardMu serializes installing the guard. The guard is package state
 // because go-sdk sends every plugin request with http.DefaultClient,
 // checking the allow-list on the first request only and then following
 // redirects anywhere: that client is the only place a check on every hop
 // can go.
-var guardOnce sync.Once
+var guardMu sync.Mutex
 
 // Guard makes http.DefaultClient re-check every request an Extism plugin
-// loaded by this package makes, redirects included. NewLoader calls it;
-// requests of anything else pass through unchanged.
+// loaded by this package makes, redirects included; requests of anything
+// else pass through unchanged. NewLoader calls it. A program that replaces
+// http.DefaultClient or its Transport afterwards must call it again:
+// until it does, plugins granted hosts are refused their calls (see
+// guarded), since their requests would go out unchecked.
 func Guard() {
-	guardOnce.Do(func() {
-		next := http.DefaultClient.Transport
-		if next == nil {
-			next = http.DefaultTransport
-		}
-		http.DefaultClient.Transport = guard{next: next}
-	})
+	guardMu.Lock()
+	defer guardMu.Unlock()
+	if guarded() {
+		return
+	}
+	next := http.DefaultClient.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	http.DefaultClient.Transport = guard{next: next}
 }
+
+// guarded tells whether http.DefaultClient still sends through the guard.
+func guarded() bool {
+	_, ok := http.DefaultClient.Transport.(guard)
+	return ok
+}
+
+// errUnguarded refuses a call of a plugin granted hosts while
+// http.DefaultClient does not send through the guard.
+var errUnguarded = errors.New("http.DefaultClient no longer sends through toolhost's guard (the program replaced the client or its transport after loading plugins), so this plugin's requests would go unchecked; call extism.Guard after replacing it")
 
 // sdkDenied matches go-sdk's own refusal, the first check, which panics
 // inside the guest.

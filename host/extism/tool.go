@@ -107,6 +107,8 @@ func (t *Tool) failure(ctx context.Context, err error) abi.Result {
 		return abi.Result{Kind: abi.KindCancelled, Content: []byte("Cancelled by user")}
 	case errors.Is(err, errClosed):
 		return abi.Result{Kind: abi.KindExecutionFailed, Content: []byte("toolhost is closing; call it again")}
+	case errors.Is(err, errUnguarded):
+		return abi.Result{Kind: abi.KindSandboxViolation, Content: []byte(err.Error())}
 	}
 	if nd, ok := netDenied(t.mod.name, err); ok {
 		return abi.Result{Kind: abi.KindSandboxViolation, Content: []byte(nd.Error())}

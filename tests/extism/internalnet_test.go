@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/abi"
+	hostextism "github.com/toolhost/toolhost/host/extism"
 	"github.com/toolhost/toolhost/tests/extism"
 )
 
@@ -93,4 +94,44 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// issue 13 item 5: go-sdk sends plugin requests with http.DefaultClient,
+// where toolhost's guard re-checks redirects and addresses. A program
+// embedding toolhost that replaces that client after loading plugins (as
+// tracing libraries do) must not leave a plugin's redirects unchecked:
+// the plugin's calls are refused, naming what to do, until the guard is
+// installed again; then the checks hold.
+func TestReplacedDefaultClientRefused(t *testing.T) {
+	var secretHits atomic.Int64
+	secret := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secretHits.Add(1)
+		io.WriteString(w, "SECRET")
+	}))
+	defer secret.Close()
+	elsewhere := "http://localhost:" + mustURL(t, secret.URL).Port() + "/"
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere, http.StatusFound)
+	}))
+	defer allowed.Close()
+
+	cfg := defaultConfig(t)
+	grant(cfg, "netfetch", []string{"127.0.0.1"}, nil)
+	h := openHost(t, cfg, "", guest{extism.NetFetch, "netfetch.wasm"})
+	saved := http.DefaultClient
+	t.Cleanup(func() { http.DefaultClient = saved })
+	http.DefaultClient = &http.Client{}
+
+	r := run(t, h, "r1", "fetch", fmt.Sprintf(`{"url": %q}`, allowed.URL+"/"), nil)
+	if r.OK || r.Error.Kind != abi.KindSandboxViolation || !strings.Contains(r.Error.Message, "extism.Guard") {
+		t.Errorf("a call with the guard gone: %+v %s, want a SandboxViolation naming extism.Guard", r, errorOf(r))
+	}
+	hostextism.Guard()
+	r = run(t, h, "r2", "fetch", fmt.Sprintf(`{"url": %q}`, allowed.URL+"/"), nil)
+	if r.OK || r.Error.Kind != abi.KindSandboxViolation || !strings.Contains(r.Error.Message, `"localhost"`) {
+		t.Errorf("the redirect with the guard installed again: %+v %s, want it refused naming localhost", r, errorOf(r))
+	}
+	if n := secretHits.Load(); n != 0 {
+		t.Errorf("the host that is not allow-listed was reached %d times", n)
+	}
 }
