@@ -207,3 +207,30 @@ func TestLockMalformedLine_Issue13Item4(t *testing.T) {
 	}
 	wantIn(t, "lock --check stderr", stderr, "toolhost.lock:5")
 }
+
+// Issue 13 item 4: a module whose file name holds a newline cannot write
+// a line of its choosing into the lock. Named "x\n<hash>  write_file.wasm",
+// it would pin <hash> for a write_file.wasm nobody reviewed, to be
+// dropped in after the lock is written. toolhost lock refuses to write,
+// naming the file, and writes no lock.
+func TestLockRefusesInjectedName_Issue13Item4(t *testing.T) {
+	dir := lockedDir(t, "read_file")
+	w := newWorkspace(t)
+	unreviewed, err := os.ReadFile(filepath.Join(filepath.Dir(toolhost), "plugins", "write_file.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "notes\n" + sha(unreviewed) + "  write_file.wasm"
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("not a module"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := w.run(t, "lock", "--plugins", dir)
+	lock, _ := os.ReadFile(filepath.Join(dir, "toolhost.lock"))
+	if strings.Contains(string(lock), "  write_file.wasm") {
+		t.Fatalf("the lock pins a write_file.wasm that is not in the directory:\n%s", lock)
+	}
+	if code != 1 || lock != nil {
+		t.Errorf("lock with a file named with a newline: exit %d, lock written: %v", code, lock != nil)
+	}
+	wantIn(t, "lock stderr", stderr, `notes\n`, "control character", "rename the file")
+}

@@ -21,6 +21,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // FileName is the lock's name in its plugin directory.
@@ -74,6 +76,9 @@ func Parse(file string, r io.Reader) (*Lock, error) {
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		text := strings.TrimSuffix(sc.Text(), "\r")
+		if n == 1 {
+			text = strings.TrimPrefix(text, "\ufeff") // an editor's byte order mark
+		}
 		if strings.TrimSpace(text) == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
@@ -116,6 +121,11 @@ func validPath(rel string) error {
 	switch {
 	case rel == "":
 		return errors.New("the path is empty")
+	case !utf8.ValidString(rel) || strings.IndexFunc(rel, unicode.IsControl) >= 0:
+		// A newline in a file's name would write a line of its
+		// choosing into the lock: a hash pinned for a module not
+		// yet there.
+		return fmt.Errorf("path %q holds a control character or invalid UTF-8; rename the file", rel)
 	case strings.TrimSpace(rel) != rel:
 		return fmt.Errorf("path %q has leading or trailing spaces", rel)
 	case strings.Contains(rel, `\`):

@@ -153,3 +153,20 @@ func TestWriteRefusesBadEntries(t *testing.T) {
 		t.Error("a refused Write left a lock")
 	}
 }
+
+// issue 13 item 4: a lock saved by an editor that adds a byte order mark
+// or CRLF line endings still reads.
+func TestParseBOMAndCRLF(t *testing.T) {
+	sum := Sum([]byte("module"))
+	l, err := Parse("toolhost.lock", strings.NewReader("\ufeff# toolhost.lock\r\n"+sum+"  a.wasm\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Check("a.wasm", []byte("module")); err != nil {
+		t.Error(err)
+	}
+	l, err = Parse("toolhost.lock", strings.NewReader("\ufeff"+sum+"  a.wasm\n"))
+	if err != nil || l.Check("a.wasm", []byte("module")) != nil {
+		t.Errorf("a lock whose first line is an entry after a byte order mark: %v", err)
+	}
+}
