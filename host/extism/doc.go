@@ -9,7 +9,11 @@
 // preopens, environment or arguments; its stdout and stderr go nowhere),
 // network only through Extism HTTP to the hosts toolhost's configuration
 // allow-lists for it (every request, redirects included, re-checked by
-// Guard), config values only from toolhost's configuration, memory capped,
+// Guard, on a transport of its own; an internal address — loopback,
+// private, link-local, unspecified — only when an entry names that very
+// address or localhost, checked when connecting, so neither a pattern nor
+// a name resolving there reaches one), config values only from toolhost's
+// configuration, memory capped,
 // each call under the engine's deadline on an instance used by one call at
 // a time and replaced after a timeout or a trap. Host functions beyond
 // progress, log and list-changed notifications are refused when the module
