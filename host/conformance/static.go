@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/toolhost/toolhost/abi"
@@ -376,13 +375,8 @@ func checkSchema(_ context.Context, _ *subject, m *abi.Manifest) Result {
 	if t, _ := top["type"].(string); t != "object" {
 		findings = append(findings, fmt.Sprintf("the schema's type is %s, want \"object\": tool arguments are a JSON object", jsonText(top["type"])))
 	}
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	url := "toolhost:///" + m.Name + "/parameters.json"
-	if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
-		findings = append(findings, "the schema is not valid JSON: "+err.Error())
-	} else if _, err := c.Compile(url); err != nil {
-		findings = append(findings, "the schema does not compile as Draft 2020-12: "+oneLine(err.Error()))
+	if _, err := registry.CompileSchema(m.Name, raw); err != nil {
+		findings = append(findings, oneLine(err.Error()))
 	}
 	if len(findings) > 0 {
 		return fail("parameters schema invalid", findings...)

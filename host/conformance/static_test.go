@@ -235,7 +235,7 @@ func TestManifestChecks(t *testing.T) {
 			[]string{`type is missing`}},
 		{"schema does not compile", func(m *abi.Manifest) {
 			m.Parameters = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":"one"}}}`)
-		}, checkSchema, StatusFail, []string{`does not compile as Draft 2020-12`}},
+		}, checkSchema, StatusFail, []string{`does not compile as JSON Schema Draft 2020-12`}},
 		{"schema of another draft", func(m *abi.Manifest) {
 			m.Parameters = json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`)
 		}, checkSchema, StatusFail, []string{`\$schema is "http://json-schema.org/draft-07/schema#"`}},

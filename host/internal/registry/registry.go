@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -307,12 +308,24 @@ func implied(m abi.Manifest) abi.Manifest {
 	return m
 }
 
+// CompileSchema compiles a tool's parameters as JSON Schema Draft 2020-12,
+// refusing references to any other document.
+func CompileSchema(name string, raw []byte) (*jsonschema.Schema, error) {
+	return compileSchema(name, raw)
+}
+
 func compileSchema(name string, raw []byte) (*jsonschema.Schema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, fmt.Errorf("tool %q: parameters schema is missing", name)
 	}
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
+	// The compiler would read file:// references from the host's disk (a
+	// secret whose values then come back in argument errors, a FIFO that
+	// hangs the start): a schema is its manifest's, whole.
+	c.LoadURL = func(u string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("the schema refers to %s; toolhost loads no schema from outside the manifest: inline it", u)
+	}
 	url := "toolhost:///" + name + "/parameters.json"
 	if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
 		return nil, fmt.Errorf("tool %q: parameters schema is not valid JSON: %w", name, err)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -207,5 +209,36 @@ func TestMCPDefinitionsCarryEveryHint(t *testing.T) {
 		if !reflect.DeepEqual(tool.Annotations, want[tool.Name]) {
 			t.Errorf("%s: annotations %v, want %v", tool.Name, tool.Annotations, want[tool.Name])
 		}
+	}
+}
+
+// A manifest's schema is read whole from the manifest: a $ref, $schema or
+// $id naming a file makes the compiler read nothing from the host's disk
+// (a secret there would come back in argument errors; a FIFO would hang
+// the start), and the tool is refused naming the reference (issue 13,
+// found attacking Extism plugins; native plugins share the compiler).
+func TestSchemaReadsNoHostFile(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret.json")
+	if err := os.WriteFile(secret, []byte(`{"const":"TOPSECRET"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	uri := "file://" + secret
+	for name, schema := range map[string]string{
+		"$ref":    `{"type":"object","properties":{"p":{"$ref":"` + uri + `"}}}`,
+		"$schema": `{"$schema":"` + uri + `","type":"object"}`,
+		"$id":     `{"$id":"file://` + filepath.Dir(secret) + `/","type":"object","properties":{"p":{"$ref":"secret.json"}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := manifest("t")
+			m.Parameters = []byte(schema)
+			tool, err := NewTool(m, nil)
+			if err == nil {
+				v := tool.ValidateArgs(map[string]any{"p": "x"})
+				t.Fatalf("a schema referring to %s compiled; validation says %v", uri, v)
+			}
+			if !strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "inline it") {
+				t.Fatalf("the refusal does not name the file and what to do: %v", err)
+			}
+		})
 	}
 }
