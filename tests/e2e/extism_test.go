@@ -22,7 +22,7 @@ func extismDir(t *testing.T) string {
 	return dir
 }
 
-// issue 13 item 5 (FR-CLI-01, CFG-*): through the real CLI, an Extism
+// issue 13 item 5 (CFG-*): through the real CLI, an Extism
 // plugin's tool runs with the config value of its [extism.<name>] table;
 // a fetch from a host that is not allow-listed is a SandboxViolation
 // naming the host and the key, one from an allow-listed host works; what

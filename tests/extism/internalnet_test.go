@@ -16,7 +16,7 @@ import (
 	"github.com/toolhost/toolhost/tests/extism"
 )
 
-// issue 13 item 5 (FR-SBX-01): an allow-listed name or pattern does not
+// issue 13 item 5 (NFR-SEC-01): an allow-listed name or pattern does not
 // reach inside the machine or its network. A plugin granted "*" or
 // "*.example.com" is refused loopback, private, link-local and
 // unspecified addresses, whether written in the URL (127.0.0.1,

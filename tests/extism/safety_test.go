@@ -136,7 +136,7 @@ func TestMisbehavingPluginContained(t *testing.T) {
 	}
 }
 
-// issue 13 item 5 (FR-SBX-01): a plugin sees no file, no environment
+// issue 13 item 5 (NFR-SEC-01): a plugin sees no file, no environment
 // variable and no argument, and what it prints never reaches toolhost's
 // own stdout or stderr (on serve --stdio its stdout is the MCP stream),
 // even with EXTISM_ENABLE_WASI_OUTPUT set, which makes go-sdk wire them
