@@ -152,7 +152,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		sb.Close()
 		return nil, err
 	}
-	if h.reg, err = registry.LoadWith(ctx, h.rt, opts.PluginDir, registry.Options{Extism: h.ext}); err != nil {
+	if h.reg, err = registry.LoadWith(ctx, h.rt, opts.PluginDir, registry.Options{Foreign: extismModules{h.ext}}); err != nil {
 		h.ext.Close(ctx)
 		h.rt.Close(ctx)
 		h.closeSaves()
@@ -370,15 +370,6 @@ func DefaultCacheDir() string { return runtime.DefaultCacheDir() }
 // stored in a custom section, so hosts list the tool without compiling it.
 func PackPlugin(ctx context.Context, wasm []byte) ([]byte, error) {
 	return runtime.Pack(ctx, wasm)
-}
-
-// extismGrants converts the configuration's [extism.<name>] tables.
-func extismGrants(plugins map[string]config.ExtismPlugin) map[string]extism.Grant {
-	out := make(map[string]extism.Grant, len(plugins))
-	for name, p := range plugins {
-		out[name] = extism.Grant{AllowedHosts: p.AllowedHosts, Config: p.Config, MaxMemoryMiB: p.MaxMemoryMiB}
-	}
-	return out
 }
 
 func absolute(dirs ...string) []string {

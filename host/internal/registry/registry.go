@@ -21,7 +21,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/extism"
 	"github.com/toolhost/toolhost/host/internal/runtime"
 )
 
@@ -74,17 +73,31 @@ func Load(ctx context.Context, rt *runtime.Runtime, dir string) (*Registry, erro
 
 // Options are what LoadWith needs beyond the native runtime.
 type Options struct {
-	// Extism loads modules written for an Extism MCP host; nil refuses
-	// them, naming each.
-	Extism *extism.Loader
+	// Foreign loads modules written for another host's ABI (Extism MCP
+	// plugins); nil loads native modules only.
+	Foreign ForeignLoader
+}
+
+// ForeignLoader loads modules that speak another host's ABI. The
+// composition root provides it, so the registry knows no such ABI.
+type ForeignLoader interface {
+	// Load returns the tools of the module at path (dir is its own
+	// folder, or ""), or ok false when the module is not of its kind.
+	Load(ctx context.Context, path, dir string) (tools []ForeignTool, ok bool, err error)
+}
+
+// ForeignTool is one tool of a foreign module: its manifest as the
+// loader derived it, and its code.
+type ForeignTool interface {
+	Plugin
+	Manifest() abi.Manifest
 }
 
 // LoadWith registers every plugin in dir: each DIR/*.wasm, and the one
 // module of each subdirectory (DIR/<name>/*.wasm, a plugin in a folder of
-// its own). Native modules are read without being compiled; an Extism
-// module (told apart by its exports, reading only its sections) is
-// compiled and lists its tools, one registry tool each, under the
-// configuration of its name: its file's stem, or its folder's name.
+// its own). Native modules are read without being compiled; a module the
+// foreign loader claims (an Extism module, told apart by its exports)
+// gives one registry tool per tool it lists.
 func LoadWith(ctx context.Context, rt *runtime.Runtime, dir string, opts Options) (*Registry, error) {
 	mods, err := modules(dir)
 	if err != nil {
@@ -92,17 +105,15 @@ func LoadWith(ctx context.Context, rt *runtime.Runtime, dir string, opts Options
 	}
 	var tools []*Tool
 	for _, mod := range mods {
-		kind, err := extism.Detect(mod.path)
-		if err != nil {
-			return nil, err
-		}
-		if kind != extism.NotExtism {
-			ts, err := loadExtism(ctx, opts.Extism, mod, kind)
+		if opts.Foreign != nil {
+			ts, ok, err := loadForeign(ctx, opts.Foreign, mod)
 			if err != nil {
 				return nil, err
 			}
-			tools = append(tools, ts...)
-			continue
+			if ok {
+				tools = append(tools, ts...)
+				continue
+			}
 		}
 		p, err := rt.Load(ctx, mod.path)
 		if err != nil {
@@ -165,24 +176,21 @@ func modules(dir string) ([]module, error) {
 	return out, nil
 }
 
-// loadExtism registers the tools of an Extism module.
-func loadExtism(ctx context.Context, l *extism.Loader, mod module, kind extism.Kind) ([]*Tool, error) {
-	if l == nil {
-		return nil, fmt.Errorf("plugin %s is an Extism MCP module (%s), which this host was not set up to load", mod.path, kind)
+// loadForeign registers the tools of a module the foreign loader claims.
+func loadForeign(ctx context.Context, l ForeignLoader, mod module) ([]*Tool, bool, error) {
+	fts, ok, err := l.Load(ctx, mod.path, mod.dir)
+	if err != nil || !ok {
+		return nil, ok, err
 	}
-	ets, err := l.Load(ctx, mod.path, extism.PluginName(mod.path, mod.dir), kind)
-	if err != nil {
-		return nil, err
-	}
-	tools := make([]*Tool, 0, len(ets))
-	for _, et := range ets {
-		t, err := NewTool(et.Manifest(), et)
+	tools := make([]*Tool, 0, len(fts))
+	for _, ft := range fts {
+		t, err := NewTool(ft.Manifest(), ft)
 		if err != nil {
-			return nil, fmt.Errorf("plugin %s: %w", mod.path, err)
+			return nil, true, fmt.Errorf("plugin %s: %w", mod.path, err)
 		}
 		tools = append(tools, t)
 	}
-	return tools, nil
+	return tools, true, nil
 }
 
 // New builds a registry from tools, rejecting duplicate names.
