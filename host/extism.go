@@ -17,7 +17,9 @@ type extismModules struct{ l *extism.Loader }
 func (e extismModules) Load(ctx context.Context, path, dir string) ([]registry.ForeignTool, bool, error) {
 	kind, err := extism.Detect(path)
 	if err != nil || kind == extism.NotExtism {
-		return nil, false, err
+		// A module it cannot read goes to the native loader, which
+		// checks the lock before parsing and names what is wrong.
+		return nil, false, nil
 	}
 	tools, err := e.l.Load(ctx, path, extism.PluginName(path, dir), kind)
 	if err != nil {

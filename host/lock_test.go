@@ -116,6 +116,23 @@ func TestOpenEnforcesLock_Issue13Item4(t *testing.T) {
 		}
 		wantAll(t, "error", err.Error(), "list_directory.wasm", sum(data), "not listed", "toolhost lock")
 	})
+	t.Run("corrupted", func(t *testing.T) {
+		// A byte appended makes the module unreadable: the lock, checked
+		// before anything parses it, says what changed.
+		plugins := lockedPlugins(t, t.TempDir())
+		path := filepath.Join(plugins, "read_file.wasm")
+		was, _ := os.ReadFile(path)
+		f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString("x")
+		f.Close()
+		is, _ := os.ReadFile(path)
+		h, err := openLocked(t, plugins, t.TempDir())
+		if err == nil {
+			h.Close(context.Background())
+			t.Fatal("Open served a corrupted module")
+		}
+		wantAll(t, "error", err.Error(), "read_file.wasm", sum(was), sum(is), "toolhost lock")
+	})
 	t.Run("malformed", func(t *testing.T) {
 		plugins := lockedPlugins(t, t.TempDir())
 		f, _ := os.OpenFile(filepath.Join(plugins, host.LockFile), os.O_APPEND|os.O_WRONLY, 0)
