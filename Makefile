@@ -87,10 +87,12 @@ test-leaks: build
 
 # The tools beside native Go in one process, then MCP over stdio: toolhost
 # serve, the Node server and a native Go server, in interleaved rounds
-# (the second runs its rounds once, hence 1x).
+# (the second runs its rounds once, hence 1x); then an Extism tool's call
+# beside a native one in the same host.
 bench: build $(BENCHNODE)/node_modules/.package-lock.json
 	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 1s -count 1 ./host/internal/bench/
 	$(TEST_ENV) $(GO) test -run '^$$' -bench MCPStdio -benchtime 1x -count 1 -timeout 10m ./tests/bench/
+	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 1s -count 1 ./tests/extism/
 
 # The server on this repository with the default policy: MCP over HTTP on
 # loopback. It prints the URL, a fresh bearer token and the line that
