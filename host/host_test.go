@@ -150,6 +150,9 @@ func TestOwnDirectoriesProtected(t *testing.T) {
 	src := pluginDir(t)
 	entries, _ := os.ReadDir(src)
 	for _, e := range entries {
+		if e.IsDir() { // the built-ins' conformance cases
+			continue
+		}
 		data, err := os.ReadFile(filepath.Join(src, e.Name()))
 		if err != nil {
 			t.Fatal(err)

@@ -31,6 +31,9 @@ func pluginDir(t *testing.T, hostile ...string) string {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
+		if e.IsDir() { // the built-ins' conformance cases
+			continue
+		}
 		data, err := os.ReadFile(filepath.Join(realPlugins(t), e.Name()))
 		if err != nil {
 			t.Fatal(err)
