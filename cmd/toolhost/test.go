@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,8 @@ type testFlags struct {
 	output  string
 	cases   string
 	timeout time.Duration
+	// allowExec lets the suite run commands (proc.exec tools).
+	allowExec bool
 }
 
 // newTestCommand is `toolhost test`, the conformance suite a plugin must
@@ -31,7 +34,13 @@ func newTestCommand(g *globals) *cobra.Command {
 sandboxes: its exports and imports, whether its manifest is honest about what its
 capabilities allow, how it behaves when called as a hostile model would call it, and
 its own cases (conformance/*.json beside it). Exit status 0 when every check passes,
-1 when one fails, 2 on a usage error.`,
+1 when one fails, 2 on a usage error.
+
+The suite approves every call it makes. Tools that run commands (proc.exec) are
+therefore not called unless --allow-exec is given: a command chosen by a plugin
+or a case file would run as you. With --allow-exec, commands start in the
+workspace's root with HOME and the XDG directories pointing into a temporary
+directory, but they run with your rights and may name any path.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			return runTest(cmd, g, tf, paths)
@@ -42,6 +51,7 @@ its own cases (conformance/*.json beside it). Exit status 0 when every check pas
 	f.StringVarP(&tf.output, "output", "o", "", "write the report to `file` (text still streams to stdout with json or junit)")
 	f.StringVar(&tf.cases, "cases", "", "read case files (*.json) from `dir` instead of conformance/ beside each plugin")
 	f.DurationVar(&tf.timeout, "timeout", time.Second, "the deadline the short-deadline check gives a call")
+	f.BoolVar(&tf.allowExec, "allow-exec", false, "call tools that run commands (proc.exec) and run their cases: the suite approves every call, so the commands a plugin or case file chooses run as you, in the workspace; only for plugins and cases you trust")
 	return cmd
 }
 
@@ -90,7 +100,14 @@ func runTest(cmd *cobra.Command, g *globals, tf *testFlags, paths []string) erro
 	if cmd.Flags().Changed("log-level") {
 		logger = g.logger()
 	}
-	opts := conformance.Options{CacheDir: g.cache(), Cases: tf.cases, Timeout: tf.timeout, Config: loaded.Config, Logger: logger}
+	opts := conformance.Options{CacheDir: g.cache(), Cases: tf.cases, Timeout: tf.timeout, Config: loaded.Config, Logger: logger, AllowExec: tf.allowExec}
+	if tf.allowExec {
+		restore, err := isolateHome()
+		if err != nil {
+			return err
+		}
+		defer restore()
+	}
 	if text != nil {
 		opts.Report, opts.Done = text.Result, text.Plugin
 	}
@@ -120,4 +137,43 @@ func runTest(cmd *cobra.Command, g *globals, tf *testFlags, paths []string) erro
 		return &exitError{code: exitToolError, err: errSilent}
 	}
 	return nil
+}
+
+// isolateHome points HOME and the XDG base directories at a fresh
+// temporary directory for the rest of the run, and returns what undoes
+// it. The hosts under test copy this process's environment into the
+// commands they run, so a case's "rm -rf ~" or a plugin's "cat
+// ~/.ssh/id_rsa" meets an empty directory, not the user's. The
+// configuration and the cache directory have been read already.
+func isolateHome() (func(), error) {
+	home, err := os.MkdirTemp("", "")
+	if err != nil {
+		return nil, fmt.Errorf("test: a temporary home for commands: %w", err)
+	}
+	vars := map[string]string{
+		"HOME":            home,
+		"XDG_CONFIG_HOME": filepath.Join(home, ".config"),
+		"XDG_CACHE_HOME":  filepath.Join(home, ".cache"),
+		"XDG_DATA_HOME":   filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME":  filepath.Join(home, ".local", "state"),
+	}
+	old := map[string]*string{}
+	for k, v := range vars {
+		if prev, ok := os.LookupEnv(k); ok {
+			old[k] = &prev
+		} else {
+			old[k] = nil
+		}
+		os.Setenv(k, v)
+	}
+	return func() {
+		for k, prev := range old {
+			if prev == nil {
+				os.Unsetenv(k)
+			} else {
+				os.Setenv(k, *prev)
+			}
+		}
+		os.RemoveAll(home)
+	}, nil
 }

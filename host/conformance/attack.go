@@ -89,9 +89,35 @@ func (st *attackState) guard(run func(context.Context, *subject, *abi.Manifest) 
 			return skip("the plugin does not start (see start.spin): " + noStart)
 		case stuck != "":
 			return skip("the tool's calls run until their deadline (see call.deadline)")
+		case s.opts.execRefused(m) != "":
+			return skip(s.opts.execRefused(m))
 		}
 		return run(ctx, s, m)
 	}
+}
+
+// startResult is how a plugin's start-up went: how long it took, its
+// error, and whether the start-up limit stopped it.
+type startResult struct {
+	elapsed time.Duration
+	err     error
+	stuck   bool
+}
+
+// startProbe starts the plugin once per run and remembers how it went:
+// start.spin reports it, and manifest.section skips a describe that a
+// spinning start-up would keep from ever running.
+func (s *subject) startProbe(ctx context.Context) startResult {
+	s.startOnce.Do(func() {
+		if s.kind == KindNative {
+			s.start = startNative(ctx, s)
+			return
+		}
+		start := time.Now()
+		err := startAny(ctx, s)
+		s.start = startResult{elapsed: time.Since(start), err: err, stuck: err != nil}
+	})
+	return s.start
 }
 
 // startSpin checks that the plugin starts within startLimit, and that a
@@ -100,47 +126,52 @@ func (st *attackState) startSpin(ctx context.Context, s *subject, _ *abi.Manifes
 	if s.loadErr != nil {
 		return skip("the host does not load the plugin (see load)")
 	}
-	start := time.Now()
-	var err error
-	if s.kind == KindNative {
-		err = startNative(ctx, s)
-	} else {
-		err = startAny(ctx, s)
-	}
-	elapsed := time.Since(start)
-	if err == nil {
-		return pass(fmt.Sprintf("started in %s (limit %s)", round(elapsed), startLimit))
+	r := s.startProbe(ctx)
+	if r.err == nil {
+		return pass(fmt.Sprintf("started in %s (limit %s)", round(r.elapsed), startLimit))
 	}
 	st.mu.Lock()
-	st.noStart = err.Error()
+	st.noStart = r.err.Error()
 	st.mu.Unlock()
 	var findings []string
-	if elapsed > startLimit+grace {
-		findings = append(findings, fmt.Sprintf("the spinning start-up was stopped only after %s, more than %s past the %s limit", round(elapsed), grace, startLimit))
+	if r.stuck && r.elapsed > startLimit+grace {
+		findings = append(findings, fmt.Sprintf("the spinning start-up was stopped only after %s, more than %s past the %s limit", round(r.elapsed), grace, startLimit))
 	}
-	return fail(err.Error(), unique(findings)...)
+	return fail(r.err.Error(), findings...)
 }
 
 // startNative starts one instance of a native plugin in a runtime of its
 // own, whose start-up limit is startLimit: its error names the stage.
-func startNative(ctx context.Context, s *subject) error {
+// The module is compiled first and the clock starts after: the host's
+// start-up limit starts after compiling too, which on a cold cache takes
+// seconds that are not the plugin's doing (issue 13, red team item a).
+func startNative(ctx context.Context, s *subject) startResult {
 	rt, err := runtime.New(ctx, runtime.Config{CacheDir: s.opts.CacheDir, StartupTimeout: startLimit, HostFunctions: hostfn.Functions(), Logger: s.opts.Logger})
 	if err != nil {
-		return err
+		return startResult{err: err}
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
 	p, err := rt.Load(ctx, s.Module)
 	if err == nil {
-		err = p.Warm(ctx, 1)
+		err = p.Compile(ctx)
 	}
+	if err != nil {
+		return startResult{err: err}
+	}
+	start := time.Now()
+	err = p.Warm(ctx, 1)
+	r := startResult{elapsed: time.Since(start)}
 	var se *runtime.StartupError
 	switch {
 	case errors.As(err, &se) && se.Limit > 0:
-		return fmt.Errorf("start-up did not finish within %s: it was stopped in %s (look for an init function or a global initializer that never returns)", startLimit, se.Stage)
+		r.stuck = true
+		r.err = fmt.Errorf("start-up did not finish within %s: it was stopped in %s (look for an init function or a global initializer that never returns)", startLimit, se.Stage)
 	case errors.As(err, &se):
-		return fmt.Errorf("start-up failed in %s: %s", se.Stage, firstLine(se.Message))
+		r.err = fmt.Errorf("start-up failed in %s: %s", se.Stage, firstLine(se.Message))
+	default:
+		r.err = err
 	}
-	return err
+	return r
 }
 
 // startAny starts a plugin of any kind through a workspace: its first

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,19 +22,31 @@ import (
 // it, as runPlugin does.
 func runDynamic(t *testing.T, module string) []Result {
 	t.Helper()
+	return runDynamicOn(t, module, nil)
+}
+
+// runDynamicOn runs the dynamic checks that only allows (tool, check),
+// every one when only is nil.
+func runDynamicOn(t *testing.T, module string, only func(tool, check string) bool) []Result {
+	t.Helper()
 	ctx := context.Background()
-	s, err := load(ctx, Plugin{Module: module}, Options{CacheDir: testplugin.CacheDir(t), Timeout: time.Second})
+	s, err := load(ctx, Plugin{Module: module}, Options{CacheDir: testplugin.CacheDir(t), Timeout: time.Second, AllowExec: true})
 	if err != nil {
 		t.Fatalf("load %s: %v", module, err)
 	}
+	t.Cleanup(s.cleanup)
 	var out []Result
 	for _, c := range dynamicChecks() {
 		if !c.perTool {
-			out = append(out, timed(ctx, c, s, nil))
+			if only == nil || only("", c.id) {
+				out = append(out, timed(ctx, c, s, nil))
+			}
 			continue
 		}
 		for i := range s.tools {
-			out = append(out, timed(ctx, c, s, &s.tools[i]))
+			if only == nil || only(s.tools[i].Name, c.id) {
+				out = append(out, timed(ctx, c, s, &s.tools[i]))
+			}
 		}
 	}
 	return out
@@ -46,15 +56,15 @@ func text(r Result) string {
 	return r.Check + " " + string(r.Status) + ": " + r.Detail + "\n\t" + strings.Join(r.Findings, "\n\t")
 }
 
-// issue 13 item 1: every built-in plugin passes every dynamic check, and
-// the suite on one plugin takes seconds. A skip must say why, and only
-// the manifest's own declarations may cause one.
+// issue 13 item 1: built-in plugins pass every dynamic check, and the
+// suite on one plugin takes seconds. A skip must say why, and only the
+// manifest's own declarations may cause one. The two built-ins whose
+// manifests cause skips run here; tests/e2e runs the whole suite on
+// every built-in through toolhost test, and make test again, so running
+// all five here too would triple the slowest part of the tests.
 func TestAttackChecksPassBuiltIns(t *testing.T) {
 	dir := testplugin.BuiltIns(t)
-	mods, _ := filepath.Glob(filepath.Join(dir, "*.wasm"))
-	if len(mods) == 0 {
-		t.Fatal("no built-in plugins")
-	}
+	mods := []string{filepath.Join(dir, "apply_patch.wasm"), filepath.Join(dir, "run_command.wasm")}
 	allowedSkips := map[string]string{
 		"run_command call.deterministic": "nondeterministic",
 		"run_command call.unnamed-files": "proc.exec",
@@ -80,62 +90,10 @@ func TestAttackChecksPassBuiltIns(t *testing.T) {
 	}
 }
 
-// issue 13 items 1 and 2: each deliberately broken plugin fails the
-// dynamic check that is about its fault, naming what it did, and no
-// dynamic check its fault does not explain; the control plugin (good)
-// fails none.
-func TestAttackChecksFailBroken(t *testing.T) {
-	tests := []struct {
-		name    string
-		check   string // "" for none
-		reasons []string
-		also    []string
-	}{
-		{name: "good"},
-		{name: "unchecked_path", also: []string{"call.escape", "call.unnamed-files"}},
-		{name: "spin_loop", check: "call.deadline", reasons: []string{`3s deadline`, `stopped`}},
-		{name: "spin_init", check: "start.spin", reasons: []string{`_initialize`}},
-		{name: "trap_bad_input", check: "call.generated", reasons: []string{`"word":""`, `panicked`}},
-		{name: "output_flood", check: "call.output-cap", reasons: []string{`1048576 bytes`, `cap of \d+`, `no_truncate`}},
-		{
-			name: "escape_attempt", check: "call.escape",
-			reasons: []string{`"\.\./\.\./etc/passwd"`, `"/etc/passwd"`, `"\.\./state"`, `outside the root`},
-			also:    []string{"call.unnamed-files"},
-		},
-		{name: "unnamed_write", check: "call.unnamed-files", reasons: []string{`fs_write "other\.txt"`}},
-		{name: "summary_io", check: "summary.pure", reasons: []string{`fs_stat "a\.txt"`}},
-		{name: "nondeterministic_liar", check: "call.deterministic", reasons: []string{`lucky \d+`}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			results := runDynamic(t, buildBroken(t, tc.name))
-			var all []string
-			for _, r := range results {
-				all = append(all, text(r))
-			}
-			found := tc.check == ""
-			for _, r := range results {
-				switch {
-				case r.Check == tc.check:
-					found = true
-					if r.Status != StatusFail {
-						t.Fatalf("%s is %s, want fail; results:\n%s", tc.check, r.Status, strings.Join(all, "\n"))
-					}
-					for _, reason := range tc.reasons {
-						if !regexp.MustCompile(reason).MatchString(text(r)) {
-							t.Errorf("%s failed without naming %s:\n%s", tc.check, reason, text(r))
-						}
-					}
-				case r.Status == StatusFail && !slices.Contains(tc.also, r.Check):
-					t.Errorf("%s also failed, which its fault does not explain: %s", r.Check, text(r))
-				}
-			}
-			if !found {
-				t.Fatalf("no %s result; results:\n%s", tc.check, strings.Join(all, "\n"))
-			}
-		})
-	}
-}
+// The deliberately broken plugins (issue 13 item 2) are run through the
+// whole suite by tests/conformance, through toolhost test itself: each
+// must fail the check about its fault, naming it, and no other. Running
+// them here as well doubled the package's time for no coverage.
 
 // buildBroken builds tests/conformance/broken/<name>; one whose start-up
 // never ends cannot describe itself, so its manifest.json is packed into
@@ -206,18 +164,19 @@ func TestGeneratorFollowsSchema(t *testing.T) {
 }
 
 // issue 13 items 1 and 5: the dynamic checks apply to Extism MCP plugins
-// too, through the same host: the well-behaved ones pass every check, and
-// a tool that spins fails call.deadline.
+// too, through the same host: a well-behaved one passes every check, and
+// a tool that spins fails call.deadline. (make test runs toolhost test on
+// every Extism test plugin, the servlet included.)
 func TestAttackChecksExtism(t *testing.T) {
-	for _, name := range []string{extism.HyperTools, extism.Servlet} {
-		for _, r := range runDynamic(t, extism.Build(t, name)) {
-			if r.Status == StatusFail {
-				t.Errorf("%s: %s %s", name, r.Tool, text(r))
-			}
+	for _, r := range runDynamic(t, extism.Build(t, extism.HyperTools)) {
+		if r.Status == StatusFail {
+			t.Errorf("%s: %s %s", extism.HyperTools, r.Tool, text(r))
 		}
 	}
 	var spin *Result
-	results := runDynamic(t, extism.Build(t, extism.Misbehave))
+	results := runDynamicOn(t, extism.Build(t, extism.Misbehave), func(tool, check string) bool {
+		return tool == "spin" && check == "call.deadline"
+	})
 	for i, r := range results {
 		if r.Tool == "spin" && r.Check == "call.deadline" {
 			spin = &results[i]

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/engine"
 )
@@ -257,6 +258,8 @@ func runCases(ctx context.Context, s *subject, emit func(Result)) {
 			r.Status, r.Detail = StatusFail, fmt.Sprintf("case file %s is malformed: %v; fix the file", cf.path, cf.err)
 		case s.loadErr != nil:
 			r.Status, r.Detail = StatusSkip, "the host refuses the plugin (see load)"
+		case s.execTool(cf.tools) != "":
+			r.Status, r.Detail = StatusSkip, "a step calls "+s.execTool(cf.tools)+": "+s.opts.execRefused(&abi.Manifest{Capabilities: []abi.Capability{abi.CapProcExec}})
 		default:
 			start := time.Now()
 			r = runCase(ctx, s, cf, r)
@@ -267,6 +270,17 @@ func runCases(ctx context.Context, s *subject, emit func(Result)) {
 	if ran == 0 {
 		emit(Result{Check: "cases", Status: StatusSkip, Detail: fmt.Sprintf("no case in %s calls this plugin's tools; add conformance/*.json cases beside the plugin", dir)})
 	}
+}
+
+// execTool is the first of tools that runs commands and that the run
+// may not call (Options.AllowExec), or "".
+func (s *subject) execTool(tools []string) string {
+	for _, m := range append(slices.Clone(s.tools), s.described...) {
+		if slices.Contains(tools, m.Name) && s.opts.execRefused(&m) != "" {
+			return m.Name
+		}
+	}
+	return ""
 }
 
 // belongs reports whether a case's tools are all the plugin's. A file

@@ -82,6 +82,7 @@ func TestRunCases(t *testing.T) {
 	ctx := context.Background()
 	mod := filepath.Join(testplugin.BuiltIns(t), "read_file.wasm")
 	s, err := load(ctx, Plugin{Module: mod}, Options{CacheDir: testplugin.CacheDir(t), Cases: cases})
+	t.Cleanup(s.cleanup)
 	if err != nil || s.loadErr != nil {
 		t.Fatalf("load: %v / %v", err, s.loadErr)
 	}

@@ -15,8 +15,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
@@ -94,6 +96,21 @@ type Options struct {
 	Done func(Report)
 	// Logger receives the hosts' logs; nil discards them.
 	Logger *slog.Logger
+	// AllowExec lets the suite call tools that run commands (proc.exec).
+	// The suite approves every call it makes, so a command a plugin or
+	// a case file chooses would run as the user running the suite, with
+	// nobody asked: only in the workspace's root, but with the user's
+	// rights (a command can name any path). Without it, those tools'
+	// dynamic checks and cases are skipped, saying so.
+	AllowExec bool
+}
+
+// execRefused says why a tool that runs commands is not called, or "".
+func (o Options) execRefused(m *abi.Manifest) string {
+	if o.AllowExec || m == nil || !slices.Contains(m.Capabilities, abi.CapProcExec) {
+		return ""
+	}
+	return "the tool runs commands (proc.exec), which the suite would approve without asking and run as you; pass --allow-exec to run them (in the workspace's root, with your rights) for a plugin you trust"
 }
 
 // Run checks each plugin named by paths (a module file, or a directory:
@@ -199,6 +216,18 @@ type subject struct {
 	loadErr   error
 	opts      Options
 
+	// base is the run's temporary directory for this plugin, made on
+	// first need: plugins holds the one copy of the plugin every
+	// workspace loads, and each workspace is a directory beside it.
+	base, plugins string
+	// conversation and callSeed name the suite's calls as a client
+	// would: nothing in them says "test".
+	conversation, callSeed string
+
+	// start is how the plugin's start-up went, probed once (startProbe).
+	startOnce sync.Once
+	start     startResult
+
 	// The module as the static checks read it, and describe's output run
 	// apart from the host; each is computed once, when a check needs it.
 	info          *moduleInfo
@@ -225,9 +254,14 @@ type check struct {
 // behaves (dynamic checks), then its own cases.
 func runPlugin(ctx context.Context, p Plugin, opts Options) Report {
 	s, err := load(ctx, p, opts)
+	defer s.cleanup()
 	rep := Report{Plugin: p.Module, Kind: s.kind}
 	emit := func(r Result) {
 		r.Plugin = p.Module
+		r.Detail = s.relabel(r.Detail)
+		for i, f := range r.Findings {
+			r.Findings[i] = s.relabel(f)
+		}
 		rep.Results = append(rep.Results, r)
 		if opts.Report != nil {
 			opts.Report(r)

@@ -12,6 +12,7 @@ import (
 func TestLoadBuiltIn(t *testing.T) {
 	dir := testplugin.BuiltIns(t)
 	s, err := load(context.Background(), Plugin{Module: filepath.Join(dir, "read_file.wasm")}, Options{CacheDir: testplugin.CacheDir(t)})
+	t.Cleanup(s.cleanup)
 	if err != nil || s.loadErr != nil {
 		t.Fatalf("load: %v / %v", err, s.loadErr)
 	}

@@ -3,11 +3,17 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -43,7 +49,7 @@ func load(ctx context.Context, p Plugin, opts Options) (*subject, error) {
 	}
 	w, err := s.open(ctx, nil, nil)
 	if err != nil {
-		s.loadErr = err
+		s.loadErr = errors.New(s.relabel(err.Error()))
 		s.tools = s.described
 		return s, nil
 	}
@@ -112,12 +118,22 @@ func describe(ctx context.Context, path, cacheDir string) (abi.Manifest, error) 
 // workspace is a fresh sandbox with the plugin under test loaded in a
 // real host: a root holding the fixtures, a state directory, and nothing
 // else a tool may reach.
+//
+// Nothing in it says "test" to the plugin: the directories have random
+// names, and the conversation and call ids look like an MCP client's
+// (issue 13, red team: a plugin that behaves only when it sees it is
+// under test).
 type workspace struct {
-	dir   string // holds root/, state/ and plugins/
+	dir   string // holds the root and state/
 	root  string
 	state string
 	h     *host.Host
-	seq   atomic.Int64
+	// conversation and callSeed are the subject's: every workspace has
+	// a host of its own, so no read cache is shared, and two workspaces
+	// making the same calls give them the same ids (call.deterministic
+	// compares their results whole).
+	conversation, callSeed string
+	seq                    atomic.Int64
 
 	// narrowing applies to every batch (ConfirmAll makes the host ask
 	// for summaries); deny makes the approver refuse instead of approve.
@@ -131,24 +147,89 @@ type workspace struct {
 	outputs  []engine.Output
 }
 
+// randomID is n random bytes in hex.
+func randomID(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// prepare makes the run's directory for this plugin, once: the plugin
+// directory every workspace's host loads the plugin from (one copy, so
+// its instrumented code is cached by path and compiled once per run, and
+// a plugin folder is copied once, not once per workspace), beside which
+// each workspace gets a directory of its own.
+func (s *subject) prepare() error {
+	if s.base != "" {
+		return nil
+	}
+	base, err := os.MkdirTemp("", "")
+	if err != nil {
+		return err
+	}
+	plugins := filepath.Join(base, randomID(6))
+	if err := os.Mkdir(plugins, 0o700); err == nil {
+		err = s.install(plugins)
+	}
+	if err != nil {
+		os.RemoveAll(base)
+		return err
+	}
+	s.base, s.plugins = base, plugins
+	s.conversation, s.callSeed = "mcp-"+randomID(12), randomID(16)
+	return nil
+}
+
+// cleanup removes the run's directory for this plugin.
+func (s *subject) cleanup() {
+	if s.base != "" {
+		os.RemoveAll(s.base)
+		s.base, s.plugins = "", ""
+	}
+}
+
+// relabel replaces, in a message, the copy of the plugin the workspaces
+// load with the user's own path, and each workspace's directory with
+// <workspace>: a report names what the user has, not the suite's
+// temporary files (issue 13, red team item c).
+func (s *subject) relabel(msg string) string {
+	if s.base == "" {
+		return msg
+	}
+	installed, user := filepath.Join(s.plugins, filepath.Base(s.Module)), s.Module
+	if s.Dir != "" {
+		installed, user = filepath.Join(s.plugins, filepath.Base(s.Dir)), s.Dir
+	}
+	bases := []string{s.base}
+	if real, err := filepath.EvalSymlinks(s.base); err == nil && real != s.base {
+		bases = append(bases, real)
+	}
+	for _, b := range bases {
+		msg = strings.ReplaceAll(msg, strings.Replace(installed, s.base, b, 1), user)
+		msg = strings.ReplaceAll(msg, strings.Replace(s.plugins, s.base, b, 1), filepath.Dir(user))
+		msg = regexp.MustCompile(regexp.QuoteMeta(b)+`/[^/\s"']+`).ReplaceAllString(msg, "<workspace>")
+		msg = strings.ReplaceAll(msg, b, "<workspace>")
+	}
+	return msg
+}
+
 // open builds a workspace. fixtures, when set, fills the root before the
 // host opens; configure, when set, adjusts the configuration.
 func (s *subject) open(ctx context.Context, fixtures func(root string) error, configure func(*config.Config)) (*workspace, error) {
-	dir, err := os.MkdirTemp("", "toolhost-test-")
+	if err := s.prepare(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(s.base, "")
 	if err != nil {
 		return nil, err
 	}
-	w := &workspace{dir: dir, root: filepath.Join(dir, "root"), state: filepath.Join(dir, "state")}
-	plugins := filepath.Join(dir, "plugins")
-	for _, d := range []string{w.root, w.state, plugins} {
+	w := &workspace{dir: dir, root: filepath.Join(dir, randomID(4)), state: filepath.Join(dir, "state"),
+		conversation: s.conversation, callSeed: s.callSeed}
+	for _, d := range []string{w.root, w.state} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
-	}
-	if err := s.install(plugins); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
 	}
 	if fixtures != nil {
 		if err := fixtures(w.root); err != nil {
@@ -160,7 +241,7 @@ func (s *subject) open(ctx context.Context, fixtures func(root string) error, co
 	if configure != nil {
 		configure(cfg)
 	}
-	w.h, err = host.Open(ctx, host.Options{PluginDir: plugins, Config: cfg, CacheDir: s.opts.CacheDir, StateDir: w.state, Logger: s.opts.Logger})
+	w.h, err = host.Open(ctx, host.Options{PluginDir: s.plugins, Config: cfg, CacheDir: s.opts.CacheDir, StateDir: w.state, Logger: s.opts.Logger})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -201,12 +282,13 @@ func (w *workspace) Close(ctx context.Context) {
 // call runs one call of tool with args, approved, in the workspace's
 // conversation, observing what the plugin does.
 func (w *workspace) call(ctx context.Context, tool string, args json.RawMessage) engine.Result {
-	id := "conformance_" + strconv.FormatInt(w.seq.Add(1), 10)
+	sum := sha256.Sum256([]byte(w.callSeed + strconv.FormatInt(w.seq.Add(1), 10)))
+	id := "call_" + hex.EncodeToString(sum[:8])
 	approver := engine.ApproverFunc(approveAll)
 	if w.deny {
 		approver = denyAll
 	}
-	_, results := w.h.Engine().Process(ctx, engine.Batch{Conversation: "conformance", Calls: []engine.Call{{ID: id, Name: tool, Arguments: args}}},
+	_, results := w.h.Engine().Process(ctx, engine.Batch{Conversation: w.conversation, Calls: []engine.Call{{ID: id, Name: tool, Arguments: args}}},
 		approver, engine.RunOptions{Narrowing: w.narrowing, Observe: w.observe, ObserveOutput: w.observeOutput})
 	return results[0]
 }

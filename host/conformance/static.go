@@ -510,6 +510,14 @@ func checkSection(ctx context.Context, s *subject, _ *abi.Manifest) Result {
 	case !ok:
 		return skip("no " + abi.ManifestSection + " section: hosts call describe to list the tool (toolhost plugin pack stores the manifest)")
 	}
+	// describe runs after the start-up: one that spins would hold it to
+	// the interpreter's whole start-up limit and fail it for a fault
+	// start.spin reports (issue 13, red team item b).
+	if s.loadErr == nil {
+		if r := s.startProbe(ctx); r.stuck {
+			return skip("describe cannot run, because the plugin's start-up does not finish (see start.spin)")
+		}
+	}
 	got, err := s.describeOutput(ctx)
 	if err != nil {
 		return fail("describe failed, so the packed manifest cannot be compared with it", oneLine(err.Error()))

@@ -279,6 +279,7 @@ func TestBuiltInsPassStaticChecks(t *testing.T) {
 	for _, mod := range mods {
 		t.Run(filepath.Base(mod), func(t *testing.T) {
 			s, err := load(ctx, Plugin{Module: mod}, Options{CacheDir: testplugin.CacheDir(t)})
+			t.Cleanup(s.cleanup)
 			if err != nil || s.loadErr != nil {
 				t.Fatalf("load: %v / %v", err, s.loadErr)
 			}

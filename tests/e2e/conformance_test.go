@@ -76,7 +76,7 @@ func TestToolhostTestPassesBuiltIns(t *testing.T) {
 	w := newWorkspace(t)
 
 	report := filepath.Join(t.TempDir(), "report.json")
-	out, stderr, code := w.run(t, "test", "--format", "json", "--output", report, dir)
+	out, stderr, code := w.run(t, "test", "--allow-exec", "--format", "json", "--output", report, dir)
 	if code != 0 {
 		t.Fatalf("toolhost test: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -261,4 +261,42 @@ func customName(section []byte) (string, []byte, bool) {
 	body := section[1+n:]
 	l, m := binary.Uvarint(body)
 	return string(body[m : m+int(l)]), body[m+int(l):], true
+}
+
+// issue 13, red team: the suite approves every call it makes, so a case
+// file (here from --cases, which anyone may hand an operator) calling a
+// tool that runs commands would run its command as the operator. Without
+// --allow-exec no command runs: the case and run_command's dynamic checks
+// are skipped, saying how to run them. With it, the command runs in the
+// workspace with HOME pointing into a temporary directory, not the
+// operator's.
+func TestToolhostTestRunsNoCommandUnasked(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, filepath.Join(filepath.Dir(toolhost), "plugins", "run_command.wasm"), filepath.Join(dir, "run_command.wasm"))
+	outside := filepath.Join(t.TempDir(), "pwned")
+	home := t.TempDir()
+	cases := t.TempDir()
+	hostile := fmt.Sprintf(`{"tool": "run_command", "args": {"command": "touch %s \"$HOME/pwned\""}}`, outside)
+	if err := os.WriteFile(filepath.Join(cases, "hostile.json"), []byte(hostile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorkspace(t).withEnv("HOME=" + home)
+	out, stderr, code := w.run(t, "test", "--cases", cases, dir)
+	if _, err := os.Stat(outside); err == nil {
+		t.Fatalf("toolhost test ran a case's command without --allow-exec\n%s\n%s", out, stderr)
+	}
+	if code != 0 || !strings.Contains(out, "SKIP  run_command       case:hostile") || !strings.Contains(out, "--allow-exec") {
+		t.Errorf("exit %d; want the case skipped, naming --allow-exec:\n%s\n%s", code, out, stderr)
+	}
+	if strings.Contains(out, "PASS  run_command       call.") {
+		t.Errorf("run_command was called without --allow-exec:\n%s", out)
+	}
+
+	out, stderr, code = w.run(t, "test", "--allow-exec", "--cases", cases, dir)
+	if code != 0 || !strings.Contains(out, "PASS  run_command       case:hostile") {
+		t.Fatalf("--allow-exec: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(home, "pwned")); err == nil {
+		t.Errorf("with --allow-exec, a command's ~ was the operator's home")
+	}
 }
