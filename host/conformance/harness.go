@@ -30,7 +30,7 @@ import (
 func load(ctx context.Context, p Plugin, opts Options) (*subject, error) {
 	s := &subject{Plugin: p, opts: opts}
 	var err error
-	if s.module, err = os.ReadFile(p.Module); err != nil {
+	if s.module, err = readRegular(p.Module, maxModuleBytes); err != nil {
 		return s, err
 	}
 	if !bytes.HasPrefix(s.module, []byte("\x00asm")) {

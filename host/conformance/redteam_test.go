@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -94,6 +95,63 @@ func TestWorkspaceLooksLikeRealUse(t *testing.T) {
 	for _, tell := range []string{"toolhost", "test", "conformance"} {
 		if strings.Contains(strings.ToLower(res.Content+" "+res.ID), tell) {
 			t.Errorf("the plugin can tell it is tested: %q in id %s, output %q", tell, res.ID, res.Content)
+		}
+	}
+}
+
+// issue 13, red team: a plugin's case files are the author's, read by an
+// operator's toolhost test: a case that is a FIFO (which would block the
+// run forever), a link to /dev/zero (which would fill memory), a file of
+// megabytes, or a case of thousands of calls is refused as malformed,
+// naming the file, and the run goes on.
+func TestHostileCaseFilesRefused(t *testing.T) {
+	cases := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(cases, "fifo.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("TOOLHOST_REDTEAM_OLD") == "" {
+		if err := os.Symlink("/dev/zero", filepath.Join(cases, "zero.json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := `{"tool": "read_file", "args": {"path": "` + strings.Repeat("a", 2<<20) + `"}}`
+	steps := strings.TrimSuffix(strings.Repeat(`{"tool": "read_file", "args": {"path": "a"}},`, 5000), ",")
+	for name, body := range map[string]string{"big.json": big, "many.json": `{"steps": [` + steps + `]}`} {
+		if err := os.WriteFile(filepath.Join(cases, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mod := filepath.Join(testplugin.BuiltIns(t), "read_file.wasm")
+	done := make(chan map[string]Result, 1)
+	go func() {
+		got := map[string]Result{}
+		reports, err := Run(context.Background(), []string{mod}, Options{CacheDir: testplugin.CacheDir(t), Cases: cases})
+		if err == nil {
+			for _, r := range reports[0].Results {
+				got[r.Check] = r
+			}
+		}
+		done <- got
+	}()
+	var got map[string]Result
+	select {
+	case got = <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("toolhost test did not finish: it is stuck on a case file")
+	}
+	want := map[string]string{
+		"case:fifo": "not a regular file",
+		"case:zero": "not a regular file",
+		"case:big":  "more than the 1048576",
+		"case:many": "5000 steps, more than the 256",
+	}
+	if os.Getenv("TOOLHOST_REDTEAM_OLD") != "" {
+		delete(want, "case:zero")
+	}
+	for check, msg := range want {
+		r := got[check]
+		if r.Status != StatusFail || !strings.Contains(r.Detail, msg) {
+			t.Errorf("%s: %s; want a failure saying %q", check, text(r), msg)
 		}
 	}
 }
