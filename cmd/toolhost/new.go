@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -41,7 +42,7 @@ type newParams struct {
 
 // newNewCommand scaffolds a plugin (issue 13 item 3): a Go tool on the SDK
 // that builds and passes `toolhost test` as it is.
-func newNewCommand(*globals) *cobra.Command {
+func newNewCommand(g *globals) *cobra.Command {
 	var dir, sdk string
 	cmd := &cobra.Command{
 		Use:   "new NAME",
@@ -61,7 +62,11 @@ enclosing the new directory, else the one this toolhost binary was built from.`,
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			target, err := scaffold(args[0], dir, sdk)
+			plugins, err := g.pluginDir()
+			if err != nil {
+				return err
+			}
+			target, err := scaffold(args[0], dir, sdk, plugins)
 			if err != nil {
 				return err
 			}
@@ -75,8 +80,9 @@ enclosing the new directory, else the one this toolhost binary was built from.`,
 }
 
 // scaffold writes the plugin name into dir (default ./name) and returns
-// the directory's absolute path.
-func scaffold(name, dir, sdk string) (string, error) {
+// the directory's absolute path. plugins is the plugin directory the
+// host loads, which the scaffold must stay out of.
+func scaffold(name, dir, sdk, plugins string) (string, error) {
 	if !toolName.MatchString(name) {
 		return "", usageErrorf("new: %q is not a tool name: use 1 to 64 lower-case letters, digits and underscores, starting with a letter (for example word_count)", name)
 	}
@@ -90,6 +96,9 @@ func scaffold(name, dir, sdk string) (string, error) {
 	if err := checkEmpty(target); err != nil {
 		return "", err
 	}
+	if err := outsidePlugins(target, plugins); err != nil {
+		return "", err
+	}
 	root, err := findSDK(sdk, target)
 	if err != nil {
 		return "", err
@@ -98,7 +107,7 @@ func scaffold(name, dir, sdk string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p := newParams{Name: name, GoVersion: goVersion, SDK: replacePath(target, root), Toolhost: toolhostCommand()}
+	p := newParams{Name: name, GoVersion: goVersion, SDK: goModPath(replacePath(target, root)), Toolhost: makeWord(toolhostCommand())}
 	if err := writeTemplates(target, p); err != nil {
 		return "", fmt.Errorf("new: %w", err)
 	}
@@ -106,8 +115,14 @@ func scaffold(name, dir, sdk string) (string, error) {
 }
 
 // checkEmpty refuses a target that holds anything: a scaffold never
-// overwrites a file.
+// overwrites a file. A symbolic link is refused too, even to an empty
+// directory: the files would land where the link points, not where the
+// user looks (issue 13, red team).
 func checkEmpty(target string) error {
+	if info, err := os.Lstat(target); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		dest, _ := os.Readlink(target)
+		return usageErrorf("new: %s is a symbolic link (to %s); give the real directory with --dir, so the plugin lands where you see it", target, dest)
+	}
 	entries, err := os.ReadDir(target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -118,6 +133,40 @@ func checkEmpty(target string) error {
 		return usageErrorf("new: %s exists and is not empty; choose another name or --dir, or remove it", target)
 	}
 	return nil
+}
+
+// outsidePlugins refuses a target inside the plugin directory: the host
+// loads every module there, and one in a folder of its own too, so a
+// scaffold's build would be served before it was ever tested (issue 13,
+// red team). Symbolic links are resolved on both sides.
+func outsidePlugins(target, plugins string) error {
+	if plugins == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(plugins)
+	if err != nil {
+		return nil
+	}
+	dir, real := resolvePrefix(target), resolvePrefix(abs)
+	if dir == real || strings.HasPrefix(dir, real+string(filepath.Separator)) {
+		return usageErrorf("new: %s is inside the plugin directory %s, whose every module toolhost serves: create the plugin elsewhere (--dir), and copy its .wasm there once toolhost test passes", target, abs)
+	}
+	return nil
+}
+
+// resolvePrefix resolves the symbolic links of the longest part of path
+// that exists, and appends the rest.
+func resolvePrefix(path string) string {
+	rest := ""
+	for p := path; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if p == filepath.Dir(p) {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 // findSDK returns the toolhost checkout the plugin builds on: --sdk, else
@@ -217,6 +266,30 @@ func replacePath(target, root string) string {
 	return filepath.ToSlash(rel)
 }
 
+// goModPath is path as a go.mod token: quoted when it holds anything
+// but the characters of a plain path (a space would end the token and
+// break the replace line).
+func goModPath(path string) string {
+	if plainPath.MatchString(path) {
+		return path
+	}
+	return strconv.Quote(path)
+}
+
+var plainPath = regexp.MustCompile(`^[A-Za-z0-9/._~+@:-]+$`)
+
+// makeWord is s as one word of a Makefile recipe run by sh: as is when
+// plain, else single-quoted for sh, with make's own $ and # escaped so
+// that make neither expands nor cuts it.
+func makeWord(s string) string {
+	if plainPath.MatchString(s) {
+		return s
+	}
+	q := "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	q = strings.ReplaceAll(q, "$", "$$")
+	return strings.ReplaceAll(q, "#", `\#`)
+}
+
 // toolhostCommand is how the Makefile runs toolhost: by name when this
 // binary is the one on $PATH, else by its absolute path.
 func toolhostCommand() string {
@@ -262,7 +335,17 @@ func writeTemplates(target string, p newParams) error {
 		if err := t.Execute(&b, p); err != nil {
 			return fmt.Errorf("template %s: %w", rel, err)
 		}
-		return os.WriteFile(out, b.Bytes(), 0o644)
+		// O_EXCL: a file that appeared since checkEmpty is never
+		// overwritten.
+		f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(b.Bytes()); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
 	})
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,5 +56,44 @@ func TestNewTemplatesRender(t *testing.T) {
 	}
 	if got := goModLine([]byte("module x\n\ngo 1.26.0\n"), "go"); got != "1.26.0" {
 		t.Errorf("go directive %q", got)
+	}
+}
+
+// issue 13 item 3, red team: a toolhost binary whose path holds a space,
+// a $ or a # still runs from the scaffold's Makefile: make neither cuts
+// the path at # nor expands $, and sh gets it as one word.
+func TestNewMakefileOddToolhostPath(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	dir := filepath.Join(t.TempDir(), "odd")
+	exe := "/opt/my tools/$HOME/it's #1/toolhost"
+	p := newParams{Name: "odd", GoVersion: "1.26.0", SDK: goModPath("/src/my toolhost"), Toolhost: makeWord(exe)}
+	if err := writeTemplates(dir, p); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("make", "-n", "test", "SHELL=/bin/sh")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n: %v\n%s", err, out)
+	}
+	// Run what make would run for toolhost, with echo in its place: sh
+	// must see the whole path as one argument.
+	var line string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasSuffix(l, " test odd.wasm") {
+			line = strings.TrimSuffix(l, " test odd.wasm")
+		}
+	}
+	if line == "" {
+		t.Fatalf("make -n test does not run toolhost test:\n%s", out)
+	}
+	got, err := exec.Command("sh", "-c", "printf %s "+line).Output()
+	if err != nil || string(got) != exe {
+		t.Errorf("the Makefile runs toolhost as %q (%v), want %q\n%s", got, err, exe, out)
+	}
+	if mod, _ := os.ReadFile(filepath.Join(dir, "go.mod")); !strings.Contains(string(mod), `=> "/src/my toolhost"`) {
+		t.Errorf("go.mod does not quote the SDK path:\n%s", mod)
 	}
 }

@@ -76,6 +76,16 @@ func TestNewReplacePath(t *testing.T) {
 func TestNewRefuses(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "taken/keep.txt", "mine")
+	// A link to an empty directory elsewhere, and a plugin directory
+	// (red team, issue 13 item 3).
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(w.dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	plugins := filepath.Join(w.dir, "plugins")
+	if err := os.Mkdir(plugins, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -87,6 +97,9 @@ func TestNewRefuses(t *testing.T) {
 		{"path as name", []string{"new", "../x"}, []string{`"../x" is not a tool name`}},
 		{"non-empty dir", []string{"new", "taken"}, []string{"taken exists and is not empty", "--dir"}},
 		{"not a checkout", []string{"new", "x", "--dir", "fresh", "--sdk", "taken"}, []string{"--sdk taken", "not a toolhost checkout"}},
+		{"symlink as the directory", []string{"new", "x", "--dir", "link"}, []string{"link is a symbolic link", elsewhere, "--dir"}},
+		{"inside the plugin directory", []string{"new", "x", "--plugins", plugins, "--dir", filepath.Join(plugins, "x")}, []string{"inside the plugin directory", "--dir"}},
+		{"inside the plugin directory by a link", []string{"new", "x", "--plugins", "link", "--dir", filepath.Join(elsewhere, "x")}, []string{"inside the plugin directory"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,7 +117,10 @@ func TestNewRefuses(t *testing.T) {
 	if got := textOf(t, filepath.Join(w.dir, "taken", "keep.txt")); got != "mine" {
 		t.Errorf("refused scaffold changed an existing file: %q", got)
 	}
-	for _, d := range []string{"Demo", "1tool", "fresh"} {
+	if entries, _ := os.ReadDir(elsewhere); len(entries) > 0 {
+		t.Errorf("a scaffold went through a symbolic link into %s", elsewhere)
+	}
+	for _, d := range []string{"Demo", "1tool", "fresh", "plugins/x"} {
 		if _, err := os.Stat(filepath.Join(w.dir, d)); err == nil {
 			t.Errorf("refused scaffold created %s", d)
 		}
@@ -152,4 +168,25 @@ func makeIn(t *testing.T, dir string) {
 func makeCommand(dir string, targets ...string) *exec.Cmd {
 	cmd := exec.Command("make", append([]string{"-C", dir, "TOOLHOST=" + toolhost}, targets...)...)
 	return cmd
+}
+
+// issue 13 item 3, red team: a toolhost checkout whose path holds a space
+// gives a go.mod that Go still reads (the replace path quoted).
+func TestNewOddCheckoutPath(t *testing.T) {
+	clone := fakeCheckout(t)
+	odd := filepath.Join(t.TempDir(), "my tools $HOME #1")
+	if err := os.Symlink(clone, odd); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorkspace(t)
+	dir := filepath.Join(t.TempDir(), "odd")
+	if _, stderr, code := w.run(t, "new", "odd", "--dir", dir, "--sdk", odd); code != 0 {
+		t.Fatalf("new --sdk %q: exit %d\n%s", odd, code, stderr)
+	}
+	cmd := exec.Command("go", "mod", "edit", "-json")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), odd) {
+		t.Fatalf("go.mod does not parse, or lost the path %q: %v\n%s\n%s", odd, err, out, textOf(t, filepath.Join(dir, "go.mod")))
+	}
 }
