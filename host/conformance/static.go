@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/engine"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/registry"
 	"github.com/toolhost/toolhost/host/internal/runtime"
@@ -331,6 +332,7 @@ func checkFields(_ context.Context, s *subject, m *abi.Manifest) Result {
 	if strings.TrimSpace(m.Version) == "" {
 		findings = append(findings, "version is empty: give the tool a version such as \"1.0.0\"")
 	}
+	findings = append(findings, textFindings(m)...)
 	if s.kind == KindNative {
 		known := abi.CapabilityFunctions()
 		for _, c := range m.Capabilities {
@@ -342,7 +344,41 @@ func checkFields(_ context.Context, s *subject, m *abi.Manifest) Result {
 	if len(findings) > 0 {
 		return fail("manifest fields invalid", findings...)
 	}
-	return pass(fmt.Sprintf("name, description, version %s, risk %s and timeout are valid", m.Version, m.RiskLevel))
+	return pass(fmt.Sprintf("name, description, version %s, risk %s and timeout are valid", cut(m.Version, 64), m.RiskLevel))
+}
+
+// maxDescription bounds a tool's description: a model reads it with every
+// request, and the built-ins' are under 1 KiB.
+const maxDescription = 8 << 10
+
+// textFindings are what is wrong with the manifest's free text: a
+// description too long to be anything but a payload (a model reads it
+// with every request), and control characters (escape sequences, bidi
+// overrides) in the text toolhost shows people and models (issue 13, red
+// team).
+func textFindings(m *abi.Manifest) []string {
+	var out []string
+	if n := len(m.Description); n > maxDescription {
+		out = append(out, fmt.Sprintf("description is %d bytes, more than %d: a model reads it with every request; say what the tool does in a few sentences", n, maxDescription))
+	}
+	for _, f := range []struct{ name, text string }{{"description", m.Description}, {"version", m.Version}} {
+		if i := strings.IndexFunc(f.text, invisible); i >= 0 {
+			out = append(out, fmt.Sprintf("%s holds a control or invisible character (%s at byte %d), which a terminal or a model would act on: remove it", f.name, engine.Visible(string([]rune(f.text[i:])[0])), i))
+		}
+	}
+	if len(m.Version) > 64 {
+		out = append(out, fmt.Sprintf("version is %d bytes: give a version such as \"1.0.0\"", len(m.Version)))
+	}
+	return out
+}
+
+// invisible reports a rune that engine.Visible would write out: a control
+// or format character other than a line break or tab.
+func invisible(r rune) bool {
+	if r == '\n' || r == '\t' {
+		return false
+	}
+	return engine.Visible(string(r)) != string(r)
 }
 
 func capabilityNames() []string {

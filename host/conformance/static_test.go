@@ -228,6 +228,13 @@ func TestManifestChecks(t *testing.T) {
 			m.Capabilities = append(m.Capabilities, "net.http")
 		}, checkFields, StatusFail, []string{`name "Bad-Name" must match`, `description is empty`, `version is empty`,
 			`risk_level "none"`, `timeout_ms \d+ is more than`, `capability "net\.http" is unknown`}},
+		// issue 13, red team: a 10 MB description, and escape sequences
+		// or a bidi override in the text people and models are shown.
+		{"a 10 MB description", func(m *abi.Manifest) { m.Description = strings.Repeat("Reads. ", 10<<20/7) }, checkFields, StatusFail,
+			[]string{`description is \d+ bytes, more than 8192`}},
+		{"escapes in description and version", func(m *abi.Manifest) {
+			m.Description, m.Version = "Reads.\x1b]0;owned\x07", "1.0\u202e"
+		}, checkFields, StatusFail, []string{`description holds a control .*byte 6`, `version holds a control`}},
 		{"schema good", func(*abi.Manifest) {}, checkSchema, StatusPass, nil},
 		{"schema not an object type", func(m *abi.Manifest) { m.Parameters = json.RawMessage(`{"type":"array"}`) }, checkSchema, StatusFail,
 			[]string{`type is "array", want "object"`}},
