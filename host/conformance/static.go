@@ -375,8 +375,13 @@ func textFindings(m *abi.Manifest) []string {
 // invisible reports a rune that engine.Visible would write out: a control
 // or format character other than a line break or tab.
 func invisible(r rune) bool {
-	if r == '\n' || r == '\t' {
+	switch {
+	case r == '\n' || r == '\t':
 		return false
+	case r < 0x20 || r == 0x7f:
+		return true
+	case r < 0x80:
+		return false // printable ASCII: most text, checked without rendering
 	}
 	return engine.Visible(string(r)) != string(r)
 }
