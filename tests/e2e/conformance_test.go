@@ -300,3 +300,22 @@ func TestToolhostTestRunsNoCommandUnasked(t *testing.T) {
 		t.Errorf("with --allow-exec, a command's ~ was the operator's home")
 	}
 }
+
+// issue 13, red team: a plugin's file name is the author's too. One named
+// with an OSC sequence, a bell and a bidi override reaches no report, in
+// any format, as anything but visible text.
+func TestToolhostTestSanitizesPluginFileName(t *testing.T) {
+	dir := t.TempDir()
+	name := "r\x1b]0;owned\x07\u202e.wasm"
+	copyFile(t, filepath.Join(filepath.Dir(toolhost), "plugins", "read_file.wasm"), filepath.Join(dir, name))
+	w := newWorkspace(t)
+	for _, format := range []string{"text", "json", "junit"} {
+		out, stderr, code := w.run(t, "test", "--format", format, dir)
+		if code != 0 {
+			t.Errorf("%s: exit %d, want 0 (read_file passes, whatever its file's name)\n%s\n%s", format, code, out, stderr)
+		}
+		if strings.ContainsAny(out+stderr, "\x1b\x07\u202e") {
+			t.Errorf("%s: a control character reached the terminal: %q %q", format, out, stderr)
+		}
+	}
+}
