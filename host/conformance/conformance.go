@@ -6,6 +6,18 @@
 //
 // A check never takes the plugin's word: what the host observed (the
 // host functions a call asked for, the bytes it returned) decides.
+//
+// An operator runs the suite on plugins not trusted yet, so the suite
+// must never be a way to hurt the machine it runs on. Every call goes
+// through a real host confined to a fresh temporary root; case files
+// lay their fixtures through an os.Root (no .., absolute path or link
+// leads out), are read only when regular files of at most a MiB, and
+// make at most 256 calls. The suite approves every call, so tools that
+// run commands (proc.exec) are called only with Options.AllowExec (the
+// CLI's --allow-exec): a command runs in the workspace's root but with
+// the user's rights, and may name any path. Nothing in a workspace says
+// "test" to the plugin: random directory names, and conversation and
+// call ids like a client's.
 package conformance
 
 import (
