@@ -249,11 +249,19 @@ static int skip(cursor *c, int depth) {
 }
 
 /* member finds key in the JSON object [p, end) and leaves c at its value;
- * 0 when the object is malformed or has no such member. */
+ * 0 when the object is malformed or has no such member. A key given twice
+ * is the last one: that is the value the host checked against the sandbox
+ * and showed for approval (it reads arguments as Go's encoding/json does),
+ * so the plugin must act on it and not on an earlier decoy. */
 static int member(const uint8_t *p, uint32_t n, const char *key, cursor *c) {
+	cursor at;
+	int found = 0;
 	c->p = p, c->end = p + n;
 	skip_ws(c);
 	if (c->p >= c->end || *c->p++ != '{')
+		return 0;
+	skip_ws(c);
+	if (c->p < c->end && *c->p == '}')
 		return 0;
 	for (;;) {
 		skip_ws(c);
@@ -264,14 +272,25 @@ static int member(const uint8_t *p, uint32_t n, const char *key, cursor *c) {
 		if (c->p >= c->end || *c->p++ != ':')
 			return 0;
 		skip_ws(c);
-		if (scratch.len == strlen(key) && memcmp(scratch.p, key, scratch.len) == 0)
-			return 1;
+		if (scratch.len == strlen(key) && memcmp(scratch.p, key, scratch.len) == 0) {
+			at = *c;
+			found = 1;
+		}
 		if (!skip(c, 1))
 			return 0;
 		skip_ws(c);
-		if (c->p >= c->end || *c->p++ != ',')
+		if (c->p >= c->end)
+			return 0;
+		uint8_t sep = *c->p++;
+		if (sep == '}')
+			break;
+		if (sep != ',')
 			return 0;
 	}
+	if (!found)
+		return 0;
+	*c = at;
+	return 1;
 }
 
 /* path decodes the "path" argument into b. */
