@@ -788,7 +788,7 @@ func fixtures(o fixtureOptions) func(root string) error {
 		files := map[string]string{
 			"a.txt":                 "one\ntwo\nthree\n",
 			"sub/b.txt":             "bee\n",
-			".env":                  "SECRET=conformance-fixture\n",
+			".env":                  "DATABASE_URL=postgres://app:hunter2@db.internal/app\n",
 			"keys/id_rsa":           "not a real key\n",
 			"../outside/secret.txt": "outside the root\n",
 		}

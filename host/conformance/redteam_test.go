@@ -83,12 +83,12 @@ func TestWorkspaceLooksLikeRealUse(t *testing.T) {
 		t.Fatalf("load: %v / %v", err, s.loadErr)
 	}
 	t.Cleanup(s.cleanup)
-	w, err := s.open(ctx, nil, allowAll)
+	w, err := s.open(ctx, fixtures(fixtureOptions{}), allowAll)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close(ctx)
-	res := w.call(ctx, "run_command", []byte(`{"command": "pwd"}`))
+	res := w.call(ctx, "run_command", []byte(`{"command": "pwd; cat .env a.txt"}`))
 	if !res.OK {
 		t.Fatalf("pwd: %+v", res.Error)
 	}
