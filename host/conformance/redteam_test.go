@@ -123,14 +123,15 @@ func TestHostileCaseFilesRefused(t *testing.T) {
 	}
 	mod := filepath.Join(testplugin.BuiltIns(t), "read_file.wasm")
 	done := make(chan map[string]Result, 1)
+	ctx := context.Background()
+	s, err := load(ctx, Plugin{Module: mod}, Options{CacheDir: testplugin.CacheDir(t), Cases: cases})
+	if err != nil || s.loadErr != nil {
+		t.Fatalf("load: %v / %v", err, s.loadErr)
+	}
+	t.Cleanup(s.cleanup)
 	go func() {
 		got := map[string]Result{}
-		reports, err := Run(context.Background(), []string{mod}, Options{CacheDir: testplugin.CacheDir(t), Cases: cases})
-		if err == nil {
-			for _, r := range reports[0].Results {
-				got[r.Check] = r
-			}
-		}
+		runCases(ctx, s, func(r Result) { got[r.Check] = r })
 		done <- got
 	}()
 	var got map[string]Result
