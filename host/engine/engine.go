@@ -286,10 +286,46 @@ func (e *Engine) validateArgs(call Call, tool *registry.Tool) (any, *ToolError) 
 	if err := json.Unmarshal(raw, &decoded); err != nil {
 		return nil, &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf("arguments of call %s are not valid JSON: %v", call.ID, err)}
 	}
+	if ptr, first, second, found := ambiguousKey(raw); found {
+		return nil, ambiguous(call, ptr, first, second)
+	}
 	if v := tool.ValidateArgs(decoded); len(v) > 0 {
 		return nil, badArgs(call, v)
 	}
+	if terr := pathArgCase(call, tool.Manifest, decoded); terr != nil {
+		return nil, terr
+	}
 	return decoded, nil
+}
+
+// ambiguous refuses arguments that name one member twice: which value a
+// plugin takes would be its decoder's choice, not the one checked.
+func ambiguous(call Call, ptr, first, second string) *ToolError {
+	at := ""
+	if ptr != "" {
+		at = " in " + ptr
+	}
+	msg := fmt.Sprintf("arguments of call %s give %q twice%s; give each argument once", call.ID, first, at)
+	if first != second {
+		msg = fmt.Sprintf("arguments of call %s give %q and %q%s, which differ only in case; a plugin may read either, so give one", call.ID, first, second, at)
+	}
+	return &ToolError{Kind: abi.KindBadArgs, Message: msg}
+}
+
+// pathArgCase refuses an argument named like a path argument in another
+// case ("PATH" for "path"): the sandbox checks the exact name, and a
+// plugin matching names regardless of case would take the unchecked one.
+func pathArgCase(call Call, m abi.Manifest, decoded any) *ToolError {
+	obj, _ := decoded.(map[string]any)
+	for key := range obj {
+		for _, name := range m.PathArgs {
+			if key != name && foldName(key) == foldName(name) {
+				return &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf(
+					"call %s: argument %q is not %s's path argument %q (names are matched exactly); rename it %q", call.ID, key, call.Name, name, name)}
+			}
+		}
+	}
+	return nil
 }
 
 func args(call Call) json.RawMessage {
