@@ -75,7 +75,7 @@ $(BENCHNODE)/node_modules/.package-lock.json: $(BENCHNODE)/package.json $(BENCHN
 
 test: build ctoolchain $(EXTISM_WASM) $(BIN)/cplugin/c_stat/c_stat.wasm $(MCPCLIENT)/node_modules/.package-lock.json $(BENCHNODE)/node_modules/.package-lock.json
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 8m ./...
-	$(BIN)/toolhost test $(BIN)/plugins
+	$(BIN)/toolhost test --allow-exec $(BIN)/plugins
 	$(BIN)/toolhost test $(BIN)/cplugin/c_stat
 	$(BIN)/toolhost test $(BIN)/extism/hypertools.wasm $(BIN)/extism/netfetch.wasm $(BIN)/extism/servlet.wasm
 	@! $(BIN)/toolhost test $(BIN)/extism/badimport.wasm > /dev/null 2>&1 || (echo "toolhost test passed a plugin importing create_message"; exit 1)

@@ -675,42 +675,10 @@ func callUnnamedFiles(ctx context.Context, s *subject, m *abi.Manifest) Result {
 			break
 		}
 	}
-	findings = append(findings, w.duplicateKeys(ctx, g, m)...)
 	if len(findings) > 0 {
 		return fail("the tool touched files its call did not name", unique(findings)...)
 	}
 	return pass(fmt.Sprintf("%d host function calls, each on a path its arguments named", touched))
-}
-
-// duplicateKeys gives the tool its first path argument twice, a decoy
-// first and a fixture last: the host checks, resolves and shows for
-// approval the last value (as encoding/json keeps it), so a tool that
-// uses the first acts on a path nobody checked or approved (issue 13,
-// red team: a hand-written JSON parser in another language).
-func (w *workspace) duplicateKeys(ctx context.Context, g generator, m *abi.Manifest) []string {
-	names := stringPathArgs(g)
-	if len(names) == 0 {
-		return nil
-	}
-	name, decoy, last := names[0], "sub/b.txt", "a.txt"
-	args := clone(g.valid(1)[0])
-	args[name] = last
-	body := mustJSON(args)
-	key := mustJSON(name)
-	raw := append([]byte("{"+string(key)+":"+string(mustJSON(decoy))+","), body[1:]...)
-	_, props := g.properties()
-	named := namedPaths(g, props, args)
-	res := w.call(ctx, m.Name, raw)
-	as, _ := w.observed(res.ID)
-	for _, a := range as {
-		if a.Summary || a.Function == abi.FnEventEmit {
-			continue
-		}
-		if rel, ok := w.relative(a.Path); ok && coveredBy(rel, []string{decoy}) && !coveredBy(rel, named) {
-			return []string{fmt.Sprintf("given %s twice (%s), the tool used the first value: %s %q; the host checked the last, so take the last value of a repeated key, as encoding/json does", name, show(raw), a.Function, a.Path)}
-		}
-	}
-	return nil
 }
 
 // namedPaths are the paths a call's arguments name, cleaned: each path

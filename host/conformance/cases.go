@@ -148,7 +148,7 @@ func (c *Case) normalize() error {
 	paths = append(paths, slices.Collect(mapKeys(c.ExpectFiles))...)
 	for _, p := range paths {
 		if !filepath.IsLocal(filepath.FromSlash(p)) {
-			return fmt.Errorf("fixture path %q escapes the workspace root: use a relative path without ..", p)
+			return fmt.Errorf("fixture path %q escapes the workspace root; use a relative path with no .. component", p)
 		}
 	}
 	return nil

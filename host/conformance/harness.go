@@ -168,7 +168,7 @@ func (s *subject) prepare() error {
 		return err
 	}
 	plugins := filepath.Join(base, randomID(6))
-	if err := os.Mkdir(plugins, 0o700); err == nil {
+	if err = os.Mkdir(plugins, 0o700); err == nil {
 		err = s.install(plugins)
 	}
 	if err != nil {

@@ -325,9 +325,7 @@ func checkFields(_ context.Context, s *subject, m *abi.Manifest) Result {
 	var findings []string
 	if err := registry.ValidateManifest(*m); err != nil {
 		_, list, _ := strings.Cut(err.Error(), ": ")
-		for _, p := range strings.Split(list, "; ") {
-			findings = append(findings, p)
-		}
+		findings = append(findings, strings.Split(list, "; ")...)
 	}
 	if strings.TrimSpace(m.Version) == "" {
 		findings = append(findings, "version is empty: give the tool a version such as \"1.0.0\"")

@@ -84,7 +84,6 @@ var (
 	tDescr   = signature{nil, []byte{i64}}
 	tCall    = signature{[]byte{i32, i32}, []byte{i64}}
 	tFSRead  = signature{[]byte{i32, i32, i64, i64, i32}, []byte{i64}}
-	tFSStat  = signature{[]byte{i32, i32}, []byte{i64}}
 	tWrongFn = signature{[]byte{i32}, []byte{i64}}
 )
 

@@ -34,8 +34,9 @@ func TestCPlugin(t *testing.T) {
 		{name: "missing", args: `{"path":"missing.txt"}`, code: 1, kind: "ExecutionFailed", message: "missing.txt: no such file"},
 		{name: "traversal", args: `{"path":"../notes.txt"}`, code: 1, kind: "SandboxViolation", message: "../notes.txt"},
 		{name: "no path", args: `{}`, code: 1, kind: "BadArgs", message: "path"},
-		// The host checked the last of a repeated key (red team, issue 13).
-		{name: "repeated key", args: `{"path":"missing.txt","path":"notes.txt"}`, content: "notes.txt: file, 14 bytes"},
+		// A repeated key never reaches a plugin, whichever value its parser
+		// would take (red team, issue 13).
+		{name: "repeated key", args: `{"path":"missing.txt","path":"notes.txt"}`, code: 1, kind: "BadArgs", message: "twice"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
