@@ -465,9 +465,9 @@ func cut(s string, limit int) string {
 }
 
 // arguments renders a call's arguments for approval: every value in the
-// order the call gives them (duplicate keys included, so a person sees
-// both when a model sends two), path arguments with the path each
-// resolves to, and a writer's LP1 patch with the files it names.
+// order the call gives them (a key given twice never gets here: it is
+// refused as BadArgs), path arguments with the path each resolves to, and
+// a writer's LP1 patch with the files it names.
 func (e *Engine) arguments(m abi.Manifest, raw json.RawMessage, resolved map[string]sandbox.Path) []Argument {
 	var out []Argument
 	flatten("", raw, &out)
@@ -477,8 +477,6 @@ func (e *Engine) arguments(m abi.Manifest, raw json.RawMessage, resolved map[str
 			continue
 		}
 		if slices.Contains(m.PathArgs, a.Name) {
-			// A key given twice resolved only its last value, which is
-			// the one the plugin uses: the other shows no path.
 			if p, ok := resolved[pathArgText(a.Name, a.text)]; ok {
 				a.Paths = []PathInfo{e.pathInfo(p)}
 			}

@@ -15,13 +15,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
@@ -39,60 +37,20 @@ func TestMain(m *testing.M) {
 }
 
 func setup(m *testing.M) (int, error) {
-	home, err := isolate()
+	home, err := testplugin.Isolate()
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(home)
-	if bin := os.Getenv("TOOLHOST_BIN"); bin != "" {
-		toolhost = bin
-		return m.Run(), nil
-	}
 	dir, err := os.MkdirTemp("", "toolhost-conformance")
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	toolhost = filepath.Join(dir, "toolhost")
-	build := exec.Command("go", "build", "-o", toolhost, "./cmd/toolhost")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("go build ./cmd/toolhost: %v\n%s", err, out)
+	if toolhost, err = testplugin.Toolhost(dir); err != nil {
+		return 0, err
 	}
 	return m.Run(), nil
-}
-
-// isolate gives the toolhost the tests start a home of its own, so that no
-// developer's configuration changes what a test sees; the compile cache
-// and Go's caches stay where they were.
-func isolate() (string, error) {
-	if os.Getenv("TOOLHOST_CACHE_DIR") == "" {
-		os.Setenv("TOOLHOST_CACHE_DIR", host.DefaultCacheDir())
-	}
-	for _, name := range []string{"GOPATH", "GOMODCACHE", "GOCACHE"} {
-		if os.Getenv(name) == "" {
-			out, err := exec.Command("go", "env", name).Output()
-			if err != nil {
-				return "", fmt.Errorf("go env %s: %w", name, err)
-			}
-			os.Setenv(name, strings.TrimSpace(string(out)))
-		}
-	}
-	home, err := os.MkdirTemp("", "toolhost-conformance-home")
-	if err != nil {
-		return "", err
-	}
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); name == "TOOLHOST_CONFIG" || strings.HasPrefix(name, "TOOLHOST_TOOLS_") {
-			os.Unsetenv(name)
-		}
-	}
-	os.Setenv("HOME", home)
-	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	os.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
-	return home, nil
 }
 
 // staticChecks read the module and its manifest only: a plugin broken in

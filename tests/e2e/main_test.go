@@ -8,10 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
-	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
 // binary and plugins are set by TestMain: the ones `make build` produced
@@ -28,26 +27,24 @@ func TestMain(m *testing.M) {
 }
 
 func setup(m *testing.M) (int, error) {
-	home, err := isolate()
+	home, err := testplugin.Isolate()
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(home)
-	if bin := os.Getenv("TOOLHOST_BIN"); bin != "" {
-		toolhost = bin
-		return m.Run(), nil
-	}
 	dir, err := os.MkdirTemp("", "toolhost-e2e")
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	toolhost = filepath.Join(dir, "toolhost")
-	if err := run(root, nil, "go", "build", "-o", toolhost, "./cmd/toolhost"); err != nil {
+	if toolhost, err = testplugin.Toolhost(dir); err != nil {
 		return 0, err
 	}
+	if os.Getenv("TOOLHOST_BIN") != "" {
+		return m.Run(), nil // its plugins are beside it
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
 	plugins, _ := filepath.Glob(filepath.Join(root, "plugins", "*"))
 	for _, p := range plugins {
 		out := filepath.Join(dir, "plugins", filepath.Base(p)+".wasm")
@@ -70,38 +67,4 @@ func run(dir string, env []string, name string, args ...string) error {
 		return fmt.Errorf("%s %v: %v\n%s", name, args, err, out)
 	}
 	return nil
-}
-
-// isolate gives every toolhost the tests start a home of its own, so that
-// no developer's configuration (~/.config/toolhost, $TOOLHOST_CONFIG,
-// TOOLHOST_TOOLS_* variables) or trust list changes what a test sees. The
-// compile cache stays where it was, so plugins are not compiled anew.
-func isolate() (string, error) {
-	if os.Getenv("TOOLHOST_CACHE_DIR") == "" {
-		os.Setenv("TOOLHOST_CACHE_DIR", host.DefaultCacheDir())
-	}
-	// go builds (of the binary here, of test plugins) keep the caches of
-	// the real home: a new home would download and compile everything.
-	for _, name := range []string{"GOPATH", "GOMODCACHE", "GOCACHE"} {
-		if os.Getenv(name) == "" {
-			out, err := exec.Command("go", "env", name).Output()
-			if err != nil {
-				return "", fmt.Errorf("go env %s: %w", name, err)
-			}
-			os.Setenv(name, strings.TrimSpace(string(out)))
-		}
-	}
-	home, err := os.MkdirTemp("", "toolhost-e2e-home")
-	if err != nil {
-		return "", err
-	}
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); name == "TOOLHOST_CONFIG" || strings.HasPrefix(name, "TOOLHOST_TOOLS_") {
-			os.Unsetenv(name)
-		}
-	}
-	os.Setenv("HOME", home)
-	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	os.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
-	return home, nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/engine"
@@ -218,28 +219,24 @@ func TestIssue10_CodePathSpellingsAsked(t *testing.T) {
 // Attack (model, issue 10 items 1, 3): send "path" twice: the first value
 // a protected name, the last a harmless one, or the other way round,
 // hoping the host checks one while the plugin writes the other.
-// Expected: the host resolves, checks and the plugin uses the same
-// (last) value, and the approval shows both values.
+// Expected (since issue 13): arguments naming a key twice are BadArgs
+// before anything is checked, asked or run, whichever value comes first,
+// so no plugin's decoder can pick the other one.
 func TestIssue10_DuplicatePathKey(t *testing.T) {
 	h, root := openHost(t, nil)
-	rs := runBatch(t, h, approveAll(),
-		call("a", "write_file", `{"path":"harmless.txt","content":"[tools]\n","path":"toolhost.toml"}`))
-	if !isProtected(rs[0]) {
-		t.Errorf("last path toolhost.toml: got %s %+v, want Protected", kindOf(rs[0]), rs[0].Error)
+	for _, args := range []string{
+		`{"path":"harmless.txt","content":"[tools]\n","path":"toolhost.toml"}`,
+		`{"path":"toolhost.toml","content":"[tools]\n","path":"b.txt"}`,
+	} {
+		rs := runBatch(t, h, approveAll(), call("a", "write_file", args))
+		if rs[0].OK || rs[0].Error.Kind != abi.KindBadArgs || !strings.Contains(rs[0].Error.Message, "twice") {
+			t.Errorf("%s: got %+v, want BadArgs saying path is given twice", args, rs[0])
+		}
 	}
-	rs = runBatch(t, h, approveAll(),
-		call("b", "write_file", `{"path":"toolhost.toml","content":"[tools]\n","path":"b.txt"}`))
-	if !rs[0].OK || exists(filepath.Join(root, "toolhost.toml")) || !exists(filepath.Join(root, "b.txt")) {
-		t.Errorf("first path toolhost.toml, last b.txt: %+v; toolhost.toml exists: %v", rs[0], exists(filepath.Join(root, "toolhost.toml")))
-	}
-	os.WriteFile(filepath.Join(root, "c.txt"), []byte("old\n"), 0o644) // an overwrite is asked about
-	c := confirmation(t, h, call("c", "write_file", `{"path":"x.txt","content":"y","path":"c.txt"}`))
-	var names []string
-	for _, a := range c.Arguments {
-		names = append(names, a.Name+"="+strings.Join(a.Lines, "|"))
-	}
-	if got := strings.Join(names, " "); !strings.Contains(got, "path=x.txt") || !strings.Contains(got, "path=c.txt") {
-		t.Errorf("approval arguments %q do not show both values of path", got)
+	for _, name := range []string{"toolhost.toml", "harmless.txt", "b.txt"} {
+		if exists(filepath.Join(root, name)) {
+			t.Errorf("%s was written", name)
+		}
 	}
 }
 
