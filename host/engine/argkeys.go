@@ -3,87 +3,152 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // ambiguousKey finds an object member in raw whose name another member
-// of the same object repeats, exactly or up to case. The host keeps the
-// last of two equal names (encoding/json does) and checks, resolves and
-// shows for approval that value; a plugin whose decoder keeps the first,
-// or matches names regardless of case (Go's, the SDK's), would act on the
-// other one, a path nobody checked (issue 13, red team). ptr is the JSON
-// pointer of the object; first and second the two names as written.
+// of the same object repeats, exactly or up to case (as strings.EqualFold
+// compares). The host keeps the last of two equal names (encoding/json
+// does) and checks, resolves and shows for approval that value; a plugin
+// whose decoder keeps the first, or matches names regardless of case
+// (Go's, the SDK's), would act on the other one, a path nobody checked
+// (issue 13, red team). ptr is the JSON pointer of the object; first and
+// second the two names as written.
+//
+// raw has already decoded as JSON. Every call crosses this scan, so it
+// walks the bytes once and allocates only for objects with many members
+// or names with escapes.
 func ambiguousKey(raw []byte) (ptr, first, second string, found bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	type frame struct {
-		object    bool
-		expectKey bool
-		ptr, key  string
-		names     map[string]string // folded name → name as written
-	}
-	var stack []*frame
-	// valueDone marks the enclosing object ready for its next name.
-	valueDone := func() {
-		if n := len(stack); n > 0 && stack[n-1].object {
-			stack[n-1].expectKey = true
-		}
-	}
-	childPtr := func() string {
-		if n := len(stack); n > 0 {
-			top := stack[n-1]
-			if top.object {
-				return top.ptr + "/" + escapeKey(top.key)
+	var stack []*members
+	expectName := false
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '{', '[':
+			child := &members{object: raw[i] == '{', ptr: childPointer(stack)}
+			stack = append(stack, child)
+			expectName = child.object
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+			expectName = false
+		case ',':
+			if top := stack[len(stack)-1]; top.object {
+				expectName = true
+			} else {
+				top.index++
 			}
-			return top.ptr + "/-"
-		}
-		return ""
-	}
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", "", "", false // io.EOF, or JSON the caller already refused
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				stack = append(stack, &frame{object: t == '{', expectKey: t == '{', ptr: childPtr(), names: map[string]string{}})
-			default:
-				stack = stack[:len(stack)-1]
-				valueDone()
-			}
-		case string:
-			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].expectKey {
-				top := stack[n-1]
-				folded := foldName(t)
-				if prev, ok := top.names[folded]; ok {
-					return top.ptr, prev, t, true
+		case '"':
+			end := stringEnd(raw, i)
+			if expectName {
+				top := stack[len(stack)-1]
+				name := raw[i+1 : end]
+				if bytes.IndexByte(name, '\\') >= 0 {
+					var s string
+					if json.Unmarshal(raw[i:end+1], &s) == nil {
+						name = []byte(s)
+					}
 				}
-				top.names[folded] = t
-				top.key, top.expectKey = t, false
-				continue
+				if prev, ok := top.add(name); ok {
+					return top.ptr, prev, string(name), true
+				}
+				expectName = false
 			}
-			valueDone()
-		default:
-			valueDone()
+			i = end
 		}
 	}
+	return "", "", "", false
 }
 
-// foldName maps a name to one spelling per case-insensitive class, the
-// classes strings.EqualFold uses (so "ſ" and "K", the Kelvin sign, fold
-// with "s" and "k").
-func foldName(s string) string {
-	return strings.Map(func(r rune) rune {
+// members are the names an object gave so far, or an array's position.
+type members struct {
+	object bool
+	ptr    string
+	index  int      // of the array element being read
+	last   []byte   // the name whose value is being read
+	names  [][]byte // the first few, compared one by one
+	folded map[string]string
+}
+
+// fewNames is how many names an object keeps in a list before a map.
+const fewNames = 16
+
+// add records name and returns an earlier name it repeats, if any.
+func (m *members) add(name []byte) (string, bool) {
+	m.last = name
+	if m.folded == nil && len(m.names) < fewNames {
+		for _, n := range m.names {
+			if bytes.EqualFold(n, name) {
+				return string(n), true
+			}
+		}
+		m.names = append(m.names, name)
+		return "", false
+	}
+	if m.folded == nil {
+		m.folded = make(map[string]string, 2*fewNames)
+		for _, n := range m.names {
+			m.folded[foldName(n)] = string(n)
+		}
+	}
+	key := foldName(name)
+	if prev, ok := m.folded[key]; ok {
+		return prev, true
+	}
+	m.folded[key] = string(name)
+	return "", false
+}
+
+// childPointer is the JSON pointer of a value starting inside stack's
+// innermost container.
+func childPointer(stack []*members) string {
+	if len(stack) == 0 {
+		return ""
+	}
+	top := stack[len(stack)-1]
+	if top.object {
+		return top.ptr + "/" + escapeKey(string(top.last))
+	}
+	return top.ptr + "/" + strconv.Itoa(top.index)
+}
+
+// stringEnd is the index of the quote closing the JSON string opening at
+// raw[start].
+func stringEnd(raw []byte, start int) int {
+	for i := start + 1; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return len(raw) - 1
+}
+
+// foldName maps a name to one spelling per class of names strings.EqualFold
+// calls equal: each rune to the smallest of its case-folding orbit, then
+// ASCII letters to lower case ("ſ" and "K", the Kelvin sign, join "s" and
+// "k").
+func foldName(name []byte) string {
+	var b strings.Builder
+	b.Grow(len(name))
+	for len(name) > 0 {
+		r, size := utf8.DecodeRune(name)
+		name = name[size:]
 		min := r
 		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 			if f < min {
 				min = f
 			}
 		}
-		return min
-	}, s)
+		if 'A' <= min && min <= 'Z' {
+			min += 'a' - 'A'
+		}
+		b.WriteRune(min)
+	}
+	return b.String()
 }
 
 // escapeKey escapes a member name for a JSON pointer (RFC 6901).

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,20 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/registry"
 )
+
+// manyNames is an object of n members n0..n{n-1}, and one more named
+// extra in upper case when extra is not empty.
+func manyNames(n int, extra string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&b, `"n%d":%d,`, i, i)
+	}
+	if extra != "" {
+		fmt.Fprintf(&b, `%q:0,`, strings.ToUpper(extra))
+	}
+	return strings.TrimSuffix(b.String(), ",") + "}"
+}
 
 func TestAmbiguousKey(t *testing.T) {
 	tests := []struct {
@@ -24,7 +40,11 @@ func TestAmbiguousKey(t *testing.T) {
 		{raw: `{"path":"a.txt","PATH":"/etc/passwd"}`, a: "path", b: "PATH", wantAmbiguous: true},
 		{raw: `{"files":1,"fileſ":2}`, a: "files", b: "fileſ", wantAmbiguous: true},       // long s folds to s
 		{raw: `{"kind":1,"\u212aind":2}`, a: "kind", b: "\u212aind", wantAmbiguous: true}, // Kelvin sign
-		{raw: `{"o":{"k":[1,{"x":1,"y":{"z":1},"X":2}]}}`, ptr: "/o/k/-", a: "x", b: "X", wantAmbiguous: true},
+		{raw: `{"o":{"k":[1,{"x":1,"y":{"z":1},"X":2}]}}`, ptr: "/o/k/1", a: "x", b: "X", wantAmbiguous: true},
+		{raw: `{"s":"a\"b,{\"q\":1,\"q\":2}","t":1}`},                        // names inside a string value
+		{raw: `{"a\u0062":1,"ab":2}`, a: "ab", b: "ab", wantAmbiguous: true}, // an escaped name
+		{raw: manyNames(40, "n39"), a: "n39", b: "N39", wantAmbiguous: true}, // past the short list
+		{raw: manyNames(40, "")},
 		{raw: `{"a/b~":{"q":1,"q":2}}`, ptr: "/a~1b~0", a: "q", b: "q", wantAmbiguous: true},
 		{raw: `[{"a":1},{"a":2}]`},
 		{raw: `{"a":`}, // malformed: the JSON check refuses it first
@@ -82,5 +102,89 @@ func TestPathArgumentCaseRefused(t *testing.T) {
 	}
 	if _, terr := e.validateArgs(Call{ID: "c2", Name: "open_schema", Arguments: json.RawMessage(`{"path":"a.txt","other":1}`)}, tool); terr != nil {
 		t.Fatalf("exact names refused: %+v", terr)
+	}
+}
+
+// BenchmarkAmbiguousKey is what the repeated-name check adds to every
+// call: a read_file's arguments, and a 64 KiB patch.
+func BenchmarkAmbiguousKey(b *testing.B) {
+	patch, _ := json.Marshal(map[string]string{"patch": "LP1\nF a.txt\nT\n" + strings.Repeat("line of the file\n", 4096) + ".\nEND\n"})
+	for _, c := range []struct {
+		name string
+		raw  []byte
+	}{
+		{"read_file", []byte(`{"path":"src/main.go","start_line":10,"end_line":80}`)},
+		{"patch_64KiB", patch},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, _, _, found := ambiguousKey(c.raw); found {
+					b.Fatal("found")
+				}
+			}
+		})
+	}
+}
+
+// FuzzAmbiguousKey holds the byte scanner to a plain reading of the same
+// JSON through encoding/json's tokens: for every valid document both find
+// a repeated name, or neither does.
+func FuzzAmbiguousKey(f *testing.F) {
+	for _, s := range []string{`{"a":1,"A":2}`, `{"a":{"b":[{"c":1,"c":2}]}}`, `{"s":"\"k\":1,\"k\":2"}`, `[{"ſ":1,"S":2}]`, `{"a\u0062":1,"ab":2}`, manyNames(20, "n3")} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		_, _, _, got := ambiguousKey(raw)
+		if want := repeatsName(raw); got != want {
+			t.Fatalf("ambiguousKey(%s) found %v, encoding/json's tokens say %v", raw, got, want)
+		}
+	})
+}
+
+// repeatsName reports whether an object in raw names a member twice, up
+// to case, reading raw as encoding/json's tokens.
+func repeatsName(raw []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	type frame struct {
+		object, expectName bool
+		names              []string
+	}
+	var stack []*frame
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].object {
+			stack[n-1].expectName = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			if t == '{' || t == '[' {
+				stack = append(stack, &frame{object: t == '{', expectName: t == '{'})
+				continue
+			}
+			stack = stack[:len(stack)-1]
+			valueDone()
+		case string:
+			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].expectName {
+				top := stack[n-1]
+				for _, name := range top.names {
+					if strings.EqualFold(name, t) {
+						return true
+					}
+				}
+				top.names, top.expectName = append(top.names, t), false
+				continue
+			}
+			valueDone()
+		default:
+			valueDone()
+		}
 	}
 }

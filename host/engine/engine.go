@@ -319,7 +319,7 @@ func pathArgCase(call Call, m abi.Manifest, decoded any) *ToolError {
 	obj, _ := decoded.(map[string]any)
 	for key := range obj {
 		for _, name := range m.PathArgs {
-			if key != name && foldName(key) == foldName(name) {
+			if key != name && strings.EqualFold(key, name) {
 				return &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf(
 					"call %s: argument %q is not %s's path argument %q (names are matched exactly); rename it %q", call.ID, key, call.Name, name, name)}
 			}
