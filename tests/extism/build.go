@@ -26,14 +26,16 @@ const (
 // guest takes seconds even when the build cache holds its packages.
 type built struct {
 	mu   sync.Mutex
-	dir  string
 	done map[string]string
 }
 
 var shared = built{done: map[string]string{}}
 
 // Build compiles the guest name once per test binary and returns its
-// module's path; copy it before changing it.
+// module's path; copy it before changing it. Modules go to one directory
+// under the system's temporary directory that every test binary shares
+// (each replaces a module by renaming a finished one over it), so runs
+// leave nothing new behind.
 func Build(t testing.TB, name string) string {
 	t.Helper()
 	shared.mu.Lock()
@@ -41,23 +43,29 @@ func Build(t testing.TB, name string) string {
 	if p, ok := shared.done[name]; ok {
 		return p
 	}
-	if shared.dir == "" {
-		dir, err := os.MkdirTemp("", "toolhost-extism-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		shared.dir = dir // left for the OS: tests of the binary share it
+	dir := filepath.Join(os.TempDir(), "toolhost-extism-guests")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("building Extism test plugins needs the go tool: %v", err)
 	}
-	out := filepath.Join(shared.dir, name+".wasm")
-	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", out, "./"+name)
+	tmp, err := os.CreateTemp(dir, name+"-*.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name()) // left only if the rename failed
+	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", tmp.Name(), "./"+name)
 	cmd.Dir = filepath.Join(Dir(t), "plugins")
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "GOWORK=off")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build Extism plugin %s: %v\n%s", name, err, b)
+	}
+	out := filepath.Join(dir, name+".wasm")
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		t.Fatal(err)
 	}
 	shared.done[name] = out
 	return out
