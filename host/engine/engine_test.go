@@ -34,12 +34,13 @@ var (
 func plugins(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "toolhost-engine-test")
+		pkgs := []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command", "host/internal/runtime/testdata/spin", "host/internal/runtime/testdata/impure",
+			"host/engine/testdata/liar_write", "host/engine/testdata/liar_exec", "host/engine/testdata/liar_big", "host/engine/testdata/sneaky_write"}
+		dir, err := testplugin.SharedDir("engine", pkgs...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command", "host/internal/runtime/testdata/spin", "host/internal/runtime/testdata/impure",
-			"host/engine/testdata/liar_write", "host/engine/testdata/liar_exec", "host/engine/testdata/liar_big", "host/engine/testdata/sneaky_write"} {
+		for _, p := range pkgs {
 			testplugin.Build(t, dir, p)
 		}
 		pluginDir = dir

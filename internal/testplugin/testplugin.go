@@ -3,10 +3,13 @@
 package testplugin
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -23,7 +26,8 @@ func ModuleRoot(t testing.TB) string {
 
 // Build compiles the plugin package at pkg (relative to the repository
 // root, e.g. "plugins/read_file") into dir and returns the module's path.
-// The Go build cache keeps repeated builds fast.
+// The Go build cache keeps repeated builds fast. The module is written
+// whole and renamed into place, so test binaries may share dir.
 func Build(t testing.TB, dir, pkg string) string {
 	t.Helper()
 	gobin, err := exec.LookPath("go")
@@ -31,13 +35,33 @@ func Build(t testing.TB, dir, pkg string) string {
 		t.Fatalf("building test plugins needs the go tool: %v", err)
 	}
 	out := filepath.Join(dir, filepath.Base(pkg)+".wasm")
-	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", out, "./"+pkg)
+	tmp, err := os.CreateTemp(dir, filepath.Base(pkg)+"-*.tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name()) // left only if the rename failed
+	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", tmp.Name(), "./"+pkg)
 	cmd.Dir = ModuleRoot(t)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build %s: %v\n%s", pkg, err, b)
 	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		t.Fatal(err)
+	}
 	return out
+}
+
+// SharedDir is the directory for the modules of pkgs that a test binary
+// builds once and keeps for all its tests: under the system's temporary
+// directory, named after purpose and the list of packages, and shared by
+// later runs (Build replaces modules whole), so runs leave nothing new
+// behind, and a directory never holds a module its list no longer names.
+func SharedDir(purpose string, pkgs ...string) (string, error) {
+	sum := sha256.Sum256([]byte(strings.Join(pkgs, "\n")))
+	dir := filepath.Join(os.TempDir(), "toolhost-test-plugins", fmt.Sprintf("%s-%x", purpose, sum[:4]))
+	return dir, os.MkdirAll(dir, 0o755)
 }
 
 // BuildAll builds each package into one fresh directory and returns it.
@@ -79,11 +103,12 @@ func BuiltIns(t testing.TB) string {
 		return filepath.Join(filepath.Dir(bin), "plugins")
 	}
 	shared.once.Do(func() {
-		shared.dir, shared.err = os.MkdirTemp("", "toolhost-plugins")
+		pkgs := []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command"}
+		shared.dir, shared.err = SharedDir("built-ins", pkgs...)
 		if shared.err != nil {
 			return
 		}
-		for _, p := range []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command"} {
+		for _, p := range pkgs {
 			Build(t, shared.dir, p)
 		}
 	})

@@ -30,15 +30,16 @@ var (
 func testPlugins(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "toolhost-runtime-test")
+		pkgs := []string{"host/internal/runtime/testdata/spin", "host/internal/runtime/testdata/spininit", "host/internal/runtime/testdata/panic",
+			"host/internal/runtime/testdata/ungranted", "host/internal/runtime/testdata/impure", "plugins/read_file"}
+		dir, err := testplugin.SharedDir("runtime", pkgs...)
 		if err != nil {
 			buildErr = err
 			return
 		}
-		for _, p := range []string{"spin", "spininit", "panic", "ungranted", "impure"} {
-			testplugin.Build(t, dir, "host/internal/runtime/testdata/"+p)
+		for _, p := range pkgs {
+			testplugin.Build(t, dir, p)
 		}
-		testplugin.Build(t, dir, "plugins/read_file")
 		builtDir = dir
 	})
 	if buildErr != nil {
