@@ -42,6 +42,17 @@ var (
 	shared    *env
 )
 
+// TestMain removes the workspace the benchmarks shared, which outlives
+// any one benchmark.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		shared.root.Close()
+		os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
 func pluginDir(b *testing.B) string {
 	if bin := os.Getenv("TOOLHOST_BIN"); bin != "" {
 		return filepath.Join(filepath.Dir(bin), "plugins")
