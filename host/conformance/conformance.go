@@ -192,22 +192,35 @@ func Discover(paths []string) ([]Plugin, error) {
 	return out, nil
 }
 
+// discoverDir lists the modules serve would load from dir, by the
+// registry's rules: each DIR/*.wasm that is not a directory, a symbolic
+// link to a module elsewhere or a file that is not regular included (the
+// registry follows the one and tries the other, so the suite must test
+// or refuse them, never pass over them), and the one *.wasm of each
+// subdirectory not hidden.
 func discoverDir(dir string) ([]Plugin, error) {
-	entries, err := os.ReadDir(dir)
+	paths, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
 	if err != nil {
 		return nil, fmt.Errorf("plugin directory %s: %w", dir, err)
 	}
 	var out []Plugin
+	for _, p := range paths {
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			out = append(out, Plugin{Module: p})
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("plugin directory %s: %w", dir, err)
+	}
 	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
 		full := filepath.Join(dir, e.Name())
-		switch {
-		case e.Type().IsRegular() && filepath.Ext(e.Name()) == ".wasm":
-			out = append(out, Plugin{Module: full})
-		case e.IsDir():
-			mods, _ := filepath.Glob(filepath.Join(full, "*.wasm"))
-			if len(mods) == 1 {
-				out = append(out, Plugin{Module: mods[0], Dir: full})
-			}
+		mods, _ := filepath.Glob(filepath.Join(full, "*.wasm"))
+		if len(mods) == 1 {
+			out = append(out, Plugin{Module: mods[0], Dir: full})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Module < out[j].Module })
