@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"testing"
 )
 
 // Isolate gives every toolhost process a test binary starts a home of its
@@ -61,4 +62,40 @@ func Toolhost(dir string) (string, error) {
 func moduleRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Main is the TestMain of a package that drives the toolhost binary: it
+// isolates the home (Isolate), sets *bin to the binary under test
+// (Toolhost), calls prepare, when set, with a temporary directory the
+// binary may sit in, runs the tests and exits with their status. A setup
+// failure exits 2, naming what failed.
+func Main(m *testing.M, bin *string, prepare func(dir string) error) {
+	code, err := setup(m, bin, prepare)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "test setup:", err)
+		os.Exit(2)
+	}
+	os.Exit(code)
+}
+
+func setup(m *testing.M, bin *string, prepare func(dir string) error) (int, error) {
+	home, err := Isolate()
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(home)
+	dir, err := os.MkdirTemp("", "toolhost-bin")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	if *bin, err = Toolhost(dir); err != nil {
+		return 0, err
+	}
+	if prepare != nil {
+		if err := prepare(dir); err != nil {
+			return 0, err
+		}
+	}
+	return m.Run(), nil
 }

@@ -27,31 +27,7 @@ import (
 // produced), or one TestMain builds when the tests run on their own.
 var toolhost string
 
-func TestMain(m *testing.M) {
-	code, err := setup(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "conformance setup:", err)
-		os.Exit(2)
-	}
-	os.Exit(code)
-}
-
-func setup(m *testing.M) (int, error) {
-	home, err := testplugin.Isolate()
-	if err != nil {
-		return 0, err
-	}
-	defer os.RemoveAll(home)
-	dir, err := os.MkdirTemp("", "toolhost-conformance")
-	if err != nil {
-		return 0, err
-	}
-	defer os.RemoveAll(dir)
-	if toolhost, err = testplugin.Toolhost(dir); err != nil {
-		return 0, err
-	}
-	return m.Run(), nil
-}
+func TestMain(m *testing.M) { testplugin.Main(m, &toolhost, nil) }
 
 // staticChecks read the module and its manifest only: a plugin broken in
 // its behaviour, or in another part of its manifest, must pass each.

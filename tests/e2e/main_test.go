@@ -17,31 +17,13 @@ import (
 // (TOOLHOST_BIN), or freshly built ones when the tests run on their own.
 var toolhost string
 
-func TestMain(m *testing.M) {
-	code, err := setup(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e setup:", err)
-		os.Exit(2)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testplugin.Main(m, &toolhost, buildPlugins) }
 
-func setup(m *testing.M) (int, error) {
-	home, err := testplugin.Isolate()
-	if err != nil {
-		return 0, err
-	}
-	defer os.RemoveAll(home)
-	dir, err := os.MkdirTemp("", "toolhost-e2e")
-	if err != nil {
-		return 0, err
-	}
-	defer os.RemoveAll(dir)
-	if toolhost, err = testplugin.Toolhost(dir); err != nil {
-		return 0, err
-	}
+// buildPlugins builds the built-in plugins beside a binary built for the
+// tests; one from `make build` (TOOLHOST_BIN) has its own.
+func buildPlugins(dir string) error {
 	if os.Getenv("TOOLHOST_BIN") != "" {
-		return m.Run(), nil // its plugins are beside it
+		return nil
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
@@ -50,13 +32,13 @@ func setup(m *testing.M) (int, error) {
 		out := filepath.Join(dir, "plugins", filepath.Base(p)+".wasm")
 		wasm := []string{"GOOS=wasip1", "GOARCH=wasm"}
 		if err := run(root, wasm, "go", "build", "-buildmode=c-shared", "-o", out, "./plugins/"+filepath.Base(p)); err != nil {
-			return 0, err
+			return err
 		}
 		if err := run(root, nil, toolhost, "plugin", "pack", out); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return m.Run(), nil
+	return nil
 }
 
 func run(dir string, env []string, name string, args ...string) error {
