@@ -80,7 +80,13 @@ func readShape(path string) (shape, error) {
 	if err != nil {
 		return shape{}, fmt.Errorf("plugin %s: %w", path, err)
 	}
-	headers, err := wasmbin.ScanFile(f, st.Size())
+	return shapeOf(path, f, st.Size())
+}
+
+// shapeOf reads the shape of the module in r (size bytes), named path in
+// errors.
+func shapeOf(path string, r io.ReaderAt, size int64) (shape, error) {
+	headers, err := wasmbin.ScanFile(r, size)
 	if err != nil {
 		return shape{}, fmt.Errorf("plugin %s: %w", path, err)
 	}
@@ -88,11 +94,11 @@ func readShape(path string) (shape, error) {
 	for _, h := range headers {
 		switch h.ID {
 		case wasmbin.SectionImport:
-			if s.imports, err = readImports(f, h); err != nil {
+			if s.imports, err = readImports(r, h); err != nil {
 				return shape{}, fmt.Errorf("plugin %s: %w", path, err)
 			}
 		case wasmbin.SectionExport:
-			if err := readExports(f, h, s.exports); err != nil {
+			if err := readExports(r, h, s.exports); err != nil {
 				return shape{}, fmt.Errorf("plugin %s: %w", path, err)
 			}
 		}

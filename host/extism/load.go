@@ -1,6 +1,7 @@
 package extism
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -117,18 +118,9 @@ func (l *Loader) Load(ctx context.Context, path, name string, kind Kind) ([]*Too
 	if kind == NotExtism {
 		return nil, fmt.Errorf("plugin %s is not an Extism MCP module", path)
 	}
-	s, err := readShape(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkImports(path, s.imports); err != nil {
-		return nil, err
-	}
-	grant := l.opts.Grants[name]
-	hosts, err := compileHosts(name, grant.AllowedHosts)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: %w", path, err)
-	}
+	// The module is read once: the lock vets it before anything else
+	// looks at it (a changed module is refused as changed, not for what
+	// it now imports), and the imports checked are those compiled.
 	wasm, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", path, err)
@@ -137,6 +129,21 @@ func (l *Loader) Load(ctx context.Context, path, name string, kind Kind) ([]*Too
 		if err := l.opts.Verify(path, wasm); err != nil {
 			return nil, err
 		}
+	}
+	s, err := shapeOf(path, bytes.NewReader(wasm), int64(len(wasm)))
+	if err != nil {
+		return nil, err
+	}
+	if s.kind() != kind {
+		return nil, fmt.Errorf("plugin %s changed while it was loading (it no longer speaks %s); load it again", path, kind)
+	}
+	if err := checkImports(path, s.imports); err != nil {
+		return nil, err
+	}
+	grant := l.opts.Grants[name]
+	hosts, err := compileHosts(name, grant.AllowedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", path, err)
 	}
 	m, err := l.compile(ctx, path, name, kind, wasm, grant, hosts)
 	if err != nil {

@@ -82,3 +82,20 @@ func TestMemoryCapAtLoad(t *testing.T) {
 		t.Fatalf("error %v, want the load refused naming the plugin", err)
 	}
 }
+
+// issue 13 items 4 and 5: under a lock, a changed module is refused by the
+// lock before anything reads it, naming the change, even when it now
+// imports what toolhost does not provide (the import check used to run
+// first, on the file as it was then, and said nothing of the lock).
+func TestVerifyBeforeImports(t *testing.T) {
+	path := guests.Build(t, guests.BadImport)
+	changed := errors.New("SHA-256 differs from the lock's")
+	_, err := load(t, extism.Options{Verify: func(string, []byte) error { return changed }}, "badimport", path)
+	if !errors.Is(err, changed) {
+		t.Fatalf("error %v, want the lock's refusal", err)
+	}
+	var ie *extism.ImportError
+	if _, err := load(t, extism.Options{}, "badimport", path); !errors.As(err, &ie) {
+		t.Fatalf("without a lock: error %v, want an *ImportError", err)
+	}
+}
