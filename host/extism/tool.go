@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"regexp"
 	"strings"
-
-	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
@@ -176,6 +173,11 @@ func parameters(raw json.RawMessage) (json.RawMessage, error) {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return json.RawMessage(`{"type":"object"}`), nil
 	}
+	// The registry compiles the schema, once (registry.NewTool), and
+	// refuses any reference to another document.
+	if len(raw) > maxSchemaBytes {
+		return nil, fmt.Errorf("inputSchema is %d bytes, more than %d", len(raw), maxSchemaBytes)
+	}
 	var schema map[string]any
 	if err := json.Unmarshal(raw, &schema); err != nil {
 		return nil, fmt.Errorf("inputSchema is not a JSON object: %w", err)
@@ -183,41 +185,8 @@ func parameters(raw json.RawMessage) (json.RawMessage, error) {
 	if typ, ok := schema["type"]; ok && typ != "object" {
 		return nil, fmt.Errorf(`inputSchema has type %v; a tool's arguments are an object ("type": "object")`, typ)
 	}
-	if err := selfContained(raw); err != nil {
-		return nil, err
-	}
 	return raw, nil
 }
 
 // maxSchemaBytes bounds a described tool's input schema.
 const maxSchemaBytes = 256 << 10
-
-// selfContained refuses a schema that refers to any document but itself
-// ($ref, $dynamicRef, $schema or $id naming a file:// or remote URL): the
-// JSON Schema compiler the registry uses loads file:// references from
-// the host's disk (a FIFO, /dev/stdin, or a secret whose values then come
-// back in argument errors). It compiles the schema with a loader that
-// refuses every URL; a schema that compiles so needs nothing else.
-func selfContained(raw json.RawMessage) error {
-	if len(raw) > maxSchemaBytes {
-		return fmt.Errorf("inputSchema is %d bytes, more than %d", len(raw), maxSchemaBytes)
-	}
-	const self = "toolhost:///extism/parameters.json"
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	var refused string
-	c.LoadURL = func(u string) (io.ReadCloser, error) {
-		refused = u
-		return nil, fmt.Errorf("toolhost loads no schema from %s", u)
-	}
-	if err := c.AddResource(self, bytes.NewReader(raw)); err != nil {
-		return fmt.Errorf("inputSchema is not a JSON Schema: %w", err)
-	}
-	if _, err := c.Compile(self); err != nil {
-		if refused != "" {
-			return fmt.Errorf("inputSchema refers to %q; toolhost reads no schema from outside the tool's own (no file or remote $ref, $schema or $id): inline it and rebuild the plugin", refused)
-		}
-		return fmt.Errorf("inputSchema does not compile as JSON Schema Draft 2020-12: %s", cut(err.Error(), 512))
-	}
-	return nil
-}
