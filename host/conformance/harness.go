@@ -61,43 +61,56 @@ func load(ctx context.Context, p Plugin, opts Options) (*subject, error) {
 	return s, nil
 }
 
-// kindOf tells the ABI a module speaks from its exports.
+// kindOf tells the ABI a module speaks from its exports and imports, by
+// the rule serve loads it by (extism.Detect): describe and call make an
+// Extism servlet only with an import from Extism's kernel, for a native
+// plugin exports them too; one that only lacks its version marker is a
+// native plugin, refused for that reason, not checked as an Extism one.
 func kindOf(module []byte) (Kind, error) {
-	exports, err := exportNames(module)
+	exports, extismImports, err := exportsAndImports(module)
 	if err != nil {
 		return "", err
 	}
 	switch {
 	case exports[abi.ExportVersionMarker]:
 		return KindNative, nil
-	case exports["list_tools"] && exports["call_tool"], exports["describe"] && exports["call"]:
+	case exports["list_tools"] && exports["call_tool"], exports["describe"] && exports["call"] && extismImports:
 		return KindExtism, nil
 	}
-	return "", fmt.Errorf("exports neither %s (a toolhost/v1 plugin) nor list_tools and call_tool, or describe and call (an Extism MCP plugin)", abi.ExportVersionMarker)
+	return "", fmt.Errorf("exports neither %s (a toolhost/v1 plugin) nor list_tools and call_tool, or describe and call with imports from extism:host (an Extism MCP plugin)", abi.ExportVersionMarker)
 }
 
-// exportNames lists a module's exports by name.
-func exportNames(module []byte) (map[string]bool, error) {
+// exportsAndImports lists a module's exports by name, and says whether it
+// imports from Extism's kernel (extism:host/env or extism:host/user).
+func exportsAndImports(module []byte) (exports map[string]bool, extismImports bool, err error) {
 	sections, err := wasmbin.Sections(module)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	names := map[string]bool{}
+	exports = map[string]bool{}
 	for _, sec := range sections {
-		if sec.ID != wasmbin.SectionExport {
-			continue
-		}
-		r := sec.Reader()
-		for n := r.Count(); n > 0 && !r.Done(); n-- {
-			names[r.Name()] = true
-			r.Byte() // kind
-			r.U32()  // index
-		}
-		if err := r.Err(); err != nil {
-			return nil, err
+		switch sec.ID {
+		case wasmbin.SectionImport:
+			imports, err := wasmbin.Imports(sec)
+			if err != nil {
+				return nil, false, err
+			}
+			for _, imp := range imports {
+				extismImports = extismImports || imp.Module == "extism:host/env" || imp.Module == "extism:host/user"
+			}
+		case wasmbin.SectionExport:
+			r := sec.Reader()
+			for n := r.Count(); n > 0 && !r.Done(); n-- {
+				exports[r.Name()] = true
+				r.Byte() // kind
+				r.U32()  // index
+			}
+			if err := r.Err(); err != nil {
+				return nil, false, err
+			}
 		}
 	}
-	return names, nil
+	return exports, extismImports, nil
 }
 
 // describe returns a native plugin's manifest as the plugin states it,

@@ -379,3 +379,40 @@ func TestRefusedPluginStillChecked(t *testing.T) {
 		t.Errorf("tools %v", reports[0].Tools)
 	}
 }
+
+// issue 13 item 5: the suite tells a module's kind by serve's rule
+// (extism.Detect): describe and call make an Extism servlet only with an
+// import from Extism's kernel. Without one, serve hands the module to the
+// native runtime, so the suite must not report it as an Extism plugin.
+func TestKindOf(t *testing.T) {
+	servletExports := map[string]int{"describe": 0, "call": 1, "memory": -1}
+	bare := wasm{types: []signature{tVoid}, funcs: []uint32{0, 0}, exports: servletExports, memory: true}
+	servlet := wasm{types: []signature{tVoid, tDescr}, funcs: []uint32{0, 0},
+		imports: [][3]any{{"extism:host/env", "input_length", uint32(1)}},
+		exports: map[string]int{"describe": 1, "call": 2, "memory": -1}, memory: true}
+	hyper := wasm{types: []signature{tVoid}, funcs: []uint32{0, 0}, exports: map[string]int{"list_tools": 0, "call_tool": 1}}
+	for _, c := range []struct {
+		name    string
+		module  wasm
+		want    Kind
+		wantErr string
+	}{
+		{"native", goodModule(), KindNative, ""},
+		{"describe and call without Extism imports", bare, "", abi.ExportVersionMarker},
+		{"servlet", servlet, KindExtism, ""},
+		{"hyper-mcp", hyper, KindExtism, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := kindOf(c.module.bytes())
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("kindOf = %q, %v; want an error naming %s", got, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("kindOf = %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
