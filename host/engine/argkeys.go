@@ -19,8 +19,10 @@ import (
 // second the two names as written.
 //
 // raw has already decoded as JSON. Every call crosses this scan, so it
-// walks the bytes once and allocates only for objects with many members
-// or names with escapes. The pointer is built only for the answer: built
+// walks the bytes once, allocating a record per object or array and its
+// list of names (a read_file's arguments: 4 allocations, under 300
+// bytes), a map only past fewNames members, and a copy only of a name
+// with escapes. The pointer is built only for the answer: built
 // per level while descending, 10,000 levels of 20-byte names (250 KB of
 // arguments) held a gigabyte of pointers at once.
 func ambiguousKey(raw []byte) (ptr, first, second string, found bool) {
