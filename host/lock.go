@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/toolhost/toolhost/host/internal/pin"
+	"github.com/toolhost/toolhost/host/internal/registry"
 )
 
 // LockFile is the name of a plugin directory's lock: the SHA-256 of each
@@ -114,47 +115,21 @@ func hashModules(pluginDir string) ([]LockedPlugin, error) {
 	return out, nil
 }
 
-// modules lists, sorted and slash-separated relative to pluginDir, each
-// *.wasm in pluginDir and in its immediate subdirectories, following
-// symbolic links as loading would: every module a Host may load from it.
+// modules lists, slash-separated relative to pluginDir, the modules a
+// Host loads from it: the registry's own list, so the lock pins exactly
+// what is served.
 func modules(pluginDir string) ([]string, error) {
-	top, err := wasmFiles(pluginDir)
+	found, err := registry.Modules(pluginDir)
 	if err != nil {
 		return nil, err
 	}
-	out := top.files
-	for _, d := range top.dirs {
-		sub, err := wasmFiles(filepath.Join(pluginDir, d))
+	out := make([]string, len(found))
+	for i, m := range found {
+		rel, err := filepath.Rel(pluginDir, m.Path)
 		if err != nil {
 			return nil, err
 		}
-		for _, f := range sub.files {
-			out = append(out, d+"/"+f)
-		}
+		out[i] = filepath.ToSlash(rel)
 	}
-	slices.Sort(out)
 	return out, nil
-}
-
-type listing struct{ files, dirs []string }
-
-// wasmFiles lists the *.wasm files (anything but a directory: a module
-// that cannot be read is reported when it is hashed) and the
-// subdirectories of dir.
-func wasmFiles(dir string) (listing, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return listing{}, fmt.Errorf("plugin directory: %w", err)
-	}
-	var l listing
-	for _, e := range entries {
-		fi, err := os.Stat(filepath.Join(dir, e.Name()))
-		switch {
-		case err == nil && fi.IsDir():
-			l.dirs = append(l.dirs, e.Name())
-		case filepath.Ext(e.Name()) == ".wasm":
-			l.files = append(l.files, e.Name())
-		}
-	}
-	return l, nil
 }

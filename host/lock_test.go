@@ -201,6 +201,10 @@ func TestLockAndCheckLock_Issue13Item4(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "hyper", "plugin.wasm"), []byte("h"), 0o644)
 	os.WriteFile(filepath.Join(dir, "hyper", "deeper", "x.wasm"), []byte("x"), 0o644)
+	// A hidden folder is not loaded, so it is not pinned either: the lock
+	// lists what the registry serves.
+	os.MkdirAll(filepath.Join(dir, ".old"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".old", "plugin.wasm"), []byte("o"), 0o644)
 	got, err := host.Lock(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -99,7 +99,7 @@ type ForeignTool interface {
 // foreign loader claims (an Extism module, told apart by its exports)
 // gives one registry tool per tool it lists.
 func LoadWith(ctx context.Context, rt *runtime.Runtime, dir string, opts Options) (*Registry, error) {
-	mods, err := modules(dir)
+	mods, err := Modules(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -115,37 +115,37 @@ func LoadWith(ctx context.Context, rt *runtime.Runtime, dir string, opts Options
 				continue
 			}
 		}
-		p, err := rt.Load(ctx, mod.path)
+		p, err := rt.Load(ctx, mod.Path)
 		if err != nil {
 			return nil, err
 		}
 		t, err := NewTool(p.Manifest(), p)
 		if err != nil {
-			return nil, fmt.Errorf("plugin %s: %w", mod.path, err)
+			return nil, fmt.Errorf("plugin %s: %w", mod.Path, err)
 		}
 		tools = append(tools, t)
 	}
 	return New(tools...)
 }
 
-// module is one plugin module found in the plugin directory.
-type module struct {
-	path string
-	dir  string // its own folder, or "" for DIR/*.wasm
+// Module is one plugin module found in the plugin directory.
+type Module struct {
+	Path string
+	Dir  string // its own folder, or "" for DIR/*.wasm
 }
 
-// modules lists dir's plugin modules, sorted by path: DIR/*.wasm and the
+// Modules lists dir's plugin modules, sorted by path: DIR/*.wasm and the
 // one *.wasm of each subdirectory (hidden ones skipped; one holding no
 // module, like conformance/, is not a plugin).
-func modules(dir string) ([]module, error) {
+func Modules(dir string) ([]Module, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
 	if err != nil {
 		return nil, err
 	}
-	var out []module
+	var out []Module
 	for _, p := range paths {
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			out = append(out, module{path: p})
+			out = append(out, Module{Path: p})
 		}
 	}
 	entries, err := os.ReadDir(dir)
@@ -164,7 +164,7 @@ func modules(dir string) ([]module, error) {
 		switch len(inner) {
 		case 0:
 		case 1:
-			out = append(out, module{path: inner[0], dir: sub})
+			out = append(out, Module{Path: inner[0], Dir: sub})
 		default:
 			return nil, fmt.Errorf("plugin folder %s holds %d modules (%s); a plugin's folder holds exactly one .wasm", sub, len(inner), strings.Join(inner, ", "))
 		}
@@ -172,13 +172,13 @@ func modules(dir string) ([]module, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("plugin directory %s holds no *.wasm plugins; build them with 'make plugins' or pass --plugins", dir)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
 }
 
 // loadForeign registers the tools of a module the foreign loader claims.
-func loadForeign(ctx context.Context, l ForeignLoader, mod module) ([]*Tool, bool, error) {
-	fts, ok, err := l.Load(ctx, mod.path, mod.dir)
+func loadForeign(ctx context.Context, l ForeignLoader, mod Module) ([]*Tool, bool, error) {
+	fts, ok, err := l.Load(ctx, mod.Path, mod.Dir)
 	if err != nil || !ok {
 		return nil, ok, err
 	}
@@ -186,7 +186,7 @@ func loadForeign(ctx context.Context, l ForeignLoader, mod module) ([]*Tool, boo
 	for _, ft := range fts {
 		t, err := NewTool(ft.Manifest(), ft)
 		if err != nil {
-			return nil, true, fmt.Errorf("plugin %s: %w", mod.path, err)
+			return nil, true, fmt.Errorf("plugin %s: %w", mod.Path, err)
 		}
 		tools = append(tools, t)
 	}
