@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -142,26 +143,16 @@ func (c *Case) normalize() error {
 		}
 	}
 	var paths []string
-	paths = append(paths, slices.Collect(mapKeys(c.Files))...)
+	paths = append(paths, slices.Collect(maps.Keys(c.Files))...)
 	paths = append(paths, c.Dirs...)
-	paths = append(paths, slices.Collect(mapKeys(c.Symlinks))...)
-	paths = append(paths, slices.Collect(mapKeys(c.ExpectFiles))...)
+	paths = append(paths, slices.Collect(maps.Keys(c.Symlinks))...)
+	paths = append(paths, slices.Collect(maps.Keys(c.ExpectFiles))...)
 	for _, p := range paths {
 		if !filepath.IsLocal(filepath.FromSlash(p)) {
 			return fmt.Errorf("fixture path %q escapes the workspace root; use a relative path with no .. component", p)
 		}
 	}
 	return nil
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func isObject(raw json.RawMessage) bool {
@@ -356,7 +347,7 @@ func (c *Case) lay(root string) error {
 			return err
 		}
 	}
-	for _, name := range slices.Sorted(mapKeys(c.Files)) {
+	for _, name := range slices.Sorted(maps.Keys(c.Files)) {
 		p := filepath.FromSlash(name)
 		if dir := filepath.Dir(p); dir != "." {
 			if err := rt.MkdirAll(dir, 0o755); err != nil {
@@ -367,7 +358,7 @@ func (c *Case) lay(root string) error {
 			return err
 		}
 	}
-	for _, name := range slices.Sorted(mapKeys(c.Symlinks)) {
+	for _, name := range slices.Sorted(maps.Keys(c.Symlinks)) {
 		p := filepath.FromSlash(name)
 		if dir := filepath.Dir(p); dir != "." {
 			if err := rt.MkdirAll(dir, 0o755); err != nil {
@@ -437,7 +428,7 @@ func (c *Case) checkFiles(root string) []string {
 	}
 	defer rt.Close()
 	var out []string
-	for _, name := range slices.Sorted(mapKeys(c.ExpectFiles)) {
+	for _, name := range slices.Sorted(maps.Keys(c.ExpectFiles)) {
 		want := c.ExpectFiles[name]
 		p := filepath.FromSlash(name)
 		limit := 0
