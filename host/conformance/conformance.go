@@ -28,13 +28,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/config"
+	"github.com/toolhost/toolhost/host/internal/registry"
 )
 
 // Status is a check's outcome.
@@ -184,9 +184,6 @@ func Discover(paths []string) ([]Plugin, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(found) == 0 {
-			return nil, fmt.Errorf("directory %s holds no plugin (no *.wasm in it or in its subdirectories); build the plugins first", path)
-		}
 		out = append(out, found...)
 	}
 	return out, nil
@@ -199,31 +196,16 @@ func Discover(paths []string) ([]Plugin, error) {
 // or refuse them, never pass over them), and the one *.wasm of each
 // subdirectory not hidden.
 func discoverDir(dir string) ([]Plugin, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
+	// The modules serve would load from dir, by the registry's own rules,
+	// so what is tested is what is served.
+	mods, err := registry.Modules(dir)
 	if err != nil {
-		return nil, fmt.Errorf("plugin directory %s: %w", dir, err)
+		return nil, err
 	}
-	var out []Plugin
-	for _, p := range paths {
-		if st, err := os.Stat(p); err != nil || !st.IsDir() {
-			out = append(out, Plugin{Module: p})
-		}
+	out := make([]Plugin, len(mods))
+	for i, m := range mods {
+		out[i] = Plugin{Module: m.Path, Dir: m.Dir}
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("plugin directory %s: %w", dir, err)
-	}
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		full := filepath.Join(dir, e.Name())
-		mods, _ := filepath.Glob(filepath.Join(full, "*.wasm"))
-		if len(mods) == 1 {
-			out = append(out, Plugin{Module: mods[0], Dir: full})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Module < out[j].Module })
 	return out, nil
 }
 
