@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"log/slog"
@@ -77,12 +78,12 @@ func runTest(cmd *cobra.Command, g *globals, tf *testFlags, paths []string) erro
 		return err
 	}
 	out := io.Writer(os.Stdout)
+	var file *os.File
 	if tf.output != "" {
-		file, err := os.Create(tf.output)
-		if err != nil {
+		if file, err = os.Create(tf.output); err != nil {
 			return usageErrorf("--output: %v", err)
 		}
-		defer file.Close()
+		defer file.Close() // on the way out early; the report's end checks it
 		out = file
 	}
 	// The text lines stream where the report goes, or to stdout when a
@@ -127,8 +128,11 @@ func runTest(cmd *cobra.Command, g *globals, tf *testFlags, paths []string) erro
 	case "junit":
 		err = conformance.WriteJUnit(out, reports)
 	}
+	if err == nil && file != nil {
+		err = file.Close() // a full disk may only show here
+	}
 	if err != nil {
-		return fmt.Errorf("write the report: %w", err)
+		return fmt.Errorf("write the report to %s: %w", cmp.Or(tf.output, "stdout"), err)
 	}
 	if text != nil && tf.format != "text" {
 		text.Total(reports)

@@ -170,6 +170,15 @@ func TestToolhostTestFails(t *testing.T) {
 			t.Errorf("toolhost %v: exit %d, want 2 (usage)\n%s%s", args, code, out, stderr)
 		}
 	}
+
+	// A report that cannot be written is an error naming the file, not a
+	// pass with a missing report.
+	if _, err := os.Stat("/dev/full"); err == nil {
+		out, stderr, code := w.run(t, "test", "--format", "junit", "-o", "/dev/full", filepath.Join(dir, "read_file.wasm"))
+		if code == 0 || !strings.Contains(stderr, "/dev/full") {
+			t.Errorf("a report to /dev/full: exit %d\n%s%s", code, out, stderr)
+		}
+	}
 }
 
 // issue 13 item 1: what a plugin says in its manifest reaches the
