@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -82,6 +83,28 @@ type Spec struct {
 	// after a crash can kill what is left). An error stops the command as
 	// a cancellation would, and Run returns it.
 	Started func(pid int) error
+	// Launcher, if non-nil, turns sh -c Command into the process that
+	// runs it (the confined launcher of host/internal/confine) and follows
+	// that process.
+	Launcher Launcher
+}
+
+// Launcher runs a command through another process, such as one that
+// confines it, and follows that process. Run calls Prepare before the
+// start, Started once the process runs (after Spec.Started), Exit with
+// its exit status, and Close once every process of the command is gone.
+type Launcher interface {
+	// Prepare rewrites cmd, an exec.Cmd for sh -c Command, before it
+	// starts. It must keep Stdout, Stderr and the session of its own.
+	Prepare(cmd *exec.Cmd) error
+	// Started finishes the setup once the process runs and returns when
+	// the command itself runs. An error means it did not and will not:
+	// Run kills the process and returns the error.
+	Started(ctx context.Context, pid int) error
+	// Exit maps the process's exit status to the command's.
+	Exit(code int, signal string) (int, string)
+	// Close releases what the launch holds.
+	Close()
 }
 
 // Result is what a command produced.
@@ -158,17 +181,30 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, err
 	}
 	defer r.stopGiveUp()
-	var startedErr error
+	if spec.Launcher != nil {
+		defer spec.Launcher.Close()
+	}
+	var startedErr, launchErr error
 	if spec.Started != nil {
 		if startedErr = spec.Started(r.cmd.Process.Pid); startedErr != nil {
 			stop(startedErr)
 		}
 	}
+	if startedErr == nil && spec.Launcher != nil {
+		if launchErr = spec.Launcher.Started(ctx, r.cmd.Process.Pid); launchErr != nil {
+			stop(launchErr)
+		}
+	}
 	ctxErr := r.wait(ctx)
 	res, err := r.finish()
+	if spec.Launcher != nil {
+		res.ExitCode, res.Signal = spec.Launcher.Exit(res.ExitCode, res.Signal)
+	}
 	switch {
 	case startedErr != nil:
 		return res, fmt.Errorf("proc: command stopped: %w", startedErr)
+	case launchErr != nil:
+		return res, &NotRunError{Err: launchErr}
 	case ctxErr != nil:
 		return res, fmt.Errorf("proc: command killed: %w", ctxErr)
 	}
@@ -250,13 +286,11 @@ func start(ctx context.Context, spec Spec) (*run, error) {
 	cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
 	cmd.Stderr = errW // Stdin stays nil: the child reads /dev/null
 	cmd.SysProcAttr = sysProcAttr()
-	err = cmd.Start()
-	// The child has its own copies of the write ends; ours must go, or the
-	// readers would never see end of file.
-	closeAll(outW, errW)
-	if err != nil {
-		closeAll(outR, errR)
-		return nil, fmt.Errorf("proc: start command in %s: %w", spec.Dir, err)
+	if spec.Launcher != nil {
+		if err := spec.Launcher.Prepare(cmd); err != nil {
+			closeAll(outR, outW, errR, errW)
+			return nil, &NotRunError{Err: err}
+		}
 	}
 	r := &run{
 		cmd:    cmd,
@@ -265,13 +299,47 @@ func start(ctx context.Context, spec Spec) (*run, error) {
 		killed: make(chan struct{}),
 		giveUp: make(chan struct{}),
 	}
+	err = r.startAndWatch()
+	// The child has its own copies of the write ends; ours must go, or the
+	// readers would never see end of file.
+	closeAll(outW, errW)
+	if err != nil {
+		closeAll(outR, errR)
+		return nil, fmt.Errorf("proc: start command in %s: %w", spec.Dir, err)
+	}
 	r.stopGiveUp = context.AfterFunc(ctx, func() {
 		time.AfterFunc(sinkGrace, func() { close(r.giveUp) })
 	})
-	go r.watch()
 	r.startReaders(ctx, spec, outR, errR)
 	return r, nil
 }
+
+// startAndWatch starts the command from a goroutine locked to its OS
+// thread, which then watches for its exit: a parent-death signal
+// (SysProcAttr.Pdeathsig, which the confined launcher uses so that
+// toolhost's death kills it) fires when the thread that started the child
+// exits, not the process, and a locked thread lives until its goroutine
+// unlocks it.
+func (r *run) startAndWatch() error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := r.cmd.Start()
+		started <- err
+		if err == nil {
+			r.watch()
+		}
+	}()
+	return <-started
+}
+
+// NotRunError is a command that did not run because its launcher could
+// not prepare it (confinement that cannot be had fails closed).
+type NotRunError struct{ Err error }
+
+func (e *NotRunError) Error() string { return "proc: command not run: " + e.Err.Error() }
+func (e *NotRunError) Unwrap() error { return e.Err }
 
 func (r *run) startReaders(ctx context.Context, spec Spec, outR, errR *os.File) {
 	if spec.Sink != nil {
