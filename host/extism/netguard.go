@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/gobwas/glob"
+
+	"github.com/toolhost/toolhost/host/internal/netguard"
 )
 
 // NetDeniedError is a plugin's HTTP request to a host its configuration
@@ -94,37 +96,6 @@ func (hp hostPatterns) privateOK(host string) bool {
 	return err == nil
 }
 
-// internal are the ranges, beyond loopback, private, link-local,
-// multicast and unspecified addresses, that lead inside a network rather
-// than to a public service.
-var internal = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),      // "this network"; 0.0.0.0 reaches localhost
-	netip.MustParsePrefix("100.64.0.0/10"),  // carrier-grade NAT, overlay networks
-	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),    // reserved, broadcast
-	netip.MustParsePrefix("fec0::/10"),      // site-local (deprecated, still routed by some)
-	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
-	netip.MustParsePrefix("2001:db8::/32"),  // documentation
-	netip.MustParsePrefix("100::/64"),       // discard
-}
-
-// isInternal tells an address inside the machine or its network: what a
-// plugin reaching the public API it was granted has no business dialing.
-func isInternal(a netip.Addr) bool {
-	a = a.Unmap()
-	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
-		return true
-	}
-	for _, p := range internal {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
 // netPolicy is one plugin's network: its allow-list and a transport of
 // its own, whose connections no other plugin's request can reuse and
 // whose dialer refuses internal addresses the allow-list does not name.
@@ -168,7 +139,7 @@ func (np *netPolicy) roundTrip(r *http.Request) (*http.Response, error) {
 	// An address written in the URL is checked before a pooled
 	// connection could be reused for it; names are checked where they
 	// are dialed.
-	if a, err := netip.ParseAddr(host); err == nil && isInternal(a) && !np.hosts.privateOK(host) {
+	if a, err := netip.ParseAddr(host); err == nil && netguard.IsInternal(a) && !np.hosts.privateOK(host) {
 		return nil, np.internalError(host, a)
 	}
 	if proxy, err := np.transport.Proxy(r); err == nil && proxy != nil {
@@ -199,7 +170,7 @@ func (np *netPolicy) dial(ctx context.Context, network, addr string) (net.Conn, 
 			if err != nil {
 				return fmt.Errorf("plugin %s: cannot check the address %q it dials: %w", np.plugin, address, err)
 			}
-			if isInternal(ap.Addr()) && !exempt {
+			if netguard.IsInternal(ap.Addr()) && !exempt {
 				return np.internalError(host, ap.Addr().Unmap())
 			}
 			return nil
