@@ -47,6 +47,12 @@ type Options struct {
 	// everything under them: the operator's configuration files and the
 	// user's configuration directory.
 	Protected []string
+	// Launcher is the path of a toolhost binary that confines run_command's
+	// commands (one whose main calls RunLauncher first; the toolhost CLI
+	// passes "/proc/self/exe"). "" leaves commands without a launcher, so
+	// they fail closed unless the operator's configuration sets
+	// [tools.run_command] sandbox = "off".
+	Launcher string
 	// Logger receives the host's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -63,9 +69,10 @@ type Host struct {
 	// journal records every batch before it runs, and keeps the read
 	// caches (issue 12); nil keeps no record, and read caches in memory
 	// only.
-	journal *journal.Journal
-	saves   *saver  // nil without a journal
-	prune   *pruner // nil without a journal
+	commands *commandSandbox // confines run_command's commands (issue 14)
+	journal  *journal.Journal
+	saves    *saver  // nil without a journal
+	prune    *pruner // nil without a journal
 
 	mu     sync.Mutex // calls of a parallel batch load caches concurrently
 	caches map[string]*conversationCache
@@ -129,6 +136,10 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	recoverCommits(sb, log)
 	h := &Host{log: log, sb: sb, caches: map[string]*conversationCache{}}
+	if h.commands, err = openCommandSandbox(ctx, cfg, opts, st.sandbox.ProtectedDirs, log); err != nil {
+		sb.Close()
+		return nil, err
+	}
 	// The journal is opened, and a crash's leftovers recovered, before any
 	// tool can run (FR-RES-04c).
 	if h.journal, err = OpenJournal(ctx, cfg.Journal, opts.StateDir, log); err != nil {
@@ -166,6 +177,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	ecfg := st.engine
 	ecfg.Registry, ecfg.Sandbox, ecfg.Logger, ecfg.ReadCache = h.reg, sb, log, h.readCache
+	ecfg.Confiner = h.commands.confiner
 	if h.journal != nil {
 		ecfg.Journal = engineJournal{h.journal}
 	}
@@ -197,7 +209,7 @@ func (h *Host) Close(ctx context.Context) error {
 	h.closeSaves()
 	err := errors.Join(h.ext.Close(ctx), h.rt.Close(ctx))
 	h.sb.Close()
-	return errors.Join(err, h.closeJournal())
+	return errors.Join(err, h.closeJournal(), h.commands.close())
 }
 
 func (h *Host) closeSaves() {

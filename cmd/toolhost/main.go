@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/toolhost/toolhost/host"
 )
 
 // Exit codes.
@@ -33,6 +35,11 @@ func usageErrorf(format string, args ...any) error {
 }
 
 func main() {
+	// The confined launcher of run_command is this binary re-executed; it
+	// must run before anything else of the CLI.
+	if code, ok := host.RunLauncher(os.Args); ok {
+		os.Exit(code)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:])
 	stop()

@@ -101,7 +101,7 @@ func runTest(cmd *cobra.Command, g *globals, tf *testFlags, paths []string) erro
 	if cmd.Flags().Changed("log-level") {
 		logger = g.logger()
 	}
-	opts := conformance.Options{CacheDir: g.cache(), Cases: tf.cases, Timeout: tf.timeout, Config: loaded.Config, Logger: logger, AllowExec: tf.allowExec}
+	opts := conformance.Options{CacheDir: g.cache(), Cases: tf.cases, Timeout: tf.timeout, Config: loaded.Config, Logger: logger, AllowExec: tf.allowExec, Launcher: "/proc/self/exe"}
 	if tf.allowExec {
 		restore, err := isolateHome()
 		if err != nil {

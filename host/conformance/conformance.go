@@ -115,6 +115,9 @@ type Options struct {
 	// rights (a command can name any path). Without it, those tools'
 	// dynamic checks and cases are skipped, saying so.
 	AllowExec bool
+	// Launcher is host.Options.Launcher for the hosts the suite opens:
+	// the toolhost binary that confines commands.
+	Launcher string
 }
 
 // execRefused says why a tool that runs commands is not called, or "".

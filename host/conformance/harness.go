@@ -254,7 +254,7 @@ func (s *subject) open(ctx context.Context, fixtures func(root string) error, co
 	if configure != nil {
 		configure(cfg)
 	}
-	w.h, err = host.Open(ctx, host.Options{PluginDir: s.plugins, Config: cfg, CacheDir: s.opts.CacheDir, StateDir: w.state, Logger: s.opts.Logger})
+	w.h, err = host.Open(ctx, host.Options{PluginDir: s.plugins, Config: cfg, CacheDir: s.opts.CacheDir, StateDir: w.state, Launcher: s.opts.Launcher, Logger: s.opts.Logger})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/config"
+	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/output"
 	"github.com/toolhost/toolhost/host/internal/readcache"
@@ -69,6 +70,10 @@ type Config struct {
 	// Policy governs Plan and Run; the zero value means DefaultPolicy, and
 	// a zero field of any other Policy is the cautious choice.
 	Policy Policy
+	// Confiner confines the commands tools run (issue 14); nil means none,
+	// and a command a tool asks for does not run (fail closed). Use
+	// confine.Unconfined to run them unconfined on purpose.
+	Confiner *confine.Confiner
 	// Journal records every batch before its calls run, and each call's
 	// start and result (issue 12 item 2); nil keeps no record.
 	Journal Journal
@@ -139,7 +144,14 @@ type Result struct {
 	OK      bool       `json:"ok"`
 	Content string     `json:"content,omitempty"`
 	Error   *ToolError `json:"error,omitempty"`
+	// Confinement is the sandbox each command the call ran was confined
+	// by, in order (issue 14 item 6); empty when it ran none.
+	Confinement []Confinement `json:"confinement,omitempty"`
 }
+
+// Confinement is what confined one command: the sandbox mode, network,
+// namespaces, Landlock ABI, seccomp and the limits that applied.
+type Confinement = confine.Applied
 
 // callOptions are per-call inputs beyond the call itself.
 type callOptions struct {
@@ -188,10 +200,18 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 		limits.AvailableCapacityBytes = opts.AvailableCapacityBytes
 	}
 	env := &hostfn.Env{
-		CallID: call.ID, Sandbox: e.cfg.Sandbox, Limits: limits,
+		CallID: call.ID, Sandbox: e.cfg.Sandbox, Limits: limits, Confiner: e.cfg.Confiner,
 		Emit: opts.Emit, Resolved: resolved, Writes: opts.Writes, Environ: e.environ,
 		MaxCommitFiles: e.cfg.MaxCommitFiles, DryRun: opts.DryRun, Journal: opts.Journal, Observe: opts.Observe,
 	}
+	res := e.runTool(ctx, call, tool, env, opts)
+	res.Confinement = env.Confinement()
+	return res
+}
+
+// runTool runs a validated call in env, its fresh context.
+func (e *Engine) runTool(ctx context.Context, call Call, tool *registry.Tool, env *hostfn.Env, opts callOptions) Result {
+	limits := env.Limits
 	if e.cfg.ReadCache != nil {
 		// A file another batch of the conversation changes after this
 		// call's batch was planned is stale for this call.

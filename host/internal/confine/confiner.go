@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -72,7 +73,7 @@ func (c *Confiner) Prepare(call Call) (*Run, error) {
 		return nil, fmt.Errorf("%w: call %s: %w", ErrUnavailable, call.ID, err)
 	}
 	r := &Run{policy: p, cleanup: cleanup}
-	if l := p.Limits; (l.MemoryBytes > 0 || l.Pids > 0) {
+	if l := p.Limits; l.MemoryBytes > 0 || l.Pids > 0 {
 		cg, err := NewCgroup(call.ID, l)
 		if err != nil {
 			// Limits of memory and process count hold where a cgroup can be
@@ -114,11 +115,11 @@ func (r *Run) Applied() Applied {
 
 // Hint is the line to append to a command's output when stderr shows an
 // operation the sandbox denied; "" otherwise or when unconfined.
-func (r *Run) Hint(stderr []byte) string {
+func (r *Run) Hint(stderr ...[]byte) string {
 	if r.policy == nil {
 		return ""
 	}
-	h := Hint(r.policy, stderr)
+	h := Hint(r.policy, bytes.Join(stderr, nil))
 	if r.cgroup != nil && r.cgroup.OOMKilled() {
 		if h != "" {
 			h += "\n"

@@ -3,9 +3,11 @@ package hostfn
 import (
 	"context"
 	"crypto/sha256"
+	"sync"
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
@@ -60,6 +62,12 @@ type Env struct {
 	// dry-run fs_commit is checked as a write would be (the sandbox, the
 	// files' freshness) without a write grant, and fs_diff works as ever.
 	DryRun bool
+	// Confiner confines the commands the call runs (issue 14); nil means
+	// the host has none, and commands do not run.
+	Confiner *confine.Confiner
+	// mu guards confinement, which a command's host function appends to.
+	mu          sync.Mutex
+	confinement []confine.Applied
 	// Environ is the environment of processes the call starts, already
 	// sanitized (CFG-ENV-01); nil starts them with an empty environment.
 	Environ []string

@@ -2,10 +2,14 @@ package hostfn
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
 
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/proc"
 )
 
@@ -37,9 +41,17 @@ func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 	if err != nil {
 		return nil, err
 	}
+	run, err := env.confine(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
 	// The model never sees more than the output limit of either stream.
 	capture := int(env.outputLimit())
 	spec := proc.Spec{Command: command, Dir: dir, Env: env.Environ, MaxCapture: capture, TailCapture: capture}
+	if l := run.Launch(); l != nil {
+		spec.Launcher = l
+	}
 	if env.Emit != nil {
 		// proc passes the call's ctx on: a consumer that stops reading
 		// costs the call at most its own deadline.
@@ -51,11 +63,20 @@ func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 		spec.Started = env.Journal.ProcessStarted
 	}
 	res, err := proc.Run(ctx, spec)
+	env.recordConfinement(run.Applied())
 	if err != nil {
+		var notRun *proc.NotRunError
+		if errors.As(err, &notRun) {
+			return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: its sandbox could not be set up: %v", env.CallID, notRun.Err)
+		}
 		if stop := interrupted(err, "the command ran past its deadline; its processes were killed"); stop != nil {
 			return nil, stop
 		}
 		return nil, fail(abi.StatusIO, abi.KindExecutionFailed, "cannot start the command: %v", err)
+	}
+	if hint := run.Hint(res.Stderr, res.StderrTail); hint != "" {
+		res.Stderr, res.StderrTail = appendHint(res.Stderr, res.StderrTail, capture, hint)
+		res.StderrBytes += int64(len(hint) + 1)
 	}
 	out := abi.ProcResult{
 		ExitCode: int32(res.ExitCode), StdoutBytes: res.StdoutBytes, StderrBytes: res.StderrBytes,
@@ -88,4 +109,51 @@ func (e *Env) workDir(cwd string) (string, error) {
 		return "", fail(abi.StatusWrongType, abi.KindBadArgs, "cwd %s is not a directory", cwd)
 	}
 	return p.Abs, nil
+}
+
+// confine prepares the confinement of a command that runs in dir. It
+// fails closed: without a confiner, or when the configured confinement
+// cannot be had, the command does not run and the error says why and how
+// to fix it.
+func (e *Env) confine(dir string) (*confine.Run, error) {
+	if e.Confiner == nil {
+		return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: this host has no sandbox for commands configured", e.CallID)
+	}
+	roots := e.Sandbox.Roots()
+	for i, r := range roots {
+		roots[i] = filepath.Clean(r)
+	}
+	run, err := e.Confiner.Prepare(confine.Call{ID: e.CallID, Roots: roots, Dir: dir})
+	if err != nil {
+		return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: %v", e.CallID, err)
+	}
+	return run, nil
+}
+
+// recordConfinement keeps what confinement a command ran under, for the
+// call's result.
+func (e *Env) recordConfinement(a confine.Applied) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.confinement = append(e.confinement, a)
+}
+
+// Confinement is the confinement each command of the call ran under, in
+// order.
+func (e *Env) Confinement() []confine.Applied {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]confine.Applied(nil), e.confinement...)
+}
+
+// appendHint adds the sandbox's hint as the last line of stderr, within
+// the room the stream is kept in: in the tail when there is one, so the
+// model reads it after the error it explains.
+func appendHint(head, tail []byte, room int, hint string) ([]byte, []byte) {
+	line := []byte(fmt.Sprintf("\n%s\n", hint))
+	if len(tail) > 0 || len(head)+len(line) > room {
+		keep := max(0, min(len(tail), room-len(line)))
+		return head, append(append([]byte(nil), tail[len(tail)-keep:]...), line...)
+	}
+	return append(append([]byte(nil), head...), line...), tail
 }

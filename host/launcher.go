@@ -1,0 +1,16 @@
+package host
+
+import "github.com/toolhost/toolhost/host/internal/confine"
+
+// RunLauncher runs the confined launcher of run_command when args (a
+// program's os.Args) ask for it, and reports whether they did: a program
+// that hosts tools calls it first thing in main and exits with code when
+// ok. The host re-executes its own binary (/proc/self/exe) as the launcher,
+// so a single binary confines commands with no helper to install (issue 14
+// item 1).
+func RunLauncher(args []string) (code int, ok bool) {
+	if len(args) < 2 || args[1] != confine.LauncherArg {
+		return 0, false
+	}
+	return confine.Main(args), true
+}
