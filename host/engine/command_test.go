@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 )
 
@@ -213,5 +215,37 @@ func TestRunCommandSecretsHidden_CFG_ENV_01(t *testing.T) {
 		if sees := strings.Contains(out, "SSH_AUTH_SOCK=/run/agent.sock\n"); sees != (keep != nil) {
 			t.Errorf("keep %v: the command sees SSH_AUTH_SOCK: %v", keep, sees)
 		}
+	}
+}
+
+// A command never runs unconfined by accident: an engine without a
+// confiner, or one whose kernel lacks what the sandbox needs, refuses it
+// and says why, and nothing of it ran (issue 14 item 6).
+func TestRunCommandFailsClosed(t *testing.T) {
+	tests := []struct {
+		name     string
+		confiner *confine.Confiner
+		want     string
+	}{
+		{"no confiner", nil, "no sandbox for commands"},
+		{"probe without Landlock", confine.NewConfiner(
+			confine.Settings{Mode: confine.ModeWorkspaceWrite, Network: confine.NetworkOff},
+			confine.Support{LandlockABI: 0}, "/proc/self/exe", nil), "Landlock"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := configFixture(t, Config{Confiner: tt.confiner})
+			if tt.confiner == nil {
+				f.eng.cfg.Confiner = nil
+			}
+			r := f.call(t, "run_command", commandArgs(t, "echo ran > ran.txt", ""))
+			wantError(t, r, abi.KindExecutionFailed, tt.want)
+			if !strings.Contains(r.Error.Message, "did not run") {
+				t.Errorf("message %q does not say the command did not run", r.Error.Message)
+			}
+			if _, err := os.Stat(filepath.Join(f.root, "ran.txt")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the command ran: ran.txt: %v", err)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
@@ -193,7 +194,7 @@ func TestConfirmationPathRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	eng := New(Config{Registry: testRegistry(t), Sandbox: sb})
+	eng := New(Config{Registry: testRegistry(t), Sandbox: sb, Confiner: confine.Unconfined("engine tests")})
 	target := filepath.Join(b, "d", ".", "n.txt")
 	raw, _ := json.Marshal(map[string]any{"path": target, "content": "x"})
 	p := eng.Plan(context.Background(), batch(call("1", "write_file", string(raw))), Narrowing{ConfirmAll: true})

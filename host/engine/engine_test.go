@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/output"
 	"github.com/toolhost/toolhost/host/internal/readcache"
@@ -96,6 +97,12 @@ func configFixture(t *testing.T, cfg Config) *fixture {
 	f := &fixture{root: root, reads: readcache.New()}
 	cfg.Registry, cfg.Sandbox = testRegistry(t), sb
 	cfg.ReadCache = func(string) *readcache.Cache { return f.reads }
+	if cfg.Confiner == nil {
+		// These tests are of the engine and the command runner; the
+		// sandbox around commands has its own suites (host/internal/confine,
+		// tests/confine).
+		cfg.Confiner = confine.Unconfined("engine tests")
+	}
 	f.eng = New(cfg)
 	return f
 }
