@@ -22,15 +22,25 @@ import (
 // composes its output, so a JSON object result is also given as
 // structuredContent, byte for byte the text.
 func toResult(r engine.Result, structured bool) *mcp.CallToolResult {
+	var res *mcp.CallToolResult
 	if !r.OK {
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: errorText(r.Error)}}}
+		res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: errorText(r.Error)}}}
+	} else {
+		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Content}}}
+		if structured && isJSONObject(r.Content) {
+			res.StructuredContent = json.RawMessage(r.Content)
+		}
 	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Content}}}
-	if structured && isJSONObject(r.Content) {
-		res.StructuredContent = json.RawMessage(r.Content)
+	if len(r.Confinement) > 0 {
+		// What confined the call's commands, for the client and its user
+		// rather than the model (issue 14 item 6).
+		res.Meta = mcp.Meta{confinementMeta: r.Confinement}
 	}
 	return res
 }
+
+// confinementMeta is the _meta key of a result's confinement record.
+const confinementMeta = "toolhost/confinement"
 
 // errorText renders a tool error for a model: "Kind: message", then the
 // details as JSON but for what the message already says, then a
