@@ -94,6 +94,13 @@ type Profile struct {
 	Sequential bool `mapstructure:"sequential"`
 	// MaxToolCallsPerBatch lowers tools.max_tool_calls_per_batch; 0 keeps it.
 	MaxToolCallsPerBatch int `mapstructure:"max_tool_calls_per_batch"`
+	// Sandbox makes tools.run_command.sandbox stricter ("read-only", or
+	// "workspace-write" where the policy's is "off"); "" keeps it. Issue
+	// 14 item 6; RunCommand.ForProfile applies it.
+	Sandbox CommandSandbox `mapstructure:"sandbox"`
+	// Network makes tools.run_command.network stricter ("off", or
+	// "allowlist" where the policy's is "on"); "" keeps it. Issue 14 item 4.
+	Network CommandNetwork `mapstructure:"network"`
 }
 
 // Tools is the [tools] table.
@@ -110,6 +117,7 @@ type Tools struct {
 	Approval                     Approval            `mapstructure:"approval"`
 	ReadFile                     ReadFile            `mapstructure:"read_file"`
 	ApplyPatch                   ApplyPatch          `mapstructure:"apply_patch"`
+	RunCommand                   RunCommand          `mapstructure:"run_command"`
 	Overrides                    map[string]Override `mapstructure:"overrides"`
 	Definitions                  []Definition        `mapstructure:"definitions"`
 }
@@ -222,6 +230,7 @@ func Default() *Config {
 		},
 		ReadFile:   ReadFile{MaxFileReadBytes: 200 << 10, MaxScanBytes: 2 << 20},
 		ApplyPatch: ApplyPatch{MaxPatchBytes: 512 << 10, MaxFiles: 1000},
+		RunCommand: defaultRunCommand(),
 		Overrides:  map[string]Override{},
 	},
 		Server:   Server{ApprovalHoldSeconds: 120},

@@ -124,6 +124,19 @@ max_scan_bytes = 200
 max_patch_bytes = 300
 max_files = 7
 
+[tools.run_command]
+sandbox = "read-only"
+network = "allowlist"
+allowed_domains = ["proxy.golang.org", "*.example.com", "127.0.0.1"]
+denied_domains = ["evil.example.com"]
+extra_writable = ["@EXTRA@"]
+share_caches = true
+memory_max = "512MiB"
+pids_max = 64
+cpu_seconds = 60
+max_file_size = 1000000
+open_files = 256
+
 [tools.overrides.run_command]
 timeout_seconds = 600
 requires_approval = true
@@ -151,6 +164,8 @@ mode = "parse_only"
 confirm_all = true
 sequential = true
 max_tool_calls_per_batch = 2
+sandbox = "read-only"
+network = "off"
 
 [extism.Weather-Plugin]
 allowed_hosts = ["api.example.com", "*.example.org"]
@@ -194,6 +209,18 @@ tools:
   apply_patch:
     max_patch_bytes: 300
     max_files: 7
+  run_command:
+    sandbox: read-only
+    network: allowlist
+    allowed_domains: [proxy.golang.org, "*.example.com", 127.0.0.1]
+    denied_domains: [evil.example.com]
+    extra_writable: ["@EXTRA@"]
+    share_caches: true
+    memory_max: 512Mi
+    pids_max: 64
+    cpu_seconds: 60
+    max_file_size: 1000000
+    open_files: 256
   overrides:
     run_command:
       timeout_seconds: 600
@@ -222,6 +249,8 @@ profiles:
     confirm_all: true
     sequential: true
     max_tool_calls_per_batch: 2
+    sandbox: read-only
+    network: "off"
 extism:
   Weather-Plugin:
     allowed_hosts: [api.example.com, "*.example.org"]
@@ -229,9 +258,10 @@ extism:
     max_memory_mib: 32
 `
 
-// fullConfig is what fullTOML and fullYAML load to from dir. minLength is
+// fullConfig is what fullTOML and fullYAML load to from dir, with extra
+// for @EXTRA@. minLength is
 // an int64 from TOML and an int from YAML, as each decoder gives it.
-func fullConfig(dir string, minLength any) *Config {
+func fullConfig(dir, extra string, minLength any) *Config {
 	six, yes, no := 600, true, false
 	return &Config{Tools: Tools{
 		Mode: ModeParseOnly, AllowParallel: true,
@@ -251,7 +281,13 @@ func fullConfig(dir string, minLength any) *Config {
 		},
 		ReadFile:   ReadFile{MaxFileReadBytes: 100, MaxScanBytes: 200},
 		ApplyPatch: ApplyPatch{MaxPatchBytes: 300, MaxFiles: 7},
-		Overrides:  map[string]Override{"run_command": {TimeoutSeconds: &six, RequiresApproval: &yes, Denied: &no}},
+		RunCommand: RunCommand{
+			Sandbox: SandboxReadOnly, Network: NetworkAllowlist,
+			AllowedDomains: []string{"proxy.golang.org", "*.example.com", "127.0.0.1"}, DeniedDomains: []string{"evil.example.com"},
+			ExtraWritable: []string{extra}, ShareCaches: true,
+			MemoryMax: 512 << 20, PidsMax: 64, CPUSeconds: 60, MaxFileSize: 1000000, OpenFiles: 256,
+		},
+		Overrides: map[string]Override{"run_command": {TimeoutSeconds: &six, RequiresApproval: &yes, Denied: &no}},
 		Definitions: []Definition{{Name: "lookup_ticket", Description: "Look up a ticket", Parameters: map[string]any{
 			"type":       "object",
 			"properties": map[string]any{"id": map[string]any{"type": "string", "minLength": minLength}},
@@ -262,7 +298,7 @@ func fullConfig(dir string, minLength any) *Config {
 		Journal: Journal{Path: "/var/lib/toolhost/journal.db", MaxPreimageBytes: 1024, RetentionDays: 7},
 		Profiles: map[string]Profile{"reviewer": {
 			Description: "reads only", Tools: []string{"read_file", "list_directory"}, Approval: ApprovalDeny, Mode: ModeParseOnly,
-			ConfirmAll: true, Sequential: true, MaxToolCallsPerBatch: 2,
+			ConfirmAll: true, Sequential: true, MaxToolCallsPerBatch: 2, Sandbox: SandboxReadOnly, Network: NetworkOff,
 		}},
 		// issue 13 item 5: the plugin's name and config keys keep their case.
 		Extism: map[string]ExtismPlugin{"Weather-Plugin": {
@@ -288,20 +324,22 @@ func TestFullFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			file := writeFile(t, dir, tt.name, tt.content)
+			// issue 14 item 2: extra_writable names a directory that
+			// exists, apart from the configuration's.
+			dir, extra := t.TempDir(), t.TempDir()
+			file := writeFile(t, dir, tt.name, strings.ReplaceAll(tt.content, "@EXTRA@", extra))
 			l, err := Load(Options{UserDir: dir, Dir: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := fullConfig(dir, tt.minLength); !reflect.DeepEqual(l.Config, want) {
+			if want := fullConfig(dir, extra, tt.minLength); !reflect.DeepEqual(l.Config, want) {
 				t.Errorf("got  %+v\nwant %+v", l.Config.Tools, want.Tools)
 			}
 			if l.File != file {
 				t.Errorf("File = %q, want %q", l.File, file)
 			}
 			keys := []string{"tools.definitions", "tools.overrides.run_command.timeout_seconds", "tools.overrides.run_command.denied",
-				"profiles.reviewer.tools", "profiles.reviewer.max_tool_calls_per_batch"}
+				"profiles.reviewer.tools", "profiles.reviewer.max_tool_calls_per_batch", "profiles.reviewer.sandbox", "profiles.reviewer.network"}
 			for key := range keyKinds() {
 				keys = append(keys, key)
 			}

@@ -172,11 +172,45 @@ func Load(opts Options) (*Loaded, error) {
 		}
 		return nil, err
 	}
+	if err := l.checkExtraWritable(cfg, opts.Environ); err != nil {
+		return nil, err
+	}
 	l.Config = cfg
 	if err := l.project(opts, file); err != nil {
 		return nil, err
 	}
 	return l, nil
+}
+
+// checkExtraWritable checks the operator's tools.run_command.extra_writable
+// on the filesystem (issue 14 item 2). A project file can only drop
+// entries from it, so only this list is checked. HOME is the environment's,
+// else the process's.
+func (l *Loaded) checkExtraWritable(cfg *Config, environ []string) error {
+	list := cfg.Tools.RunCommand.ExtraWritable
+	if len(list) == 0 {
+		return nil
+	}
+	home := ""
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	var protected []string
+	for _, p := range append([]string{l.userDir}, l.File) {
+		if p != "" {
+			protected = append(protected, p, realDir(p))
+		}
+	}
+	if err := checkExtraWritable(list, home, protected); err != nil {
+		const key = "tools.run_command.extra_writable"
+		return &KeyError{Key: key, Source: l.sourceOf(key), Err: err}
+	}
+	return nil
 }
 
 // decode turns v into a Config holding defs.
@@ -571,7 +605,7 @@ func profileKind(key string) (kind, bool) {
 		return 0, false
 	}
 	switch field {
-	case "description", "mode", "approval":
+	case "description", "mode", "approval", "sandbox", "network":
 		return kindString, true
 	case "tools":
 		return kindList, true
@@ -624,6 +658,9 @@ const (
 	kindInt
 	kindBool
 	kindList
+	// kindSize is a number of bytes: an integer, or a string with a unit
+	// (parseSize).
+	kindSize
 )
 
 // String is the kind as an error message says it.
@@ -635,6 +672,8 @@ func (k kind) String() string {
 		return "a boolean (true or false)"
 	case kindList:
 		return "a list of strings"
+	case kindSize:
+		return `a size in bytes: an integer, or a string such as "512MiB" or "2G" (K, M, G, T: powers of 1000; Ki, Mi, Gi, Ti: of 1024)`
 	}
 	return "a string"
 }
@@ -690,8 +729,32 @@ func (k kind) fromFile(v any) (any, error) {
 			out[i] = s
 		}
 		return out, nil
+	case kindSize:
+		return sizeFromFile(v)
 	}
 	return nil, k.mismatch(v)
+}
+
+// sizeFromFile is a size as TOML or YAML decodes it: an integer, or a
+// string parseSize reads.
+func sizeFromFile(v any) (any, error) {
+	var n int64
+	switch v := v.(type) {
+	case string:
+		return parseSize(v)
+	case uint64:
+		return v, nil
+	case int:
+		n = int64(v)
+	case int64:
+		n = v
+	default:
+		return nil, kindSize.mismatch(v)
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("must be 0 or more, got %d", n)
+	}
+	return uint64(n), nil
 }
 
 // fromEnv parses an environment variable's text; lists are
@@ -710,6 +773,8 @@ func (k kind) fromEnv(s string) (any, error) {
 			return nil, k.mismatch(s)
 		}
 		return b, nil
+	case kindSize:
+		return parseSize(s)
 	case kindList:
 		out := []string{}
 		for _, item := range strings.Split(s, ",") {
@@ -736,6 +801,8 @@ func keyKinds() map[string]kind {
 			out[key] = kindBool
 		case reflect.Slice:
 			out[key] = kindList
+		case reflect.Uint64:
+			out[key] = kindSize
 		}
 	})
 	return out

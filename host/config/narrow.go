@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -112,6 +113,40 @@ var narrowRules = []struct {
 		return lowest(&c.Tools.ApplyPatch.MaxPatchBytes, p.Tools.ApplyPatch.MaxPatchBytes)
 	}},
 	{"tools.apply_patch.max_files", func(c, p *Config) string { return lowest(&c.Tools.ApplyPatch.MaxFiles, p.Tools.ApplyPatch.MaxFiles) }},
+	// issue 14: a project narrows how commands are confined, never widens
+	// it; what it cannot set names who can.
+	{"tools.run_command.sandbox", func(c, p *Config) string {
+		return operatorOnly("tools.run_command.sandbox",
+			stricter(&c.Tools.RunCommand.Sandbox, p.Tools.RunCommand.Sandbox, SandboxOff, SandboxWorkspaceWrite, SandboxReadOnly))
+	}},
+	{"tools.run_command.network", narrowNetwork},
+	{"tools.run_command.allowed_domains", func(c, p *Config) string {
+		return operatorOnly("tools.run_command.allowed_domains", intersect(&c.Tools.RunCommand.AllowedDomains, p.Tools.RunCommand.AllowedDomains))
+	}},
+	{"tools.run_command.denied_domains", func(c, p *Config) string {
+		return operatorOnly("tools.run_command.denied_domains", union(&c.Tools.RunCommand.DeniedDomains, p.Tools.RunCommand.DeniedDomains))
+	}},
+	{"tools.run_command.extra_writable", func(c, p *Config) string {
+		return operatorOnly("tools.run_command.extra_writable", intersect(&c.Tools.RunCommand.ExtraWritable, p.Tools.RunCommand.ExtraWritable))
+	}},
+	{"tools.run_command.share_caches", func(c, p *Config) string {
+		return operatorOnly("tools.run_command.share_caches", and(&c.Tools.RunCommand.ShareCaches, p.Tools.RunCommand.ShareCaches))
+	}},
+	{"tools.run_command.memory_max", func(c, p *Config) string {
+		return operatorOnly("tools.run_command.memory_max", lowerLimit(&c.Tools.RunCommand.MemoryMax, p.Tools.RunCommand.MemoryMax, true, formatSize))
+	}},
+	{"tools.run_command.pids_max", func(c, p *Config) string {
+		return operatorOnly("tools.run_command.pids_max", lowerLimit(&c.Tools.RunCommand.PidsMax, p.Tools.RunCommand.PidsMax, true, strconv.Itoa))
+	}},
+	{"tools.run_command.cpu_seconds", func(c, p *Config) string {
+		return operatorOnly("tools.run_command.cpu_seconds", lowerLimit(&c.Tools.RunCommand.CPUSeconds, p.Tools.RunCommand.CPUSeconds, true, strconv.Itoa))
+	}},
+	{"tools.run_command.max_file_size", func(c, p *Config) string {
+		return operatorOnly("tools.run_command.max_file_size", lowerLimit(&c.Tools.RunCommand.MaxFileSize, p.Tools.RunCommand.MaxFileSize, false, formatSize))
+	}},
+	{"tools.run_command.open_files", func(c, p *Config) string {
+		return operatorOnly("tools.run_command.open_files", lowerLimit(&c.Tools.RunCommand.OpenFiles, p.Tools.RunCommand.OpenFiles, false, strconv.Itoa))
+	}},
 	{"server.token", func(c, p *Config) string {
 		if p.Server.Token != c.Server.Token {
 			return "a project file cannot set the server's bearer token; only the operator's configuration or $TOOLHOST_TOKEN can"
@@ -148,6 +183,43 @@ func stricter[T ~string](c *T, p T, order ...T) string {
 func lowest(c *int, p int) string {
 	if p > *c {
 		return fmt.Sprintf("%d is above the operator's %d", p, *c)
+	}
+	*c = p
+	return ""
+}
+
+// narrowNetwork narrows tools.run_command.network, after the sandbox's
+// rule: while commands run unconfined (sandbox "off", which a project
+// cannot set) they have the host's network whatever this key says, so a
+// narrower network is kept only together with a confining sandbox.
+func narrowNetwork(c, p *Config) string {
+	const key = "tools.run_command.network"
+	rc := &c.Tools.RunCommand
+	if rc.Sandbox == SandboxOff && p.Tools.RunCommand.Network != rc.Network {
+		return fmt.Sprintf(`%q cannot hold while the operator's sandbox is "off" (commands run unconfined, with the host's network); set sandbox = "workspace-write" or "read-only" in the same file`, p.Tools.RunCommand.Network)
+	}
+	return operatorOnly(key, stricter(&rc.Network, p.Tools.RunCommand.Network, NetworkOn, NetworkAllowlist, NetworkOff))
+}
+
+// operatorOnly completes why a project's run_command setting was ignored
+// with who can set it (issue 14 item 6).
+func operatorOnly(key, why string) string {
+	if why == "" {
+		return ""
+	}
+	return why + "; only the operator's configuration (--config, $TOOLHOST_CONFIG or the user configuration directory) or " + EnvVar(key) + " can"
+}
+
+// lowerLimit sets *c to p when p is the lower limit. With none true, 0
+// means no limit: the highest of all.
+func lowerLimit[T int | uint64](c *T, p T, none bool, show func(T) string) string {
+	switch {
+	case p == *c:
+		return ""
+	case none && p == 0:
+		return fmt.Sprintf("0 (no limit) would lift the operator's %s", show(*c))
+	case p > *c && !(none && *c == 0):
+		return fmt.Sprintf("%s is above the operator's %s", show(p), show(*c))
 	}
 	*c = p
 	return ""

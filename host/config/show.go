@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,6 +58,8 @@ func showValues(c *Config) map[string]any {
 		values[prefix+"confirm_all"] = p.ConfirmAll
 		values[prefix+"sequential"] = p.Sequential
 		values[prefix+"max_tool_calls_per_batch"] = p.MaxToolCallsPerBatch
+		values[prefix+"sandbox"] = p.Sandbox
+		values[prefix+"network"] = p.Network
 	}
 	return values
 }
@@ -112,18 +115,22 @@ func (l *Loaded) source(key string) string {
 
 func tomlValue(v any) string {
 	switch v := v.(type) {
-	case string:
-		return strconv.Quote(v)
-	case Mode:
-		return strconv.Quote(string(v))
-	case ApprovalMode:
-		return strconv.Quote(string(v))
+	case uint64:
+		// Sizes are the only unsigned keys: "2GiB" reads better than
+		// 2147483648, and loads back to the same value.
+		if s := formatSize(v); s != strconv.FormatUint(v, 10) {
+			return strconv.Quote(s)
+		}
+		return strconv.FormatUint(v, 10)
 	case []string:
 		q := make([]string, len(v))
 		for i, s := range v {
 			q[i] = strconv.Quote(s)
 		}
 		return "[" + strings.Join(q, ", ") + "]"
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.String {
+		return strconv.Quote(rv.String()) // string and the enums (Mode, CommandSandbox, ...)
 	}
 	return fmt.Sprint(v)
 }
@@ -260,6 +267,55 @@ max_patch_bytes = 524288
 # Most files one patch may change. (CFG-PATCH-01)
 max_files = 1000
 
+[tools.run_command]
+# How run_command's commands are confined by the kernel (new user, mount,
+# PID and network namespaces, Landlock, seccomp); "toolhost sandbox doctor"
+# says what this machine allows. A project file or a profile may only make
+# these stricter; only this file or TOOLHOST_TOOLS_RUN_COMMAND_* turn the
+# sandbox off, open the network, name domains or writable directories,
+# share caches or raise a limit.
+#
+# workspace-write: commands write only the roots, a private $TMPDIR and the
+# directories below; read-only: they write only their private $TMPDIR; off:
+# they run unconfined with toolhost's own privileges (then set network =
+# "on" too). When the confinement asked for cannot be had, run_command fails
+# and says why; it never runs a command unconfined instead. (issue 14 item 6)
+sandbox = "workspace-write"
+# off: loopback only; allowlist: only the hosts of allowed_domains, through
+# toolhost's proxy ($HTTPS_PROXY, $ALL_PROXY); on: the host's network.
+# (issue 14 item 4)
+network = "off"
+# Hosts commands may reach when network = "allowlist": names,
+# "*.example.com" (any name below example.com) or addresses. Empty allows
+# nothing; loopback and private addresses only when listed exactly.
+# (issue 14 item 4)
+allowed_domains = []
+# Hosts never reached, even when allowed_domains matches them. (issue 14 item 4)
+denied_domains = []
+# More directories commands may write: absolute paths of existing
+# directories; never /, the home directory or above it, /etc, /run, the
+# shared /tmp, a credentials directory such as ~/.ssh, or toolhost's own
+# configuration. (issue 14 item 2)
+extra_writable = []
+# true: commands use the user's own tool caches (GOCACHE, npm, pip, ...),
+# writable, instead of a per-root cache toolhost keeps; a command could
+# then poison builds outside the sandbox. (issue 14 item 3)
+share_caches = false
+# Memory of one call's processes, where cgroups are available: bytes, or
+# a size such as "512MiB" or "2G" (K, M, G: powers of 1000; Ki, Mi, Gi: of
+# 1024); 0 sets no limit. (issue 14 item 5)
+memory_max = "2GiB"
+# Processes of one call, where cgroups are available; 0 sets no limit.
+# (issue 14 item 5)
+pids_max = 512
+# CPU seconds of each process; 0 sets none (the call's timeout still
+# stops the command). (issue 14 item 5)
+cpu_seconds = 0
+# Largest file a command may write, as memory_max. (issue 14 item 5)
+max_file_size = "1GiB"
+# Most files one process may hold open, 16 to 1048576. (issue 14 item 5)
+open_files = 4096
+
 # Per-tool overrides, for any tool name; every field is optional and an
 # unset one keeps the tool's own setting:
 # [tools.overrides.run_command]
@@ -300,7 +356,10 @@ retention_days = 30
 # /mcp/NAME (HTTP) lists and runs only the profile's tools; a tool the
 # policy denies stays denied. Optional fields: mode (lower tools.mode),
 # approval (raise tools.approval.mode), confirm_all (ask before every
-# call), sequential (one call at a time), max_tool_calls_per_batch.
+# call), sequential (one call at a time), max_tool_calls_per_batch,
+# sandbox ("read-only", or "workspace-write" where tools.run_command's is
+# "off") and network ("off", or "allowlist" where it is "on"), which only
+# make [tools.run_command] stricter (issue 14 item 6).
 #
 # A reviewer reads and never changes anything:
 # [profiles.reviewer]

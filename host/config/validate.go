@@ -57,6 +57,9 @@ func (c *Config) Validate() error {
 			return &KeyError{Key: c.key, Err: c.err}
 		}
 	}
+	if err := t.RunCommand.validate(); err != nil {
+		return err
+	}
 	for name, o := range t.Overrides {
 		if !toolName.MatchString(name) {
 			return &KeyError{Key: "tools.overrides." + name, Err: fmt.Errorf("%q is not a tool name (lowercase letters, digits, underscores)", name)}
@@ -73,6 +76,9 @@ func (c *Config) Validate() error {
 	}
 	for name, p := range c.Profiles {
 		if err := p.validate(name); err != nil {
+			return err
+		}
+		if err := p.validateRunCommand(name, t.RunCommand); err != nil {
 			return err
 		}
 	}

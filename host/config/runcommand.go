@@ -1,0 +1,455 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// CommandSandbox is tools.run_command.sandbox: how much of the filesystem
+// a command may write (issue 14 item 6). The values are the confinement
+// package's modes, so the host converts them as they are.
+type CommandSandbox string
+
+// Sandbox modes, least strict first: off runs commands with toolhost's
+// own privileges and only the operator's configuration may choose it.
+const (
+	SandboxOff            CommandSandbox = "off"
+	SandboxWorkspaceWrite CommandSandbox = "workspace-write"
+	SandboxReadOnly       CommandSandbox = "read-only"
+)
+
+// CommandNetwork is tools.run_command.network: what a command may reach
+// (issue 14 item 4).
+type CommandNetwork string
+
+// Network modes, least strict first: on is the host's network, allowlist
+// the hosts of allowed_domains through toolhost's proxy, off loopback
+// only. Only the operator's configuration may choose on or allowlist.
+const (
+	NetworkOn        CommandNetwork = "on"
+	NetworkAllowlist CommandNetwork = "allowlist"
+	NetworkOff       CommandNetwork = "off"
+)
+
+// RunCommand is [tools.run_command]: the kernel's confinement of the
+// commands run_command starts (issue 14). A project file or a profile may
+// only narrow it; only the operator's configuration turns the sandbox
+// off, opens the network, names domains or writable directories, shares
+// caches or raises a limit.
+type RunCommand struct {
+	Sandbox CommandSandbox `mapstructure:"sandbox"`
+	Network CommandNetwork `mapstructure:"network"`
+	// AllowedDomains are the hosts the proxy lets commands reach when
+	// Network is allowlist: names, "*.example.com" patterns or literal
+	// addresses. None allows nothing. DeniedDomains win over them.
+	AllowedDomains []string `mapstructure:"allowed_domains"`
+	DeniedDomains  []string `mapstructure:"denied_domains"`
+	// ExtraWritable are absolute directories commands may write besides
+	// the roots and their private temporary directory.
+	ExtraWritable []string `mapstructure:"extra_writable"`
+	// ShareCaches gives commands the user's own tool caches, writable,
+	// instead of a per-root cache toolhost owns (issue 14 item 3).
+	ShareCaches bool `mapstructure:"share_caches"`
+	// MemoryMax is the memory of one call's processes, in bytes, where a
+	// cgroup is available; 0 sets no limit.
+	MemoryMax uint64 `mapstructure:"memory_max"`
+	// PidsMax is the number of processes of one call, where a cgroup is
+	// available; 0 sets no limit.
+	PidsMax int `mapstructure:"pids_max"`
+	// CPUSeconds is the CPU time of each process (RLIMIT_CPU); 0 sets
+	// none, and the call's timeout still stops the command.
+	CPUSeconds int `mapstructure:"cpu_seconds"`
+	// MaxFileSize is the largest file a command may write, in bytes
+	// (RLIMIT_FSIZE); always set.
+	MaxFileSize uint64 `mapstructure:"max_file_size"`
+	// OpenFiles is the most files one process may hold open
+	// (RLIMIT_NOFILE); always set.
+	OpenFiles int `mapstructure:"open_files"`
+}
+
+// Defaults and bounds of [tools.run_command]'s limits (issue 14 item 5).
+const (
+	DefaultCommandMemoryMax   = 2 << 30
+	DefaultCommandPidsMax     = 512
+	DefaultCommandMaxFileSize = 1 << 30
+	DefaultCommandOpenFiles   = 4096
+	// MinCommandMemoryMax is the least memory limit: below it a shell
+	// and a compiler cannot start, and the failure would look like a bug.
+	MinCommandMemoryMax = 16 << 20
+	// MinCommandPidsMax leaves room for the launcher, the shell and a
+	// pipeline.
+	MinCommandPidsMax = 8
+	// MinCommandOpenFiles leaves room for the standard streams, a shell's
+	// own descriptors and a pipeline.
+	MinCommandOpenFiles = 16
+	// MaxCommandOpenFiles is Linux's default fs.nr_open: an unprivileged
+	// process cannot raise its limit above it.
+	MaxCommandOpenFiles = 1 << 20
+)
+
+// defaultRunCommand is [tools.run_command] as Default has it: confined,
+// writing only the roots, no network.
+func defaultRunCommand() RunCommand {
+	return RunCommand{
+		Sandbox:        SandboxWorkspaceWrite,
+		Network:        NetworkOff,
+		AllowedDomains: []string{},
+		DeniedDomains:  []string{},
+		ExtraWritable:  []string{},
+		MemoryMax:      DefaultCommandMemoryMax,
+		PidsMax:        DefaultCommandPidsMax,
+		MaxFileSize:    DefaultCommandMaxFileSize,
+		OpenFiles:      DefaultCommandOpenFiles,
+	}
+}
+
+// ForProfile is r narrowed by profile p's sandbox and network (issue 14
+// item 6): the stricter of each; a profile never loosens the policy.
+func (r RunCommand) ForProfile(p Profile) RunCommand {
+	out := r
+	out.AllowedDomains = slices.Clone(r.AllowedDomains)
+	out.DeniedDomains = slices.Clone(r.DeniedDomains)
+	out.ExtraWritable = slices.Clone(r.ExtraWritable)
+	if p.Sandbox != "" {
+		stricter(&out.Sandbox, p.Sandbox, SandboxOff, SandboxWorkspaceWrite, SandboxReadOnly)
+	}
+	if p.Network != "" {
+		stricter(&out.Network, p.Network, NetworkOn, NetworkAllowlist, NetworkOff)
+	}
+	return out
+}
+
+// validate checks what can be checked without the filesystem; Load checks
+// extra_writable's directories on it (checkExtraWritable).
+func (r RunCommand) validate() error {
+	const key = "tools.run_command."
+	checks := []struct {
+		key string
+		err error
+	}{
+		{"sandbox", oneOf(string(r.Sandbox), SandboxWorkspaceWrite, SandboxReadOnly, SandboxOff)},
+		{"network", oneOf(string(r.Network), NetworkOff, NetworkAllowlist, NetworkOn)},
+		{"sandbox", r.unconfinedNetwork()},
+		{"allowed_domains", domains(r.AllowedDomains)},
+		{"denied_domains", domains(r.DeniedDomains)},
+		{"extra_writable", absoluteDirs(r.ExtraWritable)},
+		{"memory_max", limitOrNone(r.MemoryMax, MinCommandMemoryMax, formatSize)},
+		{"pids_max", limitOrNone(r.PidsMax, MinCommandPidsMax, strconv.Itoa)},
+		{"cpu_seconds", limitOrNone(r.CPUSeconds, 1, strconv.Itoa)},
+		{"max_file_size", positiveSize(r.MaxFileSize)},
+		{"open_files", between(r.OpenFiles, MinCommandOpenFiles, MaxCommandOpenFiles)},
+	}
+	for _, c := range checks {
+		if c.err != nil {
+			return &KeyError{Key: key + c.key, Err: c.err}
+		}
+	}
+	return nil
+}
+
+// unconfinedNetwork refuses sandbox = "off" with a network other than
+// "on": an unconfined command has the host's network, and a setting that
+// says otherwise would mislead whoever reads it (issue 14 item 6).
+func (r RunCommand) unconfinedNetwork() error {
+	if r.Sandbox != SandboxOff || r.Network == NetworkOn {
+		return nil
+	}
+	return fmt.Errorf(`"off" runs commands unconfined, with the host's network, so network = %q cannot hold; set network = "on" as well to say so, or keep sandbox = "workspace-write" or "read-only"`, r.Network)
+}
+
+// limitOrNone accepts 0 (no limit) or at least least.
+func limitOrNone[T int | uint64](n, least T, show func(T) string) error {
+	if n == 0 || n >= least {
+		return nil
+	}
+	if n < 0 {
+		return fmt.Errorf("must be 0 (no limit) or at least %s, got %s", show(least), show(n))
+	}
+	return fmt.Errorf("%s is too low for a command to start: use at least %s, or 0 for no limit", show(n), show(least))
+}
+
+func positiveSize(n uint64) error {
+	if n == 0 {
+		return errors.New(`must be a positive size: a command always gets a file-size limit (e.g. "1GiB")`)
+	}
+	return nil
+}
+
+func between(n, least, most int) error {
+	if n < least || n > most {
+		return fmt.Errorf("must be between %d and %d, got %d", least, most, n)
+	}
+	return nil
+}
+
+// domains checks allowed_domains or denied_domains: each a host name, a
+// "*.example.com" pattern or an IP address, written alone. The proxy
+// matches them; this check only keeps out what could never match, so a
+// mistyped entry is an error rather than a host silently refused.
+func domains(list []string) error {
+	for _, d := range list {
+		if err := checkDomain(d); err != nil {
+			return fmt.Errorf("%q %w", d, err)
+		}
+	}
+	return nil
+}
+
+func checkDomain(d string) error {
+	const form = `write a host name alone, e.g. "example.com", "*.example.com" or "127.0.0.1"`
+	switch {
+	case d == "":
+		return errors.New("is empty; " + form)
+	case d == "*":
+		return errors.New(`would allow every host; set network = "on" for that, or list the hosts`)
+	case strings.Contains(d, "://") || strings.ContainsAny(d, "/?#@"):
+		return errors.New("is not a host name (no scheme, path or user); " + form)
+	}
+	if _, err := netip.ParseAddr(d); err == nil {
+		return nil
+	}
+	name, wild := strings.CutPrefix(d, "*.")
+	labels := strings.Split(name, ".")
+	switch {
+	case strings.Contains(name, ":"):
+		return errors.New("is not a host name (no port: the proxy allows any port of a listed host); " + form)
+	case strings.Contains(name, "*"):
+		return errors.New(`has "*" elsewhere than as the whole first label ("*.example.com"); ` + form)
+	case len(name) > 253:
+		return errors.New("is longer than a host name can be (253 characters)")
+	case wild && len(labels) < 2:
+		return errors.New(`matches a whole top-level domain; name one below it, e.g. "*.example.com"`)
+	}
+	for _, l := range labels {
+		if !hostLabel(l) {
+			return fmt.Errorf("has the label %q, which is not a host name's (letters, digits and '-', 1 to 63, not starting or ending with '-'); %s", l, form)
+		}
+	}
+	return nil
+}
+
+func hostLabel(l string) bool {
+	if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+		return false
+	}
+	for _, r := range l {
+		if (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// absoluteDirs checks extra_writable's entries as written; the filesystem
+// is checked by checkExtraWritable.
+func absoluteDirs(list []string) error {
+	for _, p := range list {
+		switch {
+		case !filepath.IsAbs(p):
+			return fmt.Errorf("%q is not an absolute path; write the directory's full path (~ is not expanded)", p)
+		case p != filepath.Clean(p):
+			return fmt.Errorf("%q is not a clean path; write it as %q", p, filepath.Clean(p))
+		case p == "/":
+			return errors.New(`"/" would make the whole system writable; name the directories commands need`)
+		}
+	}
+	return nil
+}
+
+// homeSecrets are the paths under $HOME that hold credentials: commands
+// never read them in any mode (issue 14 item 2), so no writable directory
+// may be one, lie inside one, or hold one. The confinement package hides
+// the same list in the command's root; this copy is here because the
+// configuration depends on no other toolhost package.
+var homeSecrets = []string{
+	".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".git-credentials", ".docker", ".kube",
+	".config/gcloud", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+	".local/share/keyrings", ".password-store", ".azure", ".config/toolhost",
+	".claude", ".codex", ".gemini",
+}
+
+// systemDirs are directories no command may write, nor anything below
+// them: the kernel's views of processes and devices (/proc/<toolhost
+// pid>/environ), boot files, the system's configuration and secrets, and
+// /run (other users' agents, the container runtime's socket).
+var systemDirs = []string{"/proc", "/sys", "/dev", "/boot", "/etc", "/run"}
+
+// sharedTemp are the temporary directories every user shares: each call
+// gets a private one instead (issue 14 item 2).
+var sharedTemp = []string{"/tmp", "/var/tmp"}
+
+// checkExtraWritable checks each extra_writable directory on the
+// filesystem: it exists, and neither as written nor with its links
+// resolved is it the home directory or above it, a system directory, the
+// shared temporary directory, a secret's directory or one holding a
+// secret, or toolhost's own configuration (protected: the user
+// configuration directory and the operator's file). Issue 14 item 2.
+func checkExtraWritable(list []string, home string, protected []string) error {
+	for _, p := range list {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return fmt.Errorf("%q: %w; create the directory first, or remove it from the list", p, err)
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%q is not a directory; name a directory commands may write in", p)
+		}
+		for _, path := range slices.Compact([]string{p, real}) {
+			if why := unwritable(path, home, protected); why != "" {
+				if path != p {
+					why = fmt.Sprintf("leads to %s, which %s", path, why)
+				}
+				return fmt.Errorf("%q %s", p, why)
+			}
+		}
+	}
+	return nil
+}
+
+// unwritable says why path may not be writable by commands; "" when it
+// may.
+func unwritable(path, home string, protected []string) string {
+	if path == "/" {
+		return `would make the whole system writable; name the directories commands need`
+	}
+	for _, d := range systemDirs {
+		if within(d, path) {
+			return fmt.Sprintf("lies in %s, which commands never write", d)
+		}
+	}
+	if slices.Contains(sharedTemp, path) {
+		return "is shared by every user; each command gets a private $TMPDIR of its own, so name a directory below it instead"
+	}
+	for _, h := range slices.Compact([]string{home, realDir(home)}) {
+		if h == "" || !filepath.IsAbs(h) {
+			continue
+		}
+		if within(path, h) {
+			return fmt.Sprintf("would make the whole home directory %s writable, credentials included; name a directory inside it, e.g. %s", h, filepath.Join(h, ".cache", "NAME"))
+		}
+		for _, s := range homeSecrets {
+			secret := filepath.Join(h, s)
+			if within(secret, path) || within(path, secret) {
+				return fmt.Sprintf("%s %s, where credentials are kept; commands never read it, so name a directory apart from it", relation(path, secret), secret)
+			}
+		}
+	}
+	for _, c := range protected {
+		if c != "" && (within(c, path) || within(path, c)) {
+			return fmt.Sprintf("%s %s, toolhost's own configuration, which commands must not rewrite; name another directory", relation(path, c), c)
+		}
+	}
+	return ""
+}
+
+// relation says how path stands to other, one within the other.
+func relation(path, other string) string {
+	switch {
+	case path == other:
+		return "is"
+	case within(other, path):
+		return "lies in"
+	}
+	return "holds"
+}
+
+// parseSize reads a size in bytes: digits, then optionally a unit. K, M,
+// G and T are powers of 1000 and Ki, Mi, Gi and Ti of 1024, as
+// Kubernetes writes them; a trailing B is allowed (MB, MiB) and case is
+// ignored.
+func parseSize(s string) (uint64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return r < '0' || r > '9' })
+	if i < 0 {
+		i = len(t)
+	}
+	digits, unit := t[:i], strings.TrimSpace(t[i:])
+	if digits == "" {
+		return 0, fmt.Errorf("expected %s, got %s", kindSize, describe(s))
+	}
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s is too large", digits)
+	}
+	mult, ok := sizeUnit(unit)
+	if !ok {
+		return 0, fmt.Errorf("expected %s, got %s: unknown unit %q", kindSize, describe(s), unit)
+	}
+	hi, lo := bits.Mul64(n, mult)
+	if hi != 0 {
+		return 0, fmt.Errorf("%s is too large", describe(s))
+	}
+	return lo, nil
+}
+
+func sizeUnit(unit string) (uint64, bool) {
+	u := strings.TrimSuffix(strings.ToUpper(unit), "B")
+	if u == "" {
+		return 1, true
+	}
+	pow := uint64(1000)
+	if p, ok := strings.CutSuffix(u, "I"); ok {
+		u, pow = p, 1024
+	}
+	n := strings.Index("KMGT", u)
+	if len(u) != 1 || n < 0 {
+		return 0, false
+	}
+	mult := pow
+	for range n {
+		mult *= pow
+	}
+	return mult, true
+}
+
+// formatSize writes n with the largest binary unit that divides it
+// exactly ("2GiB"), else the largest decimal one ("500M"), else in bytes:
+// what parseSize reads back.
+func formatSize(n uint64) string {
+	if n == 0 {
+		return "0"
+	}
+	for _, base := range []struct {
+		pow    uint64
+		suffix string
+	}{{1024, "iB"}, {1000, ""}} {
+		for i := 3; i >= 0; i-- {
+			m := base.pow
+			for range i {
+				m *= base.pow
+			}
+			if n%m == 0 {
+				return strconv.FormatUint(n/m, 10) + "KMGT"[i:i+1] + base.suffix
+			}
+		}
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+// validateRunCommand checks profile name's sandbox and network (issue 14
+// item 6): only values that can narrow, and none that cannot hold with
+// the policy's run_command table.
+func (p Profile) validateRunCommand(name string, r RunCommand) error {
+	key := "profiles." + name + "."
+	if p.Sandbox != "" {
+		if err := oneOf(string(p.Sandbox), SandboxReadOnly, SandboxWorkspaceWrite); err != nil {
+			return &KeyError{Key: key + "sandbox", Err: fmt.Errorf(`%w: a profile can only narrow tools.run_command.sandbox; "off" is set only there, by the operator`, err)}
+		}
+	}
+	if p.Network == "" {
+		return nil
+	}
+	if err := oneOf(string(p.Network), NetworkOff, NetworkAllowlist); err != nil {
+		return &KeyError{Key: key + "network", Err: fmt.Errorf(`%w: a profile can only narrow tools.run_command.network; "on" is set only there, by the operator`, err)}
+	}
+	if eff := r.ForProfile(p); eff.Sandbox == SandboxOff && eff.Network != NetworkOn {
+		return &KeyError{Key: key + "network", Err: fmt.Errorf(`%q needs commands confined, but tools.run_command.sandbox is "off": set sandbox = "workspace-write" (or "read-only") in the profile too`, p.Network)}
+	}
+	return nil
+}
