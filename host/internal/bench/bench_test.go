@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/registry"
@@ -35,6 +36,10 @@ type env struct {
 	eng   *engine.Engine
 	reads *readcache.Cache
 	root  *os.Root
+	// confined is eng with run_command's default sandbox (issue 14):
+	// commands run through the toolhost binary's launcher.
+	confined *engine.Engine
+	state    string // the confiner's state directory
 }
 
 var (
@@ -49,6 +54,7 @@ func TestMain(m *testing.M) {
 	if shared != nil {
 		shared.root.Close()
 		os.RemoveAll(shared.dir)
+		os.RemoveAll(shared.state)
 	}
 	os.Exit(code)
 }
@@ -109,7 +115,13 @@ func setup(b *testing.B) *env {
 		pol.Approval = engine.ApprovalAuto
 		never := false
 		pol.Overrides = map[string]engine.Override{"run_command": {RequiresApproval: &never}}
-		e.eng = engine.New(engine.Config{Registry: reg, Sandbox: sb, Policy: pol, ReadCache: func(string) *readcache.Cache { return e.reads }})
+		e.eng = engine.New(engine.Config{Registry: reg, Sandbox: sb, Policy: pol, ReadCache: func(string) *readcache.Cache { return e.reads },
+			Confiner: confine.Unconfined("benchmark baseline")})
+		if e.state, err = os.MkdirTemp("", "toolhost-bench-state"); err != nil {
+			b.Fatal(err)
+		}
+		e.confined = engine.New(engine.Config{Registry: reg, Sandbox: sb, Policy: pol, ReadCache: func(string) *readcache.Cache { return e.reads },
+			Confiner: benchConfiner(b, e.state)})
 		for _, t := range reg.Tools() {
 			if err := t.Plugin.Warm(ctx, 2); err != nil {
 				b.Fatal(err)
@@ -126,12 +138,16 @@ func setup(b *testing.B) *env {
 // pair times toolhost and the native baseline over the same number of
 // iterations; ns/op is toolhost's, and the native time and the ratio are
 // reported beside it.
-func pair(b *testing.B, host, native func() error) {
+func pair(b *testing.B, host, native func() error) { pairNamed(b, host, native, "native") }
+
+// pairNamed is pair against a baseline called base: it reports base-ns/op,
+// x-base and added-ms/op (toolhost's time less the baseline's).
+func pairNamed(b *testing.B, host, baseline func() error, base string) {
 	for range 20 { // warm both paths
 		if err := host(); err != nil {
 			b.Fatal(err)
 		}
-		if err := native(); err != nil {
+		if err := baseline(); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -145,13 +161,16 @@ func pair(b *testing.B, host, native func() error) {
 	hostNs := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		if err := native(); err != nil {
+		if err := baseline(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	nativeNs := float64(time.Since(start).Nanoseconds()) / float64(b.N)
-	b.ReportMetric(nativeNs, "native-ns/op")
-	b.ReportMetric(hostNs/nativeNs, "x-native")
+	baseNs := float64(time.Since(start).Nanoseconds()) / float64(b.N)
+	b.ReportMetric(baseNs, base+"-ns/op")
+	b.ReportMetric(hostNs/baseNs, "x-"+base)
+	if base != "native" {
+		b.ReportMetric((hostNs-baseNs)/1e6, "added-ms/op")
+	}
 }
 
 // execute runs one call as a batch of its own, approved.

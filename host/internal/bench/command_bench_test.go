@@ -1,14 +1,24 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/toolhost/toolhost/host/config"
+	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/confine"
+	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
 // BenchmarkRunCommand: run_command through the whole engine (schema,
 // sandbox check of cwd, plugin, process group, capture, sanitize) beside
 // exec.Command running the same shell command and collecting its output.
+// The confined cases run the command under run_command's default sandbox
+// (issue 14 item 1) and are compared with the same call unconfined: the
+// ratio is what confinement costs, and added-ms/op its start-up.
 func BenchmarkRunCommand(b *testing.B) {
 	e := setup(b)
 	for _, bc := range []struct{ name, command string }{
@@ -22,6 +32,45 @@ func BenchmarkRunCommand(b *testing.B) {
 			_, err := cmd.Output()
 			return err
 		}
-		b.Run(bc.name, func(b *testing.B) { pair(b, e.execute("run_command", string(args)), native) })
+		b.Run(bc.name+"/unconfined", func(b *testing.B) { pair(b, e.execute("run_command", string(args)), native) })
+		confined := run(e.confined, "run_command", string(args))
+		b.Run(bc.name+"/confined", func(b *testing.B) {
+			pairNamed(b, confined, e.execute("run_command", string(args)), "unconfined")
+		})
 	}
+}
+
+// run is env.execute on another engine.
+func run(eng *engine.Engine, tool, args string) func() error {
+	b := engine.Batch{Conversation: "bench", Calls: []engine.Call{{ID: "b", Name: tool, Arguments: json.RawMessage(args)}}}
+	approve := engine.ApproverFunc(func(context.Context, []engine.Confirmation) (engine.Decision, error) {
+		return engine.ApproveAll("bench"), nil
+	})
+	return func() error {
+		_, rs := eng.Process(context.Background(), b, approve, engine.RunOptions{})
+		if r := rs[0]; !r.OK {
+			return r.Error
+		}
+		return nil
+	}
+}
+
+// benchConfiner is run_command's default sandbox, launched by the
+// toolhost binary (make bench's, or one built for the run).
+func benchConfiner(b *testing.B, state string) *confine.Confiner {
+	bin, err := testplugin.Toolhost(state)
+	if err != nil {
+		b.Fatal(err)
+	}
+	home, _ := os.UserHomeDir()
+	s := confine.Settings{
+		Mode: confine.ModeWorkspaceWrite, Network: confine.NetworkOff, StateDir: state,
+		Home: home, Path: os.Getenv("PATH"),
+	}
+	s.Environ, _ = config.Environment{}.Sanitize(os.Environ())
+	support := confine.Probe(context.Background())
+	if err := support.Require(s.Mode, s.Network); err != nil {
+		b.Fatalf("this machine cannot confine commands: %v", err)
+	}
+	return confine.NewConfiner(s, support, bin, nil)
 }
