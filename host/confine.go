@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/internal/confine"
+	"github.com/toolhost/toolhost/host/internal/egress"
 )
 
 // commandSandbox is what confines run_command's commands for one host:
@@ -43,6 +45,14 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, p
 		cs.closers = append(cs.closers, func() error { return os.RemoveAll(dir) })
 	}
 	s.StateDir, s.Protected = state, protected
+	if s.Network == confine.NetworkAllowlist {
+		sock, err := cs.startProxy(ctx, cfg.Tools.RunCommand, log)
+		if err != nil {
+			cs.close()
+			return nil, err
+		}
+		s.ProxySocket = sock
+	}
 	s.Home, _ = os.UserHomeDir()
 	s.Path = os.Getenv("PATH")
 	support := confine.Probe(ctx)
@@ -53,9 +63,45 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, p
 	return cs, nil
 }
 
-// commandSettings are [tools.run_command]'s settings for the confiner.
+// commandSettings are [tools.run_command]'s settings for the confiner,
+// with the environment commands get (the engine's, sanitized the same way).
 func commandSettings(cfg *config.Config) confine.Settings {
-	return confine.Settings{Mode: confine.ModeWorkspaceWrite, Network: confine.NetworkOff}
+	rc := cfg.Tools.RunCommand
+	env, _ := config.Environment{Denylist: cfg.Tools.Environment.Denylist, Keep: cfg.Tools.Environment.Keep}.Sanitize(os.Environ())
+	return confine.Settings{
+		Mode:          confine.Mode(rc.Sandbox),
+		Network:       confine.Network(rc.Network),
+		ExtraWritable: rc.ExtraWritable,
+		ShareCaches:   rc.ShareCaches,
+		Limits: confine.Limits{
+			CPUSeconds:    uint64(max(rc.CPUSeconds, 0)),
+			FileSizeBytes: rc.MaxFileSize,
+			OpenFiles:     uint64(max(rc.OpenFiles, 0)),
+			MemoryBytes:   rc.MemoryMax,
+			Pids:          uint64(max(rc.PidsMax, 0)),
+		},
+		Environ: env,
+	}
+}
+
+// startProxy starts the egress proxy commands reach the network through
+// under network = "allowlist" (issue 14 item 4). Its socket lives in a
+// directory of its own under the system's temporary directory: a Unix
+// socket's path is limited to 108 bytes, which a state directory's may
+// not leave room for.
+func (cs *commandSandbox) startProxy(ctx context.Context, rc config.RunCommand, log *slog.Logger) (string, error) {
+	dir, err := os.MkdirTemp("", "toolhost-egress-")
+	if err != nil {
+		return "", fmt.Errorf("run_command's network proxy: %w", err)
+	}
+	cs.closers = append(cs.closers, func() error { return os.RemoveAll(dir) })
+	// The proxy lives as long as the host, not as the context it opened with.
+	p, err := egress.Listen(context.WithoutCancel(ctx), filepath.Join(dir, "proxy.sock"), egress.Rules{Allowed: rc.AllowedDomains, Denied: rc.DeniedDomains}, log)
+	if err != nil {
+		return "", fmt.Errorf("run_command's network proxy: %w", err)
+	}
+	cs.closers = append(cs.closers, p.Close)
+	return p.Addr(), nil
 }
 
 func (cs *commandSandbox) close() error {
