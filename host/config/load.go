@@ -187,8 +187,7 @@ func Load(opts Options) (*Loaded, error) {
 // entries from it, so only this list is checked. HOME is the environment's,
 // else the process's.
 func (l *Loaded) checkExtraWritable(cfg *Config, environ []string) error {
-	list := cfg.Tools.RunCommand.ExtraWritable
-	if len(list) == 0 {
+	if len(cfg.Tools.RunCommand.ExtraWritable) == 0 {
 		return nil
 	}
 	home := ""
@@ -206,11 +205,12 @@ func (l *Loaded) checkExtraWritable(cfg *Config, environ []string) error {
 			protected = append(protected, p, realDir(p))
 		}
 	}
-	if err := checkExtraWritable(list, home, protected); err != nil {
-		const key = "tools.run_command.extra_writable"
-		return &KeyError{Key: key, Source: l.sourceOf(key), Err: err}
+	err := cfg.Tools.RunCommand.CheckExtraWritable(home, protected)
+	var ke *KeyError
+	if errors.As(err, &ke) {
+		ke.Source = l.sourceOf(ke.Key)
 	}
-	return nil
+	return err
 }
 
 // decode turns v into a Config holding defs.

@@ -127,7 +127,7 @@ func (r RunCommand) ForProfile(p Profile) RunCommand {
 }
 
 // validate checks what can be checked without the filesystem; Load checks
-// extra_writable's directories on it (checkExtraWritable).
+// extra_writable's directories on it (CheckExtraWritable).
 func (r RunCommand) validate() error {
 	const key = "tools.run_command."
 	checks := []struct {
@@ -191,8 +191,12 @@ func between(n, least, most int) error {
 
 // domains checks allowed_domains or denied_domains: each a host name, a
 // "*.example.com" pattern or an IP address, written alone. The proxy
-// matches them; this check only keeps out what could never match, so a
-// mistyped entry is an error rather than a host silently refused.
+// matches them (case and a trailing dot do not matter there); this check
+// keeps out what could never match, so that a mistyped entry is an error
+// naming the key rather than a host silently refused. It accepts what the
+// proxy's own check (egress.CheckDomain) accepts, less patterns over a
+// whole top-level domain; it is a copy because the configuration depends
+// on no other toolhost package.
 func domains(list []string) error {
 	for _, d := range list {
 		if err := checkDomain(d); err != nil {
@@ -204,22 +208,30 @@ func domains(list []string) error {
 
 func checkDomain(d string) error {
 	const form = `write a host name alone, e.g. "example.com", "*.example.com" or "127.0.0.1"`
-	switch {
-	case d == "":
-		return errors.New("is empty; " + form)
-	case d == "*":
-		return errors.New(`would allow every host; set network = "on" for that, or list the hosts`)
-	case strings.Contains(d, "://") || strings.ContainsAny(d, "/?#@"):
-		return errors.New("is not a host name (no scheme, path or user); " + form)
+	if strings.TrimSpace(d) != d {
+		return errors.New("has spaces around it; " + form)
 	}
-	if _, err := netip.ParseAddr(d); err == nil {
+	p := strings.ToLower(d)
+	if a, ok := ipLiteral(p); ok {
+		if a.Zone() != "" {
+			return errors.New("has an IPv6 zone; write the address without %zone")
+		}
 		return nil
 	}
-	name, wild := strings.CutPrefix(d, "*.")
+	p = strings.TrimSuffix(p, ".")
+	switch {
+	case p == "":
+		return errors.New("is empty; " + form)
+	case p == "*":
+		return errors.New(`would allow every host; set network = "on" for that, or list the hosts`)
+	case strings.ContainsAny(p, "/?#@"):
+		return errors.New("is not a host name (no scheme, path or user); " + form)
+	case strings.Contains(p, ":"):
+		return errors.New("is not a host name (no port: the proxy allows any port of a listed host); " + form)
+	}
+	name, wild := strings.CutPrefix(p, "*.")
 	labels := strings.Split(name, ".")
 	switch {
-	case strings.Contains(name, ":"):
-		return errors.New("is not a host name (no port: the proxy allows any port of a listed host); " + form)
 	case strings.Contains(name, "*"):
 		return errors.New(`has "*" elsewhere than as the whole first label ("*.example.com"); ` + form)
 	case len(name) > 253:
@@ -229,18 +241,41 @@ func checkDomain(d string) error {
 	}
 	for _, l := range labels {
 		if !hostLabel(l) {
-			return fmt.Errorf("has the label %q, which is not a host name's (letters, digits and '-', 1 to 63, not starting or ending with '-'); %s", l, form)
+			return fmt.Errorf("has the label %q, which is not a host name's (1 to 63 letters, digits, '-' or '_'); %s", l, form)
 		}
+	}
+	if _, ok := ipLiteral(name); wild && (ok || numeric(labels)) {
+		return errors.New("puts a pattern on an IP address; list the address itself")
 	}
 	return nil
 }
 
+// ipLiteral reads a literal IP address, bracketed or not ("[::1]").
+func ipLiteral(s string) (netip.Addr, bool) {
+	if b, ok := strings.CutPrefix(s, "["); ok {
+		s = strings.TrimSuffix(b, "]")
+	}
+	a, err := netip.ParseAddr(s)
+	return a, err == nil
+}
+
+// numeric tells a dotted run of digits ("1.2.3"), which a resolver may
+// read as an IPv4 address in a short form.
+func numeric(labels []string) bool {
+	for _, l := range labels {
+		if strings.Trim(l, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}
+
 func hostLabel(l string) bool {
-	if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+	if l == "" || len(l) > 63 {
 		return false
 	}
 	for _, r := range l {
-		if (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '-' {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' && r != '_' {
 			return false
 		}
 	}
@@ -248,7 +283,7 @@ func hostLabel(l string) bool {
 }
 
 // absoluteDirs checks extra_writable's entries as written; the filesystem
-// is checked by checkExtraWritable.
+// is checked by CheckExtraWritable.
 func absoluteDirs(list []string) error {
 	for _, p := range list {
 		switch {
@@ -285,13 +320,22 @@ var systemDirs = []string{"/proc", "/sys", "/dev", "/boot", "/etc", "/run"}
 // gets a private one instead (issue 14 item 2).
 var sharedTemp = []string{"/tmp", "/var/tmp"}
 
-// checkExtraWritable checks each extra_writable directory on the
+// CheckExtraWritable checks each extra_writable directory on the
 // filesystem: it exists, and neither as written nor with its links
 // resolved is it the home directory or above it, a system directory, the
 // shared temporary directory, a secret's directory or one holding a
-// secret, or toolhost's own configuration (protected: the user
-// configuration directory and the operator's file). Issue 14 item 2.
-func checkExtraWritable(list []string, home string, protected []string) error {
+// secret, or one of protected (toolhost's own configuration and state) or
+// inside one. Issue 14 item 2. Load calls it with the user configuration
+// directory and the operator's file; an embedder that builds a Config
+// itself calls it before opening a host. The error is a *KeyError.
+func (r RunCommand) CheckExtraWritable(home string, protected []string) error {
+	if err := extraWritable(r.ExtraWritable, home, protected); err != nil {
+		return &KeyError{Key: "tools.run_command.extra_writable", Err: err}
+	}
+	return nil
+}
+
+func extraWritable(list []string, home string, protected []string) error {
 	for _, p := range list {
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {

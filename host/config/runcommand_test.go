@@ -132,7 +132,10 @@ func TestRunCommandErrors(t *testing.T) {
 		{name: "item 4 empty domain", file: "[tools.run_command]\nallowed_domains = [\"\"]\n", key: "tools.run_command.allowed_domains", msg: `"" is empty`},
 		{name: "item 4 wildcard inside", file: "[tools.run_command]\ndenied_domains = [\"a.*.example.com\"]\n", key: "tools.run_command.denied_domains", msg: `"*" elsewhere`},
 		{name: "item 4 space in a domain", file: "[tools.run_command]\ndenied_domains = [\"ex ample.com\"]\n", key: "tools.run_command.denied_domains", msg: `the label "ex ample"`},
-		{name: "item 4 domain from env", env: []string{"TOOLHOST_TOOLS_RUN_COMMAND_ALLOWED_DOMAINS=ok.example.com,bad_.example.com"}, key: "tools.run_command.allowed_domains", msg: "env TOOLHOST_TOOLS_RUN_COMMAND_ALLOWED_DOMAINS"},
+		{name: "item 4 pattern on an address", file: "[tools.run_command]\nallowed_domains = [\"*.10.0.0.1\"]\n", key: "tools.run_command.allowed_domains", msg: "list the address itself"},
+		{name: "item 4 IPv6 zone", file: "[tools.run_command]\nallowed_domains = [\"fe80::1%eth0\"]\n", key: "tools.run_command.allowed_domains", msg: "IPv6 zone"},
+		{name: "item 4 spaces around", file: "[tools.run_command]\nallowed_domains = [\" example.com\"]\n", key: "tools.run_command.allowed_domains", msg: "spaces around it"},
+		{name: "item 4 domain from env", env: []string{"TOOLHOST_TOOLS_RUN_COMMAND_ALLOWED_DOMAINS=ok.example.com,bad!.example.com"}, key: "tools.run_command.allowed_domains", msg: "env TOOLHOST_TOOLS_RUN_COMMAND_ALLOWED_DOMAINS"},
 		{name: "item 2 relative directory", file: "[tools.run_command]\nextra_writable = [\"cache\"]\n", key: "tools.run_command.extra_writable", msg: "not an absolute path; write the directory's full path"},
 		{name: "item 2 unclean directory", file: "[tools.run_command]\nextra_writable = [\"@EXTRA@/x/..\"]\n", key: "tools.run_command.extra_writable", msg: "write it as"},
 		{name: "item 2 root", file: "[tools.run_command]\nextra_writable = [\"/\"]\n", key: "tools.run_command.extra_writable", msg: "whole system writable"},
@@ -520,6 +523,19 @@ func TestShowRunCommand(t *testing.T) {
 	for key := range keyKinds() {
 		if k, ok := strings.CutPrefix(key, "tools.run_command."); ok && !strings.Contains(InitFile(), "\n"+k+" = ") {
 			t.Errorf("InitFile does not document %s", key)
+		}
+	}
+}
+
+// issue 14 item 4: the domains the proxy takes are accepted as written
+// (its own check is egress.CheckDomain; this one must not refuse them).
+func TestCheckDomainAccepts(t *testing.T) {
+	for _, d := range []string{
+		"example.com", "Example.COM.", "_dmarc.example.com", "*.example.com", "*.co.uk", "a-b.example", "xn--bcher-kva.example",
+		"localhost", "127.0.0.1", "::1", "[::1]", "10.0.0.1",
+	} {
+		if err := checkDomain(d); err != nil {
+			t.Errorf("checkDomain(%q) = %v", d, err)
 		}
 	}
 }
