@@ -207,7 +207,7 @@ func operatorOnly(key, why string) string {
 	if why == "" {
 		return ""
 	}
-	return why + "; only the operator's configuration (--config, $TOOLHOST_CONFIG or the user configuration directory) or " + EnvVar(key) + " can"
+	return why + "; only the operator's configuration (--config, $TOOLHOST_CONFIG or the user configuration directory) or " + EnvVar(key) + " can set it"
 }
 
 // lowerLimit sets *c to p when p is the lower limit. With none true, 0
