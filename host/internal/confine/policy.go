@@ -1,10 +1,21 @@
 package confine
 
-import "errors"
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
 
 // Settings are the host's side of every call's policy: [tools.run_command]
-// and where toolhost keeps its state. Owned by the policy builder; this is
-// its placeholder.
+// and where toolhost keeps its state.
 type Settings struct {
 	Mode          Mode
 	Network       Network
@@ -12,17 +23,19 @@ type Settings struct {
 	ShareCaches   bool
 	Limits        Limits
 	// StateDir is toolhost's state directory: per-root caches and per-call
-	// temporary directories are made under StateDir/sandbox.
+	// temporary directories are made under StateDir/sandbox. It must be
+	// absolute.
 	StateDir string
 	// Protected are toolhost's own configuration files and directories:
-	// read-only inside when they lie in a writable tree, hidden otherwise.
+	// read-only inside when they lie in a writable tree. Those inside
+	// StateDir are hidden with it.
 	Protected []string
 	// Home is the user's home directory; Path the PATH toolchains are
 	// looked for on; Environ the sanitized environment commands get.
 	Home    string
 	Path    string
 	Environ []string
-	// ProxySocket is the proxy's socket for NetworkAllowlist.
+	// ProxySocket is the proxy's socket on the host, for NetworkAllowlist.
 	ProxySocket string
 }
 
@@ -33,12 +46,679 @@ type Call struct {
 	Dir   string   // working directory, inside a root
 }
 
+// Where things toolhost provides appear inside a command's root. They lie
+// outside every tree a command sees of the host, so a hidden state
+// directory cannot be in their way.
+const (
+	// CacheTarget holds the per-root tool caches (GOCACHE and the others).
+	CacheTarget = "/run/toolhost/cache"
+	// ProxyTarget is where the proxy's socket is bound (NetworkAllowlist);
+	// Policy.ProxySocket names it, since the launcher dials it inside.
+	ProxyTarget = "/run/toolhost/proxy.sock"
+	// ProxyPort is the port the launcher relays to the proxy on the
+	// namespace's own loopback.
+	ProxyPort = 3128
+)
+
+// Default limits where Settings leave them zero.
+const (
+	defaultFileSize  = 1 << 30 // 1 GiB: larger than any build artefact we know, small enough to stop a runaway writer
+	defaultOpenFiles = 4096
+)
+
 // Build returns the policy of one call and a cleanup that removes what it
-// made (the private temporary directory).
+// made: the call's private temporary directory (mounted at /tmp and
+// /var/tmp inside). It also makes the per-root cache directory. Build
+// starts no process; it runs for every run_command call.
+//
+// The mounts come in an order that lets later ones cover parts of earlier
+// ones: the system trees, toolchains and package stores read-only, an
+// empty scratch $HOME, the roots, then what must stay read-only inside a
+// writable root (.git's hooks and config, toolhost's configuration), what
+// must stay hidden (secrets, toolhost's state directory) and last the
+// call's tmp, cache and proxy socket.
 func Build(s Settings, c Call) (*Policy, func(), error) {
-	return nil, func() {}, errors.New("confine: policies are not built yet")
+	b, err := newBuilder(s, c)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	tmp, err := b.makeDirs(c.ID)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	var once sync.Once
+	cleanup := func() {
+		// RemoveAll does not follow symbolic links, so a link a command
+		// left in its tmp cannot lead the removal out of it.
+		once.Do(func() { os.RemoveAll(tmp) })
+	}
+	p, err := b.build(tmp)
+	if err != nil {
+		cleanup()
+		return nil, func() {}, err
+	}
+	return p, cleanup, nil
 }
 
-// Hint returns a line to append to a command's output when stderr shows
-// an operation the policy denied, naming what is writable; "" otherwise.
-func Hint(p *Policy, stderr []byte) string { return "" }
+// builder assembles one policy.
+type builder struct {
+	s       Settings
+	c       Call
+	env     map[string]string
+	secrets []string
+	cache   string // the per-root cache directory on the host
+	mounts  []Mount
+	rw, ro  []string // Landlock's lists
+}
+
+func newBuilder(s Settings, c Call) (*builder, error) {
+	switch s.Mode {
+	case ModeWorkspaceWrite, ModeReadOnly:
+	case ModeOff:
+		return nil, errors.New(`confine: sandbox = "off" runs commands unconfined; there is no policy to build`)
+	default:
+		return nil, fmt.Errorf("confine: [tools.run_command] sandbox = %q is not a mode; use \"workspace-write\", \"read-only\" or \"off\"", s.Mode)
+	}
+	switch s.Network {
+	case NetworkOff, NetworkOn:
+	case NetworkAllowlist:
+		if !isAbsClean(s.ProxySocket) {
+			return nil, fmt.Errorf("confine: network = \"allowlist\" needs the proxy's socket, an absolute path (got %q)", s.ProxySocket)
+		}
+	default:
+		return nil, fmt.Errorf("confine: [tools.run_command] network = %q is not a network mode; use \"off\", \"allowlist\" or \"on\"", s.Network)
+	}
+	if !isAbsClean(s.StateDir) {
+		return nil, fmt.Errorf("confine: the state directory %q is not an absolute clean path; toolhost keeps each command's tmp and caches there", s.StateDir)
+	}
+	if s.Home != "" && !filepath.IsAbs(s.Home) {
+		return nil, fmt.Errorf("confine: the home directory %q is not absolute", s.Home)
+	}
+	s.Home = filepath.Clean(s.Home)
+	if s.Home == "." {
+		s.Home = ""
+	}
+	if len(c.Roots) == 0 {
+		return nil, fmt.Errorf("confine: call %s has no sandbox root to run its command in", c.ID)
+	}
+	b := &builder{s: s, c: c, env: envMap(s.Environ)}
+	b.secrets = secretPaths(s.Home, b.env)
+	for _, r := range append(slices.Clip(c.Roots), s.ExtraWritable...) {
+		if err := b.checkTree(r); err != nil {
+			return nil, err
+		}
+	}
+	if c.Dir == "" {
+		b.c.Dir = c.Roots[0]
+	}
+	if !isAbsClean(b.c.Dir) || !underAny(b.c.Dir, append(slices.Clip(c.Roots), s.ExtraWritable...)) {
+		return nil, fmt.Errorf("confine: call %s: the working directory %q is not inside a root (%s)", c.ID, c.Dir, strings.Join(c.Roots, ", "))
+	}
+	return b, nil
+}
+
+// checkTree refuses a root or extra writable path a command must not be
+// given: not absolute, /, or holding a secret's place.
+func (b *builder) checkTree(r string) error {
+	switch {
+	case !isAbsClean(r):
+		return fmt.Errorf("confine: call %s: the path %q given to commands is not absolute and clean", b.c.ID, r)
+	case r == "/":
+		return fmt.Errorf("confine: call %s: / cannot be a root or writable path of a confined command; name the project's directory instead", b.c.ID)
+	}
+	for _, s := range b.secrets {
+		if within(r, s) {
+			return fmt.Errorf("confine: call %s: %s lies in %s, which commands may never read; remove it from the roots and [tools.run_command] extra_writable", b.c.ID, r, s)
+		}
+	}
+	if _, err := os.Stat(r); err != nil {
+		return fmt.Errorf("confine: call %s: the path given to commands: %w", b.c.ID, err)
+	}
+	return nil
+}
+
+// makeDirs makes StateDir/sandbox/{tmp,cache}, the call's private tmp and
+// the root's cache, and returns the tmp.
+func (b *builder) makeDirs(id string) (string, error) {
+	base := filepath.Join(b.s.StateDir, "sandbox")
+	for _, d := range []string{filepath.Join(base, "tmp"), filepath.Join(base, "cache")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return "", fmt.Errorf("confine: call %s: the command's directories: %w", b.c.ID, err)
+		}
+	}
+	// The cache is the root's, shared by its calls: builds stay fast, and
+	// what one project's command leaves there cannot reach another's.
+	sum := sha256.Sum256([]byte(b.cacheKey()))
+	b.cache = filepath.Join(base, "cache", hex.EncodeToString(sum[:])[:16])
+	if err := os.Mkdir(b.cache, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("confine: call %s: the root's cache: %w", b.c.ID, err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Join(base, "tmp"), "call-"+safeName(id)+"-")
+	if err != nil {
+		return "", fmt.Errorf("confine: call %s: the command's tmp: %w", b.c.ID, err)
+	}
+	return tmp, nil
+}
+
+// cacheKey is the root the working directory lies in.
+func (b *builder) cacheKey() string {
+	for _, r := range b.c.Roots {
+		if within(b.c.Dir, r) {
+			return r
+		}
+	}
+	return b.c.Roots[0]
+}
+
+func (b *builder) build(tmp string) (*Policy, error) {
+	b.systemTrees()
+	for _, d := range b.toolchainDirs() {
+		b.read(d)
+	}
+	b.home()
+	writable := b.s.Mode == ModeWorkspaceWrite
+	for _, r := range b.c.Roots {
+		b.tree(r, writable)
+	}
+	for _, r := range b.s.ExtraWritable {
+		b.tree(r, writable)
+	}
+	b.protectInside()
+	b.hideState()
+	b.hideSecrets()
+	b.add(Mount{Kind: MountWrite, Source: tmp, Target: "/tmp"}, "rw")
+	b.add(Mount{Kind: MountWrite, Source: tmp, Target: "/var/tmp"}, "rw")
+	if !b.s.ShareCaches {
+		b.add(Mount{Kind: MountWrite, Source: b.cache, Target: CacheTarget}, "rw")
+	}
+	p := &Policy{Mode: b.s.Mode, Network: b.s.Network, Dir: b.c.Dir}
+	if b.s.Network == NetworkAllowlist {
+		b.add(Mount{Kind: MountRead, Source: b.s.ProxySocket, Target: ProxyTarget}, "")
+		p.ProxySocket, p.ProxyPort = ProxyTarget, ProxyPort
+	}
+	// The devices the launcher makes in its /dev, and /dev/shm.
+	b.rw = append(b.rw, "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/shm")
+	b.ro = append(b.ro, "/dev/random", "/dev/urandom")
+	slices.SortStableFunc(b.mounts, func(x, y Mount) int { return depth(x.Target) - depth(y.Target) })
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	p.Mounts = b.mounts
+	p.Writable, p.Readable = dedupe(b.rw), dedupe(b.ro)
+	p.Limits = limits(b.s.Limits)
+	p.Env = b.environ()
+	return p, nil
+}
+
+// add appends m, and its target to Landlock's read-write ("rw") or
+// read-only ("ro") list.
+func (b *builder) add(m Mount, list string) {
+	b.mounts = append(b.mounts, m)
+	switch list {
+	case "rw":
+		b.rw = append(b.rw, m.Target)
+	case "ro":
+		b.ro = append(b.ro, m.Target)
+	}
+}
+
+// read mounts p read-only at its own path. A symbolic link is resolved
+// and the real directory mounted unless a tree already shows it; the
+// link itself is then listed as a MountRead whose Source is the link, for
+// the launcher to recreate as a link with the same text (binding it
+// would mount the directory it names, which also works).
+func (b *builder) read(p string) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return
+	}
+	if fi.Mode()&os.ModeSymlink == 0 {
+		b.add(Mount{Kind: MountRead, Source: p, Target: p}, "ro")
+		return
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil || b.exposes(real) {
+		return // a dangling link shows nothing
+	}
+	if !b.shown(real) {
+		b.add(Mount{Kind: MountRead, Source: real, Target: real}, "ro")
+	}
+	b.add(Mount{Kind: MountRead, Source: p, Target: p}, "")
+}
+
+// shown reports whether a bind mounted so far shows p: the mount that
+// decides is the deepest one holding p (the latest of equals), since
+// Build orders mounts by depth, stably.
+func (b *builder) shown(p string) bool {
+	var last *Mount
+	for i, m := range b.mounts {
+		if within(p, m.Target) && (last == nil || depth(m.Target) >= depth(last.Target)) {
+			last = &b.mounts[i]
+		}
+	}
+	return last != nil && (last.Kind == MountRead || last.Kind == MountWrite)
+}
+
+// systemTrees mounts the system directories read-only, hides /etc's
+// secrets, and shows where /etc/resolv.conf points when that is elsewhere
+// (systemd-resolved's stub under /run).
+func (b *builder) systemTrees() {
+	for _, d := range systemDirs {
+		b.read(d)
+	}
+	hide := slices.Clone(etcSecrets)
+	for _, g := range etcSecretGlobs {
+		m, _ := filepath.Glob(g)
+		hide = append(hide, m...)
+	}
+	for _, h := range hide {
+		if _, err := os.Lstat(h); err == nil && b.shown(h) {
+			b.add(Mount{Kind: MountHide, Target: h}, "")
+		}
+	}
+	if real, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && real != "/etc/resolv.conf" && !b.shown(real) && !b.exposes(real) {
+		b.add(Mount{Kind: MountRead, Source: real, Target: real}, "ro")
+	}
+}
+
+// toolchainDirs are the toolchain installations and package stores to
+// mount read-only, and ~/.config/go (go env -w settings) and git's user
+// configuration (so commits carry the user's name; credentials stay out).
+func (b *builder) toolchainDirs() []string {
+	t := findToolchains(b.s.Path, b.s.Home, b.env)
+	ds := slices.Concat(t.dirs, t.links)
+	if !b.s.ShareCaches {
+		ds = append(ds, stores(b.s.Home, b.env)...)
+	}
+	if b.s.Home != "" {
+		// ~/.config/git holds git's credential store too: its files are
+		// bound one by one.
+		for _, rel := range []string{".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes", ".config/go"} {
+			ds = append(ds, filepath.Join(b.s.Home, rel))
+		}
+	}
+	var out []string
+	for _, d := range ds {
+		if !b.exposes(d) && !b.shown(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// home puts an empty writable tmpfs at $HOME, discarded when the command
+// ends, unless a root already shows $HOME: tools that write their
+// settings there work, and nothing of the user's home is visible but
+// what is bound on top. With shared caches, the user's caches are bound
+// writable on top.
+func (b *builder) home() {
+	h := b.s.Home
+	if h == "" || h == "/" || underAny(h, b.c.Roots) || underAny(h, b.s.ExtraWritable) {
+		return
+	}
+	b.add(Mount{Kind: MountTmpfs, Target: h}, "rw")
+	if !b.s.ShareCaches {
+		return
+	}
+	for _, d := range b.sharedCaches() {
+		if !b.exposes(d) {
+			b.add(Mount{Kind: MountWrite, Source: d, Target: d}, "rw")
+		}
+	}
+}
+
+// sharedCaches are the user's own caches, writable with ShareCaches: only
+// the tools' cache directories, never all of ~/.cache (tokens live there
+// too).
+func (b *builder) sharedCaches() []string {
+	cache := filepath.Join(b.s.Home, ".cache")
+	if x := b.env["XDG_CACHE_HOME"]; filepath.IsAbs(x) {
+		cache = filepath.Clean(x)
+	}
+	ds := []string{filepath.Join(cache, "go-build"), filepath.Join(cache, "pip"), filepath.Join(cache, "uv"), filepath.Join(b.s.Home, ".npm")}
+	if g := b.env["GOCACHE"]; filepath.IsAbs(g) {
+		ds = append(ds, filepath.Clean(g))
+	}
+	ds = append(ds, stores(b.s.Home, b.env)...)
+	return existingDirs(dedupe(ds))
+}
+
+// tree mounts a root or extra writable path, read-write or read-only.
+func (b *builder) tree(r string, writable bool) {
+	if writable {
+		b.add(Mount{Kind: MountWrite, Source: r, Target: r}, "rw")
+		return
+	}
+	b.add(Mount{Kind: MountRead, Source: r, Target: r}, "ro")
+}
+
+// writableTrees are the host trees bound read-write so far.
+func (b *builder) writableTrees() []string {
+	var ts []string
+	for _, m := range b.mounts {
+		if m.Kind == MountWrite {
+			ts = append(ts, m.Target)
+		}
+	}
+	return ts
+}
+
+// protectInside keeps read-only, inside the writable trees, what a
+// command must not change because toolhost or git run it later outside
+// the sandbox: each repository's hooks and config (the .git directory
+// itself becomes a mount point, so it cannot be renamed away and
+// replaced), and toolhost's configuration. A path that does not exist
+// yet cannot be bound: a command could create it (a gap the host's
+// checks of those paths cover for the other tools).
+//
+// Every path here is resolved, and bound only when the real path lies in
+// a writable tree: what a command wrote can make the protection point
+// elsewhere, never make a mount show something new.
+func (b *builder) protectInside() {
+	trees := b.writableTrees()
+	if len(trees) == 0 {
+		return
+	}
+	for _, t := range trees {
+		b.protectGit(t, trees)
+	}
+	for _, p := range b.s.Protected {
+		if !isAbsClean(p) || within(p, b.s.StateDir) {
+			continue
+		}
+		b.bindInside(MountRead, p, trees)
+	}
+}
+
+// protectGit protects the repository at tree/.git. A .git directory is
+// bound onto itself, then its hooks, config and info read-only, and the
+// same for each submodule's directory in .git/modules. A .git file (a
+// worktree or submodule: "gitdir: <path>") is bound read-only and the git
+// directory it names protected the same way when it lies in a writable
+// tree; one outside is not mounted, so git inside such a worktree fails
+// rather than show another tree.
+func (b *builder) protectGit(tree string, trees []string) {
+	dotgit := filepath.Join(tree, ".git")
+	fi, err := os.Lstat(dotgit)
+	switch {
+	case err != nil:
+		return
+	case fi.Mode().IsRegular():
+		b.bindInside(MountRead, dotgit, trees)
+		if gd := gitdirOf(dotgit); gd != "" {
+			b.protectGitDir(gd, trees)
+			if cd := commonDir(gd); cd != "" {
+				b.protectGitDir(cd, trees)
+			}
+		}
+	case fi.IsDir():
+		b.protectGitDir(dotgit, trees)
+		mods, _ := os.ReadDir(filepath.Join(dotgit, "modules"))
+		for i, m := range mods {
+			if i == 64 {
+				break // bounded: a command could make thousands
+			}
+			if m.IsDir() {
+				b.protectGitDir(filepath.Join(dotgit, "modules", m.Name()), trees)
+			}
+		}
+	}
+	if hp := hooksPath(tree); hp != "" {
+		b.bindInside(MountRead, hp, trees)
+	}
+}
+
+func (b *builder) protectGitDir(gd string, trees []string) {
+	real := b.bindInside(MountWrite, gd, trees)
+	if real == "" {
+		return
+	}
+	// A missing hooks directory would let the command create hooks that
+	// git outside then runs: it is made, empty, so it can be bound.
+	// When that fails, there is nothing to bind and the gap stays.
+	_ = os.Mkdir(filepath.Join(real, "hooks"), 0o755)
+	for _, name := range []string{"hooks", "config", "config.worktree", "info"} {
+		b.bindInside(MountRead, filepath.Join(real, name), trees)
+	}
+}
+
+// bindInside binds p (resolved) onto itself as kind when the real path
+// lies in one of trees and shows no secret, and returns the real path
+// ("" when nothing was bound).
+func (b *builder) bindInside(kind MountKind, p string, trees []string) string {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil || !underAny(real, trees) || b.exposes(real) {
+		return ""
+	}
+	b.add(Mount{Kind: kind, Source: real, Target: real}, "")
+	return real
+}
+
+// hideState hides toolhost's state directory (the journal, read caches,
+// other calls' tmp and caches) where a mounted tree shows it. The call's
+// own tmp and cache are mounted elsewhere (/tmp, CacheTarget).
+func (b *builder) hideState() {
+	for _, p := range []string{b.s.StateDir, resolved(b.s.StateDir)} {
+		if p != "" && b.shown(p) {
+			b.add(Mount{Kind: MountHide, Target: p}, "")
+		}
+	}
+}
+
+// hideSecrets covers every secret that a mounted tree shows.
+func (b *builder) hideSecrets() {
+	for _, s := range b.secrets {
+		if !b.shown(s) {
+			continue
+		}
+		if _, err := os.Lstat(s); err == nil {
+			b.add(Mount{Kind: MountHide, Target: s}, "")
+		}
+	}
+}
+
+// exposes reports whether showing p would show a secret.
+func (b *builder) exposes(p string) bool { return exposesSecret(p, b.secrets) }
+
+// check is the last line: every target absolute and clean, no mount but a
+// hide at or under a secret, and no Landlock rule inside a secret.
+func (b *builder) check() error {
+	for _, m := range b.mounts {
+		if !isAbsClean(m.Target) || m.Kind != MountTmpfs && m.Kind != MountHide && !isAbsClean(m.Source) {
+			return fmt.Errorf("confine: call %s: a mount is not absolute and clean: %+v", b.c.ID, m)
+		}
+		if m.Kind == MountHide {
+			continue
+		}
+		for _, s := range b.secrets {
+			if within(m.Target, s) || m.Source != "" && within(m.Source, s) {
+				return fmt.Errorf("confine: call %s: %s would be shown to the command, but it is or lies in %s; refusing to run", b.c.ID, m.Target, s)
+			}
+		}
+	}
+	for _, p := range slices.Concat(b.rw, b.ro) {
+		for _, s := range b.secrets {
+			if within(p, s) {
+				return fmt.Errorf("confine: call %s: %s lies in %s, which commands may never read; refusing to run", b.c.ID, p, s)
+			}
+		}
+	}
+	return nil
+}
+
+// environ is the command's environment: Settings.Environ less the
+// session's agent sockets, with TMPDIR, the tool caches, and the network
+// mode's variables set.
+func (b *builder) environ() []string {
+	set := map[string]string{"TMPDIR": "/tmp"}
+	if !b.s.ShareCaches {
+		for k, sub := range map[string]string{
+			"GOCACHE": "go-build", "GOTMPDIR": "go-tmp", "npm_config_cache": "npm",
+			"PIP_CACHE_DIR": "pip", "UV_CACHE_DIR": "uv", "XDG_CACHE_HOME": "xdg",
+		} {
+			set[k] = filepath.Join(CacheTarget, sub)
+		}
+	}
+	switch b.s.Network {
+	case NetworkOff:
+		// Fail at once with a clear message instead of hanging on DNS.
+		set["GOPROXY"] = "off"
+		set["CARGO_NET_OFFLINE"] = "true"
+		set["npm_config_offline"] = "true"
+	case NetworkAllowlist:
+		http := fmt.Sprintf("http://127.0.0.1:%d", ProxyPort)
+		socks := fmt.Sprintf("socks5h://127.0.0.1:%d", ProxyPort)
+		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
+			set[k] = http
+		}
+		set["ALL_PROXY"], set["all_proxy"] = socks, socks
+		set["NO_PROXY"], set["no_proxy"] = "", ""
+	}
+	drop := []string{"SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"}
+	var env []string
+	for _, kv := range b.s.Environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; ok || slices.Contains(drop, k) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+set[k])
+	}
+	return env
+}
+
+// limits fills l's defaults: file size and open files always get one;
+// CPU time stays unlimited unless set, since the call's deadline stops a
+// command anyway and a long build is legitimate.
+func limits(l Limits) Limits {
+	if l.FileSizeBytes == 0 {
+		l.FileSizeBytes = defaultFileSize
+	}
+	if l.OpenFiles == 0 {
+		l.OpenFiles = defaultOpenFiles
+	}
+	return l
+}
+
+// gitdirOf reads a .git file's "gitdir: <path>" (relative to the file's
+// directory), "" when it is not one.
+func gitdirOf(dotgit string) string {
+	line := firstLine(dotgit)
+	gd, ok := strings.CutPrefix(line, "gitdir: ")
+	if !ok || gd == "" {
+		return ""
+	}
+	if !filepath.IsAbs(gd) {
+		gd = filepath.Join(filepath.Dir(dotgit), gd)
+	}
+	return filepath.Clean(gd)
+}
+
+// commonDir is a worktree's git directory's commondir (where hooks and
+// config live), "" when it has none.
+func commonDir(gitdir string) string {
+	cd := firstLine(filepath.Join(gitdir, "commondir"))
+	if cd == "" {
+		return ""
+	}
+	if !filepath.IsAbs(cd) {
+		cd = filepath.Join(gitdir, cd)
+	}
+	return filepath.Clean(cd)
+}
+
+// hooksPath is core.hooksPath of tree's repository when it names a
+// directory of the tree (husky's .husky, say): git outside runs those
+// hooks too. A small reading of .git/config: the [core] section's
+// hooksPath, relative to the tree.
+func hooksPath(tree string) string {
+	f, err := os.Open(filepath.Join(tree, ".git", "config"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, 64<<10))
+	core := false
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			core = strings.EqualFold(strings.Trim(line, "[] \t"), "core")
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !core || !ok || !strings.EqualFold(strings.TrimSpace(k), "hookspath") {
+			continue
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"`)
+		if v == "" || strings.HasPrefix(v, "~") {
+			return ""
+		}
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(tree, v)
+		}
+		return filepath.Clean(v)
+	}
+	return ""
+}
+
+// firstLine is the first line of a small file, "" when unreadable.
+func firstLine(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	n, _ := io.ReadFull(f, buf)
+	line, _, _ := strings.Cut(string(buf[:n]), "\n")
+	return strings.TrimSpace(line)
+}
+
+// safeName keeps what a call id may put in a directory name: letters,
+// digits, - and _, at most 32 of them. Call ids come from the model.
+func safeName(id string) string {
+	var sb strings.Builder
+	for _, r := range id {
+		if sb.Len() == 32 {
+			break
+		}
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			sb.WriteRune(r)
+		}
+	}
+	return sb.String()
+}
+
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func resolved(p string) string {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil || r == p {
+		return ""
+	}
+	return r
+}
+
+func isAbsClean(p string) bool { return filepath.IsAbs(p) && filepath.Clean(p) == p }
+
+func depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}

@@ -1,0 +1,255 @@
+package confine
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// maxHintLines bounds a hint: one line per distinct path, network and
+// refused operations at most once each.
+const maxHintLines = 5
+
+// hintScan bounds how much of stderr Hint reads: its end, where the
+// errors that stopped a command are.
+const hintScan = 1 << 20
+
+// denial phrases, as tools print them (testdata/hint holds real samples).
+var (
+	writeDenied = []string{
+		"Read-only file system", "read-only file system",
+		"Permission denied", "permission denied",
+		"Operation not permitted", "operation not permitted",
+	}
+	notFound = []string{"No such file or directory", "no such file or directory"}
+	// netDown are what tools print when no route or name server answers:
+	// the network namespace of network = "off".
+	netDown = []string{
+		"Could not resolve host", "Temporary failure in name resolution",
+		"Name or service not known", "No address associated with hostname",
+		"Network is unreachable", "network is unreachable",
+		"getaddrinfo ENOTFOUND", "getaddrinfo EAI_AGAIN",
+		"module lookup disabled by GOPROXY=off",
+	}
+	// proxyRefused are what tools print when the proxy answered 403.
+	proxyRefused = []string{"CONNECT tunnel failed, response 403", "Tunnel connection failed: 403", "allowed_domains"}
+	// curlConnect is curl's failure to connect, naming the host.
+	curlConnect = regexp.MustCompile(`Failed to connect to (\S+) port`)
+	quoted      = regexp.MustCompile(`'([^']+)'|‘([^’]+)’|"([^"]+)"`)
+	quotedAfter = regexp.MustCompile(`^[:,]\s*(?:[a-z]+\s+)?(?:'([^']+)'|‘([^’]+)’|"([^"]+)")`)
+)
+
+// Hint returns the lines to append to a command's output when stderr
+// shows an operation the policy denied (issue 14 item 6): which path, why,
+// what is writable, and that retrying will not help, so that a model
+// stops retrying blindly. A failure the policy did not cause (a file
+// missing, a write to a read-only file inside the root) gets no hint. ""
+// when there is nothing to say.
+func Hint(p *Policy, stderr []byte) string {
+	if p == nil {
+		return ""
+	}
+	if len(stderr) > hintScan {
+		stderr = stderr[len(stderr)-hintScan:]
+	}
+	h := hinter{p: p, seen: map[string]bool{}}
+	for line := range bytes.Lines(stderr) {
+		if len(h.lines) == maxHintLines {
+			break
+		}
+		h.line(string(bytes.TrimRight(line, "\r\n")))
+	}
+	return strings.Join(h.lines, "\n")
+}
+
+type hinter struct {
+	p     *Policy
+	seen  map[string]bool
+	lines []string
+}
+
+func (h *hinter) add(key, line string) {
+	if h.seen[key] || len(h.lines) == maxHintLines {
+		return
+	}
+	h.seen[key] = true
+	h.lines = append(h.lines, line)
+}
+
+func (h *hinter) line(l string) {
+	if i, ph := index(l, writeDenied); i >= 0 {
+		path := pathAround(l, i, len(ph))
+		if path == "" {
+			if strings.EqualFold(ph, "operation not permitted") {
+				h.add("op", "sandbox: the operation was refused: commands may not create namespaces, mount, trace other processes, load kernel code or use io_uring. Retrying will not help.")
+			}
+			return
+		}
+		h.write(path)
+		return
+	}
+	if i, ph := index(l, notFound); i >= 0 {
+		if path := pathAround(l, i, len(ph)); path != "" {
+			h.hidden(path)
+		}
+		return
+	}
+	h.network(l)
+}
+
+// write explains a refused write to path, unless the policy lets commands
+// write there (then the refusal was the file's own).
+func (h *hinter) write(path string) {
+	abs := h.abs(path)
+	m := h.effective(abs)
+	if m != nil && (m.Kind == MountWrite || m.Kind == MountTmpfs) {
+		return
+	}
+	if m != nil && m.Kind == MountHide {
+		h.hidden(path)
+		return
+	}
+	var why string
+	switch {
+	case h.p.Mode == ModeReadOnly && h.inRoot(abs):
+		h.add(abs, fmt.Sprintf(`sandbox: write to %s denied: commands run read-only here ([tools.run_command] sandbox = "read-only"); writable: $TMPDIR (/tmp). Retrying will not help.`, abs))
+		return
+	case m == nil:
+		why = "it is outside every directory commands may write"
+	case m.Target == abs:
+		why = "it is read-only for commands"
+	default:
+		why = m.Target + " is read-only for commands"
+	}
+	h.add(abs, fmt.Sprintf("sandbox: write to %s denied: %s; writable: %s. Retrying will not help.", abs, why, h.writable()))
+}
+
+// hidden explains a path a hide mount covers; other missing files are the
+// command's business.
+func (h *hinter) hidden(path string) {
+	abs := h.abs(path)
+	if m := h.effective(abs); m != nil && m.Kind == MountHide {
+		h.add(m.Target, fmt.Sprintf("sandbox: %s is hidden from commands (it holds secrets or toolhost's own state). Retrying will not help.", m.Target))
+	}
+}
+
+func (h *hinter) network(l string) {
+	switch h.p.Network {
+	case NetworkOff:
+		if _, ph := index(l, netDown); ph != "" || refusedHost(l) {
+			h.add("net", `sandbox: commands have no network ([tools.run_command] network = "off"): only loopback inside the sandbox; use what is already downloaded (GOPROXY=off, offline caches). Retrying will not help.`)
+		}
+	case NetworkAllowlist:
+		if _, ph := index(l, proxyRefused); ph != "" {
+			h.add("net", "sandbox: commands reach the network only through toolhost's proxy, and only the domains in [tools.run_command] allowed_domains; this one is not allowed. Retrying will not help.")
+		} else if _, ph := index(l, netDown); ph != "" || refusedHost(l) {
+			h.add("net", "sandbox: commands reach the network only through toolhost's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set), for the domains in [tools.run_command] allowed_domains; a program that ignores those variables cannot connect. Retrying will not help.")
+		}
+	}
+}
+
+// refusedHost reports a curl connection failure to a host that is not
+// loopback: with no network, only loopback answers.
+func refusedHost(l string) bool {
+	m := curlConnect.FindStringSubmatch(l)
+	if m == nil {
+		return false
+	}
+	host := strings.Trim(m[1], "[]")
+	return host != "localhost" && !strings.HasPrefix(host, "127.") && host != "::1"
+}
+
+// effective is the mount that decides what path is inside: the deepest
+// holding it, the latest of equals (the launcher's order).
+func (h *hinter) effective(path string) *Mount {
+	var last *Mount
+	for i, m := range h.p.Mounts {
+		if within(path, m.Target) && (last == nil || depth(m.Target) >= depth(last.Target)) {
+			last = &h.p.Mounts[i]
+		}
+	}
+	return last
+}
+
+func (h *hinter) inRoot(path string) bool {
+	m := h.effective(path)
+	return m != nil && m.Kind == MountRead && m.Source == m.Target && within(h.p.Dir, m.Target)
+}
+
+func (h *hinter) abs(path string) string {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(h.p.Dir, path)
+	}
+	return filepath.Clean(path)
+}
+
+// writable names the trees commands may write: the host directories bound
+// writable at their own paths (the roots and extra_writable), not those
+// inside another (a .git made a mount point), then $TMPDIR.
+func (h *hinter) writable() string {
+	var ws []string
+	for _, m := range h.p.Mounts {
+		if m.Kind != MountWrite || m.Source != m.Target {
+			continue
+		}
+		nested := false
+		for _, o := range h.p.Mounts {
+			if o.Kind == MountWrite && o.Target != m.Target && within(m.Target, o.Target) {
+				nested = true
+			}
+		}
+		if !nested {
+			ws = append(ws, m.Target)
+		}
+	}
+	return strings.Join(append(ws, "$TMPDIR (/tmp)"), ", ")
+}
+
+// index finds the first of phrases in l.
+func index(l string, phrases []string) (int, string) {
+	for _, ph := range phrases {
+		if i := strings.Index(l, ph); i >= 0 {
+			return i, ph
+		}
+	}
+	return -1, ""
+}
+
+// pathAround finds the path an error line is about, around the phrase at
+// l[i:i+n]. Tools put it after the phrase (Python's "Permission denied:
+// '/x'", Node's "read-only file system, open '/x'"), quoted before it
+// (GNU's "cannot touch '/x': ..."; mv's last quoted path is the
+// destination), or bare just before it (dash's "cannot create /x: ...",
+// Go's "mkdir /x: read-only file system", bash's "line 1: /x: ...").
+func pathAround(l string, i, n int) string {
+	after, before := l[i+n:], l[:i]
+	if m := quotedAfter.FindStringSubmatch(after); m != nil {
+		return firstNonEmpty(m[1:])
+	}
+	if ms := quoted.FindAllStringSubmatch(before, -1); ms != nil {
+		return firstNonEmpty(ms[len(ms)-1][1:])
+	}
+	fields := strings.Fields(strings.TrimRight(before, ": "))
+	if len(fields) == 0 {
+		return ""
+	}
+	tok := strings.TrimSuffix(fields[len(fields)-1], ":")
+	if strings.Contains(tok, "/") || strings.HasPrefix(tok, ".") {
+		return tok
+	}
+	if len(fields) > 1 && strings.Contains(" create mkdir open touch remove ", " "+fields[len(fields)-2]+" ") {
+		return tok
+	}
+	return ""
+}
+
+func firstNonEmpty(ss []string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,603 @@
+package confine
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fakeHome makes a home directory holding every secret of issue 14
+// item 2, and toolchains and package stores like a developer's.
+func fakeHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	dirs := []string{
+		".ssh", ".aws", ".gnupg", ".config/gh", ".docker", ".kube", ".config/gcloud",
+		".local/share/keyrings", ".password-store", ".claude", ".codex", ".gemini", ".cursor",
+		".config/github-copilot",
+		".pyenv/versions/3.11.7/bin", ".pyenv/shims", ".pyenv/bin", ".pyenv/plugins/pyenv-virtualenv/shims",
+		".cargo/bin", ".cargo/registry/index", ".rustup/toolchains", "go/pkg/mod/example.com", "go/bin",
+		".nvm/versions/node/v20/bin", ".local/bin", "bin", ".config/git", ".config/go",
+		".cache/go-build", ".cache/pip", ".npm", "project", ".claude/local/bin",
+	}
+	for _, d := range dirs {
+		mustMkdir(t, filepath.Join(home, d))
+	}
+	files := []string{
+		".ssh/id_rsa", ".aws/credentials", ".netrc", ".git-credentials", ".npmrc", ".pypirc",
+		".cargo/credentials", ".cargo/credentials.toml", ".claude.json", ".config/gh/hosts.yml",
+		".gitconfig", ".config/git/config", ".config/git/credentials", ".pyenv/versions/3.11.7/bin/python3",
+		".cargo/bin/cargo", ".nvm/versions/node/v20/bin/node",
+	}
+	for _, f := range files {
+		mustWrite(t, filepath.Join(home, f), "secret-or-tool")
+	}
+	return home
+}
+
+// homeSecretsOf are the secrets fakeHome made, as absolute paths.
+func homeSecretsOf(home string) []string {
+	var s []string
+	for _, rel := range []string{
+		".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".git-credentials", ".docker", ".kube",
+		".config/gcloud", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+		".local/share/keyrings", ".password-store", ".claude", ".claude.json", ".codex", ".gemini",
+		".cursor", ".config/github-copilot", ".config/git/credentials",
+	} {
+		s = append(s, filepath.Join(home, rel))
+	}
+	return s
+}
+
+// fakePath is a PATH over home's toolchains, the system's, and entries
+// that must find nothing: relative, missing, inside a secret.
+func fakePath(home string) string {
+	return strings.Join([]string{
+		filepath.Join(home, ".pyenv/plugins/pyenv-virtualenv/shims"), filepath.Join(home, ".pyenv/shims"),
+		filepath.Join(home, ".pyenv/bin"), filepath.Join(home, ".cargo/bin"), filepath.Join(home, "go/bin"),
+		filepath.Join(home, ".nvm/versions/node/v20/bin"), filepath.Join(home, ".local/bin"),
+		filepath.Join(home, "bin"), filepath.Join(home, ".claude/local/bin"), filepath.Join(home, "missing/bin"),
+		"relative/bin", "/usr/local/bin", "/usr/bin", "/bin",
+	}, string(os.PathListSeparator))
+}
+
+func testSettings(t *testing.T, home string) Settings {
+	t.Helper()
+	return Settings{
+		Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: t.TempDir(),
+		Home: home, Path: fakePath(home),
+		Environ: []string{"PATH=" + fakePath(home), "HOME=" + home, "SSH_AUTH_SOCK=" + filepath.Join(home, ".ssh/agent.sock"), "LANG=C.UTF-8"},
+	}
+}
+
+func mustMkdir(t *testing.T, p string) {
+	t.Helper()
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustWrite(t *testing.T, p, s string) {
+	t.Helper()
+	mustMkdir(t, filepath.Dir(p))
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustBuild(t *testing.T, s Settings, c Call) *Policy {
+	t.Helper()
+	p, cleanup, err := Build(s, c)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	t.Cleanup(cleanup)
+	checkMountOrder(t, p)
+	return p
+}
+
+// effectiveMount is the mount that decides what path is inside p's root.
+func effectiveMount(p *Policy, path string) *Mount {
+	h := hinter{p: p}
+	return h.effective(path)
+}
+
+func findMount(p *Policy, kind MountKind, target string) *Mount {
+	for i, m := range p.Mounts {
+		if m.Kind == kind && m.Target == target {
+			return &p.Mounts[i]
+		}
+	}
+	return nil
+}
+
+// checkMountOrder: targets absolute and clean, sources present (a link
+// may be a source), and no mount after one it lies in.
+func checkMountOrder(t *testing.T, p *Policy) {
+	t.Helper()
+	for i, m := range p.Mounts {
+		if !isAbsClean(m.Target) {
+			t.Errorf("mount %d: target %q not absolute and clean", i, m.Target)
+		}
+		if m.Kind == MountRead || m.Kind == MountWrite {
+			if _, err := os.Lstat(m.Source); err != nil {
+				t.Errorf("mount %d: source: %v", i, err)
+			}
+		}
+		for _, later := range p.Mounts[i+1:] {
+			if later.Target != m.Target && within(m.Target, later.Target) {
+				t.Errorf("%s is mounted before %s, which holds it: the later one would cover it", m.Target, later.Target)
+			}
+		}
+	}
+}
+
+// TestBuildNeverShowsSecrets: whatever the roots, mode or cache sharing,
+// no secret is the source or target of a mount that shows it, none is a
+// Landlock path, and where a shown tree holds one, a hide covers it
+// (issue 14 item 2).
+func TestBuildNeverShowsSecrets(t *testing.T) {
+	home := fakeHome(t)
+	project := filepath.Join(home, "project")
+	tests := []struct {
+		name  string
+		roots []string
+		mode  Mode
+		share bool
+		extra []string
+	}{
+		{"project in home", []string{project}, ModeWorkspaceWrite, false, nil},
+		{"home is the root", []string{home}, ModeWorkspaceWrite, false, nil},
+		{"home is the root, read-only", []string{home}, ModeReadOnly, false, nil},
+		{"shared caches", []string{project}, ModeWorkspaceWrite, true, nil},
+		{"parent of home is the root", []string{filepath.Dir(home)}, ModeWorkspaceWrite, false, nil},
+		{"home is extra writable", []string{project}, ModeWorkspaceWrite, false, []string{home}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testSettings(t, home)
+			s.Mode, s.ShareCaches, s.ExtraWritable = tt.mode, tt.share, tt.extra
+			p := mustBuild(t, s, Call{ID: "c1", Roots: tt.roots, Dir: tt.roots[0]})
+			for _, secret := range homeSecretsOf(home) {
+				for _, m := range p.Mounts {
+					if m.Kind != MountHide && m.Kind != MountTmpfs && (within(m.Source, secret) || within(m.Target, secret)) {
+						t.Errorf("secret %s shown by %+v", secret, m)
+					}
+				}
+				for _, l := range slices.Concat(p.Writable, p.Readable) {
+					if within(l, secret) {
+						t.Errorf("secret %s in Landlock's list as %s", secret, l)
+					}
+				}
+				if m := effectiveMount(p, secret); m != nil && (m.Kind == MountRead || m.Kind == MountWrite) {
+					t.Errorf("secret %s visible inside through %+v", secret, m)
+				}
+			}
+			if m := effectiveMount(p, "/etc/shadow"); pathExists("/etc/shadow") && (m == nil || m.Kind != MountHide) {
+				t.Errorf("/etc/shadow is not hidden: %+v", m)
+			}
+			for _, kv := range p.Env {
+				if strings.HasPrefix(kv, "SSH_AUTH_SOCK=") {
+					t.Errorf("the agent socket reaches the command: %s", kv)
+				}
+			}
+		})
+	}
+}
+
+// TestBuildRefusesRootsInSecrets: a root or writable path inside a secret
+// fails the call with a message naming both, as does /.
+func TestBuildRefusesRootsInSecrets(t *testing.T) {
+	home := fakeHome(t)
+	for _, tt := range []struct {
+		roots, extra []string
+		want         string
+	}{
+		{[]string{filepath.Join(home, ".ssh")}, nil, ".ssh"},
+		{[]string{filepath.Join(home, "project")}, []string{filepath.Join(home, ".aws")}, ".aws"},
+		{[]string{"/"}, nil, "/ cannot be a root"},
+		{[]string{"relative"}, nil, "not absolute"},
+	} {
+		s := testSettings(t, home)
+		s.ExtraWritable = tt.extra
+		_, _, err := Build(s, Call{ID: "c9", Roots: tt.roots, Dir: tt.roots[0]})
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "c9") {
+			t.Errorf("roots %v extra %v: err = %v, want one naming the call and %q", tt.roots, tt.extra, err, tt.want)
+		}
+	}
+}
+
+// TestFindToolchains: installations behind a fake PATH, never $HOME or a
+// directory holding a secret (issue 14 item 2).
+func TestFindToolchains(t *testing.T) {
+	home := fakeHome(t)
+	link := filepath.Join(t.TempDir(), "node-bin")
+	if err := os.Symlink(filepath.Join(home, ".nvm/versions/node/v20/bin"), link); err != nil {
+		t.Fatal(err)
+	}
+	got := findToolchains(fakePath(home)+":"+link, home, nil)
+	want := []string{
+		filepath.Join(home, ".pyenv"),
+		filepath.Join(home, ".cargo/bin"), filepath.Join(home, ".rustup"),
+		filepath.Join(home, "go"),
+		filepath.Join(home, ".nvm/versions/node/v20"),
+		filepath.Join(home, ".local/bin"),
+		filepath.Join(home, "bin"),
+	}
+	if !slices.Equal(got.dirs, want) {
+		t.Errorf("dirs:\n got %q\nwant %q", got.dirs, want)
+	}
+	if !slices.Equal(got.links, []string{link}) {
+		t.Errorf("links = %q, want %q", got.links, link)
+	}
+	// CARGO_HOME and RUSTUP_HOME move Rust's homes.
+	cargo, rustup := t.TempDir(), t.TempDir()
+	mustMkdir(t, filepath.Join(cargo, "bin"))
+	got = findToolchains(filepath.Join(cargo, "bin"), home, map[string]string{"CARGO_HOME": cargo, "RUSTUP_HOME": rustup})
+	if want := []string{filepath.Join(cargo, "bin"), rustup}; !slices.Equal(got.dirs, want) {
+		t.Errorf("with CARGO_HOME: %q, want %q", got.dirs, want)
+	}
+}
+
+// TestBuildToolchainsAndStores: toolchains and package stores are
+// readable, not writable; $HOME is an empty scratch tmpfs with git's user
+// settings on top; shared caches make the user's caches writable
+// (issue 14 item 3).
+func TestBuildToolchainsAndStores(t *testing.T) {
+	home := fakeHome(t)
+	s := testSettings(t, home)
+	project := filepath.Join(home, "project")
+	p := mustBuild(t, s, Call{ID: "c1", Roots: []string{project}})
+	if p.Dir != project {
+		t.Errorf("Dir = %q, want the root", p.Dir)
+	}
+	if m := findMount(p, MountTmpfs, home); m == nil {
+		t.Errorf("no scratch tmpfs at $HOME")
+	}
+	for _, ro := range []string{".pyenv", ".cargo/bin", ".rustup", "go/pkg/mod", ".cargo/registry", ".gitconfig", ".config/git/config", ".config/go", ".nvm/versions/node/v20"} {
+		if m := effectiveMount(p, filepath.Join(home, ro)); m == nil || m.Kind != MountRead {
+			t.Errorf("~/%s: %+v, want read-only", ro, m)
+		}
+	}
+	for _, hidden := range []string{".cargo", ".local", ".cache", ".npm"} {
+		if m := effectiveMount(p, filepath.Join(home, hidden)); m == nil || m.Kind != MountTmpfs {
+			t.Errorf("~/%s: %+v, want only the scratch home", hidden, m)
+		}
+	}
+	s.ShareCaches = true
+	p = mustBuild(t, s, Call{ID: "c2", Roots: []string{project}})
+	for _, rw := range []string{".cache/go-build", ".cache/pip", ".npm", "go/pkg/mod", ".cargo/registry"} {
+		if m := effectiveMount(p, filepath.Join(home, rw)); m == nil || m.Kind != MountWrite {
+			t.Errorf("shared ~/%s: %+v, want writable", rw, m)
+		}
+	}
+	if m := effectiveMount(p, CacheTarget); m != nil {
+		t.Errorf("shared caches still mount toolhost's: %+v", m)
+	}
+}
+
+// TestBuildSystemTrees: the system directories are read-only; a system
+// directory that is a link (/bin -> usr/bin) is listed with the link as
+// Source, after the directory it names.
+func TestBuildSystemTrees(t *testing.T) {
+	home := fakeHome(t)
+	p := mustBuild(t, testSettings(t, home), Call{ID: "c1", Roots: []string{filepath.Join(home, "project")}})
+	for _, d := range systemDirs {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			continue
+		}
+		m := findMount(p, MountRead, d)
+		if m == nil || m.Source != d {
+			t.Errorf("%s: %+v, want read-only at its own path", d, m)
+			continue
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			real, err := filepath.EvalSymlinks(d)
+			if err != nil {
+				continue
+			}
+			if e := effectiveMount(p, real); e == nil || e.Kind != MountRead || slices.Contains(p.Readable, d) {
+				t.Errorf("link %s -> %s: the real directory is not shown read-only (%+v), or the link is a Landlock path", d, real, e)
+			}
+		}
+	}
+}
+
+// TestBuildReadOnlyMode: roots read-only, tmp and caches still writable.
+func TestBuildReadOnlyMode(t *testing.T) {
+	home := fakeHome(t)
+	root := t.TempDir()
+	mustMkdir(t, filepath.Join(root, ".git/hooks"))
+	extra := t.TempDir()
+	s := testSettings(t, home)
+	s.Mode, s.ExtraWritable = ModeReadOnly, []string{extra}
+	p := mustBuild(t, s, Call{ID: "c1", Roots: []string{root}})
+	for _, d := range []string{root, extra, filepath.Join(root, ".git")} {
+		if m := effectiveMount(p, d); m == nil || m.Kind != MountRead {
+			t.Errorf("%s: %+v, want read-only", d, m)
+		}
+		if slices.Contains(p.Writable, d) {
+			t.Errorf("%s is writable to Landlock", d)
+		}
+	}
+	for _, d := range []string{"/tmp", "/var/tmp", CacheTarget} {
+		if m := effectiveMount(p, d); m == nil || m.Kind != MountWrite || !slices.Contains(p.Writable, d) {
+			t.Errorf("%s: %+v, want writable", d, m)
+		}
+	}
+}
+
+// TestBuildProtectsGit: .git becomes a mount point, its hooks, config and
+// info read-only, also in submodules, a missing hooks directory is made
+// so it can be protected, a hooksPath inside the root is protected, and a
+// link the command planted leads nowhere new (issue 14 item 2).
+func TestBuildProtectsGit(t *testing.T) {
+	home := fakeHome(t)
+	root := t.TempDir()
+	git := filepath.Join(root, ".git")
+	mustWrite(t, filepath.Join(git, "config"), "[core]\n\thooksPath = .husky\n")
+	mustMkdir(t, filepath.Join(git, "info"))
+	mustMkdir(t, filepath.Join(root, ".husky"))
+	mustWrite(t, filepath.Join(git, "modules/sub/config"), "")
+	mustMkdir(t, filepath.Join(git, "modules/sub/hooks"))
+	// A worktree in another root, whose git directory is in this one.
+	wt := t.TempDir()
+	mustWrite(t, filepath.Join(git, "worktrees/wt/commondir"), "../..\n")
+	mustWrite(t, filepath.Join(wt, ".git"), "gitdir: "+filepath.Join(git, "worktrees/wt")+"\n")
+	// A third root whose .git file points outside every root, at a secret.
+	lure := t.TempDir()
+	mustWrite(t, filepath.Join(lure, ".git"), "gitdir: "+filepath.Join(home, ".ssh")+"\n")
+
+	p := mustBuild(t, testSettings(t, home), Call{ID: "c1", Roots: []string{root, wt, lure}, Dir: root})
+	if m := findMount(p, MountWrite, git); m == nil {
+		t.Errorf(".git is not a mount point")
+	}
+	for _, ro := range []string{".git/hooks", ".git/config", ".git/info", ".git/modules/sub/hooks", ".git/modules/sub/config", ".husky"} {
+		if m := effectiveMount(p, filepath.Join(root, ro)); m == nil || m.Kind != MountRead {
+			t.Errorf("%s: %+v, want read-only", ro, m)
+		}
+	}
+	if !isDir(filepath.Join(git, "hooks")) {
+		t.Errorf("the missing hooks directory was not made")
+	}
+	if m := effectiveMount(p, filepath.Join(wt, ".git")); m == nil || m.Kind != MountRead {
+		t.Errorf("worktree's .git file: %+v, want read-only", m)
+	}
+	if m := findMount(p, MountWrite, filepath.Join(git, "worktrees/wt")); m == nil {
+		t.Errorf("the worktree's git directory is not a mount point")
+	}
+	for _, m := range p.Mounts {
+		if m.Kind != MountHide && within(m.Source, filepath.Join(home, ".ssh")) {
+			t.Errorf("the lure's gitdir was mounted: %+v", m)
+		}
+	}
+
+	// hooks as a link out of the writable trees: not followed.
+	root2 := t.TempDir()
+	mustMkdir(t, filepath.Join(root2, ".git"))
+	if err := os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(root2, ".git/hooks")); err != nil {
+		t.Fatal(err)
+	}
+	p = mustBuild(t, testSettings(t, home), Call{ID: "c2", Roots: []string{root2}})
+	for _, m := range p.Mounts {
+		if m.Kind != MountHide && within(m.Source, filepath.Join(home, ".ssh")) {
+			t.Errorf("a hooks link led a mount out: %+v", m)
+		}
+	}
+}
+
+// TestBuildProtectedAndState: toolhost's configuration inside a writable
+// root is read-only; its state directory is hidden where a tree shows
+// it, while the call's tmp and cache stay mounted (issue 14 item 2).
+func TestBuildProtectedAndState(t *testing.T) {
+	home := fakeHome(t)
+	root := t.TempDir()
+	conf := filepath.Join(root, ".toolhost.toml")
+	mustWrite(t, conf, "")
+	lureConf := filepath.Join(root, "lure.toml")
+	if err := os.Symlink(filepath.Join(home, ".ssh/id_rsa"), lureConf); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(root, "state")
+	mustMkdir(t, state)
+	s := testSettings(t, home)
+	s.StateDir = state
+	s.Protected = []string{conf, lureConf, filepath.Join(root, "missing.toml"), filepath.Join(home, ".config/toolhost/config.toml"), state}
+	p := mustBuild(t, s, Call{ID: "c1", Roots: []string{root}})
+	if m := effectiveMount(p, conf); m == nil || m.Kind != MountRead {
+		t.Errorf("config in the root: %+v, want read-only", m)
+	}
+	if m := effectiveMount(p, filepath.Join(root, "missing.toml")); m == nil || m.Kind != MountWrite {
+		t.Errorf("a missing protected file: %+v, want nothing bound (the root's mount)", m)
+	}
+	if m := effectiveMount(p, state); m == nil || m.Kind != MountHide {
+		t.Errorf("state directory: %+v, want hidden", m)
+	}
+	if m := effectiveMount(p, "/tmp"); m == nil || m.Kind != MountWrite || !within(m.Source, state) {
+		t.Errorf("/tmp: %+v, want the call's tmp in the state directory", m)
+	}
+	if m := effectiveMount(p, CacheTarget); m == nil || m.Kind != MountWrite || !within(m.Source, state) {
+		t.Errorf("cache: %+v", m)
+	}
+	for _, m := range p.Mounts {
+		if m.Kind != MountHide && within(m.Source, filepath.Join(home, ".ssh")) {
+			t.Errorf("a protected link led a mount out: %+v", m)
+		}
+	}
+}
+
+// TestBuildEnv: TMPDIR and the caches point inside, GOPROXY is off
+// without a network, the proxy variables are set for the allowlist.
+func TestBuildEnv(t *testing.T) {
+	home := fakeHome(t)
+	root := t.TempDir()
+	sock := filepath.Join(t.TempDir(), "proxy.sock")
+	mustWrite(t, sock, "") // stands for the socket
+	for _, tt := range []struct {
+		name    string
+		network Network
+		share   bool
+		want    []string
+		absent  []string
+	}{
+		{"off", NetworkOff, false,
+			[]string{"TMPDIR=/tmp", "GOPROXY=off", "GOCACHE=" + CacheTarget + "/go-build", "GOTMPDIR=" + CacheTarget + "/go-tmp",
+				"npm_config_cache=" + CacheTarget + "/npm", "PIP_CACHE_DIR=" + CacheTarget + "/pip", "UV_CACHE_DIR=" + CacheTarget + "/uv",
+				"XDG_CACHE_HOME=" + CacheTarget + "/xdg", "HOME=" + home, "LANG=C.UTF-8", "CARGO_NET_OFFLINE=true"},
+			[]string{"HTTPS_PROXY=", "SSH_AUTH_SOCK="}},
+		{"allowlist", NetworkAllowlist, false,
+			[]string{"HTTP_PROXY=http://127.0.0.1:3128", "HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
+				"ALL_PROXY=socks5h://127.0.0.1:3128", "NO_PROXY=", "TMPDIR=/tmp"},
+			[]string{"GOPROXY=off"}},
+		{"on, shared caches", NetworkOn, true, []string{"TMPDIR=/tmp", "GOPROXY=https://proxy.example"}, []string{"GOPROXY=off", "GOCACHE=", "HTTP_PROXY=", "XDG_CACHE_HOME="}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testSettings(t, home)
+			s.Network, s.ShareCaches, s.ProxySocket = tt.network, tt.share, sock
+			s.Environ = append(s.Environ, "TMPDIR=/somewhere", "GOPROXY=https://proxy.example")
+			p := mustBuild(t, s, Call{ID: "c1", Roots: []string{root}})
+			for _, w := range tt.want {
+				if !slices.Contains(p.Env, w) {
+					t.Errorf("env lacks %s", w)
+				}
+			}
+			for _, a := range tt.absent {
+				for _, kv := range p.Env {
+					if strings.HasPrefix(kv, a) {
+						t.Errorf("env has %s", kv)
+					}
+				}
+			}
+			keys := map[string]bool{}
+			for _, kv := range p.Env {
+				k, _, _ := strings.Cut(kv, "=")
+				if keys[k] {
+					t.Errorf("%s is set twice", k)
+				}
+				keys[k] = true
+			}
+			if tt.network == NetworkAllowlist {
+				if p.ProxySocket != ProxyTarget || p.ProxyPort != ProxyPort {
+					t.Errorf("proxy = %s:%d", p.ProxySocket, p.ProxyPort)
+				}
+				if m := findMount(p, MountRead, ProxyTarget); m == nil || m.Source != sock {
+					t.Errorf("proxy socket mount: %+v", m)
+				}
+			}
+		})
+	}
+}
+
+// TestBuildRefusesBadSettings: a state directory that is empty or
+// relative, the off mode, and an allowlist without a proxy are errors.
+func TestBuildRefusesBadSettings(t *testing.T) {
+	home := fakeHome(t)
+	root := t.TempDir()
+	for _, tt := range []struct {
+		name string
+		edit func(*Settings)
+		want string
+	}{
+		{"empty state", func(s *Settings) { s.StateDir = "" }, "state directory"},
+		{"relative state", func(s *Settings) { s.StateDir = "state" }, "state directory"},
+		{"off", func(s *Settings) { s.Mode = ModeOff }, "unconfined"},
+		{"unknown mode", func(s *Settings) { s.Mode = "yolo" }, "not a mode"},
+		{"allowlist without proxy", func(s *Settings) { s.Network = NetworkAllowlist }, "proxy"},
+	} {
+		s := testSettings(t, home)
+		tt.edit(&s)
+		p, cleanup, err := Build(s, Call{ID: "c1", Roots: []string{root}})
+		cleanup()
+		if err == nil || !strings.Contains(err.Error(), tt.want) || p != nil {
+			t.Errorf("%s: err = %v, want one about %q", tt.name, err, tt.want)
+		}
+	}
+	if _, _, err := Build(testSettings(t, home), Call{ID: "c1", Roots: []string{root}, Dir: t.TempDir()}); err == nil {
+		t.Errorf("a working directory outside the roots was accepted")
+	}
+}
+
+// TestBuildTmpAndCache: the call's tmp is private (0700), named safely
+// whatever the call id, and removed by the cleanup without following a
+// link out of it; the cache is the root's and outlives the call.
+func TestBuildTmpAndCache(t *testing.T) {
+	home := fakeHome(t)
+	root, other := t.TempDir(), t.TempDir()
+	s := testSettings(t, home)
+	p, cleanup, err := Build(s, Call{ID: "../../escape/x", Roots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := findMount(p, MountWrite, "/tmp").Source
+	if !within(tmp, filepath.Join(s.StateDir, "sandbox", "tmp")) {
+		t.Fatalf("tmp %s is not under the state directory", tmp)
+	}
+	if fi, err := os.Stat(tmp); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("tmp: %v %v, want a 0700 directory", fi.Mode(), err)
+	}
+	outside := filepath.Join(t.TempDir(), "keep")
+	mustWrite(t, outside, "keep")
+	mustMkdir(t, filepath.Join(tmp, "d"))
+	if err := os.Symlink(filepath.Dir(outside), filepath.Join(tmp, "d", "link")); err != nil {
+		t.Fatal(err)
+	}
+	cache := findMount(p, MountWrite, CacheTarget).Source
+	cleanup()
+	cleanup()
+	if _, err := os.Lstat(tmp); !os.IsNotExist(err) {
+		t.Errorf("tmp not removed: %v", err)
+	}
+	if !pathExists(outside) {
+		t.Errorf("the cleanup followed a link out of the tmp")
+	}
+	if !isDir(cache) {
+		t.Errorf("the root's cache went with the call")
+	}
+	p2 := mustBuild(t, s, Call{ID: "c2", Roots: []string{root}})
+	p3 := mustBuild(t, s, Call{ID: "c3", Roots: []string{other}})
+	if c2, c3 := findMount(p2, MountWrite, CacheTarget).Source, findMount(p3, MountWrite, CacheTarget).Source; c2 != cache || c3 == cache {
+		t.Errorf("caches: same root %s and %s, other root %s", cache, c2, c3)
+	}
+}
+
+// TestBuildLimits: file size and open files get defaults; what is set
+// stays.
+func TestBuildLimits(t *testing.T) {
+	home := fakeHome(t)
+	s := testSettings(t, home)
+	p := mustBuild(t, s, Call{ID: "c1", Roots: []string{t.TempDir()}})
+	if p.Limits != (Limits{FileSizeBytes: defaultFileSize, OpenFiles: defaultOpenFiles}) {
+		t.Errorf("defaults = %+v", p.Limits)
+	}
+	s.Limits = Limits{CPUSeconds: 10, FileSizeBytes: 5, OpenFiles: 6, MemoryBytes: 7, Pids: 8}
+	p = mustBuild(t, s, Call{ID: "c1", Roots: []string{t.TempDir()}})
+	if p.Limits != s.Limits {
+		t.Errorf("limits = %+v, want %+v", p.Limits, s.Limits)
+	}
+}
+
+// BenchmarkBuild is one call's policy with this machine's PATH and home:
+// it runs for every run_command call.
+func BenchmarkBuild(b *testing.B) {
+	home, _ := os.UserHomeDir()
+	root := b.TempDir()
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	s := Settings{Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: b.TempDir(), Home: home, Path: os.Getenv("PATH"), Environ: os.Environ()}
+	for b.Loop() {
+		_, cleanup, err := Build(s, Call{ID: "bench", Roots: []string{root}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cleanup()
+	}
+}
+
+func pathExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
