@@ -28,9 +28,17 @@ type commandSandbox struct {
 // host still opens, so that every other tool works.
 func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, protected []string, log *slog.Logger) (*commandSandbox, error) {
 	s := commandSettings(cfg)
+	home, _ := os.UserHomeDir()
+	// A configuration built without config.Load (an embedder's) gets the
+	// same checks of its writable directories as a file's.
+	if err := cfg.Tools.RunCommand.CheckExtraWritable(home, protected); err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
 	if s.Mode == confine.ModeOff {
 		log.Warn("run_command runs commands unconfined, with toolhost's own privileges: [tools.run_command] sandbox = \"off\" in the operator's configuration")
-		return &commandSandbox{confiner: confine.NewConfiner(s, confine.Support{}, "", log)}, nil
+		if !profileConfines(cfg) {
+			return &commandSandbox{confiner: confine.NewConfiner(s, confine.Support{}, "", log)}, nil
+		}
 	}
 	cs := &commandSandbox{}
 	state := opts.StateDir
@@ -44,7 +52,8 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, p
 		state = dir
 		cs.closers = append(cs.closers, func() error { return os.RemoveAll(dir) })
 	}
-	s.StateDir, s.Protected = state, protected
+	s.StateDir, s.Protected, s.Home = state, protected, home
+	s.Path = os.Getenv("PATH")
 	if s.Network == confine.NetworkAllowlist {
 		sock, err := cs.startProxy(ctx, cfg.Tools.RunCommand, log)
 		if err != nil {
@@ -53,14 +62,23 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, p
 		}
 		s.ProxySocket = sock
 	}
-	s.Home, _ = os.UserHomeDir()
-	s.Path = os.Getenv("PATH")
 	support := confine.Probe(ctx)
-	if err := support.Require(s.Mode, s.Network); err != nil {
-		log.Error("run_command cannot confine commands here, so every command will be refused; `toolhost sandbox doctor` says what is missing", "err", err)
+	if err := support.Require(confine.StricterMode(s.Mode, confine.ModeWorkspaceWrite), s.Network); err != nil {
+		log.Error("run_command cannot confine commands here, so every confined command will be refused; `toolhost sandbox doctor` says what is missing", "err", err)
 	}
 	cs.confiner = confine.NewConfiner(s, support, opts.Launcher, log)
 	return cs, nil
+}
+
+// profileConfines reports whether a profile asks for a sandbox the
+// configuration's own mode does not have.
+func profileConfines(cfg *config.Config) bool {
+	for _, p := range cfg.Profiles {
+		if p.Sandbox != "" && p.Sandbox != config.SandboxOff {
+			return true
+		}
+	}
+	return false
 }
 
 // commandSettings are [tools.run_command]'s settings for the confiner,

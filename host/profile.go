@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/confine"
 )
 
 // Profile is the narrowing the configuration's profile name stands for
@@ -25,6 +26,8 @@ func Profile(c *config.Config, name string) (engine.Narrowing, error) {
 		ConfirmAll:       p.ConfirmAll,
 		Sequential:       p.Sequential,
 		MaxCallsPerBatch: p.MaxToolCallsPerBatch,
+		CommandSandbox:   confine.Mode(p.Sandbox),
+		CommandNetwork:   confine.Network(p.Network),
 	}, nil
 }
 

@@ -174,6 +174,10 @@ type callOptions struct {
 	// Journal records what the call does that outlives it
 	// (hostfn.Env.Journal); nil records nothing.
 	Journal hostfn.CallJournal
+	// CommandSandbox and CommandNetwork narrow the sandbox of the commands
+	// the call runs (Narrowing's).
+	CommandSandbox confine.Mode
+	CommandNetwork confine.Network
 	// Observe and ObserveOutput are RunOptions'.
 	Observe       hostfn.Observer
 	ObserveOutput func(Output)
@@ -200,7 +204,7 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 		limits.AvailableCapacityBytes = opts.AvailableCapacityBytes
 	}
 	env := &hostfn.Env{
-		CallID: call.ID, Sandbox: e.cfg.Sandbox, Limits: limits, Confiner: e.cfg.Confiner,
+		CallID: call.ID, Sandbox: e.cfg.Sandbox, Limits: limits, Confiner: e.cfg.Confiner.Narrow(opts.CommandSandbox, opts.CommandNetwork),
 		Emit: opts.Emit, Resolved: resolved, Writes: opts.Writes, Environ: e.environ,
 		MaxCommitFiles: e.cfg.MaxCommitFiles, DryRun: opts.DryRun, Journal: opts.Journal, Observe: opts.Observe,
 	}

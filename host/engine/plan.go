@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/registry"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
@@ -112,6 +113,10 @@ type Plan struct {
 	// planned: what a person approved was judged on the files as they
 	// were then, so a file another batch changes after it is stale.
 	readsAt uint64
+	// commandSandbox and commandNetwork are the batch's narrowing of the
+	// sandbox commands run in; "" keeps the host's.
+	commandSandbox confine.Mode
+	commandNetwork confine.Network
 	// journal is the plan's place in the engine's journal.
 	journal journalState
 }
@@ -140,7 +145,8 @@ func (e *Engine) Plan(ctx context.Context, b Batch, n ...Narrowing) *Plan {
 		b.ID = newBatchID()
 	}
 	pol := e.policyFor(n)
-	p := &Plan{Batch: b, Calls: make([]PlannedCall, len(b.Calls)), parallel: pol.AllowParallel}
+	p := &Plan{Batch: b, Calls: make([]PlannedCall, len(b.Calls)), parallel: pol.AllowParallel,
+		commandSandbox: pol.commandSandbox, commandNetwork: pol.commandNetwork}
 	if e.cfg.ReadCache != nil {
 		if reads := e.cfg.ReadCache(b.Conversation); reads != nil {
 			p.readsAt = reads.Generation()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/config"
+	"github.com/toolhost/toolhost/host/internal/confine"
 )
 
 // ToolsMode is the engine's overall stance on tool calls (FR-MODE-01..03).
@@ -89,6 +90,10 @@ type Policy struct {
 	only       map[string]bool // when non-nil, the only tools that may run
 	confirmAll bool            // every call that would run asks first
 	dryRun     bool            // every call writes nothing (Narrowing.DryRun)
+	// commandSandbox and commandNetwork tighten run_command's sandbox
+	// (Narrowing.CommandSandbox, CommandNetwork); "" keeps the host's.
+	commandSandbox confine.Mode
+	commandNetwork confine.Network
 }
 
 // DefaultPolicy is the SRD's defaults: execute, prompt for side effects,
@@ -162,6 +167,12 @@ type Narrowing struct {
 	// preview). A call of a tool that only touches files then changes
 	// nothing and is not asked about; other calls are planned as usual.
 	DryRun bool
+	// CommandSandbox and CommandNetwork tighten the sandbox commands run in
+	// (a profile's [profiles.NAME] sandbox and network, issue 14 item 6):
+	// workspace-write to read-only, allowlist to off. A looser value
+	// changes nothing; "" keeps the host's.
+	CommandSandbox confine.Mode
+	CommandNetwork confine.Network
 }
 
 // narrow is p restricted by n.
@@ -189,6 +200,8 @@ func (p Policy) narrow(n Narrowing) Policy {
 	}
 	p.confirmAll = p.confirmAll || n.ConfirmAll
 	p.dryRun = p.dryRun || n.DryRun
+	p.commandSandbox = confine.StricterMode(p.commandSandbox, n.CommandSandbox)
+	p.commandNetwork = confine.StricterNetwork(p.commandNetwork, n.CommandNetwork)
 	p.AllowParallel = p.AllowParallel && !n.Sequential
 	if n.MaxCallsPerBatch > 0 && (p.MaxCallsPerBatch < 0 || n.MaxCallsPerBatch < p.MaxCallsPerBatch) {
 		p.MaxCallsPerBatch = n.MaxCallsPerBatch

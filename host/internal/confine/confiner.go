@@ -41,6 +41,46 @@ func Unconfined(reason string) *Confiner {
 	return &Confiner{settings: Settings{Mode: ModeOff}, reason: reason, log: slog.New(slog.DiscardHandler)}
 }
 
+// Narrow returns a confiner at least as strict as c: mode and network, a
+// profile's, apply where they are stricter (workspace-write to
+// read-only, allowlist to off); "" keeps c's. A nil c stays nil: narrowing
+// never makes a confiner where there was none.
+func (c *Confiner) Narrow(mode Mode, network Network) *Confiner {
+	if c == nil {
+		return nil
+	}
+	m, n := StricterMode(c.settings.Mode, mode), StricterNetwork(c.settings.Network, network)
+	if m == c.settings.Mode && n == c.settings.Network {
+		return c
+	}
+	out := *c
+	out.settings.Mode, out.settings.Network = m, n
+	if m != ModeOff {
+		out.reason = ""
+	}
+	return &out
+}
+
+// StricterMode is the stricter of two sandbox modes, "" counting as
+// neither.
+func StricterMode(a, b Mode) Mode {
+	rank := map[Mode]int{ModeOff: 1, ModeWorkspaceWrite: 2, ModeReadOnly: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// StricterNetwork is the stricter of two network modes, "" counting as
+// neither.
+func StricterNetwork(a, b Network) Network {
+	rank := map[Network]int{NetworkOn: 1, NetworkAllowlist: 2, NetworkOff: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
 // Mode is the configured sandbox mode.
 func (c *Confiner) Mode() Mode { return c.settings.Mode }
 
