@@ -1,39 +1,268 @@
 package confine
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
 )
 
 // LauncherArg is the hidden first argument that makes the toolhost binary
 // the launcher (Main) instead of its CLI.
 const LauncherArg = "__toolhost-confine"
 
-// Launch follows one confined command: it implements proc.Launcher. Owned
-// by the launcher builder; this is its placeholder.
-type Launch struct{}
+// exitWait bounds how long Exit waits for the launcher's last status line
+// once the launcher has exited: its pipe reaches end of file at once then.
+const exitWait = 2 * time.Second
+
+// launchMsg is what the host writes on the launcher's policy pipe. The
+// command travels here rather than as an argument: an argument is limited
+// to 128 KiB, and a command may be that long.
+type launchMsg struct {
+	Policy  Policy `json:"policy"`
+	Command string `json:"command"`
+}
+
+// Launch follows one confined command: it implements proc.Launcher.
+//
+// Its methods are called in order from one goroutine: Prepare before the
+// launcher starts, Started once it runs, Exit once it has exited, Close
+// at the end (also when Prepare or the start failed).
+type Launch struct {
+	policy   *Policy
+	launcher string
+	cg       *Cgroup
+
+	command string
+	// The pipes: the launcher's ends (policyR, statusW) are closed once it
+	// has started, ours once it is done with.
+	policyR, policyW *os.File
+	statusR, statusW *os.File
+
+	applied Applied
+	// last receives the launcher's last status line ("" if none) once the
+	// pipe reached end of file.
+	last chan string
+}
 
 // NewLaunch prepares to run p through launcher, the path of a toolhost
 // binary; cg, if non-nil, receives the launcher before the shell starts.
-func NewLaunch(p *Policy, launcher string, cg *Cgroup) *Launch { return &Launch{} }
+func NewLaunch(p *Policy, launcher string, cg *Cgroup) *Launch {
+	return &Launch{policy: p, launcher: launcher, cg: cg}
+}
 
-// Prepare rewrites cmd, before it starts, into the launcher's.
-func (l *Launch) Prepare(cmd *exec.Cmd) error { return errors.New("confine: the launcher is not built yet") }
+// Prepare rewrites cmd, an exec.Command("/bin/sh", "-c", command) not yet
+// started, into the launcher's: the same Dir and output, in new
+// namespaces, with the policy pipe as fd 3 and the status pipe as fd 4.
+// The launcher's own environment is empty; the shell gets Policy.Env.
+func (l *Launch) Prepare(cmd *exec.Cmd) error {
+	if len(cmd.Args) != 3 || cmd.Args[1] != "-c" {
+		return fmt.Errorf("confine: cannot confine %q: want sh -c COMMAND", cmd.Args)
+	}
+	if len(cmd.ExtraFiles) != 0 {
+		return errors.New("confine: cannot confine a command that is handed extra files")
+	}
+	if err := checkPolicy(l.policy); err != nil {
+		return fmt.Errorf("confine: the command did not run: %w", err)
+	}
+	if !filepath.IsAbs(l.launcher) {
+		return fmt.Errorf("confine: the launcher %q is not an absolute path", l.launcher)
+	}
+	l.command = cmd.Args[2]
+	var err error
+	if l.policyR, l.policyW, err = os.Pipe(); err != nil {
+		return fmt.Errorf("confine: policy pipe: %w", err)
+	}
+	if l.statusR, l.statusW, err = os.Pipe(); err != nil {
+		l.Close()
+		return fmt.Errorf("confine: status pipe: %w", err)
+	}
+	cmd.Path = l.launcher
+	cmd.Args = []string{l.launcher, LauncherArg}
+	cmd.Err = nil
+	cmd.Env = []string{}
+	cmd.ExtraFiles = []*os.File{l.policyR, l.statusW}
+	attr := cmd.SysProcAttr
+	if attr == nil {
+		attr = &syscall.SysProcAttr{}
+		cmd.SysProcAttr = attr
+	}
+	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	if l.policy.Network != NetworkOn {
+		attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
+	attr.Pdeathsig = syscall.SIGKILL
+	return nil
+}
 
-// Started finishes the setup once the launcher runs and waits until the
-// command runs confined.
-func (l *Launch) Started(ctx context.Context, pid int) error { return nil }
+// Started finishes the setup once the launcher runs as pid: it moves it
+// into the cgroup, hands it the policy, which lets it go on, and waits,
+// bounded by ctx and startTimeout, until it reports that the command runs
+// confined. An error means the command did not run (the launcher exits
+// without starting it), and says why.
+func (l *Launch) Started(ctx context.Context, pid int) error {
+	if l.policyW == nil {
+		return errors.New("confine: Started without Prepare")
+	}
+	l.policyR.Close()
+	l.statusW.Close()
+	l.policyR, l.statusW = nil, nil
+	if l.cg != nil {
+		if err := l.cg.Add(pid); err != nil {
+			return fmt.Errorf("confine: the command did not run: cannot move it into its cgroup: %w", err)
+		}
+	}
+	deadline := time.Now().Add(startTimeout)
+	l.policyW.SetWriteDeadline(deadline)
+	l.statusR.SetReadDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() {
+		l.policyW.SetWriteDeadline(time.Now())
+		l.statusR.SetReadDeadline(time.Now())
+	})
+	defer stop()
+	msg, err := json.Marshal(launchMsg{Policy: *l.policy, Command: l.command})
+	if err != nil {
+		return fmt.Errorf("confine: the command did not run: %w", err)
+	}
+	_, werr := l.policyW.Write(msg)
+	l.policyW.Close()
+	l.policyW = nil
+	// A failed write still reads the status: the launcher's own message
+	// says more than a broken pipe.
+	r := bufio.NewReader(l.statusR)
+	line, err := r.ReadString('\n')
+	switch {
+	case strings.HasPrefix(line, statusConfined) && err == nil:
+	case strings.HasPrefix(line, statusError):
+		return fmt.Errorf("confine: the command did not run: %s", strings.TrimSpace(strings.TrimPrefix(line, statusError)))
+	case ctx.Err() != nil:
+		return fmt.Errorf("confine: the command did not run: %w", ctx.Err())
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("confine: the command did not run: its launcher did not confine it within %v", startTimeout)
+	case werr != nil:
+		return fmt.Errorf("confine: the command did not run: hand the policy to its launcher: %w", werr)
+	default:
+		return fmt.Errorf("confine: the command did not run: its launcher %s exited before confining it (its output, if any, is on the command's stderr)", l.launcher)
+	}
+	var a Applied
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, statusConfined)), &a); err != nil {
+		return fmt.Errorf("confine: the command did not run: the launcher's report %q: %w", line, err)
+	}
+	if l.cg != nil {
+		a.Cgroup = l.cg.Controllers()
+	}
+	l.applied = a
+	l.statusR.SetReadDeadline(time.Time{})
+	l.last = make(chan string, 1)
+	go readLast(r, l.last)
+	return nil
+}
 
-// Exit maps the launcher's exit status to the shell's.
-func (l *Launch) Exit(code int, signal string) (int, string) { return code, signal }
+// readLast reads the status pipe to its end and sends the last line.
+func readLast(r *bufio.Reader, last chan<- string) {
+	var s string
+	for {
+		line, err := r.ReadString('\n')
+		if line = strings.TrimSpace(line); line != "" {
+			s = line
+		}
+		if err != nil {
+			last <- s
+			return
+		}
+	}
+}
 
-// Close releases what the launch holds, once its processes are gone.
-func (l *Launch) Close() {}
+// Exit maps the launcher's exit status to the shell's: the launcher
+// reports how the shell ended before it exits with 128+n for a signal n,
+// so a command killed by a signal is reported as that signal. Without the
+// report (the launcher itself was killed) the status is the launcher's.
+func (l *Launch) Exit(code int, signal string) (int, string) {
+	if l.last == nil {
+		return code, signal
+	}
+	var line string
+	select {
+	case line = <-l.last:
+		l.last <- line // a second Exit sees it too
+	case <-time.After(exitWait):
+		return code, signal
+	}
+	if v, ok := strings.CutPrefix(line, statusExit); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n, ""
+		}
+	}
+	if v, ok := strings.CutPrefix(line, statusSignal); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return -1, syscall.Signal(n).String()
+		}
+	}
+	return code, signal
+}
 
-// Applied is the confinement the command ran under, known after Started.
-func (l *Launch) Applied() Applied { return Applied{} }
+// Close releases what the launch holds, once its processes are gone: the
+// pipes, and the cgroup, which kills anything left in it.
+func (l *Launch) Close() {
+	for _, f := range []**os.File{&l.policyR, &l.policyW, &l.statusR, &l.statusW} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
+	if l.cg != nil {
+		l.cg.Close()
+		l.cg = nil
+	}
+}
 
-// Main is the launcher: it runs when the toolhost binary is started with
-// LauncherArg, and returns the exit status.
-func Main(args []string) int { return 125 }
+// Applied is the confinement the command ran under, known once Started
+// returned nil.
+func (l *Launch) Applied() Applied { return l.applied }
+
+// checkPolicy refuses a policy the launcher cannot apply as written, with
+// what to fix.
+func checkPolicy(p *Policy) error {
+	if p == nil {
+		return errors.New("no policy")
+	}
+	switch p.Mode {
+	case ModeWorkspaceWrite, ModeReadOnly:
+	default:
+		return fmt.Errorf("the policy's mode %q cannot be confined (want %s or %s)", p.Mode, ModeWorkspaceWrite, ModeReadOnly)
+	}
+	switch p.Network {
+	case NetworkOff, NetworkAllowlist, NetworkOn:
+	default:
+		return fmt.Errorf("the policy's network %q is unknown (want %s, %s or %s)", p.Network, NetworkOff, NetworkAllowlist, NetworkOn)
+	}
+	if !filepath.IsAbs(p.Dir) {
+		return fmt.Errorf("the working directory %q is not an absolute path", p.Dir)
+	}
+	for _, m := range p.Mounts {
+		if !filepath.IsAbs(m.Target) {
+			return fmt.Errorf("the mount target %q is not an absolute path", m.Target)
+		}
+		switch m.Kind {
+		case MountRead, MountWrite:
+			if !filepath.IsAbs(m.Source) {
+				return fmt.Errorf("the mount source %q of %s is not an absolute path", m.Source, m.Target)
+			}
+		case MountTmpfs, MountHide:
+		default:
+			return fmt.Errorf("the mount of %s has an unknown kind %q", m.Target, m.Kind)
+		}
+	}
+	return nil
+}

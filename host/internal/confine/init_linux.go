@@ -1,0 +1,319 @@
+package confine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The launcher's two pipes, handed over by Launch.Prepare.
+const (
+	policyFD = 3 // the host writes a launchMsg, then closes
+	statusFD = 4 // the launcher writes statusConfined, statusError, then the end
+)
+
+// The lines the launcher writes on the status pipe.
+const (
+	statusConfined = "confined " // + Applied as JSON
+	statusError    = "error: "   // + why the command did not run
+	statusExit     = "exit "     // + the shell's exit status
+	statusSignal   = "signal "   // + the number of the signal that killed the shell
+)
+
+// exitLaunchFailed is the launcher's exit status when the command did not
+// run, as env(1) and chroot(1) use it.
+const exitLaunchFailed = 125
+
+// maxLaunchMsg bounds what the launcher reads from the policy pipe.
+const maxLaunchMsg = 16 << 20
+
+// forwarded are the signals the launcher passes on to the shell.
+var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+
+// Main is the launcher: it runs when the toolhost binary is started with
+// LauncherArg, and returns the exit status: the shell's, 128+n when the
+// shell was killed by signal n, or 125 when the command did not run, after
+// saying why on the status pipe.
+//
+// It is started by Launch in new namespaces and stays the init of the PID
+// namespace: it confines itself, starts sh -c, forwards signals to it,
+// reaps every orphan, and returns when the shell exits. Its death makes
+// the kernel kill everything else in the namespace.
+func Main(args []string) int {
+	// Namespaces, limits, no_new_privs, capabilities and (where the kernel
+	// does it per thread) Landlock belong to a thread, and the shell
+	// inherits those of the thread that forks it: all of it happens on
+	// this one.
+	runtime.LockOSThread()
+	if _, err := unix.FcntlInt(statusFD, unix.F_GETFD, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "toolhost: the confined launcher is started by toolhost itself, not by hand")
+		return exitLaunchFailed
+	}
+	status := os.NewFile(statusFD, "status")
+	unix.CloseOnExec(policyFD)
+	unix.CloseOnExec(statusFD)
+	// Both are asked for before the shell exists, so none is missed.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	children := make(chan os.Signal, 1)
+	signal.Notify(children, syscall.SIGCHLD)
+	shell, applied, err := launch(args)
+	if err != nil {
+		fmt.Fprintf(status, "%s%s\n", statusError, oneLine(err.Error()))
+		return exitLaunchFailed
+	}
+	b, _ := json.Marshal(applied)
+	if _, err := fmt.Fprintf(status, "%s%s\n", statusConfined, b); err != nil {
+		// The host no longer waits for this command: it must not run.
+		unix.Kill(shell, unix.SIGKILL)
+		return exitLaunchFailed
+	}
+	code, sig := supervise(shell, sigs, children)
+	if sig != 0 {
+		fmt.Fprintf(status, "%s%d\n", statusSignal, sig)
+		return 128 + int(sig)
+	}
+	fmt.Fprintf(status, "%s%d\n", statusExit, code)
+	return code
+}
+
+// launch confines the launcher as p says and starts the shell; it returns
+// the shell's pid.
+func launch(args []string) (int, Applied, error) {
+	if len(args) != 2 || args[1] != LauncherArg {
+		return 0, Applied{}, fmt.Errorf("the launcher takes no arguments, got %q", args[1:])
+	}
+	msg, err := readLaunchMsg()
+	if err != nil {
+		return 0, Applied{}, err
+	}
+	p := &msg.Policy
+	if err := checkPolicy(p); err != nil {
+		return 0, Applied{}, err
+	}
+	if err := buildRoot(p); err != nil {
+		return 0, Applied{}, err
+	}
+	applied := Applied{Mode: p.Mode, Network: p.Network, Namespaces: namespaces(p.Network), Limits: p.Limits}
+	if p.Network != NetworkOn {
+		if err := loopbackUp(); err != nil {
+			return 0, Applied{}, err
+		}
+	}
+	if p.Network == NetworkAllowlist {
+		if err := listenRelay(p.ProxySocket, p.ProxyPort); err != nil {
+			return 0, Applied{}, err
+		}
+	}
+	if err := setLimits(p.Limits); err != nil {
+		return 0, Applied{}, err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return 0, Applied{}, fmt.Errorf("set no_new_privs: %w", err)
+	}
+	if applied.LandlockABI, err = restrictLandlock(p); err != nil {
+		return 0, Applied{}, fmt.Errorf("Landlock: %w", err)
+	}
+	if err := loadSeccomp(p); err != nil {
+		return 0, Applied{}, fmt.Errorf("seccomp: %w", err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return 0, Applied{}, err
+	}
+	nnp, _ := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+	mode, _ := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
+	applied.NoNewPrivs, applied.Seccomp = nnp == 1, mode == 2
+	pid, err := startShell(msg.Command, p)
+	if err != nil {
+		return 0, Applied{}, err
+	}
+	return pid, applied, nil
+}
+
+// readLaunchMsg reads what the host wrote on the policy pipe; it blocks
+// until the host has placed the launcher in its cgroup.
+func readLaunchMsg() (*launchMsg, error) {
+	f := os.NewFile(policyFD, "policy")
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxLaunchMsg+1))
+	if err != nil {
+		return nil, fmt.Errorf("read the policy: %w", err)
+	}
+	if len(b) > maxLaunchMsg {
+		return nil, fmt.Errorf("the policy is larger than %d bytes", maxLaunchMsg)
+	}
+	var msg launchMsg
+	if err := json.Unmarshal(b, &msg); err != nil {
+		return nil, fmt.Errorf("read the policy: %w", err)
+	}
+	return &msg, nil
+}
+
+func namespaces(n Network) []string {
+	ns := []string{"user", "mount", "pid", "ipc", "uts"}
+	if n != NetworkOn {
+		ns = append(ns, "net")
+	}
+	return ns
+}
+
+// setLimits sets the per-process limits, which the shell and everything
+// it starts inherit. Core dumps are always off: a dump could carry what
+// the command read into a file the host later reads.
+func setLimits(l Limits) error {
+	set := func(name string, res int, v uint64) error {
+		if v == 0 {
+			return nil
+		}
+		var cur syscall.Rlimit
+		if err := syscall.Getrlimit(res, &cur); err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+		// Raising the hard limit needs a privilege the namespace lacks.
+		v = min(v, cur.Max)
+		// syscall.Setrlimit, unlike a raw call, keeps Go's fork from
+		// restoring the soft limit it found at start in the shell.
+		if err := syscall.Setrlimit(res, &syscall.Rlimit{Cur: v, Max: v}); err != nil {
+			return fmt.Errorf("set %s to %d: %w", name, v, err)
+		}
+		return nil
+	}
+	if err := syscall.Setrlimit(unix.RLIMIT_CORE, &syscall.Rlimit{}); err != nil {
+		return fmt.Errorf("turn core dumps off: %w", err)
+	}
+	if err := set("RLIMIT_CPU", unix.RLIMIT_CPU, l.CPUSeconds); err != nil {
+		return err
+	}
+	if err := set("RLIMIT_FSIZE", unix.RLIMIT_FSIZE, l.FileSizeBytes); err != nil {
+		return err
+	}
+	return set("RLIMIT_NOFILE", unix.RLIMIT_NOFILE, l.OpenFiles)
+}
+
+// The securebits that keep uid 0 from regaining capabilities at execve
+// (capabilities(7)); golang.org/x/sys does not define them.
+const (
+	secbitNoRoot                 = 1 << 0
+	secbitNoRootLocked           = 1 << 1
+	secbitNoSetuidFixup          = 1 << 2
+	secbitNoSetuidFixupLocked    = 1 << 3
+	secbitKeepCapsLocked         = 1 << 5
+	secbitNoCapAmbientRaise      = 1 << 6
+	secbitNoCapAmbientRaiseLockd = 1 << 7
+)
+
+// dropCapabilities leaves this thread, and so the shell it forks, with no
+// capability, not even in the namespace it owns: no mounts, no
+// network administration (netfilter, a large attack surface), no
+// overriding file permissions. The user namespace maps the user to
+// itself, so for root the securebits keep execve from granting them back.
+func dropCapabilities() error {
+	last, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(last)))
+	if err != nil {
+		return fmt.Errorf("drop capabilities: /proc/sys/kernel/cap_last_cap: %w", err)
+	}
+	for c := 0; c <= n; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("clear the ambient capabilities: %w", err)
+	}
+	bits := secbitNoRoot | secbitNoRootLocked | secbitNoSetuidFixup | secbitNoSetuidFixupLocked |
+		secbitKeepCapsLocked | secbitNoCapAmbientRaise | secbitNoCapAmbientRaiseLockd
+	if err := unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(bits), 0, 0, 0); err != nil {
+		return fmt.Errorf("set the securebits: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	return nil
+}
+
+// startShell forks sh -c command from this thread, in the working
+// directory entered already, with p's environment and stdin from
+// /dev/null.
+func startShell(command string, p *Policy) (int, error) {
+	null, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("open /dev/null: %w", err)
+	}
+	defer unix.Close(null)
+	env := p.Env
+	if env == nil {
+		env = []string{}
+	}
+	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", command}, &syscall.ProcAttr{
+		Env:   env,
+		Files: []uintptr{uintptr(null), 1, 2},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("start /bin/sh inside the command's root: %w; the policy must mount /bin and /usr", err)
+	}
+	return pid, nil
+}
+
+// supervise forwards the signals the launcher receives to the shell and
+// reaps every child, orphans included, as a PID namespace's init must,
+// until the shell exits; it returns how the shell ended.
+//
+// It runs on the launcher's locked thread, the one that forked the shell:
+// Landlock restricts each thread in a domain of its own, and its signal
+// scoping lets a thread signal only processes of its own domain, which
+// the shell inherited from this thread.
+func supervise(shell int, sigs, children <-chan os.Signal) (code int, sig syscall.Signal) {
+	for {
+		if code, sig, done := reapAll(shell); done {
+			return code, sig
+		}
+		select {
+		case s := <-sigs:
+			unix.Kill(shell, s.(syscall.Signal))
+		case <-children:
+		}
+	}
+}
+
+// reapAll reaps the children that have exited, without waiting, and says
+// whether the shell was one of them.
+func reapAll(shell int) (code int, sig syscall.Signal, done bool) {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			// No child left, so the shell is gone: cannot happen, as only
+			// this loop reaps.
+			return exitLaunchFailed, 0, true
+		case pid <= 0:
+			return 0, 0, false
+		case pid != shell:
+			continue
+		case ws.Signaled():
+			return 0, ws.Signal(), true
+		}
+		return ws.ExitStatus(), 0, true
+	}
+}
+
+func oneLine(s string) string {
+	return strings.ReplaceAll(s, "\n", " ")
+}

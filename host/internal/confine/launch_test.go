@@ -1,0 +1,574 @@
+package confine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests run real confined commands: the test binary is the launcher
+// (TestMain runs Main when started with LauncherArg), and the policies are
+// written by hand, as Build would write them.
+
+// testSystemDirs are the host's directories every test command reads.
+var testSystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+// helperPath is where the test binary is mounted inside the command's
+// root, to run the in-sandbox helpers (TestHelperInside).
+const helperPath = "/opt/confine.test"
+
+// testPolicy is a workspace-write policy for the root work: the system
+// directories read-only, work writable, a private /tmp, and the test
+// binary at helperPath.
+func testPolicy(t testing.TB, work string) *Policy {
+	t.Helper()
+	p := &Policy{Mode: ModeWorkspaceWrite, Network: NetworkOff, Dir: work,
+		Env:    []string{"PATH=/usr/bin:/bin", "HOME=" + work, "TMPDIR=/tmp"},
+		Limits: Limits{OpenFiles: 1024, FileSizeBytes: 1 << 30}}
+	for _, d := range testSystemDirs {
+		if _, err := os.Lstat(d); err == nil {
+			p.Mounts = append(p.Mounts, Mount{Kind: MountRead, Source: d, Target: d})
+			p.Readable = append(p.Readable, d)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Mounts = append(p.Mounts,
+		Mount{Kind: MountRead, Source: exe, Target: helperPath},
+		Mount{Kind: MountTmpfs, Target: "/tmp"},
+		Mount{Kind: MountWrite, Source: work, Target: work})
+	p.Readable = append(p.Readable, helperPath)
+	p.Writable = append(p.Writable, "/tmp", "/dev/shm", work)
+	return p
+}
+
+// canonicalTempDir is t.TempDir without symlinks: the launcher refuses a
+// mount source that passes through one.
+func canonicalTempDir(t testing.TB) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+	signal         string
+	applied        Applied
+	err            error // from Started
+}
+
+// launched is a confined command that was started.
+type launched struct {
+	cmd            *exec.Cmd
+	launch         *Launch
+	stdout, stderr syncBuffer
+}
+
+// start starts command under p the way proc does, and returns once
+// Started returned.
+func start(t testing.TB, p *Policy, command string) (*launched, error) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &launched{launch: NewLaunch(p, exe, nil)}
+	l.cmd = exec.Command("/bin/sh", "-c", command)
+	l.cmd.Dir = p.Dir
+	l.cmd.Stdout, l.cmd.Stderr = &l.stdout, &l.stderr
+	l.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := l.launch.Prepare(l.cmd); err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	// The parent-death signal fires when the thread that started the
+	// launcher exits: keep it for the test's length.
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+	if err := l.cmd.Start(); err != nil {
+		t.Fatalf("start the launcher: %v", err)
+	}
+	t.Cleanup(func() {
+		l.cmd.Process.Kill()
+		l.launch.Close()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return l, l.launch.Started(ctx, l.cmd.Process.Pid)
+}
+
+// wait waits, at most 20 s, for the launcher to exit.
+func (l *launched) wait(t testing.TB) result {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- l.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		l.cmd.Process.Kill()
+		<-done
+		t.Fatalf("the confined command did not end within 20 s; stderr: %s", l.stderr.String())
+	}
+	ws := l.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	code, sig := ws.ExitStatus(), ""
+	if ws.Signaled() {
+		code, sig = -1, ws.Signal().String()
+	}
+	r := result{stdout: l.stdout.String(), stderr: l.stderr.String(), applied: l.launch.Applied()}
+	r.code, r.signal = l.launch.Exit(code, sig)
+	return r
+}
+
+// run runs command confined by p to its end.
+func run(t testing.TB, p *Policy, command string) result {
+	t.Helper()
+	l, err := start(t, p, command)
+	if err != nil {
+		r := l.wait(t)
+		r.err = err
+		return r
+	}
+	return l.wait(t)
+}
+
+// mustRun runs command and fails the test unless the launch succeeded.
+func mustRun(t testing.TB, p *Policy, command string) result {
+	t.Helper()
+	r := run(t, p, command)
+	if r.err != nil {
+		t.Fatalf("Started: %v (stderr %q)", r.err, r.stderr)
+	}
+	return r
+}
+
+// issue 14 item 1: a confined command runs, its output comes back, and
+// what confined it is reported.
+func TestLaunchRunsCommand(t *testing.T) {
+	work := canonicalTempDir(t)
+	r := mustRun(t, testPolicy(t, work), `echo hello; echo oops >&2; pwd`)
+	if r.stdout != "hello\n"+work+"\n" || r.stderr != "oops\n" || r.code != 0 || r.signal != "" {
+		t.Fatalf("got stdout %q stderr %q exit %d %q, want hello, the working directory, oops, 0", r.stdout, r.stderr, r.code, r.signal)
+	}
+	a := r.applied
+	if strings.Join(a.Namespaces, ",") != "user,mount,pid,ipc,uts,net" || !a.NoNewPrivs || !a.Seccomp || a.LandlockABI < 1 || a.Mode != ModeWorkspaceWrite {
+		t.Fatalf("Applied = %+v, want every namespace, no_new_privs, seccomp and Landlock", a)
+	}
+}
+
+// issue 14 item 1: the launcher exits with the shell's status, and a
+// shell killed by a signal is reported as that signal.
+func TestLaunchExitStatus(t *testing.T) {
+	work := canonicalTempDir(t)
+	p := testPolicy(t, work)
+	for _, tc := range []struct {
+		command string
+		code    int
+		signal  string
+	}{
+		{"true", 0, ""},
+		{"exit 3", 3, ""},
+		{"kill -TERM $$", -1, "terminated"},
+		{"kill -KILL $$", -1, "killed"},
+	} {
+		t.Run(tc.command, func(t *testing.T) {
+			r := mustRun(t, p, tc.command)
+			if r.code != tc.code || r.signal != tc.signal {
+				t.Fatalf("exit %d %q, want %d %q (stderr %q)", r.code, r.signal, tc.code, tc.signal, r.stderr)
+			}
+		})
+	}
+}
+
+// issue 14 item 1: the launcher forwards a termination signal to the
+// shell, which may handle it.
+func TestLaunchForwardsSignals(t *testing.T) {
+	work := canonicalTempDir(t)
+	l, err := start(t, testPolicy(t, work), `trap 'echo got TERM; exit 7' TERM; echo ready; while :; do sleep 0.05; done`)
+	if err != nil {
+		t.Fatalf("Started: %v", err)
+	}
+	waitFor(t, func() bool { return strings.Contains(l.stdout.String(), "ready") }, "the command to start")
+	l.cmd.Process.Signal(syscall.SIGTERM)
+	r := l.wait(t)
+	if r.code != 7 || !strings.Contains(r.stdout, "got TERM") {
+		t.Fatalf("exit %d, stdout %q; want the shell's trap to run and exit 7", r.code, r.stdout)
+	}
+}
+
+// issue 14 item 2: only what the policy mounts exists, a read-only mount
+// cannot be written, and a hidden path cannot be read.
+func TestLaunchFilesystem(t *testing.T) {
+	work := canonicalTempDir(t)
+	outside := canonicalTempDir(t)
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("outside-secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ro := canonicalTempDir(t)
+	if err := os.WriteFile(filepath.Join(ro, "f"), []byte("read-only"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hiddenDir := filepath.Join(work, "hidden")
+	if err := os.Mkdir(hiddenDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hiddenDir, "key"), []byte("hidden-dir-secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hiddenFile := filepath.Join(work, "token")
+	if err := os.WriteFile(hiddenFile, []byte("hidden-file-secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := testPolicy(t, work)
+	p.Mounts = append(p.Mounts, Mount{Kind: MountRead, Source: ro, Target: ro},
+		Mount{Kind: MountHide, Target: hiddenDir}, Mount{Kind: MountHide, Target: hiddenFile},
+		Mount{Kind: MountHide, Target: filepath.Join(work, "absent")})
+	p.Readable = append(p.Readable, ro)
+	for _, tc := range []struct {
+		name, command, want string
+	}{
+		{"outside", "cat " + filepath.Join(outside, "secret"), "No such file"},
+		{"read-only", "echo x > " + filepath.Join(ro, "f"), "Read-only file system"},
+		{"read-only new file", "touch " + filepath.Join(ro, "new"), "Read-only file system"},
+		{"hidden dir", "cat " + filepath.Join(hiddenDir, "key"), "Permission denied"},
+		{"hidden file", "cat " + hiddenFile, "Permission denied"},
+		{"root", "mkdir /x", "Read-only file system"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mustRun(t, p, tc.command)
+			if r.code == 0 || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stdout+r.stderr, "-secret") {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want it to fail with %q", r.code, r.stdout, r.stderr, tc.want)
+			}
+		})
+	}
+	if b, _ := os.ReadFile(filepath.Join(ro, "f")); string(b) != "read-only" {
+		t.Fatalf("the read-only file now holds %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(ro, "new")); err == nil {
+		t.Fatal("a file was made in the read-only mount")
+	}
+	if _, err := os.Stat(filepath.Join(work, "absent")); err == nil {
+		t.Fatal("hiding a path that does not exist made it")
+	}
+	// The writable root and the private /tmp are writable, and /tmp is
+	// not the host's.
+	r := mustRun(t, p, `echo w > written && echo t > /tmp/private-marker && cat written /tmp/private-marker`)
+	if r.code != 0 || r.stdout != "w\nt\n" {
+		t.Fatalf("write in the root and /tmp: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat("/tmp/private-marker"); err == nil {
+		t.Fatal("the command's /tmp is the host's")
+	}
+}
+
+// issue 14 item 2: a source that is a symlink (/bin -> usr/bin on merged
+// systems) appears as the same symlink; one that passes through a symlink
+// is refused, so a command cannot redirect a later mount by replacing a
+// directory of its root with a link.
+func TestLaunchSymlinkSources(t *testing.T) {
+	work := canonicalTempDir(t)
+	real := filepath.Join(work, "real")
+	if err := os.MkdirAll(filepath.Join(real, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(work, "link")); err != nil {
+		t.Fatal(err)
+	}
+	p := testPolicy(t, work)
+	other := canonicalTempDir(t)
+	p.Mounts = append(p.Mounts, Mount{Kind: MountRead, Source: filepath.Join(work, "link"), Target: filepath.Join(other, "l")})
+	r := mustRun(t, p, "readlink "+filepath.Join(other, "l"))
+	if r.code != 0 || r.stdout != "real\n" {
+		t.Fatalf("readlink: exit %d, stdout %q, stderr %q; want the symlink made again", r.code, r.stdout, r.stderr)
+	}
+	through := filepath.Join(work, "link", "sub")
+	p = testPolicy(t, work)
+	p.Mounts = append(p.Mounts, Mount{Kind: MountRead, Source: through, Target: filepath.Join(other, "s")})
+	r = run(t, p, "true")
+	if r.err == nil || !strings.Contains(r.err.Error(), through) || !strings.Contains(r.err.Error(), "symlink") {
+		t.Fatalf("Started = %v, want an error naming %s and the symlink", r.err, through)
+	}
+}
+
+// issue 14 item 1: a launch that cannot be confined as asked (a mount
+// source that does not exist) is an error naming the path, and the
+// command does not run.
+func TestLaunchErrorNamesPath(t *testing.T) {
+	work := canonicalTempDir(t)
+	missing := filepath.Join(work, "no-such-dir")
+	p := testPolicy(t, work)
+	p.Mounts = append(p.Mounts, Mount{Kind: MountRead, Source: missing, Target: "/opt/x"})
+	r := run(t, p, "touch ran")
+	if r.err == nil || !strings.Contains(r.err.Error(), missing) || !strings.Contains(r.err.Error(), "did not run") {
+		t.Fatalf("Started = %v, want an error naming %s that says the command did not run", r.err, missing)
+	}
+	if _, err := os.Stat(filepath.Join(work, "ran")); err == nil {
+		t.Fatal("the command ran although its launch failed")
+	}
+	if r.code != exitLaunchFailed {
+		t.Fatalf("launcher exit %d, want %d", r.code, exitLaunchFailed)
+	}
+}
+
+// issue 14 item 5: /proc is the PID namespace's own: the launcher is
+// pid 1, and no host process shows.
+func TestLaunchProcIsNamespaced(t *testing.T) {
+	work := canonicalTempDir(t)
+	r := mustRun(t, testPolicy(t, work), `ls /proc`)
+	var pids []string
+	for _, name := range strings.Fields(r.stdout) {
+		if _, err := strconv.Atoi(name); err == nil {
+			pids = append(pids, name)
+		}
+	}
+	// The launcher, the shell and ls; the launcher's threads take pids
+	// but are not listed.
+	if r.code != 0 || len(pids) == 0 || len(pids) > 5 || pids[0] != "1" || slices.Contains(pids, strconv.Itoa(os.Getpid())) {
+		t.Fatalf("exit %d, stderr %q: the command's /proc lists %v; want pid 1 and the command's own few, not the host's %d", r.code, r.stderr, pids, os.Getpid())
+	}
+}
+
+// issue 14 item 5: nothing a command starts outlives it: a background
+// child, one that left the session, and a double fork.
+func TestLaunchLeavesNothingBehind(t *testing.T) {
+	work := canonicalTempDir(t)
+	p := testPolicy(t, work)
+	for _, tc := range []struct{ name, command string }{
+		{"background", "sleep %s &"},
+		{"setsid", "setsid sleep %s &"},
+		{"double fork", "(sh -c 'sleep %s &' &)"},
+		{"nohup", "nohup sleep %s >/dev/null 2>&1 &"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			marker := uniqueSleep()
+			r := mustRun(t, p, fmt.Sprintf(tc.command, marker)+"\nsleep 0.3")
+			if r.code != 0 {
+				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			waitFor(t, func() bool { return len(processesWith(marker)) == 0 }, "the command's processes to be gone")
+		})
+	}
+}
+
+// issue 14 item 5: killing the launcher kills everything it started.
+func TestLaunchKilledKillsAll(t *testing.T) {
+	work := canonicalTempDir(t)
+	marker := uniqueSleep()
+	l, err := start(t, testPolicy(t, work), fmt.Sprintf("setsid sleep %s & sleep %s & sleep %s", marker, marker, marker))
+	if err != nil {
+		t.Fatalf("Started: %v", err)
+	}
+	// The shell's own command line holds the marker too.
+	waitFor(t, func() bool { return len(processesWith(marker)) >= 3 }, "the command's three sleeps to start")
+	l.cmd.Process.Signal(syscall.SIGKILL)
+	r := l.wait(t)
+	if r.signal != "killed" {
+		t.Fatalf("exit %d %q, want killed", r.code, r.signal)
+	}
+	waitFor(t, func() bool { return len(processesWith(marker)) == 0 }, "the command's processes to be gone")
+}
+
+// issue 14 item 4: with network off the command has its own loopback,
+// up, and cannot reach a listener on the host's.
+func TestLaunchNetworkOff(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	work := canonicalTempDir(t)
+	p := testPolicy(t, work)
+	p.Env = append(p.Env, "CONFINE_HELPER=net", "CONFINE_ADDR="+ln.Addr().String())
+	r := mustRun(t, p, helperPath+" -test.run=^TestHelperInside$")
+	if r.code != 0 || !strings.Contains(r.stdout, "lo up; own listener reached; host refused") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	select {
+	case <-accepted:
+		t.Fatal("the host's listener accepted a connection from the confined command")
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// issue 14 item 4: with network allowlist, 127.0.0.1:ProxyPort inside
+// reaches the proxy's Unix socket.
+func TestLaunchRelay(t *testing.T) {
+	dir := canonicalTempDir(t)
+	sock := filepath.Join(dir, "proxy.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				fmt.Fprintf(c, "proxy got %s", line)
+			}()
+		}
+	}()
+	work := canonicalTempDir(t)
+	p := testPolicy(t, work)
+	p.Network, p.ProxySocket, p.ProxyPort = NetworkAllowlist, sock, 34567
+	p.Mounts = append(p.Mounts, Mount{Kind: MountWrite, Source: sock, Target: sock})
+	p.Env = append(p.Env, "CONFINE_HELPER=relay", "CONFINE_ADDR=127.0.0.1:34567")
+	r := mustRun(t, p, helperPath+" -test.run=^TestHelperInside$")
+	if r.code != 0 || !strings.Contains(r.stdout, "proxy got ping") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestHelperInside runs inside a confined command (the test binary
+// mounted at helperPath) when CONFINE_HELPER says what to check.
+func TestHelperInside(t *testing.T) {
+	addr := os.Getenv("CONFINE_ADDR")
+	switch os.Getenv("CONFINE_HELPER") {
+	case "":
+		t.Skip("runs inside a confined command only")
+	case "net":
+		lo, err := net.InterfaceByName("lo")
+		if err != nil || lo.Flags&net.FlagUp == 0 {
+			t.Fatalf("lo: %+v, %v; want it up", lo, err)
+		}
+		own, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := net.DialTimeout("tcp4", own.Addr().String(), 2*time.Second)
+		if err != nil {
+			t.Fatalf("dial the namespace's own listener: %v", err)
+		}
+		c.Close()
+		if c, err := net.DialTimeout("tcp4", addr, 2*time.Second); err == nil {
+			c.Close()
+			t.Fatalf("reached the host's listener %s", addr)
+		}
+		fmt.Println("lo up; own listener reached; host refused")
+	case "relay":
+		c, err := net.DialTimeout("tcp4", addr, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, "ping\n")
+		b, err := io.ReadAll(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Print(string(b))
+	}
+}
+
+// BenchmarkLaunchTrue measures what confinement adds to starting a
+// command (target: at most 5 ms): `true` through the launcher with the
+// test policy, against /bin/sh -c true started plainly.
+func BenchmarkLaunchTrue(b *testing.B) {
+	work := canonicalTempDir(b)
+	p := testPolicy(b, work)
+	b.Run("confined", func(b *testing.B) {
+		for b.Loop() {
+			if r := mustRun(b, p, "true"); r.code != 0 {
+				b.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+		}
+	})
+	b.Run("plain", func(b *testing.B) {
+		for b.Loop() {
+			cmd := exec.Command("/bin/sh", "-c", "true")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// uniqueSleep returns a sleep duration no other process uses, to find
+// the command's processes by their command line.
+func uniqueSleep() string {
+	return fmt.Sprintf("1000.%d%d", os.Getpid(), time.Now().UnixNano()%1e9)
+}
+
+// processesWith lists the host's processes whose command line holds
+// marker, zombies excepted.
+func processesWith(marker string) []int {
+	names, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var pids []int
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil || !bytes.Contains(b, []byte(marker)) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(name)))
+		if st, err := os.ReadFile(filepath.Join(filepath.Dir(name), "stat")); err == nil {
+			if i := bytes.LastIndexByte(st, ')'); i > 0 && len(st) > i+2 && st[i+2] == 'Z' {
+				continue
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// waitFor polls cond for at most 5 s.
+func waitFor(t testing.TB, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a buffer the command's output is copied into by exec's
+// goroutine while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

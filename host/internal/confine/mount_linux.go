@@ -1,0 +1,593 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The command's root is built the way bubblewrap builds one. The launcher
+// runs in a mount namespace of its own, made private so that nothing it
+// mounts propagates to the host. It mounts a tmpfs on /tmp (a directory
+// every system has; the tmpfs covers it only inside this namespace) and
+// pivots into it, which leaves the host's whole tree at /oldroot, /tmp
+// included: the tmpfs left /tmp when it became the root. A second tmpfs
+// at /newroot is the command's root: the policy's mounts are bound into
+// it from /oldroot, then /dev, /proc and /dev/shm, and finally the
+// launcher pivots into /newroot and detaches everything else, so the
+// host's tree is no longer reachable by any path.
+//
+// Paths are resolved with file descriptors, never by name alone:
+//
+//   - A Source is opened beneath /oldroot with RESOLVE_NO_SYMLINKS, so a
+//     directory on its way that a command replaced with a symlink (the
+//     workspace is writable) fails the launch instead of mounting what the
+//     link points at. Build lists canonical paths. When the Source itself
+//     is a symlink (/bin -> usr/bin), the same symlink is made at Target:
+//     it resolves inside the new root, where only what is mounted exists.
+//   - A Target is walked component by component beneath /newroot, with
+//     RESOLVE_NO_SYMLINKS too: a missing directory is made (inside a
+//     writable bind mount that makes it on the host, as bubblewrap does),
+//     and a symlink on the way fails the launch.
+//   - Mounts are made with open_tree and move_mount on those descriptors,
+//     and made read-only with mount_setattr on the detached copy before it
+//     is attached, recursively, so a read-only tree is never writable,
+//     not even for a moment, and its submounts are read-only too.
+//
+// mount_setattr needs Linux 5.12; Landlock, which confinement requires
+// as well, needs 5.13, so a kernel that lacks mount_setattr cannot confine
+// a command anyway, and the launch fails closed with that fix instead of
+// remounting mount by mount.
+
+const (
+	// baseDir is where the launcher's scratch root is mounted before the
+	// first pivot; oldRoot and newRoot are inside it.
+	baseDir = "/tmp"
+	oldRoot = "/oldroot"
+	newRoot = "/newroot"
+)
+
+// devNodes are the device nodes bound into the command's /dev from the
+// host's.
+var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// devLinks are the symlinks of the command's /dev.
+var devLinks = [][2]string{
+	{"fd", "/proc/self/fd"},
+	{"stdin", "/proc/self/fd/0"},
+	{"stdout", "/proc/self/fd/1"},
+	{"stderr", "/proc/self/fd/2"},
+	{"core", "/proc/kcore"},
+}
+
+// procReadOnly are the parts of the fresh /proc made read-only, as
+// bubblewrap does: a command that runs as the user who owns the kernel's
+// tunables (root) must not reach them through the namespace's /proc.
+var procReadOnly = []string{"sys", "sysrq-trigger", "irq", "bus"}
+
+// buildRoot makes the command's root from p and enters it, with p.Dir as
+// the working directory. The calling process must be alone in a new
+// mount namespace (the launcher is).
+func buildRoot(p *Policy) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make the mounts private: %w", err)
+	}
+	if err := unix.Mount("tmpfs", baseDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+		return fmt.Errorf("mount the scratch root on %s: %w", baseDir, err)
+	}
+	for _, d := range []string{oldRoot, newRoot} {
+		if err := os.Mkdir(baseDir+d, 0o700); err != nil {
+			return fmt.Errorf("make the scratch root: %w", err)
+		}
+	}
+	if err := unix.PivotRoot(baseDir, baseDir+oldRoot); err != nil {
+		return fmt.Errorf("pivot into the scratch root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return fmt.Errorf("mount the command's root: %w", err)
+	}
+	r, err := openRoots()
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	for _, m := range p.Mounts {
+		if err := r.mount(m); err != nil {
+			return err
+		}
+	}
+	if err := r.makeDev(); err != nil {
+		return fmt.Errorf("make /dev: %w", err)
+	}
+	if err := r.makeProc(); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	r.close()
+	return enterRoot(p.Dir)
+}
+
+// enterRoot detaches the host's tree and pivots into the command's root.
+func enterRoot(dir string) error {
+	if err := unix.Unmount(oldRoot, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach the host's root: %w", err)
+	}
+	if err := unix.Chdir(newRoot); err != nil {
+		return err
+	}
+	// pivot_root(".", ".") stacks the scratch root on top of the new one,
+	// and the unmount takes it away: nothing but the new root is left.
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot into the command's root: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach the scratch root: %w", err)
+	}
+	// The root's own directory holds only mount points: a write there
+	// would be lost anyway, so it fails as a read-only place does.
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("make the command's root read-only: %w", mountSetattrErr(err))
+	}
+	if err := unix.Chdir(dir); err != nil {
+		return fmt.Errorf("working directory %s: %w; it must lie inside a mount of the command's root (a root of the sandbox)", dir, err)
+	}
+	return nil
+}
+
+// roots holds the two trees a mount goes between.
+type roots struct {
+	old, new int // O_PATH descriptors of /oldroot and /newroot
+}
+
+func openRoots() (*roots, error) {
+	r := &roots{old: -1, new: -1}
+	var err error
+	if r.old, err = unix.Open(oldRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+		return nil, fmt.Errorf("open the host's root: %w", err)
+	}
+	if r.new, err = unix.Open(newRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+		r.close()
+		return nil, fmt.Errorf("open the command's root: %w", err)
+	}
+	return r, nil
+}
+
+func (r *roots) close() {
+	for _, fd := range []*int{&r.old, &r.new} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+}
+
+// mount applies one Mount of the policy.
+func (r *roots) mount(m Mount) error {
+	var err error
+	switch m.Kind {
+	case MountRead, MountWrite:
+		err = r.bind(m)
+	case MountTmpfs:
+		err = r.tmpfs(m.Target)
+	case MountHide:
+		err = r.hide(m.Target)
+	default:
+		err = fmt.Errorf("unknown kind %q", m.Kind)
+	}
+	if err != nil {
+		return fmt.Errorf("mount %s %s: %w", m.Kind, describe(m), err)
+	}
+	return nil
+}
+
+func describe(m Mount) string {
+	if m.Source == "" || m.Source == m.Target {
+		return m.Target
+	}
+	return m.Source + " at " + m.Target
+}
+
+// bind binds m.Source at m.Target, read-only for MountRead, or makes the
+// same symlink when the Source is one.
+func (r *roots) bind(m Mount) error {
+	src, link, err := r.openSource(m.Source)
+	if err != nil {
+		return err
+	}
+	if src < 0 {
+		return r.symlink(link, m.Target)
+	}
+	defer unix.Close(src)
+	var st unix.Stat_t
+	if err := unix.Fstat(src, &st); err != nil {
+		return err
+	}
+	dst, err := r.target(m.Target, st.Mode&unix.S_IFMT == unix.S_IFDIR)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dst)
+	attr := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
+	if m.Kind == MountRead {
+		attr |= unix.MOUNT_ATTR_RDONLY
+	}
+	return bindFD(src, dst, attr)
+}
+
+// bindFD attaches a recursive copy of the tree at src on dst, with the
+// mount attributes attr set on the copy before it is attached.
+func bindFD(src, dst int, attr uint64) error {
+	tree, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return fmt.Errorf("copy the mount: %w", err)
+	}
+	defer unix.Close(tree)
+	if attr != 0 {
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attr}); err != nil {
+			return fmt.Errorf("set its attributes: %w", mountSetattrErr(err))
+		}
+	}
+	if err := unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attach the mount: %w", err)
+	}
+	return nil
+}
+
+func mountSetattrErr(err error) error {
+	if errors.Is(err, unix.ENOSYS) {
+		return fmt.Errorf("%w: the kernel lacks mount_setattr (Linux 5.12); confinement needs Linux 5.13 or later", err)
+	}
+	return err
+}
+
+// tmpfs puts an empty writable tmpfs at target.
+func (r *roots) tmpfs(target string) error {
+	dst, err := r.target(target, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dst)
+	return newTmpfs(dst, "0755", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+}
+
+// hide makes target unreadable: an empty tmpfs no one may enter over a
+// directory, the host's /dev/null on a mount that does not allow devices
+// over a file (opening it fails). A target that does not exist has
+// nothing to hide and is skipped: making it would create it on the host
+// when it lies in a writable tree.
+func (r *roots) hide(target string) error {
+	dir, base, err := r.parent(target, false)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, base, &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	dst, err := unix.Openat(dir, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dst)
+	const hidden = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return newTmpfs(dst, "0000", hidden)
+	case unix.S_IFLNK:
+		return errors.New("it is a symlink inside the command's root; hide the path it points to")
+	}
+	null, err := unix.Openat(r.old, "dev/null", unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open the host's /dev/null: %w", err)
+	}
+	defer unix.Close(null)
+	return bindFD(null, dst, hidden)
+}
+
+// newTmpfs attaches a new tmpfs whose root has mode on dst.
+func newTmpfs(dst int, mode string, attr int) error {
+	fs, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("open a tmpfs: %w", err)
+	}
+	defer unix.Close(fs)
+	if err := unix.FsconfigSetString(fs, "mode", mode); err != nil {
+		return fmt.Errorf("configure a tmpfs: %w", err)
+	}
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return fmt.Errorf("create a tmpfs: %w", err)
+	}
+	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, attr)
+	if err != nil {
+		return fmt.Errorf("mount a tmpfs: %w", err)
+	}
+	defer unix.Close(mnt)
+	if err := unix.MoveMount(mnt, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attach a tmpfs: %w", err)
+	}
+	return nil
+}
+
+// openSource opens the host path src beneath /oldroot without following
+// symlinks on the way. When src itself is a symlink it returns -1 and the
+// link's text instead.
+func (r *roots) openSource(src string) (int, string, error) {
+	rel, err := relPath(src)
+	if err != nil {
+		return -1, "", err
+	}
+	if rel == "." {
+		return -1, "", errors.New("the source is the host's whole root; list the directories the command needs")
+	}
+	dirPart, base := filepath.Split(rel)
+	dir, err := openBeneath(r.old, dirPart)
+	if err != nil {
+		return -1, "", sourceErr(src, err)
+	}
+	defer unix.Close(dir)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return -1, "", sourceErr(src, err)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		link, err := readlinkat(dir, base)
+		return -1, link, err
+	}
+	fd, err := unix.Openat(dir, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, "", sourceErr(src, err)
+	}
+	return fd, "", nil
+}
+
+func sourceErr(src string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return fmt.Errorf("the source %s does not exist on the host: create it or remove it from the configuration", src)
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
+		return fmt.Errorf("the source %s passes through a symlink: the policy lists canonical paths only (resolve it with realpath)", src)
+	case errors.Is(err, unix.ENOTDIR):
+		return fmt.Errorf("the source %s passes through a file that is not a directory", src)
+	}
+	return fmt.Errorf("the source %s: %w", src, err)
+}
+
+func readlinkat(dir int, name string) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dir, name, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+// symlink makes a symlink with text link at target in the new root.
+func (r *roots) symlink(link, target string) error {
+	dir, base, err := r.parent(target, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	err = unix.Symlinkat(link, dir, base)
+	if errors.Is(err, unix.EEXIST) {
+		if got, rerr := readlinkat(dir, base); rerr == nil && got == link {
+			return nil
+		}
+		return fmt.Errorf("the target %s already exists inside the command's root and is not the symlink %s", target, link)
+	}
+	return err
+}
+
+// target returns an O_PATH descriptor of target in the new root, made
+// (with its missing parents) as a directory or an empty file when it does
+// not exist.
+func (r *roots) target(target string, isDir bool) (int, error) {
+	dir, base, err := r.parent(target, true)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(dir)
+	if base == "." {
+		return unix.Dup(dir)
+	}
+	if isDir {
+		if err := unix.Mkdirat(dir, base, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+			return -1, targetErr(target, err)
+		}
+	} else {
+		fd, err := unix.Openat(dir, base, unix.O_CREAT|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if err != nil && !errors.Is(err, unix.EISDIR) {
+			return -1, targetErr(target, err)
+		}
+		if err == nil {
+			unix.Close(fd)
+		}
+	}
+	fd, err := unix.Openat(dir, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, targetErr(target, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	if got := st.Mode&unix.S_IFMT == unix.S_IFDIR; got != isDir || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		unix.Close(fd)
+		return -1, fmt.Errorf("the target %s exists inside the command's root as a %s, and the source is not one", target, kindName(st.Mode))
+	}
+	return fd, nil
+}
+
+func kindName(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "directory"
+	case unix.S_IFLNK:
+		return "symlink"
+	}
+	return "file"
+}
+
+func targetErr(target string, err error) error {
+	switch {
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
+		return fmt.Errorf("the target %s passes through a symlink inside the command's root; remove the symlink or mount the path it points to", target)
+	case errors.Is(err, unix.EROFS):
+		return fmt.Errorf("the target %s does not exist and lies in a read-only mount, so no mount point can be made for it: create it on the host or mount its parent writable", target)
+	}
+	return fmt.Errorf("the target %s: %w", target, err)
+}
+
+// parent opens the directory of target in the new root, making the
+// missing ones when create is set, and returns it with target's last
+// name ("." for the root itself).
+func (r *roots) parent(target string, create bool) (int, string, error) {
+	rel, err := relPath(target)
+	if err != nil {
+		return -1, "", err
+	}
+	if rel == "." {
+		fd, err := unix.Dup(r.new)
+		return fd, ".", err
+	}
+	dirPart, base := filepath.Split(rel)
+	dir, err := unix.Dup(r.new)
+	if err != nil {
+		return -1, "", err
+	}
+	for _, name := range strings.Split(strings.TrimSuffix(dirPart, "/"), "/") {
+		if name == "" {
+			continue
+		}
+		next, err := openBeneath(dir, name)
+		if errors.Is(err, unix.ENOENT) && create {
+			if err = unix.Mkdirat(dir, name, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
+				next, err = openBeneath(dir, name)
+			}
+		}
+		unix.Close(dir)
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				return -1, "", err
+			}
+			return -1, "", targetErr(target, err)
+		}
+		dir = next
+	}
+	return dir, base, nil
+}
+
+// openBeneath opens the directory rel beneath dir, following no symlink.
+func openBeneath(dir int, rel string) (int, error) {
+	if rel == "" {
+		rel = "."
+	}
+	return unix.Openat2(dir, rel, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}
+
+// relPath turns an absolute path into one relative to a root.
+func relPath(p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%q is not an absolute path", p)
+	}
+	return filepath.Rel("/", filepath.Clean(p))
+}
+
+// makeDev mounts the command's /dev: a tmpfs with the host's harmless
+// device nodes bound in, the usual links, a private devpts and /dev/shm.
+func (r *roots) makeDev() error {
+	dev, err := r.target("/dev", true)
+	if err != nil {
+		return err
+	}
+	err = newTmpfs(dev, "0755", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
+	unix.Close(dev)
+	if err != nil {
+		return err
+	}
+	for _, name := range devNodes {
+		src, err := unix.Openat(r.old, "dev/"+name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) {
+			continue // a host without it (a container without a tty)
+		}
+		if err != nil {
+			return fmt.Errorf("open the host's /dev/%s: %w", name, err)
+		}
+		dst, err := r.target("/dev/"+name, false)
+		if err == nil {
+			err = bindFD(src, dst, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
+			unix.Close(dst)
+		}
+		unix.Close(src)
+		if err != nil {
+			return fmt.Errorf("/dev/%s: %w", name, err)
+		}
+	}
+	for _, l := range devLinks {
+		if err := os.Symlink(l[1], newRoot+"/dev/"+l[0]); err != nil {
+			return err
+		}
+	}
+	// A private devpts gives the command pseudo-terminals (script, expect)
+	// that are not the host's. It is a convenience: without it a command
+	// only lacks ptys.
+	if err := os.Mkdir(newRoot+"/dev/pts", 0o755); err != nil {
+		return err
+	}
+	if unix.Mount("devpts", newRoot+"/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620") == nil {
+		if err := os.Symlink("pts/ptmx", newRoot+"/dev/ptmx"); err != nil {
+			return err
+		}
+	}
+	shm, err := r.target("/dev/shm", true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(shm)
+	return newTmpfs(shm, "1777", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+}
+
+// makeProc mounts the PID namespace's own /proc, with the kernel's
+// tunables read-only.
+func (r *roots) makeProc() error {
+	dst, err := r.target("/proc", true)
+	if err != nil {
+		return err
+	}
+	unix.Close(dst)
+	proc := newRoot + "/proc"
+	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("%w (a /proc partly hidden on the host, as in some containers, forbids a new one)", err)
+	}
+	for _, name := range procReadOnly {
+		fd, err := unix.Open(proc+"/"+name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("/proc/%s: %w", name, err)
+		}
+		err = bindFD(fd, fd, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("/proc/%s: %w", name, err)
+		}
+	}
+	return nil
+}
