@@ -210,6 +210,27 @@ func TestRefused(t *testing.T) {
 	}
 }
 
+// TestResolvedOnce: the proxy dials the addresses it checked, never
+// the name again, so a name that resolves elsewhere the second time
+// (DNS rebinding) cannot lead past the check: one connection, one
+// resolution (an A and an AAAA query), and the name is unknown to the
+// system's resolver, so dialing it by name would fail.
+func TestResolvedOnce(t *testing.T) {
+	echo := echoServer(t, "127.0.0.1:0")
+	resolver, queries := countingDNSServer(t, map[string][]netip.Addr{
+		"loop.test": {netip.MustParseAddr("127.0.0.1")},
+	})
+	p := proxyFor(t, Rules{Allowed: []string{"loop.test"}}, nil, func(s *settings) { s.resolver = resolver })
+	status, body, c := rawConnect(t, p, net.JoinHostPort("loop.test", fmt.Sprint(portOf(t, echo))))
+	if status != 200 {
+		t.Fatalf("CONNECT loop.test: %d %q", status, body)
+	}
+	roundTrip(t, c, "once")
+	if n := queries(); n != 2 {
+		t.Errorf("%d DNS queries for one connection, want 2 (A and AAAA)", n)
+	}
+}
+
 // TestIPv6Literal: a bracketed IPv6 literal in CONNECT is one host; the
 // loopback ::1 is refused unless listed exactly.
 func TestIPv6Literal(t *testing.T) {

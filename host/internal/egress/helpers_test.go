@@ -195,6 +195,13 @@ func portOf(t testing.TB, hostport string) int {
 // socket on 127.0.0.1, and returns a resolver that asks only it: a real
 // DNS exchange, for names the test chooses to point anywhere.
 func dnsServer(t testing.TB, zone map[string][]netip.Addr) *net.Resolver {
+	r, _ := countingDNSServer(t, zone)
+	return r
+}
+
+// countingDNSServer is dnsServer, also returning how many queries it
+// answered.
+func countingDNSServer(t testing.TB, zone map[string][]netip.Addr) (*net.Resolver, func() int) {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -205,6 +212,8 @@ func dnsServer(t testing.TB, zone map[string][]netip.Addr) *net.Resolver {
 		pc.Close()
 		<-done
 	})
+	var mu sync.Mutex
+	queries := 0
 	go func() {
 		defer close(done)
 		buf := make([]byte, 512)
@@ -214,18 +223,25 @@ func dnsServer(t testing.TB, zone map[string][]netip.Addr) *net.Resolver {
 				return
 			}
 			if resp := dnsAnswer(buf[:n], zone); resp != nil {
+				mu.Lock()
+				queries++
+				mu.Unlock()
 				_, _ = pc.WriteTo(resp, from)
 			}
 		}
 	}()
 	addr := pc.LocalAddr().String()
 	return &net.Resolver{
-		PreferGo: true,
-		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "udp", addr)
-		},
-	}
+			PreferGo: true,
+			Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "udp", addr)
+			},
+		}, func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return queries
+		}
 }
 
 // dnsAnswer builds the response to one query (RFC 1035 section 4).

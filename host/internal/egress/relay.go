@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -19,7 +20,11 @@ func (p *Proxy) relay(client net.Conn, clientR io.Reader, remote net.Conn) {
 		_ = client.Close()
 		_ = remote.Close()
 	}
+	// The watchdog re-arms itself; mu orders its reading of watch after
+	// the assignment.
+	var mu sync.Mutex
 	var watch *time.Timer
+	mu.Lock()
 	watch = time.AfterFunc(p.set.idle, func() {
 		idle := time.Since(time.Unix(0, last.Load()))
 		if idle >= p.set.idle {
@@ -27,9 +32,16 @@ func (p *Proxy) relay(client net.Conn, clientR io.Reader, remote net.Conn) {
 			closeBoth()
 			return
 		}
+		mu.Lock()
 		watch.Reset(p.set.idle - idle)
+		mu.Unlock()
 	})
-	defer watch.Stop()
+	mu.Unlock()
+	defer func() {
+		mu.Lock()
+		watch.Stop()
+		mu.Unlock()
+	}()
 
 	done := make(chan struct{})
 	p.wg.Add(1)
