@@ -196,7 +196,7 @@ func (h *hinter) writable() string {
 		}
 		nested := false
 		for _, o := range h.p.Mounts {
-			if o.Kind == MountWrite && o.Target != m.Target && within(m.Target, o.Target) {
+			if o.Kind == MountWrite && o.Source == o.Target && o.Target != m.Target && within(m.Target, o.Target) {
 				nested = true
 			}
 		}

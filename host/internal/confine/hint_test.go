@@ -1,0 +1,162 @@
+package confine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hintPolicy is a policy like Build's, for the paths the samples in
+// testdata/hint name: /etc read-only with /etc/ssl/private hidden, the
+// root /work/proj writable with its .git/hooks read-only.
+func hintPolicy(mode Mode, network Network) *Policy {
+	root := MountWrite
+	if mode == ModeReadOnly {
+		root = MountRead
+	}
+	return &Policy{
+		Mode: mode, Network: network, Dir: "/work/proj",
+		Mounts: []Mount{
+			{Kind: MountRead, Source: "/usr", Target: "/usr"},
+			{Kind: MountRead, Source: "/etc", Target: "/etc"},
+			{Kind: MountTmpfs, Target: "/root"},
+			{Kind: MountRead, Source: "/root/.pyenv", Target: "/root/.pyenv"},
+			{Kind: MountWrite, Source: "/state/sandbox/tmp/call-1", Target: "/tmp"},
+			{Kind: root, Source: "/work/proj", Target: "/work/proj"},
+			{Kind: MountHide, Target: "/etc/ssl/private"},
+			{Kind: MountWrite, Source: "/work/proj/.git", Target: "/work/proj/.git"},
+			{Kind: MountRead, Source: "/work/proj/.git/hooks", Target: "/work/proj/.git/hooks"},
+			{Kind: MountWrite, Source: "/state/sandbox/cache/0123", Target: CacheTarget},
+		},
+	}
+}
+
+const retry = "Retrying will not help."
+
+// TestHintOnRealSamples: each sample is a real tool's stderr (see
+// testdata/hint/gen.sh for how each was made); the hint names the path,
+// why it was denied and what is writable, or says nothing when the
+// policy did not cause the failure (issue 14 item 6).
+func TestHintOnRealSamples(t *testing.T) {
+	etcX := "sandbox: write to /etc/x denied: /etc is read-only for commands; writable: /work/proj, $TMPDIR (/tmp). " + retry
+	etcHostname := strings.ReplaceAll(etcX, "/etc/x", "/etc/hostname")
+	noNet := `sandbox: commands have no network ([tools.run_command] network = "off")`
+	tests := []struct {
+		sample  string
+		mode    Mode
+		network Network
+		want    string // the whole hint, or its prefix when it ends in "..."
+	}{
+		{"erofs-dash", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"erofs-bash", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"erofs-touch", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"erofs-touch-c", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"erofs-mkdir", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"erofs-cp", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"erofs-mv", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"erofs-rm", ModeWorkspaceWrite, NetworkOff, etcHostname},
+		{"erofs-python", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"erofs-node", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"erofs-go", ModeWorkspaceWrite, NetworkOff, strings.ReplaceAll(etcX, "/etc/x", "/etc/gocache")},
+		{"erofs-git-hook", ModeWorkspaceWrite, NetworkOff, "sandbox: write to /work/proj/.git/hooks/pre-commit denied: /work/proj/.git/hooks is read-only for commands; writable: /work/proj, $TMPDIR (/tmp). " + retry},
+		{"erofs-curl", ModeWorkspaceWrite, NetworkOff, ""}, // curl names no path
+		{"eacces-dash", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"eacces-touch", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"eacces-mkdir", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"eacces-python", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"eacces-git", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"eperm-chmod", ModeWorkspaceWrite, NetworkOff, etcHostname},
+		{"eperm-touch-date", ModeWorkspaceWrite, NetworkOff, etcHostname},
+		{"eperm-unshare", ModeWorkspaceWrite, NetworkOff, "sandbox: the operation was refused: ..."},
+		{"hidden-cat", ModeWorkspaceWrite, NetworkOff, "sandbox: /etc/ssl/private is hidden from commands (it holds secrets or toolhost's own state). " + retry},
+		{"plain-missing", ModeWorkspaceWrite, NetworkOff, ""},
+		{"net-curl-dns", ModeWorkspaceWrite, NetworkOff, noNet + "..."},
+		{"net-curl-ip", ModeWorkspaceWrite, NetworkOff, noNet + "..."},
+		{"net-python-dns", ModeWorkspaceWrite, NetworkOff, noNet + "..."},
+		{"net-git", ModeWorkspaceWrite, NetworkOff, noNet + "..."},
+		{"net-go-proxyoff", ModeWorkspaceWrite, NetworkOff, noNet + "..."},
+		{"net-curl-dns", ModeWorkspaceWrite, NetworkOn, ""},
+		{"net-curl-dns", ModeWorkspaceWrite, NetworkAllowlist, "sandbox: commands reach the network only through toolhost's proxy (HTTP_PROXY..."},
+		{"proxy-curl-403", ModeWorkspaceWrite, NetworkAllowlist, "sandbox: commands reach the network only through toolhost's proxy, and only the domains in [tools.run_command] allowed_domains..."},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%s/%s", tt.sample, tt.mode, tt.network), func(t *testing.T) {
+			stderr, err := os.ReadFile(filepath.Join("testdata", "hint", tt.sample+".stderr"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Hint(hintPolicy(tt.mode, tt.network), stderr)
+			if prefix, ok := strings.CutSuffix(tt.want, "..."); ok {
+				if !strings.HasPrefix(got, prefix) || !strings.HasSuffix(got, retry) || strings.Contains(got, "\n") {
+					t.Errorf("stderr %q\nhint %q\nwant one line starting %q", stderr, got, prefix)
+				}
+				return
+			}
+			if got != tt.want {
+				t.Errorf("stderr %q\nhint %q\nwant %q", stderr, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestHintCases: what the policy allows gets no hint, read-only mode says
+// so, one line per distinct path and at most five.
+func TestHintCases(t *testing.T) {
+	ro := hintPolicy(ModeReadOnly, NetworkOff)
+	rw := hintPolicy(ModeWorkspaceWrite, NetworkOff)
+	var many strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&many, "touch: cannot touch '/etc/f%d': Read-only file system\n", i)
+	}
+	tests := []struct {
+		name   string
+		p      *Policy
+		stderr string
+		want   string
+	}{
+		{"the file's own permission inside the root", rw, "touch: cannot touch '/work/proj/a': Permission denied\n", ""},
+		{"in the tmp", rw, "sh: 1: cannot create /tmp/x: Permission denied\n", ""},
+		{"in the scratch home", rw, "mkdir: cannot create directory '/root/.x': Permission denied\n", ""},
+		{"relative, in the root", rw, "touch: cannot touch 'sub/a': Permission denied\n", ""},
+		{"read-only mode", ro, "touch: cannot touch 'a': Read-only file system\n",
+			`sandbox: write to /work/proj/a denied: commands run read-only here ([tools.run_command] sandbox = "read-only"); writable: $TMPDIR (/tmp). ` + retry},
+		{"outside every mount", rw, "mkdir: cannot create directory '/srv/x': Permission denied\n",
+			"sandbox: write to /srv/x denied: it is outside every directory commands may write; writable: /work/proj, $TMPDIR (/tmp). " + retry},
+		{"a toolchain", rw, "OSError: [Errno 30] Read-only file system: '/root/.pyenv/versions/x'\n",
+			"sandbox: write to /root/.pyenv/versions/x denied: /root/.pyenv is read-only for commands; writable: /work/proj, $TMPDIR (/tmp). " + retry},
+		{"same path twice", rw, "touch: cannot touch '/etc/x': Read-only file system\ntouch: cannot touch '/etc/x': Read-only file system\n",
+			"sandbox: write to /etc/x denied: /etc is read-only for commands; writable: /work/proj, $TMPDIR (/tmp). " + retry},
+		{"no denial", rw, "FAIL: TestX (0.00s)\n", ""},
+		{"loopback refused is the command's own", rw, "curl: (7) Failed to connect to 127.0.0.1 port 8080 after 0 ms: Couldn't connect to server\n", ""},
+	}
+	for _, tt := range tests {
+		if got := Hint(tt.p, []byte(tt.stderr)); got != tt.want {
+			t.Errorf("%s: hint %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	got := Hint(rw, []byte(many.String()))
+	if n := strings.Count(got, "\n") + 1; n != maxHintLines || !strings.Contains(got, "/etc/f4") || strings.Contains(got, "/etc/f5") {
+		t.Errorf("8 paths gave %d lines, want the first %d:\n%s", n, maxHintLines, got)
+	}
+	if Hint(nil, []byte("touch: cannot touch '/etc/x': Read-only file system")) != "" {
+		t.Errorf("a hint without a policy")
+	}
+}
+
+// TestHintOnBuiltPolicy: Hint reads Build's policies the same way: the
+// roots and $TMPDIR are what it names writable.
+func TestHintOnBuiltPolicy(t *testing.T) {
+	home := fakeHome(t)
+	root := t.TempDir()
+	mustMkdir(t, filepath.Join(root, ".git"))
+	p := mustBuild(t, testSettings(t, home), Call{ID: "c1", Roots: []string{root}})
+	want := fmt.Sprintf("sandbox: write to %s/.git/hooks/pre-commit denied: %s/.git/hooks is read-only for commands; writable: %s, $TMPDIR (/tmp). %s", root, root, root, retry)
+	if got := Hint(p, []byte("sh: 1: cannot create .git/hooks/pre-commit: Read-only file system\n")); got != want {
+		t.Errorf("hint %q\nwant %q", got, want)
+	}
+	if got := Hint(p, []byte("cat: "+home+"/.ssh/id_rsa: No such file or directory\n")); got != "" {
+		t.Errorf("a secret outside every tree is simply absent; hint %q", got)
+	}
+}
