@@ -84,20 +84,31 @@ func landlockConfig() landlock.Config {
 // kernel, or an error naming the fix when the kernel has none.
 func landlockABI() (int, error) {
 	v, err := ll.LandlockGetABIVersion()
+	errata := 0
+	if err == nil && v >= 6 {
+		if errata, err = ll.LandlockGetErrata(); err != nil {
+			errata, err = 0, nil // an erratum not known fixed is not fixed
+		}
+	}
+	return landlockLevel(v, errata, err)
+}
+
+// landlockLevel is the ABI enforced on a kernel that reports version v
+// (or err) and errata: v capped at the pinned ABI, 0 refused.
+func landlockLevel(v, errata int, err error) (int, error) {
 	if err != nil || v < 1 {
 		if err == nil {
-			err = errors.New("ABI 0")
+			err = errors.New("the kernel reports ABI 0")
 		}
-		return 0, fmt.Errorf("confine: Landlock is unavailable (%w): run a kernel built with CONFIG_SECURITY_LANDLOCK=y "+
-			"(Linux 5.13 or later) that has landlock in its lsm= boot parameter, e.g. lsm=landlock,lockdown,yama,integrity,apparmor,bpf, "+
-			"then check with toolhost sandbox doctor", err)
+		return 0, fmt.Errorf("confine: Landlock is unavailable (%w), and commands do not run without it: "+
+			"run a kernel built with CONFIG_SECURITY_LANDLOCK=y (Linux 5.13 or later) that lists landlock in its lsm= boot parameter "+
+			"(e.g. lsm=landlock,lockdown,yama,integrity,apparmor,bpf), then check with toolhost sandbox doctor", err)
 	}
 	// go-landlock treats an ABI 6+ kernel without the fix of the signal
-	// scoping erratum (bit 1) as ABI 5; so does the recorded level.
-	if v >= 6 {
-		if errata, err := ll.LandlockGetErrata(); err != nil || errata&0x2 == 0 {
-			v = 5
-		}
+	// scoping erratum (bit 1) as ABI 5, and enforces that; so does the
+	// recorded level.
+	if v >= 6 && errata&0x2 == 0 {
+		v = 5
 	}
 	return min(v, landlockPinnedABI), nil
 }
@@ -114,7 +125,7 @@ func landlockRules(p *Policy, abi int) ([]landlock.Rule, error) {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("confine: Landlock rule for %s: %w", path, err)
+			return fmt.Errorf("confine: Landlock rule for %s: %w; the command's policy lists it: fix its permissions, or remove it from [tools.run_command] extra_writable if it is listed there", path, err)
 		}
 		if fi.IsDir() {
 			rules = append(rules, dir(path).IgnoreIfMissing())

@@ -348,15 +348,21 @@ func TestLandlockABIRecorded(t *testing.T) {
 	if err != nil || kernel < 1 {
 		t.Fatalf("this machine's kernel has no Landlock (%v); the sandbox needs it", err)
 	}
+	want, err := landlockABI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want > landlockPinnedABI || (kernel <= landlockPinnedABI && kernel >= 6 && want < 5) || (kernel < 6 && want != kernel) {
+		t.Errorf("landlockABI() = %d on a kernel of ABI %d", want, kernel)
+	}
 	base, p := testTree(t)
 	_, out := runConfined(t, "noop", helperRun{apply: applyLandlock, policy: p, base: base})
 	m := regexp.MustCompile(`landlock abi (\d+)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no ABI reported:\n%s", out)
 	}
-	got, _ := strconv.Atoi(m[1])
-	if want := min(kernel, landlockPinnedABI); got != want && !(kernel >= 6 && got == 5) {
-		t.Errorf("enforced ABI %d, want %d (kernel %d)", got, want, kernel)
+	if got, _ := strconv.Atoi(m[1]); got != want {
+		t.Errorf("restrictLandlock enforced ABI %d, want %d (kernel %d)", got, want, kernel)
 	}
 }
 
@@ -399,5 +405,41 @@ func TestLandlockScopesSignalsAndAbstractSockets(t *testing.T) {
 	case <-accepted:
 		t.Error("the confined child connected to the test's abstract socket")
 	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// TestLandlockLevel checks the ABI recorded for each kernel and that a
+// kernel without Landlock is refused with the fix (issue 14 item 6:
+// confinement fails closed, never silently weaker).
+func TestLandlockLevel(t *testing.T) {
+	tests := []struct {
+		name      string
+		v, errata int
+		err       error
+		want      int
+		wantErr   string
+	}{
+		{name: "no Landlock", v: 0, wantErr: "lsm="},
+		{name: "disabled at boot", v: -1, err: unix.EOPNOTSUPP, wantErr: "CONFIG_SECURITY_LANDLOCK"},
+		{name: "ABI 1", v: 1, want: 1},
+		{name: "ABI 5", v: 5, want: 5},
+		{name: "ABI 6 with the scoping fix", v: 6, errata: 0x2, want: 6},
+		{name: "ABI 6 without the scoping fix", v: 6, errata: 0x1, want: 5},
+		{name: "ABI 7", v: 7, errata: 0x2, want: 7},
+		{name: "newer kernel capped at the pin", v: 11, errata: 0x3, want: 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := landlockLevel(tt.v, tt.errata, tt.err)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "Landlock is unavailable") {
+					t.Fatalf("landlockLevel = %d, %v; want an error naming %q", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("landlockLevel = %d, %v; want %d", got, err, tt.want)
+			}
+		})
 	}
 }
