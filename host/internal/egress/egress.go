@@ -141,7 +141,9 @@ func listen(ctx context.Context, socketPath string, rules Rules, log *slog.Logge
 		defer p.wg.Done()
 		_ = p.srv.Serve(p.httpLn) // returns ErrServerClosed on Close
 	}()
+	p.mu.Lock() // the function may run, and call Close, at once
 	p.stopCtx = context.AfterFunc(ctx, func() { _ = p.Close() })
+	p.mu.Unlock()
 	return p, nil
 }
 
@@ -153,8 +155,10 @@ func (p *Proxy) Addr() string { return p.path }
 // and removes the socket file.
 func (p *Proxy) Close() error {
 	p.closing.Do(func() {
-		p.stopCtx()
 		p.mu.Lock()
+		if p.stopCtx != nil {
+			p.stopCtx()
+		}
 		p.closed = true
 		conns := make([]net.Conn, 0, len(p.conns))
 		for c := range p.conns {

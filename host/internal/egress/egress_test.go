@@ -391,6 +391,14 @@ func TestContextEndsProxy(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
+
+	p, err = Listen(ctx, filepath.Join(t.TempDir(), "p.sock"), Rules{}, nil) // a context already done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestTimeouts: a client that sends nothing, and a tunnel with no
