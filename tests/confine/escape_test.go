@@ -1,0 +1,176 @@
+package confine
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// escape is one attempt of a hostile command on the filesystem or on
+// secrets. Besides its own checks, every case is checked by
+// fixture.verify: no secret printed, the fake HOME, the outside
+// directory, the root's .git and toolhost.toml unchanged, nothing left
+// running.
+type escape struct {
+	name    string
+	setup   func(t *testing.T, f *fixture) // more to prepare; may watch more trees
+	command string                         // a template (fixture.expand); must end by printing probeEnd
+	absent  []string                       // host paths (templates) that must not exist afterwards
+	hint    string                         // a "sandbox: " line must name this (template), when set
+}
+
+// Issue 14, "Done when", the filesystem and secret cases of the escape
+// suite (items 2 and 4 of "What to build"; NFR-SEC-06: run_command is the
+// one tool that reaches files without the host functions).
+var escapes = []escape{
+	{
+		name: "write the home directory",
+		command: `echo pwned >> ~/.bashrc; echo pwned >> "$HOME/.bashrc"; echo pwned >> {home}/.bashrc
+mkdir -p {home}/.ssh; echo ssh-ed25519 AAAA pwned >> {home}/.ssh/authorized_keys; echo pwned > {home}/.profile
+echo ` + probeEnd,
+	},
+	{
+		name:    "write /etc",
+		command: `echo pwned > /etc/{mark}.conf; mkdir /etc/{mark}.d; echo ` + probeEnd,
+		absent:  []string{"/etc/{mark}.conf", "/etc/{mark}.d"},
+		hint:    "/etc/{mark}.conf",
+	},
+	{
+		name:    "write /tmp outside the private tmp",
+		command: `echo pwned > /tmp/{mark}; echo pwned > "${TMPDIR:-/tmp}/{mark}-tmpdir"; mkdir /tmp/{mark}.d; echo ` + probeEnd,
+		absent:  []string{"{tmp}/{mark}", "{tmp}/{mark}-tmpdir", "{tmp}/{mark}.d"},
+	},
+	{
+		name: "write through a symlink out of the root",
+		setup: func(t *testing.T, f *fixture) {
+			if err := os.Symlink(f.outside, filepath.Join(f.root, "made-before")); err != nil {
+				t.Fatal(err)
+			}
+		},
+		command: `ln -s {outside} link; echo pwned > link/new.txt; echo pwned >> link/victim.txt
+echo pwned > made-before/new2.txt; echo pwned >> made-before/victim.txt
+ln -s {outside}/victim.txt lv; echo pwned >> lv
+ln -s /etc etc; echo pwned > etc/{mark}.conf
+ln -s {home}/.ssh ssh; echo pwned >> ssh/authorized_keys
+echo ` + probeEnd,
+		absent: []string{"{outside}/new.txt", "{outside}/new2.txt", "/etc/{mark}.conf", "{home}/.ssh/authorized_keys"},
+	},
+	{
+		name: "write through a hard link out of the root",
+		command: `ln {outside}/victim.txt hl && echo pwned >> hl
+ln {home}/.bashrc hb && echo pwned >> hb
+ln {operator} ho && echo pwned >> ho
+ln toolhost.toml ht && echo pwned >> ht
+ln .git/config hg && echo pwned >> hg
+echo ` + probeEnd,
+	},
+	{
+		name:    "mv a file out of the root",
+		command: `mv keep.txt {outside}/moved.txt; mv keep.txt /tmp/{mark}-moved; mv keep.txt {home}/moved.txt; mv keep.txt /etc/{mark}-moved; echo ` + probeEnd,
+		absent:  []string{"{outside}/moved.txt", "{tmp}/{mark}-moved", "/etc/{mark}-moved"},
+	},
+	{
+		name: "write .git/hooks and .git/config",
+		command: `echo 'echo pwned' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit
+echo '[core]' >> .git/config; git config core.hooksPath /tmp/{mark}
+rm -rf .git/hooks; mv .git/config .git/config.old
+echo ` + probeEnd,
+		hint: "pre-commit",
+	},
+	{
+		name:    "replace .git with one holding a hook",
+		command: `mv .git .gitx && mkdir -p .git/hooks && echo x > .git/hooks/pre-commit; echo ` + probeEnd,
+		absent:  []string{"{root}/.gitx", "{root}/.git/hooks/pre-commit"},
+	},
+	{
+		name: "write toolhost's configuration files",
+		command: `echo '[tools.approval]' >> toolhost.toml; mv toolhost.toml moved.toml; rm -f toolhost.toml
+echo '[tools.approval]' >> {operator}; rm -f {operator}
+echo ` + probeEnd,
+		absent: []string{"{root}/moved.toml"},
+	},
+	{
+		// The project files that do not exist yet are toolhost's too
+		// (write_file refuses them at any depth, issue 10 item 1).
+		name:    "create a project configuration file",
+		command: `echo '# pwned' > toolhost.yaml; echo '# pwned' > toolhost.yml; echo ` + probeEnd,
+		absent:  []string{"{root}/toolhost.yaml", "{root}/toolhost.yml"},
+	},
+	{
+		// A repository nested in the root (a vendored one, a submodule's
+		// checkout) runs its hooks as surely as the root's own.
+		name: "write a nested repository's hooks and project file",
+		setup: func(t *testing.T, f *fixture) {
+			sub := filepath.Join(f.root, "sub")
+			gitInit(t, sub)
+			writeFile(t, filepath.Join(sub, "toolhost.toml"), "# a nested project's configuration\n")
+			f.watch(filepath.Join(sub, ".git", "hooks"), filepath.Join(sub, ".git", "config"), filepath.Join(sub, "toolhost.toml"))
+		},
+		command: `echo 'echo pwned' > sub/.git/hooks/pre-commit; echo '[core]' >> sub/.git/config; echo '# pwned' >> sub/toolhost.toml; echo ` + probeEnd,
+	},
+	{
+		name:    "write toolhost's state directory",
+		command: `echo pwned > {state}/{mark}; ls -la {state}; echo ` + probeEnd,
+		absent:  []string{"{state}/{mark}"},
+	},
+	{
+		name: "read credentials in the home directory",
+		command: `cat ~/.ssh/id_rsa "$HOME/.ssh/id_rsa" {home}/.ssh/id_rsa {home}/.ssh/id_ed25519 {home}/.aws/credentials
+cat {home}/.gnupg/private-keys-v1.d/* {home}/.config/gh/hosts.yml {home}/.netrc {home}/.git-credentials
+cat {home}/.docker/config.json {home}/.kube/config {home}/.config/gcloud/credentials.db {home}/.npmrc {home}/.pypirc {home}/.cargo/credentials.toml
+grep -r secret {home} ~ 2>/dev/null | head -c 100000
+echo ` + probeEnd,
+	},
+}
+
+func TestEscapes(t *testing.T) {
+	for _, c := range escapes {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, world{})
+			if c.setup != nil {
+				c.setup(t, f)
+			}
+			o := f.run(t, c.command)
+			ranToEnd(t, o)
+			for _, p := range c.absent {
+				if p = f.expand(p); exists(p) {
+					t.Errorf("%s exists on the host after the call: %s", p, o)
+				}
+			}
+			if c.hint != "" {
+				wantHint(t, o, f.expand(c.hint))
+			}
+		})
+	}
+}
+
+// Issue 14, "Done when": read /proc/<toolhost>/environ and
+// /proc/<toolhost>/root. The command cannot learn toolhost's pid in its
+// own PID namespace, so the test writes it into the root once toolhost
+// has started; the command also tries every /proc/*/environ and root it
+// can see (its init, the launcher, is toolhost re-executed).
+func TestToolhostThroughProc(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, world{})
+	c := f.start(t, `i=0; while [ ! -s toolhost.pid ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+P=$(cat toolhost.pid); echo "toolhost is $P"
+{ cat /proc/$P/environ /proc/$PPID/environ /proc/1/environ; for e in /proc/[0-9]*/environ; do cat $e; done; } | tr '\0' '\n'
+ls -la /proc/$P/root/ /proc/$P/cwd/ /proc/1/root/
+cat /proc/$P/root{home}/.ssh/id_rsa /proc/$P/root/proc/$P/environ /proc/$P/cwd/../../{home}/.aws/credentials
+for r in /proc/[0-9]*/root; do cat $r{home}/.ssh/id_rsa; done
+echo `+probeEnd)
+	writeFile(t, filepath.Join(f.root, "toolhost.pid"), strconv.Itoa(c.cmd.Process.Pid))
+	o := c.wait(t)
+	f.verify(t, o)
+	ranToEnd(t, o)
+	// The command wrote nothing: a hint about a denied write would send
+	// the model after a problem it does not have.
+	for _, line := range strings.Split(o.output, "\n") {
+		if strings.HasPrefix(line, "sandbox: write to") {
+			t.Errorf("a command that only read got a hint about a write: %q", line)
+		}
+	}
+}
