@@ -174,3 +174,52 @@ echo `+probeEnd)
 		}
 	}
 }
+
+// Issue 14 item 2: a descriptor toolhost inherited open from whatever
+// started it (an agent, an editor, a shell) is a door past the mount
+// namespace: a file outside the root opened for writing, a directory
+// outside it to open files relative to. The command must not find them
+// open. They sit at high numbers, where the launcher's own pipes do not
+// cover them.
+func TestInheritedDescriptors(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, world{})
+	victim, err := os.OpenFile(filepath.Join(f.outside, "victim.txt"), os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	dir, err := os.Open(f.outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	inherited := make([]*os.File, 20)
+	inherited[17], inherited[18], inherited[19] = victim, dir, victim // descriptors 20, 21 and 22
+	// Only the test's own descriptors are written to: others the test
+	// binary inherited (a make jobserver's pipe, say) are not the test's
+	// to disturb.
+	c := f.startWith(t, `ls -l /proc/self/fd/
+/usr/bin/python3 - <<'PY'
+import os
+for fd in (20, 21, 22):
+    try:
+        os.write(fd, b"pwned through an inherited descriptor\n")
+        print("wrote to descriptor", fd)
+    except OSError:
+        pass
+    try:
+        n = os.open("new.txt", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd)
+        os.write(n, b"pwned")
+        print("created a file through descriptor", fd)
+    except OSError:
+        pass
+PY
+echo `+probeEnd, inherited)
+	o := c.wait(t)
+	f.verify(t, o)
+	ranToEnd(t, o)
+	if p := filepath.Join(f.outside, "new.txt"); exists(p) {
+		t.Errorf("the command created %s through a directory descriptor toolhost inherited: %s", p, o)
+	}
+}

@@ -153,6 +153,14 @@ type call struct {
 // does not carry the marker.
 func (f *fixture) start(t *testing.T, command string) *call {
 	t.Helper()
+	return f.startWith(t, command, nil)
+}
+
+// startWith is start with files toolhost inherits from its parent as
+// descriptors 3 and up (nil entries leave a descriptor closed), as from an
+// agent or editor that did not mark its descriptors close-on-exec.
+func (f *fixture) startWith(t *testing.T, command string, inherited []*os.File) *call {
+	t.Helper()
 	args, err := json.Marshal(map[string]string{"command": markVar + "=" + f.mark + "; export " + markVar + "\n" + f.expand(command)})
 	if err != nil {
 		t.Fatal(err)
@@ -166,6 +174,7 @@ func (f *fixture) start(t *testing.T, command string) *call {
 	c.cmd.Dir = f.root
 	c.cmd.Env = append(os.Environ(), "HOME="+f.home, "XDG_CONFIG_HOME="+filepath.Join(f.home, ".config"), "TOOLHOST_TEST_SECRET="+f.envSecret)
 	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+	c.cmd.ExtraFiles = inherited
 	c.cmd.WaitDelay = 10 * time.Second
 	c.start = time.Now()
 	if err := c.cmd.Start(); err != nil {
