@@ -87,6 +87,10 @@ func (h *hinter) line(l string) {
 			}
 			return
 		}
+		if ph != "Read-only file system" && ph != "read-only file system" && reads(l) {
+			h.read(path)
+			return
+		}
 		h.write(path)
 		return
 	}
@@ -124,6 +128,18 @@ func (h *hinter) write(path string) {
 		why = m.Target + " is read-only for commands"
 	}
 	h.add(abs, fmt.Sprintf("sandbox: write to %s denied: %s; writable: %s. Retrying will not help.", abs, why, h.writable()))
+}
+
+// read explains a refused read of path outside everything commands see;
+// one inside a mount was refused by the file's own permissions.
+func (h *hinter) read(path string) {
+	abs := h.abs(path)
+	switch m := h.effective(abs); {
+	case m == nil:
+		h.add(abs, fmt.Sprintf("sandbox: reading %s denied: commands see only the roots (%s), $TMPDIR (/tmp), system and toolchain directories. Retrying will not help.", abs, h.roots()))
+	case m.Kind == MountHide:
+		h.hidden(path)
+	}
 }
 
 // hidden explains a path a hide mount covers; other missing files are the
@@ -206,6 +222,39 @@ func (h *hinter) writable() string {
 	}
 	return strings.Join(append(ws, "$TMPDIR (/tmp)"), ", ")
 }
+
+// roots names the host trees commands see at their own paths, writable
+// or not.
+func (h *hinter) roots() string {
+	var rs []string
+	for _, m := range h.p.Mounts {
+		if (m.Kind == MountWrite || m.Kind == MountRead) && m.Source == m.Target && within(h.p.Dir, m.Target) {
+			rs = append(rs, m.Target)
+		}
+	}
+	return strings.Join(rs, ", ")
+}
+
+// reads reports whether an error line is about reading: listing or
+// opening for reading, by the tools that say so.
+func reads(l string) bool {
+	for _, v := range readVerbs {
+		if strings.Contains(l, v) {
+			return true
+		}
+	}
+	for _, tool := range readTools {
+		if strings.HasPrefix(l, tool+": ") {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	readVerbs = []string{"cannot open directory", "cannot access", "cannot read", "cannot stat", "cannot open '", "cannot open ‘", "opendir", "scandir", "lstat ", "stat "}
+	readTools = []string{"cat", "ls", "find", "head", "tail", "less", "more", "grep", "du", "wc", "stat", "file", "diff", "cmp", "sha256sum", "md5sum"}
+)
 
 // index finds the first of phrases in l.
 func index(l string, phrases []string) (int, string) {

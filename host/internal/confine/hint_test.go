@@ -67,6 +67,8 @@ func TestHintOnRealSamples(t *testing.T) {
 		{"eacces-mkdir", ModeWorkspaceWrite, NetworkOff, etcX},
 		{"eacces-python", ModeWorkspaceWrite, NetworkOff, etcX},
 		{"eacces-git", ModeWorkspaceWrite, NetworkOff, etcX},
+		{"eacces-ls", ModeWorkspaceWrite, NetworkOff, "sandbox: reading /lost+found denied: commands see only the roots (/work/proj), $TMPDIR (/tmp), system and toolchain directories. " + retry},
+		{"eacces-cat", ModeWorkspaceWrite, NetworkOff, ""}, // /etc is readable: the file's own permissions refused
 		{"eperm-chmod", ModeWorkspaceWrite, NetworkOff, etcHostname},
 		{"eperm-touch-date", ModeWorkspaceWrite, NetworkOff, etcHostname},
 		{"eperm-unshare", ModeWorkspaceWrite, NetworkOff, "sandbox: the operation was refused: ..."},

@@ -143,6 +143,10 @@ func newBuilder(s Settings, c Call) (*builder, error) {
 	}
 	b := &builder{s: s, c: c, env: envMap(s.Environ)}
 	b.secrets = secretPaths(s.Home, b.env)
+	if real, err := filepath.EvalSymlinks(s.Home); err == nil && real != s.Home {
+		// Sources are spelled with links resolved: so are the secrets.
+		b.secrets = dedupe(append(b.secrets, secretPaths(real, b.env)...))
+	}
 	for _, r := range append(slices.Clip(c.Roots), s.ExtraWritable...) {
 		if err := b.checkTree(r); err != nil {
 			return nil, err
@@ -190,14 +194,16 @@ func (b *builder) makeDirs(id string) (string, error) {
 	// what one project's command leaves there cannot reach another's.
 	sum := sha256.Sum256([]byte(b.cacheKey()))
 	b.cache = filepath.Join(base, "cache", hex.EncodeToString(sum[:])[:16])
-	if err := os.Mkdir(b.cache, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+	// GOTMPDIR must exist; the tools make their other directories.
+	if err := os.MkdirAll(filepath.Join(b.cache, "go-tmp"), 0o700); err != nil {
 		return "", fmt.Errorf("confine: call %s: the root's cache: %w", b.c.ID, err)
 	}
 	tmp, err := os.MkdirTemp(filepath.Join(base, "tmp"), "call-"+safeName(id)+"-")
 	if err != nil {
 		return "", fmt.Errorf("confine: call %s: the command's tmp: %w", b.c.ID, err)
 	}
-	return tmp, nil
+	b.cache = hostPath(b.cache)
+	return hostPath(tmp), nil
 }
 
 // cacheKey is the root the working directory lies in.
@@ -233,7 +239,7 @@ func (b *builder) build(tmp string) (*Policy, error) {
 	}
 	p := &Policy{Mode: b.s.Mode, Network: b.s.Network, Dir: b.c.Dir}
 	if b.s.Network == NetworkAllowlist {
-		b.add(Mount{Kind: MountRead, Source: b.s.ProxySocket, Target: ProxyTarget}, "")
+		b.add(Mount{Kind: MountRead, Source: hostPath(b.s.ProxySocket), Target: ProxyTarget}, "")
 		p.ProxySocket, p.ProxyPort = ProxyTarget, ProxyPort
 	}
 	// The devices the launcher makes in its /dev, and /dev/shm.
@@ -273,7 +279,7 @@ func (b *builder) read(p string) {
 		return
 	}
 	if fi.Mode()&os.ModeSymlink == 0 {
-		b.add(Mount{Kind: MountRead, Source: p, Target: p}, "ro")
+		b.add(Mount{Kind: MountRead, Source: hostPath(p), Target: p}, "ro")
 		return
 	}
 	real, err := filepath.EvalSymlinks(p)
@@ -283,7 +289,19 @@ func (b *builder) read(p string) {
 	if !b.shown(real) {
 		b.add(Mount{Kind: MountRead, Source: real, Target: real}, "ro")
 	}
-	b.add(Mount{Kind: MountRead, Source: p, Target: p}, "")
+	b.add(Mount{Kind: MountRead, Source: hostPath(p), Target: p}, "")
+}
+
+// hostPath is p with its directory's symbolic links resolved, p's last
+// element kept: the launcher refuses a source that passes through a link
+// (a command could have swapped one), so every Source is spelled this
+// way, while the Target keeps the path programs know.
+func hostPath(p string) string {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		return p
+	}
+	return filepath.Join(dir, filepath.Base(p))
 }
 
 // shown reports whether a bind mounted so far shows p: the mount that
@@ -362,7 +380,7 @@ func (b *builder) home() {
 	}
 	for _, d := range b.sharedCaches() {
 		if !b.exposes(d) {
-			b.add(Mount{Kind: MountWrite, Source: d, Target: d}, "rw")
+			b.add(Mount{Kind: MountWrite, Source: hostPath(d), Target: d}, "rw")
 		}
 	}
 }
@@ -385,11 +403,15 @@ func (b *builder) sharedCaches() []string {
 
 // tree mounts a root or extra writable path, read-write or read-only.
 func (b *builder) tree(r string, writable bool) {
+	src := r
+	if real, err := filepath.EvalSymlinks(r); err == nil {
+		src = real
+	}
 	if writable {
-		b.add(Mount{Kind: MountWrite, Source: r, Target: r}, "rw")
+		b.add(Mount{Kind: MountWrite, Source: src, Target: r}, "rw")
 		return
 	}
-	b.add(Mount{Kind: MountRead, Source: r, Target: r}, "ro")
+	b.add(Mount{Kind: MountRead, Source: src, Target: r}, "ro")
 }
 
 // writableTrees are the host trees bound read-write so far.
