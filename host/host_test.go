@@ -37,6 +37,15 @@ func open(t *testing.T, mutate func(*config.Config, *host.Options)) (*host.Host,
 	return h, root
 }
 
+// unconfined makes cfg run commands without run_command's sandbox, for
+// tests of other concerns (the journal, approvals): the sandbox has its
+// own suites (host/internal/confine, tests/confine; issue 14). Sandbox
+// "off" takes network "on" with it, as the configuration requires.
+func unconfined(cfg *config.Config) {
+	cfg.Tools.RunCommand.Sandbox = config.SandboxOff
+	cfg.Tools.RunCommand.Network = config.NetworkOn
+}
+
 // openState opens a host on root keeping its state in state, as each
 // toolhost process on one machine does; the caller closes it.
 func openState(t *testing.T, root, state string) *host.Host {

@@ -179,6 +179,9 @@ func TestJournalRecordsProcessGroup(t *testing.T) {
 	h, _ := openJournaled(t, t.TempDir(), func(c *config.Config) {
 		c.Tools.Approval.Denylist = nil
 		c.Tools.Approval.Mode = "auto"
+		// The journal records the shell's own pid: unconfined, the one
+		// $$ prints (a confined shell sees its PID namespace's).
+		unconfined(c)
 	})
 	ctx := context.Background()
 	_, results := h.Process(ctx, engine.Batch{ID: "batch_p", Calls: []engine.Call{

@@ -14,9 +14,24 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/internal/testplugin"
 	"github.com/toolhost/toolhost/tests/extism"
 )
+
+// unconfined is a configuration whose commands run without run_command's
+// sandbox, for the suite's tests that call tools with AllowExec: they test
+// the checks, and the sandbox has its own suites (host/internal/confine,
+// tests/confine; issue 14). Without it the suite's commands would fail
+// closed (no Launcher here), and checks could pass on calls that never
+// ran. Sandbox "off" takes network "on" with it, as the configuration
+// requires.
+func unconfined() *config.Config {
+	cfg := config.Default()
+	cfg.Tools.RunCommand.Sandbox = config.SandboxOff
+	cfg.Tools.RunCommand.Network = config.NetworkOn
+	return cfg
+}
 
 // runDynamic loads the plugin at module and runs the dynamic checks on
 // it, as runPlugin does.
@@ -30,7 +45,7 @@ func runDynamic(t *testing.T, module string) []Result {
 func runDynamicOn(t *testing.T, module string, only func(tool, check string) bool) []Result {
 	t.Helper()
 	ctx := context.Background()
-	s, err := load(ctx, Plugin{Module: module}, Options{CacheDir: testplugin.CacheDir(t), Timeout: time.Second, AllowExec: true})
+	s, err := load(ctx, Plugin{Module: module}, Options{CacheDir: testplugin.CacheDir(t), Timeout: time.Second, AllowExec: true, Config: unconfined()})
 	if err != nil {
 		t.Fatalf("load %s: %v", module, err)
 	}

@@ -78,7 +78,7 @@ func TestLoadFailureNamesUserPath(t *testing.T) {
 func TestWorkspaceLooksLikeRealUse(t *testing.T) {
 	ctx := context.Background()
 	mod := filepath.Join(testplugin.BuiltIns(t), "run_command.wasm")
-	s, err := load(ctx, Plugin{Module: mod}, Options{CacheDir: testplugin.CacheDir(t), AllowExec: true})
+	s, err := load(ctx, Plugin{Module: mod}, Options{CacheDir: testplugin.CacheDir(t), AllowExec: true, Config: unconfined()})
 	if err != nil || s.loadErr != nil {
 		t.Fatalf("load: %v / %v", err, s.loadErr)
 	}

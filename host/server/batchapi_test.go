@@ -32,6 +32,15 @@ type apiTest struct {
 	hc   *http.Client
 }
 
+// unconfined makes cfg run commands without run_command's sandbox: the
+// server's tests are about what it sends and when, and the sandbox has its
+// own suites (host/internal/confine, tests/confine; issue 14). Sandbox
+// "off" takes network "on" with it, as the configuration requires.
+func unconfined(cfg *config.Config) {
+	cfg.Tools.RunCommand.Sandbox = config.SandboxOff
+	cfg.Tools.RunCommand.Network = config.NetworkOn
+}
+
 // serveAPI serves a fresh workspace; configure changes the default
 // configuration first.
 func serveAPI(t *testing.T, opts Options, configure func(*config.Config)) *apiTest {
@@ -39,6 +48,7 @@ func serveAPI(t *testing.T, opts Options, configure func(*config.Config)) *apiTe
 	root := t.TempDir()
 	cfg := config.Default()
 	cfg.Tools.Sandbox.AllowedRoots = []string{root}
+	unconfined(cfg) // the batch API's tests are not about the sandbox
 	if configure != nil {
 		configure(cfg)
 	}

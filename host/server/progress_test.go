@@ -90,6 +90,7 @@ func testServer(t *testing.T, opts Options, auto bool) (*Server, string) {
 	root := t.TempDir()
 	cfg := config.Default()
 	cfg.Tools.Sandbox.AllowedRoots = []string{root}
+	unconfined(cfg) // the server's tests are not about the sandbox
 	if auto {
 		cfg.Tools.Approval.Mode = config.ApprovalAuto
 		cfg.Tools.Approval.Denylist = nil

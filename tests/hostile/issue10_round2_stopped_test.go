@@ -26,7 +26,7 @@ import (
 // --stream consumer receives, stdout and stderr together in order.
 func streamed(t *testing.T, command string) ([]string, engine.Result) {
 	t.Helper()
-	h, _ := openHost(t, allowCommands)
+	h, _ := openHost(t, runUnconfined)
 	var mu sync.Mutex
 	var chunks []string
 	sink := engine.EventSinkFunc(func(_ context.Context, ev engine.Event) error {

@@ -20,6 +20,18 @@ import (
 // allowCommands lets run_command be asked about (it is denied by default).
 func allowCommands(c *config.Config, _ *host.Options) { c.Tools.Approval.Denylist = nil }
 
+// runUnconfined lets run_command run without its sandbox, for the attacks
+// on what the host does with a command's output and processes rather than
+// on the sandbox, whose own suite is tests/confine (issue 14): without a
+// launcher (this is not the toolhost binary) a confined command fails
+// closed. Sandbox "off" takes network "on" with it, as the configuration
+// requires.
+func runUnconfined(c *config.Config, o *host.Options) {
+	allowCommands(c, o)
+	c.Tools.RunCommand.Sandbox = config.SandboxOff
+	c.Tools.RunCommand.Network = config.NetworkOn
+}
+
 // Attack (model): a command whose second line is hidden from the person
 // approving it: "ls # list the files\nrm -rf data". The shell runs rm;
 // a summary joining the lines would show rm as part of the comment.
