@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package confine is the escape suite of issue 14: each case runs one
 // real run_command through the real toolhost binary (engine, approval,
 // configuration, launcher) as a hostile model would, and checks from
