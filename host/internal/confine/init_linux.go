@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -217,16 +216,14 @@ const (
 // overriding file permissions. The user namespace maps the user to
 // itself, so for root the securebits keep execve from granting them back.
 func dropCapabilities() error {
-	last, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
-	if err != nil {
-		return fmt.Errorf("drop capabilities: %w", err)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(last)))
-	if err != nil {
-		return fmt.Errorf("drop capabilities: /proc/sys/kernel/cap_last_cap: %w", err)
-	}
-	for c := 0; c <= n; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+	// The kernel refuses the first capability past its last one: that
+	// ends the loop without reading /proc/sys/kernel/cap_last_cap.
+	for c := 0; c < 64; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if errors.Is(err, unix.EINVAL) {
+			break
+		}
+		if err != nil {
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 		}
 	}

@@ -174,6 +174,27 @@ func TestLaunchRunsCommand(t *testing.T) {
 	}
 }
 
+// issue 14 item 1: the command runs with no capability, not even in the
+// user namespace it is root of, and the kernel's tunables in its /proc are
+// read-only: a toolhost run as root must not lend the command its power
+// over netfilter, mounts or sysctls.
+func TestLaunchDropsCapabilities(t *testing.T) {
+	work := canonicalTempDir(t)
+	r := mustRun(t, testPolicy(t, work), `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status; grep ' /proc/sys ' /proc/self/mounts`)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 6 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for _, l := range lines[:5] {
+		if f := strings.Fields(l); f[1] != "0000000000000000" {
+			t.Errorf("%s: want no capability", l)
+		}
+	}
+	if !strings.Contains(lines[5], " ro,") {
+		t.Errorf("/proc/sys is mounted %q, want read-only", lines[5])
+	}
+}
+
 // issue 14 item 1: the launcher exits with the shell's status, and a
 // shell killed by a signal is reported as that signal.
 func TestLaunchExitStatus(t *testing.T) {
