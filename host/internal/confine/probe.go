@@ -105,10 +105,11 @@ func never(Mode, Network) bool { return false }
 
 // pieces judges s, in the doctor's order.
 func (s Support) pieces() []piece {
-	ps := []piece{s.landlockPiece()}
-	ps = append(ps, s.namespacePieces()...)
-	ps = append(ps, s.apparmorPiece(), s.seccompPiece(), s.procPiece(), s.cgroupPiece())
-	return ps
+	ns := s.namespacePieces()
+	// The AppArmor switch is about user namespaces: its line follows theirs.
+	ps := []piece{s.landlockPiece(), ns[0], s.apparmorPiece()}
+	ps = append(ps, ns[1:]...)
+	return append(ps, s.seccompPiece(), s.procPiece(), s.cgroupPiece())
 }
 
 func (s Support) landlockPiece() piece {
