@@ -2,6 +2,7 @@ package confine
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -12,4 +13,15 @@ func TestMain(m *testing.M) {
 		os.Exit(Main(os.Args))
 	}
 	os.Exit(m.Run())
+}
+
+// canonicalTempDir is t.TempDir without symlinks: the launcher refuses a
+// mount source that passes through one.
+func canonicalTempDir(t testing.TB) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
