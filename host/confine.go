@@ -26,7 +26,7 @@ type commandSandbox struct {
 // to running commands unconfined: when confinement cannot be had, the
 // confiner makes every command fail with the reason and the fix, and the
 // host still opens, so that every other tool works.
-func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, protected []string, log *slog.Logger) (*commandSandbox, error) {
+func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, roots, protected []string, log *slog.Logger) (*commandSandbox, error) {
 	s := commandSettings(cfg)
 	home, _ := os.UserHomeDir()
 	// A configuration built without config.Load (an embedder's) gets the
@@ -52,7 +52,10 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, p
 		state = dir
 		cs.closers = append(cs.closers, func() error { return os.RemoveAll(dir) })
 	}
-	s.StateDir, s.Protected, s.Home = state, protected, home
+	if state, err := filepath.Abs(state); err == nil {
+		s.StateDir = state
+	}
+	s.Protected, s.Home = append(protected, projectFiles(roots)...), home
 	s.Path = os.Getenv("PATH")
 	if s.Network == confine.NetworkAllowlist {
 		sock, err := cs.startProxy(ctx, cfg.Tools.RunCommand, log)
@@ -68,6 +71,20 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, p
 	}
 	cs.confiner = confine.NewConfiner(s, support, opts.Launcher, log)
 	return cs, nil
+}
+
+// projectFiles are the names a project configuration file may have in
+// each root: a command must not rewrite the policy the next run of
+// toolhost in that directory reads (issue 14 item 2). Build binds those
+// that exist read-only.
+func projectFiles(roots []string) []string {
+	var out []string
+	for _, root := range roots {
+		for _, name := range config.ProjectFileNames() {
+			out = append(out, filepath.Join(root, name))
+		}
+	}
+	return out
 }
 
 // profileConfines reports whether a profile asks for a sandbox the

@@ -68,6 +68,10 @@ func (l *Loaded) ProtectedPaths() []string {
 	return out
 }
 
+// ProjectFileNames are the names of the configuration files Load reads
+// from a directory: a project's, in its root.
+func ProjectFileNames() []string { return fileNames() }
+
 // fileNames are the names of the configuration files Load reads from a
 // directory.
 func fileNames() []string { return []string{"toolhost.toml", "toolhost.yaml", "toolhost.yml"} }

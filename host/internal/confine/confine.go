@@ -44,7 +44,7 @@ const (
 )
 
 // Limits bound one command's resources. Zero means no limit of that kind
-// (CPU, file size and open files always get one from Build).
+// (file size and open files always get one from Build; CPU only when set).
 type Limits struct {
 	CPUSeconds    uint64 `json:"cpu_seconds,omitempty"`     // RLIMIT_CPU, per process
 	FileSizeBytes uint64 `json:"file_size_bytes,omitempty"` // RLIMIT_FSIZE
