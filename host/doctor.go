@@ -1,0 +1,27 @@
+package host
+
+import (
+	"context"
+	"io"
+
+	"github.com/toolhost/toolhost/host/config"
+	"github.com/toolhost/toolhost/host/internal/confine"
+)
+
+// SandboxDoctor probes what this kernel allows run_command's sandbox and
+// writes toolhost sandbox doctor's report to w: one line per piece, the
+// fix for each missing one, and the verdict for cfg's [tools.run_command]
+// sandbox and network (nil: the defaults). It returns the exit status: 0
+// when commands run confined as configured (or the operator turned the
+// sandbox off), 1 when run_command would refuse them or the report could
+// not be written.
+func SandboxDoctor(ctx context.Context, w io.Writer, cfg *config.Config) int {
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	rc := cfg.Tools.RunCommand
+	if err := confine.Doctor(w, confine.Probe(ctx), confine.Mode(rc.Sandbox), confine.Network(rc.Network)); err != nil {
+		return 1
+	}
+	return 0
+}
