@@ -60,6 +60,20 @@ func Main(args []string) int {
 	status := os.NewFile(statusFD, "status")
 	unix.CloseOnExec(policyFD)
 	unix.CloseOnExec(statusFD)
+	// toolhost's exec hands on every descriptor it holds without
+	// close-on-exec, its own parent's included (a file outside the root,
+	// opened read-write): none may reach the shell. Marked rather than
+	// closed, since the runtime may own some by now.
+	if err := unix.CloseRange(statusFD+1, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		fmt.Fprintf(status, "%scannot mark inherited descriptors close-on-exec: %v\n", statusError, err)
+		return exitLaunchFailed
+	}
+	// The shell runs as the same user: without this it could open the
+	// launcher's descriptors through /proc/1/fd.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintf(status, "%scannot make the launcher undumpable: %v\n", statusError, err)
+		return exitLaunchFailed
+	}
 	// Both are asked for before the shell exists, so none is missed.
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)

@@ -304,6 +304,9 @@ func start(ctx context.Context, spec Spec) (*run, error) {
 	// readers would never see end of file.
 	closeAll(outW, errW)
 	if err != nil {
+		if spec.Launcher != nil {
+			spec.Launcher.Close()
+		}
 		closeAll(outR, errR)
 		return nil, fmt.Errorf("proc: start command in %s: %w", spec.Dir, err)
 	}
