@@ -524,13 +524,14 @@ func probeCgroups(mounts []mountEntry) CgroupSupport {
 		return cs
 	}
 	sub := strings.Fields(readCgroupFile(filepath.Join(lay.unified, "cgroup.subtree_control")))
-	others := slices.DeleteFunc(readPids(lay.unified), func(pid int) bool { return pid == os.Getpid() })
-	switch {
-	case lay.unifiedIsTop, len(others) == 0, !slices.ContainsFunc(avail, func(k string) bool { return !slices.Contains(sub, k) }):
+	handed := !slices.ContainsFunc(avail, func(k string) bool { return !slices.Contains(sub, k) })
+	// The top cgroup may hold every process of the machine: its list is
+	// read only when it matters.
+	if lay.unifiedIsTop || handed || !slices.ContainsFunc(readPids(lay.unified), func(pid int) bool { return pid != os.Getpid() }) {
 		cs.UnifiedControllers = avail
-	default:
-		cs.Note = fmt.Sprintf("the v2 cgroup %s holds other processes than toolhost, so it cannot hand memory and pids down", lay.unified)
+		return cs
 	}
+	cs.Note = fmt.Sprintf("the v2 cgroup %s holds other processes than toolhost, so it cannot hand memory and pids down", lay.unified)
 	return cs
 }
 

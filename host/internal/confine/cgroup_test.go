@@ -343,3 +343,41 @@ func TestCgroupConcurrentCommands(t *testing.T) {
 	}
 	cmd.Wait()
 }
+
+// A cgroup path is found under the mount of its hierarchy even when the
+// mount shows only a subtree (a container's cgroup namespace or a bind),
+// and never outside it; a v1 hierarchy must carry the controller.
+func TestCgroupDirOf(t *testing.T) {
+	top := t.TempDir()
+	sub := t.TempDir()
+	for _, d := range []string{filepath.Join(top, "user.slice", "a b.scope"), filepath.Join(sub, "x")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mounts := []mountEntry{
+		{root: "/", point: top, fsType: "cgroup2", superOpts: []string{"rw"}},
+		{root: "/ns/sub", point: sub, fsType: "cgroup", superOpts: []string{"rw", "pids"}},
+	}
+	tests := []struct {
+		fsType, controller, path string
+		dir                      string
+		top                      bool
+	}{
+		{"cgroup2", "", "/", top, true},
+		{"cgroup2", "", "/user.slice/a b.scope", filepath.Join(top, "user.slice", "a b.scope"), false},
+		{"cgroup2", "", "/user.slice/missing", "", false},
+		{"cgroup", "pids", "/ns/sub/x", filepath.Join(sub, "x"), false},
+		{"cgroup", "pids", "/ns/other", "", false},
+		{"cgroup", "memory", "/ns/sub/x", "", false},
+	}
+	for _, tt := range tests {
+		dir, isTop := cgroupDirOf(mounts, tt.fsType, tt.controller, tt.path)
+		if dir != tt.dir || isTop != tt.top {
+			t.Errorf("cgroupDirOf(%s %s %s) = %q, %v; want %q, %v", tt.fsType, tt.controller, tt.path, dir, isTop, tt.dir, tt.top)
+		}
+	}
+	if got := unescapeMount(`/sys/fs/cgroup/a\040b\134c`); got != `/sys/fs/cgroup/a b\c` {
+		t.Errorf("unescapeMount = %q", got)
+	}
+}

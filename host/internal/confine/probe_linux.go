@@ -93,10 +93,7 @@ func probeNamespaces(ctx context.Context) ([]string, map[string]string) {
 
 // startIn runs true in a new user namespace plus the namespaces of flags.
 func startIn(ctx context.Context, flags uintptr) error {
-	path := "/bin/true"
-	if p, err := exec.LookPath("true"); err == nil {
-		path = p
-	}
+	path := trueBinary()
 	cmd := exec.CommandContext(ctx, path)
 	uid, gid := os.Getuid(), os.Getgid()
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -109,6 +106,20 @@ func startIn(ctx context.Context, flags uintptr) error {
 		return fmt.Errorf("starting %s: %w", path, err)
 	}
 	return nil
+}
+
+// trueBinary is true's path, looked for in the system's directories
+// before $PATH: the probe should not run whatever a PATH entry offers.
+func trueBinary() string {
+	for _, p := range []string{"/usr/bin/true", "/bin/true"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("true"); err == nil {
+		return p
+	}
+	return "/bin/true"
 }
 
 // readSysctl reads an integer switch under /proc/sys, -1 when the
