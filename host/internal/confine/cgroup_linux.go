@@ -270,7 +270,7 @@ func moveSelf(own, parent string) error {
 	self := os.Getpid()
 	for _, pid := range readPids(own) {
 		if pid != self {
-			return fmt.Errorf("the cgroup %s holds other processes than toolhost (%d): it cannot hand the memory and pids controllers down; run toolhost in a cgroup of its own: systemd-run --user --scope -p Delegate=yes toolhost ...", own, pid)
+			return fmt.Errorf("the cgroup %s holds other processes than toolhost (%d): it cannot hand the memory and pids controllers down; run toolhost in a cgroup of its own: start toolhost with systemd-run --user --scope -p Delegate=yes", own, pid)
 		}
 	}
 	host := filepath.Join(parent, "host")
