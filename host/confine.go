@@ -66,6 +66,7 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, r
 		s.ProxySocket = sock
 	}
 	support := confine.Probe(ctx)
+	log.Info("run_command's sandbox", "sandbox", s.Mode, "network", s.Network, "kernel", support.Summary())
 	if err := support.Require(confine.StricterMode(s.Mode, confine.ModeWorkspaceWrite), s.Network); err != nil {
 		log.Error("run_command cannot confine commands here, so every confined command will be refused; `toolhost sandbox doctor` says what is missing", "err", err)
 	}

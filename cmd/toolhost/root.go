@@ -65,6 +65,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newLockCommand(g))
 	root.AddCommand(newNewCommand(g))
 	root.AddCommand(newTestCommand(g))
+	root.AddCommand(newSandboxCommand(g))
 	return root
 }
 
