@@ -110,6 +110,13 @@ type Policy struct {
 	// Env is the command's whole environment (already sanitized, with
 	// TMPDIR, the cache variables and the proxy variables set).
 	Env []string `json:"env"`
+
+	// Uncovered says, one sentence each, what Build's bounded search of
+	// the writable trees for nested repositories and project files could
+	// not cover (a limit hit, another filesystem, an unreadable
+	// directory): what lies there stays writable. For the caller to
+	// record; the launcher does not need it.
+	Uncovered []string `json:"-"`
 }
 
 // Applied is what confinement a command actually ran under: recorded in

@@ -229,7 +229,7 @@ func (b *builder) build(tmp string) (*Policy, error) {
 	for _, r := range b.s.ExtraWritable {
 		b.tree(r, writable)
 	}
-	b.protectInside()
+	uncovered := b.protectInside()
 	b.hideState()
 	b.hideSecrets()
 	b.add(Mount{Kind: MountWrite, Source: tmp, Target: "/tmp"}, "rw")
@@ -253,6 +253,7 @@ func (b *builder) build(tmp string) (*Policy, error) {
 	p.Writable, p.Readable = dedupe(b.rw), dedupe(b.ro)
 	p.Limits = limits(b.s.Limits)
 	p.Env = b.environ()
+	p.Uncovered = uncovered
 	return p, nil
 }
 
@@ -429,17 +430,22 @@ func (b *builder) writableTrees() []string {
 // command must not change because toolhost or git run it later outside
 // the sandbox: each repository's hooks and config (the .git directory
 // itself becomes a mount point, so it cannot be renamed away and
-// replaced), and toolhost's configuration. A path that does not exist
-// yet cannot be bound: a command could create it (a gap the host's
-// checks of those paths cover for the other tools).
+// replaced), those of the repositories nested in a root (a vendored
+// checkout, a submodule's), and toolhost's configuration, the project
+// files at any depth included. The nested ones are found by a bounded
+// search (searchTree); what it could not cover is returned, for
+// Policy.Uncovered. A path that does not exist yet cannot be bound: a
+// command could create it (a new toolhost.yaml, or git init and then
+// hooks), a gap the host's checks of those paths cover for the other
+// tools.
 //
 // Every path here is resolved, and bound only when the real path lies in
 // a writable tree: what a command wrote can make the protection point
 // elsewhere, never make a mount show something new.
-func (b *builder) protectInside() {
+func (b *builder) protectInside() []string {
 	trees := b.writableTrees()
 	if len(trees) == 0 {
-		return
+		return nil
 	}
 	for _, t := range trees {
 		b.protectGit(t, trees)
@@ -450,6 +456,27 @@ func (b *builder) protectInside() {
 		}
 		b.bindInside(MountRead, p, trees)
 	}
+	// The roots and extra writable paths are searched; the user's caches
+	// that ShareCaches makes writable are not: nobody runs git there.
+	skip := []string{b.s.StateDir}
+	if r := resolved(b.s.StateDir); r != "" {
+		skip = append(skip, r)
+	}
+	var uncovered []string
+	for _, t := range dedupe(append(slices.Clone(b.c.Roots), b.s.ExtraWritable...)) {
+		f := searchTree(t, skip, searchLimits{walkMaxDepth, walkMaxEntries})
+		for _, g := range f.dotgits {
+			b.protectGit(filepath.Dir(g), trees)
+		}
+		for _, g := range f.gitdirs {
+			b.protectGitDir(g, trees)
+		}
+		for _, p := range f.projects {
+			b.bindInside(MountRead, p, trees)
+		}
+		uncovered = append(uncovered, f.uncovered...)
+	}
+	return uncovered
 }
 
 // protectGit protects the repository at tree/.git. A .git directory is
@@ -512,7 +539,11 @@ func (b *builder) bindInside(kind MountKind, p string, trees []string) string {
 	if err != nil || !underAny(real, trees) || b.exposes(real) {
 		return ""
 	}
-	b.add(Mount{Kind: kind, Source: real, Target: real}, "")
+	// The search finds again what protectGit or Settings.Protected bound.
+	m := Mount{Kind: kind, Source: real, Target: real}
+	if !slices.Contains(b.mounts, m) {
+		b.add(m, "")
+	}
 	return real
 }
 

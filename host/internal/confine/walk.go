@@ -1,0 +1,134 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+)
+
+// The bounds of the search of a writable tree for nested repositories and
+// project files (issue 14 item 2): it runs for every call, so it stops
+// after 20000 directory entries (about 10 ms on a loaded 2-core machine),
+// and reads directories at most 6 levels below the tree's top. Build
+// reports what it could not search (Policy.Uncovered).
+const (
+	walkMaxDepth   = 6
+	walkMaxEntries = 20000
+)
+
+// searchLimits bound one search: directories read at most depth levels
+// below the top, at most entries directory entries in all.
+type searchLimits struct{ depth, entries int }
+
+// projectFileNames are the names of toolhost's project configuration
+// files (host/config reads these from the directory it runs in).
+var projectFileNames = []string{"toolhost.toml", "toolhost.yaml", "toolhost.yml"}
+
+// found is what the search of one tree found: the .git entries and bare
+// git directories of repositories inside it, its project files, and what
+// it could not search, each a sentence.
+type found struct {
+	dotgits   []string // X/.git, a directory or a "gitdir:" file
+	gitdirs   []string // bare repositories' directories (HEAD, objects, refs)
+	projects  []string // toolhost.toml, .yaml, .yml at any depth
+	uncovered []string
+}
+
+// searchTree walks tree breadth first for what git or toolhost would run
+// or read later, outside the sandbox: repositories (a .git directory or
+// file, a bare repository) and project configuration files. It never
+// follows a symbolic link, does not enter another filesystem mounted
+// below tree, a .git directory (protectGit covers its insides) or skip,
+// and stays within lim. Breadth first, so
+// that what the limits leave out is the deepest part of the tree.
+func searchTree(tree string, skip []string, lim searchLimits) found {
+	var f found
+	dev, hasDev, err := treeDevice(tree)
+	if err != nil {
+		f.uncovered = append(f.uncovered, fmt.Sprintf("%s could not be searched for nested repositories and project files: %v", tree, err))
+		return f
+	}
+	type dir struct {
+		path  string
+		depth int
+	}
+	queue := []dir{{tree, 0}}
+	entries := 0
+	var tooDeep, otherFS, unreadable []string
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		names, subdirs, n, err := readDir(d.path, dev, hasDev, lim.entries-entries)
+		entries += n
+		switch {
+		case errors.Is(err, errOtherFS):
+			otherFS = append(otherFS, d.path)
+			continue
+		case err != nil && !errors.Is(err, errTooMany):
+			unreadable = append(unreadable, d.path)
+			continue
+		}
+		if isGitDir(names, subdirs) {
+			f.gitdirs = append(f.gitdirs, d.path)
+		}
+		for _, name := range names {
+			switch {
+			case name == ".git":
+				f.dotgits = append(f.dotgits, filepath.Join(d.path, name))
+			case slices.Contains(projectFileNames, name):
+				f.projects = append(f.projects, filepath.Join(d.path, name))
+			}
+		}
+		for _, name := range subdirs {
+			p := filepath.Join(d.path, name)
+			switch {
+			case name == ".git":
+				f.dotgits = append(f.dotgits, p)
+			case underAny(p, skip):
+			case d.depth+1 > lim.depth:
+				tooDeep = append(tooDeep, p)
+			default:
+				queue = append(queue, dir{p, d.depth + 1})
+			}
+		}
+		if errors.Is(err, errTooMany) {
+			left := len(queue)
+			example := d.path
+			if left > 0 {
+				example = queue[0].path
+			}
+			f.uncovered = append(f.uncovered, fmt.Sprintf("the search of %s for nested repositories and project files stopped after %d entries; %d more directories, such as %s, were not searched, so a repository there keeps its hooks and config writable", tree, lim.entries, left+1, example))
+			break
+		}
+	}
+	if len(tooDeep) > 0 {
+		f.uncovered = append(f.uncovered, fmt.Sprintf("%d directories more than %d levels below %s, such as %s, were not searched for nested repositories and project files", len(tooDeep), lim.depth, tree, tooDeep[0]))
+	}
+	if len(otherFS) > 0 {
+		f.uncovered = append(f.uncovered, fmt.Sprintf("%d directories in %s that are other filesystems mounted there, such as %s, were not searched for nested repositories and project files", len(otherFS), tree, otherFS[0]))
+	}
+	if len(unreadable) > 0 {
+		f.uncovered = append(f.uncovered, fmt.Sprintf("%d directories in %s, such as %s, could not be read to search them for nested repositories and project files", len(unreadable), tree, unreadable[0]))
+	}
+	return f
+}
+
+var (
+	errOtherFS = errors.New("another filesystem")
+	errTooMany = errors.New("too many entries")
+)
+
+// wanted reports whether the search keeps a name that is not a
+// directory's: only what it looks for, since a tree holds thousands of
+// other files.
+func wanted(name string) bool {
+	return name == ".git" || name == "HEAD" || slices.Contains(projectFileNames, name)
+}
+
+// isGitDir reports whether a directory holding names (files) and subdirs
+// is a git directory, the way git itself recognises one: HEAD, objects
+// and refs. A bare repository's hooks run when someone pushes to it.
+func isGitDir(names, subdirs []string) bool {
+	return slices.Contains(names, "HEAD") && slices.Contains(subdirs, "objects") && slices.Contains(subdirs, "refs")
+}

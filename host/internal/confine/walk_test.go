@@ -1,0 +1,213 @@
+package confine
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestBuildProtectsNestedRepositories: a repository nested in a root (a
+// .git directory, a .git file naming a git directory in the root's
+// .git/modules, a bare repository) keeps its hooks, config and info
+// read-only like the root's, and toolhost's project files are read-only
+// at any depth, each bound once (issue 14 item 2, NFR-SEC-06).
+func TestBuildProtectsNestedRepositories(t *testing.T) {
+	home := fakeHome(t)
+	root := t.TempDir()
+	gitInitAt(t, root)
+	sub := filepath.Join(root, "sub")
+	gitInitAt(t, sub)
+	// A submodule's checkout: its .git is a file naming the git directory
+	// in the root's .git/modules.
+	modDir := filepath.Join(root, ".git/modules/x")
+	gitInitBare(t, modDir)
+	mustWrite(t, filepath.Join(root, "vendor/x/.git"), "gitdir: ../../.git/modules/x\n")
+	bare := filepath.Join(root, "remotes/origin.git")
+	gitInitBare(t, bare)
+	// A nested repository's core.hooksPath names a directory of its own.
+	mustWrite(t, filepath.Join(sub, ".git/config"), "[core]\n\thooksPath = .husky\n")
+	mustMkdir(t, filepath.Join(sub, ".husky"))
+	deep := filepath.Join(root, "a/b/c/d/e")
+	gitInitAt(t, deep)
+	projects := []string{
+		filepath.Join(root, "toolhost.toml"), filepath.Join(sub, "toolhost.yaml"),
+		filepath.Join(root, "a/b/c/toolhost.yml"), filepath.Join(deep, "toolhost.toml"),
+	}
+	for _, p := range projects {
+		mustWrite(t, p, "# a project's configuration\n")
+	}
+	// A link to another tree is not followed: what it leads to is not the
+	// root's to protect, nor to show.
+	other := t.TempDir()
+	gitInitAt(t, other)
+	if err := os.Symlink(other, filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+
+	s := testSettings(t, home)
+	s.Protected = []string{filepath.Join(root, "toolhost.toml"), filepath.Join(root, "toolhost.yaml")}
+	p := mustBuild(t, s, Call{ID: "c1", Roots: []string{root}})
+
+	readOnly := []string{
+		"sub/.git/hooks", "sub/.git/config", "sub/.git/info", "sub/.husky",
+		"vendor/x/.git", ".git/modules/x/hooks", ".git/modules/x/config",
+		"remotes/origin.git/hooks", "remotes/origin.git/config",
+		"a/b/c/d/e/.git/hooks", "a/b/c/d/e/.git/config",
+	}
+	for _, rel := range readOnly {
+		if m := effectiveMount(p, filepath.Join(root, rel)); m == nil || m.Kind != MountRead {
+			t.Errorf("%s: %+v, want read-only", rel, m)
+		}
+	}
+	for _, gd := range []string{"sub/.git", "a/b/c/d/e/.git", ".git/modules/x", "remotes/origin.git"} {
+		if findMount(p, MountWrite, filepath.Join(root, gd)) == nil {
+			t.Errorf("%s is not a mount point: a command could rename it away and put another in its place", gd)
+		}
+	}
+	for _, f := range projects {
+		n := 0
+		for _, m := range p.Mounts {
+			if m.Target == f {
+				n++
+			}
+		}
+		if m := effectiveMount(p, f); m == nil || m.Kind != MountRead || n != 1 {
+			t.Errorf("%s: %+v bound %d times, want read-only once", f, m, n)
+		}
+	}
+	for _, m := range p.Mounts {
+		if within(m.Target, other) || within(m.Source, other) {
+			t.Errorf("the search followed a link out of the root: %+v", m)
+		}
+	}
+	if m := effectiveMount(p, filepath.Join(root, "sub/keep.txt")); m == nil || m.Kind != MountWrite {
+		t.Errorf("the nested repository's work tree: %+v, want writable", m)
+	}
+	if len(p.Uncovered) != 0 {
+		t.Errorf("Uncovered = %q, want nothing: the search covered the whole tree", p.Uncovered)
+	}
+}
+
+// TestSearchTreeStatesWhatItMissed: past the depth or the entries it may
+// read, or where another filesystem is mounted, the search stops, and
+// says so with the tree, how much and an example, for the caller to
+// record (issue 14 item 2).
+func TestSearchTreeStatesWhatItMissed(t *testing.T) {
+	root := t.TempDir()
+	mustMkdir(t, filepath.Join(root, "1/2/3/.git/hooks"))
+	mustWrite(t, filepath.Join(root, "1/2/3/4/toolhost.toml"), "")
+	for i := range 30 {
+		mustWrite(t, filepath.Join(root, "wide", fmt.Sprintf("f%02d", i)), "")
+	}
+	mustMkdir(t, filepath.Join(root, "wide/zz"))
+
+	for _, c := range []struct {
+		name      string
+		lim       searchLimits
+		dotgits   int
+		projects  int
+		uncovered string // a phrase of the one sentence wanted, "" for none
+	}{
+		{"everything", searchLimits{6, 1000}, 1, 1, ""},
+		{"too deep", searchLimits{2, 1000}, 0, 0, "1 directories more than 2 levels below " + root + ", such as " + filepath.Join(root, "1/2/3")},
+		{"too many", searchLimits{6, 20}, 0, 0, "stopped after 20 entries"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := searchTree(root, nil, c.lim)
+			if len(f.dotgits) != c.dotgits || len(f.projects) != c.projects {
+				t.Errorf("found %q and %q, want %d .git and %d project files", f.dotgits, f.projects, c.dotgits, c.projects)
+			}
+			switch {
+			case c.uncovered == "" && len(f.uncovered) > 0:
+				t.Errorf("uncovered: %q, want nothing", f.uncovered)
+			case c.uncovered != "" && (len(f.uncovered) != 1 || !strings.Contains(f.uncovered[0], c.uncovered)):
+				t.Errorf("uncovered: %q, want one sentence saying %q", f.uncovered, c.uncovered)
+			}
+		})
+	}
+
+	// The state directory is not searched: it is hidden anyway.
+	if f := searchTree(root, []string{filepath.Join(root, "1")}, searchLimits{6, 1000}); len(f.dotgits)+len(f.projects) != 0 {
+		t.Errorf("searched a skipped tree: %q %q", f.dotgits, f.projects)
+	}
+}
+
+// TestSearchTreeStopsAtMounts: a filesystem mounted below the tree is
+// not entered, and is stated. /dev holds such mounts (devpts, a tmpfs
+// at /dev/shm) wherever the tests run in a normal system.
+func TestSearchTreeStopsAtMounts(t *testing.T) {
+	var mounted []string
+	for _, d := range []string{"/dev/pts", "/dev/shm", "/dev/mqueue"} {
+		if a, b := devOf(t, "/dev"), devOf(t, d); a != 0 && b != 0 && a != b {
+			mounted = append(mounted, d)
+		}
+	}
+	if len(mounted) == 0 {
+		t.Skip("no filesystem is mounted below /dev here")
+	}
+	f := searchTree("/dev", nil, searchLimits{1, 20000})
+	got := strings.Join(f.uncovered, "\n")
+	if !strings.Contains(got, "other filesystems mounted there") {
+		t.Errorf("uncovered %q, want the mounts below /dev (%s) stated", f.uncovered, strings.Join(mounted, ", "))
+	}
+}
+
+func devOf(t *testing.T, p string) uint64 {
+	t.Helper()
+	d, ok, err := treeDevice(p)
+	if err != nil || !ok {
+		return 0
+	}
+	return d
+}
+
+// BenchmarkSearchTree measures the search Build runs for every call, on a
+// tree of 20000 files (where the entry limit stops it) and on the
+// repository holding this package, when the tests run from a checkout.
+func BenchmarkSearchTree(b *testing.B) {
+	syn := b.TempDir()
+	for i := range 20 {
+		for j := range 20 {
+			d := filepath.Join(syn, fmt.Sprint("d", i), fmt.Sprint("e", j))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for k := range 50 {
+				if err := os.WriteFile(filepath.Join(d, fmt.Sprint("f", k)), nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	trees := map[string]string{"20k-files": syn}
+	if repo, err := filepath.Abs("../../.."); err == nil && isDir(filepath.Join(repo, ".git")) {
+		trees["this-repository"] = repo
+	}
+	for _, name := range slices.Sorted(maps.Keys(trees)) {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				searchTree(trees[name], nil, searchLimits{walkMaxDepth, walkMaxEntries})
+			}
+		})
+	}
+}
+
+// gitInitAt makes dir a repository with the real git, as a user would.
+func gitInitAt(t *testing.T, dir string) {
+	t.Helper()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init %s: %v\n%s", dir, err, out)
+	}
+}
+
+func gitInitBare(t *testing.T, dir string) {
+	t.Helper()
+	if out, err := exec.Command("git", "init", "-q", "--bare", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init --bare %s: %v\n%s", dir, err, out)
+	}
+}
