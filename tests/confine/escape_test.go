@@ -3,7 +3,9 @@
 package confine
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -93,13 +95,8 @@ echo '[tools.approval]' >> {operator}; rm -f {operator}
 echo ` + probeEnd,
 		absent: []string{"{root}/moved.toml"},
 	},
-	{
-		// The project files that do not exist yet are toolhost's too
-		// (write_file refuses them at any depth, issue 10 item 1).
-		name:    "create a project configuration file",
-		command: `echo '# pwned' > toolhost.yaml; echo '# pwned' > toolhost.yml; echo ` + probeEnd,
-		absent:  []string{"{root}/toolhost.yaml", "{root}/toolhost.yml"},
-	},
+	// Creating a project configuration file that does not exist yet is
+	// a gap the mounts cannot close: TestCreatedProjectFile documents it.
 	{
 		// A repository nested in the root (a vendored one, a submodule's
 		// checkout) runs its hooks as surely as the root's own.
@@ -111,6 +108,30 @@ echo ` + probeEnd,
 			f.watch(filepath.Join(sub, ".git", "hooks"), filepath.Join(sub, ".git", "config"), filepath.Join(sub, "toolhost.toml"))
 		},
 		command: `echo 'echo pwned' > sub/.git/hooks/pre-commit; echo '[core]' >> sub/.git/config; echo '# pwned' >> sub/toolhost.toml; echo ` + probeEnd,
+		hint:    "{root}/sub/.git/hooks/pre-commit",
+	},
+	{
+		// Deeper, and a vendored checkout whose .git is a file naming its
+		// git directory in the root's .git/modules (a submodule's).
+		name: "write a deeper nested repository's and a submodule's hooks",
+		setup: func(t *testing.T, f *fixture) {
+			deep := filepath.Join(f.root, "vendor", "github.com", "x", "y")
+			gitInit(t, deep)
+			mods := filepath.Join(f.root, ".git", "modules", "m")
+			if out, err := exec.Command("git", "init", "-q", "--bare", mods).CombinedOutput(); err != nil {
+				t.Fatalf("git init --bare %s: %v\n%s", mods, err, out)
+			}
+			writeFile(t, filepath.Join(f.root, "third_party", "m", ".git"), "gitdir: ../../.git/modules/m\n")
+			writeFile(t, filepath.Join(deep, "a", "b", "toolhost.yml"), "# a nested project's configuration\n")
+			f.watch(filepath.Join(deep, ".git", "hooks"), filepath.Join(deep, ".git", "config"), filepath.Join(deep, "a", "b", "toolhost.yml"),
+				filepath.Join(mods, "hooks"), filepath.Join(mods, "config"), filepath.Join(f.root, "third_party", "m", ".git"))
+		},
+		command: `D=vendor/github.com/x/y; echo 'echo pwned' > $D/.git/hooks/pre-commit; echo '[core]' >> $D/.git/config; echo pwned >> $D/a/b/toolhost.yml
+mv $D/.git $D/.gitx; mv $D/a/b/toolhost.yml $D/a/b/moved.yml
+echo 'echo pwned' > .git/modules/m/hooks/pre-commit; echo '[core]' >> .git/modules/m/config
+echo 'gitdir: /tmp' > third_party/m/.git
+echo ` + probeEnd,
+		absent: []string{"{root}/vendor/github.com/x/y/.gitx", "{root}/vendor/github.com/x/y/a/b/moved.yml"},
 	},
 	{
 		name:    "write toolhost's state directory",
@@ -224,4 +245,73 @@ echo `+probeEnd, inherited)
 	if p := filepath.Join(f.outside, "new.txt"); exists(p) {
 		t.Errorf("the command created %s through a directory descriptor toolhost inherited: %s", p, o)
 	}
+}
+
+// Issue 14 item 2, a gap stated rather than closed: a file that does not
+// exist when the call starts cannot be bound read-only, so a command can
+// create a project configuration file (toolhost.yaml beside the root's
+// toolhost.toml, or one in a directory of its own). What holds is that
+// toolhost never trusts such a file (host/config/trust.go): a project
+// file is read only in a directory the operator trusted, and only to
+// narrow the policy; a directory holding several is read from none. So
+// the created file is reported as ignored by a real `toolhost config
+// show`, in an untrusted root and in a trusted one.
+//
+// In a trusted root the second file also makes toolhost ignore the
+// project's own toolhost.toml (config's rule for several files), so a
+// command can undo a trusted project's narrowing this way; that is
+// config's to close, and this test does not assert it either way.
+func TestCreatedProjectFile(t *testing.T) {
+	for _, trusted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("trusted=%v", trusted), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, world{})
+			if trusted {
+				f.cli(t, f.root, "trust", f.root)
+			}
+			o := f.run(t, `printf '[tools]\nmax_tool_calls_per_batch = 1\n' > toolhost.yaml; cp toolhost.yaml toolhost.yml
+mkdir -p new && cp toolhost.yaml new/toolhost.toml; echo `+probeEnd)
+			ranToEnd(t, o)
+			created := []string{filepath.Join(f.root, "toolhost.yaml"), filepath.Join(f.root, "toolhost.yml"), filepath.Join(f.root, "new", "toolhost.toml")}
+			for _, p := range created {
+				if !exists(p) {
+					t.Fatalf("%s was not created: the gap this test states is closed; make it a case of TestEscapes: %s", p, o)
+				}
+			}
+			for _, dir := range []string{f.root, filepath.Join(f.root, "new")} {
+				show := f.cli(t, dir, "config", "show")
+				for _, p := range created {
+					if filepath.Dir(p) != dir {
+						continue
+					}
+					if !strings.Contains(show, "# ignored: "+p+" (") || strings.Contains(show, "# read: "+p) {
+						t.Errorf("toolhost config show in %s does not report %s as ignored:\n%s", dir, p, show)
+					}
+				}
+				if strings.Contains(show, "max_tool_calls_per_batch = 1 ") {
+					t.Errorf("a created project file set the policy:\n%s", show)
+				}
+			}
+		})
+	}
+}
+
+// Issue 14 item 2, the other gap of paths that do not exist yet: a
+// command can make a new repository and write its hooks in the same call.
+// From the next call on, the search for nested repositories protects it
+// like any other.
+func TestNewRepositoryProtectedFromTheNextCall(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, world{})
+	o := f.run(t, `git init -q made && echo 'echo planted' > made/.git/hooks/pre-commit && echo planted; echo `+probeEnd)
+	ranToEnd(t, o)
+	if !strings.Contains(o.output, "planted") {
+		t.Fatalf("the command could not make a repository and write its hook in one call: the gap this test states is closed; make it a case of TestEscapes: %s", o)
+	}
+	made := filepath.Join(f.root, "made", ".git")
+	f.watch(filepath.Join(made, "hooks"), filepath.Join(made, "config"), filepath.Join(made, "info"))
+	o = f.run(t, `echo 'echo pwned' >> made/.git/hooks/pre-commit; echo 'echo pwned' > made/.git/hooks/post-checkout
+echo '[core]' >> made/.git/config; rm -rf made/.git/hooks; echo `+probeEnd)
+	ranToEnd(t, o)
+	wantHint(t, o, filepath.Join(made, "hooks"))
 }

@@ -475,3 +475,17 @@ func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
+
+// cli runs the real toolhost with args in dir, as the fixture's user (its
+// HOME and configuration directory), and returns what it printed.
+func (f *fixture) cli(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(toolhost, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+f.home, "XDG_CONFIG_HOME="+filepath.Join(f.home, ".config"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("toolhost %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
+	}
+	return string(out)
+}
