@@ -24,6 +24,9 @@ var (
 		"Operation not permitted", "operation not permitted",
 	}
 	notFound = []string{"No such file or directory", "no such file or directory"}
+	// busy is what moving or removing a mount point gives (EBUSY): a
+	// repository's .git, hooks or config, toolhost's configuration.
+	busy = []string{"Device or resource busy", "device or resource busy"}
 	// netDown are what tools print when no route or name server answers:
 	// the network namespace of network = "off".
 	netDown = []string{
@@ -79,6 +82,10 @@ func (h *hinter) add(key, line string) {
 }
 
 func (h *hinter) line(l string) {
+	if i, _ := index(l, busy); i >= 0 {
+		h.pinned(l)
+		return
+	}
 	if i, ph := index(l, writeDenied); i >= 0 {
 		path := pathAround(l, i, len(ph))
 		if path == "" {
@@ -128,6 +135,21 @@ func (h *hinter) write(path string) {
 		why = m.Target + " is read-only for commands"
 	}
 	h.add(abs, fmt.Sprintf("sandbox: write to %s denied: %s; writable: %s. Retrying will not help.", abs, why, h.writable()))
+}
+
+// pinned explains a refused move or removal of a path the policy
+// mounts: the quoted paths of the line are looked up, since mv names the
+// source first and Python the source before the destination.
+func (h *hinter) pinned(l string) {
+	for _, m := range quoted.FindAllStringSubmatch(l, -1) {
+		abs := h.abs(firstNonEmpty(m[1:]))
+		for _, mt := range h.p.Mounts {
+			if mt.Target == abs {
+				h.add(abs, fmt.Sprintf("sandbox: %s cannot be moved or removed: the sandbox keeps it in place (a repository's git directory, hooks or config, toolhost's configuration, or a directory the sandbox provides). Retrying will not help.", abs))
+				return
+			}
+		}
+	}
 }
 
 // read explains a refused read of path outside everything commands see;

@@ -42,6 +42,7 @@ const retry = "Retrying will not help."
 func TestHintOnRealSamples(t *testing.T) {
 	etcX := "sandbox: write to /etc/x denied: /etc is read-only for commands; writable: /work/proj, $TMPDIR (/tmp). " + retry
 	etcHostname := strings.ReplaceAll(etcX, "/etc/x", "/etc/hostname")
+	pinnedGit := "sandbox: /work/proj/.git cannot be moved or removed: the sandbox keeps it in place (a repository's git directory, hooks or config, toolhost's configuration, or a directory the sandbox provides). " + retry
 	noNet := `sandbox: commands have no network ([tools.run_command] network = "off")`
 	tests := []struct {
 		sample  string
@@ -74,6 +75,11 @@ func TestHintOnRealSamples(t *testing.T) {
 		{"eperm-unshare", ModeWorkspaceWrite, NetworkOff, "sandbox: the operation was refused: ..."},
 		{"hidden-cat", ModeWorkspaceWrite, NetworkOff, "sandbox: /etc/ssl/private is hidden from commands (it holds secrets or toolhost's own state). " + retry},
 		{"plain-missing", ModeWorkspaceWrite, NetworkOff, ""},
+		// A repository's .git is a mount point so that it cannot be
+		// replaced (issue 14 item 2): moving or removing it says so.
+		{"busy-mv", ModeWorkspaceWrite, NetworkOff, pinnedGit},
+		{"busy-rm", ModeWorkspaceWrite, NetworkOff, pinnedGit},
+		{"busy-python", ModeWorkspaceWrite, NetworkOff, pinnedGit},
 		{"net-curl-dns", ModeWorkspaceWrite, NetworkOff, noNet + "..."},
 		{"net-curl-ip", ModeWorkspaceWrite, NetworkOff, noNet + "..."},
 		{"net-python-dns", ModeWorkspaceWrite, NetworkOff, noNet + "..."},

@@ -76,5 +76,13 @@ c.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n"); c.close()
 sleep 1
 curl -sS -x "http://127.0.0.1:$(cat "$work/port")" https://example.com/ 2>"$out/proxy-curl-403.stderr" >/dev/null
 wait
+# A mount point moved or removed (EBUSY): the project's .git, which the
+# sandbox binds onto itself so that it cannot be replaced.
+busy() { # name, command: run with the project's .git a mount point
+	unshare -rm sh -c "mount --bind '$work/proj/.git' '$work/proj/.git' && cd '$work/proj' && $2" 2>"$out/$1.stderr" >/dev/null
+}
+busy busy-mv 'mv .git .gitx'
+busy busy-rm 'rm -rf .git'
+busy busy-python 'python3 -c "import os; os.rename(\".git\", \"x\")"'
 # An ordinary failure that is no denial: Hint must stay silent on it.
 ro plain-missing 'cat /nonexistent-e14'
