@@ -319,3 +319,23 @@ func (f *fixture) batch(t *testing.T, commands ...string) []batchResult {
 	f.verify(t, whole)
 	return out.Results
 }
+
+// Issue 14 item 2: secrets are unreadable in every mode, also when a
+// root holds them (a root that is $HOME): Build hides each one by its
+// path. The hide is a mount on the secret itself, so the command cannot
+// rename the secret, but it can rename a directory above it that is not
+// a mount point (~/.config above ~/.config/gh): the hidden tree moves
+// with it, still hidden in this call, and the next call, whose Build
+// looks for ~/.config/gh and finds nothing there, shows ~/.cfg2/gh in
+// full. The same holds for toolhost's state directory in a root.
+func TestRedteamSecretRenamedAwayFromItsHide(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, world{})
+	args := []string{"call", "run_command", "--root", f.home}
+	o := f.startToolhost(t, args, map[string]string{"command": f.withMark(`mv {home}/.config {home}/.cfg2; echo ` + probeEnd)}).wait(t)
+	f.verify(t, o)
+	ranToEnd(t, o)
+	o = f.startToolhost(t, args, map[string]string{"command": f.withMark(`cat {home}/.cfg2/gh/hosts.yml {home}/.cfg2/gcloud/credentials.db; echo ` + probeEnd)}).wait(t)
+	f.verify(t, o)
+	ranToEnd(t, o)
+}
