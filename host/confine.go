@@ -57,20 +57,26 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, r
 	}
 	s.Protected, s.Home = append(protected, projectFiles(roots)...), home
 	s.Path = os.Getenv("PATH")
-	if s.Network == confine.NetworkAllowlist {
-		sock, err := cs.startProxy(ctx, cfg.Tools.RunCommand, log)
-		if err != nil {
-			cs.close()
-			return nil, err
-		}
-		s.ProxySocket = sock
-	}
 	support := confine.Probe(ctx)
 	log.Info("run_command's sandbox", "sandbox", s.Mode, "network", s.Network, "kernel", support.Summary())
 	if err := support.Require(confine.StricterMode(s.Mode, confine.ModeWorkspaceWrite), s.Network); err != nil {
 		log.Error("run_command cannot confine commands here, so every confined command will be refused; `toolhost sandbox doctor` says what is missing", "err", err)
 	}
 	cs.confiner = confine.NewConfiner(s, support, opts.Launcher, log)
+	if s.Network == confine.NetworkAllowlist {
+		dir, err := cs.proxyDir()
+		if err != nil {
+			cs.close()
+			return nil, err
+		}
+		rc := cfg.Tools.RunCommand
+		rules, err := egress.ParseRules(rc.AllowedDomains, rc.DeniedDomains)
+		if err != nil {
+			cs.close()
+			return nil, fmt.Errorf("configuration: %w", err)
+		}
+		cs.confiner = cs.confiner.WithProxy(dir, rules)
+	}
 	return cs, nil
 }
 
@@ -120,24 +126,17 @@ func commandSettings(cfg *config.Config) confine.Settings {
 	}
 }
 
-// startProxy starts the egress proxy commands reach the network through
-// under network = "allowlist" (issue 14 item 4). Its socket lives in a
-// directory of its own under the system's temporary directory: a Unix
-// socket's path is limited to 108 bytes, which a state directory's may
-// not leave room for.
-func (cs *commandSandbox) startProxy(ctx context.Context, rc config.RunCommand, log *slog.Logger) (string, error) {
+// proxyDir makes the directory the calls' egress proxies listen in under
+// network = "allowlist" (issue 14 item 4): under the system's temporary
+// directory, since a Unix socket's path is limited to 108 bytes, which a
+// state directory's may not leave room for.
+func (cs *commandSandbox) proxyDir() (string, error) {
 	dir, err := os.MkdirTemp("", "toolhost-egress-")
 	if err != nil {
 		return "", fmt.Errorf("run_command's network proxy: %w", err)
 	}
 	cs.closers = append(cs.closers, func() error { return os.RemoveAll(dir) })
-	// The proxy lives as long as the host, not as the context it opened with.
-	p, err := egress.Listen(context.WithoutCancel(ctx), filepath.Join(dir, "proxy.sock"), egress.Rules{Allowed: rc.AllowedDomains, Denied: rc.DeniedDomains}, log)
-	if err != nil {
-		return "", fmt.Errorf("run_command's network proxy: %w", err)
-	}
-	cs.closers = append(cs.closers, p.Close)
-	return p.Addr(), nil
+	return dir, nil
 }
 
 func (cs *commandSandbox) close() error {

@@ -2,9 +2,14 @@ package confine
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/toolhost/toolhost/host/internal/egress"
 )
 
 // Confiner decides how each command runs: it holds the operator's
@@ -17,6 +22,22 @@ type Confiner struct {
 	launcher string
 	reason   string // why Mode is off, for the record
 	log      *slog.Logger
+	proxy    *proxyConfig // network = "allowlist": where calls' proxies listen
+	seq      *atomic.Uint64
+}
+
+// proxyConfig is what each call's egress proxy is made from.
+type proxyConfig struct {
+	dir   string // a short directory: a socket's path is at most 107 bytes
+	rules egress.Rules
+}
+
+// WithProxy returns c with the egress proxy settings of network =
+// "allowlist": each call gets a proxy of its own, with a socket in dir.
+func (c *Confiner) WithProxy(dir string, rules egress.Rules) *Confiner {
+	out := *c
+	out.proxy = &proxyConfig{dir: dir, rules: rules}
+	return &out
 }
 
 // NewConfiner returns the confiner for settings on a kernel that allows
@@ -27,7 +48,7 @@ func NewConfiner(settings Settings, support Support, launcher string, log *slog.
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Confiner{settings: settings, support: support, launcher: launcher, log: log}
+	c := &Confiner{settings: settings, support: support, launcher: launcher, log: log, seq: new(atomic.Uint64)}
 	if settings.Mode == ModeOff {
 		c.reason = "set by the operator"
 	}
@@ -38,7 +59,7 @@ func NewConfiner(settings Settings, support Support, launcher string, log *slog.
 // privileges, recording reason: for embedders and tests that choose it
 // explicitly, never a fallback.
 func Unconfined(reason string) *Confiner {
-	return &Confiner{settings: Settings{Mode: ModeOff}, reason: reason, log: slog.New(slog.DiscardHandler)}
+	return &Confiner{settings: Settings{Mode: ModeOff}, reason: reason, log: slog.New(slog.DiscardHandler), seq: new(atomic.Uint64)}
 }
 
 // Narrow returns a confiner at least as strict as c: mode and network, a
@@ -108,28 +129,65 @@ func (c *Confiner) Prepare(call Call) (*Run, error) {
 	if c.launcher == "" {
 		return nil, fmt.Errorf("%w: this program cannot re-execute itself as the launcher; run commands through the toolhost binary, or set [tools.run_command] sandbox = \"off\" in the operator's configuration", ErrUnavailable)
 	}
-	p, cleanup, err := Build(c.settings, call)
+	seq := c.seq.Add(1)
+	r := &Run{}
+	settings := c.settings
+	if settings.Network == NetworkAllowlist {
+		sock, err := c.startProxy(seq, r)
+		if err != nil {
+			return nil, fmt.Errorf("%w: call %s: %w", ErrUnavailable, call.ID, err)
+		}
+		settings.ProxySocket = sock
+	}
+	p, cleanup, err := Build(settings, call)
 	if err != nil {
+		r.Close()
 		return nil, fmt.Errorf("%w: call %s: %w", ErrUnavailable, call.ID, err)
 	}
-	r := &Run{policy: p, cleanup: cleanup}
+	r.policy, r.cleanup = p, cleanup
 	if l := p.Limits; l.MemoryBytes > 0 || l.Pids > 0 {
-		cg, err := NewCgroup(call.ID, l)
-		if err != nil {
-			// Limits of memory and process count hold where a cgroup can be
-			// had; the result records that none applied.
-			c.log.Warn("confine: no cgroup for the command; its memory and process count are not limited", "call", call.ID, "err", err)
-		} else {
+		// The cgroup's name is toolhost's, never the call id alone, which
+		// a client chooses: "a/b", "..", or the id of a call still running
+		// must not cost the command its limits.
+		cg, err := NewCgroup(fmt.Sprintf("call-%d-%s", seq, safeName(call.ID)), l)
+		switch {
+		case err == nil:
 			r.cgroup = cg
+		case len(c.support.Cgroup.Controllers()) > 0:
+			// The probe found cgroups usable: a limit the operator set must
+			// hold, so the command does not run without it.
+			r.Close()
+			return nil, fmt.Errorf("%w: call %s: cannot make the cgroup that limits its memory and processes: %w", ErrUnavailable, call.ID, err)
+		default:
+			// Where no cgroup can be had, limits of memory and process
+			// count do not apply; the result records that none did.
+			c.log.Warn("confine: no cgroup for the command; its memory and process count are not limited", "call", call.ID, "err", err)
 		}
 	}
 	r.launch = NewLaunch(p, c.launcher, r.cgroup)
 	return r, nil
 }
 
+// startProxy starts the call's own egress proxy (network = "allowlist"):
+// one per call, so that connections a command leaves open end with it
+// (Run.Close) and one call cannot use up the connections of the next.
+func (c *Confiner) startProxy(seq uint64, r *Run) (string, error) {
+	if c.proxy == nil {
+		return "", errors.New("network = \"allowlist\" needs the host's proxy, which this host did not set up")
+	}
+	path := filepath.Join(c.proxy.dir, fmt.Sprintf("p%d.sock", seq))
+	p, err := egress.Listen(context.Background(), path, c.proxy.rules, c.log)
+	if err != nil {
+		return "", fmt.Errorf("the network proxy: %w", err)
+	}
+	r.proxy = p
+	return path, nil
+}
+
 // Run is one command's confinement, from Prepare until Close.
 type Run struct {
-	launch  *Launch // nil when commands run unconfined
+	proxy   *egress.Proxy // the call's own proxy, network = "allowlist"
+	launch  *Launch       // nil when commands run unconfined
 	policy  *Policy
 	cgroup  *Cgroup
 	cleanup func()
@@ -172,6 +230,9 @@ func (r *Run) Hint(stderr ...[]byte) string {
 // Close removes what Prepare made. The launcher closes the cgroup once the
 // command's processes are gone; Close makes sure of it.
 func (r *Run) Close() {
+	if r.proxy != nil {
+		r.proxy.Close()
+	}
 	if r.cgroup != nil {
 		r.cgroup.Close()
 	}
