@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Settings are the host's side of every call's policy: [tools.run_command]
@@ -109,6 +111,7 @@ type builder struct {
 	cache   string // the per-root cache directory on the host
 	mounts  []Mount
 	rw, ro  []string // Landlock's lists
+	pins    []string // paths whose ancestors must stay in place (pinAncestors)
 }
 
 func newBuilder(s Settings, c Call) (*builder, error) {
@@ -198,12 +201,47 @@ func (b *builder) makeDirs(id string) (string, error) {
 	if err := os.MkdirAll(filepath.Join(b.cache, "go-tmp"), 0o700); err != nil {
 		return "", fmt.Errorf("confine: call %s: the root's cache: %w", b.c.ID, err)
 	}
-	tmp, err := os.MkdirTemp(filepath.Join(base, "tmp"), "call-"+safeName(id)+"-")
+	// The tmp's name carries toolhost's pid: a toolhost killed before its
+	// cleanup ran leaves its calls' tmps, which a later Build removes.
+	sweepTmp(filepath.Join(base, "tmp"))
+	tmp, err := os.MkdirTemp(filepath.Join(base, "tmp"), fmt.Sprintf("call-%d-%s-", os.Getpid(), safeName(id)))
 	if err != nil {
 		return "", fmt.Errorf("confine: call %s: the command's tmp: %w", b.c.ID, err)
 	}
 	b.cache = hostPath(b.cache)
 	return hostPath(tmp), nil
+}
+
+// sweepTmp removes the calls' tmps in dir whose toolhost is gone: one
+// killed (SIGKILL, the OOM killer) before its cleanup ran, whose
+// commands' files would otherwise stay on the host's disk for good.
+// A tmp of a live toolhost, another's sharing the state directory
+// included, is kept, as is a name it cannot read a pid from.
+func sweepTmp(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	self := os.Getpid()
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "call-")
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == self || !processGone(pid) {
+			continue
+		}
+		// RemoveAll does not follow links out of the tmp.
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
+
+// processGone reports whether no process pid exists.
+func processGone(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return true
+	}
+	return errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone)
 }
 
 // cacheKey is the root the working directory lies in.
@@ -232,6 +270,7 @@ func (b *builder) build(tmp string) (*Policy, error) {
 	uncovered := b.protectInside()
 	b.hideState()
 	b.hideSecrets()
+	b.pinAncestors()
 	b.add(Mount{Kind: MountWrite, Source: tmp, Target: "/tmp"}, "rw")
 	b.add(Mount{Kind: MountWrite, Source: tmp, Target: "/var/tmp"}, "rw")
 	if !b.s.ShareCaches {
@@ -309,12 +348,7 @@ func hostPath(p string) string {
 // decides is the deepest one holding p (the latest of equals), since
 // Build orders mounts by depth, stably.
 func (b *builder) shown(p string) bool {
-	var last *Mount
-	for i, m := range b.mounts {
-		if within(p, m.Target) && (last == nil || depth(m.Target) >= depth(last.Target)) {
-			last = &b.mounts[i]
-		}
-	}
+	last := b.effective(p)
 	return last != nil && (last.Kind == MountRead || last.Kind == MountWrite)
 }
 
@@ -454,7 +488,9 @@ func (b *builder) protectInside() []string {
 		if !isAbsClean(p) || within(p, b.s.StateDir) {
 			continue
 		}
-		b.bindInside(MountRead, p, trees)
+		if real := b.bindInside(MountRead, p, trees); real != "" {
+			b.pins = append(b.pins, real)
+		}
 	}
 	// The roots and extra writable paths are searched; the user's caches
 	// that ShareCaches makes writable are not: nobody runs git there.
@@ -554,6 +590,7 @@ func (b *builder) hideState() {
 	for _, p := range []string{b.s.StateDir, resolved(b.s.StateDir)} {
 		if p != "" && b.shown(p) {
 			b.add(Mount{Kind: MountHide, Target: p}, "")
+			b.pins = append(b.pins, p)
 		}
 	}
 }
@@ -566,8 +603,57 @@ func (b *builder) hideSecrets() {
 		}
 		if _, err := os.Lstat(s); err == nil {
 			b.add(Mount{Kind: MountHide, Target: s}, "")
+			b.pins = append(b.pins, s)
 		}
 	}
+}
+
+// pinAncestors binds onto itself each directory between a writable
+// root's top and a path Build looks for by name: a hidden secret, the
+// hidden state directory, toolhost's configuration. A mount point cannot
+// be renamed, so a command cannot move such a path away from where the
+// next call's Build looks for it (mv ~/.config ~/.cfg2 would carry
+// ~/.config/gh out of its hide; the call's own hide moves with it, the
+// next call's finds nothing to cover). Only directories spelled without
+// links are pinned: the launcher refuses a source through a link, and
+// a path through a link is not where Build looked.
+func (b *builder) pinAncestors() {
+	var tops []string
+	if b.s.Mode == ModeWorkspaceWrite {
+		tops = append(slices.Clone(b.c.Roots), b.s.ExtraWritable...)
+	}
+	for _, p := range b.pins {
+		top := ""
+		for _, t := range tops {
+			if within(p, t) && p != t && len(t) > len(top) {
+				top = t
+			}
+		}
+		if top == "" {
+			continue
+		}
+		for d := filepath.Dir(p); d != top && within(d, top); d = filepath.Dir(d) {
+			if m := b.effective(d); m == nil || m.Kind != MountWrite || m.Target == d {
+				continue // not writable here, or a mount point already
+			}
+			if real, err := filepath.EvalSymlinks(d); err != nil || real != d {
+				continue
+			}
+			b.add(Mount{Kind: MountWrite, Source: d, Target: d}, "")
+		}
+	}
+}
+
+// effective is the mount added so far that decides what p is inside: the
+// deepest holding it, the latest of equals.
+func (b *builder) effective(p string) *Mount {
+	var last *Mount
+	for i, m := range b.mounts {
+		if within(p, m.Target) && (last == nil || depth(m.Target) >= depth(last.Target)) {
+			last = &b.mounts[i]
+		}
+	}
+	return last
 }
 
 // exposes reports whether showing p would show a secret.

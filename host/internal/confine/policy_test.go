@@ -1,7 +1,9 @@
 package confine
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -600,4 +602,72 @@ func resolvedDir(p string) string {
 func pathExists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// TestBuildPinsWhatItHides: in a root that holds secrets and toolhost's
+// configuration (a root that is $HOME), every directory between the root
+// and them is a mount point, which a command cannot rename: moving
+// ~/.config away would carry ~/.config/gh out of where the next call
+// hides it (issue 14 item 2, the red team's renamed-away secret).
+func TestBuildPinsWhatItHides(t *testing.T) {
+	home := fakeHome(t)
+	conf := filepath.Join(home, ".config/toolhost/toolhost.toml")
+	mustWrite(t, conf, "")
+	s := testSettings(t, home)
+	s.Protected = []string{conf}
+	p := mustBuild(t, s, Call{ID: "c1", Roots: []string{home}})
+	for _, rel := range []string{".config", ".config/toolhost", ".local", ".local/share"} {
+		if findMount(p, MountWrite, filepath.Join(home, rel)) == nil {
+			t.Errorf("%s is not a mount point: a command could rename it and move what lies in it out of its protection", rel)
+		}
+	}
+	for _, rel := range []string{".config/gh", ".local/share/keyrings", ".ssh"} {
+		if m := effectiveMount(p, filepath.Join(home, rel)); m == nil || m.Kind != MountHide {
+			t.Errorf("%s: %+v, want hidden", rel, m)
+		}
+	}
+	if m := effectiveMount(p, conf); m == nil || m.Kind != MountRead {
+		t.Errorf("the operator's configuration: %+v, want read-only", m)
+	}
+	// Outside a writable root nothing needs pinning: read-only mode.
+	s.Mode = ModeReadOnly
+	p = mustBuild(t, s, Call{ID: "c2", Roots: []string{home}})
+	if findMount(p, MountWrite, filepath.Join(home, ".config")) != nil {
+		t.Errorf("read-only mode pinned ~/.config writable")
+	}
+}
+
+// TestBuildSweepsTmpOfDeadToolhost: the private tmp of a call whose
+// toolhost was killed before its cleanup ran is removed by a later Build;
+// a live toolhost's, this one's and names without a pid stay (issue 14
+// items 2 and 5, the red team's tmp left after SIGKILL).
+func TestBuildSweepsTmpOfDeadToolhost(t *testing.T) {
+	home := fakeHome(t)
+	s := testSettings(t, home)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { live.Process.Kill(); live.Wait() })
+	tmp := filepath.Join(s.StateDir, "sandbox", "tmp")
+	names := map[string]bool{ // name: kept
+		fmt.Sprintf("call-%d-c1-123", dead.Process.Pid): false,
+		fmt.Sprintf("call-%d-c2-123", live.Process.Pid): true,
+		fmt.Sprintf("call-%d-c3-123", os.Getpid()):      true,
+		"call-c4-123": true,
+		fmt.Sprintf("other-%d-c5-123", dead.Process.Pid): true,
+	}
+	for name := range names {
+		mustWrite(t, filepath.Join(tmp, name, "left.bin"), "a command's file")
+	}
+	mustBuild(t, s, Call{ID: "c6", Roots: []string{t.TempDir()}})
+	for name, kept := range names {
+		if got := pathExists(filepath.Join(tmp, name)); got != kept {
+			t.Errorf("%s: exists %v, want %v", name, got, kept)
+		}
+	}
 }
