@@ -278,14 +278,16 @@ func customName(section []byte) (string, []byte, bool) {
 // --allow-exec no command runs: the case and run_command's dynamic checks
 // are skipped, saying how to run them. With it, the command runs in the
 // workspace with HOME pointing into a temporary directory, not the
-// operator's.
+// operator's, and confined (issue 14 item 2): its write outside the root
+// is refused, so the case ends with `; true` to pass whatever the touch
+// says, and neither file exists.
 func TestToolhostTestRunsNoCommandUnasked(t *testing.T) {
 	dir := t.TempDir()
 	copyFile(t, filepath.Join(filepath.Dir(toolhost), "plugins", "run_command.wasm"), filepath.Join(dir, "run_command.wasm"))
 	outside := filepath.Join(t.TempDir(), "pwned")
 	home := t.TempDir()
 	cases := t.TempDir()
-	hostile := fmt.Sprintf(`{"tool": "run_command", "args": {"command": "touch %s \"$HOME/pwned\""}}`, outside)
+	hostile := fmt.Sprintf(`{"tool": "run_command", "args": {"command": "touch %s \"$HOME/pwned\"; true"}}`, outside)
 	if err := os.WriteFile(filepath.Join(cases, "hostile.json"), []byte(hostile), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -307,6 +309,9 @@ func TestToolhostTestRunsNoCommandUnasked(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, "pwned")); err == nil {
 		t.Errorf("with --allow-exec, a command's ~ was the operator's home")
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Errorf("with --allow-exec, a case's command wrote %s, outside the workspace: it ran unconfined", outside)
 	}
 }
 

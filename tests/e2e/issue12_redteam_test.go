@@ -57,13 +57,16 @@ func reusePID(t *testing.T, pid int) {
 // Expected: recovery leaves the unrelated group alone ("checked by start
 // time, so a reused pid is never killed").
 // Actual (before a fix): recovery SIGKILLs the unrelated group.
+//
+// The command runs unconfined, whose groups recovery is for (issue 14
+// item 5, see workspace.unconfined).
 func TestIssue12_RecoveryKillsUnrelatedGroupThatReusedThePGID(t *testing.T) {
-	w := newWorkspace(t)
+	w := newWorkspace(t).unconfined()
 	started := filepath.Join(t.TempDir(), "started")
 	cmd := startBatch(t, w, "reuse", []map[string]any{
 		batchCall("c1", "run_command", map[string]any{"command": "echo $$ > " + started + ".tmp && mv " + started + ".tmp " + started + " && exec sleep 60"}),
 	}, "--allow", "run_command")
-	pgid := waitForPID(t, started, 30*time.Second)
+	pgid := waitForPID(t, w, started, 30*time.Second)
 	killGroupAtCleanup(t, pgid)
 	waitProcessJournaled(t, w, "reuse", "c1", pgid)
 	crash(t, cmd)

@@ -212,7 +212,7 @@ func crashBatch(t *testing.T, w *workspace, conversation, ran string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	pgid := waitForPID(t, started, 20*time.Second)
+	pgid := waitForPID(t, w, started, 20*time.Second)
 	// Recovery stops the command's group once it is recorded; until then
 	// the test does.
 	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
@@ -232,9 +232,10 @@ func crashBatch(t *testing.T, w *workspace, conversation, ran string) string {
 // list marks both interrupted and says how to choose; recover --resume
 // keeps one's partial results and prints them, recover --discard marks
 // the other's failed; list and show say so afterwards, a second choice
-// is refused, and nothing is ever re-run.
+// is refused, and nothing is ever re-run. The commands run unconfined
+// (issue 14 item 5, see workspace.unconfined).
 func TestJournalRecoverChoice(t *testing.T) {
-	w := newWorkspace(t)
+	w := newWorkspace(t).unconfined()
 	ran := filepath.Join(w.dir, "third-ran")
 	keep := crashBatch(t, w, "keep", ran)
 	drop := crashBatch(t, w, "drop", ran)

@@ -127,16 +127,17 @@ func TestCrashBeforeFirstCall_IT_JRN_01(t *testing.T) {
 // later. The command's process group, journaled as soon as its shell
 // started, outlives toolhost; the next toolhost command kills it, so the
 // marker never appears, and the call gets "interrupted by crash; not
-// re-run".
+// re-run". The command runs unconfined, whose groups recovery is for
+// (issue 14 item 5, see workspace.unconfined).
 func TestCrashKillsOrphanedProcessGroup_IT_JRN_02(t *testing.T) {
 	t.Run("toolhost batch", func(t *testing.T) {
-		w := newWorkspace(t)
+		w := newWorkspace(t).unconfined()
 		tmp := t.TempDir()
 		started, goFile, marker := filepath.Join(tmp, "started"), filepath.Join(tmp, "go"), filepath.Join(tmp, "marker")
 		cmd := startBatch(t, w, "orphan", []map[string]any{
 			batchCall("c1", "run_command", map[string]any{"command": markerCommand(started, goFile, marker)}),
 		}, "--allow", "run_command")
-		pgid := waitForPID(t, started, 30*time.Second)
+		pgid := waitForPID(t, w, started, 30*time.Second)
 		killGroupAtCleanup(t, pgid)
 		waitProcessJournaled(t, w, "orphan", "c1", pgid)
 		crash(t, cmd)
@@ -161,7 +162,7 @@ func TestCrashKillsOrphanedProcessGroup_IT_JRN_02(t *testing.T) {
 	})
 
 	t.Run("toolhost serve", func(t *testing.T) {
-		w := newWorkspace(t).withConfig(t, autoConfig)
+		w := newWorkspace(t).withConfig(t, autoConfig).unconfined()
 		tmp := t.TempDir()
 		started, goFile, marker := filepath.Join(tmp, "started"), filepath.Join(tmp, "go"), filepath.Join(tmp, "marker")
 		s := serveHTTP(t, w)
@@ -169,7 +170,7 @@ func TestCrashKillsOrphanedProcessGroup_IT_JRN_02(t *testing.T) {
 			batchCall("c1", "run_command", map[string]any{"command": markerCommand(started, goFile, marker)}),
 		}}, 201)
 		s.batch(t, "POST", "/v1/batches/"+b.BatchID+"/decision", map[string]any{"decision": "approve_all"}, 200)
-		pgid := waitForPID(t, started, 30*time.Second)
+		pgid := waitForPID(t, w, started, 30*time.Second)
 		killGroupAtCleanup(t, pgid)
 		waitProcessJournaled(t, w, "orphan", "c1", pgid)
 		crashServe(t, s)
@@ -202,7 +203,7 @@ func crashBetweenCalls(t *testing.T, w *workspace, conversation, counter string)
 		batchCall("c1", "run_command", map[string]any{"command": "echo x >> " + counter}),
 		batchCall("c2", "run_command", map[string]any{"command": "echo $$ > " + started + ".tmp && mv " + started + ".tmp " + started + " && sleep 60"}),
 	}, "--allow", "run_command")
-	pgid := waitForPID(t, started, 30*time.Second)
+	pgid := waitForPID(t, w, started, 30*time.Second)
 	killGroupAtCleanup(t, pgid)
 	waitProcessJournaled(t, w, conversation, "c2", pgid)
 	crash(t, cmd)
@@ -215,9 +216,10 @@ func crashBetweenCalls(t *testing.T, w *workspace, conversation, counter string)
 // there and OK, the counter holds exactly one line (nothing re-ran), the
 // second call is interrupted. Of two such batches, one is resumed (its
 // partial results kept) and the other discarded (its results marked
-// failed, its calls still listed); neither choice runs anything.
+// failed, its calls still listed); neither choice runs anything. The
+// commands run unconfined (issue 14 item 5, see workspace.unconfined).
 func TestCrashBetweenCalls_IT_JRN_02(t *testing.T) {
-	w := newWorkspace(t)
+	w := newWorkspace(t).unconfined()
 	tmp := t.TempDir()
 	counters := map[string]string{"resume-me": filepath.Join(tmp, "resume-counter"), "discard-me": filepath.Join(tmp, "discard-counter")}
 
@@ -299,16 +301,17 @@ func (s *httpServe) recoverChoice(t *testing.T, id, choice string, want int) api
 // read in a batch that is then killed stays read: after restart, the same
 // conversation may overwrite it without being refused as never read,
 // while another conversation still is. Each read is saved to the journal
-// as it is recorded, not when its batch ends.
+// as it is recorded, not when its batch ends. The command runs unconfined
+// (issue 14 item 5, see workspace.unconfined).
 func TestCrashKeepsReadCache_IT_JRN_02(t *testing.T) {
-	w := newWorkspace(t)
+	w := newWorkspace(t).unconfined()
 	w.file(t, "notes.txt", "alpha\nbeta\n")
 	started := filepath.Join(t.TempDir(), "started")
 	cmd := startBatch(t, w, "reader", []map[string]any{
 		batchCall("r1", "read_file", map[string]any{"path": "notes.txt"}),
 		batchCall("c2", "run_command", map[string]any{"command": "echo $$ > " + started + ".tmp && mv " + started + ".tmp " + started + " && sleep 60"}),
 	}, "--allow", "run_command")
-	pgid := waitForPID(t, started, 30*time.Second)
+	pgid := waitForPID(t, w, started, 30*time.Second)
 	killGroupAtCleanup(t, pgid)
 	waitProcessJournaled(t, w, "reader", "c2", pgid)
 	crash(t, cmd)

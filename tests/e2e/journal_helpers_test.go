@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,46 @@ import (
 // What the crash and fault tests of the journal (issue 12, IT-JRN-01/02)
 // share: starting toolhost and killing it with SIGKILL, reading the
 // journal it left, and watching the process groups its commands made.
+
+// unconfined runs toolhost's commands with sandbox = "off" (network "on"
+// with it, as the configuration requires), set by the operator through
+// the environment. The journal's crash recovery and proc's session kill
+// are what stop an unconfined command's processes, so their tests run
+// commands that way: confined (the default, issue 14), $$ is a number of
+// the command's own PID namespace, which a test must never signal on the
+// host, and its /tmp is private, so a file it writes in a t.TempDir
+// never appears. That the default sandbox leaves nothing alive after
+// toolhost is killed with SIGKILL is tests/confine's
+// TestNothingOutlivesTheCall ("toolhost is killed", issue 14 item 5).
+func (w *workspace) unconfined() *workspace {
+	return w.withEnv("TOOLHOST_TOOLS_RUN_COMMAND_SANDBOX=off", "TOOLHOST_TOOLS_RUN_COMMAND_NETWORK=on")
+}
+
+// wantWorkspaceProcess stops the test unless pid, read from a command,
+// is a live host process running in the workspace w.dir, as the shell
+// of an unconfined run_command is: a test signals no pid it cannot tie
+// to its own command (a confined command's $$ is its PID namespace's
+// number, which on the host may be any process; issue 14).
+func wantWorkspaceProcess(t *testing.T, w *workspace, pid int) {
+	t.Helper()
+	if !runsIn(pid, w.dir) {
+		cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+		t.Fatalf("pid %d read from the command is not a process running in the workspace %s (cwd %q, %v): "+
+			"did the command run confined, in a PID namespace of its own? This test needs it unconfined (workspace.unconfined) "+
+			"and signals no pid it cannot tie to the command", pid, w.dir, cwd, err)
+	}
+}
+
+// runsIn reports whether pid is a host process whose working directory
+// is dir.
+func runsIn(pid int, dir string) bool {
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	return err == nil && cwd == dir
+}
 
 // journalPath is where toolhost keeps the workspace's journal.
 func (w *workspace) journalPath() string { return filepath.Join(w.state, "journal.db") }

@@ -20,9 +20,12 @@ import (
 // in the journal, marks it interrupted, keeps the first call's result,
 // gives the running call "interrupted by crash; not re-run" and the third
 // "not run", and re-runs nothing. The command's process group is journaled
-// and killed by recovery: the test checks it is gone.
+// and killed by recovery: the test checks it is gone. The command runs
+// unconfined, whose groups recovery is for: confined, the journal holds
+// the launcher's group and the command dies with toolhost (issue 14
+// item 5, see workspace.unconfined).
 func TestCrashDuringBatchIsRecovered_IT_JRN_01(t *testing.T) {
-	w := newWorkspace(t)
+	w := newWorkspace(t).unconfined()
 	started := filepath.Join(w.dir, "started")
 	ran := filepath.Join(w.dir, "third-ran")
 	batch := map[string]any{"conversation_id": "crash", "calls": []map[string]any{
@@ -43,7 +46,7 @@ func TestCrashDuringBatchIsRecovered_IT_JRN_01(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	pgid := waitForPID(t, started, 20*time.Second)
+	pgid := waitForPID(t, w, started, 20*time.Second)
 	// The shell leads its own session and group: it outlives toolhost's
 	// SIGKILL, until recovery kills it. The cleanup is for a failed run.
 	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
@@ -98,14 +101,16 @@ func TestCrashDuringBatchIsRecovered_IT_JRN_01(t *testing.T) {
 	}
 }
 
-// waitForPID waits for path to hold a pid, written by a command once it
-// runs.
-func waitForPID(t *testing.T, path string, limit time.Duration) int {
+// waitForPID waits for path to hold a pid, written by a command of w
+// once it runs, and checks that it is the command's shell on the host
+// before any test signals it.
+func waitForPID(t *testing.T, w *workspace, path string, limit time.Duration) int {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		if data, err := os.ReadFile(path); err == nil {
 			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
+				wantWorkspaceProcess(t, w, pid)
 				return pid
 			}
 		}

@@ -19,6 +19,13 @@ import (
 // after. The command writes the shell's pid (its session id) and the
 // child's pid to files in the workspace once the child is in its own
 // group, so the group kill alone cannot get it.
+//
+// The session kill is what stops an unconfined command's processes, so
+// the commands run with sandbox = "off" (issue 14; confined, the PID
+// namespace dies with the call: tests/confine's TestNothingOutlivesTheCall).
+// Each command also writes its PID namespace, so that a command that ran
+// confined after all, whose pids are its namespace's numbers, fails the
+// test before any of them is signalled on the host.
 func TestRunCommandKillsSession(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -43,12 +50,12 @@ func TestRunCommandKillsSession(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newWorkspace(t)
+			w := newWorkspace(t).unconfined()
 			var env []string
 			if tt.timeout != "" {
 				env = append(env, "TOOLHOST_TOOLS_TIMEOUTS_SHELL_COMMANDS_SECONDS="+tt.timeout)
 			}
-			args := `{"command":` + strconv.Quote(tt.command) + `}`
+			args := `{"command":` + strconv.Quote(`readlink /proc/$$/ns/pid > pidns; `+tt.command) + `}`
 			r, stderr, code := w.withEnv(env...).call(t, "run_command", args, "--allow", "run_command")
 			switch {
 			case tt.wantKind == "" && (code != 0 || !r.OK):
@@ -56,13 +63,34 @@ func TestRunCommandKillsSession(t *testing.T) {
 			case tt.wantKind != "" && (code != 1 || r.Error == nil || r.Error.Kind != tt.wantKind):
 				t.Fatalf("exit %d, %+v, want a %s error\nstderr: %s", code, r.Error, tt.wantKind, stderr)
 			}
+			wantHostPIDNamespace(t, filepath.Join(w.dir, "pidns"))
 			sid, child := readPidFile(t, w.dir, "shell.pid"), readPidFile(t, w.dir, "child.pid")
 			waitNoSession(t, sid)
-			if !processGone(child) {
+			// A pid of a child that is gone may be reused by then: only
+			// one running in the workspace is the command's.
+			if !processGone(child) && runsIn(child, w.dir) {
 				syscall.Kill(child, syscall.SIGKILL)
 				t.Errorf("child %d still runs after the call", child)
 			}
 		})
+	}
+}
+
+// wantHostPIDNamespace stops the test unless the PID namespace a command
+// wrote to file (readlink /proc/$$/ns/pid) is the test's own, so the
+// pids it wrote are the host's.
+func wantHostPIDNamespace(t *testing.T, file string) {
+	t.Helper()
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(got)) != own {
+		t.Fatalf("the command ran in PID namespace %q, not the host's %q (confined?): its pids are not the host's, and this test signals none of them; run it unconfined (workspace.unconfined)", bytes.TrimSpace(got), own)
 	}
 }
 
