@@ -112,6 +112,9 @@ type builder struct {
 	mounts  []Mount
 	rw, ro  []string // Landlock's lists
 	pins    []string // paths whose ancestors must stay in place (pinAncestors)
+	// uncovered says what the protection of the writable trees could not
+	// reach (Policy.Uncovered).
+	uncovered []string
 }
 
 func newBuilder(s Settings, c Call) (*builder, error) {
@@ -267,7 +270,7 @@ func (b *builder) build(tmp string) (*Policy, error) {
 	for _, r := range b.s.ExtraWritable {
 		b.tree(r, writable)
 	}
-	uncovered := b.protectInside()
+	b.protectInside()
 	b.hideState()
 	b.hideSecrets()
 	b.pinAncestors()
@@ -292,7 +295,7 @@ func (b *builder) build(tmp string) (*Policy, error) {
 	p.Writable, p.Readable = dedupe(b.rw), dedupe(b.ro)
 	p.Limits = limits(b.s.Limits)
 	p.Env = b.environ()
-	p.Uncovered = uncovered
+	p.Uncovered = b.uncovered
 	return p, nil
 }
 
@@ -468,7 +471,7 @@ func (b *builder) writableTrees() []string {
 // checkout, a submodule's), and toolhost's configuration, the project
 // files at any depth included. The nested ones are found by a bounded
 // search (searchTree); what it could not cover is returned, for
-// Policy.Uncovered. A path that does not exist yet cannot be bound: a
+// Policy.Uncovered (b.uncovered). A path that does not exist yet cannot be bound: a
 // command could create it (a new toolhost.yaml, or git init and then
 // hooks), a gap the host's checks of those paths cover for the other
 // tools.
@@ -476,10 +479,10 @@ func (b *builder) writableTrees() []string {
 // Every path here is resolved, and bound only when the real path lies in
 // a writable tree: what a command wrote can make the protection point
 // elsewhere, never make a mount show something new.
-func (b *builder) protectInside() []string {
+func (b *builder) protectInside() {
 	trees := b.writableTrees()
 	if len(trees) == 0 {
-		return nil
+		return
 	}
 	for _, t := range trees {
 		b.protectGit(t, trees)
@@ -498,7 +501,6 @@ func (b *builder) protectInside() []string {
 	if r := resolved(b.s.StateDir); r != "" {
 		skip = append(skip, r)
 	}
-	var uncovered []string
 	for _, t := range dedupe(append(slices.Clone(b.c.Roots), b.s.ExtraWritable...)) {
 		f := searchTree(t, skip, searchLimits{walkMaxDepth, walkMaxEntries})
 		for _, g := range f.dotgits {
@@ -510,9 +512,8 @@ func (b *builder) protectInside() []string {
 		for _, p := range f.projects {
 			b.bindInside(MountRead, p, trees)
 		}
-		uncovered = append(uncovered, f.uncovered...)
+		b.uncovered = append(b.uncovered, f.uncovered...)
 	}
-	return uncovered
 }
 
 // protectGit protects the repository at tree/.git. A .git directory is
@@ -538,18 +539,42 @@ func (b *builder) protectGit(tree string, trees []string) {
 		}
 	case fi.IsDir():
 		b.protectGitDir(dotgit, trees)
-		mods, _ := os.ReadDir(filepath.Join(dotgit, "modules"))
-		for i, m := range mods {
-			if i == 64 {
-				break // bounded: a command could make thousands
-			}
-			if m.IsDir() {
-				b.protectGitDir(filepath.Join(dotgit, "modules", m.Name()), trees)
-			}
-		}
+		b.protectModules(filepath.Join(dotgit, "modules"), trees)
 	}
 	if hp := hooksPath(tree); hp != "" {
 		b.bindInside(MountRead, hp, trees)
+	}
+}
+
+// maxModules bounds the submodules' git directories protected in one
+// .git/modules: each costs a handful of mounts, and a command can make
+// thousands of directories there.
+const maxModules = 64
+
+// protectModules protects the git directories of a repository's
+// submodules, in .git/modules, oldest first: a command can make many
+// directories there to push the real ones past the bound, but cannot make
+// one older than those that were there before it ran. What the bound
+// leaves out is stated.
+func (b *builder) protectModules(mods string, trees []string) {
+	_, subdirs, _, err := readDir(mods, 0, false, walkMaxEntries)
+	if err != nil && !errors.Is(err, errTooMany) {
+		return // no submodules
+	}
+	dirs := make([]string, len(subdirs))
+	for i, d := range subdirs {
+		dirs[i] = filepath.Join(mods, d)
+	}
+	dirs = oldestFirst(dirs)
+	for i, d := range dirs {
+		if i == maxModules {
+			b.uncovered = append(b.uncovered, fmt.Sprintf("%s holds %d directories; the %d oldest were protected as submodules' git directories, the others, such as %s, keep their hooks and config writable", mods, len(dirs), maxModules, d))
+			break
+		}
+		b.protectGitDir(d, trees)
+	}
+	if errors.Is(err, errTooMany) {
+		b.uncovered = append(b.uncovered, fmt.Sprintf("%s holds more than %d entries; those past them were not looked at", mods, walkMaxEntries))
 	}
 }
 

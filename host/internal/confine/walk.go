@@ -132,3 +132,40 @@ func wanted(name string) bool {
 func isGitDir(names, subdirs []string) bool {
 	return slices.Contains(names, "HEAD") && slices.Contains(subdirs, "objects") && slices.Contains(subdirs, "refs")
 }
+
+// oldestFirst orders paths by when they were made, oldest first; those
+// whose birth time the filesystem does not record come last, in their
+// order.
+func oldestFirst(paths []string) []string {
+	type born struct {
+		path string
+		ns   int64
+		ok   bool
+	}
+	bs := make([]born, len(paths))
+	for i, p := range paths {
+		ns, ok := birthTime(p)
+		bs[i] = born{p, ns, ok}
+	}
+	slices.SortStableFunc(bs, func(x, y born) int {
+		switch {
+		case x.ok && y.ok && x.ns != y.ns:
+			if x.ns < y.ns {
+				return -1
+			}
+			return 1
+		case x.ok && y.ok:
+			return 0
+		case x.ok:
+			return -1
+		case y.ok:
+			return 1
+		}
+		return 0
+	})
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.path
+	}
+	return out
+}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // treeDevice is the device tree lies on: the search stays on it.
@@ -114,4 +116,15 @@ func lstatType(p string) uint8 {
 		return syscall.DT_DIR
 	}
 	return syscall.DT_REG
+}
+
+// birthTime is when p was made, in nanoseconds since the epoch, where the
+// filesystem records it (statx's btime): unlike the other times, no
+// system call can set it.
+func birthTime(p string) (int64, bool) {
+	var stx unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME, &stx) != nil || stx.Mask&unix.STATX_BTIME == 0 {
+		return 0, false
+	}
+	return stx.Btime.Sec*1e9 + int64(stx.Btime.Nsec), true
 }

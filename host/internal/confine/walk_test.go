@@ -211,3 +211,30 @@ func gitInitBare(t *testing.T, dir string) {
 		t.Fatalf("git init --bare %s: %v\n%s", dir, err, out)
 	}
 }
+
+// TestBuildProtectsOldestSubmodules: past the bound of submodules'
+// git directories protected in .git/modules, the ones a command made to
+// push the real ones out come last, being newest, and the bound is
+// stated (issue 14 item 2, the red team's submodule past the bound).
+func TestBuildProtectsOldestSubmodules(t *testing.T) {
+	if _, ok := birthTime(t.TempDir()); !ok {
+		t.Skip("this filesystem records no birth time: submodules are protected in name order")
+	}
+	home := fakeHome(t)
+	root := t.TempDir()
+	gitInitAt(t, root)
+	zlib := filepath.Join(root, ".git/modules/zlib")
+	gitInitBare(t, zlib)
+	for i := range maxModules + 6 {
+		mustMkdir(t, filepath.Join(root, ".git/modules", fmt.Sprintf("a%03d", i)))
+	}
+	p := mustBuild(t, testSettings(t, home), Call{ID: "c1", Roots: []string{root}})
+	for _, rel := range []string{"hooks", "config"} {
+		if m := effectiveMount(p, filepath.Join(zlib, rel)); m == nil || m.Kind != MountRead {
+			t.Errorf("the real submodule's %s: %+v, want read-only", rel, m)
+		}
+	}
+	if got := strings.Join(p.Uncovered, "\n"); !strings.Contains(got, fmt.Sprintf("holds %d directories; the %d oldest were protected", maxModules+7, maxModules)) {
+		t.Errorf("Uncovered = %q, want the bound stated", p.Uncovered)
+	}
+}
