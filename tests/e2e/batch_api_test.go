@@ -267,9 +267,12 @@ func TestBatchAPIEventsResume(t *testing.T) {
 }
 
 // TestBatchAPICancelCommand: cancelling a running batch kills its
-// command's process and ends the batch cancelled (issue 11 item 8).
+// command's process and ends the batch cancelled (issue 11 item 8). The
+// command runs unconfined so that the pid it writes is the host's: a
+// confined command's is its PID namespace's, which on the host may be
+// any process (issue 14, see workspace.unconfined).
 func TestBatchAPICancelCommand(t *testing.T) {
-	w := newWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
+	w := newWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n").unconfined()
 	s := serveHTTP(t, w)
 	b := s.batch(t, "POST", "/v1/batches", map[string]any{"conversation_id": "agent-1", "calls": []map[string]any{
 		{"id": "c1", "name": "run_command", "arguments": map[string]any{"command": "sleep 30 & echo $! > pid; wait"}},
@@ -283,6 +286,7 @@ func TestBatchAPICancelCommand(t *testing.T) {
 			t.Fatal("the command never wrote its pid")
 		}
 	}
+	wantWorkspaceProcess(t, w, pid)
 	s.batch(t, "POST", "/v1/batches/"+b.BatchID+"/cancel", nil, 200)
 	c := s.waitState(t, b.BatchID, "cancelled")
 	if len(c.Results) != 1 || c.Results[0].OK || c.Results[0].Error == nil {

@@ -344,9 +344,11 @@ const cancelCommand = "echo shell=$$; sleep 300.25 & echo child=$!; wait; touch 
 // (the SDK sends notifications/cancelled). readsAnswer says the client
 // still reads the server's answer to the cancelled request: over stdio
 // it does (and drops it); over HTTP the SDK ends the request's response
-// stream with the context, so the answer never reaches it.
+// stream with the context, so the answer never reaches it. The command
+// runs unconfined so that the pids it prints are the host's (issue 14,
+// see workspace.unconfined).
 func checkCancelRunCommand(t *testing.T, connect mcpConnect, readsAnswer bool) {
-	w := newWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
+	w := newWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n").unconfined()
 	var mu sync.Mutex
 	var output strings.Builder
 	opts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -380,6 +382,8 @@ func checkCancelRunCommand(t *testing.T, connect mcpConnect, readsAnswer bool) {
 			t.Fatalf("the command did not print its pids within 30 s; output %q\nstderr: %s", out, s.stderr)
 		}
 	}
+	wantWorkspaceProcess(t, w, shell)
+	wantWorkspaceProcess(t, w, child)
 	cancelled := time.Now()
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {

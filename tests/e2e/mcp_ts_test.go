@@ -427,10 +427,11 @@ func TestMCPTypeScriptClient_StreamsProgress(t *testing.T) {
 // and of the shell's child; within seconds both processes are gone, and
 // the server still answers the aborted request, a Cancelled result that
 // only the client's onerror sees (issue 11 item 5), over stdio and
-// streamable HTTP.
+// streamable HTTP. The command runs unconfined so that the pids it
+// prints are the host's (issue 14, see workspace.unconfined).
 func TestMCPTypeScriptClient_CancelsACommand(t *testing.T) {
 	eachTransport(t, func(t *testing.T, tr tsTransport) {
-		w := tsWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
+		w := tsWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n").unconfined()
 		r := runTSClient(t, w, tr, "cancel", "--allow", "run_command")
 		c := r.Cancel
 		if c == nil {
