@@ -92,7 +92,10 @@ func Build(s Settings, c Call) (*Policy, func(), error) {
 	cleanup := func() {
 		// RemoveAll does not follow symbolic links, so a link a command
 		// left in its tmp cannot lead the removal out of it.
-		once.Do(func() { os.RemoveAll(tmp) })
+		once.Do(func() {
+			os.RemoveAll(tmp)
+			b.removeStrays()
+		})
 	}
 	p, err := b.build(tmp)
 	if err != nil {
@@ -115,6 +118,9 @@ type builder struct {
 	// uncovered says what the protection of the writable trees could not
 	// reach (Policy.Uncovered).
 	uncovered []string
+	// strays are files no command may leave behind, absent when Build
+	// ran: the cleanup removes them (removeStrays).
+	strays []string
 }
 
 func newBuilder(s Settings, c Call) (*builder, error) {
@@ -588,8 +594,39 @@ func (b *builder) protectGitDir(gd string, trees []string) {
 	// When that fails, there is nothing to bind and the gap stays.
 	_ = os.Mkdir(filepath.Join(real, "hooks"), 0o755)
 	for _, name := range []string{"hooks", "config", "config.worktree", "info"} {
-		b.bindInside(MountRead, filepath.Join(real, name), trees)
+		p := filepath.Join(real, name)
+		b.bindInside(MountRead, p, trees)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			// A link (.git/hooks -> ../.githooks) is an entry of the
+			// writable git directory: the link itself is listed too, for
+			// the launcher to keep in place, or a command replaces it
+			// with a directory of its own hooks.
+			b.add(Mount{Kind: MountRead, Source: hostPath(p), Target: p}, "")
+		}
 	}
+	// commondir moves a repository's config and hooks to the directory it
+	// names. git writes one only in a linked worktree's git directory,
+	// where it exists already; one that appears during the call is the
+	// command's, and cannot be bound before it exists: the cleanup
+	// removes it before git outside can read it.
+	if cd := filepath.Join(real, "commondir"); !pathPresent(cd) {
+		b.strays = append(b.strays, cd)
+	}
+}
+
+// removeStrays removes the strays that a command made during the call.
+// RemoveAll does not follow a link.
+func (b *builder) removeStrays() {
+	for _, p := range b.strays {
+		if pathPresent(p) {
+			os.RemoveAll(p)
+		}
+	}
+}
+
+func pathPresent(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // bindInside binds p (resolved) onto itself as kind when the real path

@@ -671,3 +671,54 @@ func TestBuildSweepsTmpOfDeadToolhost(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildRemovesPlantedCommondir: a .git/commondir that appears during
+// the call (it would move the repository's hooks and config to a
+// directory the command wrote) is removed by the cleanup, while a linked
+// worktree's own commondir stays (issue 14 item 2, the red team's
+// commondir).
+func TestBuildRemovesPlantedCommondir(t *testing.T) {
+	home := fakeHome(t)
+	root := t.TempDir()
+	git := filepath.Join(root, ".git")
+	mustMkdir(t, filepath.Join(git, "hooks"))
+	wtGitdir := filepath.Join(git, "worktrees/wt")
+	mustWrite(t, filepath.Join(wtGitdir, "commondir"), "../..\n")
+	wt := t.TempDir()
+	mustWrite(t, filepath.Join(wt, ".git"), "gitdir: "+wtGitdir+"\n")
+	_, cleanup, err := Build(testSettings(t, home), Call{ID: "c1", Roots: []string{root, wt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(git, "commondir")
+	mustWrite(t, planted, "../evil\n")
+	cleanup()
+	if pathExists(planted) {
+		t.Errorf("%s, made during the call, is still there after the cleanup", planted)
+	}
+	if !pathExists(filepath.Join(wtGitdir, "commondir")) {
+		t.Errorf("the worktree's own commondir was removed")
+	}
+}
+
+// TestBuildListsLinkedHooks: a .git/hooks that is a link to hooks kept
+// in the tree is listed itself, for the launcher to keep in place, besides
+// the directory it names, bound read-only (issue 14 item 2, the red
+// team's replaced hooks link).
+func TestBuildListsLinkedHooks(t *testing.T) {
+	home := fakeHome(t)
+	root := t.TempDir()
+	mustMkdir(t, filepath.Join(root, ".git"))
+	mustMkdir(t, filepath.Join(root, ".githooks"))
+	link := filepath.Join(root, ".git/hooks")
+	if err := os.Symlink("../.githooks", link); err != nil {
+		t.Fatal(err)
+	}
+	p := mustBuild(t, testSettings(t, home), Call{ID: "c1", Roots: []string{root}})
+	if m := findMount(p, MountRead, link); m == nil || m.Source != link {
+		t.Errorf("the hooks link is not listed: %+v", m)
+	}
+	if m := effectiveMount(p, filepath.Join(root, ".githooks")); m == nil || m.Kind != MountRead {
+		t.Errorf("the hooks the link names: %+v, want read-only", m)
+	}
+}
