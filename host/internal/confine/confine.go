@@ -137,6 +137,10 @@ type Applied struct {
 	Limits Limits   `json:"limits"`
 	// Reason says why Mode is off: "set by the operator".
 	Reason string `json:"reason,omitempty"`
+	// Uncovered says what the search for repositories and project files
+	// to keep read-only could not cover (Policy.Uncovered): a limit hit,
+	// another filesystem, an unreadable directory.
+	Uncovered []string `json:"uncovered,omitempty"`
 }
 
 // startTimeout bounds how long the host waits for the launcher to report

@@ -145,6 +145,9 @@ func (c *Confiner) Prepare(call Call) (*Run, error) {
 		return nil, fmt.Errorf("%w: call %s: %w", ErrUnavailable, call.ID, err)
 	}
 	r.policy, r.cleanup = p, cleanup
+	if len(p.Uncovered) > 0 {
+		c.log.Warn("confine: part of the roots was not searched for repositories and project files to keep read-only", "call", call.ID, "uncovered", p.Uncovered)
+	}
 	if l := p.Limits; l.MemoryBytes > 0 || l.Pids > 0 {
 		// The cgroup's name is toolhost's, never the call id alone, which
 		// a client chooses: "a/b", "..", or the id of a call still running
@@ -208,6 +211,7 @@ func (r *Run) Applied() Applied {
 	if r.cgroup != nil {
 		a.Cgroup = r.cgroup.Controllers()
 	}
+	a.Uncovered = r.policy.Uncovered
 	return a
 }
 
