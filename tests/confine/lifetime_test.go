@@ -55,6 +55,25 @@ func TestNothingOutlivesTheCall(t *testing.T) {
 			t.Errorf("the call did not time out after 3 s: %s", o)
 		}
 	})
+	t.Run("the call is cancelled", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, world{})
+		c := f.start(t, daemons+"echo up > started; sleep 1000")
+		if !waitFile(filepath.Join(f.root, "started"), time.Minute) {
+			c.cmd.Process.Kill()
+			t.Fatalf("the command never started: %s", c.wait(t))
+		}
+		// Ctrl-C: toolhost cancels the call and exits.
+		if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		o := c.wait(t)
+		daemonsStarted(t, f, o)
+		if o.result.OK {
+			t.Errorf("the cancelled call succeeded: %s", o)
+		}
+		f.verify(t, o)
+	})
 	t.Run("toolhost is killed", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, world{})
