@@ -29,6 +29,10 @@ const exitWait = 2 * time.Second
 type launchMsg struct {
 	Policy  Policy `json:"policy"`
 	Command string `json:"command"`
+	// CgroupTasks is how many v1 cgroup tasks files the launcher holds,
+	// from cgroupFD on: it moves its thread into each before it forks the
+	// shell.
+	CgroupTasks int `json:"cgroup_tasks,omitempty"`
 }
 
 // Launch follows one confined command: it implements proc.Launcher.
@@ -46,6 +50,11 @@ type Launch struct {
 	// has started, ours once it is done with.
 	policyR, policyW *os.File
 	statusR, statusW *os.File
+	// cgDir and cgTasks let the launcher enter cg (Cgroup.launchFiles);
+	// closed once it has started.
+	cgDir    *os.File
+	cgTasks  []*os.File
+	nCgTasks int
 
 	applied Applied
 	// last receives the launcher's last status line ("" if none) once the
@@ -61,8 +70,10 @@ func NewLaunch(p *Policy, launcher string, cg *Cgroup) *Launch {
 
 // Prepare rewrites cmd, an exec.Command("/bin/sh", "-c", command) not yet
 // started, into the launcher's: the same Dir and output, in new
-// namespaces, with the policy pipe as fd 3 and the status pipe as fd 4.
-// The launcher's own environment is empty; the shell gets Policy.Env.
+// namespaces, with the policy pipe as fd 3 and the status pipe as fd 4,
+// cloned into the cgroup's v2 directory and handed its v1 tasks files
+// from fd 5 on. The launcher's own environment is empty; the shell gets
+// Policy.Env.
 func (l *Launch) Prepare(cmd *exec.Cmd) error {
 	if len(cmd.Args) != 3 || cmd.Args[1] != "-c" {
 		return fmt.Errorf("confine: cannot confine %q: want sh -c COMMAND", cmd.Args)
@@ -95,6 +106,18 @@ func (l *Launch) Prepare(cmd *exec.Cmd) error {
 		attr = &syscall.SysProcAttr{}
 		cmd.SysProcAttr = attr
 	}
+	if l.cg != nil {
+		if l.cgDir, l.cgTasks, err = l.cg.launchFiles(); err != nil {
+			l.Close()
+			return fmt.Errorf("confine: the command did not run: %w", err)
+		}
+		if l.cgDir != nil {
+			attr.UseCgroupFD = true
+			attr.CgroupFD = int(l.cgDir.Fd())
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, l.cgTasks...)
+		l.nCgTasks = len(l.cgTasks)
+	}
 	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
 	if l.policy.Network != NetworkOn {
 		attr.Cloneflags |= syscall.CLONE_NEWNET
@@ -106,8 +129,9 @@ func (l *Launch) Prepare(cmd *exec.Cmd) error {
 	return nil
 }
 
-// Started finishes the setup once the launcher runs as pid: it moves it
-// into the cgroup, hands it the policy, which lets it go on, and waits,
+// Started finishes the setup once the launcher runs as pid (in the
+// cgroup already, or entering it before the shell starts): it hands it
+// the policy, which lets it go on, and waits,
 // bounded by ctx and startTimeout, until it reports that the command runs
 // confined. An error means the command did not run (the launcher exits
 // without starting it), and says why.
@@ -118,11 +142,7 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 	l.policyR.Close()
 	l.statusW.Close()
 	l.policyR, l.statusW = nil, nil
-	if l.cg != nil {
-		if err := l.cg.Add(pid); err != nil {
-			return fmt.Errorf("confine: the command did not run: cannot move it into its cgroup: %w", err)
-		}
-	}
+	l.closeCgroupFiles()
 	deadline := time.Now().Add(startTimeout)
 	l.policyW.SetWriteDeadline(deadline)
 	l.statusR.SetReadDeadline(deadline)
@@ -131,7 +151,7 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 		l.statusR.SetReadDeadline(time.Now())
 	})
 	defer stop()
-	msg, err := json.Marshal(launchMsg{Policy: *l.policy, Command: l.command})
+	msg, err := json.Marshal(launchMsg{Policy: *l.policy, Command: l.command, CgroupTasks: l.nCgTasks})
 	if err != nil {
 		return fmt.Errorf("confine: the command did not run: %w", err)
 	}
@@ -221,10 +241,22 @@ func (l *Launch) Close() {
 			*f = nil
 		}
 	}
+	l.closeCgroupFiles()
 	if l.cg != nil {
 		l.cg.Close()
 		l.cg = nil
 	}
+}
+
+func (l *Launch) closeCgroupFiles() {
+	if l.cgDir != nil {
+		l.cgDir.Close()
+		l.cgDir = nil
+	}
+	for _, f := range l.cgTasks {
+		f.Close()
+	}
+	l.cgTasks = nil
 }
 
 // Applied is the confinement the command ran under, known once Started

@@ -79,11 +79,17 @@ type launched struct {
 // Started returned.
 func start(t testing.TB, p *Policy, command string) (*launched, error) {
 	t.Helper()
+	return startInCgroup(t, p, nil, command)
+}
+
+// startInCgroup is start with the launcher in cgroup cg (nil: none).
+func startInCgroup(t testing.TB, p *Policy, cg *Cgroup, command string) (*launched, error) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &launched{launch: NewLaunch(p, exe, nil)}
+	l := &launched{launch: NewLaunch(p, exe, cg)}
 	l.cmd = exec.Command("/bin/sh", "-c", command)
 	l.cmd.Dir = p.Dir
 	l.cmd.Stdout, l.cmd.Stderr = &l.stdout, &l.stderr
@@ -207,6 +213,38 @@ func TestLaunchExitStatus(t *testing.T) {
 				t.Fatalf("exit %d %q, want %d %q (stderr %q)", r.code, r.signal, tc.code, tc.signal, r.stderr)
 			}
 		})
+	}
+}
+
+// issue 14 items 1 and 5: the command runs in its cgroup in every
+// hierarchy the cgroup has, though the host never moves the launcher (it
+// is cloned into the v2 cgroup, and its thread that forks the shell moves
+// itself into the v1 ones, which is 20 us where moving a process takes an
+// RCU grace period, 10 to 15 ms), and the cgroup's pids limit holds.
+func TestLaunchEntersCgroup(t *testing.T) {
+	name := fmt.Sprintf("launch-%d", time.Now().UnixNano())
+	cg, err := NewCgroup(name, Limits{Pids: 16, MemoryBytes: 256 << 20})
+	if err != nil {
+		t.Fatalf("this machine has no writable cgroup (toolhost sandbox doctor): %v", err)
+	}
+	work := canonicalTempDir(t)
+	l, err := startInCgroup(t, testPolicy(t, work), cg, `cat /proc/self/cgroup; for i in $(seq 40); do sleep 1 & done; wait; echo forked`)
+	if err != nil {
+		t.Fatalf("Started: %v", err)
+	}
+	r := l.wait(t)
+	suffix := fmt.Sprintf("/toolhost-%d/%s", os.Getpid(), name)
+	in := 0
+	for line := range strings.Lines(r.stdout) {
+		if strings.HasSuffix(strings.TrimSpace(line), suffix) {
+			in++
+		}
+	}
+	if want := len(cg.dirs); in != want {
+		t.Errorf("the command is in its cgroup in %d hierarchies, want %d:\n%s", in, want, r.stdout)
+	}
+	if slices.Contains(cg.Controllers(), "pids") && !strings.Contains(r.stderr, "fork") && !strings.Contains(r.stderr, "Resource temporarily unavailable") && !strings.Contains(r.stderr, "Cannot") {
+		t.Errorf("40 background sleeps ran under pids.max 16; stdout %q stderr %q", r.stdout, r.stderr)
 	}
 }
 
