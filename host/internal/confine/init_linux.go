@@ -43,21 +43,6 @@ const maxLaunchMsg = 16 << 20
 // forwarded are the signals the launcher passes on to the shell.
 var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
-// init runs the launcher when the program was started as one, before
-// the packages this one does not import are initialized, as far as Go's
-// order allows: a package is initialized once its imports are, the first
-// in import path order first. The launcher needs none of toolhost's other
-// packages, whose inits (a JSON Schema compiler's alone takes 3.6 ms, the
-// configuration's and the registry's) made up 5 to 7 ms of a confined
-// command's start (issue 14 item 1); how many still come before this one
-// depends on this package's own imports. A program that calls Main itself
-// (host.RunLauncher, a test's TestMain) never gets there for the launcher.
-func init() {
-	if len(os.Args) > 1 && os.Args[1] == LauncherArg {
-		os.Exit(Main(os.Args))
-	}
-}
-
 // Main is the launcher: it runs when the toolhost binary is started with
 // LauncherArg, and returns the exit status: the shell's, 128+n when the
 // shell was killed by signal n, or 125 when the command did not run, after
