@@ -383,11 +383,29 @@ func (r *roots) symlink(link, target string) error {
 	err = unix.Symlinkat(link, dir, base)
 	if errors.Is(err, unix.EEXIST) {
 		if got, rerr := readlinkat(dir, base); rerr == nil && got == link {
-			return nil
+			return pinSymlink(dir, base, target)
 		}
 		return fmt.Errorf("the target %s already exists inside the command's root and is not the symlink %s", target, link)
 	}
 	return err
+}
+
+// pinSymlink binds the symlink base in dir onto itself. A link that is
+// already there lies in a writable tree (a .git/hooks that links to the
+// repository's hooks directory): the mount at its target protects what it
+// points to, and the link must not be replaced by a directory of the
+// command's own. A mount point cannot be unlinked or renamed (EBUSY), and
+// a link bound onto itself still resolves the same.
+func pinSymlink(dir int, base, target string) error {
+	tree, err := unix.OpenTree(dir, base, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil {
+		return fmt.Errorf("cannot pin the symlink %s in place: %w", target, err)
+	}
+	defer unix.Close(tree)
+	if err := unix.MoveMount(tree, "", dir, base, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("cannot pin the symlink %s in place: %w", target, err)
+	}
+	return nil
 }
 
 // target returns an O_PATH descriptor of target in the new root, made
