@@ -26,7 +26,7 @@ type commandSandbox struct {
 // to running commands unconfined: when confinement cannot be had, the
 // confiner makes every command fail with the reason and the fix, and the
 // host still opens, so that every other tool works.
-func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, roots, protected []string, log *slog.Logger) (*commandSandbox, error) {
+func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, stateDir string, roots, protected []string, log *slog.Logger) (*commandSandbox, error) {
 	s := commandSettings(cfg)
 	home, _ := os.UserHomeDir()
 	// A configuration built without config.Load (an embedder's) gets the
@@ -41,7 +41,7 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, r
 		}
 	}
 	cs := &commandSandbox{}
-	state := opts.StateDir
+	state := stateDir
 	if state == "" {
 		// Per-call temporary directories and per-root caches need a home;
 		// without a state directory it lasts as long as the host.
@@ -62,7 +62,7 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, opts Options, r
 	if err := support.Require(confine.StricterMode(s.Mode, confine.ModeWorkspaceWrite), s.Network); err != nil {
 		log.Error("run_command cannot confine commands here, so every confined command will be refused; `toolhost sandbox doctor` says what is missing", "err", err)
 	}
-	cs.confiner = confine.NewConfiner(s, support, opts.Launcher, log)
+	cs.confiner = confine.NewConfiner(s, support, launcher, log)
 	if s.Network == confine.NetworkAllowlist {
 		dir, err := cs.proxyDir()
 		if err != nil {

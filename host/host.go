@@ -136,7 +136,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	recoverCommits(sb, log)
 	h := &Host{log: log, sb: sb, caches: map[string]*conversationCache{}}
-	if h.commands, err = openCommandSandbox(ctx, cfg, opts, sb.Roots(), st.sandbox.ProtectedDirs, log); err != nil {
+	if h.commands, err = openCommandSandbox(ctx, cfg, opts.Launcher, opts.StateDir, sb.Roots(), st.sandbox.ProtectedDirs, log); err != nil {
 		sb.Close()
 		return nil, err
 	}
