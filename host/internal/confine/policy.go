@@ -39,6 +39,11 @@ type Settings struct {
 	Environ []string
 	// ProxySocket is the proxy's socket on the host, for NetworkAllowlist.
 	ProxySocket string
+	// Search remembers, across calls, what the search of the writable
+	// trees for nested repositories and project files read, so that a
+	// call reads again only the directories that changed (SearchCache).
+	// One per host, shared by its calls; nil searches every tree in full.
+	Search *SearchCache
 }
 
 // Call is what Build needs of one call.
@@ -508,7 +513,7 @@ func (b *builder) protectInside() {
 		skip = append(skip, r)
 	}
 	for _, t := range dedupe(append(slices.Clone(b.c.Roots), b.s.ExtraWritable...)) {
-		f := searchTree(t, skip, searchLimits{walkMaxDepth, walkMaxEntries})
+		f := searchTree(t, skip, searchLimits{walkMaxDepth, walkMaxEntries}, b.s.Search)
 		for _, g := range f.dotgits {
 			b.protectGit(filepath.Dir(g), trees)
 		}
@@ -563,12 +568,12 @@ const maxModules = 64
 // one older than those that were there before it ran. What the bound
 // leaves out is stated.
 func (b *builder) protectModules(mods string, trees []string) {
-	_, subdirs, _, err := readDir(mods, 0, false, walkMaxEntries)
+	l, err := readDir(mods, 0, false, walkMaxEntries)
 	if err != nil && !errors.Is(err, errTooMany) {
 		return // no submodules
 	}
-	dirs := make([]string, len(subdirs))
-	for i, d := range subdirs {
+	dirs := make([]string, len(l.subdirs))
+	for i, d := range l.subdirs {
 		dirs[i] = filepath.Join(mods, d)
 	}
 	dirs = oldestFirst(dirs)

@@ -2,6 +2,7 @@ package confine
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -574,20 +575,37 @@ func TestBuildLimits(t *testing.T) {
 }
 
 // BenchmarkBuild is one call's policy with this machine's PATH and home:
-// it runs for every run_command call.
+// it runs for every run_command call. The roots: an empty repository, and
+// this package's own checkout when the tests run from one, searched in
+// full each time or with a SearchCache, as toolhost does.
 func BenchmarkBuild(b *testing.B) {
 	home, _ := os.UserHomeDir()
-	root := b.TempDir()
-	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+	empty := b.TempDir()
+	if err := os.Mkdir(filepath.Join(empty, ".git"), 0o755); err != nil {
 		b.Fatal(err)
 	}
-	s := Settings{Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: b.TempDir(), Home: home, Path: os.Getenv("PATH"), Environ: os.Environ()}
-	for b.Loop() {
-		_, cleanup, err := Build(s, Call{ID: "bench", Roots: []string{root}})
-		if err != nil {
-			b.Fatal(err)
+	roots := map[string]string{"empty": empty}
+	if repo, err := filepath.Abs("../../.."); err == nil && isDir(filepath.Join(repo, ".git")) {
+		roots["this-repository"] = repo
+	}
+	for _, name := range slices.Sorted(maps.Keys(roots)) {
+		for _, cached := range []bool{false, true} {
+			s := Settings{Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: b.TempDir(), Home: home, Path: os.Getenv("PATH"), Environ: os.Environ()}
+			run := name
+			if cached {
+				s.Search = NewSearchCache()
+				run += "-cached"
+			}
+			b.Run(run, func(b *testing.B) {
+				for b.Loop() {
+					_, cleanup, err := Build(s, Call{ID: "bench", Roots: []string{roots[name]}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					cleanup()
+				}
+			})
 		}
-		cleanup()
 	}
 }
 

@@ -33,6 +33,26 @@ type found struct {
 	gitdirs   []string // bare repositories' directories (HEAD, objects, refs)
 	projects  []string // toolhost.toml, .yaml, .yml at any depth
 	uncovered []string
+	// read counts the directories whose entries were read, not taken from
+	// a SearchCache.
+	read int
+}
+
+// listing is what readDir keeps of one directory.
+type listing struct {
+	names   []string // the entries the search looks for (wanted) that are not directories
+	subdirs []string // its directories, not links
+	n       int      // how many entries it read
+	stamp   dirStamp // the directory's state when it was read; zero where unknown
+}
+
+// dirStamp identifies a directory and its last change: which one (device
+// and inode) and when it last changed (ctime, in nanoseconds since the
+// epoch).
+type dirStamp struct {
+	dev, ino uint64
+	ctime    int64
+	dir      bool
 }
 
 // searchTree walks tree breadth first for what git or toolhost would run
@@ -40,15 +60,19 @@ type found struct {
 // file, a bare repository) and project configuration files. It never
 // follows a symbolic link, does not enter another filesystem mounted
 // below tree, a .git directory (protectGit covers its insides) or skip,
-// and stays within lim. Breadth first, so
-// that what the limits leave out is the deepest part of the tree.
-func searchTree(tree string, skip []string, lim searchLimits) found {
+// and stays within lim. Breadth first, so that what the limits leave out
+// is the deepest part of the tree. With a cache (nil: none), a directory
+// whose state has not changed since an earlier search read it is not
+// read again; what the search finds is the same.
+func searchTree(tree string, skip []string, lim searchLimits, cache *SearchCache) found {
 	var f found
 	dev, hasDev, err := treeDevice(tree)
 	if err != nil {
 		f.uncovered = append(f.uncovered, fmt.Sprintf("%s could not be searched for nested repositories and project files: %v", tree, err))
 		return f
 	}
+	r := cache.begin(tree, dev, hasDev)
+	defer cache.end(tree, r)
 	type dir struct {
 		path  string
 		depth int
@@ -59,8 +83,12 @@ func searchTree(tree string, skip []string, lim searchLimits) found {
 	for len(queue) > 0 {
 		d := queue[0]
 		queue = queue[1:]
-		names, subdirs, n, err := readDir(d.path, dev, hasDev, lim.entries-entries)
-		entries += n
+		l, fresh, err := r.readDir(d.path, dev, hasDev, lim.entries-entries)
+		names, subdirs := l.names, l.subdirs
+		entries += l.n
+		if fresh {
+			f.read++
+		}
 		switch {
 		case errors.Is(err, errOtherFS):
 			otherFS = append(otherFS, d.path)
@@ -81,7 +109,7 @@ func searchTree(tree string, skip []string, lim searchLimits) found {
 			}
 		}
 		for _, name := range subdirs {
-			p := filepath.Join(d.path, name)
+			p := childPath(d.path, name)
 			switch {
 			case name == ".git":
 				f.dotgits = append(f.dotgits, p)
@@ -112,6 +140,16 @@ func searchTree(tree string, skip []string, lim searchLimits) found {
 		f.uncovered = append(f.uncovered, fmt.Sprintf("%d directories in %s, such as %s, could not be read to search them for nested repositories and project files", len(unreadable), tree, unreadable[0]))
 	}
 	return f
+}
+
+// childPath is dir/name for a clean dir and a name read from it (never
+// "", ".", ".." or holding a slash): filepath.Join would clean it again,
+// a fifth of a cached search's time.
+func childPath(dir, name string) string {
+	if dir == "/" {
+		return dir + name
+	}
+	return dir + "/" + name
 }
 
 var (

@@ -20,32 +20,35 @@ func treeDevice(tree string) (uint64, bool, error) {
 	return st.Dev, true, nil
 }
 
-// readDir reads at most limit entries of dir, returning the names of its
+// readDir reads at most limit entries of dir: the names of its
 // directories (subdirs: not links) and of the other entries the search
-// looks for (names: see wanted), and how many it read. It fails with
-// errOtherFS when dir lies on another device than dev, and with
-// errTooMany (and what it read) at the limit. dir is opened without
-// following a link at its last element: a command can swap a directory
-// for a link while the search runs, and what a link leads to is not
-// searched (bindInside checks every path it binds anyway).
+// looks for (names: see wanted), how many it read, and the directory's
+// state before the read (stamp). It fails with errOtherFS when dir lies
+// on another device than dev, and with errTooMany (and what it read) at
+// the limit. dir is opened without following a link at its last element:
+// a command can swap a directory for a link while the search runs, and
+// what a link leads to is not searched (bindInside checks every path it
+// binds anyway).
 //
 // It reads the directory with getdents64 itself: the search runs for
 // every call, and os.File costs twice the system calls per directory
 // (the poller, flag checks, a small buffer).
-func readDir(dir string, dev uint64, hasDev bool, limit int) (names, subdirs []string, n int, err error) {
+func readDir(dir string, dev uint64, hasDev bool, limit int) (listing, error) {
+	var l listing
 	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, 0, &os.PathError{Op: "open", Path: dir, Err: err}
+		return l, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	defer syscall.Close(fd)
-	if hasDev {
-		var st syscall.Stat_t
-		if err := syscall.Fstat(fd, &st); err != nil {
-			return nil, nil, 0, &os.PathError{Op: "fstat", Path: dir, Err: err}
-		}
-		if st.Dev != dev {
-			return nil, nil, 0, errOtherFS
-		}
+	// The state is taken before the entries are read: a change after it
+	// gives the directory another change time, which the next search sees
+	// (SearchCache).
+	l.stamp, err = stampAt(fd, "", unix.AT_EMPTY_PATH)
+	if err != nil {
+		return l, err
+	}
+	if hasDev && l.stamp.dev != dev {
+		return l, errOtherFS
 	}
 	buf := make([]byte, 32<<10)
 	for {
@@ -54,37 +57,88 @@ func readDir(dir string, dev uint64, hasDev bool, limit int) (names, subdirs []s
 			continue
 		}
 		if err != nil {
-			return names, subdirs, n, &os.PathError{Op: "getdents", Path: dir, Err: err}
+			return l, &os.PathError{Op: "getdents", Path: dir, Err: err}
 		}
 		if got <= 0 {
-			return names, subdirs, n, nil
+			return l, nil
 		}
 		for off := 0; off < got; {
 			name, typ, reclen, err := dirent(buf[off:got])
 			if err != nil {
-				return names, subdirs, n, fmt.Errorf("%s: %w", dir, err)
+				return l, fmt.Errorf("%s: %w", dir, err)
 			}
 			off += reclen
 			if string(name) == "." || string(name) == ".." {
 				continue
 			}
-			if n == limit {
-				return names, subdirs, n, errTooMany
+			if l.n == limit {
+				return l, errTooMany
 			}
-			n++
+			l.n++
 			if typ == syscall.DT_UNKNOWN {
 				typ = lstatType(dir + "/" + string(name))
 			}
 			// Names are made strings only when kept: most are not.
 			switch {
 			case typ == syscall.DT_DIR:
-				subdirs = append(subdirs, string(name))
+				l.subdirs = append(l.subdirs, string(name))
 			case wanted(string(name)):
-				names = append(names, string(name))
+				l.names = append(l.names, string(name))
 			}
 		}
 	}
 }
+
+// dirStampOf is the state of the directory at path, not following a link
+// at its last element: what SearchCache compares with the state a
+// remembered listing was read in.
+func dirStampOf(path string) (dirStamp, error) {
+	return stampAt(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// stampAt is statx's device, inode and change time of path at dirfd.
+// The change time is the inode's ctime: the kernel sets it to the current
+// time at every change to the directory (an entry made, removed or
+// renamed, its own attributes), and no system call sets it to a chosen
+// value, unlike the modification time (touch -d).
+func stampAt(dirfd int, path string, flags int) (dirStamp, error) {
+	var stx unix.Statx_t
+	if err := unix.Statx(dirfd, path, flags, unix.STATX_TYPE|unix.STATX_INO|unix.STATX_CTIME, &stx); err != nil {
+		return dirStamp{}, &os.PathError{Op: "statx", Path: path, Err: err}
+	}
+	const need = unix.STATX_TYPE | unix.STATX_INO | unix.STATX_CTIME
+	if stx.Mask&need != need {
+		return dirStamp{}, &os.PathError{Op: "statx", Path: path, Err: errors.New("the filesystem does not report the inode and change time")}
+	}
+	return dirStamp{
+		dev:   unix.Mkdev(stx.Dev_major, stx.Dev_minor),
+		ino:   stx.Ino,
+		ctime: stx.Ctime.Sec*1e9 + int64(stx.Ctime.Nsec),
+		dir:   stx.Mode&unix.S_IFMT == unix.S_IFDIR,
+	}, nil
+}
+
+// stableFS reports whether the filesystem tree lies on is one whose
+// change times the kernel keeps itself, from its own clock: local disk
+// filesystems and tmpfs. Elsewhere (NFS, FUSE, 9p, vfat) a change time
+// comes from a server, a user's program, or the modification time, and a
+// command could make a change without it: SearchCache does not remember
+// those trees.
+func stableFS(tree string) bool {
+	var st unix.Statfs_t
+	if unix.Statfs(tree, &st) != nil {
+		return false
+	}
+	switch uint32(st.Type) {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.F2FS_SUPER_MAGIC, unix.OVERLAYFS_SUPER_MAGIC, unix.BCACHEFS_SUPER_MAGIC, zfsSuperMagic:
+		return true
+	}
+	return false
+}
+
+// zfsSuperMagic is ZFS's statfs type, which x/sys/unix does not name.
+const zfsSuperMagic = 0x2fc12fc1
 
 // dirent decodes the linux_dirent64 at the start of b: its name, type and
 // length.

@@ -16,35 +16,45 @@ func treeDevice(tree string) (uint64, bool, error) {
 	return 0, false, err
 }
 
-// readDir is walk_linux.go's, with os.File.
-func readDir(dir string, _ uint64, _ bool, limit int) (names, subdirs []string, n int, err error) {
+// readDir is walk_linux.go's, with os.File, and no stamp.
+func readDir(dir string, _ uint64, _ bool, limit int) (listing, error) {
+	var l listing
 	f, err := os.Open(dir)
 	if err != nil {
-		return nil, nil, 0, err
+		return l, err
 	}
 	defer f.Close()
 	for {
-		if n >= limit {
-			return names, subdirs, n, errTooMany
+		if l.n >= limit {
+			return l, errTooMany
 		}
-		es, err := f.ReadDir(min(256, limit-n))
+		es, err := f.ReadDir(min(256, limit-l.n))
 		for _, e := range es {
 			switch name := e.Name(); {
 			case e.Type()&fs.ModeDir != 0:
-				subdirs = append(subdirs, name)
+				l.subdirs = append(l.subdirs, name)
 			case wanted(name):
-				names = append(names, name)
+				l.names = append(l.names, name)
 			}
 		}
-		n += len(es)
+		l.n += len(es)
 		if errors.Is(err, io.EOF) || err == nil && len(es) == 0 {
-			return names, subdirs, n, nil
+			return l, nil
 		}
 		if err != nil {
-			return names, subdirs, n, err
+			return l, err
 		}
 	}
 }
+
+// dirStampOf is not known here: nothing is remembered (stableFS).
+func dirStampOf(path string) (dirStamp, error) {
+	return dirStamp{}, errors.ErrUnsupported
+}
+
+// stableFS is false here: SearchCache remembers nothing on these
+// systems, where commands are not confined anyway.
+func stableFS(string) bool { return false }
 
 // birthTime is not known here: submodules are protected in name order.
 func birthTime(string) (int64, bool) { return 0, false }

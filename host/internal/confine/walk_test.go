@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBuildProtectsNestedRepositories: a repository nested in a root (a
@@ -118,7 +119,7 @@ func TestSearchTreeStatesWhatItMissed(t *testing.T) {
 		{"too many", searchLimits{6, 20}, 0, 0, "stopped after 20 entries"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := searchTree(root, nil, c.lim)
+			f := searchTree(root, nil, c.lim, nil)
 			if len(f.dotgits) != c.dotgits || len(f.projects) != c.projects {
 				t.Errorf("found %q and %q, want %d .git and %d project files", f.dotgits, f.projects, c.dotgits, c.projects)
 			}
@@ -132,7 +133,7 @@ func TestSearchTreeStatesWhatItMissed(t *testing.T) {
 	}
 
 	// The state directory is not searched: it is hidden anyway.
-	if f := searchTree(root, []string{filepath.Join(root, "1")}, searchLimits{6, 1000}); len(f.dotgits)+len(f.projects) != 0 {
+	if f := searchTree(root, []string{filepath.Join(root, "1")}, searchLimits{6, 1000}, nil); len(f.dotgits)+len(f.projects) != 0 {
 		t.Errorf("searched a skipped tree: %q %q", f.dotgits, f.projects)
 	}
 }
@@ -150,7 +151,7 @@ func TestSearchTreeStopsAtMounts(t *testing.T) {
 	if len(mounted) == 0 {
 		t.Skip("no filesystem is mounted below /dev here")
 	}
-	f := searchTree("/dev", nil, searchLimits{1, 20000})
+	f := searchTree("/dev", nil, searchLimits{1, 20000}, nil)
 	got := strings.Join(f.uncovered, "\n")
 	if !strings.Contains(got, "other filesystems mounted there") {
 		t.Errorf("uncovered %q, want the mounts below /dev (%s) stated", f.uncovered, strings.Join(mounted, ", "))
@@ -168,7 +169,11 @@ func devOf(t *testing.T, p string) uint64 {
 
 // BenchmarkSearchTree measures the search Build runs for every call, on a
 // tree of 20000 files (where the entry limit stops it) and on the
-// repository holding this package, when the tests run from a checkout.
+// repository holding this package, when the tests run from a checkout:
+// in full, and with a SearchCache that holds the tree (cached: one statx
+// per directory). The synthetic tree was just made, so its cache's clock
+// is moved past ctimeSlack; the repository's is the real one, and what
+// changed in it in the last seconds is read again, as in use.
 func BenchmarkSearchTree(b *testing.B) {
 	syn := b.TempDir()
 	for i := range 20 {
@@ -188,13 +193,35 @@ func BenchmarkSearchTree(b *testing.B) {
 	if repo, err := filepath.Abs("../../.."); err == nil && isDir(filepath.Join(repo, ".git")) {
 		trees["this-repository"] = repo
 	}
+	lim := searchLimits{walkMaxDepth, walkMaxEntries}
 	for _, name := range slices.Sorted(maps.Keys(trees)) {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				searchTree(trees[name], nil, searchLimits{walkMaxDepth, walkMaxEntries})
+				searchTree(trees[name], nil, lim, nil)
 			}
 		})
+		b.Run(name+"-cached", func(b *testing.B) {
+			c := NewSearchCache()
+			if name == "20k-files" {
+				c.now = laterClock(time.Minute)
+			}
+			searchTree(trees[name], nil, lim, c)
+			read, dirs := 0, 0
+			for b.Loop() {
+				f := searchTree(trees[name], nil, lim, c)
+				read += f.read
+				dirs++
+			}
+			b.ReportMetric(float64(read)/float64(dirs), "dirs-read/op")
+			b.ReportMetric(float64(len(c.trees[trees[name]])), "dirs-cached")
+		})
 	}
+}
+
+// laterClock is a SearchCache clock d ahead of the system's: what a
+// search sees once the tree it reads has not changed for d.
+func laterClock(d time.Duration) func() int64 {
+	return func() int64 { return time.Now().Add(d).UnixNano() }
 }
 
 // gitInitAt makes dir a repository with the real git, as a user would.

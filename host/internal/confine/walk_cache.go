@@ -1,0 +1,133 @@
+package confine
+
+import (
+	"sync"
+	"time"
+)
+
+// SearchCache remembers, across calls, the directories that Build's
+// search of the writable trees read (searchTree: what each held that the
+// search looks for), with the state each was in when read: its device,
+// inode and change time (ctime). A later search takes a directory from
+// the cache only after a statx shows it in the same state, and reads it
+// again otherwise; so it finds what a full search would, at the cost of
+// one statx per unchanged directory instead of reading its entries
+// (issue 14 item 2: the search runs for every call, before the command
+// starts).
+//
+// A command cannot make the cache hide what it did: making, removing or
+// renaming an entry changes its directory's ctime, which no system call
+// sets to a chosen value (touch -d sets the modification time and makes
+// the ctime now); a directory replaced by another has another inode, or
+// the same inode number with a new ctime; one replaced by a link or a
+// mount is another inode or device. Two limits remain, both handled:
+//
+//   - Timestamps are coarse: a change in the same clock tick (or second,
+//     on a filesystem that keeps whole seconds) as the directory's read
+//     can leave its ctime as it was. A directory whose ctime is within
+//     ctimeSlack of the start of the search that read it is not
+//     remembered, so it is read again by the next search: any change
+//     after the read gets a later ctime than one that old.
+//   - Some filesystems' change times do not come from the kernel's clock
+//     at every change (NFS and FUSE servers, vfat's copy of the
+//     modification time): trees on them are not remembered (stableFS).
+//
+// It is safe for concurrent use. Each search validates every directory it
+// takes from the cache itself, so a call never relies on what another
+// call validated; the listing a search leaves is one whose every entry it
+// read or validated.
+type SearchCache struct {
+	mu    sync.Mutex
+	trees map[string]map[string]listing // tree -> directory -> listing
+	// now is the clock, in nanoseconds since the epoch, in the tests'
+	// hands; nil is the system's.
+	now func() int64
+}
+
+const (
+	// ctimeSlack covers the coarseness of change times: the kernel's
+	// coarse clock lags by up to a tick (10 ms at 100 Hz), and a
+	// filesystem with small inodes (ext4's 128 bytes) keeps whole
+	// seconds.
+	ctimeSlack = 2 * time.Second
+	// maxCachedTrees bounds the trees remembered: the roots and
+	// extra_writable paths of the calls, a handful in practice.
+	maxCachedTrees = 64
+)
+
+// NewSearchCache returns an empty cache, for Settings.Search.
+func NewSearchCache() *SearchCache {
+	return &SearchCache{trees: map[string]map[string]listing{}}
+}
+
+// treeSearch is one search's use of the cache: the listings the last
+// search of the tree left, read only, and those this search read or
+// validated, for the next.
+type treeSearch struct {
+	old, next map[string]listing
+	dev       uint64
+	start     int64 // when the search started, on the clock ctimes are taken from
+}
+
+// begin returns the cache's part in a search of tree on device dev; nil
+// when there is no cache or the tree's filesystem cannot be trusted with
+// it (stableFS).
+func (c *SearchCache) begin(tree string, dev uint64, hasDev bool) *treeSearch {
+	if c == nil || !hasDev || !stableFS(tree) {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	if c.now != nil {
+		now = c.now()
+	}
+	c.mu.Lock()
+	old := c.trees[tree]
+	c.mu.Unlock()
+	return &treeSearch{old: old, next: make(map[string]listing, len(old)), dev: dev, start: now}
+}
+
+// end keeps what the search s read or validated for the next search of
+// tree. Concurrent searches each store theirs; whichever is left, every
+// entry in it is checked again before use.
+func (c *SearchCache) end(tree string, s *treeSearch) {
+	if s == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.trees == nil {
+		c.trees = map[string]map[string]listing{}
+	}
+	if _, ok := c.trees[tree]; !ok && len(c.trees) >= maxCachedTrees {
+		for k := range c.trees {
+			delete(c.trees, k)
+			break
+		}
+	}
+	c.trees[tree] = s.next
+}
+
+// readDir is walk's readDir, answered from the cache when dir is in the
+// state it was read in and the read was whole (no more entries than limit
+// allows now). fresh reports that the directory was read.
+func (s *treeSearch) readDir(dir string, dev uint64, hasDev bool, limit int) (l listing, fresh bool, err error) {
+	if s == nil {
+		l, err = readDir(dir, dev, hasDev, limit)
+		return l, true, err
+	}
+	// Validated here, as it is used: a call relies on no check but its
+	// own.
+	if l, ok := s.old[dir]; ok && l.n <= limit && l.stamp.dev == s.dev {
+		if st, err := dirStampOf(dir); err == nil && st == l.stamp {
+			s.next[dir] = l
+			return l, false, nil
+		}
+	}
+	l, err = readDir(dir, dev, hasDev, limit)
+	// A directory that changed shortly before the search may change again
+	// within the same tick without its ctime moving: not remembered.
+	if err == nil && l.stamp.dir && l.stamp.ctime < s.start-int64(ctimeSlack) {
+		s.next[dir] = l
+	}
+	return l, true, err
+}
