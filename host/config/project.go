@@ -11,12 +11,22 @@ import (
 	"github.com/spf13/viper"
 )
 
-// project applies the project file in opts.Dir, if there is one and the
-// operator trusted the directory, as a narrowing of l.Config; otherwise
-// it records the file as ignored and why. Only a broken trust file is an
-// error: it is the operator's. A project file can be written by the tools
-// this configuration governs, so nothing in it may stop toolhost
-// (issue 10 item 1).
+// project applies the project files in opts.Dir, if there are any and
+// the operator trusted the directory, as narrowings of l.Config;
+// otherwise it records each file as ignored and why. Only a broken trust
+// file is an error: it is the operator's. A project file can be written
+// by the tools this configuration governs, so nothing in it may stop
+// toolhost (issue 10 item 1).
+//
+// A directory may hold more than one project file (toolhost.toml and
+// toolhost.yaml, say): each is applied in turn, in configFiles' order. A
+// file can only narrow, so applying them all is at least as strict as
+// any one of them; ignoring them all would let a command that adds a
+// second file beside the project's undo its narrowing (issue 14 item 2).
+// A file that is broken, a link out of the directory, or that would make
+// the policy invalid is ignored on its own, and the others still narrow:
+// stopping toolhost instead would let any command stop it, and dropping
+// the others would let a broken file undo them.
 func (l *Loaded) project(opts Options, operator string) error {
 	if sameFile(opts.Dir, opts.UserDir) {
 		return nil // the operator's own directory holds no project file
@@ -31,34 +41,44 @@ func (l *Loaded) project(opts Options, operator string) error {
 		return nil
 	}
 	dir := filepath.Dir(found[0])
+	also := ""
 	if len(found) > 1 {
-		for _, f := range found {
-			l.ignore(f, fmt.Sprintf("%s holds more than one configuration file (%s); none is read until one is left", dir, strings.Join(found, ", ")))
+		also = fmt.Sprintf(" (%s holds more than one configuration file, %s: in a trusted directory each one read narrows the policy in turn)", dir, strings.Join(found, ", "))
+	}
+	trusted, checked := false, false
+	for _, file := range found {
+		if target := linkOutside(file); target != "" {
+			l.ignore(file, fmt.Sprintf("project file is a link to %s, outside %s: a tool writing that file would change the policy; replace the link with the file itself, or pass the target with --config to apply it in full%s", target, dir, also))
+			continue
 		}
-		return nil
+		if !checked {
+			var err error
+			if trusted, err = IsTrusted(opts.UserDir, dir); err != nil {
+				return err
+			}
+			checked = true
+		}
+		if !trusted {
+			l.ignore(file, fmt.Sprintf("project file in an untrusted directory; run \"toolhost trust %s\" to let it narrow the policy, or pass it with --config to apply it in full%s", dir, also))
+			continue
+		}
+		l.narrowBy(file, also)
 	}
-	file := found[0]
-	if target := linkOutside(file); target != "" {
-		l.ignore(file, fmt.Sprintf("project file is a link to %s, outside %s: a tool writing that file would change the policy; replace the link with the file itself, or pass the target with --config to apply it in full", target, dir))
-		return nil
-	}
-	trusted, err := IsTrusted(opts.UserDir, dir)
-	if err != nil {
-		return err
-	}
-	if !trusted {
-		l.ignore(file, fmt.Sprintf("project file in an untrusted directory; run \"toolhost trust %s\" to let it narrow the policy, or pass it with --config to apply it in full", dir))
-		return nil
-	}
+	return nil
+}
+
+// narrowBy applies the trusted project file as a narrowing of l.Config,
+// or records why it is ignored; also is appended to that reason.
+func (l *Loaded) narrowBy(file, also string) {
 	p, err := l.readProject(file)
 	if err != nil {
-		l.ignore(file, fmt.Sprintf("%v; fix the file to let it narrow the policy", err))
-		return nil
+		l.ignore(file, fmt.Sprintf("%v; fix the file to let it narrow the policy%s", err, also))
+		return
 	}
 	narrowed, ignored := l.Config.NarrowedBy(p)
 	if err := narrowed.Validate(); err != nil {
-		l.ignore(file, fmt.Sprintf("narrowed by it, the policy would be invalid: %v", err))
-		return nil
+		l.ignore(file, fmt.Sprintf("narrowed by it, the policy would be invalid: %v%s", err, also))
+		return
 	}
 	before, after := showValues(l.Config), showValues(narrowed)
 	for key, val := range after {
@@ -71,7 +91,6 @@ func (l *Loaded) project(opts Options, operator string) error {
 	}
 	l.Files = append(l.Files, File{Path: file, Role: RoleProject, Read: true})
 	l.Config = narrowed
-	return nil
 }
 
 // linkOutside is where a project file that is a symbolic link leads

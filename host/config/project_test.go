@@ -89,8 +89,47 @@ func TestProjectFile(t *testing.T) {
 				t.Errorf("Report:\n%s", r)
 			}
 		}},
-		{name: "two project files", trusted: true, files: map[string]string{"toolhost.toml": "", "toolhost.yml": ""}, check: func(t *testing.T, ws string, l *Loaded) {
-			if len(l.Files) != 2 || l.Files[0].Read || l.Files[1].Read || !strings.Contains(l.Files[0].Why, "more than one configuration file") {
+		// issue 14 item 2: a command that adds toolhost.yaml beside the
+		// project's toolhost.toml must not undo the toml's narrowing: each
+		// file narrows in turn, and the added one cannot widen.
+		{name: "a second project file added beside the first", trusted: true, files: map[string]string{
+			"toolhost.toml": "[tools]\nmax_tool_calls_per_batch = 3\n[tools.run_command]\nsandbox = \"read-only\"\n",
+			"toolhost.yaml": "tools:\n  max_tool_calls_per_batch: 8\n  approval:\n    denylist: [write_file]\n",
+		}, check: func(t *testing.T, ws string, l *Loaded) {
+			tl := l.Config.Tools
+			if tl.MaxToolCallsPerBatch != 3 || tl.RunCommand.Sandbox != SandboxReadOnly || !slices.Contains(tl.Approval.Denylist, "write_file") {
+				t.Errorf("not narrowed by both files: max_tool_calls_per_batch %d, sandbox %q, denylist %q", tl.MaxToolCallsPerBatch, tl.RunCommand.Sandbox, tl.Approval.Denylist)
+			}
+			toml, yaml := filepath.Join(ws, "toolhost.toml"), filepath.Join(ws, "toolhost.yaml")
+			if len(l.Files) != 2 || !l.Files[0].Read || !l.Files[1].Read || l.Files[0].Path != toml || l.Files[1].Path != yaml {
+				t.Errorf("files %+v, want both read", l.Files)
+			}
+			for key, file := range map[string]string{"tools.max_tool_calls_per_batch": toml, "tools.run_command.sandbox": toml, "tools.approval.denylist": yaml} {
+				if got := l.Sources[key]; got != "project file "+file {
+					t.Errorf("Sources[%s] = %q, want the project file %s", key, got, file)
+				}
+			}
+			if r := l.Report(); !strings.Contains(r, "# read: "+toml) || !strings.Contains(r, "# read: "+yaml) {
+				t.Errorf("Report:\n%s", r)
+			}
+		}},
+		// A broken file beside a good one drops nothing but itself.
+		{name: "a broken project file beside a good one", trusted: true, files: map[string]string{
+			"toolhost.toml": "[tools]\nmax_tool_calls_per_batch = 3\n",
+			"toolhost.yml":  "tools: [not, a, table\n",
+		}, check: func(t *testing.T, ws string, l *Loaded) {
+			if got := l.Config.Tools.MaxToolCallsPerBatch; got != 3 {
+				t.Errorf("max_tool_calls_per_batch %d, want the good file's 3", got)
+			}
+			if len(l.Files) != 2 || !l.Files[0].Read || l.Files[1].Read || !strings.Contains(l.Files[1].Why, "fix the file") || !strings.Contains(l.Files[1].Why, "more than one configuration file") {
+				t.Errorf("files %+v, want the toml read and the yml ignored", l.Files)
+			}
+		}},
+		{name: "two project files, untrusted", files: map[string]string{"toolhost.toml": "[tools]\nmax_tool_calls_per_batch = 3\n", "toolhost.yml": ""}, check: func(t *testing.T, ws string, l *Loaded) {
+			if !reflect.DeepEqual(l.Config, withRoots(ws)) {
+				t.Errorf("config changed by untrusted files: %+v", l.Config.Tools)
+			}
+			if len(l.Files) != 2 || l.Files[0].Read || l.Files[1].Read || !strings.Contains(l.Files[0].Why, "toolhost trust") || !strings.Contains(l.Files[0].Why, "more than one configuration file") {
 				t.Errorf("files %+v", l.Files)
 			}
 		}},
