@@ -23,7 +23,9 @@ var (
 		"Permission denied", "permission denied",
 		"Operation not permitted", "operation not permitted",
 	}
-	notFound = []string{"No such file or directory", "no such file or directory"}
+	// notFound are ENOENT's words, and dash's for a missing directory on
+	// the way to a file it creates.
+	notFound = []string{"No such file or directory", "no such file or directory", "Directory nonexistent"}
 	// busy is what moving or removing a mount point gives (EBUSY): a
 	// repository's .git, hooks or config, toolhost's configuration.
 	busy = []string{"Device or resource busy", "device or resource busy"}
@@ -104,6 +106,7 @@ func (h *hinter) line(l string) {
 	if i, ph := index(l, notFound); i >= 0 {
 		if path := pathAround(l, i, len(ph)); path != "" {
 			h.hidden(path)
+			h.unseen(path)
 		}
 		return
 	}
@@ -171,6 +174,71 @@ func (h *hinter) hidden(path string) {
 	if m := h.effective(abs); m != nil && m.Kind == MountHide {
 		h.add(m.Target, fmt.Sprintf("sandbox: %s is hidden from commands (it holds secrets or toolhost's own state). Retrying will not help.", m.Target))
 	}
+}
+
+// unseen explains a missing absolute path that lies in a directory the
+// host has but the sandbox does not show: a path of the host's /tmp or
+// /var/tmp (inside, both are the call's private tmp), or of a tree no
+// mount shows. A model told only "No such file or directory" would make
+// the directory in the private tmp and write there, and the file would
+// be gone when the call ends. A path missing on the host too, or one
+// the sandbox shows as the host has it, is the command's business; so
+// are paths in the scratch $HOME and the secrets, whose presence on the
+// host a hint must not tell.
+func (h *hinter) unseen(path string) {
+	if !filepath.IsAbs(path) {
+		return
+	}
+	abs := filepath.Clean(path)
+	if underAny(abs, h.secrets()) {
+		return
+	}
+	d := onHost(abs)
+	m := h.effective(d)
+	switch {
+	case d == "" || h.mountsBelow(d):
+		return // the launcher makes d, to hold a mount
+	case m == nil:
+		h.add(abs, fmt.Sprintf("sandbox: %s is outside what commands can see: they see only the roots (%s), $TMPDIR (/tmp), system and toolchain directories; writable: %s. Retrying will not help.", abs, h.roots(), h.writable()))
+	case m.Kind != MountWrite || m.Source == m.Target || d == m.Target:
+		return // hidden, the scratch $HOME, shown as the host has it, or the mount itself
+	case pathPresent(filepath.Join(m.Source, strings.TrimPrefix(d, m.Target))):
+		return // the call's own directory has it too
+	case m.Target == "/tmp" || m.Target == "/var/tmp":
+		h.add(abs, fmt.Sprintf("sandbox: %s is outside what commands can see; %s is this call's private directory, removed when it ends; writable: %s. Retrying will not help.", abs, m.Target, h.writable()))
+	default:
+		h.add(abs, fmt.Sprintf("sandbox: %s is outside what commands can see; %s is toolhost's directory for this root, not the host's; writable: %s. Retrying will not help.", abs, m.Target, h.writable()))
+	}
+}
+
+// onHost is the deepest of path and its parents that exists on the host.
+func onHost(path string) string {
+	for d := path; ; d = filepath.Dir(d) {
+		if pathPresent(d) {
+			return d
+		}
+		if d == "/" || d == "." {
+			return ""
+		}
+	}
+}
+
+// mountsBelow reports whether a mount's target lies strictly inside d:
+// the launcher makes d in the new root to hold it.
+func (h *hinter) mountsBelow(d string) bool {
+	for _, m := range h.p.Mounts {
+		if m.Target != d && within(m.Target, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// secrets are the paths commands may never read, for the home and
+// environment the command ran with.
+func (h *hinter) secrets() []string {
+	env := envMap(h.p.Env)
+	return secretPaths(env["HOME"], env)
 }
 
 func (h *hinter) network(l string) {

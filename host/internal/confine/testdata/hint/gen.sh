@@ -84,5 +84,27 @@ busy() { # name, command: run with the project's .git a mount point
 busy busy-mv 'mv .git .gitx'
 busy busy-rm 'rm -rf .git'
 busy busy-python 'python3 -c "import os; os.rename(\".git\", \"x\")"'
+# A path in the host's /tmp or /var/tmp: inside, both are the call's
+# private directory (an empty tmpfs over each here, as the sandbox mounts
+# the call's tmp there), which has no e14host although the host has one.
+# Writing there fails with ENOENT, not a denial.
+mkdir -p /tmp/e14host /var/tmp/e14host && echo x > /tmp/e14host/in
+private() { # name, command: run with /tmp and /var/tmp empty
+	unshare -rm sh -c "mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /var/tmp && $2" 2>"$out/$1.stderr" >/dev/null
+}
+private enoent-tmp-dash 'echo x > /tmp/e14host/out'
+private enoent-tmp-bash 'bash -c "echo x > /tmp/e14host/out"'
+private enoent-tmp-touch 'touch /tmp/e14host/out'
+private enoent-tmp-cat 'cat /tmp/e14host/in'
+private enoent-tmp-python 'python3 -c "open(\"/tmp/e14host/out\", \"w\")" 2>&1 >/dev/null | tail -n 1 >&2'
+# Go's error, from a program built outside (the shell stays in $work,
+# which the empty /tmp then covers).
+(cd "$work" && printf 'package main\n\nimport "os"\n\nfunc main() {\n\tif err := os.WriteFile("/tmp/e14host/out", nil, 0o644); err != nil {\n\t\tprintln(err.Error())\n\t\tos.Exit(1)\n\t}\n}\n' > w.go && go build -o w w.go)
+unshare -rm sh -c "cd '$work' && mount -t tmpfs tmpfs /tmp && ./w" 2>"$out/enoent-tmp-go.stderr" >/dev/null
+private enoent-vartmp-cp 'cp /etc/hostname /var/tmp/e14host/out'
+# The same in the call's own tmp, where the directory does not exist
+# either: the command's own business, no hint.
+private enoent-tmp-own 'touch /tmp/e14own/out'
+rm -rf /tmp/e14host /var/tmp/e14host
 # An ordinary failure that is no denial: Hint must stay silent on it.
 ro plain-missing 'cat /nonexistent-e14'
