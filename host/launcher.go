@@ -1,6 +1,9 @@
 package host
 
-import "github.com/toolhost/toolhost/host/internal/confine"
+import (
+	"github.com/toolhost/toolhost/host/internal/confine/launcher"
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
+)
 
 // RunLauncher runs the confined launcher of run_command when args (a
 // program's os.Args) ask for it, and reports whether they did: a program
@@ -9,8 +12,8 @@ import "github.com/toolhost/toolhost/host/internal/confine"
 // so a single binary confines commands with no helper to install (issue 14
 // item 1).
 func RunLauncher(args []string) (code int, ok bool) {
-	if len(args) < 2 || args[1] != confine.LauncherArg {
+	if len(args) < 2 || args[1] != spec.LauncherArg {
 		return 0, false
 	}
-	return confine.Main(args), true
+	return launcher.Main(args), true
 }

@@ -1,14 +1,13 @@
-// Package confine runs one shell command confined by the kernel: the
-// second wall behind the approval policy for run_command (issue 14).
+// Package confine is the host's half of run_command's confinement: the
+// second wall behind the approval policy (issue 14).
 //
-// The host side builds a Policy for each call (Build) and prepares an
-// exec.Cmd that re-executes the toolhost binary as a launcher (Launch).
-// The launcher (Main) enters new user, mount, PID and network namespaces,
-// builds a root holding only what the policy lists, sets resource limits,
-// no_new_privs, Landlock and a seccomp filter, and then runs sh -c as the
-// child of an init that reaps, forwards signals and exits with the shell's
-// status. When the launcher dies, the kernel kills every process of its
-// PID namespace, so nothing a command starts outlives the call.
+// For each call it builds a Policy (Build), makes the call's cgroup
+// (NewCgroup) and egress proxy, and prepares an exec.Cmd that re-executes
+// the toolhost binary as the launcher (Launch), then follows it until the
+// command ends. The launcher itself, which enters the namespaces, builds
+// the command's root and runs sh -c under Landlock and seccomp, is
+// package launcher; the two share only package spec, and this package
+// never imports the launcher's code.
 //
 // Confinement fails closed: when what the policy asks cannot be had,
 // the command does not run, and the error says what is missing and how to
@@ -17,131 +16,47 @@ package confine
 
 import (
 	"time"
+
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
-// Mode is [tools.run_command] sandbox: how much of the filesystem a
-// command may write.
-type Mode string
+// The contract's types under this package's names. Mode, Network, Limits
+// and Applied (with their values) are what the host's other packages
+// configure and record, so they keep naming them confine.Mode and so on.
+type (
+	Mode    = spec.Mode
+	Network = spec.Network
+	Limits  = spec.Limits
+	Applied = spec.Applied
+)
 
-// The modes. Off runs commands with toolhost's own privileges; only the
-// operator's configuration can choose it.
+// The values of Mode and Network.
 const (
-	ModeWorkspaceWrite Mode = "workspace-write"
-	ModeReadOnly       Mode = "read-only"
-	ModeOff            Mode = "off"
+	ModeWorkspaceWrite = spec.ModeWorkspaceWrite
+	ModeReadOnly       = spec.ModeReadOnly
+	ModeOff            = spec.ModeOff
+
+	NetworkOff       = spec.NetworkOff
+	NetworkAllowlist = spec.NetworkAllowlist
+	NetworkOn        = spec.NetworkOn
 )
 
-// Network is [tools.run_command] network: what a command may reach.
-type Network string
+// Policy and Mount under this package's names, for Build, Hint and the
+// search of the writable trees (policy.go, hint.go, walk*.go), which
+// build and read policies in this package's terms.
+type (
+	Policy    = spec.Policy
+	Mount     = spec.Mount
+	MountKind = spec.MountKind
+)
 
-// The network modes. Off leaves a namespace with loopback only;
-// Allowlist adds toolhost's proxy, reached through a relay in the
-// namespace; On is the host's network, only by the operator's choice.
+// The values of MountKind.
 const (
-	NetworkOff       Network = "off"
-	NetworkAllowlist Network = "allowlist"
-	NetworkOn        Network = "on"
+	MountRead  = spec.MountRead
+	MountWrite = spec.MountWrite
+	MountTmpfs = spec.MountTmpfs
+	MountHide  = spec.MountHide
 )
-
-// Limits bound one command's resources. Zero means no limit of that kind
-// (file size and open files always get one from Build; CPU only when set).
-type Limits struct {
-	CPUSeconds    uint64 `json:"cpu_seconds,omitempty"`     // RLIMIT_CPU, per process
-	FileSizeBytes uint64 `json:"file_size_bytes,omitempty"` // RLIMIT_FSIZE
-	OpenFiles     uint64 `json:"open_files,omitempty"`      // RLIMIT_NOFILE
-	MemoryBytes   uint64 `json:"memory_bytes,omitempty"`    // cgroup memory limit, where a cgroup is available
-	Pids          uint64 `json:"pids,omitempty"`            // cgroup process limit, where a cgroup is available
-}
-
-// MountKind is how one path appears inside the command's root.
-type MountKind string
-
-// The mount kinds, applied in Policy.Mounts order.
-const (
-	// MountRead binds Source read-only at Target.
-	MountRead MountKind = "ro"
-	// MountWrite binds Source read-write at Target.
-	MountWrite MountKind = "rw"
-	// MountTmpfs puts an empty writable tmpfs at Target (discarded when the
-	// command ends); Source is unused.
-	MountTmpfs MountKind = "tmpfs"
-	// MountHide makes Target unreadable: an empty read-only tmpfs for a
-	// directory, /dev/null for a file. For secrets inside a tree that is
-	// otherwise visible.
-	MountHide MountKind = "hide"
-)
-
-// Mount is one path of the command's root.
-type Mount struct {
-	Kind   MountKind `json:"kind"`
-	Source string    `json:"source,omitempty"` // absolute path on the host
-	Target string    `json:"target"`           // absolute path inside; usually Source
-}
-
-// Policy is everything one confined command may do. The host builds it
-// (Build) and the launcher enforces it; it travels to the launcher as
-// JSON, so it holds no secrets.
-type Policy struct {
-	Mode    Mode    `json:"mode"`
-	Network Network `json:"network"`
-
-	// Dir is the absolute working directory, inside a writable or
-	// readable mount.
-	Dir string `json:"dir"`
-	// Mounts build the command's root, in order: a later mount can cover
-	// part of an earlier one (a read-only .git/hooks inside the writable
-	// root, a hidden ~/.ssh inside a readable tree). Only what is listed
-	// exists inside, besides /proc (the namespace's own), /dev (null,
-	// zero, full, random, urandom, tty, the fd links) and /dev/shm.
-	Mounts []Mount `json:"mounts"`
-	// Writable and Readable are the Landlock rules: the second layer,
-	// which holds even if a mount is wrong. Writable paths are also
-	// readable and executable.
-	Writable []string `json:"writable"`
-	Readable []string `json:"readable"`
-	// ProxySocket is the Unix socket of toolhost's proxy (network
-	// allowlist): the launcher relays ProxyPort on the namespace's
-	// loopback to it.
-	ProxySocket string `json:"proxy_socket,omitempty"`
-	ProxyPort   uint16 `json:"proxy_port,omitempty"`
-	// Limits bound resources; Cgroup is the cgroup the host placed the
-	// launcher in before it started the shell, "" when none could be had.
-	Limits Limits `json:"limits"`
-	// Env is the command's whole environment (already sanitized, with
-	// TMPDIR, the cache variables and the proxy variables set).
-	Env []string `json:"env"`
-
-	// Uncovered says, one sentence each, what Build's bounded search of
-	// the writable trees for nested repositories and project files could
-	// not cover (a limit hit, another filesystem, an unreadable
-	// directory): what lies there stays writable. For the caller to
-	// record; the launcher does not need it.
-	Uncovered []string `json:"-"`
-}
-
-// Applied is what confinement a command actually ran under: recorded in
-// the call's result details and the journal.
-type Applied struct {
-	Mode    Mode    `json:"mode"`
-	Network Network `json:"network"`
-	// Namespaces lists the namespaces entered: user, mount, pid, net,
-	// ipc, uts.
-	Namespaces []string `json:"namespaces,omitempty"`
-	// LandlockABI is the Landlock ABI version enforced (0: none).
-	LandlockABI int  `json:"landlock_abi,omitempty"`
-	Seccomp     bool `json:"seccomp,omitempty"`
-	NoNewPrivs  bool `json:"no_new_privs,omitempty"`
-	// Cgroup names the controllers whose limits applied (memory, pids),
-	// empty without a cgroup.
-	Cgroup []string `json:"cgroup,omitempty"`
-	Limits Limits   `json:"limits"`
-	// Reason says why Mode is off: "set by the operator".
-	Reason string `json:"reason,omitempty"`
-	// Uncovered says what the search for repositories and project files
-	// to keep read-only could not cover (Policy.Uncovered): a limit hit,
-	// another filesystem, an unreadable directory.
-	Uncovered []string `json:"uncovered,omitempty"`
-}
 
 // startTimeout bounds how long the host waits for the launcher to report
 // that the command's confinement is in place.

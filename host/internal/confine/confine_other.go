@@ -5,14 +5,9 @@ package confine
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"runtime"
 )
-
-// LauncherArg is the hidden first argument that makes the toolhost binary
-// the launcher (Main) instead of its CLI.
-const LauncherArg = "__toolhost-confine"
 
 // errNoConfinement is why no command can be confined here: the launcher
 // needs Linux namespaces, Landlock and seccomp. Confinement fails closed.
@@ -39,9 +34,3 @@ func (l *Launch) Close() {}
 
 // Applied is empty: nothing applied.
 func (l *Launch) Applied() Applied { return Applied{} }
-
-// Main refuses to run anything.
-func Main(args []string) int {
-	fmt.Fprintln(os.Stderr, errNoConfinement)
-	return 125
-}

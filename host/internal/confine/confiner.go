@@ -42,8 +42,9 @@ func (c *Confiner) WithProxy(dir string, rules egress.Rules) *Confiner {
 
 // NewConfiner returns the confiner for settings on a kernel that allows
 // support. launcher is the path of a toolhost binary that answers
-// LauncherArg ("/proc/self/exe" inside toolhost); "" means commands cannot
-// be confined, so every call fails closed unless settings.Mode is off.
+// spec.LauncherArg ("/proc/self/exe" inside toolhost); "" means commands
+// cannot be confined, so every call fails closed unless settings.Mode is
+// off.
 func NewConfiner(settings Settings, support Support, launcher string, log *slog.Logger) *Confiner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

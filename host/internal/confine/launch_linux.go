@@ -13,27 +13,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
-)
 
-// LauncherArg is the hidden first argument that makes the toolhost binary
-// the launcher (Main) instead of its CLI.
-const LauncherArg = "__toolhost-confine"
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
+)
 
 // exitWait bounds how long Exit waits for the launcher's last status line
 // once the launcher has exited: its pipe reaches end of file at once then.
 const exitWait = 2 * time.Second
-
-// launchMsg is what the host writes on the launcher's policy pipe. The
-// command travels here rather than as an argument: an argument is limited
-// to 128 KiB, and a command may be that long.
-type launchMsg struct {
-	Policy  Policy `json:"policy"`
-	Command string `json:"command"`
-	// CgroupTasks is how many v1 cgroup tasks files the launcher holds,
-	// from cgroupFD on: it moves its thread into each before it forks the
-	// shell.
-	CgroupTasks int `json:"cgroup_tasks,omitempty"`
-}
 
 // Launch follows one confined command: it implements proc.Launcher.
 //
@@ -70,9 +56,10 @@ func NewLaunch(p *Policy, launcher string, cg *Cgroup) *Launch {
 
 // Prepare rewrites cmd, an exec.Command("/bin/sh", "-c", command) not yet
 // started, into the launcher's: the same Dir and output, in new
-// namespaces, with the policy pipe as fd 3 and the status pipe as fd 4,
-// cloned into the cgroup's v2 directory and handed its v1 tasks files
-// from fd 5 on. The launcher's own environment is empty; the shell gets
+// namespaces, with the policy pipe as fd 3 and the status pipe as fd 4
+// (spec.PolicyFD, spec.StatusFD: ExtraFiles start at 3), cloned into the
+// cgroup's v2 directory and handed its v1 tasks files from fd 5 on
+// (spec.CgroupFD). The launcher's own environment is empty; the shell gets
 // Policy.Env.
 func (l *Launch) Prepare(cmd *exec.Cmd) error {
 	if len(cmd.Args) != 3 || cmd.Args[1] != "-c" {
@@ -81,7 +68,7 @@ func (l *Launch) Prepare(cmd *exec.Cmd) error {
 	if len(cmd.ExtraFiles) != 0 {
 		return errors.New("confine: cannot confine a command that is handed extra files")
 	}
-	if err := checkPolicy(l.policy); err != nil {
+	if err := l.policy.Check(); err != nil {
 		return fmt.Errorf("confine: the command did not run: %w", err)
 	}
 	if !filepath.IsAbs(l.launcher) {
@@ -97,7 +84,7 @@ func (l *Launch) Prepare(cmd *exec.Cmd) error {
 		return fmt.Errorf("confine: status pipe: %w", err)
 	}
 	cmd.Path = l.launcher
-	cmd.Args = []string{l.launcher, LauncherArg}
+	cmd.Args = []string{l.launcher, spec.LauncherArg}
 	cmd.Err = nil
 	cmd.Env = []string{}
 	cmd.ExtraFiles = []*os.File{l.policyR, l.statusW}
@@ -151,7 +138,7 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 		l.statusR.SetReadDeadline(time.Now())
 	})
 	defer stop()
-	msg, err := json.Marshal(launchMsg{Policy: *l.policy, Command: l.command, CgroupTasks: l.nCgTasks})
+	msg, err := json.Marshal(spec.LaunchMsg{Policy: *l.policy, Command: l.command, CgroupTasks: l.nCgTasks})
 	if err != nil {
 		return fmt.Errorf("confine: the command did not run: %w", err)
 	}
@@ -163,9 +150,9 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 	r := bufio.NewReader(l.statusR)
 	line, err := r.ReadString('\n')
 	switch {
-	case strings.HasPrefix(line, statusConfined) && err == nil:
-	case strings.HasPrefix(line, statusError):
-		return fmt.Errorf("confine: the command did not run: %s", strings.TrimSpace(strings.TrimPrefix(line, statusError)))
+	case strings.HasPrefix(line, spec.StatusConfined) && err == nil:
+	case strings.HasPrefix(line, spec.StatusError):
+		return fmt.Errorf("confine: the command did not run: %s", strings.TrimSpace(strings.TrimPrefix(line, spec.StatusError)))
 	case ctx.Err() != nil:
 		return fmt.Errorf("confine: the command did not run: %w", ctx.Err())
 	case errors.Is(err, os.ErrDeadlineExceeded):
@@ -176,7 +163,7 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 		return fmt.Errorf("confine: the command did not run: its launcher %s exited before confining it (its output, if any, is on the command's stderr)", l.launcher)
 	}
 	var a Applied
-	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, statusConfined)), &a); err != nil {
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, spec.StatusConfined)), &a); err != nil {
 		return fmt.Errorf("confine: the command did not run: the launcher's report %q: %w", line, err)
 	}
 	if l.cg != nil {
@@ -219,12 +206,12 @@ func (l *Launch) Exit(code int, signal string) (int, string) {
 	case <-time.After(exitWait):
 		return code, signal
 	}
-	if v, ok := strings.CutPrefix(line, statusExit); ok {
+	if v, ok := strings.CutPrefix(line, spec.StatusExit); ok {
 		if n, err := strconv.Atoi(v); err == nil {
 			return n, ""
 		}
 	}
-	if v, ok := strings.CutPrefix(line, statusSignal); ok {
+	if v, ok := strings.CutPrefix(line, spec.StatusSignal); ok {
 		if n, err := strconv.Atoi(v); err == nil {
 			return -1, syscall.Signal(n).String()
 		}
@@ -262,39 +249,3 @@ func (l *Launch) closeCgroupFiles() {
 // Applied is the confinement the command ran under, known once Started
 // returned nil.
 func (l *Launch) Applied() Applied { return l.applied }
-
-// checkPolicy refuses a policy the launcher cannot apply as written, with
-// what to fix.
-func checkPolicy(p *Policy) error {
-	if p == nil {
-		return errors.New("no policy")
-	}
-	switch p.Mode {
-	case ModeWorkspaceWrite, ModeReadOnly:
-	default:
-		return fmt.Errorf("the policy's mode %q cannot be confined (want %s or %s)", p.Mode, ModeWorkspaceWrite, ModeReadOnly)
-	}
-	switch p.Network {
-	case NetworkOff, NetworkAllowlist, NetworkOn:
-	default:
-		return fmt.Errorf("the policy's network %q is unknown (want %s, %s or %s)", p.Network, NetworkOff, NetworkAllowlist, NetworkOn)
-	}
-	if !filepath.IsAbs(p.Dir) {
-		return fmt.Errorf("the working directory %q is not an absolute path", p.Dir)
-	}
-	for _, m := range p.Mounts {
-		if !filepath.IsAbs(m.Target) {
-			return fmt.Errorf("the mount target %q is not an absolute path", m.Target)
-		}
-		switch m.Kind {
-		case MountRead, MountWrite:
-			if !filepath.IsAbs(m.Source) {
-				return fmt.Errorf("the mount source %q of %s is not an absolute path", m.Source, m.Target)
-			}
-		case MountTmpfs, MountHide:
-		default:
-			return fmt.Errorf("the mount of %s has an unknown kind %q", m.Target, m.Kind)
-		}
-	}
-	return nil
-}

@@ -20,11 +20,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
-// These tests run real confined commands: the test binary is the launcher
-// (TestMain runs Main when started with LauncherArg), and the policies are
-// written by hand, as Build would write them.
+// These tests run real confined commands: the test binary is the
+// launcher (TestMain runs launcher.Main when started with
+// spec.LauncherArg), and the policies are written by hand, as Build would
+// write them.
 
 // testSystemDirs are the host's directories every test command reads.
 var testSystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
@@ -373,8 +376,8 @@ func TestLaunchErrorNamesPath(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(work, "ran")); err == nil {
 		t.Fatal("the command ran although its launch failed")
 	}
-	if r.code != exitLaunchFailed {
-		t.Fatalf("launcher exit %d, want %d", r.code, exitLaunchFailed)
+	if r.code != spec.ExitLaunchFailed {
+		t.Fatalf("launcher exit %d, want %d", r.code, spec.ExitLaunchFailed)
 	}
 }
 

@@ -4,13 +4,17 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/toolhost/toolhost/host/internal/confine/launcher"
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
 // TestMain makes the test binary the launcher when a test starts it as
-// one, as cmd/toolhost does for the toolhost binary.
+// one, as cmd/toolhost does for the toolhost binary. Tests may import the
+// launcher; the package itself never does.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == LauncherArg {
-		os.Exit(Main(os.Args))
+	if len(os.Args) > 1 && os.Args[1] == spec.LauncherArg {
+		os.Exit(launcher.Main(os.Args))
 	}
 	os.Exit(m.Run())
 }

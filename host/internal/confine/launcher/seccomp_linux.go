@@ -1,4 +1,4 @@
-package confine
+package launcher
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
 // deniedSyscalls fail with EPERM whatever their arguments. None is needed
@@ -102,7 +104,7 @@ func personas() []uint64 { return []uint64{0, 0x0008, 0x0040000, 0x20000, 0x2000
 //   - Syscalls of another architecture (i386 through int 0x80, x32) fail
 //     with ENOSYS: the filter's numbers are the native ones, so a 32-bit
 //     call would otherwise pass every rule. 32-bit programs do not run.
-func loadSeccomp(p *Policy) error {
+func loadSeccomp(p *spec.Policy) error {
 	prog, err := seccompProgram()
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package confine
+package launcher
 
 import (
 	"encoding/json"
@@ -12,72 +12,48 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
-
-// The launcher's two pipes, handed over by Launch.Prepare.
-const (
-	policyFD = 3 // the host writes a launchMsg, then closes
-	statusFD = 4 // the launcher writes statusConfined, statusError, then the end
-	cgroupFD = 5 // the first of launchMsg.CgroupTasks v1 cgroup tasks files
-)
-
-// maxCgroupTasks bounds launchMsg.CgroupTasks: one per v1 hierarchy used
-// (memory, pids).
-const maxCgroupTasks = 4
-
-// The lines the launcher writes on the status pipe.
-const (
-	statusConfined = "confined " // + Applied as JSON
-	statusError    = "error: "   // + why the command did not run
-	statusExit     = "exit "     // + the shell's exit status
-	statusSignal   = "signal "   // + the number of the signal that killed the shell
-)
-
-// exitLaunchFailed is the launcher's exit status when the command did not
-// run, as env(1) and chroot(1) use it.
-const exitLaunchFailed = 125
-
-// maxLaunchMsg bounds what the launcher reads from the policy pipe.
-const maxLaunchMsg = 16 << 20
 
 // forwarded are the signals the launcher passes on to the shell.
 var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
 // Main is the launcher: it runs when the toolhost binary is started with
-// LauncherArg, and returns the exit status: the shell's, 128+n when the
-// shell was killed by signal n, or 125 when the command did not run, after
-// saying why on the status pipe.
+// spec.LauncherArg, and returns the exit status: the shell's, 128+n when
+// the shell was killed by signal n, or 125 when the command did not run,
+// after saying why on the status pipe.
 //
-// It is started by Launch in new namespaces and stays the init of the PID
-// namespace: it confines itself, starts sh -c, forwards signals to it,
-// reaps every orphan, and returns when the shell exits. Its death makes
-// the kernel kill everything else in the namespace.
+// It is started by confine.Launch in new namespaces and stays the init of
+// the PID namespace: it confines itself, starts sh -c, forwards signals
+// to it, reaps every orphan, and returns when the shell exits. Its death
+// makes the kernel kill everything else in the namespace.
 func Main(args []string) int {
 	// Namespaces, limits, no_new_privs, capabilities and (where the kernel
 	// does it per thread) Landlock belong to a thread, and the shell
 	// inherits those of the thread that forks it: all of it happens on
 	// this one.
 	runtime.LockOSThread()
-	if _, err := unix.FcntlInt(statusFD, unix.F_GETFD, 0); err != nil {
+	if _, err := unix.FcntlInt(spec.StatusFD, unix.F_GETFD, 0); err != nil {
 		fmt.Fprintln(os.Stderr, "toolhost: the confined launcher is started by toolhost itself, not by hand")
-		return exitLaunchFailed
+		return spec.ExitLaunchFailed
 	}
-	status := os.NewFile(statusFD, "status")
-	unix.CloseOnExec(policyFD)
-	unix.CloseOnExec(statusFD)
+	status := os.NewFile(spec.StatusFD, "status")
+	unix.CloseOnExec(spec.PolicyFD)
+	unix.CloseOnExec(spec.StatusFD)
 	// toolhost's exec hands on every descriptor it holds without
 	// close-on-exec, its own parent's included (a file outside the root,
 	// opened read-write): none may reach the shell. Marked rather than
 	// closed, since the runtime may own some by now.
-	if err := unix.CloseRange(statusFD+1, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		fmt.Fprintf(status, "%scannot mark inherited descriptors close-on-exec: %v\n", statusError, err)
-		return exitLaunchFailed
+	if err := unix.CloseRange(spec.StatusFD+1, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		fmt.Fprintf(status, "%scannot mark inherited descriptors close-on-exec: %v\n", spec.StatusError, err)
+		return spec.ExitLaunchFailed
 	}
 	// The shell runs as the same user: without this it could open the
 	// launcher's descriptors through /proc/1/fd.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		fmt.Fprintf(status, "%scannot make the launcher undumpable: %v\n", statusError, err)
-		return exitLaunchFailed
+		fmt.Fprintf(status, "%scannot make the launcher undumpable: %v\n", spec.StatusError, err)
+		return spec.ExitLaunchFailed
 	}
 	// Both are asked for before the shell exists, so none is missed.
 	sigs := make(chan os.Signal, 8)
@@ -86,93 +62,93 @@ func Main(args []string) int {
 	signal.Notify(children, syscall.SIGCHLD)
 	shell, applied, err := launch(args)
 	if err != nil {
-		fmt.Fprintf(status, "%s%s\n", statusError, oneLine(err.Error()))
-		return exitLaunchFailed
+		fmt.Fprintf(status, "%s%s\n", spec.StatusError, oneLine(err.Error()))
+		return spec.ExitLaunchFailed
 	}
 	b, _ := json.Marshal(applied)
-	if _, err := fmt.Fprintf(status, "%s%s\n", statusConfined, b); err != nil {
+	if _, err := fmt.Fprintf(status, "%s%s\n", spec.StatusConfined, b); err != nil {
 		// The host no longer waits for this command: it must not run.
 		unix.Kill(shell, unix.SIGKILL)
-		return exitLaunchFailed
+		return spec.ExitLaunchFailed
 	}
 	code, sig := supervise(shell, sigs, children)
 	if sig != 0 {
-		fmt.Fprintf(status, "%s%d\n", statusSignal, sig)
+		fmt.Fprintf(status, "%s%d\n", spec.StatusSignal, sig)
 		return 128 + int(sig)
 	}
-	fmt.Fprintf(status, "%s%d\n", statusExit, code)
+	fmt.Fprintf(status, "%s%d\n", spec.StatusExit, code)
 	return code
 }
 
 // launch confines the launcher as p says and starts the shell; it returns
 // the shell's pid.
-func launch(args []string) (int, Applied, error) {
-	if len(args) != 2 || args[1] != LauncherArg {
-		return 0, Applied{}, fmt.Errorf("the launcher takes no arguments, got %q", args[1:])
+func launch(args []string) (int, spec.Applied, error) {
+	if len(args) != 2 || args[1] != spec.LauncherArg {
+		return 0, spec.Applied{}, fmt.Errorf("the launcher takes no arguments, got %q", args[1:])
 	}
 	msg, err := readLaunchMsg()
 	if err != nil {
-		return 0, Applied{}, err
+		return 0, spec.Applied{}, err
 	}
 	p := &msg.Policy
-	if err := checkPolicy(p); err != nil {
-		return 0, Applied{}, err
+	if err := p.Check(); err != nil {
+		return 0, spec.Applied{}, err
 	}
 	if err := enterCgroup(msg.CgroupTasks); err != nil {
-		return 0, Applied{}, err
+		return 0, spec.Applied{}, err
 	}
 	if err := buildRoot(p); err != nil {
-		return 0, Applied{}, err
+		return 0, spec.Applied{}, err
 	}
-	applied := Applied{Mode: p.Mode, Network: p.Network, Namespaces: namespaces(p.Network), Limits: p.Limits}
-	if p.Network != NetworkOn {
+	applied := spec.Applied{Mode: p.Mode, Network: p.Network, Namespaces: namespaces(p.Network), Limits: p.Limits}
+	if p.Network != spec.NetworkOn {
 		if err := loopbackUp(); err != nil {
-			return 0, Applied{}, err
+			return 0, spec.Applied{}, err
 		}
 	}
-	if p.Network == NetworkAllowlist {
+	if p.Network == spec.NetworkAllowlist {
 		if err := listenRelay(p.ProxySocket, p.ProxyPort); err != nil {
-			return 0, Applied{}, err
+			return 0, spec.Applied{}, err
 		}
 	}
 	if err := setLimits(p.Limits); err != nil {
-		return 0, Applied{}, err
+		return 0, spec.Applied{}, err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return 0, Applied{}, fmt.Errorf("set no_new_privs: %w", err)
+		return 0, spec.Applied{}, fmt.Errorf("set no_new_privs: %w", err)
 	}
 	if applied.LandlockABI, err = restrictLandlock(p); err != nil {
-		return 0, Applied{}, fmt.Errorf("Landlock: %w", err)
+		return 0, spec.Applied{}, fmt.Errorf("Landlock: %w", err)
 	}
 	if err := loadSeccomp(p); err != nil {
-		return 0, Applied{}, fmt.Errorf("seccomp: %w", err)
+		return 0, spec.Applied{}, fmt.Errorf("seccomp: %w", err)
 	}
 	if err := dropCapabilities(); err != nil {
-		return 0, Applied{}, err
+		return 0, spec.Applied{}, err
 	}
 	nnp, _ := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 	mode, _ := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
 	applied.NoNewPrivs, applied.Seccomp = nnp == 1, mode == 2
 	pid, err := startShell(msg.Command, p)
 	if err != nil {
-		return 0, Applied{}, err
+		return 0, spec.Applied{}, err
 	}
 	return pid, applied, nil
 }
 
 // readLaunchMsg reads what the host wrote on the policy pipe; it blocks
 // until the host has placed the launcher in its cgroup.
-func readLaunchMsg() (*launchMsg, error) {
-	f := os.NewFile(policyFD, "policy")
+func readLaunchMsg() (*spec.LaunchMsg, error) {
+	f := os.NewFile(spec.PolicyFD, "policy")
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxLaunchMsg+1))
+	b, err := io.ReadAll(io.LimitReader(f, spec.MaxLaunchMsg+1))
 	if err != nil {
 		return nil, fmt.Errorf("read the policy: %w", err)
 	}
-	if len(b) > maxLaunchMsg {
-		return nil, fmt.Errorf("the policy is larger than %d bytes", maxLaunchMsg)
+	if len(b) > spec.MaxLaunchMsg {
+		return nil, fmt.Errorf("the policy is larger than %d bytes", spec.MaxLaunchMsg)
 	}
-	var msg launchMsg
+	var msg spec.LaunchMsg
 	if err := json.Unmarshal(b, &msg); err != nil {
 		return nil, fmt.Errorf("read the policy: %w", err)
 	}
@@ -182,16 +158,16 @@ func readLaunchMsg() (*launchMsg, error) {
 // enterCgroup moves the calling thread, the one that forks the shell,
 // into the command's cgroup of each v1 hierarchy: 0 written to a tasks
 // file moves the writer's thread alone, without the global lock that
-// moving a process takes (Cgroup.launchFiles), and the shell is forked
-// into the thread's cgroups. The launcher's other threads stay outside:
+// moving a process takes (see confine.Cgroup's launchFiles), and the
+// shell is forked into the thread's cgroups. The launcher's other threads stay outside:
 // they run no command and are gone when it ends. The host opened the
 // files, so the kernel checks its credentials, not the namespace's.
 func enterCgroup(n int) error {
-	if n < 0 || n > maxCgroupTasks {
-		return fmt.Errorf("the launcher was handed %d cgroup files, want at most %d", n, maxCgroupTasks)
+	if n < 0 || n > spec.MaxCgroupTasks {
+		return fmt.Errorf("the launcher was handed %d cgroup files, want at most %d", n, spec.MaxCgroupTasks)
 	}
 	var errs []error
-	for fd := cgroupFD; fd < cgroupFD+n; fd++ {
+	for fd := spec.CgroupFD; fd < spec.CgroupFD+n; fd++ {
 		if _, err := unix.Write(fd, []byte("0")); err != nil {
 			errs = append(errs, fmt.Errorf("enter the command's cgroup (descriptor %d): %w", fd, err))
 		}
@@ -200,9 +176,9 @@ func enterCgroup(n int) error {
 	return errors.Join(errs...)
 }
 
-func namespaces(n Network) []string {
+func namespaces(n spec.Network) []string {
 	ns := []string{"user", "mount", "pid", "ipc", "uts"}
-	if n != NetworkOn {
+	if n != spec.NetworkOn {
 		ns = append(ns, "net")
 	}
 	return ns
@@ -211,7 +187,7 @@ func namespaces(n Network) []string {
 // setLimits sets the per-process limits, which the shell and everything
 // it starts inherit. Core dumps are always off: a dump could carry what
 // the command read into a file the host later reads.
-func setLimits(l Limits) error {
+func setLimits(l spec.Limits) error {
 	set := func(name string, res int, v uint64) error {
 		if v == 0 {
 			return nil
@@ -289,7 +265,7 @@ func dropCapabilities() error {
 // startShell forks sh -c command from this thread, in the working
 // directory entered already, with p's environment and stdin from
 // /dev/null.
-func startShell(command string, p *Policy) (int, error) {
+func startShell(command string, p *spec.Policy) (int, error) {
 	null, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, fmt.Errorf("open /dev/null: %w", err)
@@ -342,7 +318,7 @@ func reapAll(shell int) (code int, sig syscall.Signal, done bool) {
 		case err != nil:
 			// No child left, so the shell is gone: cannot happen, as only
 			// this loop reaps.
-			return exitLaunchFailed, 0, true
+			return spec.ExitLaunchFailed, 0, true
 		case pid <= 0:
 			return 0, 0, false
 		case pid != shell:

@@ -1,4 +1,4 @@
-package confine
+package launcher
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
 // The command's root is built the way bubblewrap builds one. The launcher
@@ -26,9 +28,10 @@ import (
 //   - A Source is opened beneath /oldroot with RESOLVE_NO_SYMLINKS, so a
 //     directory on its way that a command replaced with a symlink (the
 //     workspace is writable) fails the launch instead of mounting what the
-//     link points at. Build lists canonical paths. When the Source itself
-//     is a symlink (/bin -> usr/bin), the same symlink is made at Target:
-//     it resolves inside the new root, where only what is mounted exists.
+//     link points at. confine.Build lists canonical paths. When the Source
+//     itself is a symlink (/bin -> usr/bin), the same symlink is made at
+//     Target: it resolves inside the new root, where only what is mounted
+//     exists.
 //   - A Target is walked component by component beneath /newroot, with
 //     RESOLVE_NO_SYMLINKS too: a missing directory is made (inside a
 //     writable bind mount that makes it on the host, as bubblewrap does),
@@ -72,7 +75,7 @@ var procReadOnly = []string{"sys", "sysrq-trigger", "irq", "bus"}
 // buildRoot makes the command's root from p and enters it, with p.Dir as
 // the working directory. The calling process must be alone in a new
 // mount namespace (the launcher is).
-func buildRoot(p *Policy) error {
+func buildRoot(p *spec.Policy) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make the mounts private: %w", err)
 	}
@@ -168,14 +171,14 @@ func (r *roots) close() {
 }
 
 // mount applies one Mount of the policy.
-func (r *roots) mount(m Mount) error {
+func (r *roots) mount(m spec.Mount) error {
 	var err error
 	switch m.Kind {
-	case MountRead, MountWrite:
+	case spec.MountRead, spec.MountWrite:
 		err = r.bind(m)
-	case MountTmpfs:
+	case spec.MountTmpfs:
 		err = r.tmpfs(m.Target)
-	case MountHide:
+	case spec.MountHide:
 		err = r.hide(m.Target)
 	default:
 		err = fmt.Errorf("unknown kind %q", m.Kind)
@@ -186,7 +189,7 @@ func (r *roots) mount(m Mount) error {
 	return nil
 }
 
-func describe(m Mount) string {
+func describe(m spec.Mount) string {
 	if m.Source == "" || m.Source == m.Target {
 		return m.Target
 	}
@@ -195,7 +198,7 @@ func describe(m Mount) string {
 
 // bind binds m.Source at m.Target, read-only for MountRead, or makes the
 // same symlink when the Source is one.
-func (r *roots) bind(m Mount) error {
+func (r *roots) bind(m spec.Mount) error {
 	src, link, err := r.openSource(m.Source)
 	if err != nil {
 		return err
@@ -214,7 +217,7 @@ func (r *roots) bind(m Mount) error {
 	}
 	defer unix.Close(dst)
 	attr := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
-	if m.Kind == MountRead {
+	if m.Kind == spec.MountRead {
 		attr |= unix.MOUNT_ATTR_RDONLY
 	}
 	return bindFD(src, dst, attr)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package confine
+package launcher
 
 import (
 	"errors"

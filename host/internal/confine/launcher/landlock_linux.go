@@ -1,4 +1,4 @@
-package confine
+package launcher
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
 // landlockPinnedABI is the Landlock ABI the rules are written for: V7
@@ -56,7 +58,7 @@ func devIoctl() []string { return []string{"/dev/null", "/dev/tty"} }
 // TCP is not handled: the network namespace confines it, and the rules
 // would otherwise refuse the namespace's own loopback that tests and the
 // allowlist proxy's relay use.
-func restrictLandlock(p *Policy) (int, error) {
+func restrictLandlock(p *spec.Policy) (int, error) {
 	abi, err := landlockABI()
 	if err != nil {
 		return 0, err
@@ -114,10 +116,10 @@ func landlockLevel(v, errata int, err error) (int, error) {
 }
 
 // landlockRules turns p's lists into go-landlock rules. A path that does
-// not exist is skipped: Build lists every place a toolchain may live.
-// A listed path that is a file gets file rights only, which the kernel
-// requires.
-func landlockRules(p *Policy, abi int) ([]landlock.Rule, error) {
+// not exist is skipped: confine.Build lists every place a toolchain may
+// live. A listed path that is a file gets file rights only, which the
+// kernel requires.
+func landlockRules(p *spec.Policy, abi int) ([]landlock.Rule, error) {
 	var rules []landlock.Rule
 	add := func(path string, dir, file func(...string) landlock.FSRule) error {
 		fi, err := os.Stat(path)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package confine
+package launcher
 
 import (
 	"encoding/json"
@@ -18,6 +18,8 @@ import (
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
 // The tests of Landlock and seccomp restrict a child process, never the
@@ -71,7 +73,7 @@ func runConfineHelper(name string) int {
 		fmt.Printf("result: no probe %q\n", name)
 		return 2
 	}
-	var policy Policy
+	var policy spec.Policy
 	if err := json.Unmarshal([]byte(os.Getenv(helperPolicyEnv)), &policy); err != nil {
 		fmt.Printf("result: policy: %v\n", err)
 		return 2
@@ -113,7 +115,7 @@ func probeOutcome(err error) string {
 // helperRun is one run of the helper.
 type helperRun struct {
 	apply  string
-	policy Policy
+	policy spec.Policy
 	base   string
 	arg    string
 }
@@ -157,7 +159,7 @@ func systemReadable() []string {
 //	out/secret      neither
 //	rwfile          writable, listed as a file
 //	rofile          readable, listed as a file
-func testTree(t *testing.T) (string, Policy) {
+func testTree(t *testing.T) (string, spec.Policy) {
 	t.Helper()
 	base := t.TempDir()
 	for _, dir := range []string{"rw/a", "rw/b", "ro", "out"} {
@@ -170,9 +172,9 @@ func testTree(t *testing.T) (string, Policy) {
 			t.Fatal(err)
 		}
 	}
-	p := Policy{
-		Mode:     ModeWorkspaceWrite,
-		Network:  NetworkOff,
+	p := spec.Policy{
+		Mode:     spec.ModeWorkspaceWrite,
+		Network:  spec.NetworkOff,
 		Writable: []string{filepath.Join(base, "rw"), filepath.Join(base, "rwfile"), filepath.Join(base, "missing-rw")},
 		Readable: append(systemReadable(), filepath.Join(base, "ro"), filepath.Join(base, "rofile"), filepath.Join(base, "missing-ro")),
 	}
