@@ -544,34 +544,6 @@ func cgroupDirOf(mounts []mountEntry, fsType, controller, path string) (dir stri
 	return "", false
 }
 
-// probeCgroups describes, without changing anything, the cgroups
-// NewCgroup can make.
-func probeCgroups(mounts []mountEntry) CgroupSupport {
-	lay := findCgroups(mounts)
-	cs := CgroupSupport{Unified: lay.unified, Memory: lay.memory, Pids: lay.pids}
-	if lay.unified == "" {
-		return cs
-	}
-	_, err := os.Stat(filepath.Join(lay.unified, "cgroup.kill"))
-	// The top cgroup has no cgroup.kill of its own; its children have one
-	// from Linux 5.14, as do those of any cgroup that has one.
-	cs.UnifiedKill = err == nil || lay.unifiedIsTop && kernelAtLeast(5, 14)
-	avail := unifiedControllers(lay, []string{"memory", "pids"})
-	if len(avail) == 0 {
-		return cs
-	}
-	sub := strings.Fields(readCgroupFile(filepath.Join(lay.unified, "cgroup.subtree_control")))
-	handed := !slices.ContainsFunc(avail, func(k string) bool { return !slices.Contains(sub, k) })
-	// The top cgroup may hold every process of the machine: its list is
-	// read only when it matters.
-	if lay.unifiedIsTop || handed || !slices.ContainsFunc(readPids(lay.unified), func(pid int) bool { return pid != os.Getpid() }) {
-		cs.UnifiedControllers = avail
-		return cs
-	}
-	cs.Note = fmt.Sprintf("the v2 cgroup %s holds other processes than toolhost, so it cannot hand memory and pids down", lay.unified)
-	return cs
-}
-
 // kernelAtLeast compares the running kernel's release with major.minor.
 func kernelAtLeast(major, minor int) bool {
 	var u unix.Utsname

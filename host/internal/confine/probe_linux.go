@@ -1,12 +1,12 @@
 package confine
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -183,65 +183,32 @@ func seccompInherited() bool {
 	return false
 }
 
-// mountEntry is one line of /proc/self/mountinfo.
-type mountEntry struct {
-	root      string // the mounted file system's directory shown here
-	point     string
-	fsType    string
-	superOpts []string
-}
-
-// readMountinfo parses /proc/self/mountinfo.
-func readMountinfo() ([]mountEntry, error) {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, fmt.Errorf("reading the mount table: %w", err)
+// probeCgroups describes, without changing anything, the cgroups
+// NewCgroup can make.
+func probeCgroups(mounts []mountEntry) CgroupSupport {
+	lay := findCgroups(mounts)
+	cs := CgroupSupport{Unified: lay.unified, Memory: lay.memory, Pids: lay.pids}
+	if lay.unified == "" {
+		return cs
 	}
-	var out []mountEntry
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		sep := -1
-		for i, f := range fields {
-			if f == "-" && i >= 6 {
-				sep = i
-				break
-			}
-		}
-		if sep < 0 || len(fields) < sep+4 {
-			continue
-		}
-		out = append(out, mountEntry{
-			root:      unescapeMount(fields[3]),
-			point:     unescapeMount(fields[4]),
-			fsType:    fields[sep+1],
-			superOpts: strings.Split(fields[sep+3], ","),
-		})
+	_, err := os.Stat(filepath.Join(lay.unified, "cgroup.kill"))
+	// The top cgroup has no cgroup.kill of its own; its children have one
+	// from Linux 5.14, as do those of any cgroup that has one.
+	cs.UnifiedKill = err == nil || lay.unifiedIsTop && kernelAtLeast(5, 14)
+	avail := unifiedControllers(lay, []string{"memory", "pids"})
+	if len(avail) == 0 {
+		return cs
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading the mount table: %w", err)
+	sub := strings.Fields(readCgroupFile(filepath.Join(lay.unified, "cgroup.subtree_control")))
+	handed := !slices.ContainsFunc(avail, func(k string) bool { return !slices.Contains(sub, k) })
+	// The top cgroup may hold every process of the machine: its list is
+	// read only when it matters.
+	if lay.unifiedIsTop || handed || !slices.ContainsFunc(readPids(lay.unified), func(pid int) bool { return pid != os.Getpid() }) {
+		cs.UnifiedControllers = avail
+		return cs
 	}
-	return out, nil
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	cs.Note = fmt.Sprintf("the v2 cgroup %s holds other processes than toolhost, so it cannot hand memory and pids down", lay.unified)
+	return cs
 }
 
 // procCovered lists mounts on parts of /proc. The kernel refuses a new
