@@ -57,6 +57,9 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, state
 	}
 	s.Protected, s.Home = append(protected, projectFiles(roots)...), home
 	s.Path = os.Getenv("PATH")
+	// The search for nested repositories and project files is re-done
+	// only where a directory changed since the last call (issue 14 item 2).
+	s.Search = confine.NewSearchCache()
 	support := confine.Probe(ctx)
 	log.Info("run_command's sandbox", "sandbox", s.Mode, "network", s.Network, "kernel", support.Summary())
 	if err := support.Require(confine.StricterMode(s.Mode, confine.ModeWorkspaceWrite), s.Network); err != nil {
