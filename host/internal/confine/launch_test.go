@@ -381,6 +381,87 @@ func TestLaunchErrorNamesPath(t *testing.T) {
 	}
 }
 
+// Red team, issue 14 item 4: every tmpfs of the command's root has a
+// size, so without a cgroup a command cannot fill RAM through $HOME's
+// scratch or /dev/shm (a tmpfs grows to half of RAM by default): a
+// writable one is Limits.MemoryBytes when set (at most 1 GiB), the ones
+// that hold only mount points (the root, /dev) 1 MiB.
+func TestLaunchTmpfsSizes(t *testing.T) {
+	work := canonicalTempDir(t)
+	p := testPolicy(t, work)
+	p.Mounts = append(p.Mounts, Mount{Kind: MountTmpfs, Target: "/scratch"})
+	p.Writable = append(p.Writable, "/scratch")
+	p.Limits.MemoryBytes = 8 << 20
+	r := mustRun(t, p, `for d in /dev/shm /scratch; do head -c 16777216 /dev/zero > $d/fill 2>/dev/null; echo "$d $? $(wc -c < $d/fill)"; done
+while read -r _ at fs opts _; do if [ "$fs" = tmpfs ]; then echo "$at $opts"; fi; done < /proc/self/mounts`)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, want := range []string{"/dev/shm 1 8388608\n", "/scratch 1 8388608\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout %q\nwant %q: a write of 16 MiB into an 8 MiB tmpfs stops at its size", r.stdout, want)
+		}
+	}
+	sizes := map[string]string{}
+	for _, line := range strings.Split(r.stdout, "\n") {
+		at, opts, ok := strings.Cut(line, " ")
+		if !ok || !strings.HasPrefix(at, "/") || strings.Contains(opts, " ") {
+			continue
+		}
+		for _, o := range strings.Split(opts, ",") {
+			if v, ok := strings.CutPrefix(o, "size="); ok {
+				sizes[at] = v
+			}
+		}
+	}
+	for at, want := range map[string]string{"/": "1024k", "/dev": "1024k", "/dev/shm": "8192k", "/scratch": "8192k", "/tmp": "8192k"} {
+		if sizes[at] != want {
+			t.Errorf("tmpfs %s: size %q, want %q (mounts %v)", at, sizes[at], want, sizes)
+		}
+	}
+
+	p.Limits.MemoryBytes = 0
+	r = mustRun(t, p, `grep ' /dev/shm ' /proc/self/mounts`)
+	if !strings.Contains(r.stdout, "size=1048576k") {
+		t.Errorf("without a memory limit /dev/shm is %q, want 1 GiB (size=1048576k)", r.stdout)
+	}
+}
+
+// Red team, issue 14 item 2: a mount the kernel refuses because the
+// namespace holds fs.mount-max mounts (ENOSPC) says so, with the limit,
+// how far the policy got, and what to do, not "no space left on device".
+func TestLaunchMountMaxNamed(t *testing.T) {
+	b, err := os.ReadFile("/proc/sys/fs/mount-max")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit > 200000 {
+		t.Skipf("fs.mount-max is %d here: a policy past it would take too long to mount", limit)
+	}
+	work := canonicalTempDir(t)
+	file := filepath.Join(work, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := testPolicy(t, work)
+	for i := range limit + 10 {
+		p.Mounts = append(p.Mounts, Mount{Kind: MountRead, Source: file, Target: fmt.Sprintf("/m/%d", i)})
+	}
+	r := run(t, p, "touch ran")
+	for _, want := range []string{"did not run", "fs.mount-max = " + strconv.Itoa(limit), "sysctl -w fs.mount-max", "of the policy's " + strconv.Itoa(len(p.Mounts))} {
+		if r.err == nil || !strings.Contains(r.err.Error(), want) {
+			t.Fatalf("Started = %v\nwant an error that says %q", r.err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "ran")); err == nil {
+		t.Fatal("the command ran although its launch failed")
+	}
+}
+
 // issue 14 item 5: /proc is the PID namespace's own: the launcher is
 // pid 1, and no host process shows.
 func TestLaunchProcIsNamespaced(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -67,6 +68,29 @@ var devLinks = [][2]string{
 	{"core", "/proc/kcore"},
 }
 
+// The sizes of the launcher's tmpfs mounts. A tmpfs grows to half of
+// RAM unless told otherwise, and without a cgroup nothing else would stop
+// a command that fills one.
+const (
+	// scratchMax bounds each tmpfs a command writes to (a MountTmpfs such
+	// as $HOME's, /dev/shm): Limits.MemoryBytes when set and smaller.
+	scratchMax = 1 << 30
+	// skeletonSize bounds the tmpfs that hold only directories, empty
+	// files and short links (mount points): the scratch root, the
+	// command's root, /dev and a hidden directory's. Those take inodes,
+	// not blocks; a long symlink (a policy source that is one) takes a
+	// page.
+	skeletonSize = 1 << 20
+)
+
+// scratchSize is the size of a tmpfs the command writes to under l.
+func scratchSize(l spec.Limits) uint64 {
+	if l.MemoryBytes > 0 {
+		return min(l.MemoryBytes, scratchMax)
+	}
+	return scratchMax
+}
+
 // procReadOnly are the parts of the fresh /proc made read-only, as
 // bubblewrap does: a command that runs as the user who owns the kernel's
 // tunables (root) must not reach them through the namespace's /proc.
@@ -79,7 +103,7 @@ func buildRoot(p *spec.Policy) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make the mounts private: %w", err)
 	}
-	if err := unix.Mount("tmpfs", baseDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+	if err := unix.Mount("tmpfs", baseDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=0700,size=%d", skeletonSize)); err != nil {
 		return fmt.Errorf("mount the scratch root on %s: %w", baseDir, err)
 	}
 	for _, d := range []string{oldRoot, newRoot} {
@@ -93,7 +117,7 @@ func buildRoot(p *spec.Policy) error {
 	if err := unix.Chdir("/"); err != nil {
 		return err
 	}
-	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=0755,size=%d", skeletonSize)); err != nil {
 		return fmt.Errorf("mount the command's root: %w", err)
 	}
 	r, err := openRoots()
@@ -101,16 +125,17 @@ func buildRoot(p *spec.Policy) error {
 		return err
 	}
 	defer r.close()
-	for _, m := range p.Mounts {
+	r.scratch = scratchSize(p.Limits)
+	for i, m := range p.Mounts {
 		if err := r.mount(m); err != nil {
-			return err
+			return explainMountMax(err, i+1, len(p.Mounts))
 		}
 	}
 	if err := r.makeDev(); err != nil {
-		return fmt.Errorf("make /dev: %w", err)
+		return explainMountMax(fmt.Errorf("make /dev: %w", err), len(p.Mounts), len(p.Mounts))
 	}
 	if err := r.makeProc(); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
+		return explainMountMax(fmt.Errorf("mount /proc: %w", err), len(p.Mounts), len(p.Mounts))
 	}
 	r.close()
 	return enterRoot(p.Dir)
@@ -145,7 +170,8 @@ func enterRoot(dir string) error {
 
 // roots holds the two trees a mount goes between.
 type roots struct {
-	old, new int // O_PATH descriptors of /oldroot and /newroot
+	old, new int    // O_PATH descriptors of /oldroot and /newroot
+	scratch  uint64 // the size of a tmpfs the command writes to (scratchSize)
 }
 
 func openRoots() (*roots, error) {
@@ -237,9 +263,43 @@ func bindFD(src, dst int, attr uint64) error {
 		}
 	}
 	if err := unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
-		return fmt.Errorf("attach the mount: %w", err)
+		return attachErr("attach the mount", err)
 	}
 	return nil
+}
+
+// mountMaxError is a mount the kernel refused with ENOSPC: the mount
+// namespace holds fs.mount-max mounts already. No disk is full.
+type mountMaxError struct{ err error }
+
+func (e *mountMaxError) Error() string { return e.err.Error() }
+func (e *mountMaxError) Unwrap() error { return e.err }
+
+// attachErr wraps the error of a call that attaches a mount (what says
+// which), marking ENOSPC as the mount limit's.
+func attachErr(what string, err error) error {
+	err = fmt.Errorf("%s: %w", what, err)
+	if errors.Is(err, unix.ENOSPC) {
+		return &mountMaxError{err}
+	}
+	return err
+}
+
+// explainMountMax adds to err, when the mount limit caused it, the limit,
+// how far the policy's mounts got (done of total) and what to do; other
+// errors pass unchanged. A bind copies every mount below its source too,
+// so a root with many submounts on the host counts them all.
+func explainMountMax(err error, done, total int) error {
+	var mm *mountMaxError
+	if !errors.As(err, &mm) {
+		return err
+	}
+	limit := "100000 (the default)"
+	if b, rerr := os.ReadFile(oldRoot + "/proc/sys/fs/mount-max"); rerr == nil {
+		limit = strings.TrimSpace(string(b))
+	}
+	return fmt.Errorf("%w: the command's root needs more mounts than the kernel allows in one mount namespace (fs.mount-max = %s), reached at mount %d of the policy's %d, each also copying the mounts below its source on the host: "+
+		"remove the repositories nested in the roots that are not needed (each is mounted to keep its .git in place) or what is mounted below the roots, or raise the limit as root with sysctl -w fs.mount-max=N", err, limit, done, total)
 }
 
 func mountSetattrErr(err error) error {
@@ -256,7 +316,7 @@ func (r *roots) tmpfs(target string) error {
 		return err
 	}
 	defer unix.Close(dst)
-	return newTmpfs(dst, "0755", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	return newTmpfs(dst, "0755", r.scratch, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 }
 
 // hide makes target unreadable: an empty tmpfs no one may enter over a
@@ -287,7 +347,7 @@ func (r *roots) hide(target string) error {
 	const hidden = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
-		return newTmpfs(dst, "0000", hidden)
+		return newTmpfs(dst, "0000", skeletonSize, hidden)
 	case unix.S_IFLNK:
 		return errors.New("it is a symlink inside the command's root; hide the path it points to")
 	}
@@ -299,8 +359,9 @@ func (r *roots) hide(target string) error {
 	return bindFD(null, dst, hidden)
 }
 
-// newTmpfs attaches a new tmpfs whose root has mode on dst.
-func newTmpfs(dst int, mode string, attr int) error {
+// newTmpfs attaches a new tmpfs of at most size bytes whose root has mode
+// on dst.
+func newTmpfs(dst int, mode string, size uint64, attr int) error {
 	fs, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("open a tmpfs: %w", err)
@@ -308,6 +369,9 @@ func newTmpfs(dst int, mode string, attr int) error {
 	defer unix.Close(fs)
 	if err := unix.FsconfigSetString(fs, "mode", mode); err != nil {
 		return fmt.Errorf("configure a tmpfs: %w", err)
+	}
+	if err := unix.FsconfigSetString(fs, "size", strconv.FormatUint(size, 10)); err != nil {
+		return fmt.Errorf("configure a tmpfs of %d bytes: %w", size, err)
 	}
 	if err := unix.FsconfigCreate(fs); err != nil {
 		return fmt.Errorf("create a tmpfs: %w", err)
@@ -318,7 +382,7 @@ func newTmpfs(dst int, mode string, attr int) error {
 	}
 	defer unix.Close(mnt)
 	if err := unix.MoveMount(mnt, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
-		return fmt.Errorf("attach a tmpfs: %w", err)
+		return attachErr("attach a tmpfs", err)
 	}
 	return nil
 }
@@ -406,7 +470,7 @@ func pinSymlink(dir int, base, target string) error {
 	}
 	defer unix.Close(tree)
 	if err := unix.MoveMount(tree, "", dir, base, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-		return fmt.Errorf("cannot pin the symlink %s in place: %w", target, err)
+		return attachErr("cannot pin the symlink "+target+" in place", err)
 	}
 	return nil
 }
@@ -537,7 +601,7 @@ func (r *roots) makeDev() error {
 	if err != nil {
 		return err
 	}
-	err = newTmpfs(dev, "0755", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
+	err = newTmpfs(dev, "0755", skeletonSize, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
 	unix.Close(dev)
 	if err != nil {
 		return err
@@ -581,7 +645,7 @@ func (r *roots) makeDev() error {
 		return err
 	}
 	defer unix.Close(shm)
-	return newTmpfs(shm, "1777", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	return newTmpfs(shm, "1777", r.scratch, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 }
 
 // makeProc mounts the PID namespace's own /proc, with the kernel's
@@ -594,6 +658,9 @@ func (r *roots) makeProc() error {
 	unix.Close(dst)
 	proc := newRoot + "/proc"
 	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		if errors.Is(err, unix.ENOSPC) {
+			return attachErr("mount", err)
+		}
 		return fmt.Errorf("%w (a /proc partly hidden on the host, as in some containers, forbids a new one)", err)
 	}
 	for _, name := range procReadOnly {
