@@ -392,3 +392,24 @@ func firstNonEmpty(ss []string) string {
 	}
 	return ""
 }
+
+// UncoveredHint is the line to append to a command's output when the
+// call left git directories nested in a root unprotected because there
+// were more than a call protects (maxNestedMounts): their hooks and config
+// were writable during the call. "" otherwise (issue 14 items 2 and 6).
+//
+// A search cut by its entry bound gets no line: a large project (a
+// node_modules) cuts it at every call, and a line in every output would
+// teach a model to ignore them; it is recorded in the result's
+// confinement (Applied.Uncovered) and logged. The bound hit here is a
+// fact about this root the user can act on, and rare.
+func UncoveredHint(uncovered []string) string {
+	for _, u := range uncovered {
+		if !strings.Contains(u, unprotectedNote) {
+			continue
+		}
+		root, _, _ := strings.Cut(u, " holds ")
+		return fmt.Sprintf("sandbox: %s holds more nested git repositories than a command's sandbox protects (see the result's confinement, uncovered); the newest kept their hooks and config writable; remove or move the nested repositories the project does not need.", root)
+	}
+	return ""
+}

@@ -255,3 +255,26 @@ func TestHintPathOutsideSandbox(t *testing.T) {
 		t.Errorf("hint %q\nwant %q", got, want)
 	}
 }
+
+// TestUncoveredHint: a line only when nested git directories were left
+// unprotected at the bound, naming the root; none for a search cut by
+// its entry bound, which large projects hit at every call (issue 14
+// items 2 and 6).
+func TestUncoveredHint(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		uncovered []string
+		want      string // a phrase of the line, "" for none
+	}{
+		{"nothing", nil, ""},
+		{"search cut", []string{"the search of /w for nested repositories and project files stopped after 20000 entries; 3 more directories, such as /w/a, were not searched"}, ""},
+		{"bound hit", []string{"/w holds more nested repositories and project files than a call protects (2000 mounts): 12 git directories and project files, the newest, such as /w/r1/.git, " + unprotectedNote + " and keep their hooks and config writable; remove or move the nested repositories the project does not need"}, "sandbox: /w holds more nested git repositories"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := UncoveredHint(c.uncovered)
+			if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) || strings.Contains(got, "\n") {
+				t.Errorf("UncoveredHint = %q, want %q", got, c.want)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package confine
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -85,10 +86,20 @@ const (
 // must stay hidden (secrets, toolhost's state directory) and last the
 // call's tmp, cache and proxy socket.
 func Build(s Settings, c Call) (*Policy, func(), error) {
+	return BuildContext(context.Background(), s, c)
+}
+
+// BuildContext is Build stopped by ctx: the call's deadline or
+// cancellation ends the protection of a pathological tree (issue 14 item
+// 2), and Build then fails, so the command does not run. Build's work is
+// bounded without it (walkMaxEntries, maxNestedMounts); ctx keeps a slow
+// disk from holding a cancelled call.
+func BuildContext(ctx context.Context, s Settings, c Call) (*Policy, func(), error) {
 	b, err := newBuilder(s, c)
 	if err != nil {
 		return nil, func() {}, err
 	}
+	b.ctx = ctx
 	tmp, err := b.makeDirs(c.ID)
 	if err != nil {
 		return nil, func() {}, err
@@ -112,14 +123,20 @@ func Build(s Settings, c Call) (*Policy, func(), error) {
 
 // builder assembles one policy.
 type builder struct {
+	ctx     context.Context
 	s       Settings
 	c       Call
 	env     map[string]string
 	secrets []string
 	cache   string // the per-root cache directory on the host
 	mounts  []Mount
-	rw, ro  []string // Landlock's lists
-	pins    []string // paths whose ancestors must stay in place (pinAncestors)
+	// last indexes mounts by target (the latest added), and have holds
+	// every mount added: a root with thousands of nested repositories
+	// adds thousands of mounts, and Build must stay linear in them.
+	last   map[string]int
+	have   map[Mount]bool
+	rw, ro []string // Landlock's lists
+	pins   []string // paths whose ancestors must stay in place (pinAncestors)
 	// uncovered says what the protection of the writable trees could not
 	// reach (Policy.Uncovered).
 	uncovered []string
@@ -158,7 +175,7 @@ func newBuilder(s Settings, c Call) (*builder, error) {
 	if len(c.Roots) == 0 {
 		return nil, fmt.Errorf("confine: call %s has no sandbox root to run its command in", c.ID)
 	}
-	b := &builder{s: s, c: c, env: envMap(s.Environ)}
+	b := &builder{ctx: context.Background(), s: s, c: c, env: envMap(s.Environ), last: map[string]int{}, have: map[Mount]bool{}}
 	b.secrets = secretPaths(s.Home, b.env)
 	if real, err := filepath.EvalSymlinks(s.Home); err == nil && real != s.Home {
 		// Sources are spelled with links resolved: so are the secrets.
@@ -281,7 +298,9 @@ func (b *builder) build(tmp string) (*Policy, error) {
 	for _, r := range b.s.ExtraWritable {
 		b.tree(r, writable)
 	}
-	b.protectInside()
+	if err := b.protectInside(); err != nil {
+		return nil, err
+	}
 	b.hideState()
 	b.hideSecrets()
 	b.pinAncestors()
@@ -314,6 +333,8 @@ func (b *builder) build(tmp string) (*Policy, error) {
 // read-only ("ro") list.
 func (b *builder) add(m Mount, list string) {
 	b.mounts = append(b.mounts, m)
+	b.last[m.Target] = len(b.mounts) - 1
+	b.have[m] = true
 	switch list {
 	case "rw":
 		b.rw = append(b.rw, m.Target)
@@ -481,22 +502,25 @@ func (b *builder) writableTrees() []string {
 // replaced), those of the repositories nested in a root (a vendored
 // checkout, a submodule's), and toolhost's configuration, the project
 // files at any depth included. The nested ones are found by a bounded
-// search (searchTree); what it could not cover is returned, for
-// Policy.Uncovered (b.uncovered). A path that does not exist yet cannot be bound: a
-// command could create it (a new toolhost.yaml, or git init and then
-// hooks), a gap the host's checks of those paths cover for the other
-// tools.
+// search (searchTree) and remembered for later calls (readKnown); what
+// could not be covered is stated in Policy.Uncovered (b.uncovered). A
+// path that does not exist yet cannot be bound: a command could create
+// it (a new toolhost.yaml, or git init and then hooks), a gap the host's
+// checks of those paths cover for the other tools.
 //
 // Every path here is resolved, and bound only when the real path lies in
 // a writable tree: what a command wrote can make the protection point
 // elsewhere, never make a mount show something new.
-func (b *builder) protectInside() {
+func (b *builder) protectInside() error {
 	trees := b.writableTrees()
 	if len(trees) == 0 {
-		return
+		return nil
 	}
 	for _, t := range trees {
 		b.protectGit(t, trees)
+		for _, d := range b.modules(filepath.Join(t, ".git", "modules"), walkMaxEntries) {
+			b.protectGitDir(d, trees)
+		}
 	}
 	for _, p := range b.s.Protected {
 		if !isAbsClean(p) || within(p, b.s.StateDir) {
@@ -512,36 +536,175 @@ func (b *builder) protectInside() {
 	if r := resolved(b.s.StateDir); r != "" {
 		skip = append(skip, r)
 	}
+	var repos, projects []string
 	for _, t := range dedupe(append(slices.Clone(b.c.Roots), b.s.ExtraWritable...)) {
 		f := searchTree(t, skip, searchLimits{walkMaxDepth, walkMaxEntries}, b.s.Search)
-		for _, g := range f.dotgits {
-			b.protectGit(filepath.Dir(g), trees)
-		}
-		for _, g := range f.gitdirs {
-			b.protectGitDir(g, trees)
-		}
-		for _, p := range f.projects {
-			b.bindInside(MountRead, p, trees)
-		}
+		// What an earlier search found is protected whatever this one
+		// reached (walk_known.go).
+		rs := oldestFirst(dedupe(slices.Concat(readKnown(b.s.StateDir, t), f.dotgits, f.gitdirs)))
+		writeKnown(b.s.StateDir, t, rs)
+		repos = append(repos, rs...)
+		projects = append(projects, f.projects...)
 		b.uncovered = append(b.uncovered, f.uncovered...)
 	}
+	return b.protectNested(b.nestedUnits(repos, projects, trees), trees)
 }
 
-// protectGit protects the repository at tree/.git. A .git directory is
-// bound onto itself, then its hooks, config and info read-only, and the
-// same for each submodule's directory in .git/modules. A .git file (a
-// worktree or submodule: "gitdir: <path>") is bound read-only and the git
-// directory it names protected the same way when it lies in a writable
-// tree; one outside is not mounted, so git inside such a worktree fails
-// rather than show another tree.
+// maxNestedMounts bounds the mounts that protecting the nested
+// repositories and project files adds to one call (issue 14 item 2). A
+// git directory costs about six (itself, hooks, config, info, the
+// directories above it pinned), so 2000 protect some 300 of them, more
+// than any project we know holds, and leave the command's root far below
+// the kernel's 100000 mounts per namespace (fs.mount-max): a command
+// that makes thousands of repositories can no longer make every later
+// call fail. Each mount also costs the launcher time before the command
+// starts (a bind and a mount_setattr, some tens of microseconds), so the
+// bound is what a pathological root adds to each call, a few tens of
+// milliseconds.
+const maxNestedMounts = 2000
+
+// unprotectedNote is the phrase of the sentence in Policy.Uncovered that
+// says git directories were left unprotected at maxNestedMounts, which
+// UncoveredHint looks for.
+const unprotectedNote = "were left unprotected"
+
+// nested is one thing the nested protection covers: a repository's .git
+// (a directory or a "gitdir:" file), a git directory (a bare repository,
+// a submodule's in .git/modules) or a project file.
+type nested struct {
+	path string
+	kind nestedKind
+	born int64 // birth time, 0 where unknown
+}
+
+type nestedKind int
+
+const (
+	nestedDotGit nestedKind = iota
+	nestedGitDir
+	nestedProject
+)
+
+// nestedUnits lists what the nested protection covers, oldest first, the
+// same order as searchTree's and protectModules': a command can make
+// many repositories, submodule directories and project files, but none
+// older than those that were there before it ran, so what the bound
+// leaves out is what commands made last (which were writable while they
+// made them anyway). repos are the search's finds, oldest first; the
+// writable trees' own repositories are protected already.
+func (b *builder) nestedUnits(repos, projects, trees []string) []nested {
+	var units []nested
+	budget := walkMaxEntries // the entries of nested .git/modules read, in all
+	var skipped []string
+	for _, r := range repos {
+		if filepath.Base(r) != ".git" {
+			units = append(units, nested{path: r, kind: nestedGitDir})
+			continue
+		}
+		if slices.Contains(trees, filepath.Dir(r)) {
+			continue
+		}
+		units = append(units, nested{path: r, kind: nestedDotGit})
+		mods := filepath.Join(r, "modules")
+		if !pathPresent(mods) {
+			continue
+		}
+		if budget <= 0 {
+			skipped = append(skipped, mods)
+			continue
+		}
+		dirs, n := b.modulesRead(mods, budget)
+		budget -= n
+		for _, d := range dirs {
+			units = append(units, nested{path: d, kind: nestedGitDir})
+		}
+	}
+	if len(skipped) > 0 {
+		b.uncovered = append(b.uncovered, fmt.Sprintf("the submodules' git directories of %d nested repositories, the newest, such as %s, were not looked at: a call reads at most %d entries of nested .git/modules directories", len(skipped), skipped[0], walkMaxEntries))
+	}
+	for _, p := range projects {
+		units = append(units, nested{path: p, kind: nestedProject})
+	}
+	for i := range units {
+		units[i].born, _ = birthTime(units[i].path)
+	}
+	slices.SortStableFunc(units, func(x, y nested) int {
+		switch {
+		case (x.born == 0) != (y.born == 0) && x.born == 0:
+			return 1
+		case (x.born == 0) != (y.born == 0):
+			return -1
+		case x.born < y.born:
+			return -1
+		case x.born > y.born:
+			return 1
+		}
+		return 0
+	})
+	return units
+}
+
+// protectNested protects units in order until they have added
+// maxNestedMounts mounts, and states what is left. Past the bound, the
+// call runs with the newest left writable rather than fail: failing
+// would let one command make run_command unusable in its root for every
+// later call (make the repositories once, and every call fails until a
+// person finds them), while what the bound leaves out, the newest, cannot
+// be a repository that was there before the command that made the others
+// ran (nestedUnits). The sentence names the root and what to do, and
+// UncoveredHint turns it into a line of the call's output.
+func (b *builder) protectNested(units []nested, trees []string) error {
+	start := len(b.mounts)
+	for i, u := range units {
+		if err := b.ctx.Err(); err != nil {
+			return fmt.Errorf("confine: call %s: stopped protecting the repositories nested in %s: %w", b.c.ID, strings.Join(b.c.Roots, ", "), err)
+		}
+		if len(b.mounts)-start >= maxNestedMounts {
+			b.uncovered = append(b.uncovered, fmt.Sprintf("%s holds more nested repositories and project files than a call protects (%d mounts): %d git directories and project files, the newest, such as %s, %s and keep their hooks and config writable; remove or move the nested repositories the project does not need", b.treeOf(u.path), maxNestedMounts, len(units)-i, u.path, unprotectedNote))
+			return nil
+		}
+		switch u.kind {
+		case nestedDotGit:
+			b.protectDotGit(u.path, trees)
+		case nestedGitDir:
+			b.protectGitDir(u.path, trees)
+		case nestedProject:
+			b.bindInside(MountRead, u.path, trees)
+		}
+	}
+	return nil
+}
+
+// treeOf is the root or extra writable path holding p.
+func (b *builder) treeOf(p string) string {
+	for _, t := range slices.Concat(b.c.Roots, b.s.ExtraWritable) {
+		if within(p, t) {
+			return t
+		}
+	}
+	return filepath.Dir(p)
+}
+
+// protectGit protects the repository at tree/.git (protectDotGit), but
+// not its submodules' git directories, in .git/modules (modules).
 func (b *builder) protectGit(tree string, trees []string) {
-	dotgit := filepath.Join(tree, ".git")
+	b.protectDotGit(filepath.Join(tree, ".git"), trees)
+}
+
+// protectDotGit protects the repository whose .git is dotgit. A .git
+// directory is bound onto itself, then its hooks, config and info
+// read-only (protectGitDir). A .git file (a worktree or submodule:
+// "gitdir: <path>") is bound read-only and the git directory it names
+// protected the same way when it lies in a writable tree; one outside is
+// not mounted, so git inside such a worktree fails rather than show
+// another tree. Each is pinned where it is (pin).
+func (b *builder) protectDotGit(dotgit string, trees []string) {
 	fi, err := os.Lstat(dotgit)
 	switch {
 	case err != nil:
 		return
 	case fi.Mode().IsRegular():
-		b.bindInside(MountRead, dotgit, trees)
+		b.pin(b.bindInside(MountRead, dotgit, trees))
 		if gd := gitdirOf(dotgit); gd != "" {
 			b.protectGitDir(gd, trees)
 			if cd := commonDir(gd); cd != "" {
@@ -550,9 +713,8 @@ func (b *builder) protectGit(tree string, trees []string) {
 		}
 	case fi.IsDir():
 		b.protectGitDir(dotgit, trees)
-		b.protectModules(filepath.Join(dotgit, "modules"), trees)
 	}
-	if hp := hooksPath(tree); hp != "" {
+	if hp := hooksPath(filepath.Dir(dotgit)); hp != "" {
 		b.bindInside(MountRead, hp, trees)
 	}
 }
@@ -562,38 +724,49 @@ func (b *builder) protectGit(tree string, trees []string) {
 // thousands of directories there.
 const maxModules = 64
 
-// protectModules protects the git directories of a repository's
-// submodules, in .git/modules, oldest first: a command can make many
-// directories there to push the real ones past the bound, but cannot make
-// one older than those that were there before it ran. What the bound
-// leaves out is stated.
-func (b *builder) protectModules(mods string, trees []string) {
-	l, err := readDir(mods, 0, false, walkMaxEntries)
+// modules returns the git directories of a repository's submodules, in
+// mods (.git/modules), to protect: the maxModules oldest, read from at
+// most limit entries (modulesRead).
+func (b *builder) modules(mods string, limit int) []string {
+	dirs, _ := b.modulesRead(mods, limit)
+	return dirs
+}
+
+// modulesRead is modules, with how many entries it read. Oldest first: a
+// command can make many directories there to push the real ones past the
+// bound, but cannot make one older than those that were there before it
+// ran. What the bound leaves out is stated.
+func (b *builder) modulesRead(mods string, limit int) ([]string, int) {
+	l, err := readDir(mods, 0, false, limit)
 	if err != nil && !errors.Is(err, errTooMany) {
-		return // no submodules
+		return nil, l.n // no submodules
 	}
 	dirs := make([]string, len(l.subdirs))
 	for i, d := range l.subdirs {
 		dirs[i] = filepath.Join(mods, d)
 	}
 	dirs = oldestFirst(dirs)
-	for i, d := range dirs {
-		if i == maxModules {
-			b.uncovered = append(b.uncovered, fmt.Sprintf("%s holds %d directories; the %d oldest were protected as submodules' git directories, the others, such as %s, keep their hooks and config writable", mods, len(dirs), maxModules, d))
-			break
-		}
-		b.protectGitDir(d, trees)
+	if len(dirs) > maxModules {
+		b.uncovered = append(b.uncovered, fmt.Sprintf("%s holds %d directories; the %d oldest were protected as submodules' git directories, the others, such as %s, keep their hooks and config writable", mods, len(dirs), maxModules, dirs[maxModules]))
+		dirs = dirs[:maxModules]
 	}
 	if errors.Is(err, errTooMany) {
-		b.uncovered = append(b.uncovered, fmt.Sprintf("%s holds more than %d entries; those past them were not looked at", mods, walkMaxEntries))
+		b.uncovered = append(b.uncovered, fmt.Sprintf("%s holds more than %d entries; those past them were not looked at", mods, limit))
 	}
+	return dirs, l.n
 }
 
+// protectGitDir binds the git directory gd onto itself, writable, and
+// its hooks, config and info read-only, and pins it where it is: every
+// directory between its root and it becomes a mount point, so a command
+// cannot move the repository where the next call's search does not look
+// (deeper than walkMaxDepth) and write its hooks there.
 func (b *builder) protectGitDir(gd string, trees []string) {
 	real := b.bindInside(MountWrite, gd, trees)
 	if real == "" {
 		return
 	}
+	b.pin(real)
 	// A missing hooks directory would let the command create hooks that
 	// git outside then runs: it is made, empty, so it can be bound.
 	// When that fails, there is nothing to bind and the gap stays.
@@ -606,7 +779,9 @@ func (b *builder) protectGitDir(gd string, trees []string) {
 			// writable git directory: the link itself is listed too, for
 			// the launcher to keep in place, or a command replaces it
 			// with a directory of its own hooks.
-			b.add(Mount{Kind: MountRead, Source: hostPath(p), Target: p}, "")
+			if m := (Mount{Kind: MountRead, Source: hostPath(p), Target: p}); !b.have[m] {
+				b.add(m, "")
+			}
 		}
 	}
 	// commondir moves a repository's config and hooks to the directory it
@@ -644,7 +819,7 @@ func (b *builder) bindInside(kind MountKind, p string, trees []string) string {
 	}
 	// The search finds again what protectGit or Settings.Protected bound.
 	m := Mount{Kind: kind, Source: real, Target: real}
-	if !slices.Contains(b.mounts, m) {
+	if !b.have[m] {
 		b.add(m, "")
 	}
 	return real
@@ -685,42 +860,50 @@ func (b *builder) hideSecrets() {
 // links are pinned: the launcher refuses a source through a link, and
 // a path through a link is not where Build looked.
 func (b *builder) pinAncestors() {
-	var tops []string
-	if b.s.Mode == ModeWorkspaceWrite {
-		tops = append(slices.Clone(b.c.Roots), b.s.ExtraWritable...)
-	}
 	for _, p := range b.pins {
-		top := ""
-		for _, t := range tops {
-			if within(p, t) && p != t && len(t) > len(top) {
-				top = t
-			}
+		b.pin(p)
+	}
+}
+
+// pin binds onto itself each writable directory between p and the top of
+// the writable root or extra writable path holding it (pinAncestors).
+func (b *builder) pin(p string) {
+	if b.s.Mode != ModeWorkspaceWrite || p == "" {
+		return
+	}
+	top := ""
+	for _, t := range slices.Concat(b.c.Roots, b.s.ExtraWritable) {
+		if within(p, t) && p != t && len(t) > len(top) {
+			top = t
 		}
-		if top == "" {
+	}
+	if top == "" {
+		return
+	}
+	for d := filepath.Dir(p); d != top && within(d, top); d = filepath.Dir(d) {
+		if m := b.effective(d); m == nil || m.Kind != MountWrite || m.Target == d {
+			continue // not writable here, or a mount point already
+		}
+		if real, err := filepath.EvalSymlinks(d); err != nil || real != d {
 			continue
 		}
-		for d := filepath.Dir(p); d != top && within(d, top); d = filepath.Dir(d) {
-			if m := b.effective(d); m == nil || m.Kind != MountWrite || m.Target == d {
-				continue // not writable here, or a mount point already
-			}
-			if real, err := filepath.EvalSymlinks(d); err != nil || real != d {
-				continue
-			}
-			b.add(Mount{Kind: MountWrite, Source: d, Target: d}, "")
-		}
+		b.add(Mount{Kind: MountWrite, Source: d, Target: d}, "")
 	}
 }
 
 // effective is the mount added so far that decides what p is inside: the
 // deepest holding it, the latest of equals.
 func (b *builder) effective(p string) *Mount {
-	var last *Mount
-	for i, m := range b.mounts {
-		if within(p, m.Target) && (last == nil || depth(m.Target) >= depth(last.Target)) {
-			last = &b.mounts[i]
+	// The deepest mount holding p is at p or its nearest ancestor that
+	// is a target: one lookup per level.
+	for d := p; ; d = filepath.Dir(d) {
+		if i, ok := b.last[d]; ok {
+			return &b.mounts[i]
+		}
+		if d == "/" || d == "." {
+			return nil
 		}
 	}
-	return last
 }
 
 // exposes reports whether showing p would show a secret.

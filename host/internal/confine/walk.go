@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -42,6 +43,7 @@ type found struct {
 type listing struct {
 	names   []string // the entries the search looks for (wanted) that are not directories
 	subdirs []string // its directories, not links
+	born    []int64  // each subdir's birth time (birthTime), 0 where unknown
 	n       int      // how many entries it read
 	stamp   dirStamp // the directory's state when it was read; zero where unknown
 }
@@ -55,15 +57,19 @@ type dirStamp struct {
 	dir      bool
 }
 
-// searchTree walks tree breadth first for what git or toolhost would run
-// or read later, outside the sandbox: repositories (a .git directory or
-// file, a bare repository) and project configuration files. It never
-// follows a symbolic link, does not enter another filesystem mounted
-// below tree, a .git directory (protectGit covers its insides) or skip,
-// and stays within lim. Breadth first, so that what the limits leave out
-// is the deepest part of the tree. With a cache (nil: none), a directory
-// whose state has not changed since an earlier search read it is not
-// read again; what the search finds is the same.
+// searchTree walks tree for what git or toolhost would run or read
+// later, outside the sandbox: repositories (a .git directory or file, a
+// bare repository) and project configuration files. It never follows a
+// symbolic link, does not enter another filesystem mounted below tree, a
+// .git directory (protectGit covers its insides) or skip, and stays
+// within lim. It reads the directories oldest first (birth time, which
+// no system call sets back), those the filesystem gives no birth time
+// last, breadth first: so what the entry bound leaves out is what was
+// made last, and a command that pads the tree with directories of its
+// own cannot push the user's repositories past the bound (issue 14 item
+// 2). With a cache (nil: none), a directory whose state has not changed
+// since an earlier search read it is not read again; what the search
+// finds is the same.
 func searchTree(tree string, skip []string, lim searchLimits, cache *SearchCache) found {
 	var f found
 	dev, hasDev, err := treeDevice(tree)
@@ -73,16 +79,12 @@ func searchTree(tree string, skip []string, lim searchLimits, cache *SearchCache
 	}
 	r := cache.begin(tree, dev, hasDev)
 	defer cache.end(tree, r)
-	type dir struct {
-		path  string
-		depth int
-	}
-	queue := []dir{{tree, 0}}
+	queue := &dirQueue{}
+	queue.push(queued{path: tree})
 	entries := 0
 	var tooDeep, otherFS, unreadable []string
-	for len(queue) > 0 {
-		d := queue[0]
-		queue = queue[1:]
+	for queue.Len() > 0 {
+		d := queue.pop()
 		l, fresh, err := r.readDir(d.path, dev, hasDev, lim.entries-entries)
 		names, subdirs := l.names, l.subdirs
 		entries += l.n
@@ -108,7 +110,7 @@ func searchTree(tree string, skip []string, lim searchLimits, cache *SearchCache
 				f.projects = append(f.projects, filepath.Join(d.path, name))
 			}
 		}
-		for _, name := range subdirs {
+		for i, name := range subdirs {
 			p := childPath(d.path, name)
 			switch {
 			case name == ".git":
@@ -117,14 +119,18 @@ func searchTree(tree string, skip []string, lim searchLimits, cache *SearchCache
 			case d.depth+1 > lim.depth:
 				tooDeep = append(tooDeep, p)
 			default:
-				queue = append(queue, dir{p, d.depth + 1})
+				var born int64
+				if i < len(l.born) {
+					born = l.born[i]
+				}
+				queue.push(queued{path: p, depth: d.depth + 1, born: born})
 			}
 		}
 		if errors.Is(err, errTooMany) {
-			left := len(queue)
+			left := queue.Len()
 			example := d.path
 			if left > 0 {
-				example = queue[0].path
+				example = queue.pop().path
 			}
 			f.uncovered = append(f.uncovered, fmt.Sprintf("the search of %s for nested repositories and project files stopped after %d entries; %d more directories, such as %s, were not searched, so a repository there keeps its hooks and config writable", tree, lim.entries, left+1, example))
 			break
@@ -141,6 +147,52 @@ func searchTree(tree string, skip []string, lim searchLimits, cache *SearchCache
 	}
 	return f
 }
+
+// queued is a directory the search is to read: its depth below the
+// tree's top and its birth time (0: unknown).
+type queued struct {
+	path  string
+	depth int
+	born  int64
+	seq   int // the order it was queued in
+}
+
+// dirQueue is the search's queue, a heap: oldest first, those of unknown
+// birth after all others, ties in the order queued (breadth first).
+type dirQueue struct {
+	h   []queued
+	seq int
+}
+
+func (q *dirQueue) Len() int { return len(q.h) }
+
+func (q *dirQueue) Less(i, j int) bool {
+	x, y := q.h[i], q.h[j]
+	switch {
+	case (x.born == 0) != (y.born == 0):
+		return y.born == 0
+	case x.born != y.born:
+		return x.born < y.born
+	}
+	return x.seq < y.seq
+}
+
+func (q *dirQueue) Swap(i, j int) { q.h[i], q.h[j] = q.h[j], q.h[i] }
+func (q *dirQueue) Push(x any)    { q.h = append(q.h, x.(queued)) }
+
+func (q *dirQueue) Pop() any {
+	x := q.h[len(q.h)-1]
+	q.h = q.h[:len(q.h)-1]
+	return x
+}
+
+func (q *dirQueue) push(d queued) {
+	d.seq = q.seq
+	q.seq++
+	heap.Push(q, d)
+}
+
+func (q *dirQueue) pop() queued { return heap.Pop(q).(queued) }
 
 // childPath is dir/name for a clean dir and a name read from it (never
 // "", ".", ".." or holding a slash): filepath.Join would clean it again,

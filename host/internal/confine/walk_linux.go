@@ -82,6 +82,7 @@ func readDir(dir string, dev uint64, hasDev bool, limit int) (listing, error) {
 			switch {
 			case typ == syscall.DT_DIR:
 				l.subdirs = append(l.subdirs, string(name))
+				l.born = append(l.born, birthAt(fd, string(name)))
 			case wanted(string(name)):
 				l.names = append(l.names, string(name))
 			}
@@ -170,6 +171,16 @@ func lstatType(p string) uint8 {
 		return syscall.DT_DIR
 	}
 	return syscall.DT_REG
+}
+
+// birthAt is the birth time of dir fd's entry name, 0 where the
+// filesystem records none: the search's order (searchTree).
+func birthAt(fd int, name string) int64 {
+	var stx unix.Statx_t
+	if unix.Statx(fd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME, &stx) != nil || stx.Mask&unix.STATX_BTIME == 0 {
+		return 0
+	}
+	return stx.Btime.Sec*1e9 + int64(stx.Btime.Nsec)
 }
 
 // birthTime is when p was made, in nanoseconds since the epoch, where the

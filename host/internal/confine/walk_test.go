@@ -1,6 +1,8 @@
 package confine
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -100,12 +102,13 @@ func TestBuildProtectsNestedRepositories(t *testing.T) {
 // record (issue 14 item 2).
 func TestSearchTreeStatesWhatItMissed(t *testing.T) {
 	root := t.TempDir()
-	mustMkdir(t, filepath.Join(root, "1/2/3/.git/hooks"))
-	mustWrite(t, filepath.Join(root, "1/2/3/4/toolhost.toml"), "")
+	// wide is made first: the search reads the oldest directories first.
 	for i := range 30 {
 		mustWrite(t, filepath.Join(root, "wide", fmt.Sprintf("f%02d", i)), "")
 	}
 	mustMkdir(t, filepath.Join(root, "wide/zz"))
+	mustMkdir(t, filepath.Join(root, "1/2/3/.git/hooks"))
+	mustWrite(t, filepath.Join(root, "1/2/3/4/toolhost.toml"), "")
 
 	for _, c := range []struct {
 		name      string
@@ -263,5 +266,146 @@ func TestBuildProtectsOldestSubmodules(t *testing.T) {
 	}
 	if got := strings.Join(p.Uncovered, "\n"); !strings.Contains(got, fmt.Sprintf("holds %d directories; the %d oldest were protected", maxModules+7, maxModules)) {
 		t.Errorf("Uncovered = %q, want the bound stated", p.Uncovered)
+	}
+}
+
+// needBirthTime skips where the filesystem of t's temporary directories
+// records no birth time: the search then reads breadth first.
+func needBirthTime(t *testing.T) {
+	t.Helper()
+	if _, ok := birthTime(t.TempDir()); !ok {
+		t.Skip("this filesystem records no birth time")
+	}
+}
+
+// TestSearchTreeReadsOldestFirst: directories a command made after the
+// user's tree cannot exhaust the search's bound before it reaches an
+// older nested repository, whatever their names and depth (issue 14 item
+// 2, the red team's search bound padded by a command). Breadth first,
+// the padded directories of the first level were all read before
+// vendor/lib.
+func TestSearchTreeReadsOldestFirst(t *testing.T) {
+	needBirthTime(t)
+	root := t.TempDir()
+	lib := filepath.Join(root, "vendor", "lib")
+	mustMkdir(t, filepath.Join(lib, ".git", "hooks"))
+	for _, d := range []string{"a", "b", "c"} {
+		for i := range 40 {
+			mustWrite(t, filepath.Join(root, d, fmt.Sprintf("f%02d", i)), "")
+		}
+	}
+	f := searchTree(root, nil, searchLimits{6, 50}, nil)
+	if !slices.Contains(f.dotgits, filepath.Join(lib, ".git")) {
+		t.Errorf("found %q, want %s: newer directories used up the bound first", f.dotgits, filepath.Join(lib, ".git"))
+	}
+	if len(f.uncovered) != 1 || !strings.Contains(f.uncovered[0], "stopped after 50 entries") {
+		t.Errorf("uncovered %q, want the bound stated", f.uncovered)
+	}
+}
+
+// TestBuildRemembersNestedRepositories: a repository one call's search
+// found stays protected in later calls when a command pads a directory
+// the search must read first (an old one: its birth time does not help)
+// past the search's bound, and is remembered across toolhost processes,
+// in the state directory (issue 14 item 2).
+func TestBuildRemembersNestedRepositories(t *testing.T) {
+	home := fakeHome(t)
+	root := t.TempDir()
+	lib := filepath.Join(root, "vendor", "lib")
+	gitInitAt(t, lib)
+	s := testSettings(t, home)
+	p := mustBuild(t, s, Call{ID: "c1", Roots: []string{root}})
+	if m := effectiveMount(p, filepath.Join(lib, ".git/hooks")); m == nil || m.Kind != MountRead {
+		t.Fatalf("first call: hooks %+v, want read-only", m)
+	}
+	// The command of the first call fills vendor/ so that the search
+	// stops there, before vendor/lib.
+	for i := range walkMaxEntries + 1 {
+		f, err := os.Create(filepath.Join(root, "vendor", fmt.Sprintf("pad%05d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	if f := searchTree(root, nil, searchLimits{walkMaxDepth, walkMaxEntries}, nil); slices.Contains(f.dotgits, filepath.Join(lib, ".git")) {
+		t.Fatalf("the padding did not stop the search before vendor/lib: the test proves nothing")
+	}
+	p = mustBuild(t, s, Call{ID: "c2", Roots: []string{root}})
+	for _, rel := range []string{".git/hooks", ".git/config"} {
+		if m := effectiveMount(p, filepath.Join(lib, rel)); m == nil || m.Kind != MountRead {
+			t.Errorf("after the padding: %s %+v, want read-only: an earlier search found it", rel, m)
+		}
+	}
+	if got := strings.Join(p.Uncovered, "\n"); !strings.Contains(got, "stopped after") {
+		t.Errorf("Uncovered = %q, want the cut search stated", p.Uncovered)
+	}
+}
+
+// TestBuildPinsNestedRepositories: every directory between a root and a
+// nested repository's git directory is a mount point, so a command
+// cannot move the repository deeper than the next call's search looks
+// and write its hooks there (issue 14 item 2, the red team's repository
+// moved past the depth).
+func TestBuildPinsNestedRepositories(t *testing.T) {
+	home := fakeHome(t)
+	root := t.TempDir()
+	lib := filepath.Join(root, "a", "vendor", "lib")
+	gitInitAt(t, lib)
+	bare := filepath.Join(root, "remotes", "origin.git")
+	gitInitBare(t, bare)
+	p := mustBuild(t, testSettings(t, home), Call{ID: "c1", Roots: []string{root}})
+	for _, d := range []string{"a", "a/vendor", "a/vendor/lib", "a/vendor/lib/.git", "remotes", "remotes/origin.git"} {
+		if findMount(p, MountWrite, filepath.Join(root, d)) == nil {
+			t.Errorf("%s is not a mount point: a command could move the repository below it out of the next search's reach", d)
+		}
+	}
+	if findMount(p, MountWrite, filepath.Join(root, "a/other")) != nil {
+		t.Errorf("pinned a directory no repository lies in")
+	}
+}
+
+// TestBuildBoundsNestedMounts: a root holding more nested repositories
+// than a call protects gets at most maxNestedMounts mounts for them, the
+// oldest repository first, the rest stated and named in the output's
+// hint; Build stays fast (it was quadratic in its mounts), and stops
+// when the call's context ends (issue 14 item 2, the red team's mount
+// flood).
+func TestBuildBoundsNestedMounts(t *testing.T) {
+	needBirthTime(t)
+	home := fakeHome(t)
+	root := t.TempDir()
+	lib := filepath.Join(root, "vendor", "lib")
+	gitInitAt(t, lib)
+	const flood = maxNestedMounts / 2 // each costs at least two mounts (.git, hooks), three with its pin
+	for i := range flood {
+		mustMkdir(t, filepath.Join(root, fmt.Sprintf("r%04d", i), ".git", "hooks"))
+	}
+	s := testSettings(t, home)
+	start := time.Now()
+	p := mustBuild(t, s, Call{ID: "c1", Roots: []string{root}})
+	took := time.Since(start)
+	if len(p.Mounts) > maxNestedMounts+200 {
+		t.Errorf("%d mounts for %d nested repositories, want at most about %d", len(p.Mounts), flood+1, maxNestedMounts)
+	}
+	for _, rel := range []string{".git/hooks", ".git/config"} {
+		if m := effectiveMount(p, filepath.Join(lib, rel)); m == nil || m.Kind != MountRead {
+			t.Errorf("the oldest nested repository's %s: %+v, want read-only", rel, m)
+		}
+	}
+	if got := strings.Join(p.Uncovered, "\n"); !strings.Contains(got, unprotectedNote) || !strings.Contains(got, root) {
+		t.Errorf("Uncovered = %q, want the bound stated with the root", p.Uncovered)
+	}
+	if h := UncoveredHint(p.Uncovered); !strings.HasPrefix(h, "sandbox: "+root+" ") || strings.Contains(h, "\n") {
+		t.Errorf("UncoveredHint = %q, want one line naming the root", h)
+	}
+	if took > 20*time.Second {
+		t.Errorf("Build took %v", took)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, cleanup, err := BuildContext(ctx, s, Call{ID: "c2", Roots: []string{root}}); err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "c2") {
+		cleanup()
+		t.Errorf("BuildContext with its context done: %v, want it to stop, naming the call", err)
 	}
 }
