@@ -32,6 +32,7 @@ type Launch struct {
 	cg       *Cgroup
 
 	command string
+	msg     []byte // the spec.LaunchMsg, written by Started
 	// The pipes: the launcher's ends (policyR, statusW) are closed once it
 	// has started, ours once it is done with.
 	policyR, policyW *os.File
@@ -113,7 +114,25 @@ func (l *Launch) Prepare(cmd *exec.Cmd) error {
 	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 	attr.GidMappingsEnableSetgroups = false
 	attr.Pdeathsig = syscall.SIGKILL
+	if l.msg, err = l.launchMsg(); err != nil {
+		l.Close()
+		return err
+	}
 	return nil
+}
+
+// launchMsg is what Started hands the launcher, refused before the
+// launcher starts when the launcher would refuse it.
+func (l *Launch) launchMsg() ([]byte, error) {
+	msg, err := json.Marshal(spec.LaunchMsg{Policy: *l.policy, Command: l.command, CgroupTasks: l.nCgTasks})
+	if err != nil {
+		return nil, fmt.Errorf("confine: the command did not run: %w", err)
+	}
+	if len(msg) > spec.MaxLaunchMsg {
+		return nil, fmt.Errorf("confine: the command did not run: its policy and command take %d bytes, more than the launcher reads (%d); the policy lists %d mounts: remove the repositories nested in the roots that are not needed (each is mounted to keep its .git in place), or shorten the command",
+			len(msg), spec.MaxLaunchMsg, len(l.policy.Mounts))
+	}
+	return msg, nil
 }
 
 // Started finishes the setup once the launcher runs as pid (in the
@@ -138,11 +157,7 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 		l.statusR.SetReadDeadline(time.Now())
 	})
 	defer stop()
-	msg, err := json.Marshal(spec.LaunchMsg{Policy: *l.policy, Command: l.command, CgroupTasks: l.nCgTasks})
-	if err != nil {
-		return fmt.Errorf("confine: the command did not run: %w", err)
-	}
-	_, werr := l.policyW.Write(msg)
+	_, werr := l.policyW.Write(l.msg)
 	l.policyW.Close()
 	l.policyW = nil
 	// A failed write still reads the status: the launcher's own message

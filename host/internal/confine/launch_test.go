@@ -462,6 +462,28 @@ func TestLaunchMountMaxNamed(t *testing.T) {
 	}
 }
 
+// Red team, issue 14 item 2: a launch message larger than the launcher
+// reads (a policy of a root flooded with nested repositories, or a huge
+// command) is refused before the launcher starts, with the size, the
+// policy's mount count and what to do, not the launcher's bare "larger
+// than 16777216 bytes".
+func TestLaunchMessageTooLarge(t *testing.T) {
+	work := canonicalTempDir(t)
+	p := testPolicy(t, work)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLaunch(p, exe, nil)
+	defer l.Close()
+	err = l.Prepare(exec.Command("/bin/sh", "-c", "true #"+strings.Repeat("x", spec.MaxLaunchMsg)))
+	for _, want := range []string{"did not run", "more than the launcher reads", fmt.Sprintf("lists %d mounts", len(p.Mounts)), "nested in the roots"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("Prepare = %v, want an error that says %q", err, want)
+		}
+	}
+}
+
 // issue 14 item 5: /proc is the PID namespace's own: the launcher is
 // pid 1, and no host process shows.
 func TestLaunchProcIsNamespaced(t *testing.T) {
