@@ -118,7 +118,7 @@ func launch(args []string) (int, spec.Applied, error) {
 		return 0, spec.Applied{}, fmt.Errorf("set no_new_privs: %w", err)
 	}
 	if applied.LandlockABI, err = restrictLandlock(p); err != nil {
-		return 0, spec.Applied{}, fmt.Errorf("Landlock: %w", err)
+		return 0, spec.Applied{}, fmt.Errorf("restrict with Landlock: %w", err)
 	}
 	if err := loadSeccomp(p); err != nil {
 		return 0, spec.Applied{}, fmt.Errorf("seccomp: %w", err)
