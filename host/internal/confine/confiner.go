@@ -120,7 +120,7 @@ var ErrUnavailable = errors.New("run_command's sandbox is unavailable")
 // configured confinement cannot be had here, it returns an error wrapping
 // ErrUnavailable that says what is missing and how to get it, and the
 // command must not run.
-func (c *Confiner) Prepare(call Call) (*Run, error) {
+func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 	if c.settings.Mode == ModeOff {
 		return &Run{applied: Applied{Mode: ModeOff, Network: NetworkOn, Reason: c.reason}}, nil
 	}
@@ -140,7 +140,7 @@ func (c *Confiner) Prepare(call Call) (*Run, error) {
 		}
 		settings.ProxySocket = sock
 	}
-	p, cleanup, err := Build(settings, call)
+	p, cleanup, err := BuildContext(ctx, settings, call)
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("%w: call %s: %w", ErrUnavailable, call.ID, err)
@@ -223,6 +223,12 @@ func (r *Run) Hint(stderr ...[]byte) string {
 		return ""
 	}
 	h := Hint(r.policy, bytes.Join(stderr, nil))
+	if l := UncoveredHint(r.policy.Uncovered); l != "" {
+		if h != "" {
+			h += "\n"
+		}
+		h += l
+	}
 	if r.cgroup != nil && r.cgroup.OOMKilled() {
 		if h != "" {
 			h += "\n"

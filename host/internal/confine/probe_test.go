@@ -127,7 +127,7 @@ func TestConfinerFailsClosedWithoutLandlock(t *testing.T) {
 	state := t.TempDir()
 	root := t.TempDir()
 	c := NewConfiner(Settings{Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: state, Limits: Limits{MemoryBytes: 1 << 30, Pids: 64}}, s, "/proc/self/exe", nil)
-	r, err := c.Prepare(Call{ID: "call_1", Roots: []string{root}, Dir: root})
+	r, err := c.Prepare(context.Background(), Call{ID: "call_1", Roots: []string{root}, Dir: root})
 	if err == nil {
 		r.Close()
 		t.Fatal("Prepare ran a command without Landlock")

@@ -41,7 +41,7 @@ func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 	if err != nil {
 		return nil, err
 	}
-	run, err := env.confine(dir)
+	run, err := env.confine(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (e *Env) workDir(cwd string) (string, error) {
 // fails closed: without a confiner, or when the configured confinement
 // cannot be had, the command does not run and the error says why and how
 // to fix it.
-func (e *Env) confine(dir string) (*confine.Run, error) {
+func (e *Env) confine(ctx context.Context, dir string) (*confine.Run, error) {
 	if e.Confiner == nil {
 		return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: this host has no sandbox for commands configured", e.CallID)
 	}
@@ -123,7 +123,7 @@ func (e *Env) confine(dir string) (*confine.Run, error) {
 	for i, r := range roots {
 		roots[i] = filepath.Clean(r)
 	}
-	run, err := e.Confiner.Prepare(confine.Call{ID: e.CallID, Roots: roots, Dir: dir})
+	run, err := e.Confiner.Prepare(ctx, confine.Call{ID: e.CallID, Roots: roots, Dir: dir})
 	if err != nil {
 		return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: %v", e.CallID, err)
 	}
