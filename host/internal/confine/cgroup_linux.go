@@ -40,6 +40,8 @@ type Cgroup struct {
 	// oomFile is memory.events (v2) or memory.oom_control (v1), "" when
 	// no memory limit applies.
 	oomFile string
+	// enableErr is why the v2 hierarchy could not give the controllers.
+	enableErr error
 
 	mu     sync.Mutex
 	closed bool
@@ -87,6 +89,14 @@ func NewCgroup(name string, l Limits) (*Cgroup, error) {
 	if len(c.dirs) == 0 {
 		return nil, errors.New("no writable cgroup: neither a delegated cgroup v2 nor writable v1 memory or pids hierarchies (toolhost sandbox doctor)")
 	}
+	// A limit asked for must hold: a cgroup without its controller would
+	// let the command run past memory_max or pids_max unnoticed.
+	for _, k := range need {
+		if !slices.Contains(c.controllers, k) {
+			c.Close()
+			return nil, fmt.Errorf("the %s controller cannot be had in the command's cgroup (toolhost sandbox doctor): %w", k, errors.Join(c.enableErr, errors.ErrUnsupported))
+		}
+	}
 	return c, nil
 }
 
@@ -100,7 +110,9 @@ func (c *Cgroup) build(lay cgroupLayout, name string, need []string, l Limits) e
 				return nil
 			}
 			if err := enableControllers(lay.unified, parent, ctl); err != nil {
-				// The limits then come from v1 hierarchies, if any.
+				// The limits then come from v1 hierarchies, if any; if
+				// none has them, NewCgroup says why with this error.
+				c.enableErr = err
 				ctl = nil
 			}
 			return nil

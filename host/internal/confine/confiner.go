@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 
 	"github.com/toolhost/toolhost/host/internal/egress"
@@ -131,45 +132,56 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 		return nil, fmt.Errorf("%w: this program cannot re-execute itself as the launcher; run commands through the toolhost binary, or set [tools.run_command] sandbox = \"off\" in the operator's configuration", ErrUnavailable)
 	}
 	seq := c.seq.Add(1)
-	r := &Run{}
+	r := &Run{log: c.log, call: call.ID}
 	settings := c.settings
 	if settings.Network == NetworkAllowlist {
 		sock, err := c.startProxy(seq, r)
 		if err != nil {
-			return nil, fmt.Errorf("%w: call %s: %w", ErrUnavailable, call.ID, err)
+			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
 		settings.ProxySocket = sock
 	}
 	p, cleanup, err := BuildContext(ctx, settings, call)
 	if err != nil {
 		r.Close()
-		return nil, fmt.Errorf("%w: call %s: %w", ErrUnavailable, call.ID, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	r.policy, r.cleanup = p, cleanup
 	if len(p.Uncovered) > 0 {
 		c.log.Warn("confine: part of the roots was not searched for repositories and project files to keep read-only", "call", call.ID, "uncovered", p.Uncovered)
 	}
-	if l := p.Limits; l.MemoryBytes > 0 || l.Pids > 0 {
-		// The cgroup's name is toolhost's, never the call id alone, which
-		// a client chooses: "a/b", "..", or the id of a call still running
-		// must not cost the command its limits.
-		cg, err := NewCgroup(fmt.Sprintf("call-%d-%s", seq, safeName(call.ID)), l)
-		switch {
-		case err == nil:
-			r.cgroup = cg
-		case len(c.support.Cgroup.Controllers()) > 0:
-			// The probe found cgroups usable: a limit the operator set must
-			// hold, so the command does not run without it.
-			r.Close()
-			return nil, fmt.Errorf("%w: call %s: cannot make the cgroup that limits its memory and processes: %w", ErrUnavailable, call.ID, err)
-		default:
-			// Where no cgroup can be had, limits of memory and process
-			// count do not apply; the result records that none did.
-			c.log.Warn("confine: no cgroup for the command; its memory and process count are not limited", "call", call.ID, "err", err)
-		}
+	if err := c.prepareCgroup(r, seq, call.ID, p.Limits); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	r.launch = NewLaunch(p, c.launcher, r.cgroup)
 	return r, nil
+}
+
+// prepareCgroup gives the run a cgroup with the memory and process limits
+// whose controllers the probe found; the result's confinement records
+// which applied. Where the probe found a controller, a limit set on it
+// must hold, so a cgroup that cannot be made stops the command.
+func (c *Confiner) prepareCgroup(r *Run, seq uint64, id string, l Limits) error {
+	avail := c.support.Cgroup.Controllers()
+	if !slices.Contains(avail, "memory") {
+		l.MemoryBytes = 0
+	}
+	if !slices.Contains(avail, "pids") {
+		l.Pids = 0
+	}
+	if l.MemoryBytes == 0 && l.Pids == 0 {
+		return nil
+	}
+	// The name is toolhost's, never the call id alone, which a client
+	// chooses: "a/b", "..", or the id of a call still running must not
+	// cost the command its limits.
+	cg, err := NewCgroup(fmt.Sprintf("call-%d-%s", seq, safeName(id)), l)
+	if err != nil {
+		return fmt.Errorf("cannot make the cgroup that limits its memory and processes: %w", err)
+	}
+	r.cgroup = cg
+	return nil
 }
 
 // startProxy starts the call's own egress proxy (network = "allowlist"):
@@ -177,7 +189,7 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 // (Run.Close) and one call cannot use up the connections of the next.
 func (c *Confiner) startProxy(seq uint64, r *Run) (string, error) {
 	if c.proxy == nil {
-		return "", errors.New("network = \"allowlist\" needs the host's proxy, which this host did not set up")
+		return "", errors.New("network = \"allowlist\" needs a directory for the calls' proxies (Confiner.WithProxy), which this host did not give")
 	}
 	path := filepath.Join(c.proxy.dir, fmt.Sprintf("p%d.sock", seq))
 	p, err := egress.Listen(context.Background(), path, c.proxy.rules, c.log)
@@ -190,6 +202,8 @@ func (c *Confiner) startProxy(seq uint64, r *Run) (string, error) {
 
 // Run is one command's confinement, from Prepare until Close.
 type Run struct {
+	log     *slog.Logger
+	call    string        // the call's id, for the log
 	proxy   *egress.Proxy // the call's own proxy, network = "allowlist"
 	launch  *Launch       // nil when commands run unconfined
 	policy  *Policy
@@ -238,14 +252,16 @@ func (r *Run) Hint(stderr ...[]byte) string {
 	return h
 }
 
-// Close removes what Prepare made. The launcher closes the cgroup once the
-// command's processes are gone; Close makes sure of it.
+// Close removes what Prepare made: the call's proxy and its connections,
+// the cgroup (killing anything left in it), and the private tmp.
 func (r *Run) Close() {
 	if r.proxy != nil {
 		r.proxy.Close()
 	}
 	if r.cgroup != nil {
-		r.cgroup.Close()
+		if err := r.cgroup.Close(); err != nil {
+			r.log.Error("confine: the command's cgroup could not be emptied and removed", "call", r.call, "err", err)
+		}
 	}
 	if r.cleanup != nil {
 		r.cleanup()

@@ -243,11 +243,8 @@ func (l *Launch) Close() {
 			*f = nil
 		}
 	}
+	// The cgroup is the Run's, which closes it once the call is over.
 	l.closeCgroupFiles()
-	if l.cg != nil {
-		l.cg.Close()
-		l.cg = nil
-	}
 }
 
 func (l *Launch) closeCgroupFiles() {

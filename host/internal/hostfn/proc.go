@@ -63,20 +63,25 @@ func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 		spec.Started = env.Journal.ProcessStarted
 	}
 	res, err := proc.Run(ctx, spec)
-	env.recordConfinement(run.Applied())
+	var notRun *proc.NotRunError
+	if !errors.As(err, &notRun) {
+		env.recordConfinement(run.Applied())
+	}
 	if err != nil {
-		var notRun *proc.NotRunError
-		if errors.As(err, &notRun) {
-			return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: its sandbox could not be set up: %v", env.CallID, notRun.Err)
-		}
+		// A call stopped while its sandbox was being set up was stopped,
+		// not refused: the deadline or the user's cancellation says so.
 		if stop := interrupted(err, "the command ran past its deadline; its processes were killed"); stop != nil {
 			return nil, stop
+		}
+		if notRun != nil {
+			return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: its sandbox could not be set up: %v", env.CallID, notRun.Err)
 		}
 		return nil, fail(abi.StatusIO, abi.KindExecutionFailed, "cannot start the command: %v", err)
 	}
 	if hint := run.Hint(res.Stderr, res.StderrTail); hint != "" {
-		res.Stderr, res.StderrTail = appendHint(res.Stderr, res.StderrTail, capture, hint)
-		res.StderrBytes += int64(len(hint) + 1)
+		var added int
+		res.Stderr, res.StderrTail, added = appendHint(res.Stderr, res.StderrTail, capture, hint)
+		res.StderrBytes += int64(added)
 	}
 	out := abi.ProcResult{
 		ExitCode: int32(res.ExitCode), StdoutBytes: res.StdoutBytes, StderrBytes: res.StderrBytes,
@@ -117,7 +122,7 @@ func (e *Env) workDir(cwd string) (string, error) {
 // to fix it.
 func (e *Env) confine(ctx context.Context, dir string) (*confine.Run, error) {
 	if e.Confiner == nil {
-		return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: this host has no sandbox for commands configured", e.CallID)
+		return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: this host has no sandbox for commands; open it with host.Options.Launcher (a binary whose main calls host.RunLauncher, as toolhost's does), or set [tools.run_command] sandbox = \"off\" in the operator's configuration", e.CallID)
 	}
 	roots := e.Sandbox.Roots()
 	for i, r := range roots {
@@ -125,6 +130,9 @@ func (e *Env) confine(ctx context.Context, dir string) (*confine.Run, error) {
 	}
 	run, err := e.Confiner.Prepare(ctx, confine.Call{ID: e.CallID, Roots: roots, Dir: dir})
 	if err != nil {
+		if stop := interrupted(err, "the call ran past its deadline while its command's sandbox was prepared; the command did not run"); stop != nil {
+			return nil, stop
+		}
 		return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: %v", e.CallID, err)
 	}
 	return run, nil
@@ -149,11 +157,11 @@ func (e *Env) Confinement() []confine.Applied {
 // appendHint adds the sandbox's hint as the last line of stderr, within
 // the room the stream is kept in: in the tail when there is one, so the
 // model reads it after the error it explains.
-func appendHint(head, tail []byte, room int, hint string) ([]byte, []byte) {
+func appendHint(head, tail []byte, room int, hint string) (newHead, newTail []byte, added int) {
 	line := []byte(fmt.Sprintf("\n%s\n", hint))
 	if len(tail) > 0 || len(head)+len(line) > room {
 		keep := max(0, min(len(tail), room-len(line)))
-		return head, append(append([]byte(nil), tail[len(tail)-keep:]...), line...)
+		return head, append(append([]byte(nil), tail[len(tail)-keep:]...), line...), len(line)
 	}
-	return append(append([]byte(nil), head...), line...), tail
+	return append(append([]byte(nil), head...), line...), tail, len(line)
 }
