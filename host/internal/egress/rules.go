@@ -82,8 +82,14 @@ func normalizePattern(pattern string) (string, error) {
 		return "", fmt.Errorf("%q is empty; write a host name such as api.example.com or a pattern such as *.example.com", pattern)
 	case p == "*" || p == "*.":
 		return "", fmt.Errorf("%q would match every host; list the domains a command needs (pattern *.example.com), or set network = \"on\" to give commands the host's whole network", pattern)
-	case strings.ContainsAny(p, "/:@?#"):
+	case strings.ContainsAny(p, "/@?#"):
 		return "", fmt.Errorf("%q is not a host name or pattern; write api.example.com or *.example.com, without a scheme, port, path or user", pattern)
+	case strings.ContainsAny(p, "[]"):
+		return "", fmt.Errorf("%q is not an IP address (a bracket without its pair, or text around the brackets); write the address alone, e.g. ::1 or [::1]", pattern)
+	case hasPort(p):
+		return "", fmt.Errorf("%q has a port; the proxy allows any port of a listed host, so write the host alone, without a scheme, port, path or user", pattern)
+	case strings.Contains(p, ":"):
+		return "", fmt.Errorf("%q is neither an IP address nor a host name; write the address as ::1 or the name as api.example.com", pattern)
 	}
 	name := p
 	if rest, ok := strings.CutPrefix(p, "*."); ok {
@@ -106,6 +112,12 @@ func normalizePattern(pattern string) (string, error) {
 		}
 	}
 	return p, nil
+}
+
+// hasPort tells a host name followed by a port ("example.com:443").
+func hasPort(p string) bool {
+	host, port, ok := strings.Cut(p, ":")
+	return ok && host != "" && port != "" && strings.Trim(port, "0123456789") == "" && !strings.Contains(host, ":")
 }
 
 // checkLabel accepts what resolvers accept in practice: letters, digits,
