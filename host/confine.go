@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/user"
 	"path/filepath"
+	"slices"
 
 	"github.com/toolhost/toolhost/host/config"
 	"github.com/toolhost/toolhost/host/internal/confine"
@@ -28,7 +30,7 @@ type commandSandbox struct {
 // host still opens, so that every other tool works.
 func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, stateDir string, roots, protected []string, log *slog.Logger) (*commandSandbox, error) {
 	s := commandSettings(cfg)
-	home, _ := os.UserHomeDir()
+	home, homeErr := userHome()
 	// A configuration built without config.Load (an embedder's) gets the
 	// same checks of its writable directories as a file's.
 	if err := cfg.Tools.RunCommand.CheckExtraWritable(home, protected); err != nil {
@@ -52,10 +54,13 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, state
 		state = dir
 		cs.closers = append(cs.closers, func() error { return os.RemoveAll(dir) })
 	}
-	if state, err := filepath.Abs(state); err == nil {
-		s.StateDir = state
+	abs, err := filepath.Abs(state)
+	if err != nil {
+		cs.close()
+		return nil, fmt.Errorf("run_command's sandbox: state directory %s: %w", state, err)
 	}
-	s.Protected, s.Home = append(protected, projectFiles(roots)...), home
+	s.StateDir = abs
+	s.Protected, s.Home = slices.Concat(protected, projectFiles(roots)), home
 	s.Path = os.Getenv("PATH")
 	// The search for nested repositories and project files is re-done
 	// only where a directory changed since the last call (issue 14 item 2).
@@ -65,8 +70,13 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, state
 	if err := support.Require(confine.StricterMode(s.Mode, confine.ModeWorkspaceWrite), s.Network); err != nil {
 		log.Error("run_command cannot confine commands here, so every confined command will be refused; `toolhost sandbox doctor` says what is missing", "err", err)
 	}
+	if homeErr != nil {
+		// Without the home directory the secrets in it cannot be hidden
+		// should a root contain it: commands must not run.
+		support.Home = homeErr
+	}
 	cs.confiner = confine.NewConfiner(s, support, launcher, log)
-	if s.Network == confine.NetworkAllowlist {
+	if s.Network == confine.NetworkAllowlist || profileNetwork(cfg, config.NetworkAllowlist) {
 		dir, err := cs.proxyDir()
 		if err != nil {
 			cs.close()
@@ -95,6 +105,29 @@ func projectFiles(roots []string) []string {
 		}
 	}
 	return out
+}
+
+// userHome is the user's home directory, from $HOME or else the user
+// database: the secrets the sandbox hides are found under it.
+func userHome() (string, error) {
+	if home, err := os.UserHomeDir(); err == nil {
+		return home, nil
+	}
+	u, err := user.Current()
+	if err != nil || u.HomeDir == "" {
+		return "", fmt.Errorf("cannot tell the user's home directory (HOME is unset and the user database has none), so the secrets in it cannot be hidden from commands; set HOME: %v", err)
+	}
+	return u.HomeDir, nil
+}
+
+// profileNetwork reports whether a profile narrows the network to n.
+func profileNetwork(cfg *config.Config, n config.CommandNetwork) bool {
+	for _, p := range cfg.Profiles {
+		if p.Network == n {
+			return true
+		}
+	}
+	return false
 }
 
 // profileConfines reports whether a profile asks for a sandbox the

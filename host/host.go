@@ -144,6 +144,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	// tool can run (FR-RES-04c).
 	if h.journal, err = OpenJournal(ctx, cfg.Journal, opts.StateDir, log); err != nil {
 		sb.Close()
+		h.commands.close()
 		return nil, err
 	}
 	if h.journal != nil {
@@ -154,6 +155,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.closeSaves()
 		h.closeJournal()
 		sb.Close()
+		h.commands.close()
 		return nil, err
 	}
 	if h.ext, err = extism.NewLoader(extism.Options{CacheDir: opts.CacheDir, Grants: extismGrants(cfg.Extism), Logger: log, Verify: verify}); err != nil {
@@ -161,6 +163,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.closeSaves()
 		h.closeJournal()
 		sb.Close()
+		h.commands.close()
 		return nil, err
 	}
 	if h.reg, err = registry.LoadWith(ctx, h.rt, opts.PluginDir, registry.Options{Foreign: extismModules{h.ext}}); err != nil {
@@ -169,6 +172,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.closeSaves()
 		h.closeJournal()
 		sb.Close()
+		h.commands.close()
 		abs, _ := filepath.Abs(opts.PluginDir)
 		return nil, fmt.Errorf("%w (plugin directory %s)", err, abs)
 	}

@@ -12,6 +12,10 @@ import (
 // (Probe). It is a plain value: Require and Doctor judge it, and a test
 // can clear a piece (LandlockABI = 0) to see confinement fail closed.
 type Support struct {
+	// Home, set by the host, is why the user's home directory is unknown:
+	// the secrets in it could not be hidden, so nothing is confined.
+	Home error
+
 	// LandlockABI is the highest Landlock ABI the kernel offers, 0 when
 	// it offers none; LandlockErr then says why.
 	LandlockABI int
@@ -276,6 +280,9 @@ func orUnknown(s string) string {
 func (s Support) Require(m Mode, n Network) error {
 	if m == ModeOff {
 		return nil
+	}
+	if s.Home != nil {
+		return fmt.Errorf("%w (sandbox %q, network %q): the command did not run: %w (toolhost sandbox doctor shows the rest)", ErrUnconfinable, m, n, s.Home)
 	}
 	var missing []string
 	for _, p := range s.pieces() {

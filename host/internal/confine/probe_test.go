@@ -62,6 +62,8 @@ func TestRequireFailsClosed(t *testing.T) {
 		wants []string // in the error; none: Require passes
 	}{
 		{name: "everything there", clear: func(*Support) {}, mode: ModeWorkspaceWrite, net: NetworkOff},
+		{name: "home directory unknown", clear: func(s *Support) { s.Home = errors.New("cannot tell the user's home directory; set HOME") },
+			mode: ModeWorkspaceWrite, net: NetworkOff, wants: []string{"set HOME"}},
 		{name: "no Landlock", clear: func(s *Support) { s.LandlockABI = 0 }, mode: ModeWorkspaceWrite, net: NetworkOff,
 			wants: []string{"landlock: unavailable", "CONFIG_SECURITY_LANDLOCK"}},
 		{name: "Landlock not in lsm=", clear: func(s *Support) {
