@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/toolhost/toolhost/host/internal/egress"
+	"github.com/toolhost/toolhost/host/internal/secrets"
 )
 
 // CommandSandbox is tools.run_command.sandbox: how much of the filesystem
@@ -110,9 +112,11 @@ func defaultRunCommand() RunCommand {
 	}
 }
 
-// ForProfile is r narrowed by profile p's sandbox and network (issue 14
-// item 6): the stricter of each; a profile never loosens the policy.
-func (r RunCommand) ForProfile(p Profile) RunCommand {
+// forProfile is r narrowed by profile p's sandbox and network (issue 14
+// item 6): the stricter of each; a profile never loosens the policy. The
+// engine applies profiles itself, through Confiner.Narrow; this mirrors
+// that order so that validation can tell what a profile leaves in force.
+func (r RunCommand) forProfile(p Profile) RunCommand {
 	out := r
 	out.AllowedDomains = slices.Clone(r.AllowedDomains)
 	out.DeniedDomains = slices.Clone(r.DeniedDomains)
@@ -189,97 +193,31 @@ func between(n, least, most int) error {
 	return nil
 }
 
-// domains checks allowed_domains or denied_domains: each a host name, a
-// "*.example.com" pattern or an IP address, written alone. The proxy
-// matches them (case and a trailing dot do not matter there); this check
-// keeps out what could never match, so that a mistyped entry is an error
-// naming the key rather than a host silently refused. It accepts what the
-// proxy's own check (egress.CheckDomain) accepts, less patterns over a
-// whole top-level domain; it is a copy because the configuration depends
-// on no other toolhost package.
+// domains checks allowed_domains or denied_domains with the proxy's own
+// check (egress.CheckDomain), so that what Load accepts the host accepts
+// too, plus one rule of the configuration's: no pattern over a whole
+// top-level domain ("*.com"), which the proxy could match but no
+// operator means. A mistyped entry is then an error naming the key rather
+// than a host silently refused, or a host that does not start.
 func domains(list []string) error {
 	for _, d := range list {
-		if err := checkDomain(d); err != nil {
-			return fmt.Errorf("%q %w", d, err)
+		if err := egress.CheckDomain(d); err != nil {
+			return err
+		}
+		if err := wholeTLD(d); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func checkDomain(d string) error {
-	const form = `write a host name alone, e.g. "example.com", "*.example.com" or "127.0.0.1"`
-	if strings.TrimSpace(d) != d {
-		return errors.New("has spaces around it; " + form)
-	}
-	p := strings.ToLower(d)
-	if a, ok := ipLiteral(p); ok {
-		if a.Zone() != "" {
-			return errors.New("has an IPv6 zone; write the address without %zone")
-		}
-		return nil
-	}
-	p = strings.TrimSuffix(p, ".")
-	switch {
-	case p == "":
-		return errors.New("is empty; " + form)
-	case p == "*":
-		return errors.New(`would allow every host; set network = "on" for that, or list the hosts`)
-	case strings.ContainsAny(p, "/?#@"):
-		return errors.New("is not a host name (no scheme, path or user); " + form)
-	case strings.Contains(p, ":"):
-		return errors.New("is not a host name (no port: the proxy allows any port of a listed host); " + form)
-	}
-	name, wild := strings.CutPrefix(p, "*.")
-	labels := strings.Split(name, ".")
-	switch {
-	case strings.Contains(name, "*"):
-		return errors.New(`has "*" elsewhere than as the whole first label ("*.example.com"); ` + form)
-	case len(name) > 253:
-		return errors.New("is longer than a host name can be (253 characters)")
-	case wild && len(labels) < 2:
-		return errors.New(`matches a whole top-level domain; name one below it, e.g. "*.example.com"`)
-	}
-	for _, l := range labels {
-		if !hostLabel(l) {
-			return fmt.Errorf("has the label %q, which is not a host name's (1 to 63 letters, digits, '-' or '_'); %s", l, form)
-		}
-	}
-	if _, ok := ipLiteral(name); wild && (ok || numeric(labels)) {
-		return errors.New("puts a pattern on an IP address; list the address itself")
+// wholeTLD refuses "*.com" and the like; d is valid for egress.CheckDomain.
+func wholeTLD(d string) error {
+	name, wild := strings.CutPrefix(strings.TrimSuffix(d, "."), "*.")
+	if wild && !strings.Contains(name, ".") {
+		return fmt.Errorf(`%q matches a whole top-level domain; name one below it, e.g. "*.example.com"`, d)
 	}
 	return nil
-}
-
-// ipLiteral reads a literal IP address, bracketed or not ("[::1]").
-func ipLiteral(s string) (netip.Addr, bool) {
-	if b, ok := strings.CutPrefix(s, "["); ok {
-		s = strings.TrimSuffix(b, "]")
-	}
-	a, err := netip.ParseAddr(s)
-	return a, err == nil
-}
-
-// numeric tells a dotted run of digits ("1.2.3"), which a resolver may
-// read as an IPv4 address in a short form.
-func numeric(labels []string) bool {
-	for _, l := range labels {
-		if strings.Trim(l, "0123456789") != "" {
-			return false
-		}
-	}
-	return true
-}
-
-func hostLabel(l string) bool {
-	if l == "" || len(l) > 63 {
-		return false
-	}
-	for _, r := range l {
-		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' && r != '_' {
-			return false
-		}
-	}
-	return true
 }
 
 // absoluteDirs checks extra_writable's entries as written; the filesystem
@@ -296,18 +234,6 @@ func absoluteDirs(list []string) error {
 		}
 	}
 	return nil
-}
-
-// homeSecrets are the paths under $HOME that hold credentials: commands
-// never read them in any mode (issue 14 item 2), so no writable directory
-// may be one, lie inside one, or hold one. The confinement package hides
-// the same list in the command's root; this copy is here because the
-// configuration depends on no other toolhost package.
-var homeSecrets = []string{
-	".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".git-credentials", ".docker", ".kube",
-	".config/gcloud", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
-	".local/share/keyrings", ".password-store", ".azure", ".config/toolhost",
-	".claude", ".codex", ".gemini",
 }
 
 // systemDirs are directories no command may write, nor anything below
@@ -377,7 +303,7 @@ func unwritable(path, home string, protected []string) string {
 		if within(path, h) {
 			return fmt.Sprintf("would make the whole home directory %s writable, credentials included; name a directory inside it, e.g. %s", h, filepath.Join(h, ".cache", "NAME"))
 		}
-		for _, s := range homeSecrets {
+		for _, s := range secrets.Home() {
 			secret := filepath.Join(h, s)
 			if within(secret, path) || within(path, secret) {
 				return fmt.Sprintf("%s %s, where credentials are kept; commands never read it, so name a directory apart from it", relation(path, secret), secret)
@@ -492,7 +418,7 @@ func (p Profile) validateRunCommand(name string, r RunCommand) error {
 	if err := oneOf(string(p.Network), NetworkOff, NetworkAllowlist); err != nil {
 		return &KeyError{Key: key + "network", Err: fmt.Errorf(`%w: a profile can only narrow tools.run_command.network; "on" is set only there, by the operator`, err)}
 	}
-	if eff := r.ForProfile(p); eff.Sandbox == SandboxOff && eff.Network != NetworkOn {
+	if eff := r.forProfile(p); eff.Sandbox == SandboxOff && eff.Network != NetworkOn {
 		return &KeyError{Key: key + "network", Err: fmt.Errorf(`%q needs commands confined, but tools.run_command.sandbox is "off": set sandbox = "workspace-write" (or "read-only") in the profile too`, p.Network)}
 	}
 	return nil

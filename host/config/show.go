@@ -275,10 +275,11 @@ max_files = 1000
 # sandbox off, open the network, name domains or writable directories,
 # share caches or raise a limit.
 #
-# workspace-write: commands write only the roots, a private $TMPDIR and the
-# directories below; read-only: they write only their private $TMPDIR; off:
-# they run unconfined with toolhost's own privileges (then set network =
-# "on" too). When the confinement asked for cannot be had, run_command fails
+# workspace-write: commands write only the roots, the extra_writable
+# directories, a private $TMPDIR, the tool caches (see share_caches) and a
+# scratch $HOME discarded after the call; read-only: the same, except that
+# the roots and extra_writable stay read-only; off: they run unconfined
+# with toolhost's own privileges (then set network = "on" too). When the confinement asked for cannot be had, run_command fails
 # and says why; it never runs a command unconfined instead. (issue 14 item 6)
 sandbox = "workspace-write"
 # off: loopback only; allowlist: only the hosts of allowed_domains, through
