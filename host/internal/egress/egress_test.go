@@ -406,8 +406,10 @@ func TestContextEndsProxy(t *testing.T) {
 func TestTimeouts(t *testing.T) {
 	echo := echoServer(t, "127.0.0.1:0")
 	p := proxyFor(t, Rules{Allowed: []string{"127.0.0.1"}}, nil, func(s *settings) {
-		s.handshake = 200 * time.Millisecond
-		s.idle = 300 * time.Millisecond
+		// Long enough that a loaded machine running -race finishes
+		// the first round trip before the tunnel counts as idle.
+		s.handshake = time.Second
+		s.idle = 2 * time.Second
 	})
 	silent, err := net.Dial("unix", p.Addr())
 	if err != nil {
@@ -426,11 +428,11 @@ func TestTimeouts(t *testing.T) {
 	}
 	roundTrip(t, tunnel, "before idling")
 	for name, c := range map[string]net.Conn{"silent client": silent, "unfinished header": half, "idle tunnel": tunnel} {
-		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		_, err := io.ReadAll(c)
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			t.Errorf("%s: still open after 5s", name)
+			t.Errorf("%s: still open after 10s", name)
 		}
 	}
 }

@@ -154,8 +154,15 @@ func socksConnect(t testing.TB, p *Proxy, atyp byte, host string, port int) (byt
 	if rep[3] == socksAtypIPv6 {
 		n = 16
 	}
-	if _, err := io.ReadFull(c, make([]byte, n+2)); err != nil {
+	bound := make([]byte, n+2)
+	if _, err := io.ReadFull(c, bound); err != nil {
 		t.Fatalf("socks5 reply address: %v", err)
+	}
+	// Issue 14 review item 6: the reply's bound address would be the
+	// host's outbound address, which a confined command has no business
+	// learning; every reply says 0.0.0.0:0.
+	if rep[3] != socksAtypIPv4 || !bytes.Equal(bound, make([]byte, 6)) {
+		t.Errorf("socks5 reply bound address: type %d, %v; want 0.0.0.0:0", rep[3], bound)
 	}
 	_ = c.SetDeadline(time.Time{})
 	return rep[1], c

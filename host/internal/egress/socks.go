@@ -38,7 +38,7 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	if err != nil {
 		var se socksError
 		if errors.As(err, &se) {
-			_ = socksReply(c, byte(se), nil)
+			_ = socksReply(c, byte(se))
 		}
 		p.log.Debug("egress: socks5 handshake", "err", err)
 		_ = c.Close()
@@ -49,11 +49,11 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	_ = c.SetDeadline(time.Time{})
 	up, err := p.dial(p.ctx, "socks5", host)
 	if err != nil {
-		_ = socksReply(c, socksCode(err), nil)
+		_ = socksReply(c, socksCode(err))
 		_ = c.Close()
 		return
 	}
-	if err := socksReply(c, socksSucceeded, up.LocalAddr()); err != nil {
+	if err := socksReply(c, socksSucceeded); err != nil {
 		_ = c.Close()
 		_ = up.Close()
 		return
@@ -133,22 +133,12 @@ func socksHandshake(c net.Conn, br *bufio.Reader) (string, error) {
 	return net.JoinHostPort(host, strconv.Itoa(int(binary.BigEndian.Uint16(port[:])))), nil
 }
 
-// socksReply sends a reply with the bound address, or 0.0.0.0:0.
-func socksReply(c net.Conn, code byte, bound net.Addr) error {
-	msg := []byte{socksVersion, code, 0}
-	ap := netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
-	if ta, ok := bound.(*net.TCPAddr); ok {
-		ap = ta.AddrPort()
-	}
-	if a := ap.Addr().Unmap(); a.Is4() {
-		b := a.As4()
-		msg = append(append(msg, socksAtypIPv4), b[:]...)
-	} else {
-		b := a.As16()
-		msg = append(append(msg, socksAtypIPv6), b[:]...)
-	}
-	msg = binary.BigEndian.AppendUint16(msg, ap.Port())
-	_, err := c.Write(msg)
+// socksReply sends a reply with code. Its bound address is always
+// 0.0.0.0:0: the real one would be the host's outbound address, which a
+// confined command has no use for and should not learn (issue 14 review
+// item 6); CONNECT clients ignore it.
+func socksReply(c net.Conn, code byte) error {
+	_, err := c.Write([]byte{socksVersion, code, 0, socksAtypIPv4, 0, 0, 0, 0, 0, 0})
 	return err
 }
 
