@@ -54,3 +54,15 @@ func TestClass(t *testing.T) {
 		t.Error("the zero Addr is public")
 	}
 }
+
+// issue 14 review item 6: the reserved ranges are no package state: a
+// caller changing the list it got does not change what Class refuses.
+func TestReservedIsNotShared(t *testing.T) {
+	r := reserved()
+	for i := range r {
+		r[i].prefix = netip.MustParsePrefix("0.0.0.0/32")
+	}
+	if got := Class(netip.MustParseAddr("100.100.100.200")); got != "carrier-grade NAT" {
+		t.Errorf("after changing a copy, Class(100.100.100.200) = %q", got)
+	}
+}
