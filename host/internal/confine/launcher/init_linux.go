@@ -84,7 +84,7 @@ func Main(args []string) int {
 // the shell's pid.
 func launch(args []string) (int, spec.Applied, error) {
 	if len(args) != 2 || args[1] != spec.LauncherArg {
-		return 0, spec.Applied{}, fmt.Errorf("the launcher takes no arguments, got %q", args[1:])
+		return 0, spec.Applied{}, fmt.Errorf("the launcher is started as %q with no further arguments, got %q", spec.LauncherArg, args)
 	}
 	msg, err := readLaunchMsg()
 	if err != nil {
@@ -114,8 +114,8 @@ func launch(args []string) (int, spec.Applied, error) {
 	if err := setLimits(p.Limits); err != nil {
 		return 0, spec.Applied{}, err
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return 0, spec.Applied{}, fmt.Errorf("set no_new_privs: %w", err)
+	if err := setNoNewPrivs(); err != nil {
+		return 0, spec.Applied{}, err
 	}
 	if applied.LandlockABI, err = restrictLandlock(p); err != nil {
 		return 0, spec.Applied{}, fmt.Errorf("restrict with Landlock: %w", err)
@@ -134,6 +134,21 @@ func launch(args []string) (int, spec.Applied, error) {
 		return 0, spec.Applied{}, err
 	}
 	return pid, applied, nil
+}
+
+// setNoNewPrivs sets no_new_privs on the calling thread. It is the
+// launcher's invariant that this happens once, here, on the thread Main
+// locked, before anything restricts the launcher: loadSeccomp relies on
+// it (the kernel requires it of the thread loading a filter, and TSYNC
+// copies it to the other threads), and everything the launcher starts
+// inherits it, so no setuid program can regain what the confinement
+// takes. go-landlock sets it again on every thread as part of its own
+// contract; that is harmless and not ours to remove.
+func setNoNewPrivs() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	return nil
 }
 
 // readLaunchMsg reads what the host wrote on the policy pipe; it blocks

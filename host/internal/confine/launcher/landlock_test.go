@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,6 +80,15 @@ func runConfineHelper(name string) int {
 		return 2
 	}
 	apply := os.Getenv(helperApplyEnv)
+	// As launch does: one locked thread, no_new_privs set on it first
+	// (the launcher's invariant, which loadSeccomp relies on).
+	runtime.LockOSThread()
+	if apply != "" {
+		if err := setNoNewPrivs(); err != nil {
+			fmt.Printf("result: %v\n", err)
+			return 2
+		}
+	}
 	if apply == applyLandlock || apply == applyBoth {
 		start := time.Now()
 		abi, err := restrictLandlock(&policy)
@@ -371,21 +381,22 @@ func TestLandlockABIRecorded(t *testing.T) {
 // TestLandlockScopesSignalsAndAbstractSockets checks the IPC scopes
 // (issue 14 item 4): a command cannot signal a process outside its
 // domain (toolhost) nor connect to an abstract socket one listens on,
-// while its own abstract sockets work.
+// while its own abstract sockets work. The scopes came with Landlock
+// ABI 6 (with its erratum fixed): below it the kernel cannot refuse
+// either, and the namespaces are the only wall, so the test is skipped
+// with the reason (issue 14 review item 5).
 func TestLandlockScopesSignalsAndAbstractSockets(t *testing.T) {
+	if abi, err := landlockABI(); err != nil || abi < 6 {
+		t.Skipf("Landlock ABI %d (%v): signal and abstract-socket scoping need ABI 6", abi, err)
+	}
 	name := fmt.Sprintf("toolhost-confine-test-%d-%d", os.Getpid(), time.Now().UnixNano())
+	// Listening, so that a refused connect is the scope's EPERM, not
+	// ECONNREFUSED; the probe's own outcome says whether it connected.
 	l, err := net.Listen("unix", "@"+name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	accepted := make(chan struct{}, 1)
-	go func() {
-		if c, err := l.Accept(); err == nil {
-			c.Close()
-			accepted <- struct{}{}
-		}
-	}()
 	tests := []struct {
 		probe string
 		want  string
@@ -402,11 +413,6 @@ func TestLandlockScopesSignalsAndAbstractSockets(t *testing.T) {
 				t.Errorf("%s = %s, want %s\n%s", tt.probe, got, tt.want, out)
 			}
 		})
-	}
-	select {
-	case <-accepted:
-		t.Error("the confined child connected to the test's abstract socket")
-	case <-time.After(100 * time.Millisecond):
 	}
 }
 

@@ -86,9 +86,10 @@ func netlinkProtocols() []uint64 { return []uint64{unix.NETLINK_ROUTE, unix.NETL
 // (MMAP_PAGE_ZERO, foreign personas) only helps exploits.
 func personas() []uint64 { return []uint64{0, 0x0008, 0x0040000, 0x20000, 0x20008, 0xffffffff} }
 
-// loadSeccomp sets no_new_privs and loads the seccomp filter on every
-// thread of the calling process (TSYNC); everything it starts afterwards
-// inherits both. The filter allows by default and refuses what a
+// loadSeccomp loads the seccomp filter on every thread of the calling
+// process (TSYNC); everything it starts afterwards inherits it. The
+// calling thread must already have no_new_privs (setNoNewPrivs, the
+// launcher's invariant) and stay the same OS thread (Main locks it). The filter allows by default and refuses what a
 // confined command could use to leave its namespaces or reach the host
 // (deniedSyscalls, namespace flags, socket families, tty input
 // injection). It is the same for every network mode: the namespace,
@@ -108,13 +109,6 @@ func loadSeccomp(p *spec.Policy) error {
 	prog, err := seccompProgram()
 	if err != nil {
 		return err
-	}
-	// no_new_privs is per thread: set it on the thread that loads the
-	// filter, and TSYNC copies it with the filter to every other one.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("confine: setting no_new_privs: %w", err)
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,

@@ -380,9 +380,11 @@ func TestConfinedProcessesStillRun(t *testing.T) {
 	}
 }
 
-// TestConfinementLoadCost measures what applying Landlock and the
-// seccomp filter costs the launcher, in fresh processes, and bounds it
-// generously: the launcher's whole start-up budget is 5 ms.
+// TestConfinementLoadCost bounds what the seccomp filter costs (its
+// size: every checked syscall runs it) and checks its shape (the
+// foreign-architecture guard first), then logs what applying Landlock and
+// the filter takes in fresh processes; the launcher's whole start-up
+// budget, 5 ms, is measured by make bench, not asserted here.
 func TestConfinementLoadCost(t *testing.T) {
 	prog, err := seccompProgram()
 	if err != nil {
@@ -391,6 +393,12 @@ func TestConfinementLoadCost(t *testing.T) {
 	t.Logf("seccomp filter: %d BPF instructions", len(prog))
 	if len(prog) > 400 {
 		t.Errorf("the seccomp filter has %d instructions; keep it small, every syscall with arguments checked runs it", len(prog))
+	}
+	// BPF_LD|BPF_W|BPF_ABS of seccomp_data.arch, and the guard's
+	// ENOSYS for a foreign architecture two instructions on.
+	if len(prog) < 3 || prog[0].Code != unix.BPF_LD|unix.BPF_W|unix.BPF_ABS || prog[0].K != 4 ||
+		prog[2].Code != unix.BPF_RET|unix.BPF_K || prog[2].K != uint32(errnoAction(unix.ENOSYS)) {
+		t.Errorf("the seccomp filter does not start with the architecture guard: %+v", prog[:min(3, len(prog))])
 	}
 	var landlockTook, seccompTook []time.Duration
 	for range 5 {
@@ -403,9 +411,9 @@ func TestConfinementLoadCost(t *testing.T) {
 	slices.Sort(seccompTook)
 	t.Logf("restrictLandlock: median %v (runs %v)", landlockTook[2], landlockTook)
 	t.Logf("loadSeccomp: median %v (runs %v)", seccompTook[2], seccompTook)
-	if total := landlockTook[2] + seccompTook[2]; total > 50*time.Millisecond {
-		t.Errorf("applying Landlock and seccomp took %v (median), far over the launcher's budget", total)
-	}
+	// Wall-clock time is only logged: under -race on a loaded machine it
+	// says nothing about the launcher (issue 14 review item 5). The
+	// budget is held by the filter's size above and by make bench.
 }
 
 func tookOf(t *testing.T, out, pattern string) time.Duration {
