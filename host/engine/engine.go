@@ -71,8 +71,9 @@ type Config struct {
 	// a zero field of any other Policy is the cautious choice.
 	Policy Policy
 	// Confiner confines the commands tools run (issue 14); nil means none,
-	// and a command a tool asks for does not run (fail closed). Use
-	// confine.Unconfined to run them unconfined on purpose.
+	// and a command a tool asks for does not run (fail closed). The host
+	// sets it from [tools.run_command] and host.Options.Launcher; tests of
+	// the engine alone use confine.Unconfined on purpose.
 	Confiner *confine.Confiner
 	// Journal records every batch before its calls run, and each call's
 	// start and result (issue 12 item 2); nil keeps no record.

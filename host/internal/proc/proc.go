@@ -9,8 +9,10 @@
 // command finishes or is abandoned, its whole process group is killed,
 // background children included, and on Linux every other process of its
 // session too: a child that made a group of its own does not escape. One
-// that leaves the session (setsid) does; Run's comment says exactly what
-// else can.
+// that leaves the session (setsid) does, unless a Spec.Launcher confines
+// the command (host/internal/confine): then it runs in a PID namespace
+// whose init's death kills everything it started. Run's comment says
+// exactly what else can escape an unconfined command.
 package proc
 
 import (
@@ -156,8 +158,9 @@ const (
 // Python's process_group=0) die too, and so does a child that keeps
 // forking to stay ahead of the kill, if it keeps its process group.
 //
-// What still escapes, until commands are confined in namespaces or a
-// cgroup: a process that calls setsid (setsid(1), a daemon's double
+// What still escapes a command without a Spec.Launcher (run_command's
+// sandbox = "off"; a confined command's PID namespace dies with it): a
+// process that calls setsid (setsid(1), a daemon's double
 // fork) and so leaves the session; anything outside Linux that leaves the
 // process group; a process of the session that toolhost may not signal
 // (a setuid program), which is logged; and, with small odds, a process
