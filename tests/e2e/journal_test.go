@@ -50,6 +50,10 @@ func TestCrashDuringBatchIsRecovered_IT_JRN_01(t *testing.T) {
 	// The shell leads its own session and group: it outlives toolhost's
 	// SIGKILL, until recovery kills it. The cleanup is for a failed run.
 	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	// toolhost journals the group just after the shell starts, and an
+	// unconfined shell can write its pid first: the crash this test is
+	// about comes once the journal holds it.
+	waitProcessJournaled(t, w, "crash", "c2", pgid)
 
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -119,3 +123,4 @@ func waitForPID(t *testing.T, w *workspace, path string, limit time.Duration) in
 	t.Fatalf("the command did not start within %s", limit)
 	return 0
 }
+
