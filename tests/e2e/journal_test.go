@@ -123,4 +123,3 @@ func waitForPID(t *testing.T, w *workspace, path string, limit time.Duration) in
 	t.Fatalf("the command did not start within %s", limit)
 	return 0
 }
-
