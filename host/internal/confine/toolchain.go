@@ -220,11 +220,15 @@ func existingDirs(ds []string) []string {
 	return out
 }
 
-// dedupe drops repeated entries, keeping the first of each.
+// dedupe drops repeated entries, keeping the first of each in its place.
+// It runs on lists a command controls (the repositories nested in a root,
+// thousands of them), so it stays linear (issue 14 item 2).
 func dedupe(s []string) []string {
 	out := s[:0:0]
+	seen := make(map[string]bool, len(s))
 	for _, v := range s {
-		if !slices.Contains(out, v) {
+		if !seen[v] {
+			seen[v] = true
 			out = append(out, v)
 		}
 	}
