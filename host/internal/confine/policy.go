@@ -626,21 +626,9 @@ func (b *builder) nestedUnits(repos, projects, trees []string) []nested {
 		units = append(units, nested{path: p, kind: nestedProject})
 	}
 	for i := range units {
-		units[i].born, _ = birthTime(units[i].path)
+		units[i].born = birthTime(units[i].path)
 	}
-	slices.SortStableFunc(units, func(x, y nested) int {
-		switch {
-		case (x.born == 0) != (y.born == 0) && x.born == 0:
-			return 1
-		case (x.born == 0) != (y.born == 0):
-			return -1
-		case x.born < y.born:
-			return -1
-		case x.born > y.born:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(units, func(x, y nested) int { return compareBirth(x.born, y.born) })
 	return units
 }
 

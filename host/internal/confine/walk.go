@@ -168,11 +168,8 @@ func (q *dirQueue) Len() int { return len(q.h) }
 
 func (q *dirQueue) Less(i, j int) bool {
 	x, y := q.h[i], q.h[j]
-	switch {
-	case (x.born == 0) != (y.born == 0):
-		return y.born == 0
-	case x.born != y.born:
-		return x.born < y.born
+	if c := compareBirth(x.born, y.born); c != 0 {
+		return c < 0
 	}
 	return x.seq < y.seq
 }
@@ -223,36 +220,37 @@ func isGitDir(names, subdirs []string) bool {
 	return slices.Contains(names, "HEAD") && slices.Contains(subdirs, "objects") && slices.Contains(subdirs, "refs")
 }
 
-// oldestFirst orders paths by when they were made, oldest first; those
-// whose birth time the filesystem does not record come last, in their
-// order.
+// compareBirth orders birth times (nanoseconds since the epoch) oldest
+// first, 0 (the filesystem records none) after all others: the one order
+// of the search's queue (dirQueue), the submodules' git directories
+// (oldestFirst) and the nested protection (nestedUnits). A command can
+// make many directories, but none older than those there before it ran.
+// Used with a stable sort, ties keep their order.
+func compareBirth(a, b int64) int {
+	switch {
+	case a == b:
+		return 0
+	case a == 0:
+		return 1
+	case b == 0:
+		return -1
+	case a < b:
+		return -1
+	}
+	return 1
+}
+
+// oldestFirst orders paths by when they were made (compareBirth).
 func oldestFirst(paths []string) []string {
 	type born struct {
 		path string
 		ns   int64
-		ok   bool
 	}
 	bs := make([]born, len(paths))
 	for i, p := range paths {
-		ns, ok := birthTime(p)
-		bs[i] = born{p, ns, ok}
+		bs[i] = born{p, birthTime(p)}
 	}
-	slices.SortStableFunc(bs, func(x, y born) int {
-		switch {
-		case x.ok && y.ok && x.ns != y.ns:
-			if x.ns < y.ns {
-				return -1
-			}
-			return 1
-		case x.ok && y.ok:
-			return 0
-		case x.ok:
-			return -1
-		case y.ok:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(bs, func(x, y born) int { return compareBirth(x.ns, y.ns) })
 	out := make([]string, len(bs))
 	for i, b := range bs {
 		out[i] = b.path

@@ -183,13 +183,7 @@ func birthAt(fd int, name string) int64 {
 	return stx.Btime.Sec*1e9 + int64(stx.Btime.Nsec)
 }
 
-// birthTime is when p was made, in nanoseconds since the epoch, where the
-// filesystem records it (statx's btime): unlike the other times, no
+// birthTime is when p was made, in nanoseconds since the epoch, 0 where
+// the filesystem records none (statx's btime): unlike the other times, no
 // system call can set it.
-func birthTime(p string) (int64, bool) {
-	var stx unix.Statx_t
-	if unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME, &stx) != nil || stx.Mask&unix.STATX_BTIME == 0 {
-		return 0, false
-	}
-	return stx.Btime.Sec*1e9 + int64(stx.Btime.Nsec), true
-}
+func birthTime(p string) int64 { return birthAt(unix.AT_FDCWD, p) }

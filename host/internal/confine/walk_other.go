@@ -57,4 +57,4 @@ func dirStampOf(path string) (dirStamp, error) {
 func stableFS(string) bool { return false }
 
 // birthTime is not known here: submodules are protected in name order.
-func birthTime(string) (int64, bool) { return 0, false }
+func birthTime(string) int64 { return 0 }

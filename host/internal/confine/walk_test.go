@@ -247,7 +247,7 @@ func gitInitBare(t *testing.T, dir string) {
 // push the real ones out come last, being newest, and the bound is
 // stated (issue 14 item 2, the red team's submodule past the bound).
 func TestBuildProtectsOldestSubmodules(t *testing.T) {
-	if _, ok := birthTime(t.TempDir()); !ok {
+	if birthTime(t.TempDir()) == 0 {
 		t.Skip("this filesystem records no birth time: submodules are protected in name order")
 	}
 	home := fakeHome(t)
@@ -273,7 +273,7 @@ func TestBuildProtectsOldestSubmodules(t *testing.T) {
 // records no birth time: the search then reads breadth first.
 func needBirthTime(t *testing.T) {
 	t.Helper()
-	if _, ok := birthTime(t.TempDir()); !ok {
+	if birthTime(t.TempDir()) == 0 {
 		t.Skip("this filesystem records no birth time")
 	}
 }
@@ -407,5 +407,30 @@ func TestBuildBoundsNestedMounts(t *testing.T) {
 	if _, cleanup, err := BuildContext(ctx, s, Call{ID: "c2", Roots: []string{root}}); err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "c2") {
 		cleanup()
 		t.Errorf("BuildContext with its context done: %v, want it to stop, naming the call", err)
+	}
+}
+
+// TestCompareBirth: the one "oldest first" order of the search, the
+// submodules and the nested protection: older first, unknown (0) last,
+// equals tied for a stable sort to keep (issue 14 item 2, review finding
+// 2).
+func TestCompareBirth(t *testing.T) {
+	tests := []struct {
+		a, b int64
+		want int
+	}{
+		{1, 2, -1}, {2, 1, 1}, {5, 5, 0},
+		{0, 7, 1}, {7, 0, -1}, {0, 0, 0},
+	}
+	for _, tt := range tests {
+		if got := compareBirth(tt.a, tt.b); got != tt.want {
+			t.Errorf("compareBirth(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+	times := []int64{30, 0, 10, 0, 20, 10}
+	idx := []int{0, 1, 2, 3, 4, 5}
+	slices.SortStableFunc(idx, func(i, j int) int { return compareBirth(times[i], times[j]) })
+	if want := []int{2, 5, 4, 0, 1, 3}; !slices.Equal(idx, want) {
+		t.Errorf("sorted = %v, want %v", idx, want)
 	}
 }
