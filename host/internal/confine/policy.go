@@ -517,8 +517,11 @@ func (b *builder) protectInside() error {
 		return nil
 	}
 	for _, t := range trees {
-		b.protectGit(t, trees)
-		for _, d := range b.modules(filepath.Join(t, ".git", "modules"), walkMaxEntries) {
+		// The tree's own repository, and its submodules' git directories
+		// in .git/modules.
+		b.protectDotGit(filepath.Join(t, ".git"), trees)
+		mods, _ := b.modulesRead(filepath.Join(t, ".git", "modules"), walkMaxEntries)
+		for _, d := range mods {
 			b.protectGitDir(d, trees)
 		}
 	}
@@ -586,7 +589,7 @@ const (
 )
 
 // nestedUnits lists what the nested protection covers, oldest first, the
-// same order as searchTree's and protectModules': a command can make
+// same order as searchTree's and modulesRead's: a command can make
 // many repositories, submodule directories and project files, but none
 // older than those that were there before it ran, so what the bound
 // leaves out is what commands made last (which were writable while they
@@ -673,12 +676,6 @@ func (b *builder) treeOf(p string) string {
 	return filepath.Dir(p)
 }
 
-// protectGit protects the repository at tree/.git (protectDotGit), but
-// not its submodules' git directories, in .git/modules (modules).
-func (b *builder) protectGit(tree string, trees []string) {
-	b.protectDotGit(filepath.Join(tree, ".git"), trees)
-}
-
 // protectDotGit protects the repository whose .git is dotgit. A .git
 // directory is bound onto itself, then its hooks, config and info
 // read-only (protectGitDir). A .git file (a worktree or submodule:
@@ -712,15 +709,9 @@ func (b *builder) protectDotGit(dotgit string, trees []string) {
 // thousands of directories there.
 const maxModules = 64
 
-// modules returns the git directories of a repository's submodules, in
-// mods (.git/modules), to protect: the maxModules oldest, read from at
-// most limit entries (modulesRead).
-func (b *builder) modules(mods string, limit int) []string {
-	dirs, _ := b.modulesRead(mods, limit)
-	return dirs
-}
-
-// modulesRead is modules, with how many entries it read. Oldest first: a
+// modulesRead returns the git directories of a repository's submodules,
+// in mods (.git/modules), to protect: the maxModules oldest, read from at
+// most limit entries; and how many entries it read. Oldest first: a
 // command can make many directories there to push the real ones past the
 // bound, but cannot make one older than those that were there before it
 // ran. What the bound leaves out is stated.
@@ -805,7 +796,7 @@ func (b *builder) bindInside(kind MountKind, p string, trees []string) string {
 	if err != nil || !underAny(real, trees) || b.exposes(real) {
 		return ""
 	}
-	// The search finds again what protectGit or Settings.Protected bound.
+	// The search finds again what protectInside bound already.
 	m := Mount{Kind: kind, Source: real, Target: real}
 	if !b.have[m] {
 		b.add(m, "")

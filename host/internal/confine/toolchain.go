@@ -88,7 +88,9 @@ func findToolchains(path, home string, env map[string]string) toolchains {
 		}
 		t.dirs = append(t.dirs, dir)
 		if cargo := cargoHome(home, env); cargo != "" && real == filepath.Join(cargo, "bin") {
-			t.dirs = append(t.dirs, rustupHome(home, env))
+			if r := rustupHome(home, env); r != "" {
+				t.dirs = append(t.dirs, r)
+			}
 		}
 	}
 	t.dirs = dedupe(existingDirs(t.dirs))
@@ -154,9 +156,14 @@ func cargoHome(home string, env map[string]string) string {
 	return filepath.Join(home, ".cargo")
 }
 
+// rustupHome is RUSTUP_HOME, else ~/.rustup; "" when neither is known (no
+// home), never a relative path.
 func rustupHome(home string, env map[string]string) string {
 	if r := env["RUSTUP_HOME"]; filepath.IsAbs(r) {
 		return filepath.Clean(r)
+	}
+	if home == "" {
+		return ""
 	}
 	return filepath.Join(home, ".rustup")
 }

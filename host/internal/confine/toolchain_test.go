@@ -68,3 +68,35 @@ func TestDedupe(t *testing.T) {
 		t.Errorf("dedupe kept %d paths, want %d in their order", len(got), n)
 	}
 }
+
+// TestRustupHome: without a home and RUSTUP_HOME, rustup's home is not
+// known: "", never the relative ".rustup" that would name a directory of
+// whatever directory toolhost runs in (issue 14 item 2, review finding 8).
+func TestRustupHome(t *testing.T) {
+	tests := []struct {
+		home string
+		env  map[string]string
+		want string
+	}{
+		{"/home/u", nil, "/home/u/.rustup"},
+		{"/home/u", map[string]string{"RUSTUP_HOME": "/opt/rustup/"}, "/opt/rustup"},
+		{"", map[string]string{"CARGO_HOME": "/opt/cargo"}, ""},
+		{"", map[string]string{"CARGO_HOME": "/opt/cargo", "RUSTUP_HOME": "relative"}, ""},
+	}
+	for _, tt := range tests {
+		if got := rustupHome(tt.home, tt.env); got != tt.want {
+			t.Errorf("rustupHome(%q, %v) = %q, want %q", tt.home, tt.env, got, tt.want)
+		}
+	}
+	// Through findToolchains: CARGO_HOME's bin on PATH, no home, run in a
+	// directory holding a .rustup.
+	cargo := t.TempDir()
+	mustMkdir(t, filepath.Join(cargo, "bin"))
+	cwd := t.TempDir()
+	mustMkdir(t, filepath.Join(cwd, ".rustup"))
+	t.Chdir(cwd)
+	got := findToolchains(filepath.Join(cargo, "bin"), "", map[string]string{"CARGO_HOME": cargo})
+	if want := []string{filepath.Join(cargo, "bin")}; !slices.Equal(got.dirs, want) {
+		t.Errorf("dirs = %q, want %q", got.dirs, want)
+	}
+}

@@ -61,7 +61,7 @@ type dirStamp struct {
 // later, outside the sandbox: repositories (a .git directory or file, a
 // bare repository) and project configuration files. It never follows a
 // symbolic link, does not enter another filesystem mounted below tree, a
-// .git directory (protectGit covers its insides) or skip, and stays
+// .git directory (protectDotGit covers its insides) or skip, and stays
 // within lim. It reads the directories oldest first (birth time, which
 // no system call sets back), those the filesystem gives no birth time
 // last, breadth first: so what the entry bound leaves out is what was
