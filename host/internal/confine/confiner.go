@@ -141,7 +141,7 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 		}
 		settings.ProxySocket = sock
 	}
-	p, cleanup, err := BuildContext(ctx, settings, call)
+	p, cleanup, err := Build(ctx, settings, call)
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)

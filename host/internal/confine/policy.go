@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Settings are the host's side of every call's policy: [tools.run_command]
@@ -45,6 +46,11 @@ type Settings struct {
 	// call reads again only the directories that changed (SearchCache).
 	// One per host, shared by its calls; nil searches every tree in full.
 	Search *SearchCache
+	// ProjectFileNames are the names of toolhost's project configuration
+	// files (config.ProjectFileNames), kept read-only at any depth of a
+	// writable tree; nil means toolhost.toml, toolhost.yaml and
+	// toolhost.yml.
+	ProjectFileNames []string
 }
 
 // Call is what Build needs of one call.
@@ -77,7 +83,11 @@ const (
 // Build returns the policy of one call and a cleanup that removes what it
 // made: the call's private temporary directory (mounted at /tmp and
 // /var/tmp inside). It also makes the per-root cache directory. Build
-// starts no process; it runs for every run_command call.
+// starts no process; it runs for every run_command call. ctx (the call's)
+// ends the protection of a pathological tree, and Build then fails, so
+// the command does not run; Build's work is bounded without it
+// (walkMaxEntries, maxNestedMounts), ctx keeps a slow disk from holding a
+// cancelled call (issue 14 item 2).
 //
 // The mounts come in an order that lets later ones cover parts of earlier
 // ones: the system trees, toolchains and package stores read-only, an
@@ -85,21 +95,11 @@ const (
 // writable root (.git's hooks and config, toolhost's configuration), what
 // must stay hidden (secrets, toolhost's state directory) and last the
 // call's tmp, cache and proxy socket.
-func Build(s Settings, c Call) (*Policy, func(), error) {
-	return BuildContext(context.Background(), s, c)
-}
-
-// BuildContext is Build stopped by ctx: the call's deadline or
-// cancellation ends the protection of a pathological tree (issue 14 item
-// 2), and Build then fails, so the command does not run. Build's work is
-// bounded without it (walkMaxEntries, maxNestedMounts); ctx keeps a slow
-// disk from holding a cancelled call.
-func BuildContext(ctx context.Context, s Settings, c Call) (*Policy, func(), error) {
-	b, err := newBuilder(s, c)
+func Build(ctx context.Context, s Settings, c Call) (*Policy, func(), error) {
+	b, err := newBuilder(ctx, s, c)
 	if err != nil {
 		return nil, func() {}, err
 	}
-	b.ctx = ctx
 	tmp, err := b.makeDirs(c.ID)
 	if err != nil {
 		return nil, func() {}, err
@@ -145,7 +145,7 @@ type builder struct {
 	strays []string
 }
 
-func newBuilder(s Settings, c Call) (*builder, error) {
+func newBuilder(ctx context.Context, s Settings, c Call) (*builder, error) {
 	switch s.Mode {
 	case ModeWorkspaceWrite, ModeReadOnly:
 	case ModeOff:
@@ -175,7 +175,7 @@ func newBuilder(s Settings, c Call) (*builder, error) {
 	if len(c.Roots) == 0 {
 		return nil, fmt.Errorf("confine: call %s has no sandbox root to run its command in", c.ID)
 	}
-	b := &builder{ctx: context.Background(), s: s, c: c, env: envMap(s.Environ), last: map[string]int{}, have: map[Mount]bool{}}
+	b := &builder{ctx: ctx, s: s, c: c, env: envMap(s.Environ), last: map[string]int{}, have: map[Mount]bool{}}
 	b.secrets = secretPaths(s.Home, b.env)
 	if real, err := filepath.EvalSymlinks(s.Home); err == nil && real != s.Home {
 		// Sources are spelled with links resolved: so are the secrets.
@@ -539,9 +539,14 @@ func (b *builder) protectInside() error {
 	if r := resolved(b.s.StateDir); r != "" {
 		skip = append(skip, r)
 	}
+	names := b.s.ProjectFileNames
+	if names == nil {
+		names = defaultProjectFileNames
+	}
+	s := search{skip: skip, lim: searchLimits{walkMaxDepth, walkMaxEntries}, projects: names, cache: b.s.Search, start: time.Now().UnixNano()}
 	var repos, projects []string
 	for _, t := range dedupe(append(slices.Clone(b.c.Roots), b.s.ExtraWritable...)) {
-		f := searchTree(t, skip, searchLimits{walkMaxDepth, walkMaxEntries}, b.s.Search)
+		f := searchTree(t, s)
 		// What an earlier search found is protected whatever this one
 		// reached (walk_known.go).
 		rs := oldestFirst(dedupe(slices.Concat(readKnown(b.s.StateDir, t), f.dotgits, f.gitdirs)))
@@ -716,7 +721,7 @@ const maxModules = 64
 // bound, but cannot make one older than those that were there before it
 // ran. What the bound leaves out is stated.
 func (b *builder) modulesRead(mods string, limit int) ([]string, int) {
-	l, err := readDir(mods, 0, false, limit)
+	l, err := readDir(mods, 0, false, limit, nil)
 	if err != nil && !errors.Is(err, errTooMany) {
 		return nil, l.n // no submodules
 	}

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -92,7 +93,7 @@ func mustWrite(t *testing.T, p, s string) {
 
 func mustBuild(t *testing.T, s Settings, c Call) *Policy {
 	t.Helper()
-	p, cleanup, err := Build(s, c)
+	p, cleanup, err := Build(context.Background(), s, c)
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
@@ -229,7 +230,7 @@ func TestBuildRefusesRootsInSecrets(t *testing.T) {
 	} {
 		s := testSettings(t, home)
 		s.ExtraWritable = tt.extra
-		_, _, err := Build(s, Call{ID: "c9", Roots: tt.roots, Dir: tt.roots[0]})
+		_, _, err := Build(context.Background(), s, Call{ID: "c9", Roots: tt.roots, Dir: tt.roots[0]})
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "c9") {
 			t.Errorf("roots %v extra %v: err = %v, want one naming the call and %q", tt.roots, tt.extra, err, tt.want)
 		}
@@ -504,13 +505,13 @@ func TestBuildRefusesBadSettings(t *testing.T) {
 	} {
 		s := testSettings(t, home)
 		tt.edit(&s)
-		p, cleanup, err := Build(s, Call{ID: "c1", Roots: []string{root}})
+		p, cleanup, err := Build(context.Background(), s, Call{ID: "c1", Roots: []string{root}})
 		cleanup()
 		if err == nil || !strings.Contains(err.Error(), tt.want) || p != nil {
 			t.Errorf("%s: err = %v, want one about %q", tt.name, err, tt.want)
 		}
 	}
-	if _, _, err := Build(testSettings(t, home), Call{ID: "c1", Roots: []string{root}, Dir: t.TempDir()}); err == nil {
+	if _, _, err := Build(context.Background(), testSettings(t, home), Call{ID: "c1", Roots: []string{root}, Dir: t.TempDir()}); err == nil {
 		t.Errorf("a working directory outside the roots was accepted")
 	}
 }
@@ -522,7 +523,7 @@ func TestBuildTmpAndCache(t *testing.T) {
 	home := fakeHome(t)
 	root, other := t.TempDir(), t.TempDir()
 	s := testSettings(t, home)
-	p, cleanup, err := Build(s, Call{ID: "../../escape/x", Roots: []string{root}})
+	p, cleanup, err := Build(context.Background(), s, Call{ID: "../../escape/x", Roots: []string{root}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -598,7 +599,7 @@ func BenchmarkBuild(b *testing.B) {
 			}
 			b.Run(run, func(b *testing.B) {
 				for b.Loop() {
-					_, cleanup, err := Build(s, Call{ID: "bench", Roots: []string{roots[name]}})
+					_, cleanup, err := Build(context.Background(), s, Call{ID: "bench", Roots: []string{roots[name]}})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -704,7 +705,7 @@ func TestBuildRemovesPlantedCommondir(t *testing.T) {
 	mustWrite(t, filepath.Join(wtGitdir, "commondir"), "../..\n")
 	wt := t.TempDir()
 	mustWrite(t, filepath.Join(wt, ".git"), "gitdir: "+wtGitdir+"\n")
-	_, cleanup, err := Build(testSettings(t, home), Call{ID: "c1", Roots: []string{root, wt}})
+	_, cleanup, err := Build(context.Background(), testSettings(t, home), Call{ID: "c1", Roots: []string{root, wt}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,9 +22,20 @@ const (
 // below the top, at most entries directory entries in all.
 type searchLimits struct{ depth, entries int }
 
-// projectFileNames are the names of toolhost's project configuration
-// files (host/config reads these from the directory it runs in).
-var projectFileNames = []string{"toolhost.toml", "toolhost.yaml", "toolhost.yml"}
+// defaultProjectFileNames are the names of toolhost's project
+// configuration files where Settings.ProjectFileNames gives none.
+var defaultProjectFileNames = []string{"toolhost.toml", "toolhost.yaml", "toolhost.yml"}
+
+// search is how one call searches its writable trees.
+type search struct {
+	skip     []string // trees not entered: toolhost's state directory
+	lim      searchLimits
+	projects []string     // the names of toolhost's project files
+	cache    *SearchCache // nil: every directory is read
+	// start is when the call's search started, in nanoseconds since the
+	// epoch: what the cache compares the change times it keeps with.
+	start int64
+}
 
 // found is what the search of one tree found: the .git entries and bare
 // git directories of repositories inside it, its project files, and what
@@ -32,7 +43,7 @@ var projectFileNames = []string{"toolhost.toml", "toolhost.yaml", "toolhost.yml"
 type found struct {
 	dotgits   []string // X/.git, a directory or a "gitdir:" file
 	gitdirs   []string // bare repositories' directories (HEAD, objects, refs)
-	projects  []string // toolhost.toml, .yaml, .yml at any depth
+	projects  []string // project files (search.projects) at any depth
 	uncovered []string
 	// read counts the directories whose entries were read, not taken from
 	// a SearchCache.
@@ -62,30 +73,31 @@ type dirStamp struct {
 // bare repository) and project configuration files. It never follows a
 // symbolic link, does not enter another filesystem mounted below tree, a
 // .git directory (protectDotGit covers its insides) or skip, and stays
-// within lim. It reads the directories oldest first (birth time, which
+// within s.lim. It reads the directories oldest first (birth time, which
 // no system call sets back), those the filesystem gives no birth time
 // last, breadth first: so what the entry bound leaves out is what was
 // made last, and a command that pads the tree with directories of its
 // own cannot push the user's repositories past the bound (issue 14 item
-// 2). With a cache (nil: none), a directory whose state has not changed
+// 2). With a cache (s.cache), a directory whose state has not changed
 // since an earlier search read it is not read again; what the search
 // finds is the same.
-func searchTree(tree string, skip []string, lim searchLimits, cache *SearchCache) found {
+func searchTree(tree string, s search) found {
+	lim := s.lim
 	var f found
 	dev, hasDev, err := treeDevice(tree)
 	if err != nil {
 		f.uncovered = append(f.uncovered, fmt.Sprintf("%s could not be searched for nested repositories and project files: %v", tree, err))
 		return f
 	}
-	r := cache.begin(tree, dev, hasDev)
-	defer cache.end(tree, r)
+	r := s.cache.begin(tree, s.projects, dev, hasDev, s.start)
+	defer s.cache.end(r)
 	queue := &dirQueue{}
 	queue.push(queued{path: tree})
 	entries := 0
 	var tooDeep, otherFS, unreadable []string
 	for queue.Len() > 0 {
 		d := queue.pop()
-		l, fresh, err := r.readDir(d.path, dev, hasDev, lim.entries-entries)
+		l, fresh, err := r.readDir(d.path, dev, hasDev, lim.entries-entries, s.projects)
 		names, subdirs := l.names, l.subdirs
 		entries += l.n
 		if fresh {
@@ -106,7 +118,7 @@ func searchTree(tree string, skip []string, lim searchLimits, cache *SearchCache
 			switch {
 			case name == ".git":
 				f.dotgits = append(f.dotgits, filepath.Join(d.path, name))
-			case slices.Contains(projectFileNames, name):
+			case slices.Contains(s.projects, name):
 				f.projects = append(f.projects, filepath.Join(d.path, name))
 			}
 		}
@@ -115,7 +127,7 @@ func searchTree(tree string, skip []string, lim searchLimits, cache *SearchCache
 			switch {
 			case name == ".git":
 				f.dotgits = append(f.dotgits, p)
-			case underAny(p, skip):
+			case underAny(p, s.skip):
 			case d.depth+1 > lim.depth:
 				tooDeep = append(tooDeep, p)
 			default:
@@ -208,9 +220,9 @@ var (
 
 // wanted reports whether the search keeps a name that is not a
 // directory's: only what it looks for, since a tree holds thousands of
-// other files.
-func wanted(name string) bool {
-	return name == ".git" || name == "HEAD" || slices.Contains(projectFileNames, name)
+// other files. projects are the project files' names.
+func wanted(name string, projects []string) bool {
+	return name == ".git" || name == "HEAD" || slices.Contains(projects, name)
 }
 
 // isGitDir reports whether a directory holding names (files) and subdirs

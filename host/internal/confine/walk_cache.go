@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -38,10 +39,9 @@ import (
 // read or validated.
 type SearchCache struct {
 	mu    sync.Mutex
-	trees map[string]map[string]listing // tree -> directory -> listing
-	// now is the clock, in nanoseconds since the epoch, in the tests'
-	// hands; nil is the system's.
-	now func() int64
+	// trees holds, per tree searched and the project files' names it was
+	// searched for (searchKey), each directory's listing.
+	trees map[string]map[string]listing
 }
 
 const (
@@ -64,32 +64,38 @@ func NewSearchCache() *SearchCache {
 // search of the tree left, read only, and those this search read or
 // validated, for the next.
 type treeSearch struct {
+	key       string // the tree and names searched for (searchKey)
 	old, next map[string]listing
 	dev       uint64
 	start     int64 // when the search started, on the clock ctimes are taken from
 }
 
-// begin returns the cache's part in a search of tree on device dev; nil
-// when there is no cache or the tree's filesystem cannot be trusted with
-// it (stableFS).
-func (c *SearchCache) begin(tree string, dev uint64, hasDev bool) *treeSearch {
+// begin returns the cache's part in a search of tree on device dev for
+// the project files named projects, started at start (nanoseconds since
+// the epoch); nil when there is no cache or the tree's filesystem cannot
+// be trusted with it (stableFS).
+func (c *SearchCache) begin(tree string, projects []string, dev uint64, hasDev bool, start int64) *treeSearch {
 	if c == nil || !hasDev || !stableFS(tree) {
 		return nil
 	}
-	now := time.Now().UnixNano()
-	if c.now != nil {
-		now = c.now()
-	}
+	key := searchKey(tree, projects)
 	c.mu.Lock()
-	old := c.trees[tree]
+	old := c.trees[key]
 	c.mu.Unlock()
-	return &treeSearch{old: old, next: make(map[string]listing, len(old)), dev: dev, start: now}
+	return &treeSearch{key: key, old: old, next: make(map[string]listing, len(old)), dev: dev, start: start}
+}
+
+// searchKey is what a listing was read for: the tree and the project
+// files' names, since a listing keeps only the names searched for
+// (wanted).
+func searchKey(tree string, projects []string) string {
+	return tree + "\x00" + strings.Join(projects, "\x00")
 }
 
 // end keeps what the search s read or validated for the next search of
-// tree. Concurrent searches each store theirs; whichever is left, every
+// its tree. Concurrent searches each store theirs; whichever is left, every
 // entry in it is checked again before use.
-func (c *SearchCache) end(tree string, s *treeSearch) {
+func (c *SearchCache) end(s *treeSearch) {
 	if s == nil {
 		return
 	}
@@ -98,21 +104,21 @@ func (c *SearchCache) end(tree string, s *treeSearch) {
 	if c.trees == nil {
 		c.trees = map[string]map[string]listing{}
 	}
-	if _, ok := c.trees[tree]; !ok && len(c.trees) >= maxCachedTrees {
+	if _, ok := c.trees[s.key]; !ok && len(c.trees) >= maxCachedTrees {
 		for k := range c.trees {
 			delete(c.trees, k)
 			break
 		}
 	}
-	c.trees[tree] = s.next
+	c.trees[s.key] = s.next
 }
 
 // readDir is walk's readDir, answered from the cache when dir is in the
 // state it was read in and the read was whole (no more entries than limit
 // allows now). fresh reports that the directory was read.
-func (s *treeSearch) readDir(dir string, dev uint64, hasDev bool, limit int) (l listing, fresh bool, err error) {
+func (s *treeSearch) readDir(dir string, dev uint64, hasDev bool, limit int, projects []string) (l listing, fresh bool, err error) {
 	if s == nil {
-		l, err = readDir(dir, dev, hasDev, limit)
+		l, err = readDir(dir, dev, hasDev, limit, projects)
 		return l, true, err
 	}
 	// Validated here, as it is used: a call relies on no check but its
@@ -123,7 +129,7 @@ func (s *treeSearch) readDir(dir string, dev uint64, hasDev bool, limit int) (l 
 			return l, false, nil
 		}
 	}
-	l, err = readDir(dir, dev, hasDev, limit)
+	l, err = readDir(dir, dev, hasDev, limit, projects)
 	// A directory that changed shortly before the search may change again
 	// within the same tick without its ctime moving: not remembered.
 	if err == nil && l.stamp.dir && l.stamp.ctime < s.start-int64(ctimeSlack) {

@@ -103,13 +103,12 @@ func TestSearchCacheSeesChanges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root, outside := cacheTree(t), t.TempDir()
 			c := NewSearchCache()
-			c.now = laterClock(time.Minute)
-			first := searchTree(root, nil, fullLimits, c)
-			sameFound(t, "before the change", first, searchTree(root, nil, fullLimits, nil))
+			first := find(root, nil, fullLimits, c, time.Minute)
+			sameFound(t, "before the change", first, find(root, nil, fullLimits, nil, 0))
 
 			tt.change(t, root, outside)
-			got := searchTree(root, nil, fullLimits, c)
-			sameFound(t, "after the change", got, searchTree(root, nil, fullLimits, nil))
+			got := find(root, nil, fullLimits, c, time.Minute)
+			sameFound(t, "after the change", got, find(root, nil, fullLimits, nil, 0))
 			if got.read > tt.maxReads {
 				t.Errorf("the search read %d directories, want at most %d: the others did not change", got.read, tt.maxReads)
 			}
@@ -119,7 +118,7 @@ func TestSearchCacheSeesChanges(t *testing.T) {
 					t.Errorf("%s not found: %+v", want, got)
 				}
 			}
-			for dir := range c.trees[root] {
+			for dir := range cached(c, root) {
 				if _, err := os.Lstat(dir); err != nil {
 					t.Errorf("the cache keeps %s, which is gone", dir)
 				}
@@ -136,20 +135,20 @@ func TestSearchCacheSeesChanges(t *testing.T) {
 func TestSearchCacheForgetsRecentChanges(t *testing.T) {
 	root := cacheTree(t)
 	c := NewSearchCache()
-	first := searchTree(root, nil, fullLimits, c)
-	if n := len(c.trees[root]); n != 0 {
+	first := find(root, nil, fullLimits, c, 0)
+	if n := len(cached(c, root)); n != 0 {
 		t.Errorf("the cache kept %d directories made a moment ago, want none", n)
 	}
-	if again := searchTree(root, nil, fullLimits, c); again.read != first.read {
+	if again := find(root, nil, fullLimits, c, 0); again.read != first.read {
 		t.Errorf("the second search read %d directories, want all %d again", again.read, first.read)
 	}
 	// Seen from later, the same directories are old enough to keep.
-	c.now = laterClock(ctimeSlack + time.Second)
-	searchTree(root, nil, fullLimits, c)
-	if n := len(c.trees[root]); n != first.read {
+	later := ctimeSlack + time.Second
+	find(root, nil, fullLimits, c, later)
+	if n := len(cached(c, root)); n != first.read {
 		t.Errorf("the cache kept %d directories, want %d", n, first.read)
 	}
-	if again := searchTree(root, nil, fullLimits, c); again.read != 0 {
+	if again := find(root, nil, fullLimits, c, later); again.read != 0 {
 		t.Errorf("a search of an unchanged tree read %d directories, want none", again.read)
 	}
 }
@@ -160,7 +159,6 @@ func TestSearchCacheForgetsRecentChanges(t *testing.T) {
 func TestSearchCacheConcurrent(t *testing.T) {
 	root := cacheTree(t)
 	c := NewSearchCache()
-	c.now = laterClock(time.Minute)
 	const searchers, made = 4, 12
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -171,7 +169,7 @@ func TestSearchCacheConcurrent(t *testing.T) {
 				case <-done:
 					return
 				default:
-					searchTree(root, nil, fullLimits, c)
+					find(root, nil, fullLimits, c, time.Minute)
 				}
 			}
 		})
@@ -182,8 +180,8 @@ func TestSearchCacheConcurrent(t *testing.T) {
 	}
 	close(done)
 	wg.Wait()
-	got := searchTree(root, nil, fullLimits, c)
-	sameFound(t, "after the searches", got, searchTree(root, nil, fullLimits, nil))
+	got := find(root, nil, fullLimits, c, time.Minute)
+	sameFound(t, "after the searches", got, find(root, nil, fullLimits, nil, 0))
 	for i := range made {
 		if p := filepath.Join(root, fmt.Sprintf("src/pkg/x/r%d/.git", i)); !slices.Contains(got.dotgits, p) {
 			t.Errorf("%s not found", p)
@@ -199,8 +197,7 @@ func TestSearchCacheSkipsUntrustedFilesystems(t *testing.T) {
 		t.Skip("no /proc here")
 	}
 	c := NewSearchCache()
-	c.now = laterClock(time.Minute)
-	searchTree("/proc/sys/kernel", nil, searchLimits{0, 1000}, c)
+	find("/proc/sys/kernel", nil, searchLimits{0, 1000}, c, time.Minute)
 	if len(c.trees) != 0 {
 		t.Errorf("the cache remembered a tree of /proc: %v", slices.Collect(func(yield func(string) bool) {
 			for k := range c.trees {
@@ -212,13 +209,15 @@ func TestSearchCacheSkipsUntrustedFilesystems(t *testing.T) {
 
 // TestBuildWithSearchCache: Build with Settings.Search protects a
 // repository and a project file made in the root after an earlier call,
-// exactly as Build without a cache does (issue 14 item 2).
+// exactly as Build without a cache does (issue 14 item 2). The tree is
+// left unchanged for ctimeSlack first, so that the first call's search
+// remembers it.
 func TestBuildWithSearchCache(t *testing.T) {
 	home := fakeHome(t)
 	root := cacheTree(t)
 	s := testSettings(t, home)
 	s.Search = NewSearchCache()
-	s.Search.now = laterClock(time.Minute)
+	time.Sleep(ctimeSlack + 200*time.Millisecond)
 	mustBuild(t, s, Call{ID: "c1", Roots: []string{root}})
 
 	// What a command of the first call does.

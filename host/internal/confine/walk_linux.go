@@ -22,7 +22,8 @@ func treeDevice(tree string) (uint64, bool, error) {
 
 // readDir reads at most limit entries of dir: the names of its
 // directories (subdirs: not links) and of the other entries the search
-// looks for (names: see wanted), how many it read, and the directory's
+// looks for (names: see wanted; projects are the project files' names),
+// how many it read, and the directory's
 // state before the read (stamp). It fails with errOtherFS when dir lies
 // on another device than dev, and with errTooMany (and what it read) at
 // the limit. dir is opened without following a link at its last element:
@@ -33,7 +34,7 @@ func treeDevice(tree string) (uint64, bool, error) {
 // It reads the directory with getdents64 itself: the search runs for
 // every call, and os.File costs twice the system calls per directory
 // (the poller, flag checks, a small buffer).
-func readDir(dir string, dev uint64, hasDev bool, limit int) (listing, error) {
+func readDir(dir string, dev uint64, hasDev bool, limit int, projects []string) (listing, error) {
 	var l listing
 	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -83,7 +84,7 @@ func readDir(dir string, dev uint64, hasDev bool, limit int) (listing, error) {
 			case typ == syscall.DT_DIR:
 				l.subdirs = append(l.subdirs, string(name))
 				l.born = append(l.born, birthAt(fd, string(name)))
-			case wanted(string(name)):
+			case wanted(string(name), projects):
 				l.names = append(l.names, string(name))
 			}
 		}

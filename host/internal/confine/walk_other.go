@@ -17,7 +17,7 @@ func treeDevice(tree string) (uint64, bool, error) {
 }
 
 // readDir is walk_linux.go's, with os.File, and no stamp.
-func readDir(dir string, _ uint64, _ bool, limit int) (listing, error) {
+func readDir(dir string, _ uint64, _ bool, limit int, projects []string) (listing, error) {
 	var l listing
 	f, err := os.Open(dir)
 	if err != nil {
@@ -33,7 +33,7 @@ func readDir(dir string, _ uint64, _ bool, limit int) (listing, error) {
 			switch name := e.Name(); {
 			case e.Type()&fs.ModeDir != 0:
 				l.subdirs = append(l.subdirs, name)
-			case wanted(name):
+			case wanted(name, projects):
 				l.names = append(l.names, name)
 			}
 		}

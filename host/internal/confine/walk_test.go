@@ -122,7 +122,7 @@ func TestSearchTreeStatesWhatItMissed(t *testing.T) {
 		{"too many", searchLimits{6, 20}, 0, 0, "stopped after 20 entries"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := searchTree(root, nil, c.lim, nil)
+			f := find(root, nil, c.lim, nil, 0)
 			if len(f.dotgits) != c.dotgits || len(f.projects) != c.projects {
 				t.Errorf("found %q and %q, want %d .git and %d project files", f.dotgits, f.projects, c.dotgits, c.projects)
 			}
@@ -136,7 +136,7 @@ func TestSearchTreeStatesWhatItMissed(t *testing.T) {
 	}
 
 	// The state directory is not searched: it is hidden anyway.
-	if f := searchTree(root, []string{filepath.Join(root, "1")}, searchLimits{6, 1000}, nil); len(f.dotgits)+len(f.projects) != 0 {
+	if f := find(root, []string{filepath.Join(root, "1")}, searchLimits{6, 1000}, nil, 0); len(f.dotgits)+len(f.projects) != 0 {
 		t.Errorf("searched a skipped tree: %q %q", f.dotgits, f.projects)
 	}
 }
@@ -154,7 +154,7 @@ func TestSearchTreeStopsAtMounts(t *testing.T) {
 	if len(mounted) == 0 {
 		t.Skip("no filesystem is mounted below /dev here")
 	}
-	f := searchTree("/dev", nil, searchLimits{1, 20000}, nil)
+	f := find("/dev", nil, searchLimits{1, 20000}, nil, 0)
 	got := strings.Join(f.uncovered, "\n")
 	if !strings.Contains(got, "other filesystems mounted there") {
 		t.Errorf("uncovered %q, want the mounts below /dev (%s) stated", f.uncovered, strings.Join(mounted, ", "))
@@ -200,31 +200,41 @@ func BenchmarkSearchTree(b *testing.B) {
 	for _, name := range slices.Sorted(maps.Keys(trees)) {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				searchTree(trees[name], nil, lim, nil)
+				find(trees[name], nil, lim, nil, 0)
 			}
 		})
 		b.Run(name+"-cached", func(b *testing.B) {
 			c := NewSearchCache()
+			var ahead time.Duration
 			if name == "20k-files" {
-				c.now = laterClock(time.Minute)
+				ahead = time.Minute
 			}
-			searchTree(trees[name], nil, lim, c)
+			find(trees[name], nil, lim, c, ahead)
 			read, dirs := 0, 0
 			for b.Loop() {
-				f := searchTree(trees[name], nil, lim, c)
+				f := find(trees[name], nil, lim, c, ahead)
 				read += f.read
 				dirs++
 			}
 			b.ReportMetric(float64(read)/float64(dirs), "dirs-read/op")
-			b.ReportMetric(float64(len(c.trees[trees[name]])), "dirs-cached")
+			b.ReportMetric(float64(len(cached(c, trees[name]))), "dirs-cached")
 		})
 	}
 }
 
-// laterClock is a SearchCache clock d ahead of the system's: what a
-// search sees once the tree it reads has not changed for d.
-func laterClock(d time.Duration) func() int64 {
-	return func() int64 { return time.Now().Add(d).UnixNano() }
+// find is searchTree for toolhost's default project files, started ahead
+// of now: a search started d ahead is what one sees once the tree it
+// reads has not changed for d, which a SearchCache then remembers.
+func find(tree string, skip []string, lim searchLimits, c *SearchCache, ahead time.Duration) found {
+	return searchTree(tree, search{skip: skip, lim: lim, projects: defaultProjectFileNames, cache: c, start: time.Now().Add(ahead).UnixNano()})
+}
+
+// cached is what c remembers of tree, searched for the default project
+// files.
+func cached(c *SearchCache, tree string) map[string]listing {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.trees[searchKey(tree, defaultProjectFileNames)]
 }
 
 // gitInitAt makes dir a repository with the real git, as a user would.
@@ -294,7 +304,7 @@ func TestSearchTreeReadsOldestFirst(t *testing.T) {
 			mustWrite(t, filepath.Join(root, d, fmt.Sprintf("f%02d", i)), "")
 		}
 	}
-	f := searchTree(root, nil, searchLimits{6, 50}, nil)
+	f := find(root, nil, searchLimits{6, 50}, nil, 0)
 	if !slices.Contains(f.dotgits, filepath.Join(lib, ".git")) {
 		t.Errorf("found %q, want %s: newer directories used up the bound first", f.dotgits, filepath.Join(lib, ".git"))
 	}
@@ -327,7 +337,7 @@ func TestBuildRemembersNestedRepositories(t *testing.T) {
 		}
 		f.Close()
 	}
-	if f := searchTree(root, nil, searchLimits{walkMaxDepth, walkMaxEntries}, nil); slices.Contains(f.dotgits, filepath.Join(lib, ".git")) {
+	if f := find(root, nil, searchLimits{walkMaxDepth, walkMaxEntries}, nil, 0); slices.Contains(f.dotgits, filepath.Join(lib, ".git")) {
 		t.Fatalf("the padding did not stop the search before vendor/lib: the test proves nothing")
 	}
 	p = mustBuild(t, s, Call{ID: "c2", Roots: []string{root}})
@@ -404,9 +414,9 @@ func TestBuildBoundsNestedMounts(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, cleanup, err := BuildContext(ctx, s, Call{ID: "c2", Roots: []string{root}}); err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "c2") {
+	if _, cleanup, err := Build(ctx, s, Call{ID: "c2", Roots: []string{root}}); err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "c2") {
 		cleanup()
-		t.Errorf("BuildContext with its context done: %v, want it to stop, naming the call", err)
+		t.Errorf("Build with its context done: %v, want it to stop, naming the call", err)
 	}
 }
 
@@ -432,5 +442,41 @@ func TestCompareBirth(t *testing.T) {
 	slices.SortStableFunc(idx, func(i, j int) int { return compareBirth(times[i], times[j]) })
 	if want := []int{2, 5, 4, 0, 1, 3}; !slices.Equal(idx, want) {
 		t.Errorf("sorted = %v, want %v", idx, want)
+	}
+}
+
+// TestBuildProtectsConfiguredProjectFiles: the project files kept
+// read-only at any depth are those Settings.ProjectFileNames names (the
+// host's config.ProjectFileNames), not a list of the search's own; nil
+// keeps toolhost's three names. A SearchCache shared by searches for
+// other names does not answer one with the other's listings (issue 14
+// item 2, review finding 3, NFR-SEC-06).
+func TestBuildProtectsConfiguredProjectFiles(t *testing.T) {
+	home := fakeHome(t)
+	root := t.TempDir()
+	custom := filepath.Join(root, "a/b/agent.json")
+	usual := filepath.Join(root, "a/toolhost.toml")
+	mustWrite(t, custom, "{}\n")
+	mustWrite(t, usual, "")
+	s := testSettings(t, home)
+	s.Search = NewSearchCache()
+	time.Sleep(ctimeSlack + 200*time.Millisecond) // old enough for the cache to keep
+	tests := []struct {
+		names     []string
+		ro, notRO string
+	}{
+		{nil, usual, custom},
+		{[]string{"agent.json"}, custom, usual},
+		{nil, usual, custom}, // from the cache the other names' search left
+	}
+	for i, tt := range tests {
+		s.ProjectFileNames = tt.names
+		p := mustBuild(t, s, Call{ID: fmt.Sprint("c", i), Roots: []string{root}})
+		if m := effectiveMount(p, tt.ro); m == nil || m.Kind != MountRead {
+			t.Errorf("names %q: %s: %+v, want read-only", tt.names, tt.ro, m)
+		}
+		if m := effectiveMount(p, tt.notRO); m == nil || m.Kind != MountWrite {
+			t.Errorf("names %q: %s: %+v, want writable like the rest of the root", tt.names, tt.notRO, m)
+		}
 	}
 }
