@@ -38,7 +38,7 @@ import (
 // call validated; the listing a search leaves is one whose every entry it
 // read or validated.
 type SearchCache struct {
-	mu    sync.Mutex
+	mu sync.Mutex
 	// trees holds, per tree searched and the project files' names it was
 	// searched for (searchKey), each directory's listing.
 	trees map[string]map[string]listing
