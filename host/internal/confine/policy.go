@@ -35,7 +35,8 @@ type Settings struct {
 	// StateDir are hidden with it.
 	Protected []string
 	// Home is the user's home directory; Path the PATH toolchains are
-	// looked for on; Environ the sanitized environment commands get.
+	// looked for on; Environ the sanitized environment commands get where
+	// the call brings none (Call.Environ).
 	Home    string
 	Path    string
 	Environ []string
@@ -58,6 +59,9 @@ type Call struct {
 	ID    string
 	Roots []string // the sandbox's roots, absolute and canonical
 	Dir   string   // working directory, inside a root
+	// Environ is the call's sanitized environment, from the engine: the
+	// command's, in place of Settings.Environ; nil takes Settings.Environ.
+	Environ []string
 }
 
 // Where things toolhost provides appear inside a command's root. They lie
@@ -126,7 +130,8 @@ type builder struct {
 	ctx     context.Context
 	s       Settings
 	c       Call
-	env     map[string]string
+	environ []string          // the environment the command's is made from
+	env     map[string]string // environ, by name
 	secrets []string
 	cache   string // the per-root cache directory on the host
 	mounts  []Mount
@@ -175,8 +180,17 @@ func newBuilder(ctx context.Context, s Settings, c Call) (*builder, error) {
 	if len(c.Roots) == 0 {
 		return nil, fmt.Errorf("confine: call %s has no sandbox root to run its command in", c.ID)
 	}
-	b := &builder{ctx: ctx, s: s, c: c, env: envMap(s.Environ), last: map[string]int{}, have: map[Mount]bool{}}
+	environ := s.Environ
+	if c.Environ != nil {
+		environ = c.Environ
+	}
+	b := &builder{ctx: ctx, s: s, c: c, environ: environ, env: envMap(environ), last: map[string]int{}, have: map[Mount]bool{}}
 	b.secrets = secretPaths(s.Home, b.env)
+	if c.Environ != nil {
+		// What the operator's environment names a secret (an agent's
+		// socket, GNUPGHOME) stays one whatever the call's says.
+		b.secrets = dedupe(append(b.secrets, secretPaths(s.Home, envMap(s.Environ))...))
+	}
 	if real, err := filepath.EvalSymlinks(s.Home); err == nil && real != s.Home {
 		// Sources are spelled with links resolved: so are the secrets.
 		b.secrets = dedupe(append(b.secrets, secretPaths(real, b.env)...))
@@ -324,7 +338,7 @@ func (b *builder) build(tmp string) (*Policy, error) {
 	p.Mounts = b.mounts
 	p.Writable, p.Readable = dedupe(b.rw), dedupe(b.ro)
 	p.Limits = limits(b.s.Limits)
-	p.Env = b.environ()
+	p.Env = b.commandEnv()
 	p.Uncovered = b.uncovered
 	return p, nil
 }
@@ -919,11 +933,12 @@ func (b *builder) check() error {
 	return nil
 }
 
-// environ is the command's environment: Settings.Environ less the
-// session's agent sockets, with TMPDIR, the tool caches, and the network
-// mode's variables set.
-func (b *builder) environ() []string {
-	set := map[string]string{"TMPDIR": "/tmp"}
+// commandEnv is the command's environment: the call's (Call.Environ, else
+// Settings.Environ) less the session's agent sockets, with PWD (the
+// shell otherwise takes toolhost's own, a directory it may not even
+// see), TMPDIR, the tool caches, and the network mode's variables set.
+func (b *builder) commandEnv() []string {
+	set := map[string]string{"PWD": b.c.Dir, "TMPDIR": "/tmp"}
 	if !b.s.ShareCaches {
 		for k, sub := range map[string]string{
 			"GOCACHE": "go-build", "GOTMPDIR": "go-tmp", "npm_config_cache": "npm",
@@ -949,7 +964,7 @@ func (b *builder) environ() []string {
 	}
 	drop := []string{"SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"}
 	var env []string
-	for _, kv := range b.s.Environ {
+	for _, kv := range b.environ {
 		k, _, _ := strings.Cut(kv, "=")
 		if _, ok := set[k]; ok || slices.Contains(drop, k) {
 			continue

@@ -426,7 +426,9 @@ func TestBuildProtectedAndState(t *testing.T) {
 }
 
 // TestBuildEnv: TMPDIR and the caches point inside, GOPROXY is off
-// without a network, the proxy variables are set for the allowlist.
+// without a network, the proxy variables are set for the allowlist, and
+// PWD is the call's working directory, not toolhost's (issue 14 item 2,
+// review finding 5).
 func TestBuildEnv(t *testing.T) {
 	home := fakeHome(t)
 	root := t.TempDir()
@@ -442,7 +444,7 @@ func TestBuildEnv(t *testing.T) {
 		{"off", NetworkOff, false,
 			[]string{"TMPDIR=/tmp", "GOPROXY=off", "GOCACHE=" + CacheTarget + "/go-build", "GOTMPDIR=" + CacheTarget + "/go-tmp",
 				"npm_config_cache=" + CacheTarget + "/npm", "PIP_CACHE_DIR=" + CacheTarget + "/pip", "UV_CACHE_DIR=" + CacheTarget + "/uv",
-				"XDG_CACHE_HOME=" + CacheTarget + "/xdg", "HOME=" + home, "LANG=C.UTF-8", "CARGO_NET_OFFLINE=true"},
+				"XDG_CACHE_HOME=" + CacheTarget + "/xdg", "HOME=" + home, "LANG=C.UTF-8", "CARGO_NET_OFFLINE=true", "PWD=" + root},
 			[]string{"HTTPS_PROXY=", "SSH_AUTH_SOCK="}},
 		{"allowlist", NetworkAllowlist, false,
 			[]string{"HTTP_PROXY=http://127.0.0.1:3128", "HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
@@ -453,7 +455,7 @@ func TestBuildEnv(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := testSettings(t, home)
 			s.Network, s.ShareCaches, s.ProxySocket = tt.network, tt.share, sock
-			s.Environ = append(s.Environ, "TMPDIR=/somewhere", "GOPROXY=https://proxy.example")
+			s.Environ = append(s.Environ, "TMPDIR=/somewhere", "GOPROXY=https://proxy.example", "PWD=/where/toolhost/runs")
 			p := mustBuild(t, s, Call{ID: "c1", Roots: []string{root}})
 			for _, w := range tt.want {
 				if !slices.Contains(p.Env, w) {
@@ -739,5 +741,45 @@ func TestBuildListsLinkedHooks(t *testing.T) {
 	}
 	if m := effectiveMount(p, filepath.Join(root, ".githooks")); m == nil || m.Kind != MountRead {
 		t.Errorf("the hooks the link names: %+v, want read-only", m)
+	}
+}
+
+// TestBuildCallEnviron: a call that brings its environment (the engine's,
+// sanitized) gets it, not Settings.Environ, with PWD its working
+// directory; a secret the operator's environment names stays hidden
+// when the call's does not name it (issue 14 item 2, review finding 5).
+func TestBuildCallEnviron(t *testing.T) {
+	home := fakeHome(t)
+	s := testSettings(t, home)
+	s.Mode = ModeWorkspaceWrite
+	s.Environ = append(s.Environ, "FROM_SETTINGS=1")
+	sub := filepath.Join(home, "work")
+	mustMkdir(t, sub)
+	c := Call{ID: "c1", Roots: []string{home}, Dir: sub, Environ: []string{"HOME=" + home, "FROM_CALL=1", "PWD=/elsewhere"}}
+	p := mustBuild(t, s, c)
+	for _, w := range []string{"FROM_CALL=1", "PWD=" + sub, "HOME=" + home} {
+		if !slices.Contains(p.Env, w) {
+			t.Errorf("env lacks %s: %q", w, p.Env)
+		}
+	}
+	for _, kv := range p.Env {
+		if strings.HasPrefix(kv, "FROM_SETTINGS=") || kv == "PWD=/elsewhere" {
+			t.Errorf("env has %s", kv)
+		}
+	}
+	// testSettings' SSH_AUTH_SOCK lies in ~/.ssh, hidden anyway: the
+	// agent socket here is one outside every secret directory.
+	agent := filepath.Join(home, "agent.sock")
+	mustWrite(t, agent, "")
+	s.Environ = append(s.Environ, "SSH_AUTH_SOCK="+agent)
+	p = mustBuild(t, s, c)
+	if m := effectiveMount(p, agent); m == nil || m.Kind != MountHide {
+		t.Errorf("the operator's agent socket %s: %+v, want hidden", agent, m)
+	}
+	// Without Call.Environ, Settings.Environ as before.
+	c.Environ = nil
+	p = mustBuild(t, s, c)
+	if !slices.Contains(p.Env, "FROM_SETTINGS=1") || !slices.Contains(p.Env, "PWD="+sub) {
+		t.Errorf("env = %q, want Settings.Environ with PWD=%s", p.Env, sub)
 	}
 }
