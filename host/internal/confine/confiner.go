@@ -237,7 +237,7 @@ func (r *Run) Hint(stderr ...[]byte) string {
 		return ""
 	}
 	h := Hint(r.policy, bytes.Join(stderr, nil))
-	if l := UncoveredHint(r.policy.Uncovered); l != "" {
+	if l := UncoveredHint(r.policy); l != "" {
 		if h != "" {
 			h += "\n"
 		}

@@ -59,7 +59,7 @@ func Hint(p *Policy, stderr []byte) string {
 	if len(stderr) > hintScan {
 		stderr = stderr[len(stderr)-hintScan:]
 	}
-	h := hinter{p: p, seen: map[string]bool{}}
+	h := newHinter(p)
 	for line := range bytes.Lines(stderr) {
 		if len(h.lines) == maxHintLines {
 			break
@@ -71,8 +71,29 @@ func Hint(p *Policy, stderr []byte) string {
 
 type hinter struct {
 	p     *Policy
+	last  map[string]int // p.Mounts by target (lastByTarget)
 	seen  map[string]bool
 	lines []string
+	// ws and rs name the writable trees (writable) and the roots (roots),
+	// and below holds every directory with a mount strictly inside it
+	// (mountsBelow), each made once: a policy can hold thousands of
+	// mounts, and stderr thousands of denials.
+	ws, rs string
+	below  map[string]bool
+}
+
+func newHinter(p *Policy) *hinter {
+	h := &hinter{p: p, last: lastByTarget(p.Mounts), seen: map[string]bool{}, below: map[string]bool{}}
+	h.ws, h.rs = writableTrees(p.Mounts), rootTrees(p)
+	for _, m := range p.Mounts {
+		for a := filepath.Dir(m.Target); !h.below[a]; a = filepath.Dir(a) {
+			h.below[a] = true
+			if a == "/" || a == "." {
+				break
+			}
+		}
+	}
+	return h
 }
 
 func (h *hinter) add(key, line string) {
@@ -146,11 +167,9 @@ func (h *hinter) write(path string) {
 func (h *hinter) pinned(l string) {
 	for _, m := range quoted.FindAllStringSubmatch(l, -1) {
 		abs := h.abs(firstNonEmpty(m[1:]))
-		for _, mt := range h.p.Mounts {
-			if mt.Target == abs {
-				h.add(abs, fmt.Sprintf("sandbox: %s cannot be moved or removed: the sandbox keeps it in place (a repository's git directory, hooks or config, toolhost's configuration, or a directory the sandbox provides). Retrying will not help.", abs))
-				return
-			}
+		if _, ok := h.last[abs]; ok {
+			h.add(abs, fmt.Sprintf("sandbox: %s cannot be moved or removed: the sandbox keeps it in place (a repository's git directory, hooks or config, toolhost's configuration, or a directory the sandbox provides). Retrying will not help.", abs))
+			return
 		}
 	}
 }
@@ -225,14 +244,7 @@ func onHost(path string) string {
 
 // mountsBelow reports whether a mount's target lies strictly inside d:
 // the launcher makes d in the new root to hold it.
-func (h *hinter) mountsBelow(d string) bool {
-	for _, m := range h.p.Mounts {
-		if m.Target != d && within(m.Target, d) {
-			return true
-		}
-	}
-	return false
-}
+func (h *hinter) mountsBelow(d string) bool { return h.below[d] }
 
 // secrets are the paths commands may never read, for the home and
 // environment the command ran with.
@@ -268,16 +280,9 @@ func refusedHost(l string) bool {
 }
 
 // effective is the mount that decides what path is inside: the deepest
-// holding it, the latest of equals (the launcher's order).
-func (h *hinter) effective(path string) *Mount {
-	var last *Mount
-	for i, m := range h.p.Mounts {
-		if within(path, m.Target) && (last == nil || depth(m.Target) >= depth(last.Target)) {
-			last = &h.p.Mounts[i]
-		}
-	}
-	return last
-}
+// holding it, the latest of equals (the launcher's order), found as
+// Build finds it (deciding).
+func (h *hinter) effective(path string) *Mount { return deciding(h.p.Mounts, h.last, path) }
 
 func (h *hinter) inRoot(path string) bool {
 	m := h.effective(path)
@@ -291,34 +296,49 @@ func (h *hinter) abs(path string) string {
 	return filepath.Clean(path)
 }
 
-// writable names the trees commands may write: the host directories bound
-// writable at their own paths (the roots and extra_writable), not those
-// inside another (a .git made a mount point), then $TMPDIR.
-func (h *hinter) writable() string {
+// writable names the trees commands may write (writableTrees).
+func (h *hinter) writable() string { return h.ws }
+
+// writableTrees names the trees commands may write: the host directories
+// bound writable at their own paths (the roots and extra_writable), not
+// those inside another (a .git made a mount point), then $TMPDIR. One
+// pass, and a lookup per level of each path.
+func writableTrees(mounts []Mount) string {
+	own := map[string]bool{} // targets bound writable at their own path
+	for _, m := range mounts {
+		if m.Kind == MountWrite && m.Source == m.Target {
+			own[m.Target] = true
+		}
+	}
 	var ws []string
-	for _, m := range h.p.Mounts {
-		if m.Kind != MountWrite || m.Source != m.Target {
-			continue
-		}
-		nested := false
-		for _, o := range h.p.Mounts {
-			if o.Kind == MountWrite && o.Source == o.Target && o.Target != m.Target && within(m.Target, o.Target) {
-				nested = true
-			}
-		}
-		if !nested {
+	for _, m := range mounts {
+		if m.Kind == MountWrite && m.Source == m.Target && !ownAbove(own, m.Target) {
 			ws = append(ws, m.Target)
 		}
 	}
 	return strings.Join(append(ws, "$TMPDIR (/tmp)"), ", ")
 }
 
+// ownAbove reports whether a strict ancestor of p is in own.
+func ownAbove(own map[string]bool, p string) bool {
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		if own[d] {
+			return true
+		}
+		if d == "/" || d == "." {
+			return false
+		}
+	}
+}
+
 // roots names the host trees commands see at their own paths, writable
 // or not.
-func (h *hinter) roots() string {
+func (h *hinter) roots() string { return h.rs }
+
+func rootTrees(p *Policy) string {
 	var rs []string
-	for _, m := range h.p.Mounts {
-		if (m.Kind == MountWrite || m.Kind == MountRead) && m.Source == m.Target && within(h.p.Dir, m.Target) {
+	for _, m := range p.Mounts {
+		if (m.Kind == MountWrite || m.Kind == MountRead) && m.Source == m.Target && within(p.Dir, m.Target) {
 			rs = append(rs, m.Target)
 		}
 	}
@@ -395,21 +415,18 @@ func firstNonEmpty(ss []string) string {
 
 // UncoveredHint is the line to append to a command's output when the
 // call left git directories nested in a root unprotected because there
-// were more than a call protects (maxNestedMounts): their hooks and config
-// were writable during the call. "" otherwise (issue 14 items 2 and 6).
+// were more than a call protects (maxNestedMounts, Policy.Unprotected):
+// their hooks and config were writable during the call. "" otherwise
+// (issue 14 items 2 and 6).
 //
 // A search cut by its entry bound gets no line: a large project (a
 // node_modules) cuts it at every call, and a line in every output would
 // teach a model to ignore them; it is recorded in the result's
 // confinement (Applied.Uncovered) and logged. The bound hit here is a
 // fact about this root the user can act on, and rare.
-func UncoveredHint(uncovered []string) string {
-	for _, u := range uncovered {
-		if !strings.Contains(u, unprotectedNote) {
-			continue
-		}
-		root, _, _ := strings.Cut(u, " holds ")
-		return fmt.Sprintf("sandbox: %s holds more nested git repositories than a command's sandbox protects (see the result's confinement, uncovered); the newest kept their hooks and config writable; remove or move the nested repositories the project does not need.", root)
+func UncoveredHint(p *Policy) string {
+	if p == nil || len(p.Unprotected) == 0 {
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("sandbox: %s holds more nested git repositories than a command's sandbox protects (see the result's confinement, uncovered); the newest kept their hooks and config writable; remove or move the nested repositories the project does not need.", strings.Join(p.Unprotected, ", "))
 }

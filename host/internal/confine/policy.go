@@ -143,8 +143,9 @@ type builder struct {
 	rw, ro []string // Landlock's lists
 	pins   []string // paths whose ancestors must stay in place (pinAncestors)
 	// uncovered says what the protection of the writable trees could not
-	// reach (Policy.Uncovered).
-	uncovered []string
+	// reach (Policy.Uncovered); unprotected names the roots whose nested
+	// repositories were not all protected (Policy.Unprotected).
+	uncovered, unprotected []string
 	// strays are files no command may leave behind, absent when Build
 	// ran: the cleanup removes them (removeStrays).
 	strays []string
@@ -339,7 +340,7 @@ func (b *builder) build(tmp string) (*Policy, error) {
 	p.Writable, p.Readable = dedupe(b.rw), dedupe(b.ro)
 	p.Limits = limits(b.s.Limits)
 	p.Env = b.commandEnv()
-	p.Uncovered = b.uncovered
+	p.Uncovered, p.Unprotected = b.uncovered, b.unprotected
 	return p, nil
 }
 
@@ -585,11 +586,6 @@ func (b *builder) protectInside() error {
 // milliseconds.
 const maxNestedMounts = 2000
 
-// unprotectedNote is the phrase of the sentence in Policy.Uncovered that
-// says git directories were left unprotected at maxNestedMounts, which
-// UncoveredHint looks for.
-const unprotectedNote = "were left unprotected"
-
 // nested is one thing the nested protection covers: a repository's .git
 // (a directory or a "gitdir:" file), a git directory (a bare repository,
 // a submodule's in .git/modules) or a project file.
@@ -662,7 +658,8 @@ func (b *builder) nestedUnits(repos, projects, trees []string) []nested {
 // person finds them), while what the bound leaves out, the newest, cannot
 // be a repository that was there before the command that made the others
 // ran (nestedUnits). The sentence names the root and what to do, and
-// UncoveredHint turns it into a line of the call's output.
+// UncoveredHint turns the root (Policy.Unprotected) into a line of the
+// call's output.
 func (b *builder) protectNested(units []nested, trees []string) error {
 	start := len(b.mounts)
 	for i, u := range units {
@@ -670,7 +667,9 @@ func (b *builder) protectNested(units []nested, trees []string) error {
 			return fmt.Errorf("confine: call %s: stopped protecting the repositories nested in %s: %w", b.c.ID, strings.Join(b.c.Roots, ", "), err)
 		}
 		if len(b.mounts)-start >= maxNestedMounts {
-			b.uncovered = append(b.uncovered, fmt.Sprintf("%s holds more nested repositories and project files than a call protects (%d mounts): %d git directories and project files, the newest, such as %s, %s and keep their hooks and config writable; remove or move the nested repositories the project does not need", b.treeOf(u.path), maxNestedMounts, len(units)-i, u.path, unprotectedNote))
+			tree := b.treeOf(u.path)
+			b.uncovered = append(b.uncovered, fmt.Sprintf("%s holds more nested repositories and project files than a call protects (%d mounts): %d git directories and project files, the newest, such as %s, were left unprotected and keep their hooks and config writable; remove or move the nested repositories the project does not need", tree, maxNestedMounts, len(units)-i, u.path))
+			b.unprotected = append(b.unprotected, tree)
 			return nil
 		}
 		switch u.kind {
@@ -891,17 +890,33 @@ func (b *builder) pin(p string) {
 
 // effective is the mount added so far that decides what p is inside: the
 // deepest holding it, the latest of equals.
-func (b *builder) effective(p string) *Mount {
-	// The deepest mount holding p is at p or its nearest ancestor that
-	// is a target: one lookup per level.
+func (b *builder) effective(p string) *Mount { return deciding(b.mounts, b.last, p) }
+
+// deciding is the mount of mounts that decides what p is inside:
+// the deepest holding it, the latest of equals (the launcher applies
+// them in order, Build having sorted them stably by depth). last indexes
+// mounts by target, the latest of each (lastByTarget). The deepest mount
+// holding p is at p or its nearest ancestor that is a target: one lookup
+// per level, whatever the number of mounts (a root with thousands of
+// nested repositories has thousands).
+func deciding(mounts []Mount, last map[string]int, p string) *Mount {
 	for d := p; ; d = filepath.Dir(d) {
-		if i, ok := b.last[d]; ok {
-			return &b.mounts[i]
+		if i, ok := last[d]; ok {
+			return &mounts[i]
 		}
 		if d == "/" || d == "." {
 			return nil
 		}
 	}
+}
+
+// lastByTarget indexes mounts by target: the latest at each.
+func lastByTarget(mounts []Mount) map[string]int {
+	last := make(map[string]int, len(mounts))
+	for i, m := range mounts {
+		last[m.Target] = i
+	}
+	return last
 }
 
 // exposes reports whether showing p would show a secret.

@@ -102,10 +102,18 @@ func mustBuild(t *testing.T, s Settings, c Call) *Policy {
 	return p
 }
 
-// effectiveMount is the mount that decides what path is inside p's root.
+// effectiveMount is the mount that decides what path is inside p's root:
+// the deepest holding it, the latest of equals, found by a plain scan,
+// the tests' own reading of the launcher's order, independent of the
+// index Build and Hint share (deciding).
 func effectiveMount(p *Policy, path string) *Mount {
-	h := hinter{p: p}
-	return h.effective(path)
+	var last *Mount
+	for i, m := range p.Mounts {
+		if within(path, m.Target) && (last == nil || depth(m.Target) >= depth(last.Target)) {
+			last = &p.Mounts[i]
+		}
+	}
+	return last
 }
 
 func findMount(p *Policy, kind MountKind, target string) *Mount {

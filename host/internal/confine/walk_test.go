@@ -402,10 +402,13 @@ func TestBuildBoundsNestedMounts(t *testing.T) {
 			t.Errorf("the oldest nested repository's %s: %+v, want read-only", rel, m)
 		}
 	}
-	if got := strings.Join(p.Uncovered, "\n"); !strings.Contains(got, unprotectedNote) || !strings.Contains(got, root) {
+	if got := strings.Join(p.Uncovered, "\n"); !strings.Contains(got, "were left unprotected") || !strings.Contains(got, root) {
 		t.Errorf("Uncovered = %q, want the bound stated with the root", p.Uncovered)
 	}
-	if h := UncoveredHint(p.Uncovered); !strings.HasPrefix(h, "sandbox: "+root+" ") || strings.Contains(h, "\n") {
+	if !slices.Equal(p.Unprotected, []string{root}) {
+		t.Errorf("Unprotected = %q, want the root %s", p.Unprotected, root)
+	}
+	if h := UncoveredHint(p); !strings.HasPrefix(h, "sandbox: "+root+" ") || strings.Contains(h, "\n") {
 		t.Errorf("UncoveredHint = %q, want one line naming the root", h)
 	}
 	if took > 20*time.Second {

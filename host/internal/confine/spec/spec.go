@@ -116,6 +116,11 @@ type Policy struct {
 	// directory): what lies there stays writable. For the caller to
 	// record; the launcher does not need it.
 	Uncovered []string `json:"-"`
+	// Unprotected are the roots whose nested repositories were not all
+	// protected, there being more than a call protects: the subject of
+	// the line confine adds to the command's output. For the caller; the
+	// launcher does not need it.
+	Unprotected []string `json:"-"`
 }
 
 // Applied is what confinement a command actually ran under: recorded in
