@@ -31,7 +31,7 @@ func hintPolicy(mode Mode, network Network) *Policy {
 			{Kind: MountHide, Target: "/etc/ssl/private"},
 			{Kind: MountWrite, Source: "/work/proj/.git", Target: "/work/proj/.git"},
 			{Kind: MountRead, Source: "/work/proj/.git/hooks", Target: "/work/proj/.git/hooks"},
-			{Kind: MountWrite, Source: "/state/sandbox/cache/0123", Target: CacheTarget},
+			{Kind: MountWrite, Source: "/state/sandbox/cache/0123", Target: cacheTarget},
 		},
 	}
 }

@@ -68,14 +68,14 @@ type Call struct {
 // outside every tree a command sees of the host, so a hidden state
 // directory cannot be in their way.
 const (
-	// CacheTarget holds the per-root tool caches (GOCACHE and the others).
-	CacheTarget = "/run/toolhost/cache"
-	// ProxyTarget is where the proxy's socket is bound (NetworkAllowlist);
+	// cacheTarget holds the per-root tool caches (GOCACHE and the others).
+	cacheTarget = "/run/toolhost/cache"
+	// proxyTarget is where the proxy's socket is bound (NetworkAllowlist);
 	// Policy.ProxySocket names it, since the launcher dials it inside.
-	ProxyTarget = "/run/toolhost/proxy.sock"
-	// ProxyPort is the port the launcher relays to the proxy on the
+	proxyTarget = "/run/toolhost/proxy.sock"
+	// proxyPort is the port the launcher relays to the proxy on the
 	// namespace's own loopback.
-	ProxyPort = 3128
+	proxyPort = 3128
 )
 
 // Default limits where Settings leave them zero.
@@ -322,12 +322,12 @@ func (b *builder) build(tmp string) (*Policy, error) {
 	b.add(Mount{Kind: MountWrite, Source: tmp, Target: "/tmp"}, "rw")
 	b.add(Mount{Kind: MountWrite, Source: tmp, Target: "/var/tmp"}, "rw")
 	if !b.s.ShareCaches {
-		b.add(Mount{Kind: MountWrite, Source: b.cache, Target: CacheTarget}, "rw")
+		b.add(Mount{Kind: MountWrite, Source: b.cache, Target: cacheTarget}, "rw")
 	}
 	p := &Policy{Mode: b.s.Mode, Network: b.s.Network, Dir: b.c.Dir}
 	if b.s.Network == NetworkAllowlist {
-		b.add(Mount{Kind: MountRead, Source: hostPath(b.s.ProxySocket), Target: ProxyTarget}, "")
-		p.ProxySocket, p.ProxyPort = ProxyTarget, ProxyPort
+		b.add(Mount{Kind: MountRead, Source: hostPath(b.s.ProxySocket), Target: proxyTarget}, "")
+		p.ProxySocket, p.ProxyPort = proxyTarget, proxyPort
 	}
 	// The devices the launcher makes in its /dev, and /dev/shm.
 	b.rw = append(b.rw, "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/shm")
@@ -824,7 +824,7 @@ func (b *builder) bindInside(kind MountKind, p string, trees []string) string {
 
 // hideState hides toolhost's state directory (the journal, read caches,
 // other calls' tmp and caches) where a mounted tree shows it. The call's
-// own tmp and cache are mounted elsewhere (/tmp, CacheTarget).
+// own tmp and cache are mounted elsewhere (/tmp, cacheTarget).
 func (b *builder) hideState() {
 	for _, p := range []string{b.s.StateDir, resolved(b.s.StateDir)} {
 		if p != "" && b.shown(p) {
@@ -959,7 +959,7 @@ func (b *builder) commandEnv() []string {
 			"GOCACHE": "go-build", "GOTMPDIR": "go-tmp", "npm_config_cache": "npm",
 			"PIP_CACHE_DIR": "pip", "UV_CACHE_DIR": "uv", "XDG_CACHE_HOME": "xdg",
 		} {
-			set[k] = filepath.Join(CacheTarget, sub)
+			set[k] = filepath.Join(cacheTarget, sub)
 		}
 	}
 	switch b.s.Network {
@@ -969,8 +969,8 @@ func (b *builder) commandEnv() []string {
 		set["CARGO_NET_OFFLINE"] = "true"
 		set["npm_config_offline"] = "true"
 	case NetworkAllowlist:
-		http := fmt.Sprintf("http://127.0.0.1:%d", ProxyPort)
-		socks := fmt.Sprintf("socks5h://127.0.0.1:%d", ProxyPort)
+		http := fmt.Sprintf("http://127.0.0.1:%d", proxyPort)
+		socks := fmt.Sprintf("socks5h://127.0.0.1:%d", proxyPort)
 		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
 			set[k] = http
 		}

@@ -277,7 +277,7 @@ func TestBuildToolchainsAndStores(t *testing.T) {
 			t.Errorf("shared ~/%s: %+v, want writable", rw, m)
 		}
 	}
-	if m := effectiveMount(p, CacheTarget); m != nil {
+	if m := effectiveMount(p, cacheTarget); m != nil {
 		t.Errorf("shared caches still mount toolhost's: %+v", m)
 	}
 }
@@ -327,7 +327,7 @@ func TestBuildReadOnlyMode(t *testing.T) {
 			t.Errorf("%s is writable to Landlock", d)
 		}
 	}
-	for _, d := range []string{"/tmp", "/var/tmp", CacheTarget} {
+	for _, d := range []string{"/tmp", "/var/tmp", cacheTarget} {
 		if m := effectiveMount(p, d); m == nil || m.Kind != MountWrite || !slices.Contains(p.Writable, d) {
 			t.Errorf("%s: %+v, want writable", d, m)
 		}
@@ -423,7 +423,7 @@ func TestBuildProtectedAndState(t *testing.T) {
 	if m := effectiveMount(p, "/tmp"); m == nil || m.Kind != MountWrite || !within(m.Source, state) {
 		t.Errorf("/tmp: %+v, want the call's tmp in the state directory", m)
 	}
-	if m := effectiveMount(p, CacheTarget); m == nil || m.Kind != MountWrite || !within(m.Source, state) {
+	if m := effectiveMount(p, cacheTarget); m == nil || m.Kind != MountWrite || !within(m.Source, state) {
 		t.Errorf("cache: %+v", m)
 	}
 	for _, m := range p.Mounts {
@@ -450,9 +450,9 @@ func TestBuildEnv(t *testing.T) {
 		absent  []string
 	}{
 		{"off", NetworkOff, false,
-			[]string{"TMPDIR=/tmp", "GOPROXY=off", "GOCACHE=" + CacheTarget + "/go-build", "GOTMPDIR=" + CacheTarget + "/go-tmp",
-				"npm_config_cache=" + CacheTarget + "/npm", "PIP_CACHE_DIR=" + CacheTarget + "/pip", "UV_CACHE_DIR=" + CacheTarget + "/uv",
-				"XDG_CACHE_HOME=" + CacheTarget + "/xdg", "HOME=" + home, "LANG=C.UTF-8", "CARGO_NET_OFFLINE=true", "PWD=" + root},
+			[]string{"TMPDIR=/tmp", "GOPROXY=off", "GOCACHE=" + cacheTarget + "/go-build", "GOTMPDIR=" + cacheTarget + "/go-tmp",
+				"npm_config_cache=" + cacheTarget + "/npm", "PIP_CACHE_DIR=" + cacheTarget + "/pip", "UV_CACHE_DIR=" + cacheTarget + "/uv",
+				"XDG_CACHE_HOME=" + cacheTarget + "/xdg", "HOME=" + home, "LANG=C.UTF-8", "CARGO_NET_OFFLINE=true", "PWD=" + root},
 			[]string{"HTTPS_PROXY=", "SSH_AUTH_SOCK="}},
 		{"allowlist", NetworkAllowlist, false,
 			[]string{"HTTP_PROXY=http://127.0.0.1:3128", "HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
@@ -486,10 +486,10 @@ func TestBuildEnv(t *testing.T) {
 				keys[k] = true
 			}
 			if tt.network == NetworkAllowlist {
-				if p.ProxySocket != ProxyTarget || p.ProxyPort != ProxyPort {
+				if p.ProxySocket != proxyTarget || p.ProxyPort != proxyPort {
 					t.Errorf("proxy = %s:%d", p.ProxySocket, p.ProxyPort)
 				}
-				if m := findMount(p, MountRead, ProxyTarget); m == nil || m.Source != sock {
+				if m := findMount(p, MountRead, proxyTarget); m == nil || m.Source != sock {
 					t.Errorf("proxy socket mount: %+v", m)
 				}
 			}
@@ -550,7 +550,7 @@ func TestBuildTmpAndCache(t *testing.T) {
 	if err := os.Symlink(filepath.Dir(outside), filepath.Join(tmp, "d", "link")); err != nil {
 		t.Fatal(err)
 	}
-	cache := findMount(p, MountWrite, CacheTarget).Source
+	cache := findMount(p, MountWrite, cacheTarget).Source
 	cleanup()
 	cleanup()
 	if _, err := os.Lstat(tmp); !os.IsNotExist(err) {
@@ -564,7 +564,7 @@ func TestBuildTmpAndCache(t *testing.T) {
 	}
 	p2 := mustBuild(t, s, Call{ID: "c2", Roots: []string{root}})
 	p3 := mustBuild(t, s, Call{ID: "c3", Roots: []string{other}})
-	if c2, c3 := findMount(p2, MountWrite, CacheTarget).Source, findMount(p3, MountWrite, CacheTarget).Source; c2 != cache || c3 == cache {
+	if c2, c3 := findMount(p2, MountWrite, cacheTarget).Source, findMount(p3, MountWrite, cacheTarget).Source; c2 != cache || c3 == cache {
 		t.Errorf("caches: same root %s and %s, other root %s", cache, c2, c3)
 	}
 }
