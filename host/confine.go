@@ -62,6 +62,7 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, state
 	s.StateDir = abs
 	s.Protected, s.Home = slices.Concat(protected, projectFiles(roots)), home
 	s.Path = os.Getenv("PATH")
+	s.ProjectFileNames = config.ProjectFileNames()
 	// The search for nested repositories and project files is re-done
 	// only where a directory changed since the last call (issue 14 item 2).
 	s.Search = confine.NewSearchCache()
@@ -141,11 +142,11 @@ func profileConfines(cfg *config.Config) bool {
 	return false
 }
 
-// commandSettings are [tools.run_command]'s settings for the confiner,
-// with the environment commands get (the engine's, sanitized the same way).
+// commandSettings are [tools.run_command]'s settings for the confiner.
+// The environment commands get comes with each call, from the engine,
+// which sanitizes it once (confine.Call.Environ).
 func commandSettings(cfg *config.Config) confine.Settings {
 	rc := cfg.Tools.RunCommand
-	env, _ := config.Environment{Denylist: cfg.Tools.Environment.Denylist, Keep: cfg.Tools.Environment.Keep}.Sanitize(os.Environ())
 	return confine.Settings{
 		Mode:          confine.Mode(rc.Sandbox),
 		Network:       confine.Network(rc.Network),
@@ -158,7 +159,6 @@ func commandSettings(cfg *config.Config) confine.Settings {
 			MemoryBytes:   rc.MemoryMax,
 			Pids:          uint64(max(rc.PidsMax, 0)),
 		},
-		Environ: env,
 	}
 }
 

@@ -128,7 +128,7 @@ func (e *Env) confine(ctx context.Context, dir string) (*confine.Run, error) {
 	for i, r := range roots {
 		roots[i] = filepath.Clean(r)
 	}
-	run, err := e.Confiner.Prepare(ctx, confine.Call{ID: e.CallID, Roots: roots, Dir: dir})
+	run, err := e.Confiner.Prepare(ctx, confine.Call{ID: e.CallID, Roots: roots, Dir: dir, Environ: e.Environ})
 	if err != nil {
 		if stop := interrupted(err, "the call ran past its deadline while its command's sandbox was prepared; the command did not run"); stop != nil {
 			return nil, stop
