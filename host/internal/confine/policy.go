@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/toolhost/toolhost/host/internal/secrets"
 )
 
 // Settings are the host's side of every call's policy: [tools.run_command]
@@ -409,8 +411,8 @@ func (b *builder) systemTrees() {
 	for _, d := range systemDirs {
 		b.read(d)
 	}
-	hide := slices.Clone(etcSecrets)
-	for _, g := range etcSecretGlobs {
+	hide := secrets.Etc()
+	for _, g := range secrets.EtcGlobs() {
 		m, _ := filepath.Glob(g)
 		hide = append(hide, m...)
 	}

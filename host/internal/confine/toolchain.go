@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/toolhost/toolhost/host/internal/secrets"
 )
 
 // systemDirs are the trees every command may read (issue 14 item 2), in
@@ -12,38 +14,6 @@ import (
 // are symbolic links (/bin -> usr/bin on merged-/usr systems) are
 // recreated as links (see symlinkMount).
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
-
-// etcSecrets are the files and directories of /etc that are hidden although
-// /etc is readable: password hashes, sudo rules, host and TLS private keys.
-var etcSecrets = []string{
-	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
-	"/etc/sudoers", "/etc/sudoers.d", "/etc/security/opasswd",
-	"/etc/ssl/private", "/etc/krb5.keytab", "/etc/NetworkManager/system-connections",
-	"/etc/wpa_supplicant", "/etc/docker/key.json",
-}
-
-// etcSecretGlobs are patterns of /etc secrets: the ssh host private keys.
-var etcSecretGlobs = []string{"/etc/ssh/ssh_host_*_key"}
-
-// homeSecrets are the paths under $HOME that no command may read in any
-// mode (issue 14 item 2): credentials, keyrings, and coding agents' own
-// configuration (which holds their tokens). They are never mounted, a
-// directory containing one is never mounted whole, and where one lies
-// inside a tree that is mounted (a root that is $HOME), it is hidden.
-var homeSecrets = []string{
-	".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".docker", ".kube",
-	".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
-	".config/gh", ".config/gcloud", ".config/hub", ".azure", ".password-store",
-	".local/share/keyrings", ".pgpass", ".vault-token", ".terraform.d",
-	".config/op", ".config/rclone", ".config/github-copilot",
-	".claude", ".claude.json", ".codex", ".gemini", ".cursor", ".aider",
-	".continue", ".config/git/credentials", ".config/Code",
-	".mozilla", ".config/google-chrome", ".config/chromium",
-}
-
-// runUser is where login sessions keep their sockets (the ssh and gpg
-// agents, D-Bus): never mounted.
-const runUser = "/run/user"
 
 // toolchains are the directories outside the system trees that the
 // programs on PATH need, to be bound read-only at their own paths.
@@ -171,9 +141,9 @@ func rustupHome(home string, env map[string]string) string {
 // secretPaths are the absolute paths no command may read, for home
 // (existing or not), the agent socket env names, and /run/user.
 func secretPaths(home string, env map[string]string) []string {
-	s := []string{runUser}
+	s := []string{secrets.RunUser}
 	if home != "" && home != "/" {
-		for _, rel := range homeSecrets {
+		for _, rel := range secrets.Home() {
 			s = append(s, filepath.Join(home, rel))
 		}
 	}
