@@ -230,7 +230,7 @@ func removeStale(own string) {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), "toolhost-") || err != nil || pid <= 0 || pid == os.Getpid() {
 			continue
 		}
-		if err := unix.Kill(pid, 0); !errors.Is(err, unix.ESRCH) {
+		if !processGone(pid) {
 			continue
 		}
 		dir := filepath.Join(own, e.Name())
