@@ -254,15 +254,18 @@ func readSome(path string) error {
 
 // devStdoutViaShell writes to /dev/stdout, which a shell script does
 // (and /proc/self/fd behind it): the pipe it reaches must stay open.
-func devStdoutViaShell(b, _ string) error {
-	cmd := exec.Command("/bin/sh", "-c", "echo ok >/dev/stdout")
-	cmd.Dir = filepath.Join(b, "rw")
+func devStdoutViaShell(b, _ string) error { return runSh(b, "echo ok >/dev/stdout") }
+
+// runSh runs script with /bin/sh in base's rw directory and wants "ok".
+func runSh(base, script string) error {
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = filepath.Join(base, "rw")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%w: %s", err, out)
+		return fmt.Errorf("sh -c %q: %w: %s", script, err, out)
 	}
 	if string(out) != "ok\n" {
-		return fmt.Errorf("output %q", out)
+		return fmt.Errorf("sh -c %q printed %q", script, out)
 	}
 	return nil
 }

@@ -237,18 +237,7 @@ print(f())
 	return nil
 }
 
-func shEcho(base, _ string) error {
-	cmd := exec.Command("/bin/sh", "-c", "echo ok")
-	cmd.Dir = filepath.Join(base, "rw")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("sh: %v: %s", err, out)
-	}
-	if string(out) != "ok\n" {
-		return fmt.Errorf("sh printed %q", out)
-	}
-	return nil
-}
+func shEcho(base, _ string) error { return runSh(base, "echo ok") }
 
 // goThreads makes the Go runtime start new OS threads (clone with
 // CLONE_THREAD): goroutines locked to their threads and parked keep them.
