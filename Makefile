@@ -16,7 +16,7 @@ all: build
 build: $(BIN)/toolhost plugins
 
 $(BIN)/toolhost: $(GOFILES) go.mod go.sum
-	$(GO) build -o $@ ./cmd/toolhost
+	$(GO) build -o $@ ./host/cmd/toolhost
 
 plugins: $(WASM) $(BIN)/plugins/conformance/.copied
 
@@ -38,16 +38,16 @@ $(BIN)/plugins/%.wasm: $(GOFILES) go.mod go.sum $(BIN)/toolhost
 	$(BIN)/toolhost plugin pack $@.tmp
 	mv $@.tmp $@
 
-# The Extism MCP plugins the tests serve (tests/extism/plugins, a module
+# The Extism MCP plugins the tests serve (host/internal/tests/extism/plugins, a module
 # of their own so toolhost does not require go-pdk).
 EXTISM_GUESTS := hypertools netfetch servlet badimport
 EXTISM_WASM   := $(EXTISM_GUESTS:%=$(BIN)/extism/%.wasm)
 
-$(BIN)/extism/%.wasm: $(wildcard tests/extism/plugins/*/*.go) tests/extism/plugins/go.mod
+$(BIN)/extism/%.wasm: $(wildcard host/internal/tests/extism/plugins/*/*.go) host/internal/tests/extism/plugins/go.mod
 	@mkdir -p $(dir $@)
-	cd tests/extism/plugins && GOWORK=off GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $(CURDIR)/$@ ./$*
+	cd host/internal/tests/extism/plugins && GOWORK=off GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $(CURDIR)/$@ ./$*
 
-# The C plugin's toolchain (tests/cplugin proves abi/README.md is enough
+# The C plugin's toolchain (host/internal/tests/cplugin proves abi/README.md is enough
 # to write a plugin in another language), from Debian's packages.
 CTOOLCHAIN := clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32
 
@@ -55,11 +55,11 @@ ctoolchain:
 	@dpkg -s $(CTOOLCHAIN) >/dev/null 2>&1 || { echo "installing the C plugin's toolchain: $(CTOOLCHAIN)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CTOOLCHAIN); }
 
-$(BIN)/cplugin/c_stat/c_stat.wasm: tests/cplugin/c_stat.c tests/cplugin/build.sh $(wildcard tests/cplugin/conformance/*.json) $(BIN)/toolhost | ctoolchain
-	@rm -rf $(dir $@) && mkdir -p $(dir $@) && cp -r tests/cplugin/conformance $(dir $@)
-	tests/cplugin/build.sh $@.tmp && $(BIN)/toolhost plugin pack $@.tmp && mv $@.tmp $@
+$(BIN)/cplugin/c_stat/c_stat.wasm: host/internal/tests/cplugin/c_stat.c host/internal/tests/cplugin/build.sh $(wildcard host/internal/tests/cplugin/conformance/*.json) $(BIN)/toolhost | ctoolchain
+	@rm -rf $(dir $@) && mkdir -p $(dir $@) && cp -r host/internal/tests/cplugin/conformance $(dir $@)
+	host/internal/tests/cplugin/build.sh $@.tmp && $(BIN)/toolhost plugin pack $@.tmp && mv $@.tmp $@
 
-MCPCLIENT := tests/mcpclient
+MCPCLIENT := host/internal/tests/mcpclient
 
 # The MCP TypeScript SDK client the end-to-end tests drive, at the version
 # package-lock.json pins; npm ci rewrites .package-lock.json on each install.
@@ -68,7 +68,7 @@ $(MCPCLIENT)/node_modules/.package-lock.json: $(MCPCLIENT)/package.json $(MCPCLI
 
 # The reference Node MCP filesystem server make bench measures toolhost
 # serve --stdio against; make test checks its answers too.
-BENCHNODE := tests/benchnode
+BENCHNODE := host/internal/tests/benchnode
 
 $(BENCHNODE)/node_modules/.package-lock.json: $(BENCHNODE)/package.json $(BENCHNODE)/package-lock.json
 	npm ci --prefix $(BENCHNODE) --no-audit --no-fund
@@ -91,8 +91,8 @@ test-leaks: build
 # beside a native one in the same host.
 bench: build $(BENCHNODE)/node_modules/.package-lock.json
 	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 1s -count 1 ./host/internal/bench/
-	$(TEST_ENV) $(GO) test -run '^$$' -bench MCPStdio -benchtime 1x -count 1 -timeout 10m ./tests/bench/
-	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 1s -count 1 ./tests/extism/
+	$(TEST_ENV) $(GO) test -run '^$$' -bench MCPStdio -benchtime 1x -count 1 -timeout 10m ./host/internal/tests/bench/
+	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 1s -count 1 ./host/internal/tests/extism/
 
 # The server on this repository with the default policy: MCP over HTTP on
 # loopback. It prints the URL, a fresh bearer token and the line that
@@ -114,7 +114,7 @@ lint:
 FUZZTIME ?= 30s
 FUZZ_TARGETS := host/internal/sandbox:FuzzResolve host/internal/sandbox:FuzzGlob host/internal/output:FuzzSanitize host/internal/output:FuzzTruncate host/internal/output:FuzzStream host/internal/output:FuzzSanitizeJSON \
 	host/internal/loopguard:FuzzInstrument host/internal/wasmbin:FuzzSections sdk/internal/argjson:FuzzUnmarshal sdk/internal/argjson:FuzzAppendString \
-	lp1:FuzzParse lp1:FuzzParseFile lp1:FuzzApply abi:FuzzDecodeCommitRequest host/engine:FuzzAmbiguousKey
+	lp1:FuzzParse lp1:FuzzParseFile lp1:FuzzApply abi:FuzzDecodeCommitRequest host/internal/engine:FuzzAmbiguousKey
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

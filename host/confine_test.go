@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/host/config"
-	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/config"
+	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
@@ -23,7 +23,7 @@ func launcher(t *testing.T) string {
 	if bin := os.Getenv("TOOLHOST_BIN"); bin != "" {
 		return bin
 	}
-	dir, err := testplugin.SharedDir("host-launcher", "cmd/toolhost")
+	dir, err := testplugin.SharedDir("host-launcher", "host/cmd/toolhost")
 	if err != nil {
 		t.Fatal(err)
 	}

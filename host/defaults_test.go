@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/toolhost/toolhost/host/config"
-	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/config"
+	"github.com/toolhost/toolhost/host/internal/engine"
 )
 
 // The SRD's defaults (2.7, 6.1-6.9) are written twice: in config.Default,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/toolhost/toolhost/host/config"
+	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/confine"
 )
 

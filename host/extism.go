@@ -3,8 +3,8 @@ package host
 import (
 	"context"
 
-	"github.com/toolhost/toolhost/host/config"
-	"github.com/toolhost/toolhost/host/extism"
+	"github.com/toolhost/toolhost/host/internal/config"
+	"github.com/toolhost/toolhost/host/internal/extism"
 	"github.com/toolhost/toolhost/host/internal/registry"
 )
 

@@ -15,15 +15,15 @@ import (
 	"sync"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/config"
-	"github.com/toolhost/toolhost/host/engine"
-	"github.com/toolhost/toolhost/host/extism"
+	"github.com/toolhost/toolhost/host/internal/config"
+	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/extism"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
+	"github.com/toolhost/toolhost/host/internal/journal"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/registry"
 	"github.com/toolhost/toolhost/host/internal/runtime"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
-	"github.com/toolhost/toolhost/host/journal"
 )
 
 // Options say where a Host finds its plugins and keeps its state, and

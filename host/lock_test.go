@@ -11,8 +11,8 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/host/config"
-	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/config"
+	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 

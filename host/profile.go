@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolhost/toolhost/host/config"
-	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/confine"
+	"github.com/toolhost/toolhost/host/internal/engine"
 )
 
 // Profile is the narrowing the configuration's profile name stands for

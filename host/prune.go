@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/toolhost/toolhost/host/journal"
+	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
 // pruneEvery is how often a long-running host prunes its journal after

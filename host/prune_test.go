@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/host/journal"
+	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
 // issue 12 item 4 ([journal] retention_days): a host prunes its journal

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/engine"
 )
 
 // A read is saved off the call's path but soon: another process (a CLI

@@ -16,9 +16,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/journal"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
-	"github.com/toolhost/toolhost/host/journal"
 )
 
 // UndoOptions change what Undo does.

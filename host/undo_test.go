@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/host/config"
-	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/config"
+	"github.com/toolhost/toolhost/host/internal/engine"
 )
 
 // undoHost opens a journaled host whose root holds files (name ->

@@ -50,7 +50,7 @@ func Toolhost(dir string) (string, error) {
 		return bin, nil
 	}
 	bin := filepath.Join(dir, "toolhost")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/toolhost")
+	build := exec.Command("go", "build", "-o", bin, "./host/cmd/toolhost")
 	build.Dir = moduleRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/toolhost: %v\n%s", err, out)

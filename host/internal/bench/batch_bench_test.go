@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/engine"
 )
 
 // BenchmarkBatch8: a batch of 8 cheap calls (read_file of 4 KiB) through

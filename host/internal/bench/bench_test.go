@@ -19,8 +19,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host/engine"
 	"github.com/toolhost/toolhost/host/internal/confine"
+	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/registry"

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/host/engine"
+	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/journal"
 	"github.com/toolhost/toolhost/host/internal/readcache"
-	"github.com/toolhost/toolhost/host/journal"
 )
 
 // BenchmarkBatchJournal: BenchmarkBatch8's batch (8 read_file calls of 4

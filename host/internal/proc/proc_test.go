@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/host/config"
+	"github.com/toolhost/toolhost/host/internal/config"
 )
 
 // testEnv is a small sanitized environment with a usable PATH.

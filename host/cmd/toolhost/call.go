@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/internal/engine"
+)
+
+type callFlags struct {
+	runFlags
+	args, argsFile string
+	conversation   string
+	id             string
+}
+
+func newCallCommand(g *globals) *cobra.Command {
+	f := &callFlags{}
+	cmd := &cobra.Command{
+		Use:   "call <tool> (--args JSON | --args-file FILE)",
+		Short: "Run one tool call and print its result as JSON",
+		Long: `Run one tool call and print its result as JSON:
+  {"id", "name", "ok": true, "content"} or {"id", "name", "ok": false, "error": {"kind", "message", "details"}}
+Exit status: 0 when the call succeeded, 1 when the tool returned an error, 2 for usage errors.
+Calls with the same --conversation share what was read, which stale-file protection checks
+before an existing file is overwritten.
+
+The approval policy applies: a call that needs confirmation is asked about on the terminal,
+or denied when stdin is not a terminal; --allow TOOL approves TOOL's calls (and lifts the
+default denial of run_command, NFR-SEC-06).`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("call takes exactly one tool name, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runCall(cmd, g, f, args[0]) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.args, "args", "", "arguments as a JSON object")
+	fl.StringVar(&f.argsFile, "args-file", "", "file holding the arguments as a JSON object (- for stdin)")
+	fl.StringVar(&f.conversation, "conversation", "default", "conversation id: calls with the same id share their read cache")
+	fl.StringVar(&f.id, "id", "call_1", "tool call id")
+	f.runFlags.register(fl)
+	return cmd
+}
+
+func (f *callFlags) arguments() (json.RawMessage, error) {
+	var raw []byte
+	switch {
+	case f.args != "" && f.argsFile != "":
+		return nil, usageErrorf("give either --args or --args-file, not both")
+	case f.args != "":
+		raw = []byte(f.args)
+	case f.argsFile == "-":
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			return nil, usageErrorf("reading arguments from stdin: %v", err)
+		}
+		raw = b
+	case f.argsFile != "":
+		b, err := os.ReadFile(f.argsFile)
+		if err != nil {
+			return nil, usageErrorf("--args-file: %v", err)
+		}
+		raw = b
+	default:
+		raw = []byte("{}")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, usageErrorf("arguments must be a JSON object: %v", err)
+	}
+	return raw, nil
+}
+
+func runCall(cmd *cobra.Command, g *globals, f *callFlags, tool string) error {
+	ctx := cmd.Context()
+	raw, err := f.arguments()
+	if err != nil {
+		return err
+	}
+	h, err := openHost(ctx, g, &f.runFlags)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	if err := checkDenylisted(h, tool); err != nil {
+		return err
+	}
+	b := engine.Batch{Conversation: f.conversation, Calls: []engine.Call{{ID: f.id, Name: tool, Arguments: raw}}}
+	_, results := h.Process(ctx, b, host.BatchOptions{Approver: newApprover(f.allow), Events: f.streamEvents()})
+	res := results[0]
+	if err := printJSON(res); err != nil {
+		return err
+	}
+	if !res.OK {
+		return &exitError{code: exitToolError, err: errSilent}
+	}
+	return nil
+}
+
+// checkDenylisted refuses, as a usage error, a tool the policy denies
+// unless --allow names it (NFR-SEC-06): one call has nothing else to run.
+func checkDenylisted(h *host.Host, tool string) error {
+	if h.Engine().Denylisted(tool) {
+		return usageErrorf("%s is denied by tools.approval.denylist (it is denied by default); to run it anyway, pass --allow %s", tool, tool)
+	}
+	return nil
+}
+
+// streamEvents copies streamed output to stderr with --stream. The engine
+// sanitized each chunk, with a sequence a chunk boundary cut held back
+// until it is whole (issue 10 item 4), so it goes to the terminal as is.
+func (f *runFlags) streamEvents() engine.EventSink {
+	if !f.stream {
+		return nil
+	}
+	return engine.EventSinkFunc(func(_ context.Context, ev engine.Event) error {
+		if ev.Kind == engine.EventStdoutChunk || ev.Kind == engine.EventStderrChunk {
+			_, err := os.Stderr.WriteString(ev.Chunk)
+			return err
+		}
+		return nil
+	})
+}

@@ -1,0 +1,447 @@
+// Package engine turns tool calls into results: it validates a call against
+// the registry (existence, argument size, schema), preflights its path
+// arguments through the sandbox, runs the plugin with the tool's timeout,
+// and sanitizes and truncates what comes back. Every call yields exactly
+// one Result (NFR-REL-01); the engine never panics on bad input and keeps
+// transport concerns out.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/config"
+	"github.com/toolhost/toolhost/host/internal/confine"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
+	"github.com/toolhost/toolhost/host/internal/output"
+	"github.com/toolhost/toolhost/host/internal/readcache"
+	"github.com/toolhost/toolhost/host/internal/registry"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
+)
+
+// Timeouts are the configured fallbacks (CFG-TMO-01); a manifest's explicit
+// timeout_ms wins over its class.
+type Timeouts struct {
+	Default, FileOperations, ShellCommands time.Duration
+}
+
+// DefaultTimeouts are the SRD's defaults.
+func DefaultTimeouts() Timeouts {
+	return Timeouts{Default: 30 * time.Second, FileOperations: 30 * time.Second, ShellCommands: 300 * time.Second}
+}
+
+// DefaultLimits are the SRD's defaults (2.7, 3.3.1, 6.5, 6.8, 6.9).
+func DefaultLimits() abi.Limits { return abi.DefaultLimits() }
+
+// DefaultMaxArgsBytes is FR-LIM-03's default.
+const DefaultMaxArgsBytes = 256 << 10
+
+// DefaultMaxCommitFiles is tools.apply_patch.max_files' default.
+const DefaultMaxCommitFiles = 1000
+
+// Config wires an Engine.
+type Config struct {
+	Registry     *registry.Registry
+	Sandbox      *sandbox.Sandbox
+	Limits       abi.Limits
+	MaxArgsBytes int
+	Timeouts     Timeouts
+	// ReadCache returns the read cache of a conversation; nil gives every
+	// call an empty one (so overwrites are always refused as stale).
+	ReadCache func(conversation string) *readcache.Cache
+	// EnvDenylist adds globs to the default list of environment variables
+	// hidden from processes tools start (CFG-ENV-01); EnvKeep names
+	// variables the secret-name and credential rules would hide but
+	// commands need. See config.Environment.Sanitize.
+	EnvDenylist []string
+	EnvKeep     []string
+	// MaxCommitFiles is the most files one call may commit together (an
+	// apply_patch's files); 0 means DefaultMaxCommitFiles.
+	MaxCommitFiles int
+	// Policy governs Plan and Run; the zero value means DefaultPolicy, and
+	// a zero field of any other Policy is the cautious choice.
+	Policy Policy
+	// Confiner confines the commands tools run (issue 14); nil means none,
+	// and a command a tool asks for does not run (fail closed). The host
+	// sets it from [tools.run_command] and host.Options.Launcher; tests of
+	// the engine alone use confine.Unconfined on purpose.
+	Confiner *confine.Confiner
+	// Journal records every batch before its calls run, and each call's
+	// start and result (issue 12 item 2); nil keeps no record.
+	Journal Journal
+	Logger  *slog.Logger
+}
+
+// Engine executes calls. It is safe for concurrent use.
+type Engine struct {
+	cfg     Config
+	policy  Policy
+	log     *slog.Logger
+	environ []string // sanitized once: the host's environment does not change
+	redact  *redactor
+
+	mu    sync.Mutex
+	turns map[string]int // batches per conversation turn (FR-RES-03)
+}
+
+// New returns an engine; zero fields of cfg take the SRD defaults.
+func New(cfg Config) *Engine {
+	cfg.Limits = cfg.Limits.WithDefaults()
+	if cfg.MaxArgsBytes <= 0 {
+		cfg.MaxArgsBytes = DefaultMaxArgsBytes
+	}
+	if cfg.MaxCommitFiles <= 0 {
+		cfg.MaxCommitFiles = DefaultMaxCommitFiles
+	}
+	dt := DefaultTimeouts()
+	if cfg.Timeouts.Default <= 0 {
+		cfg.Timeouts.Default = dt.Default
+	}
+	if cfg.Timeouts.FileOperations <= 0 {
+		cfg.Timeouts.FileOperations = dt.FileOperations
+	}
+	if cfg.Timeouts.ShellCommands <= 0 {
+		cfg.Timeouts.ShellCommands = dt.ShellCommands
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	environ, _ := config.Environment{Denylist: cfg.EnvDenylist, Keep: cfg.EnvKeep}.Sanitize(os.Environ())
+	return &Engine{
+		cfg: cfg, policy: cfg.Policy.withDefaults(), log: cfg.Logger, environ: environ,
+		redact: newRedactor(), turns: make(map[string]int),
+	}
+}
+
+// Call is one tool call as a model emitted it.
+type Call struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolError is the error half of a Result.
+type ToolError struct {
+	Kind    abi.ErrorKind   `json:"kind"`
+	Message string          `json:"message"`
+	Details json.RawMessage `json:"details,omitempty"`
+}
+
+func (e *ToolError) Error() string { return string(e.Kind) + ": " + e.Message }
+
+// Result is the outcome of one call: Content when OK, Error otherwise.
+type Result struct {
+	ID      string     `json:"id"`
+	Name    string     `json:"name"`
+	OK      bool       `json:"ok"`
+	Content string     `json:"content,omitempty"`
+	Error   *ToolError `json:"error,omitempty"`
+	// Confinement is the sandbox each command the call ran was confined
+	// by, in order (issue 14 item 6); empty when it ran none.
+	Confinement []Confinement `json:"confinement,omitempty"`
+}
+
+// Confinement is what confined one command: the sandbox mode, network,
+// namespaces, Landlock ABI, seccomp and the limits that applied.
+type Confinement = confine.Applied
+
+// callOptions are per-call inputs beyond the call itself.
+type callOptions struct {
+	Conversation string
+	// Emit receives streamed output chunks; nil drops them.
+	Emit func(context.Context, hostfn.Event) error
+	// AvailableCapacityBytes is the caller's estimate of the room left in
+	// the model's context for results (FR-REG-04b); 0 keeps the configured
+	// fallback.
+	AvailableCapacityBytes int64
+	// Writes is what the call may write (hostfn.Env.Writes).
+	Writes map[string]hostfn.WriteGrant
+	// DryRun lets the call write nothing (hostfn.Env.DryRun).
+	DryRun bool
+	// ReadsAt and Origin are the read cache's generation when the call's
+	// batch was planned, and the batch (hostfn.Env); zero and empty: the
+	// generation as the call begins, the call alone.
+	ReadsAt uint64
+	Origin  string
+	// Journal records what the call does that outlives it
+	// (hostfn.Env.Journal); nil records nothing.
+	Journal hostfn.CallJournal
+	// CommandSandbox and CommandNetwork narrow the sandbox of the commands
+	// the call runs (Narrowing's).
+	CommandSandbox confine.Mode
+	CommandNetwork confine.Network
+	// Observe and ObserveOutput are RunOptions'.
+	Observe       hostfn.Observer
+	ObserveOutput func(Output)
+}
+
+// execute validates and runs one call without the approval policy: no
+// denylist, no confirmation. Tests use it to exercise a tool alone; a
+// tool loop uses Plan and Run, or Process.
+func (e *Engine) execute(ctx context.Context, call Call, opts callOptions) Result {
+	tool, decoded, resolved, terr := e.prepare(call)
+	if terr != nil {
+		return e.finish(failed(call, terr))
+	}
+	m := e.manifest(tool)
+	opts.Writes = writeGrants(m, decoded, resolved, onlyCreates(m, decoded, resolved))
+	return e.finish(e.callTool(ctx, call, tool, resolved, opts))
+}
+
+// callTool executes a validated call with a fresh context (FR-REG-04a):
+// its own host-function state, limits and deadline.
+func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, resolved map[string]sandbox.Path, opts callOptions) Result {
+	limits := e.cfg.Limits
+	if opts.AvailableCapacityBytes > 0 {
+		limits.AvailableCapacityBytes = opts.AvailableCapacityBytes
+	}
+	env := &hostfn.Env{
+		CallID: call.ID, Sandbox: e.cfg.Sandbox, Limits: limits, Confiner: e.cfg.Confiner.Narrow(opts.CommandSandbox, opts.CommandNetwork),
+		Emit: opts.Emit, Resolved: resolved, Writes: opts.Writes, Environ: e.environ,
+		MaxCommitFiles: e.cfg.MaxCommitFiles, DryRun: opts.DryRun, Journal: opts.Journal, Observe: opts.Observe,
+	}
+	res := e.runTool(ctx, call, tool, env, opts)
+	res.Confinement = env.Confinement()
+	return res
+}
+
+// runTool runs a validated call in env, its fresh context.
+func (e *Engine) runTool(ctx context.Context, call Call, tool *registry.Tool, env *hostfn.Env, opts callOptions) Result {
+	limits := env.Limits
+	if e.cfg.ReadCache != nil {
+		// A file another batch of the conversation changes after this
+		// call's batch was planned is stale for this call.
+		if env.Reads = e.cfg.ReadCache(opts.Conversation); env.Reads != nil {
+			env.ReadsAt, env.Origin = opts.ReadsAt, opts.Origin
+			if env.ReadsAt == 0 {
+				env.ReadsAt = env.Reads.Generation()
+			}
+		}
+	}
+	// Compiling is not the tool's work: the first call of a plugin must not
+	// spend its timeout on it.
+	if terr := compile(ctx, call, tool); terr != nil {
+		return failed(call, terr)
+	}
+	timeout := e.timeout(e.manifest(tool))
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	started := time.Now()
+	out, err := tool.Plugin.Call(cctx, env, abi.Request{
+		ID: call.ID, Tool: call.Name, Conversation: opts.Conversation, Args: args(call), Limits: limits,
+	})
+	if err != nil {
+		return failed(call, e.runError(ctx, call.Name, e.manifest(tool).SideEffecting, err, timeout, time.Since(started)))
+	}
+	if opts.ObserveOutput != nil {
+		opts.ObserveOutput(Output{CallID: call.ID, Bytes: len(out.Content), Limit: int(limits.OutputLimit()), NoTruncate: out.Flags&abi.ResultNoTruncate != 0})
+	}
+	if out.Kind != "" {
+		// A host function that saw the deadline (a command killed at
+		// its timeout) reports it like an interrupted guest would.
+		if cctx.Err() != nil && (out.Kind == abi.KindTimeout || out.Kind == abi.KindCancelled) {
+			return failed(call, mayHaveActed(e.manifest(tool).SideEffecting, stopped(ctx, call.Name, timeout, time.Since(started))))
+		}
+		return failed(call, pluginError(call.Name, out))
+	}
+	return Result{ID: call.ID, Name: call.Name, OK: true, Content: e.content(call, out, int(limits.OutputLimit()))}
+}
+
+// content is a successful result's text: sanitized (JSON-aware, so a
+// listing stays valid JSON with its names' controls escaped, issue 10
+// item 5), and within limit
+// whatever the plugin claims. ResultNoTruncate only spares output that is
+// already within the limit from being cut again (a plugin that shortened
+// its own output, keeping the end of a log, knows best where to cut); a
+// plugin that sets it and returns more is cut like any other, and logged.
+func (e *Engine) content(call Call, out abi.Result, limit int) string {
+	s := output.SanitizeJSON(string(out.Content))
+	if out.Flags&abi.ResultNoTruncate != 0 && len(s) > limit {
+		e.log.Warn("a plugin returned more than the output limit while claiming it limited its own output; cut to the limit",
+			"tool", call.Name, "id", call.ID, "bytes", len(s), "limit", limit)
+	}
+	return truncate(s, limit)
+}
+
+// prepare runs the checks that need no plugin: existence, size, schema,
+// sandbox preflight (FR-VAL-01, FR-VAL-02, FR-LIM-03).
+func (e *Engine) prepare(call Call) (*registry.Tool, any, map[string]sandbox.Path, *ToolError) {
+	tool, ok := e.cfg.Registry.Lookup(call.Name)
+	if !ok {
+		return nil, nil, nil, e.unknownTool(call)
+	}
+	decoded, terr := e.validateArgs(call, tool)
+	if terr != nil {
+		return nil, nil, nil, terr
+	}
+	resolved, terr := e.preflight(call, tool.Manifest, decoded)
+	if terr != nil {
+		return nil, nil, nil, terr
+	}
+	return tool, decoded, resolved, nil
+}
+
+func (e *Engine) unknownTool(call Call) *ToolError {
+	return &ToolError{Kind: abi.KindUnknownTool, Message: fmt.Sprintf(
+		"unknown tool %q (call %s); available tools: %s", call.Name, call.ID, strings.Join(e.cfg.Registry.Names(), ", "))}
+}
+
+// validateArgs checks the arguments' size, encoding and schema, and
+// returns them decoded.
+func (e *Engine) validateArgs(call Call, tool *registry.Tool) (any, *ToolError) {
+	raw := args(call)
+	if len(raw) > e.cfg.MaxArgsBytes {
+		return nil, denial(abi.DenialLimitsExceeded, fmt.Sprintf(
+			"arguments of call %s are %d bytes, over the %d-byte limit (max_tool_args_bytes); send smaller arguments",
+			call.ID, len(raw), e.cfg.MaxArgsBytes), nil)
+	}
+	if !utf8.Valid(raw) {
+		return nil, &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf("arguments of call %s are not valid UTF-8", call.ID)}
+	}
+	var decoded any
+	if err := json.Unmarshal(raw, &decoded); err != nil {
+		return nil, &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf("arguments of call %s are not valid JSON: %v", call.ID, err)}
+	}
+	if ptr, first, second, found := ambiguousKey(raw); found {
+		return nil, ambiguous(call, ptr, first, second)
+	}
+	if v := tool.ValidateArgs(decoded); len(v) > 0 {
+		return nil, badArgs(call, v)
+	}
+	if terr := pathArgCase(call, tool.Manifest, decoded); terr != nil {
+		return nil, terr
+	}
+	return decoded, nil
+}
+
+// ambiguous refuses arguments that name one member twice: which value a
+// plugin takes would be its decoder's choice, not the one checked.
+func ambiguous(call Call, ptr, first, second string) *ToolError {
+	at := ""
+	if ptr != "" {
+		at = " in " + ptr
+	}
+	msg := fmt.Sprintf("arguments of call %s give %q twice%s; give each argument once", call.ID, first, at)
+	if first != second {
+		msg = fmt.Sprintf("arguments of call %s give %q and %q%s, which differ only in case; a plugin may read either, so give one", call.ID, first, second, at)
+	}
+	return &ToolError{Kind: abi.KindBadArgs, Message: msg}
+}
+
+// pathArgCase refuses an argument named like a path argument in another
+// case ("PATH" for "path"): the sandbox checks the exact name, and a
+// plugin matching names regardless of case would take the unchecked one.
+func pathArgCase(call Call, m abi.Manifest, decoded any) *ToolError {
+	obj, _ := decoded.(map[string]any)
+	for key := range obj {
+		for _, name := range m.PathArgs {
+			if key != name && strings.EqualFold(key, name) {
+				return &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf(
+					"call %s: argument %q is not %s's path argument %q (names are matched exactly); rename it %q", call.ID, key, call.Name, name, name)}
+			}
+		}
+	}
+	return nil
+}
+
+func args(call Call) json.RawMessage {
+	if len(call.Arguments) == 0 || string(call.Arguments) == "null" {
+		return json.RawMessage("{}")
+	}
+	return call.Arguments
+}
+
+func badArgs(call Call, violations []registry.Violation) *ToolError {
+	var b strings.Builder
+	fmt.Fprintf(&b, "invalid arguments for %s (call %s):", call.Name, call.ID)
+	for _, v := range violations {
+		ptr := v.Pointer
+		if ptr == "" {
+			ptr = "(root)"
+		}
+		fmt.Fprintf(&b, "\n- at %s: %s", ptr, v.Message)
+	}
+	details, _ := json.Marshal(map[string]any{"violations": violations})
+	return &ToolError{Kind: abi.KindBadArgs, Message: b.String(), Details: details}
+}
+
+// preflight resolves every path argument through the sandbox before the
+// plugin runs (FR-VAL-02); the resolved paths are handed to the host
+// functions so the work is not repeated.
+func (e *Engine) preflight(call Call, m abi.Manifest, decoded any) (map[string]sandbox.Path, *ToolError) {
+	if len(m.PathArgs) == 0 {
+		return nil, nil
+	}
+	obj, _ := decoded.(map[string]any)
+	resolved := make(map[string]sandbox.Path, len(m.PathArgs))
+	for _, name := range m.PathArgs {
+		s, ok := obj[name].(string)
+		if !ok {
+			continue
+		}
+		if s == "" && name == "path" {
+			s = "."
+		}
+		p, err := e.cfg.Sandbox.Resolve(s)
+		if err != nil {
+			var de *sandbox.DenialError
+			if errors.As(err, &de) {
+				return nil, denial(abi.DenialReason(de.Reason.String()), fmt.Sprintf("call %s, argument %q: %s", call.ID, name, de.Error()), map[string]any{
+					"argument": name, "attempted": de.Attempted, "resolved": de.Resolved, "pattern": de.Pattern,
+				})
+			}
+			return nil, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf("call %s, argument %q: %v", call.ID, name, err)}
+		}
+		resolved[s] = p
+	}
+	return resolved, nil
+}
+
+func denial(reason abi.DenialReason, msg string, extra map[string]any) *ToolError {
+	d := map[string]any{"reason": reason}
+	for k, v := range extra {
+		if v != "" {
+			d[k] = v
+		}
+	}
+	details, _ := json.Marshal(d)
+	return &ToolError{Kind: abi.KindSandboxViolation, Message: msg, Details: details}
+}
+
+func (e *Engine) timeout(m abi.Manifest) time.Duration {
+	if m.TimeoutMillis > 0 {
+		return time.Duration(m.TimeoutMillis) * time.Millisecond
+	}
+	switch m.TimeoutClass {
+	case abi.TimeoutFile:
+		return e.cfg.Timeouts.FileOperations
+	case abi.TimeoutShell:
+		return e.cfg.Timeouts.ShellCommands
+	}
+	return e.cfg.Timeouts.Default
+}
+
+func (e *Engine) outputLimit() int { return int(e.cfg.Limits.OutputLimit()) }
+
+func failed(call Call, err *ToolError) Result {
+	return Result{ID: call.ID, Name: call.Name, Error: err}
+}
+
+// compile compiles the tool's plugin if it is not yet: outside the call's
+// timeout, since compiling is not the tool's work.
+func compile(ctx context.Context, call Call, tool *registry.Tool) *ToolError {
+	if err := tool.Plugin.Compile(ctx); err != nil {
+		return &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf(
+			"%s cannot run (call %s): its plugin failed to load: %v; check the plugin directory, or rebuild the plugin", call.Name, call.ID, err)}
+	}
+	return nil
+}

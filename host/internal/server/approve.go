@@ -1,0 +1,249 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolhost/toolhost/host/internal/engine"
+)
+
+// approver asks the MCP client's user about each confirmation by
+// elicitation (issue 11 item 4): accept runs the call, decline or cancel
+// denies it. Tools the operator allowed run without asking, except calls
+// only a person may approve.
+type approver struct {
+	session *mcp.ServerSession
+	allow   []string
+	log     *slog.Logger
+	// timeout bounds each elicitation: a client that never answers gets
+	// its call denied, not held forever.
+	timeout time.Duration
+	// preview is the change a call would make, shown in its question;
+	// nil shows none.
+	preview func(context.Context, engine.Confirmation) string
+	// hold decides the calls of a client that cannot be asked (why says
+	// so), approved being those --allow covers; nil denies them at once.
+	hold func(ctx context.Context, why string, ask []engine.Confirmation, approved []string) engine.Decision
+}
+
+// askedBy names who decided in the results of calls the user was asked
+// about.
+const askedBy = "the MCP client's user"
+
+func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engine.Decision, error) {
+	approved, ask := engine.Preapproved(cs, a.allow)
+	if len(ask) == 0 {
+		return engine.ApproveSelected("--allow", approved...), nil
+	}
+	if why := cannotElicit(a.session); why != "" {
+		if a.hold != nil {
+			return a.hold(ctx, why, ask, approved), nil
+		}
+		return engine.Unasked(unasked(why, ask), approved...), nil
+	}
+	by := askedBy
+	for _, c := range ask {
+		var change string
+		if a.preview != nil {
+			change = a.preview(ctx, c)
+		}
+		res, err := a.elicit(ctx, &mcp.ElicitParams{
+			Mode:            "form",
+			Message:         question(c, change),
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+		})
+		switch {
+		case errors.Is(err, errNoAnswer):
+			a.log.Warn("the MCP client did not answer an approval question in time; the call is denied", "call", c.CallID, "tool", c.Tool, "timeout", a.timeout)
+			by = fmt.Sprintf("default, because the MCP client did not answer the question about call %s within %v; ask again, and answer the client's prompt", c.CallID, a.timeout)
+		case err != nil:
+			a.log.Warn("elicitation failed; the call is denied", "call", c.CallID, "tool", c.Tool, "err", err)
+			by = fmt.Sprintf("default, because asking the MCP client failed (%v)", err)
+		case res.Action == "accept":
+			approved = append(approved, c.CallID)
+		default:
+			by = fmt.Sprintf("%s (answered %q)", askedBy, res.Action)
+		}
+	}
+	return engine.ApproveSelected(by, approved...), nil
+}
+
+// errNoAnswer is an elicitation the client did not answer in time.
+var errNoAnswer = errors.New("the MCP client did not answer")
+
+// elicit asks the client, waiting at most a.timeout (when set) for the
+// answer.
+func (a *approver) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if a.timeout <= 0 {
+		return a.session.Elicit(ctx, p)
+	}
+	ectx, cancel := context.WithTimeoutCause(ctx, a.timeout, errNoAnswer)
+	defer cancel()
+	res, err := a.session.Elicit(ectx, p)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(ectx), errNoAnswer) {
+		return nil, errNoAnswer
+	}
+	return res, err
+}
+
+// cannotElicit says why the session's client cannot be asked in a form,
+// "" when it can.
+func cannotElicit(ss *mcp.ServerSession) string {
+	p := ss.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return "the MCP client cannot be asked (it does not support elicitation)"
+	}
+	if e := p.Capabilities.Elicitation; e.Form == nil && e.URL != nil {
+		return "the MCP client cannot be asked (it supports only URL elicitation, not forms)"
+	}
+	return ""
+}
+
+// question is what the user sees: the summary as a headline, the risk
+// and why policy asks, then every argument in full as it will run (with
+// the note when the headline was shortened or redacted), then change,
+// the diff a dry run gave (already rendered; "" for none). Text that comes
+// from the model (the call id, the tool name in the reason) is rendered
+// visibly, and Details indents every line of an argument, so an argument
+// cannot pass for the question itself.
+//
+// The arguments are shown in full (a form has no way to ask for more),
+// folded to questionWidth so that a client that wraps long rows never
+// starts one with the argument's own text, and the recap of what runs
+// comes last, where a flood of argument text cannot push it out of view
+// (issue 10 item 3).
+func question(c engine.Confirmation, change string) string {
+	return fmt.Sprintf("Approve %s call %s?\n%s risk: %s\nreason: %s\nIt will run with these arguments:\n%s%s%s",
+		engine.Visible(c.Tool), engine.Visible(c.CallID), strings.ToUpper(string(c.Risk)), c.Summary,
+		engine.Visible(c.Reason), c.DetailsWidth(questionWidth), change, c.Recap(questionWidth))
+}
+
+// questionWidth is the width elicitation text is folded to: clients show
+// it in panels of about this many columns.
+const questionWidth = 80
+
+// unasked is who denied calls nobody could be asked about, with what
+// would let each run.
+func unasked(why string, ask []engine.Confirmation) string {
+	calls, tools, personal := engine.Unanswerable(ask)
+	var b strings.Builder
+	b.WriteString("policy: " + why + calls)
+	if len(tools) > 0 {
+		fmt.Fprintf(&b, ". To let %s run without asking, add it to tools.approval.allowlist in the operator's configuration, or start the server with --allow %s; or use a client that supports elicitation",
+			strings.Join(tools, ", "), strings.Join(tools, " --allow "))
+	}
+	if len(personal) > 0 {
+		fmt.Fprintf(&b, ". Only a person can approve call %s: use a client that supports elicitation (configuration does not cover it)", strings.Join(personal, ", call "))
+	}
+	return b.String()
+}
+
+// holder is how a call from an MCP client that cannot be asked is decided
+// (issue 11 item 4): while the server serves HTTP it is held, as batch
+// id, for a decision through the batch API (POST
+// /v1/batches/ID/decision), at most Options.HoldTimeout; then it is
+// denied, the denial saying where to approve it and how to allow the
+// tool in configuration. Without HTTP it is denied at once. The held
+// batch is stored in held, for its events and its results.
+func (s *Server) holder(id, conv string, call engine.Call, held *atomic.Pointer[batch]) func(context.Context, string, []engine.Confirmation, []string) engine.Decision {
+	return func(ctx context.Context, why string, ask []engine.Confirmation, approved []string) engine.Decision {
+		base := s.apiBase()
+		if base == "" {
+			return engine.Unasked(unasked(why, ask)+". No batch API runs to hold it for a decision instead: toolhost serve started with --http ADDR (alongside --stdio if need be) holds such a call until it is approved through POST http://ADDR/v1/batches/ID/decision", approved...)
+		}
+		var conf *engine.Confirmation
+		for i := range ask {
+			if ask[i].CallID == call.ID {
+				conf = &ask[i]
+			}
+		}
+		b := newBatch(s.stopping, id, conv, stateAwaiting, []callView{viewCall(call, engine.RequiresConfirmation, conf, nil)})
+		b.mcp = true
+		b.argBytes = callBytes([]engine.Call{call})
+		if err := s.batches.add(b); err != nil {
+			b.cancel()
+			return engine.Unasked(unasked(why, ask)+". It could not be held for a decision through the batch API: "+err.Error(), approved...)
+		}
+		held.Store(b)
+		b.mu.Lock()
+		b.engineEventLocked(engine.EventAwaitingApproval)
+		b.setStateLocked(stateAwaiting)
+		b.mu.Unlock()
+		decide := base + batchPath(id, "decision")
+		timeout := s.opts.HoldTimeout
+		s.log.Warn("a tool call waits for approval through the batch API: its MCP client cannot be asked",
+			"batch", id, "call", call.ID, "tool", call.Name, "approve", "POST "+decide+` {"decision":"approve_all"}`,
+			"deny", "POST "+decide+` {"decision":"deny_all"}`, "timeout", timeout)
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		select {
+		case v := <-b.decided:
+			return v.decision(approved)
+		case <-t.C:
+			if b.claim("nobody: the hold timed out") {
+				s.log.Warn("a held tool call was denied: nobody decided in time", "batch", id, "call", call.ID, "tool", call.Name, "timeout", timeout)
+				return engine.Unasked(heldTooLong(why, ask, id, decide, base, timeout), approved...)
+			}
+		case <-ctx.Done():
+			if b.claim("nobody: the call ended before a decision") {
+				b.mu.Lock()
+				b.cancelled = true
+				b.mu.Unlock()
+				return engine.DenyAll(fmt.Sprintf("default, because the call ended (%v) while it was held for a decision", context.Cause(ctx)))
+			}
+		}
+		// A decision came as the hold ended: it counts.
+		return (<-b.decided).decision(approved)
+	}
+}
+
+// heldTooLong is the denial of a call held for a decision that did not
+// come: what would have approved it, and how to let it run next time.
+func heldTooLong(why string, ask []engine.Confirmation, id, decide, base string, timeout time.Duration) string {
+	return fmt.Sprintf("%s. It was held %v as batch %s for a decision through the batch API, and none came: while a call is held, "+
+		"POST %s with the body {\"decision\":\"approve_all\"} (or \"deny_all\") and the header \"Authorization: Bearer TOKEN\" (the token toolhost serve printed) decides it; "+
+		"GET %s/v1/batches?state=awaiting_approval lists the calls held", unasked(why, ask), timeout, id, decide, base)
+}
+
+// apiBase is the batch API's base URL while the server serves HTTP, ""
+// otherwise.
+func (s *Server) apiBase() string {
+	if p := s.api.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// teeSink hands the engine's events on to next and, once a call is held,
+// to its batch's log.
+type teeSink struct {
+	next engine.EventSink
+	held *atomic.Pointer[batch]
+}
+
+func (t teeSink) Send(ctx context.Context, ev engine.Event) error {
+	// The held batch records its own planned and awaiting events.
+	if b := t.held.Load(); b != nil && ev.Kind != engine.EventPlanned && ev.Kind != engine.EventAwaitingApproval {
+		b.Send(ctx, ev)
+	}
+	if t.next != nil {
+		return t.next.Send(ctx, ev)
+	}
+	return nil
+}
+
+// newHeldBatchID names a held call's batch as the engine names batches.
+func newHeldBatchID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "batch_" + hex.EncodeToString(b[:])
+}
