@@ -24,7 +24,7 @@ type commandSandbox struct {
 }
 
 // openCommandSandbox probes the kernel and prepares the confiner of the
-// configured [tools.run_command] policy (issue 14). It never falls back
+// configured [tools.run_command] policy. It never falls back
 // to running commands unconfined: when confinement cannot be had, the
 // confiner makes every command fail with the reason and the fix, and the
 // host still opens, so that every other tool works.
@@ -64,7 +64,7 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, state
 	s.Path = os.Getenv("PATH")
 	s.ProjectFileNames = config.ProjectFileNames()
 	// The search for nested repositories and project files is re-done
-	// only where a directory changed since the last call (issue 14 item 2).
+	// only where a directory changed since the last call.
 	s.Search = confine.NewSearchCache()
 	support := confine.Probe(ctx)
 	log.Info("run_command's sandbox", "sandbox", s.Mode, "network", s.Network, "kernel", support.Summary())
@@ -96,7 +96,7 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, state
 
 // projectFiles are the names a project configuration file may have in
 // each root: a command must not rewrite the policy the next run of
-// toolhost in that directory reads (issue 14 item 2). Build binds those
+// toolhost in that directory reads. Build binds those
 // that exist read-only.
 func projectFiles(roots []string) []string {
 	var out []string
@@ -163,7 +163,7 @@ func commandSettings(cfg *config.Config) confine.Settings {
 }
 
 // proxyDir makes the directory the calls' egress proxies listen in under
-// network = "allowlist" (issue 14 item 4): under the system's temporary
+// network = "allowlist": under the system's temporary
 // directory, since a Unix socket's path is limited to 108 bytes, which a
 // state directory's may not leave room for.
 func (cs *commandSandbox) proxyDir() (string, error) {

@@ -36,7 +36,7 @@ func launcher(t *testing.T) string {
 
 // A profile that narrows the network to "allowlist" where the operator's
 // is "on" gets the calls' proxy: its commands reach the listed host
-// through it (issue 14 items 4 and 6, review). Before, the host made the
+// through it. Before, the host made the
 // proxy's directory only for an operator's allowlist, and every call of
 // such a profile was refused.
 func TestProfileAllowlistReachesListedHost(t *testing.T) {

@@ -62,14 +62,14 @@ type Options struct {
 type Host struct {
 	log *slog.Logger
 	rt  *runtime.Runtime
-	ext *extism.Loader // Extism MCP plugins' modules (issue 13 item 5)
+	ext *extism.Loader // Extism MCP plugins' modules
 	reg *registry.Registry
 	sb  *sandbox.Sandbox
 	eng *engine.Engine
 	// journal records every batch before it runs, and keeps the read
-	// caches (issue 12); nil keeps no record, and read caches in memory
+	// caches; nil keeps no record, and read caches in memory
 	// only.
-	commands *commandSandbox // confines run_command's commands (issue 14)
+	commands *commandSandbox // confines run_command's commands
 	journal  *journal.Journal
 	saves    *saver  // nil without a journal
 	prune    *pruner // nil without a journal
@@ -98,7 +98,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, errors.New("host: Options.PluginDir is empty; name the plugin directory")
 	}
 	// With a lock in the plugin directory, only the modules it pins load
-	// or compile (issue 13 item 4).
+	// or compile.
 	verify, err := lockVerifier(opts.PluginDir)
 	if err != nil {
 		return nil, err

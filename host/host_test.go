@@ -39,7 +39,7 @@ func open(t *testing.T, mutate func(*config.Config, *host.Options)) (*host.Host,
 
 // unconfined makes cfg run commands without run_command's sandbox, for
 // tests of other concerns (the journal, approvals): the sandbox has its
-// own suites (host/internal/confine, host/internal/tests/confine; issue 14). Sandbox
+// own suites (host/internal/confine, host/internal/tests/confine). Sandbox
 // "off" takes network "on" with it, as the configuration requires.
 func unconfined(cfg *config.Config) {
 	cfg.Tools.RunCommand.Sandbox = config.SandboxOff

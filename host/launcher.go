@@ -9,8 +9,7 @@ import (
 // program's os.Args) ask for it, and reports whether they did: a program
 // that hosts tools calls it first thing in main and exits with code when
 // ok. The host re-executes its own binary (/proc/self/exe) as the launcher,
-// so a single binary confines commands with no helper to install (issue 14
-// item 1).
+// so a single binary confines commands with no helper to install.
 func RunLauncher(args []string) (code int, ok bool) {
 	if len(args) < 2 || args[1] != spec.LauncherArg {
 		return 0, false

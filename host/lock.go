@@ -12,7 +12,7 @@ import (
 
 // LockFile is the name of a plugin directory's lock: the SHA-256 of each
 // plugin module the operator trusts. When it exists, a Host refuses any
-// module it does not list, or whose bytes hash otherwise (issue 13 item 4).
+// module it does not list, or whose bytes hash otherwise.
 const LockFile = pin.FileName
 
 // LockedPlugin is one module a lock pins.

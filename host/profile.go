@@ -10,8 +10,8 @@ import (
 	"github.com/toolhost/toolhost/host/internal/engine"
 )
 
-// Profile is the narrowing the configuration's profile name stands for
-// (issue 11 item 7): only its tools, under its stricter modes. A profile
+// Profile is the narrowing the configuration's profile name stands for:
+// only its tools, under its stricter modes. A profile
 // can only narrow: a tool the policy denies stays denied, and an
 // approval mode below the policy's keeps the policy's.
 func Profile(c *config.Config, name string) (engine.Narrowing, error) {

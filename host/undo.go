@@ -108,8 +108,7 @@ type current struct {
 
 // Undo restores every file that call or batch id changed to what it held
 // before (for a batch, before its first change of each), all or nothing
-// in one sandbox transaction, as fs_commit changes files (issue 12 item
-// 4). An id naming both a batch and a call is the batch; a call id found
+// in one sandbox transaction, as fs_commit changes files. An id naming both a batch and a call is the batch; a call id found
 // in several batches is the newest one's (UndoReport.OtherBatches).
 //
 // It refuses, changing nothing: with a *StaleFileError when any file

@@ -6,5 +6,5 @@ import "github.com/toolhost/toolhost/sdk/internal/argjson"
 // output by hand (encoding/json costs about ten times more in a guest).
 // Control, bidi and zero-width characters come out as \u escapes, so a
 // hostile file name shows what it holds, and the host's sanitizer leaves
-// the JSON as it is (issue 10 item 5).
+// the JSON as it is.
 func AppendJSONString(dst []byte, s string) []byte { return argjson.AppendString(dst, s) }

@@ -82,7 +82,7 @@ func (a *approver) ask(r *bufio.Reader, c engine.Confirmation) bool {
 // is being approved out of sight.
 const shownLines = 40
 
-// show writes the question for c (issue 10 item 3): the summary as a
+// show writes the question for c: the summary as a
 // headline, why policy asks, every argument as it will run (all of each
 // value when all is set, otherwise the first and last lines of a long
 // one), then a recap and the question. The summary and details are

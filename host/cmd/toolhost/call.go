@@ -116,7 +116,7 @@ func checkDenylisted(h *host.Host, tool string) error {
 
 // streamEvents copies streamed output to stderr with --stream. The engine
 // sanitized each chunk, with a sequence a chunk boundary cut held back
-// until it is whole (issue 10 item 4), so it goes to the terminal as is.
+// until it is whole, so it goes to the terminal as is.
 func (f *runFlags) streamEvents() engine.EventSink {
 	if !f.stream {
 		return nil

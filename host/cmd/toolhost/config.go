@@ -69,8 +69,7 @@ func newConfigCommand(g *globals) *cobra.Command {
 }
 
 // initPath is FILE, else toolhost.toml in the user configuration
-// directory, created 0700: the operator's file, which tools cannot reach
-// (issue 10 item 1).
+// directory, created 0700: the operator's file, which tools cannot reach.
 func initPath(args []string) (string, error) {
 	if len(args) == 1 {
 		return args[0], nil

@@ -50,7 +50,7 @@ func openHostWith(ctx context.Context, g *globals, rf *runFlags, loaded *config.
 		return nil, err
 	}
 	// The operator's configuration, wherever its links lead, and the trust
-	// list are out of every tool's reach (issue 10 item 1).
+	// list are out of every tool's reach.
 	protected := loaded.ProtectedPaths()
 	h, err := host.Open(ctx, host.Options{PluginDir: dir, Config: cfg, CacheDir: g.cache(), StateDir: stateDir, Protected: protected, Launcher: "/proc/self/exe", Logger: g.logger()})
 	if err != nil {

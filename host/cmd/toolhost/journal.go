@@ -24,7 +24,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/server"
 )
 
-// `toolhost journal`: the history of tool batches (issue 12 item 5) and
+// `toolhost journal`: the history of tool batches and
 // the user's choice for a batch a crash interrupted (item 3, FR-RES-05).
 // These commands open the journal without loading any plugin, and they
 // never run a call: recover only records a choice.

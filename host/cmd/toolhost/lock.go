@@ -10,7 +10,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 )
 
-// newLockCommand pins the plugin directory's modules (issue 13 item 4).
+// newLockCommand pins the plugin directory's modules.
 func newLockCommand(g *globals) *cobra.Command {
 	var check bool
 	cmd := &cobra.Command{

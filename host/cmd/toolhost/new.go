@@ -40,7 +40,7 @@ type newParams struct {
 	Toolhost  string // the toolhost command the Makefile runs
 }
 
-// newNewCommand scaffolds a plugin (issue 13 item 3): a Go tool on the SDK
+// newNewCommand scaffolds a plugin: a Go tool on the SDK
 // that builds and passes `toolhost test` as it is.
 func newNewCommand(g *globals) *cobra.Command {
 	var dir, sdk string
@@ -117,7 +117,7 @@ func scaffold(name, dir, sdk, plugins string) (string, error) {
 // checkEmpty refuses a target that holds anything: a scaffold never
 // overwrites a file. A symbolic link is refused too, even to an empty
 // directory: the files would land where the link points, not where the
-// user looks (issue 13, red team).
+// user looks.
 func checkEmpty(target string) error {
 	if info, err := os.Lstat(target); err == nil && info.Mode()&fs.ModeSymlink != 0 {
 		dest, _ := os.Readlink(target)
@@ -137,8 +137,7 @@ func checkEmpty(target string) error {
 
 // outsidePlugins refuses a target inside the plugin directory: the host
 // loads every module there, and one in a folder of its own too, so a
-// scaffold's build would be served before it was ever tested (issue 13,
-// red team). Symbolic links are resolved on both sides.
+// scaffold's build would be served before it was ever tested. Symbolic links are resolved on both sides.
 func outsidePlugins(target, plugins string) error {
 	if plugins == "" {
 		return nil

@@ -10,7 +10,7 @@ import (
 )
 
 // newSandboxCommand is toolhost sandbox: what confines run_command's
-// commands on this machine (issue 14 item 6).
+// commands on this machine.
 func newSandboxCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sandbox",

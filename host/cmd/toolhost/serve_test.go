@@ -10,7 +10,7 @@ import (
 
 // TestServeLoadsConfigOnce: toolhost serve --http reads the
 // configuration once, so a project file it ignores is warned about once,
-// not once per step of the start (issue 11 item 2).
+// not once per step of the start.
 func TestServeLoadsConfigOnce(t *testing.T) {
 	ws, state := t.TempDir(), t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())

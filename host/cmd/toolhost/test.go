@@ -25,7 +25,7 @@ type testFlags struct {
 }
 
 // newTestCommand is `toolhost test`, the conformance suite a plugin must
-// pass before an operator trusts it (issue 13 item 1).
+// pass before an operator trusts it.
 func newTestCommand(g *globals) *cobra.Command {
 	tf := &testFlags{}
 	cmd := &cobra.Command{

@@ -10,7 +10,7 @@ import (
 )
 
 // newTrustCommand manages the directories whose project configuration file
-// may narrow the operator's policy (issue 10 item 1). The list lives in
+// may narrow the operator's policy. The list lives in
 // the user configuration directory, which no tool can read or write.
 func newTrustCommand(*globals) *cobra.Command {
 	var list, remove bool

@@ -18,7 +18,7 @@ type undoFlags struct {
 	json   bool
 }
 
-// `toolhost undo`: restore what a call or batch changed (issue 12 item 4).
+// `toolhost undo`: restore what a call or batch changed.
 func newUndoCommand(g *globals) *cobra.Command {
 	f := &undoFlags{}
 	cmd := &cobra.Command{

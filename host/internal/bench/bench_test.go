@@ -36,7 +36,7 @@ type env struct {
 	eng   *engine.Engine
 	reads *readcache.Cache
 	root  *os.Root
-	// confined is eng with run_command's default sandbox (issue 14):
+	// confined is eng with run_command's default sandbox:
 	// commands run through the toolhost binary's launcher.
 	confined *engine.Engine
 	state    string // the confiner's state directory

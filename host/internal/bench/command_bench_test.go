@@ -17,7 +17,7 @@ import (
 // sandbox check of cwd, plugin, process group, capture, sanitize) beside
 // exec.Command running the same shell command and collecting its output.
 // The confined cases run the command under run_command's default sandbox
-// (issue 14 item 1) and are compared with the same call unconfined: the
+// and are compared with the same call unconfined: the
 // ratio is what confinement costs, and added-ms/op its start-up.
 func BenchmarkRunCommand(b *testing.B) {
 	e := setup(b)
@@ -58,8 +58,7 @@ func run(eng *engine.Engine, tool, args string) func() error {
 // benchConfiner is run_command's default sandbox, launched by the
 // toolhost binary (make bench's, or one built for the run), with the
 // default limits: the memory and process limits give each command a
-// cgroup where the machine has one, whose cost is part of the start-up
-// (issue 14 item 1).
+// cgroup where the machine has one, whose cost is part of the start-up.
 func benchConfiner(b *testing.B, state string) *confine.Confiner {
 	bin, err := testplugin.Toolhost(state)
 	if err != nil {

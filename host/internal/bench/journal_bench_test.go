@@ -18,7 +18,7 @@ import (
 // BenchmarkBatchJournal: BenchmarkBatch8's batch (8 read_file calls of 4
 // KiB, no events), and a batch of one such call (what each MCP tools/call
 // is), with the journal on disk (WAL, synchronous=NORMAL), in memory, and
-// off, in one run (issue 12, make bench). ns/op is the batch with the
+// off, in one run (make bench). ns/op is the batch with the
 // journal; off-ns/op the same batch without one, timed over as many
 // iterations; us-added/call what the journal adds to each call (target:
 // at most 100 on disk); us/record the time of one journal step.

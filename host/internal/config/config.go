@@ -41,17 +41,17 @@ type Config struct {
 	Tools   Tools   `mapstructure:"tools"`
 	Server  Server  `mapstructure:"server"`
 	Journal Journal `mapstructure:"journal"`
-	// Profiles are named narrowings of the policy, one per agent role
-	// (issue 11 item 7): a connection under a profile sees and runs only
+	// Profiles are named narrowings of the policy, one per agent role:
+	// a connection under a profile sees and runs only
 	// its tools, under its stricter approval.
 	Profiles map[string]Profile `mapstructure:"profiles"`
 	// Extism are the [extism.<name>] tables: what each Extism MCP plugin
-	// is granted (issue 13 item 5). Only the operator's file sets them.
+	// is granted. Only the operator's file sets them.
 	Extism map[string]ExtismPlugin `mapstructure:"extism"`
 }
 
 // Journal is [journal]: where toolhost records its batches for crash
-// recovery and undo, and how much it keeps (issue 12 items 1 and 4).
+// recovery and undo, and how much it keeps.
 type Journal struct {
 	// Path is the journal's database file; "" means journal.db in the
 	// state directory, and ":memory:" keeps it in memory (tests). Only the
@@ -132,7 +132,7 @@ type Sandbox struct {
 	ReadOnlyPatterns     []string `mapstructure:"read_only_patterns"`
 	// MaxPathBytes, MaxPathComponentBytes and MaxPathDepth bound the paths
 	// tools name, so that one call cannot build a directory chain no
-	// other program can handle (issue 10 item 10).
+	// other program can handle.
 	MaxPathBytes          int `mapstructure:"max_path_bytes"`
 	MaxPathComponentBytes int `mapstructure:"max_path_component_bytes"`
 	MaxPathDepth          int `mapstructure:"max_path_depth"`
@@ -185,7 +185,7 @@ type ReadFile struct {
 // ApplyPatch is [tools.apply_patch] (CFG-PATCH-01).
 type ApplyPatch struct {
 	MaxPatchBytes int `mapstructure:"max_patch_bytes"`
-	// MaxFiles is the most files one patch may change (issue 10 item 9).
+	// MaxFiles is the most files one patch may change.
 	MaxFiles int `mapstructure:"max_files"`
 }
 
@@ -250,8 +250,8 @@ func Default() *Config {
 // core.fsmonitor, core.pager and aliases run in every repository) and
 // package managers' settings (.npmrc sets script-shell and node-options,
 // .yarnrc's yarn-path and .yarnrc.yml's yarnPath name the program yarn
-// runs). Writing one is never auto-approved as only creating a new file
-// (issue 10 item 2). Files that only change how tools read data
+// runs). Writing one is never auto-approved as only creating a new file.
+// Files that only change how tools read data
 // (.gitattributes, .editorconfig) are left out.
 func DefaultCodePatterns() []string {
 	return []string{

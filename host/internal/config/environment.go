@@ -72,7 +72,7 @@ type EnvRemoval struct {
 // The command keeps the rest: HTTPS_PROXY=http://u:p@proxy:8080 still
 // sends it through the proxy, without the secret, where hiding the
 // variable would send it straight out, around a proxy the network may
-// require (issue 10 item 12).
+// require.
 //
 // Keep cannot bring back a variable the denylist names. environ is not
 // modified.

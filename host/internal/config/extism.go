@@ -12,8 +12,8 @@ import (
 )
 
 // ExtismPlugin is one [extism.<name>] table: what toolhost grants the
-// Extism MCP plugin of that name (its file's stem, or its folder's name)
-// (issue 13 item 5). Nothing the plugin or its folder says adds to it.
+// Extism MCP plugin of that name (its file's stem, or its folder's name).
+// Nothing the plugin or its folder says adds to it.
 type ExtismPlugin struct {
 	// AllowedHosts are the hosts (or glob patterns: *.example.com) the
 	// plugin's HTTP requests may reach; none means no network.

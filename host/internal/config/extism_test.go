@@ -48,7 +48,7 @@ func TestExtismSection(t *testing.T) {
 	}
 }
 
-// issue 13 item 5 (issue 10 item 1): a trusted project file cannot grant
+// issue 13 item 5: a trusted project file cannot grant
 // an Extism plugin anything (hosts, config values, memory): the
 // operator's tables stay, and the project's are reported as ignored.
 func TestProjectCannotGrantExtism(t *testing.T) {

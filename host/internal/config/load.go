@@ -183,7 +183,7 @@ func Load(opts Options) (*Loaded, error) {
 }
 
 // checkExtraWritable checks the operator's tools.run_command.extra_writable
-// on the filesystem (issue 14 item 2). A project file can only drop
+// on the filesystem. A project file can only drop
 // entries from it, so only this list is checked. HOME is the environment's,
 // else the process's.
 func (l *Loaded) checkExtraWritable(cfg *Config, environ []string) error {

@@ -11,8 +11,8 @@ import (
 )
 
 // NarrowedBy is c made stricter by p, a trusted project's configuration,
-// and the parts of p that were ignored because they would have widened c
-// (issue 10 item 1). p is expected to hold c's values for every key the
+// and the parts of p that were ignored because they would have widened c.
+// p is expected to hold c's values for every key the
 // project file does not set, so that those keys leave c unchanged. c is
 // not modified.
 //
@@ -202,7 +202,7 @@ func narrowNetwork(c, p *Config) string {
 }
 
 // operatorOnly completes why a project's run_command setting was ignored
-// with who can set it (issue 14 item 6).
+// with who can set it.
 func operatorOnly(key, why string) string {
 	if why == "" {
 		return ""

@@ -16,13 +16,13 @@ import (
 // otherwise it records each file as ignored and why. Only a broken trust
 // file is an error: it is the operator's. A project file can be written
 // by the tools this configuration governs, so nothing in it may stop
-// toolhost (issue 10 item 1).
+// toolhost.
 //
 // A directory may hold more than one project file (toolhost.toml and
 // toolhost.yaml, say): each is applied in turn, in configFiles' order. A
 // file can only narrow, so applying them all is at least as strict as
 // any one of them; ignoring them all would let a command that adds a
-// second file beside the project's undo its narrowing (issue 14 item 2).
+// second file beside the project's undo its narrowing.
 // A file that is broken, a link out of the directory, or that would make
 // the policy invalid is ignored on its own, and the others still narrow:
 // stopping toolhost instead would let any command stop it, and dropping
@@ -97,8 +97,7 @@ func (l *Loaded) narrowBy(file, also string) {
 // outside its own directory: the first link on the way, or the file at
 // the end, that lies elsewhere. "" when file is no link or every step stays
 // in the directory. A file elsewhere has a name no protected-name rule
-// knows, so a tool could rewrite the project's narrowing through it
-// (issue 10 item 1).
+// knows, so a tool could rewrite the project's narrowing through it.
 func linkOutside(file string) string {
 	dir := realDir(filepath.Dir(file))
 	p := file

@@ -10,8 +10,7 @@ import (
 const maxLinkHops = 40
 
 // ProtectedPaths are the paths no tool may read or write, so that the
-// configuration cannot be rewritten by the tools it governs (issue 10
-// item 1): the user configuration directory, the operator's files Load
+// configuration cannot be rewritten by the tools it governs: the user configuration directory, the operator's files Load
 // read or considered and the trust file, each as named and as the file its
 // symbolic links reach; and for a project file (read or ignored, or one
 // of the names Load would read in the working directory) the file its

@@ -15,7 +15,7 @@ import (
 )
 
 // CommandSandbox is tools.run_command.sandbox: how much of the filesystem
-// a command may write (issue 14 item 6). The values are the confinement
+// a command may write. The values are the confinement
 // package's modes, so the host converts them as they are.
 type CommandSandbox string
 
@@ -27,8 +27,7 @@ const (
 	SandboxReadOnly       CommandSandbox = "read-only"
 )
 
-// CommandNetwork is tools.run_command.network: what a command may reach
-// (issue 14 item 4).
+// CommandNetwork is tools.run_command.network: what a command may reach.
 type CommandNetwork string
 
 // Network modes, least strict first: on is the host's network, allowlist
@@ -41,7 +40,7 @@ const (
 )
 
 // RunCommand is [tools.run_command]: the kernel's confinement of the
-// commands run_command starts (issue 14). A project file or a profile may
+// commands run_command starts. A project file or a profile may
 // only narrow it; only the operator's configuration turns the sandbox
 // off, opens the network, names domains or writable directories, shares
 // caches or raises a limit.
@@ -57,7 +56,7 @@ type RunCommand struct {
 	// the roots and their private temporary directory.
 	ExtraWritable []string `mapstructure:"extra_writable"`
 	// ShareCaches gives commands the user's own tool caches, writable,
-	// instead of a per-root cache toolhost owns (issue 14 item 3).
+	// instead of a per-root cache toolhost owns.
 	ShareCaches bool `mapstructure:"share_caches"`
 	// MemoryMax is the memory of one call's processes, in bytes, where a
 	// cgroup is available; 0 sets no limit.
@@ -76,7 +75,7 @@ type RunCommand struct {
 	OpenFiles int `mapstructure:"open_files"`
 }
 
-// Defaults and bounds of [tools.run_command]'s limits (issue 14 item 5).
+// Defaults and bounds of [tools.run_command]'s limits.
 const (
 	DefaultCommandMemoryMax   = 2 << 30
 	DefaultCommandPidsMax     = 512
@@ -112,8 +111,7 @@ func defaultRunCommand() RunCommand {
 	}
 }
 
-// forProfile is r narrowed by profile p's sandbox and network (issue 14
-// item 6): the stricter of each; a profile never loosens the policy. The
+// forProfile is r narrowed by profile p's sandbox and network: the stricter of each; a profile never loosens the policy. The
 // engine applies profiles itself, through Confiner.Narrow; this mirrors
 // that order so that validation can tell what a profile leaves in force.
 func (r RunCommand) forProfile(p Profile) RunCommand {
@@ -160,7 +158,7 @@ func (r RunCommand) validate() error {
 
 // unconfinedNetwork refuses sandbox = "off" with a network other than
 // "on": an unconfined command has the host's network, and a setting that
-// says otherwise would mislead whoever reads it (issue 14 item 6).
+// says otherwise would mislead whoever reads it.
 func (r RunCommand) unconfinedNetwork() error {
 	if r.Sandbox != SandboxOff || r.Network == NetworkOn {
 		return nil
@@ -243,7 +241,7 @@ func absoluteDirs(list []string) error {
 var systemDirs = []string{"/proc", "/sys", "/dev", "/boot", "/etc", "/run"}
 
 // sharedTemp are the temporary directories every user shares: each call
-// gets a private one instead (issue 14 item 2).
+// gets a private one instead.
 var sharedTemp = []string{"/tmp", "/var/tmp"}
 
 // CheckExtraWritable checks each extra_writable directory on the
@@ -402,8 +400,7 @@ func formatSize(n uint64) string {
 	return strconv.FormatUint(n, 10)
 }
 
-// validateRunCommand checks profile name's sandbox and network (issue 14
-// item 6): only values that can narrow, and none that cannot hold with
+// validateRunCommand checks profile name's sandbox and network: only values that can narrow, and none that cannot hold with
 // the policy's run_command table.
 func (p Profile) validateRunCommand(name string, r RunCommand) error {
 	key := "profiles." + name + "."

@@ -280,41 +280,38 @@ max_files = 1000
 # scratch $HOME discarded after the call; read-only: the same, except that
 # the roots and extra_writable stay read-only; off: they run unconfined
 # with toolhost's own privileges (then set network = "on" too). When the confinement asked for cannot be had, run_command fails
-# and says why; it never runs a command unconfined instead. (issue 14 item 6)
+# and says why; it never runs a command unconfined instead.
 sandbox = "workspace-write"
 # off: loopback only; allowlist: only the hosts of allowed_domains, through
 # toolhost's proxy ($HTTPS_PROXY, $ALL_PROXY); on: the host's network.
-# (issue 14 item 4)
 network = "off"
 # Hosts commands may reach when network = "allowlist": names,
 # "*.example.com" (any name below example.com) or addresses. Empty allows
 # nothing; loopback and private addresses only when listed exactly.
-# (issue 14 item 4)
 allowed_domains = []
-# Hosts never reached, even when allowed_domains matches them. (issue 14 item 4)
+# Hosts never reached, even when allowed_domains matches them.
 denied_domains = []
 # More directories commands may write: absolute paths of existing
 # directories; never /, the home directory or above it, /etc, /run, the
 # shared /tmp, a credentials directory such as ~/.ssh, or toolhost's own
-# configuration. (issue 14 item 2)
+# configuration.
 extra_writable = []
 # true: commands use the user's own tool caches (GOCACHE, npm, pip, ...),
 # writable, instead of a per-root cache toolhost keeps; a command could
-# then poison builds outside the sandbox. (issue 14 item 3)
+# then poison builds outside the sandbox.
 share_caches = false
 # Memory of one call's processes, where cgroups are available: bytes, or
 # a size such as "512MiB" or "2G" (K, M, G: powers of 1000; Ki, Mi, Gi: of
-# 1024); 0 sets no limit. (issue 14 item 5)
+# 1024); 0 sets no limit.
 memory_max = "2GiB"
 # Processes of one call, where cgroups are available; 0 sets no limit.
-# (issue 14 item 5)
 pids_max = 512
 # CPU seconds of each process; 0 sets none (the call's timeout still
-# stops the command). (issue 14 item 5)
+# stops the command).
 cpu_seconds = 0
-# Largest file a command may write, as memory_max. (issue 14 item 5)
+# Largest file a command may write, as memory_max.
 max_file_size = "1GiB"
-# Most files one process may hold open, 16 to 1048576. (issue 14 item 5)
+# Most files one process may hold open, 16 to 1048576.
 open_files = 4096
 
 # Per-tool overrides, for any tool name; every field is optional and an
@@ -334,33 +331,33 @@ open_files = 4096
 [server]
 # Bearer token of "toolhost serve --http", at least 16 characters; empty
 # makes a new one at each start (printed once). $TOOLHOST_TOKEN wins over
-# it. Keep this file private if you set it. (issue 11 item 2)
+# it. Keep this file private if you set it.
 token = ""
 # How long a call whose MCP client cannot be asked (no elicitation) waits
 # for a decision through the batch API (/v1/batches) before it is denied;
-# 0 denies it at once. (issue 11 item 4)
+# 0 denies it at once.
 approval_hold_seconds = 120
 
 [journal]
 # The journal's SQLite file: every batch, its calls, decisions and results,
-# so a crash never re-runs a call (issue 12 item 1). Empty means
+# so a crash never re-runs a call. Empty means
 # journal.db in the state directory; a project file cannot move it.
 path = ""
 # The most bytes of a file's previous content kept so that a change can be
-# undone; a larger change is journaled as not undoable. (issue 12 item 4)
+# undone; a larger change is journaled as not undoable.
 max_preimage_bytes = 8388608
-# Days finished batches and their pre-images are kept. (issue 12 item 4)
+# Days finished batches and their pre-images are kept.
 retention_days = 30
 
-# Profiles: one per agent role, each a narrowing of the policy above
-# (issue 11 item 7). "toolhost serve --profile NAME" (stdio) or the path
+# Profiles: one per agent role, each a narrowing of the policy above.
+# "toolhost serve --profile NAME" (stdio) or the path
 # /mcp/NAME (HTTP) lists and runs only the profile's tools; a tool the
 # policy denies stays denied. Optional fields: mode (lower tools.mode),
 # approval (raise tools.approval.mode), confirm_all (ask before every
 # call), sequential (one call at a time), max_tool_calls_per_batch,
 # sandbox ("read-only", or "workspace-write" where tools.run_command's is
 # "off") and network ("off", or "allowlist" where it is "on"), which only
-# make [tools.run_command] stricter (issue 14 item 6).
+# make [tools.run_command] stricter.
 #
 # A reviewer reads and never changes anything:
 # [profiles.reviewer]

@@ -14,7 +14,7 @@ import (
 
 // TrustFile is the name of the file in the user's configuration directory
 // that lists the project directories whose configuration file may narrow
-// the operator's policy (issue 10 item 1). It lives beside the operator's
+// the operator's policy. It lives beside the operator's
 // own configuration so that the same protection covers both: no tool can
 // read or write the user configuration directory.
 const TrustFile = "trust.toml"

@@ -300,7 +300,7 @@ func moveSelf(own, parent string) error {
 // kernel's global cgroup_threadgroup_rwsem for writing, which waits for
 // an RCU grace period: 10 to 15 ms per command on this machine when
 // commands are a few tens of ms apart, the largest part of a confined
-// command's start (issue 14 item 1). A clone into a cgroup and a thread
+// command's start. A clone into a cgroup and a thread
 // moving itself take that lock only for reading (20 us).
 func (c *Cgroup) launchFiles() (dir *os.File, tasks []*os.File, err error) {
 	closeAll := func() {

@@ -1,5 +1,5 @@
 // Package confine is the host's half of run_command's confinement: the
-// second wall behind the approval policy (issue 14).
+// second wall behind the approval policy.
 //
 // For each call it builds a Policy (Build), makes the call's cgroup
 // (NewCgroup) and egress proxy, and prepares an exec.Cmd that re-executes

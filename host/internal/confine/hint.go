@@ -47,7 +47,7 @@ var (
 )
 
 // Hint returns the lines to append to a command's output when stderr
-// shows an operation the policy denied (issue 14 item 6): which path, why,
+// shows an operation the policy denied: which path, why,
 // what is writable, and that retrying will not help, so that a model
 // stops retrying blindly. A failure the policy did not cause (a file
 // missing, a write to a read-only file inside the root) gets no hint. ""
@@ -416,8 +416,7 @@ func firstNonEmpty(ss []string) string {
 // UncoveredHint is the line to append to a command's output when the
 // call left git directories nested in a root unprotected because there
 // were more than a call protects (maxNestedMounts, Policy.Unprotected):
-// their hooks and config were writable during the call. "" otherwise
-// (issue 14 items 2 and 6).
+// their hooks and config were writable during the call. "" otherwise.
 //
 // A search cut by its entry bound gets no line: a large project (a
 // node_modules) cuts it at every call, and a line in every output would

@@ -11,7 +11,7 @@ import (
 // to and reads a directory of the host's /tmp; inside, /tmp is the call's
 // private directory, so the tools say only "No such file or directory" or
 // "Directory nonexistent", and the hint says the path is outside what
-// commands see (issue 14 item 6, the hint gap). A directory the command
+// commands see (the hint gap). A directory the command
 // made in its own tmp gets none.
 func TestHintOnConfinedCommand(t *testing.T) {
 	home, err := os.UserHomeDir()

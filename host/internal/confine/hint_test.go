@@ -41,7 +41,7 @@ const retry = "Retrying will not help."
 // TestHintOnRealSamples: each sample is a real tool's stderr (see
 // testdata/hint/gen.sh for how each was made); the hint names the path,
 // why it was denied and what is writable, or says nothing when the
-// policy did not cause the failure (issue 14 item 6).
+// policy did not cause the failure.
 func TestHintOnRealSamples(t *testing.T) {
 	etcX := "sandbox: write to /etc/x denied: /etc is read-only for commands; writable: /work/proj, $TMPDIR (/tmp). " + retry
 	etcHostname := strings.ReplaceAll(etcX, "/etc/x", "/etc/hostname")
@@ -79,7 +79,7 @@ func TestHintOnRealSamples(t *testing.T) {
 		{"hidden-cat", ModeWorkspaceWrite, NetworkOff, "sandbox: /etc/ssl/private is hidden from commands (it holds secrets or toolhost's own state). " + retry},
 		{"plain-missing", ModeWorkspaceWrite, NetworkOff, ""},
 		// A repository's .git is a mount point so that it cannot be
-		// replaced (issue 14 item 2): moving or removing it says so.
+		// replaced: moving or removing it says so.
 		{"busy-mv", ModeWorkspaceWrite, NetworkOff, pinnedGit},
 		{"busy-rm", ModeWorkspaceWrite, NetworkOff, pinnedGit},
 		{"busy-python", ModeWorkspaceWrite, NetworkOff, pinnedGit},
@@ -176,8 +176,7 @@ func TestHintOnBuiltPolicy(t *testing.T) {
 // host's /tmp or /var/tmp fails inside with "No such file or directory"
 // (or dash's "Directory nonexistent"), since there /tmp is the call's
 // private directory; the hint says so, or a model makes the directory in
-// the private tmp and writes where the file is discarded (issue 14 item 6,
-// the hint gap). The samples name /tmp/e14host and /var/tmp/e14host (see
+// the private tmp and writes where the file is discarded (the hint gap). The samples name /tmp/e14host and /var/tmp/e14host (see
 // testdata/hint/gen.sh), made here on the host under other names; a path
 // missing on the host too gets no hint.
 func TestHintPathOutsideSandbox(t *testing.T) {
@@ -261,8 +260,7 @@ func TestHintPathOutsideSandbox(t *testing.T) {
 // TestUncoveredHint: a line only when nested git directories were left
 // unprotected at the bound (Policy.Unprotected), naming the root; none
 // for a search cut by its entry bound, which large projects hit at every
-// call, whatever its sentence says (issue 14 items 2 and 6, review
-// finding 6: the line no longer parses Uncovered's prose).
+// call, whatever its sentence says (the line no longer parses Uncovered's prose).
 func TestUncoveredHint(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -286,8 +284,8 @@ func TestUncoveredHint(t *testing.T) {
 // TestHintManyMounts: a policy with thousands of mounts (a root full of
 // nested repositories, each a mount point) and a megabyte of the same
 // denial gets its hint at once: the hinter looked up mounts with a scan
-// per line and named the writable trees with a scan per mount, per line
-// (issue 14 items 2 and 6, review finding 6). Its lookups agree with the
+// per line and named the writable trees with a scan per mount, per line.
+// Its lookups agree with the
 // plain scan of the launcher's order (effectiveMount).
 func TestHintManyMounts(t *testing.T) {
 	p := &Policy{Mode: ModeWorkspaceWrite, Network: NetworkOff, Dir: "/w"}

@@ -93,7 +93,7 @@ const (
 // ends the protection of a pathological tree, and Build then fails, so
 // the command does not run; Build's work is bounded without it
 // (walkMaxEntries, maxNestedMounts), ctx keeps a slow disk from holding a
-// cancelled call (issue 14 item 2).
+// cancelled call.
 //
 // The mounts come in an order that lets later ones cover parts of earlier
 // ones: the system trees, toolchains and package stores read-only, an
@@ -576,7 +576,7 @@ func (b *builder) protectInside() error {
 }
 
 // maxNestedMounts bounds the mounts that protecting the nested
-// repositories and project files adds to one call (issue 14 item 2). A
+// repositories and project files adds to one call. A
 // git directory costs about six (itself, hooks, config, info, the
 // directories above it pinned), so 2000 protect some 300 of them, more
 // than any project we know holds, and leave the command's root far below

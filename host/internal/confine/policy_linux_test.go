@@ -9,8 +9,7 @@ import (
 
 // TestBuildPolicyRunsToolchains: under the policy Build makes for this
 // machine's home and PATH, the toolchains work, git commits in the root,
-// the tmp is writable, and a secret of the home is not there (issue 14
-// items 2, 3; the positive controls of "Done when").
+// the tmp is writable, and a secret of the home is not there (the positive controls of "Done when").
 func TestBuildPolicyRunsToolchains(t *testing.T) {
 	home, err := os.UserHomeDir()
 	if err != nil {

@@ -148,8 +148,7 @@ func checkMountOrder(t *testing.T, p *Policy) {
 
 // TestBuildNeverShowsSecrets: whatever the roots, mode or cache sharing,
 // no secret is the source or target of a mount that shows it, none is a
-// Landlock path, and where a shown tree holds one, a hide covers it
-// (issue 14 item 2).
+// Landlock path, and where a shown tree holds one, a hide covers it.
 func TestBuildNeverShowsSecrets(t *testing.T) {
 	home := fakeHome(t)
 	project := filepath.Join(home, "project")
@@ -247,8 +246,7 @@ func TestBuildRefusesRootsInSecrets(t *testing.T) {
 
 // TestBuildToolchainsAndStores: toolchains and package stores are
 // readable, not writable; $HOME is an empty scratch tmpfs with git's user
-// settings on top; shared caches make the user's caches writable
-// (issue 14 item 3).
+// settings on top; shared caches make the user's caches writable.
 func TestBuildToolchainsAndStores(t *testing.T) {
 	home := fakeHome(t)
 	s := testSettings(t, home)
@@ -337,7 +335,7 @@ func TestBuildReadOnlyMode(t *testing.T) {
 // TestBuildProtectsGit: .git becomes a mount point, its hooks, config and
 // info read-only, also in submodules, a missing hooks directory is made
 // so it can be protected, a hooksPath inside the root is protected, and a
-// link the command planted leads nowhere new (issue 14 item 2).
+// link the command planted leads nowhere new.
 func TestBuildProtectsGit(t *testing.T) {
 	home := fakeHome(t)
 	root := t.TempDir()
@@ -395,7 +393,7 @@ func TestBuildProtectsGit(t *testing.T) {
 
 // TestBuildProtectedAndState: toolhost's configuration inside a writable
 // root is read-only; its state directory is hidden where a tree shows
-// it, while the call's tmp and cache stay mounted (issue 14 item 2).
+// it, while the call's tmp and cache stay mounted.
 func TestBuildProtectedAndState(t *testing.T) {
 	home := fakeHome(t)
 	root := t.TempDir()
@@ -435,8 +433,7 @@ func TestBuildProtectedAndState(t *testing.T) {
 
 // TestBuildEnv: TMPDIR and the caches point inside, GOPROXY is off
 // without a network, the proxy variables are set for the allowlist, and
-// PWD is the call's working directory, not toolhost's (issue 14 item 2,
-// review finding 5).
+// PWD is the call's working directory, not toolhost's.
 func TestBuildEnv(t *testing.T) {
 	home := fakeHome(t)
 	root := t.TempDir()
@@ -637,7 +634,7 @@ func pathExists(p string) bool {
 // configuration (a root that is $HOME), every directory between the root
 // and them is a mount point, which a command cannot rename: moving
 // ~/.config away would carry ~/.config/gh out of where the next call
-// hides it (issue 14 item 2, the red team's renamed-away secret).
+// hides it (the red team's renamed-away secret).
 func TestBuildPinsWhatItHides(t *testing.T) {
 	home := fakeHome(t)
 	conf := filepath.Join(home, ".config/toolhost/toolhost.toml")
@@ -668,8 +665,7 @@ func TestBuildPinsWhatItHides(t *testing.T) {
 
 // TestBuildSweepsTmpOfDeadToolhost: the private tmp of a call whose
 // toolhost was killed before its cleanup ran is removed by a later Build;
-// a live toolhost's, this one's and names without a pid stay (issue 14
-// items 2 and 5, the red team's tmp left after SIGKILL).
+// a live toolhost's, this one's and names without a pid stay (the red team's tmp left after SIGKILL).
 func TestBuildSweepsTmpOfDeadToolhost(t *testing.T) {
 	home := fakeHome(t)
 	s := testSettings(t, home)
@@ -704,8 +700,7 @@ func TestBuildSweepsTmpOfDeadToolhost(t *testing.T) {
 // TestBuildRemovesPlantedCommondir: a .git/commondir that appears during
 // the call (it would move the repository's hooks and config to a
 // directory the command wrote) is removed by the cleanup, while a linked
-// worktree's own commondir stays (issue 14 item 2, the red team's
-// commondir).
+// worktree's own commondir stays (the red team's commondir).
 func TestBuildRemovesPlantedCommondir(t *testing.T) {
 	home := fakeHome(t)
 	root := t.TempDir()
@@ -732,8 +727,7 @@ func TestBuildRemovesPlantedCommondir(t *testing.T) {
 
 // TestBuildListsLinkedHooks: a .git/hooks that is a link to hooks kept
 // in the tree is listed itself, for the launcher to keep in place, besides
-// the directory it names, bound read-only (issue 14 item 2, the red
-// team's replaced hooks link).
+// the directory it names, bound read-only (the red team's replaced hooks link).
 func TestBuildListsLinkedHooks(t *testing.T) {
 	home := fakeHome(t)
 	root := t.TempDir()
@@ -755,7 +749,7 @@ func TestBuildListsLinkedHooks(t *testing.T) {
 // TestBuildCallEnviron: a call that brings its environment (the engine's,
 // sanitized) gets it, not Settings.Environ, with PWD its working
 // directory; a secret the operator's environment names stays hidden
-// when the call's does not name it (issue 14 item 2, review finding 5).
+// when the call's does not name it.
 func TestBuildCallEnviron(t *testing.T) {
 	home := fakeHome(t)
 	s := testSettings(t, home)

@@ -9,7 +9,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/secrets"
 )
 
-// systemDirs are the trees every command may read (issue 14 item 2), in
+// systemDirs are the trees every command may read, in
 // the order they are mounted. Those missing here are skipped; those that
 // are symbolic links (/bin -> usr/bin on merged-/usr systems) are
 // recreated as links (see symlinkMount).
@@ -89,7 +89,7 @@ func installRoot(dir, home string, secrets []string) string {
 
 // stores are the caches of downloaded packages the user already has:
 // readable, so builds whose dependencies are downloaded work offline, and
-// writable only when the operator shares caches (issue 14 item 3).
+// writable only when the operator shares caches.
 func stores(home string, env map[string]string) []string {
 	var s []string
 	if m := goModCache(home, env); m != "" {
@@ -199,7 +199,7 @@ func existingDirs(ds []string) []string {
 
 // dedupe drops repeated entries, keeping the first of each in its place.
 // It runs on lists a command controls (the repositories nested in a root,
-// thousands of them), so it stays linear (issue 14 item 2).
+// thousands of them), so it stays linear.
 func dedupe(s []string) []string {
 	out := s[:0:0]
 	seen := make(map[string]bool, len(s))

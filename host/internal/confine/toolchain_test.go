@@ -10,7 +10,7 @@ import (
 )
 
 // TestFindToolchains: installations behind a fake PATH, never $HOME or a
-// directory holding a secret (issue 14 item 2).
+// directory holding a secret.
 func TestFindToolchains(t *testing.T) {
 	home := fakeHome(t)
 	link := filepath.Join(t.TempDir(), "node-bin")
@@ -44,8 +44,7 @@ func TestFindToolchains(t *testing.T) {
 // TestDedupe: repeated entries go, the first of each stays in its place,
 // and a list of the size a command can make (the nested repositories it
 // plants in a root, five times the search's bound) takes far less than
-// a second: dedupe was quadratic, 1.3 s for 20000 paths (issue 14 item 2,
-// review finding 1).
+// a second: dedupe was quadratic, 1.3 s for 20000 paths.
 func TestDedupe(t *testing.T) {
 	if got, want := dedupe([]string{"b", "a", "b", "c", "a"}), []string{"b", "a", "c"}; !slices.Equal(got, want) {
 		t.Errorf("dedupe = %q, want %q", got, want)
@@ -71,7 +70,7 @@ func TestDedupe(t *testing.T) {
 
 // TestRustupHome: without a home and RUSTUP_HOME, rustup's home is not
 // known: "", never the relative ".rustup" that would name a directory of
-// whatever directory toolhost runs in (issue 14 item 2, review finding 8).
+// whatever directory toolhost runs in.
 func TestRustupHome(t *testing.T) {
 	tests := []struct {
 		home string

@@ -9,7 +9,7 @@ import (
 )
 
 // The bounds of the search of a writable tree for nested repositories and
-// project files (issue 14 item 2): it runs for every call, so it stops
+// project files: it runs for every call, so it stops
 // after 20000 directory entries (about 10 ms on a loaded 2-core machine),
 // and reads directories at most 6 levels below the tree's top. Build
 // reports what it could not search (Policy.Uncovered).
@@ -77,8 +77,7 @@ type dirStamp struct {
 // no system call sets back), those the filesystem gives no birth time
 // last, breadth first: so what the entry bound leaves out is what was
 // made last, and a command that pads the tree with directories of its
-// own cannot push the user's repositories past the bound (issue 14 item
-// 2). With a cache (s.cache), a directory whose state has not changed
+// own cannot push the user's repositories past the bound. With a cache (s.cache), a directory whose state has not changed
 // since an earlier search read it is not read again; what the search
 // finds is the same.
 func searchTree(tree string, s search) found {

@@ -13,8 +13,7 @@ import (
 // the cache only after a statx shows it in the same state, and reads it
 // again otherwise; so it finds what a full search would, at the cost of
 // one statx per unchanged directory instead of reading its entries
-// (issue 14 item 2: the search runs for every call, before the command
-// starts).
+// (the search runs for every call, before the command starts).
 //
 // A command cannot make the cache hide what it did: making, removing or
 // renaming an entry changes its directory's ctime, which no system call

@@ -42,8 +42,7 @@ func sameFound(t *testing.T, what string, got, full found) {
 // changes the tree the way one would to plant hooks or configuration
 // where the next call's Build would not look; the next search finds
 // exactly what a full search finds, reading only the directories that
-// changed (issue 14 item 2: the search runs for every call, and its
-// cache must not be fooled). The cache's clock is a minute ahead, so that
+// changed (the search runs for every call, and its cache must not be fooled). The cache's clock is a minute ahead, so that
 // every directory of the tree just made is remembered.
 func TestSearchCacheSeesChanges(t *testing.T) {
 	tests := []struct {
@@ -131,7 +130,7 @@ func TestSearchCacheSeesChanges(t *testing.T) {
 // or a second on some filesystems), so a directory that changed shortly
 // before the search that read it could change again without its ctime
 // moving; such directories are not remembered and the next search reads
-// them again (issue 14 item 2).
+// them again.
 func TestSearchCacheForgetsRecentChanges(t *testing.T) {
 	root := cacheTree(t)
 	c := NewSearchCache()
@@ -155,7 +154,7 @@ func TestSearchCacheForgetsRecentChanges(t *testing.T) {
 
 // TestSearchCacheConcurrent: calls share one cache; searches running while
 // a command makes repositories never leave the cache in a state that
-// hides one from a later search (issue 14 item 2). Run with -race.
+// hides one from a later search. Run with -race.
 func TestSearchCacheConcurrent(t *testing.T) {
 	root := cacheTree(t)
 	c := NewSearchCache()
@@ -209,7 +208,7 @@ func TestSearchCacheSkipsUntrustedFilesystems(t *testing.T) {
 
 // TestBuildWithSearchCache: Build with Settings.Search protects a
 // repository and a project file made in the root after an earlier call,
-// exactly as Build without a cache does (issue 14 item 2). The tree is
+// exactly as Build without a cache does. The tree is
 // left unchanged for ctimeSlack first, so that the first call's search
 // remembers it.
 func TestBuildWithSearchCache(t *testing.T) {

@@ -19,8 +19,8 @@ const maxKnown = 1000
 // commands never see, and protected by every later call whatever its
 // search reaches: a command that pads the tree so that the next search
 // stops before a repository, or fills a directory the search must read
-// first with entries, does not take that repository's protection away
-// (issue 14 item 2). A file, not SearchCache's memory, so that it holds
+// first with entries, does not take that repository's protection away.
+// A file, not SearchCache's memory, so that it holds
 // across toolhost processes sharing the state directory (one `toolhost
 // call` per command, say). What no search ever found before a command
 // could reach it stays a gap, stated in Policy.Uncovered.

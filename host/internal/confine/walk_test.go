@@ -18,7 +18,7 @@ import (
 // .git directory, a .git file naming a git directory in the root's
 // .git/modules, a bare repository) keeps its hooks, config and info
 // read-only like the root's, and toolhost's project files are read-only
-// at any depth, each bound once (issue 14 item 2, NFR-SEC-06).
+// at any depth, each bound once (NFR-SEC-06).
 func TestBuildProtectsNestedRepositories(t *testing.T) {
 	home := fakeHome(t)
 	root := t.TempDir()
@@ -99,7 +99,7 @@ func TestBuildProtectsNestedRepositories(t *testing.T) {
 // TestSearchTreeStatesWhatItMissed: past the depth or the entries it may
 // read, or where another filesystem is mounted, the search stops, and
 // says so with the tree, how much and an example, for the caller to
-// record (issue 14 item 2).
+// record.
 func TestSearchTreeStatesWhatItMissed(t *testing.T) {
 	root := t.TempDir()
 	// wide is made first: the search reads the oldest directories first.
@@ -255,7 +255,7 @@ func gitInitBare(t *testing.T, dir string) {
 // TestBuildProtectsOldestSubmodules: past the bound of submodules'
 // git directories protected in .git/modules, the ones a command made to
 // push the real ones out come last, being newest, and the bound is
-// stated (issue 14 item 2, the red team's submodule past the bound).
+// stated (the red team's submodule past the bound).
 func TestBuildProtectsOldestSubmodules(t *testing.T) {
 	if birthTime(t.TempDir()) == 0 {
 		t.Skip("this filesystem records no birth time: submodules are protected in name order")
@@ -290,8 +290,7 @@ func needBirthTime(t *testing.T) {
 
 // TestSearchTreeReadsOldestFirst: directories a command made after the
 // user's tree cannot exhaust the search's bound before it reaches an
-// older nested repository, whatever their names and depth (issue 14 item
-// 2, the red team's search bound padded by a command). Breadth first,
+// older nested repository, whatever their names and depth (the red team's search bound padded by a command). Breadth first,
 // the padded directories of the first level were all read before
 // vendor/lib.
 func TestSearchTreeReadsOldestFirst(t *testing.T) {
@@ -317,7 +316,7 @@ func TestSearchTreeReadsOldestFirst(t *testing.T) {
 // found stays protected in later calls when a command pads a directory
 // the search must read first (an old one: its birth time does not help)
 // past the search's bound, and is remembered across toolhost processes,
-// in the state directory (issue 14 item 2).
+// in the state directory.
 func TestBuildRemembersNestedRepositories(t *testing.T) {
 	home := fakeHome(t)
 	root := t.TempDir()
@@ -354,8 +353,7 @@ func TestBuildRemembersNestedRepositories(t *testing.T) {
 // TestBuildPinsNestedRepositories: every directory between a root and a
 // nested repository's git directory is a mount point, so a command
 // cannot move the repository deeper than the next call's search looks
-// and write its hooks there (issue 14 item 2, the red team's repository
-// moved past the depth).
+// and write its hooks there (the red team's repository moved past the depth).
 func TestBuildPinsNestedRepositories(t *testing.T) {
 	home := fakeHome(t)
 	root := t.TempDir()
@@ -378,8 +376,7 @@ func TestBuildPinsNestedRepositories(t *testing.T) {
 // than a call protects gets at most maxNestedMounts mounts for them, the
 // oldest repository first, the rest stated and named in the output's
 // hint; Build stays fast (it was quadratic in its mounts), and stops
-// when the call's context ends (issue 14 item 2, the red team's mount
-// flood).
+// when the call's context ends (the red team's mount flood).
 func TestBuildBoundsNestedMounts(t *testing.T) {
 	needBirthTime(t)
 	home := fakeHome(t)
@@ -425,8 +422,7 @@ func TestBuildBoundsNestedMounts(t *testing.T) {
 
 // TestCompareBirth: the one "oldest first" order of the search, the
 // submodules and the nested protection: older first, unknown (0) last,
-// equals tied for a stable sort to keep (issue 14 item 2, review finding
-// 2).
+// equals tied for a stable sort to keep.
 func TestCompareBirth(t *testing.T) {
 	tests := []struct {
 		a, b int64
@@ -452,8 +448,7 @@ func TestCompareBirth(t *testing.T) {
 // read-only at any depth are those Settings.ProjectFileNames names (the
 // host's config.ProjectFileNames), not a list of the search's own; nil
 // keeps toolhost's three names. A SearchCache shared by searches for
-// other names does not answer one with the other's listings (issue 14
-// item 2, review finding 3, NFR-SEC-06).
+// other names does not answer one with the other's listings (NFR-SEC-06).
 func TestBuildProtectsConfiguredProjectFiles(t *testing.T) {
 	home := fakeHome(t)
 	root := t.TempDir()

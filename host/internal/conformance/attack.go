@@ -21,7 +21,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/runtime"
 )
 
-// The dynamic checks (issue 13 item 1, "behaviour under attack") call a
+// The dynamic checks ("behaviour under attack") call a
 // plugin's tools as a hostile model would, each check in fresh
 // workspaces, and judge the plugin by what the host observed: the host
 // functions it called with the paths it gave (engine.RunOptions.Observe)
@@ -121,7 +121,7 @@ func (s *subject) startProbe(ctx context.Context) startResult {
 }
 
 // startSpin checks that the plugin starts within startLimit, and that a
-// start-up that spins is stopped there (SRD FR-EXE-03; issue 9 item 4).
+// start-up that spins is stopped there (SRD FR-EXE-03).
 func (st *attackState) startSpin(ctx context.Context, s *subject, _ *abi.Manifest) Result {
 	if s.loadErr != nil {
 		return skip("the host does not load the plugin (see load)")
@@ -144,7 +144,7 @@ func (st *attackState) startSpin(ctx context.Context, s *subject, _ *abi.Manifes
 // own, whose start-up limit is startLimit: its error names the stage.
 // The module is compiled first and the clock starts after: the host's
 // start-up limit starts after compiling too, which on a cold cache takes
-// seconds that are not the plugin's doing (issue 13, red team item a).
+// seconds that are not the plugin's doing (red team item a).
 func startNative(ctx context.Context, s *subject) startResult {
 	rt, err := runtime.New(ctx, runtime.Config{CacheDir: s.opts.CacheDir, StartupTimeout: startLimit, HostFunctions: hostfn.Functions(), Logger: s.opts.Logger})
 	if err != nil {

@@ -21,8 +21,7 @@ import (
 
 // unconfined is a configuration whose commands run without run_command's
 // sandbox, for the suite's tests that call tools with AllowExec: they test
-// the checks, and the sandbox has its own suites (host/internal/confine,
-// host/internal/tests/confine; issue 14). Without it the suite's commands would fail
+// the checks, and the sandbox has its own suites (host/internal/confine, host/internal/tests/confine). Without it the suite's commands would fail
 // closed (no Launcher here), and checks could pass on calls that never
 // ran. Sandbox "off" takes network "on" with it, as the configuration
 // requires.
@@ -105,7 +104,7 @@ func TestAttackChecksPassBuiltIns(t *testing.T) {
 	}
 }
 
-// The deliberately broken plugins (issue 13 item 2) are run through the
+// The deliberately broken plugins are run through the
 // whole suite by host/internal/tests/conformance, through toolhost test itself: each
 // must fail the check about its fault, naming it, and no other. Running
 // them here as well doubled the package's time for no coverage.

@@ -23,8 +23,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/engine"
 )
 
-// Case is one file of a plugin's own cases, conformance/NAME.json (issue
-// 13 item 1): fixtures laid out in a fresh workspace, calls made in order
+// Case is one file of a plugin's own cases, conformance/NAME.json: fixtures laid out in a fresh workspace, calls made in order
 // in one conversation, what each must return, and what the files must
 // hold afterwards.
 type Case struct {

@@ -11,7 +11,7 @@ import (
 )
 
 // A malformed case file is refused with what is wrong and where, so an
-// author can fix it (issue 13 item 1: the plugin's own cases).
+// author can fix it (the plugin's own cases).
 func TestParseCaseRefusesBadFiles(t *testing.T) {
 	for _, tc := range []struct{ name, file, want string }{
 		{"syntax error", "{\n  \"tool\": \"read_file\",\n  \"args\": {\"path\": }\n}", "line 3"},
@@ -48,8 +48,7 @@ func TestParseCaseOneCall(t *testing.T) {
 
 // Cases run against a real plugin in a fresh workspace: a passing case
 // passes, each unmet expectation is listed with expected and got, a
-// malformed file fails naming it, and cases for other tools are ignored
-// (issue 13 item 1).
+// malformed file fails naming it, and cases for other tools are ignored.
 func TestRunCases(t *testing.T) {
 	cases := t.TempDir()
 	files := map[string]string{

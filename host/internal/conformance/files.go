@@ -9,7 +9,7 @@ import (
 
 // Limits on what the suite reads from a plugin's folder: a case file or a
 // module is the plugin author's, and an operator runs toolhost test on
-// plugins they do not trust yet (issue 13, red team).
+// plugins they do not trust yet.
 const (
 	// maxCaseBytes bounds a case file; the built-in ones are under 2 KiB.
 	maxCaseBytes = 1 << 20

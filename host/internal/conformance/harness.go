@@ -134,8 +134,7 @@ func describe(ctx context.Context, path, cacheDir string) (abi.Manifest, error) 
 //
 // Nothing in it says "test" to the plugin: the directories have random
 // names, and the conversation and call ids look like an MCP client's
-// (issue 13, red team: a plugin that behaves only when it sees it is
-// under test).
+// (red team: a plugin that behaves only when it sees it is under test).
 type workspace struct {
 	dir   string // holds the root and state/
 	root  string
@@ -204,7 +203,7 @@ func (s *subject) cleanup() {
 // relabel replaces, in a message, the copy of the plugin the workspaces
 // load with the user's own path, and each workspace's directory with
 // <workspace>: a report names what the user has, not the suite's
-// temporary files (issue 13, red team item c).
+// temporary files (red team item c).
 func (s *subject) relabel(msg string) string {
 	if s.base == "" {
 		return msg

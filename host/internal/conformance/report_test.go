@@ -32,7 +32,7 @@ func sampleReports() []Report {
 }
 
 // The JSON report carries every result and the counts, and reads back
-// (issue 13 item 1: --format json for CI).
+// (--format json for CI).
 func TestWriteJSON(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, sampleReports()); err != nil {
@@ -62,7 +62,7 @@ func TestWriteJSON(t *testing.T) {
 }
 
 // The JUnit report is valid XML that reads back with encoding/xml,
-// whatever the plugin's strings hold (issue 13 item 1: --format junit).
+// whatever the plugin's strings hold (--format junit).
 func TestWriteJUnit(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteJUnit(&buf, sampleReports()); err != nil {

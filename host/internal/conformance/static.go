@@ -22,7 +22,7 @@ import (
 )
 
 // staticChecks read the module and its manifest without calling it
-// (issue 13 item 1: ABI and manifest honesty). The manifest checks read
+// (ABI and manifest honesty). The manifest checks read
 // the manifest as the plugin states it, not as the host raised it: a
 // plugin that understates itself is what they exist to catch.
 func staticChecks() []check {
@@ -171,7 +171,7 @@ func (s *subject) declaredCapabilities() ([]abi.Capability, bool) {
 
 // checkImports: every import comes from toolhost_v1 or WASI, and every
 // toolhost_v1 import is a known function of the right type that a
-// declared capability grants (issue 13 item 1).
+// declared capability grants.
 func checkImports(_ context.Context, s *subject, _ *abi.Manifest) Result {
 	m, err := s.moduleOf()
 	if err != nil {
@@ -252,7 +252,7 @@ func importKindName(k byte) string {
 }
 
 // checkLeastPrivilege: each declared capability is needed by an import
-// (issue 13 item 1: manifests stay least-privilege). A capability is
+// (manifests stay least-privilege). A capability is
 // needed when, without it, some imported host function would be ungranted;
 // one whose functions another declared capability also grants is
 // reported as well, so the manifest asks for no more than it uses.
@@ -320,7 +320,7 @@ func covered(fns, granted []string) bool {
 }
 
 // checkFields: the fields registry.ValidateManifest requires, a version,
-// and capabilities toolhost/v1 knows (issue 13 item 1; SRD FR-REG-01).
+// and capabilities toolhost/v1 knows (SRD FR-REG-01).
 func checkFields(_ context.Context, s *subject, m *abi.Manifest) Result {
 	var findings []string
 	if err := registry.ValidateManifest(*m); err != nil {
@@ -352,8 +352,7 @@ const maxDescription = 8 << 10
 // textFindings are what is wrong with the manifest's free text: a
 // description too long to be anything but a payload (a model reads it
 // with every request), and control characters (escape sequences, bidi
-// overrides) in the text toolhost shows people and models (issue 13, red
-// team).
+// overrides) in the text toolhost shows people and models.
 func textFindings(m *abi.Manifest) []string {
 	var out []string
 	if n := len(m.Description); n > maxDescription {
@@ -397,7 +396,7 @@ func capabilityNames() []string {
 const draft202012 = "https://json-schema.org/draft/2020-12/schema"
 
 // checkSchema: the parameters compile as JSON Schema Draft 2020-12 and
-// describe an object (issue 13 item 1; SRD FR-VAL-01a).
+// describe an object (SRD FR-VAL-01a).
 func checkSchema(_ context.Context, _ *subject, m *abi.Manifest) Result {
 	raw := bytes.TrimSpace(m.Parameters)
 	if len(raw) == 0 {
@@ -438,8 +437,7 @@ var pathLike = regexp.MustCompile(`^(path|file|filename|dir|directory|cwd)$|_(pa
 
 // checkPathArgs: every path_args entry is a string property of the
 // schema, and no property named like a path escapes path_args, where the
-// host would not check it against the sandbox (issue 13 item 1; SRD
-// FR-VAL-07, FR-VAL-04). A tool without filesystem or process capabilities reaches
+// host would not check it against the sandbox (SRD FR-VAL-07, FR-VAL-04). A tool without filesystem or process capabilities reaches
 // no file, so its property names are not held against it.
 func checkPathArgs(_ context.Context, _ *subject, m *abi.Manifest) Result {
 	var schema struct {
@@ -506,8 +504,7 @@ func isStringProperty(raw json.RawMessage, strict bool) bool {
 }
 
 // checkEffects: side effects, risk and approval consistent with the
-// capabilities (issue 13 item 1: a plugin holding fs.write or proc.exec
-// that claims no side effects, or low risk, fails; SRD FR-APR-03/06).
+// capabilities (a plugin holding fs.write or proc.exec that claims no side effects, or low risk, fails; SRD FR-APR-03/06).
 func checkEffects(_ context.Context, _ *subject, m *abi.Manifest) Result {
 	var findings []string
 	for _, c := range []abi.Capability{abi.CapFSWrite, abi.CapProcExec} {
@@ -551,7 +548,7 @@ func checkSection(ctx context.Context, s *subject, _ *abi.Manifest) Result {
 	}
 	// describe runs after the start-up: one that spins would hold it to
 	// the interpreter's whole start-up limit and fail it for a fault
-	// start.spin reports (issue 13, red team item b).
+	// start.spin reports (red team item b).
 	if s.loadErr == nil {
 		if r := s.startProbe(ctx); r.stuck {
 			return skip("describe cannot run, because the plugin's start-up does not finish (see start.spin)")

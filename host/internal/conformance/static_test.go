@@ -129,7 +129,7 @@ func expectResult(t *testing.T, r Result, status Status, patterns ...string) {
 }
 
 // The ABI checks read exports and imports from the binary and name what
-// is wrong precisely (issue 13 item 1).
+// is wrong precisely.
 func TestABIChecks(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -210,7 +210,7 @@ func manifestWith(edit func(*abi.Manifest)) abi.Manifest {
 }
 
 // The manifest checks hold a manifest to what its capabilities allow
-// and to what the host needs to check its arguments (issue 13 item 1).
+// and to what the host needs to check its arguments.
 func TestManifestChecks(t *testing.T) {
 	ctx := context.Background()
 	native := &subject{kind: KindNative}
@@ -274,7 +274,7 @@ func TestManifestChecks(t *testing.T) {
 	}
 }
 
-// Every built-in plugin passes every static check (issue 13 item 2).
+// Every built-in plugin passes every static check.
 func TestBuiltInsPassStaticChecks(t *testing.T) {
 	dir := testplugin.BuiltIns(t)
 	mods, _ := filepath.Glob(filepath.Join(dir, "*.wasm"))
@@ -357,7 +357,7 @@ func withoutSection(t *testing.T, module []byte, name string) []byte {
 
 // A plugin the host refuses to load (an ungranted import) still has its
 // manifest judged, as the plugin states it, and the load failure is its
-// own result (issue 13 item 2: the broken plugin fails for its reason).
+// own result (the broken plugin fails for its reason).
 func TestRefusedPluginStillChecked(t *testing.T) {
 	mod := testplugin.Build(t, t.TempDir(), "host/internal/tests/conformance/broken/ungranted_import")
 	reports, err := Run(context.Background(), []string{mod}, Options{CacheDir: testplugin.CacheDir(t)})

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// The cost of the proxy (issue 14 item 4): a new connection and one
+// The cost of the proxy: a new connection and one
 // echo, dialed directly, through CONNECT and through SOCKS5; and one
 // echo over a tunnel already open. Compare the ns/op of each pair.
 

@@ -1,5 +1,5 @@
 // Package egress is run_command's way out to the network when
-// [tools.run_command] network = "allowlist" (issue 14 item 4): a proxy
+// [tools.run_command] network = "allowlist": a proxy
 // on a Unix socket that the confined command reaches through a relay in
 // its network namespace. It speaks HTTP CONNECT, plain HTTP with
 // absolute-URI requests, and SOCKS5 (no authentication, CONNECT), told

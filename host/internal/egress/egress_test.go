@@ -19,7 +19,7 @@ import (
 )
 
 // TestConnectTLS: an HTTPS request through CONNECT reaches an
-// allow-listed TLS server, bytes passing both ways (issue 14 item 4).
+// allow-listed TLS server, bytes passing both ways.
 func TestConnectTLS(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -96,7 +96,7 @@ func TestPlainHTTP(t *testing.T) {
 }
 
 // TestSOCKS5: a SOCKS5 CONNECT by name, IPv4 and IPv6 address reaches
-// an allow-listed server (issue 14 item 4: ALL_PROXY=socks5h://).
+// an allow-listed server (ALL_PROXY=socks5h://).
 func TestSOCKS5(t *testing.T) {
 	echo4 := echoServer(t, "127.0.0.1:0")
 	ln6, err := net.Listen("tcp", "[::1]:0")
@@ -129,7 +129,7 @@ func TestSOCKS5(t *testing.T) {
 
 // TestRefused: each host the rules do not allow is refused, by CONNECT
 // with a 403 naming the host and allowed_domains, by SOCKS5 with reply
-// 2, by a plain GET with a 403, and is logged (issue 14 item 4).
+// 2, by a plain GET with a 403, and is logged.
 func TestRefused(t *testing.T) {
 	echo := echoServer(t, "127.0.0.1:0")
 	port := portOf(t, echo)

@@ -7,7 +7,7 @@ import (
 
 // TestCheckDomain: the entries the configuration accepts, in their
 // canonical form, and those it refuses with a message naming the entry
-// and what to write (issue 14 item 4).
+// and what to write.
 func TestCheckDomain(t *testing.T) {
 	for _, tc := range []struct {
 		in, want string // want: the canonical form, or a part of the error

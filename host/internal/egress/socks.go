@@ -135,8 +135,7 @@ func socksHandshake(c net.Conn, br *bufio.Reader) (string, error) {
 
 // socksReply sends a reply with code. Its bound address is always
 // 0.0.0.0:0: the real one would be the host's outbound address, which a
-// confined command has no use for and should not learn (issue 14 review
-// item 6); CONNECT clients ignore it.
+// confined command has no use for and should not learn; CONNECT clients ignore it.
 func socksReply(c net.Conn, code byte) error {
 	_, err := c.Write([]byte{socksVersion, code, 0, socksAtypIPv4, 0, 0, 0, 0, 0, 0})
 	return err

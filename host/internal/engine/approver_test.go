@@ -11,7 +11,7 @@ import (
 )
 
 // An operator's standing approval (--allow) covers calls of its tools,
-// never a call only a person may approve (issue 10 item 2).
+// never a call only a person may approve.
 func TestPreapproved(t *testing.T) {
 	cs := []Confirmation{
 		{CallID: "1", Tool: "write_file"},

@@ -14,8 +14,8 @@ import (
 // compares). The host keeps the last of two equal names (encoding/json
 // does) and checks, resolves and shows for approval that value; a plugin
 // whose decoder keeps the first, or matches names regardless of case
-// (Go's, the SDK's), would act on the other one, a path nobody checked
-// (issue 13, red team). ptr is the JSON pointer of the object; first and
+// (Go's, the SDK's), would act on the other one, a path nobody checked.
+// ptr is the JSON pointer of the object; first and
 // second the two names as written.
 //
 // raw has already decoded as JSON. Every call crosses this scan, so it

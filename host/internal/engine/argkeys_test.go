@@ -59,8 +59,7 @@ func TestAmbiguousKey(t *testing.T) {
 
 // A path argument given twice is refused before the plugin runs: the
 // host checks the last value, and a plugin that takes the first (a
-// hand-written JSON parser) would read a path nobody checked (issue 13,
-// red team; FR-VAL-02).
+// hand-written JSON parser) would read a path nobody checked (red team; FR-VAL-02).
 func TestRepeatedArgumentRefused_FR_VAL_02(t *testing.T) {
 	f := newFixture(t, abi.Limits{})
 	f.write(t, "a.txt", "checked\n")
@@ -84,7 +83,7 @@ func TestRepeatedArgumentRefused_FR_VAL_02(t *testing.T) {
 // A tool whose schema admits other members still cannot be handed its
 // path argument under another case ("PATH" for "path"), which a decoder
 // matching names regardless of case would take while the sandbox checked
-// nothing (issue 13, red team).
+// nothing.
 func TestPathArgumentCaseRefused(t *testing.T) {
 	m := abi.Manifest{
 		ABI: abi.Version, Name: "open_schema", Description: "d", RiskLevel: abi.RiskLow,

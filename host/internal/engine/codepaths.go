@@ -19,7 +19,7 @@ import (
 // editor's task settings, a CI workflow, and a git directory, whose config
 // can name a program git runs (core.fsmonitor, hooks). A call that writes
 // one is judged by what it makes possible, not by whether it only creates
-// files (issue 10 item 2):
+// files:
 //
 //   - a path matching Policy.CodePatterns is never auto-approved as a new
 //     file, nor is a new file that a symlink matching one reaches (the

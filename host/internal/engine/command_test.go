@@ -207,8 +207,7 @@ func TestRunCommandSecretsHidden_CFG_ENV_01(t *testing.T) {
 				t.Errorf("keep %v: the command saw %s", keep, name)
 			}
 		}
-		// URL credentials are removed from the value, the rest kept
-		// (issue 10 item 12).
+		// URL credentials are removed from the value, the rest kept.
 		if !strings.Contains(out, "DATABASE_URL=postgres://h/db\n") {
 			t.Errorf("keep %v: the command does not see DATABASE_URL without its credentials:\n%s", keep, out)
 		}
@@ -220,7 +219,7 @@ func TestRunCommandSecretsHidden_CFG_ENV_01(t *testing.T) {
 
 // A command never runs unconfined by accident: an engine without a
 // confiner, or one whose kernel lacks what the sandbox needs, refuses it
-// and says why, and nothing of it ran (issue 14 item 6).
+// and says why, and nothing of it ran.
 func TestRunCommandFailsClosed(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -15,7 +15,7 @@ import (
 	"github.com/toolhost/toolhost/lp1"
 )
 
-// What a person approves is what will run (issue 10 item 3, FR-APR-03):
+// What a person approves is what will run (FR-APR-03):
 // the plugin's summary is a headline, redacted and cut to fit one line, so
 // every approval surface also shows the call's arguments in full, each
 // rendered visibly (Visible) and never redacted, and the files they name

@@ -70,13 +70,13 @@ type Config struct {
 	// Policy governs Plan and Run; the zero value means DefaultPolicy, and
 	// a zero field of any other Policy is the cautious choice.
 	Policy Policy
-	// Confiner confines the commands tools run (issue 14); nil means none,
+	// Confiner confines the commands tools run; nil means none,
 	// and a command a tool asks for does not run (fail closed). The host
 	// sets it from [tools.run_command] and host.Options.Launcher; tests of
 	// the engine alone use confine.Unconfined on purpose.
 	Confiner *confine.Confiner
 	// Journal records every batch before its calls run, and each call's
-	// start and result (issue 12 item 2); nil keeps no record.
+	// start and result; nil keeps no record.
 	Journal Journal
 	Logger  *slog.Logger
 }
@@ -146,7 +146,7 @@ type Result struct {
 	Content string     `json:"content,omitempty"`
 	Error   *ToolError `json:"error,omitempty"`
 	// Confinement is the sandbox each command the call ran was confined
-	// by, in order (issue 14 item 6); empty when it ran none.
+	// by, in order; empty when it ran none.
 	Confinement []Confinement `json:"confinement,omitempty"`
 }
 
@@ -256,9 +256,7 @@ func (e *Engine) runTool(ctx context.Context, call Call, tool *registry.Tool, en
 	return Result{ID: call.ID, Name: call.Name, OK: true, Content: e.content(call, out, int(limits.OutputLimit()))}
 }
 
-// content is a successful result's text: sanitized (JSON-aware, so a
-// listing stays valid JSON with its names' controls escaped, issue 10
-// item 5), and within limit
+// content is a successful result's text: sanitized (JSON-aware, so a listing stays valid JSON with its names' controls escaped), and within limit
 // whatever the plugin claims. ResultNoTruncate only spares output that is
 // already within the limit from being cut again (a plugin that shortened
 // its own output, keeping the end of a log, knows best where to cut); a

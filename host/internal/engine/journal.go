@@ -39,7 +39,7 @@ type Journal interface {
 	// recovery can kill what a crash left of it.
 	RecordProcess(ctx context.Context, batchID, callID string, pid int) error
 	// RecordPreimages records, in one transaction, what files held
-	// just before a running call changes them (issue 12 item 4): their
+	// just before a running call changes them: their
 	// pre-images, kept for undo; the call's first pre-image of a path
 	// stands. A file whose Content is not whole (longer than
 	// MaxPreimageBytes) is recorded as not undoable. An error refuses

@@ -8,7 +8,7 @@ import (
 
 // Access is one host function a plugin called during a batch, as the host
 // saw it (RunOptions.Observe): `toolhost test` judges a plugin by what it
-// attempted, not by what it says it does (issue 13 item 1).
+// attempted, not by what it says it does.
 type Access struct {
 	CallID   string
 	Function string // the host function, e.g. "fs_read"

@@ -47,8 +47,7 @@ const (
 // Confirmation is what a person is asked to approve (FR-APR-03). Summary
 // is a one-line headline; what will run is Arguments, which every
 // approval surface shows in full (Details renders them), with
-// SummaryNote when the headline was shortened or redacted (issue 10
-// item 3).
+// SummaryNote when the headline was shortened or redacted.
 type Confirmation struct {
 	CallID  string          `json:"tool_call_id"`
 	Tool    string          `json:"tool_name"`

@@ -168,7 +168,7 @@ type Narrowing struct {
 	// nothing and is not asked about; other calls are planned as usual.
 	DryRun bool
 	// CommandSandbox and CommandNetwork tighten the sandbox commands run in
-	// (a profile's [profiles.NAME] sandbox and network, issue 14 item 6):
+	// (a profile's [profiles.NAME] sandbox and network):
 	// workspace-write to read-only, allowlist to off. A looser value
 	// changes nothing; "" keeps the host's.
 	CommandSandbox confine.Mode
@@ -263,7 +263,7 @@ type callTraits struct {
 	// that alone kept the call from counting as only creating files.
 	codePath string
 	// gitLayout is why the call would lay out a git directory: it then
-	// always asks a person, unless it is denied (issue 10 item 2).
+	// always asks a person, unless it is denied.
 	gitLayout string
 }
 

@@ -328,7 +328,7 @@ func chunkEvent(batch string, call Call, kind uint32, text string) Event {
 // shows chunks as they come: they are as untrusted as the result and
 // sanitized the same way (FR-OUT-02), each stream by an output.Stream of
 // its own, so that a chunk boundary inside an escape sequence or a rune
-// lets no part of it through (issue 10 item 4).
+// lets no part of it through.
 type callStreams struct {
 	// mu orders a late write against the flush: proc abandons a sink
 	// that outlives the call's deadline, and it may still be writing.

@@ -2,7 +2,7 @@
 // (hyper-mcp's list_tools / call_tool plugins, and the older mcp.run
 // servlets' describe / call) under toolhost's policy: each tool such a
 // module describes becomes one registry tool, approved, timed out, capped
-// and journaled by the engine like a native one (issue 13 item 5).
+// and journaled by the engine like a native one.
 //
 // A module is untrusted even in the trusted plugin directory, so this
 // package gives it less than its own host would: no files (WASI without

@@ -48,7 +48,7 @@ func TestLoadDeadline(t *testing.T) {
 	}
 }
 
-// issue 13 item 5 (issue 13 item 4): Verify sees the exact bytes that are
+// issue 13 item 5: Verify sees the exact bytes that are
 // compiled, before anything runs, and its error refuses the module.
 func TestVerifyHook(t *testing.T) {
 	path := guests.Build(t, guests.HyperTools)

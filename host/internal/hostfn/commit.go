@@ -101,7 +101,7 @@ func fsCommit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]
 	}
 	// Every file stays locked from its freshness check to the last
 	// rename; Lock takes them in sorted order, so two commits of
-	// overlapping files cannot deadlock (issue 9 item 8).
+	// overlapping files cannot deadlock.
 	unlock, err := env.lock(ctx, paths...)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func fsCommit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]
 }
 
 // checkCommitFiles refuses a commit of more files than the operator
-// allows (tools.apply_patch.max_files, issue 10 item 9), from the count
+// allows (tools.apply_patch.max_files), from the count
 // that heads the request: before it is decoded, and before any file is
 // resolved, checked or staged, so a patch of thousands of files fails at
 // once.
@@ -135,7 +135,7 @@ func (e *Env) checkCommitFiles(req []byte) error {
 
 // dryRun is the unified diff of every change, after every check a commit
 // makes, under the call's deadline. The text stops at the output limit,
-// which is all a model could see of it (issue 9 item 6).
+// which is all a model could see of it.
 func dryRun(ctx context.Context, env *Env, targets []commitTarget) ([]byte, error) {
 	var diff strings.Builder
 	limit := env.outputLimit()
@@ -247,7 +247,7 @@ func commitFiles(ctx context.Context, env *Env, targets []commitTarget) ([]byte,
 		created[i] = c
 	}
 	// Every file's previous content is journaled, in one transaction,
-	// before any is replaced (issue 12 item 4).
+	// before any is replaced.
 	if err := env.beforeChange(ctx, paths); err != nil {
 		return nil, err
 	}

@@ -17,8 +17,7 @@ import (
 )
 
 // commitEnv is an Env over a root holding a.txt ("A", read), b.txt ("B",
-// read, then changed on disk), u.txt (never read) and gen/config (read-only:
-// .git itself is protected whatever the patterns, issue 10 item 2).
+// read, then changed on disk), u.txt (never read) and gen/config (read-only: .git itself is protected whatever the patterns).
 func commitEnv(t *testing.T) (*Env, string) {
 	t.Helper()
 	dir := t.TempDir()

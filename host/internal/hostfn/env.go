@@ -30,7 +30,7 @@ type Env struct {
 	// ReadsAt is Reads.Generation() taken when the call's batch was
 	// planned (when the call began, for a call without a batch): a file
 	// another batch of the conversation changed after that is stale for
-	// this call, though its content is recorded as read (issue 9 item 8).
+	// this call, though its content is recorded as read.
 	// Zero skips that check.
 	ReadsAt uint64
 	// Origin names the call's batch: what calls of the same batch read
@@ -62,7 +62,7 @@ type Env struct {
 	// dry-run fs_commit is checked as a write would be (the sandbox, the
 	// files' freshness) without a write grant, and fs_diff works as ever.
 	DryRun bool
-	// Confiner confines the commands the call runs (issue 14); nil means
+	// Confiner confines the commands the call runs; nil means
 	// the host has none, and commands do not run.
 	Confiner *confine.Confiner
 	// mu guards confinement, which a command's host function appends to.
@@ -78,7 +78,7 @@ type Env struct {
 	Journal CallJournal
 	// Observe, when set, receives every host function the plugin calls,
 	// allowed or refused (observe.go); `toolhost test` judges plugins by
-	// it (issue 13 item 1).
+	// it.
 	Observe Observer
 
 	// seen is the digest of each file this call read whole (recorded, or

@@ -99,8 +99,8 @@ func fsRead(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte
 	if limit < 0 {
 		limit = n // to the end, as abi/README.md says, within the cap below
 	}
-	// Whatever the plugin asked, no more than the call's read limit
-	// (issue 9 item 6): a plugin that gets less sees that the data does
+	// Whatever the plugin asked, no more than the call's read limit:
+	// a plugin that gets less sees that the data does
 	// not reach the end of the file (no eof flag) and its size.
 	n = min(n, limit, env.readLimit())
 	resp := make([]byte, abi.ReadInfoSize, abi.ReadInfoSize+int(n))
@@ -359,7 +359,7 @@ func fsList(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]by
 		return nil, fail(abi.StatusWrongType, abi.KindExecutionFailed, "%s is not a directory; use read_file to read it", name)
 	}
 	// max_entries 0 means "no limit of the plugin's own", never more than
-	// the output limit can show (issue 9 item 6).
+	// the output limit can show.
 	limit := env.listLimit()
 	if maxEntries > 0 && int64(maxEntries) < int64(limit) {
 		limit = int(maxEntries)
@@ -485,8 +485,7 @@ func writeLocked(ctx context.Context, env *Env, p sandbox.Path, name string, dat
 	created, err = stage(txn, p, data, createDirs, grant == WriteCreateOnly)
 	if err == nil {
 		// The previous content is journaled before the commit, and a
-		// journal that cannot record it refuses the change (issue 12
-		// item 4).
+		// journal that cannot record it refuses the change.
 		if jerr := env.beforeChange(ctx, []sandbox.Path{p}); jerr != nil {
 			return false, jerr
 		}
@@ -554,7 +553,7 @@ var (
 
 // maxDiffLines bounds the lines of either side of a diff. The diff's cost
 // grows with the lines more than with the bytes: two 2 MiB sides of a
-// million short lines each take seconds (issue 10 item 7), while a
+// million short lines each take seconds, while a
 // quarter of a million lines stays well inside a file tool's timeout.
 const maxDiffLines = 1 << 18
 
@@ -581,7 +580,7 @@ func fsDiff(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]by
 // diffFile is the unified diff from the file at p (or no file,
 // when !exists) to data, read and computed under ctx, the call's
 // deadline. Like read_file, it reads only a regular file, and only up to
-// the scan limit (issue 9 item 6, issue 10 item 7); a side that is not a
+// the scan limit; a side that is not a
 // regular file, is larger than the scan limit, or has too many lines to
 // diff is not diffed: the diff says so, and why, in one line, like a
 // binary file's. A directory is refused: no file can replace it.

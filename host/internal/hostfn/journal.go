@@ -14,7 +14,7 @@ import (
 
 // CallJournal is the journal as one call's host functions see it: they
 // record there, before doing it, what the call does that outlives it, so
-// that a crash leaves a record of it (issue 12). A nil CallJournal records
+// that a crash leaves a record of it. A nil CallJournal records
 // nothing.
 type CallJournal interface {
 	// ProcessStarted records that the call's command runs in the process
@@ -27,8 +27,7 @@ type CallJournal interface {
 	// for one file: BeforeChange is given no more than one byte past it.
 	MaxPreimageBytes() int64
 	// BeforeChange records, in one journal transaction, what the files
-	// about to change hold now (their pre-images, for undo: issue 12
-	// item 4). It is called once the new content is staged, before the
+	// about to change hold now (their pre-images, for undo:). It is called once the new content is staged, before the
 	// commit; an error refuses the change, and nothing is written.
 	BeforeChange(ctx context.Context, files []FileState) error
 	// AfterChange records, in one journal transaction, what a committed

@@ -11,7 +11,7 @@ import (
 // What one host function call may make the host hold is bounded by the
 // call's limits (Env.Limits), never by what the plugin asks: a plugin is
 // untrusted code, and a negative or absurd size must not become an
-// allocation (issue 9 item 6, FR-LIM-*, NFR-SEC-*). Each function clamps
+// allocation (FR-LIM-*, NFR-SEC-*). Each function clamps
 // or refuses, as its documentation in abi/README.md allows.
 const (
 	// maxPathBytes bounds a path argument, like the kernel's PATH_MAX.

@@ -10,7 +10,7 @@ import (
 
 // Access is one host function a plugin called, as the host saw it: what
 // `toolhost test` judges a plugin by, rather than by what the plugin says
-// it does (issue 13 item 1).
+// it does.
 type Access struct {
 	CallID   string
 	Function string // the host function, e.g. abi.FnFSRead

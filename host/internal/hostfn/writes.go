@@ -36,7 +36,7 @@ func (e *Env) dryRunRefusal(what string) error {
 }
 
 // writeGrant returns what approval covered for writing p, and refuses a
-// path the call's arguments did not name (issue 9 item 1). A dry run
+// path the call's arguments did not name. A dry run
 // writes nothing, so checking a change needs no grant.
 func (e *Env) writeGrant(p sandbox.Path, name string) (WriteGrant, error) {
 	if e.Writes == nil || e.DryRun {
@@ -99,8 +99,7 @@ func (e *Env) checkCreateOnly(p sandbox.Path, name string, g WriteGrant) error {
 	return classify(name, err)
 }
 
-// lock holds the write locks of paths for the rest of a write (issue 9
-// item 8): no other call of this host changes them between the freshness
+// lock holds the write locks of paths for the rest of a write: no other call of this host changes them between the freshness
 // check and the rename. It waits at most until the call's deadline.
 func (e *Env) lock(ctx context.Context, paths ...sandbox.Path) (unlock func(), err error) {
 	abs := make([]string, len(paths))

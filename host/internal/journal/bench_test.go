@@ -12,7 +12,7 @@ import (
 // eight-call batch as the engine records it: the batch with the first
 // call's start, then each result with the next call's start, and the last
 // result with the batch's end, each one commit (FR-RES-04a/b), on disk
-// (WAL, synchronous=NORMAL) and in memory. Target (issue 12): at most
+// (WAL, synchronous=NORMAL) and in memory. Target: at most
 // 100 µs per call on disk.
 func BenchmarkJournalCall(b *testing.B) {
 	for _, tc := range []struct {

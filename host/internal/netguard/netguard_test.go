@@ -6,7 +6,7 @@ import (
 )
 
 // TestClass covers each internal range, the IPv4-mapped and embedded
-// forms that reach them (issue 14 item 4), and public addresses.
+// forms that reach them, and public addresses.
 func TestClass(t *testing.T) {
 	for _, tc := range []struct {
 		addr, class string

@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 )
 
-// SanitizeJSON is Sanitize for a tool's result, which is often JSON
-// (issue 10 item 5). When s is a JSON object or array, a character
+// SanitizeJSON is Sanitize for a tool's result, which is often JSON.
+// When s is a JSON object or array, a character
 // Sanitize would strip is escaped instead where it stands inside a
 // string (DEL and the C1 controls as \u007f, \u009b, ...; invalid UTF-8
 // as \ufffd), so the text stays valid JSON, decodes to what s does, and

@@ -10,8 +10,7 @@ import "strings"
 // make the host buffer it all.
 const maxHeld = 4 << 10
 
-// Stream sanitizes output that arrives in chunks (SRD FR-OUT-01/02, issue
-// 10 item 4): what it returns for all the chunks, Flush included, is
+// Stream sanitizes output that arrives in chunks (SRD FR-OUT-01/02): what it returns for all the chunks, Flush included, is
 // Sanitize of their concatenation, however they were cut, except that a
 // control string longer than maxHeld is dropped even if it is never
 // terminated. A chunk boundary inside an escape sequence or a UTF-8 rune

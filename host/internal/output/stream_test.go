@@ -18,7 +18,7 @@ func streamed(chunks ...string) string {
 }
 
 // splitSequences are the sequences a chunk boundary must not split past
-// the sanitizer (issue 10 item 4), each between text.
+// the sanitizer, each between text.
 var splitSequences = []struct{ name, in string }{
 	{"osc 52 clipboard write", "a\x1b]52;c;aGk=\x07b"},
 	{"clear screen", "a\x1b[2Jb"},

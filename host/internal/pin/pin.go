@@ -1,5 +1,5 @@
 // Package pin reads and writes toolhost.lock, the list of plugin modules an
-// operator trusts, each with the SHA-256 of its bytes (issue 13 item 4).
+// operator trusts, each with the SHA-256 of its bytes.
 // When a plugin directory holds a lock, the host serves only the modules it
 // lists, and only while their bytes hash as listed.
 //

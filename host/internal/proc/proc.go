@@ -425,7 +425,7 @@ func (r *run) wait(ctx context.Context) error {
 }
 
 // kill ends the command's processes: its process group with one signal,
-// then, where they can be listed, the rest of its session (issue 10 item 6).
+// then, where they can be listed, the rest of its session.
 // The shell is not reaped yet, so neither id can name a stranger.
 func (r *run) kill() {
 	killGroup(r.cmd.Process, r.log)

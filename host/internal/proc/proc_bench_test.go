@@ -40,7 +40,7 @@ func BenchmarkRun(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) { bench(b, bc.command) })
 	}
 	// The session kill scans every process on the machine after each
-	// command (issue 10 item 6): a busy machine makes it dearer.
+	// command: a busy machine makes it dearer.
 	b.Run("true/300 more processes", func(b *testing.B) {
 		idleProcesses(b, 300)
 		bench(b, "true")

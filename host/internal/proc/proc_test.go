@@ -632,7 +632,7 @@ func TestRunKillsForkHoppers(t *testing.T) {
 	for _, mode := range []string{"once", "every"} {
 		for _, end := range endings {
 			t.Run(mode+"/"+end.name, func(t *testing.T) {
-				// Without a PID namespace (issue 14) the race against a
+				// Without a PID namespace the race against a
 				// hopper is won by finding it alive, which a machine starved
 				// of CPU by the other tests of make test lost twice. So an
 				// attempt may fail twice; a kill that does not work fails

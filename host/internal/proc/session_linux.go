@@ -15,8 +15,8 @@ import (
 
 // Killing the process group is not enough: a child that makes a group of
 // its own (timeout, bash's set -m, Python's process_group=0 or
-// os.setpgid) leaves it and would outlive the call, its timeout included
-// (issue 10 item 6). It keeps the session, though, and the shell leads
+// os.setpgid) leaves it and would outlive the call, its timeout included.
+// It keeps the session, though, and the shell leads
 // the session (Setsid), so the session id is the shell's pid. Linux has
 // no call that signals a session, so killSession lists the processes in
 // /proc, asks each for its session with getsid (one system call, no file

@@ -102,8 +102,7 @@ func (c *Cache) put(e Entry, stored bool) {
 // Generation returns a number that grows whenever the conversation sees a
 // file's content change (a read or a write recorded with a new digest).
 // A call takes it when it begins; ChangedSince then tells whether another
-// call saw a path change after that (stale-file protection between
-// concurrent calls of one conversation, issue 9 item 8).
+// call saw a path change after that (stale-file protection between concurrent calls of one conversation).
 func (c *Cache) Generation() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()

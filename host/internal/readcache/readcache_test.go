@@ -46,8 +46,7 @@ func TestUnsavedAndMerge(t *testing.T) {
 func hexSum(sum [32]byte) string { return hex.EncodeToString(sum[:]) }
 
 // The generation moves when a path's content changes, not when the same
-// content is read again (issue 9 item 8: a call compares it with the
-// generation it began at).
+// content is read again (a call compares it with the generation it began at).
 func TestGeneration(t *testing.T) {
 	c := New()
 	a, b := sha256.Sum256([]byte("a")), sha256.Sum256([]byte("b"))
@@ -90,8 +89,7 @@ func TestReReadKeepsOrigin(t *testing.T) {
 	}
 }
 
-// A cache tells its owner of each read as it is recorded (issue 12 item
-// 2: a batch killed after a read must not lose it).
+// A cache tells its owner of each read as it is recorded (a batch killed after a read must not lose it).
 func TestOnRecord(t *testing.T) {
 	c := New()
 	n := 0

@@ -181,7 +181,7 @@ func TestDefinitionsFormats(t *testing.T) {
 
 // The MCP definitions carry all four behaviour hints, the same ones
 // toolhost serve gives (abi.Manifest.Hints), so `toolhost tools --format
-// mcp` shows what a client will see (issue 11 item 1).
+// mcp` shows what a client will see.
 func TestMCPDefinitionsCarryEveryHint(t *testing.T) {
 	read := manifest("read_file")
 	run := manifest("run_command")
@@ -215,8 +215,7 @@ func TestMCPDefinitionsCarryEveryHint(t *testing.T) {
 // A manifest's schema is read whole from the manifest: a $ref, $schema or
 // $id naming a file makes the compiler read nothing from the host's disk
 // (a secret there would come back in argument errors; a FIFO would hang
-// the start), and the tool is refused naming the reference (issue 13,
-// found attacking Extism plugins; native plugins share the compiler).
+// the start), and the tool is refused naming the reference (found attacking Extism plugins; native plugins share the compiler).
 func TestSchemaReadsNoHostFile(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "secret.json")
 	if err := os.WriteFile(secret, []byte(`{"const":"TOPSECRET"}`), 0o600); err != nil {

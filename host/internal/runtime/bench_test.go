@@ -16,7 +16,7 @@ import (
 )
 
 // BenchmarkCall is a warm call of a plugin that does nothing: what the
-// runtime adds to every call (issue 9 asks that it not grow).
+// runtime adds to every call (asks that it not grow).
 func BenchmarkCall(b *testing.B) {
 	ctx := context.Background()
 	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(b)})

@@ -34,8 +34,8 @@ type HostFunction struct {
 	Func func(ctx context.Context, state any, mem api.Memory, params []uint64) (abi.Status, []byte)
 	// Refused, when set, is told of each call the runtime refused itself
 	// for want of state: summary says it was during a summary, why is the
-	// refusal's reason. It lets a caller observe what a summary attempted
-	// (issue 13 item 1); it cannot change the refusal.
+	// refusal's reason. It lets a caller observe what a summary attempted;
+	// it cannot change the refusal.
 	Refused func(ctx context.Context, summary bool, why string, mem api.Memory, params []uint64)
 }
 

@@ -303,8 +303,7 @@ func (p *Plugin) invoke(ctx context.Context, call callState, export string, in [
 		return abi.Result{}, &TrapError{Plugin: p.name(), Message: inst.failure(err)}
 	case fired, res.Kind == abi.KindPanicked:
 		// The guest returned a result, so its work is done and reported
-		// even though the deadline fired meanwhile (issue 9 item 5: a
-		// timeout here would make a model retry a write that happened).
+		// even though the deadline fired meanwhile (a timeout here would make a model retry a write that happened).
 		// Its flag may be set, or a panic have left it broken: it is not
 		// pooled.
 		inst.close(context.WithoutCancel(ctx))

@@ -49,7 +49,7 @@ type Config struct {
 	// uses them: at Load, on the whole file, and again on exactly the
 	// bytes the first compile reads, so a file replaced after Load is
 	// refused rather than run. Its error is returned as is, so it names
-	// the plugin (issue 13 item 4: a lock of trusted modules' hashes).
+	// the plugin (a lock of trusted modules' hashes).
 	Verify func(path string, data []byte) error
 	Logger *slog.Logger
 }

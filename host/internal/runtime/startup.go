@@ -18,7 +18,7 @@ import (
 // StartupError is a plugin that could not start: its _initialize (for a
 // Go plugin, the Go runtime and every init function) or its describe
 // trapped, or ran past Config.StartupTimeout and was stopped there like a
-// runaway call (issue 9 item 4).
+// runaway call.
 type StartupError struct {
 	Plugin string
 	Stage  string        // abi.StartFunction or abi.ExportDescribe

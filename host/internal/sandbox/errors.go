@@ -28,9 +28,9 @@ const (
 	PathOutsideSandbox                 // canonical path in no allowed root
 	DeniedPatternMatched               // denied pattern or protected directory
 	ReadOnly                           // a write to a path matching a read-only pattern
-	Protected                          // a write to toolhost's configuration or git's internals (issue 10 items 1, 2)
-	PathTooLong                        // over a path limit: bytes, component bytes or depth (issue 10 item 10)
-	NamesDirectory                     // a write to a path ending in a slash (issue 10 item 11)
+	Protected                          // a write to toolhost's configuration or git's internals
+	PathTooLong                        // over a path limit: bytes, component bytes or depth
+	NamesDirectory                     // a write to a path ending in a slash
 )
 
 // String returns the name used in abi.DenialReason.
@@ -164,7 +164,7 @@ func swappedError(p Path, now string) *DenialError {
 }
 
 // notDirError is the error for a path written with a trailing slash, which
-// names a directory, whose target is not one (issue 10 item 11). It
+// names a directory, whose target is not one. It
 // matches syscall.ENOTDIR, as the system's own lookup of such a path would.
 type notDirError struct {
 	attempted string

@@ -11,7 +11,7 @@ import (
 // matches contains. Listing a directory checks each entry against every
 // denied pattern, twice (absolute and relative); with the default
 // patterns that was 2,200 doublestar matches for 100 entries, a third of
-// list_directory's time (issue 11, make bench). A strings.Contains first
+// list_directory's time (make bench). A strings.Contains first
 // settles nearly all of them.
 type glob struct {
 	pattern string

@@ -153,8 +153,7 @@ func (p Path) ReadDir() ([]fs.DirEntry, error) {
 // ReadDirFirst returns, sorted by name, the first n entries of the
 // directory that keep accepts, and whether it accepts more. It reads the
 // directory in batches and holds at most n entries, so a directory of a
-// million names costs the memory of n (host memory bounded by limits,
-// issue 9 item 6). keep sees bare names; nil keeps every entry.
+// million names costs the memory of n (host memory bounded by limits). keep sees bare names; nil keeps every entry.
 func (p Path) ReadDirFirst(n int, keep func(name string) bool) (entries []fs.DirEntry, more bool, err error) {
 	f, err := p.Open()
 	if err != nil {

@@ -445,7 +445,7 @@ func FuzzResolve(f *testing.F) {
 		if got.Abs != filepath.Join(got.RootDir, filepath.FromSlash(got.Rel)) || got.Attempted != in || got.Root == nil {
 			t.Fatalf("Resolve(%q) = %+v: fields disagree", in, got)
 		}
-		// Within the default limits (issue 10 item 10), and a trailing
+		// Within the default limits, and a trailing
 		// slash kept as Dir (item 11).
 		if depth, longest := measure(filepath.FromSlash(got.Rel)); len(got.Abs) > defaultMaxPathBytes || len(longest) > defaultMaxComponentBytes || (got.Rel != "." && depth > defaultMaxDepth) {
 			t.Fatalf("Resolve(%q) = %s: over a path limit", in, got.Abs)
@@ -496,8 +496,7 @@ func BenchmarkOpen(b *testing.B) {
 }
 
 // ReadDirFirst keeps only the first n accepted names, in order, and says
-// whether there were more (issue 9 item 6: a listing costs what its page
-// holds, not what the directory holds).
+// whether there were more (a listing costs what its page holds, not what the directory holds).
 func TestReadDirFirst(t *testing.T) {
 	f := newFixture(t, Config{})
 	dir := filepath.Join(f.root, "many")

@@ -25,8 +25,7 @@ type pathLock struct {
 // Lock takes the write lock of every path (canonical absolute paths, as in
 // Path.Abs) and returns the function that releases them. A caller holds
 // the locks from its freshness check to its last rename, so no other call
-// of this host can change a file between the check and the write
-// (issue 9 item 8).
+// of this host can change a file between the check and the write.
 //
 // Paths are locked in sorted order, so two callers locking overlapping
 // sets in any order cannot deadlock. Waiting stops when ctx is done: the

@@ -138,8 +138,7 @@ func TestCheckWrite_ProtectedChildAndRoot(t *testing.T) {
 }
 
 // Protected names are refused in every spelling some disk, git or Win32
-// would take for them, on every system (red team after issue 10: a
-// case-insensitive share mounted under Linux, trailing dots, 8.3 names),
+// would take for them, on every system (red team after : a case-insensitive share mounted under Linux, trailing dots, 8.3 names),
 // while names that only contain them are not.
 func TestCheckWrite_ProtectedNameSpellings(t *testing.T) {
 	f := newFixture(t, Config{})

@@ -16,7 +16,7 @@ import (
 )
 
 // An intent record is one file in the recovery directory, "<id>.txn",
-// holding JSON lines (issue 9 item 10):
+// holding JSON lines:
 //
 //	{"file": {...}}       one per staged file, written before its temporary file
 //	                      (for a removal, before its commit renames it away)

@@ -304,7 +304,7 @@ type Path struct {
 	Rel       string   // relative to RootDir, forward slashes, "." for the root
 	// Dir is set when Attempted ends in a slash (or "/."): it names a
 	// directory, so opening it refuses anything else and it is never
-	// written as a file (issue 10 item 11).
+	// written as a file.
 	Dir bool
 
 	root *root
@@ -358,7 +358,7 @@ func namesDir(p string) bool {
 
 // checkLimits refuses an absolute, clean path longer than the path limit
 // or, when it lies in r, with a name below r longer than the component
-// limit or more names below r than the depth limit (issue 10 item 10).
+// limit or more names below r than the depth limit.
 // resolved is the canonical path for the refusal, "" before it is known.
 func (s *Sandbox) checkLimits(attempted, abs, resolved string, r *root) error {
 	deny := func(key string, limit, measured int) *DenialError {
@@ -492,10 +492,9 @@ func (s *Sandbox) ReadOnly(p Path) (pattern string, readOnly bool) {
 // write makes; a refusal is a *DenialError:
 //
 //   - Protected: toolhost's configuration files, its lock file and git's
-//     internals, at any depth and whatever the configuration says (issue
-//     10 items 1 and 2);
+//     internals, at any depth and whatever the configuration says;
 //   - ReadOnly: a configured read-only pattern;
-//   - NamesDirectory: a path that ends in a slash (issue 10 item 11);
+//   - NamesDirectory: a path that ends in a slash;
 //   - DeniedPatternMatched: a Child that is denied.
 func (s *Sandbox) CheckWrite(p Path) error {
 	if err := p.checkChildDenied(); err != nil {

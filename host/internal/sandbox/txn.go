@@ -29,7 +29,7 @@ import (
 // process killed mid-commit leaves nothing Recover cannot undo.
 //
 // A Txn holds a bounded number of descriptors however many files it
-// stages (issue 10 item 9): each temporary file is closed once written and
+// stages: each temporary file is closed once written and
 // synced, and a parent directory is kept open only while it is among the
 // few used last (parentDirs). Commit opens a parent again through the root
 // by its validated path and refuses, as a swap, anything but the very
@@ -87,9 +87,7 @@ func (s *Sandbox) Begin() *Txn { return &Txn{s: s} }
 
 // Stage writes data to a temporary file next to p, with the permissions of
 // the file it will replace, or for a new one those any program of the
-// user's would give it (0666 less the umask, issue 10 item 8: the kernel
-// applies the umask, or a directory's default ACL, as it creates the
-// file). Nothing is visible until Commit. It refuses non-regular targets
+// user's would give it (0666 less the umask, : the kernel applies the umask, or a directory's default ACL, as it creates the file). Nothing is visible until Commit. It refuses non-regular targets
 // (ErrNotRegular) and a second stage of the same file. created reports
 // that p does not exist now; Commit then creates it only if it still does
 // not exist.

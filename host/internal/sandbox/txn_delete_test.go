@@ -14,7 +14,7 @@ import (
 
 // deleteFixture stages, in one transaction, the removal of a.txt, new
 // content for sub/b.txt given mode 0600, and sub/new.txt created with
-// mode 0640: what an undo does (issue 12 item 4).
+// mode 0640: what an undo does.
 func deleteFixture(t *testing.T, s *Sandbox) *Txn {
 	t.Helper()
 	txn := s.Begin()

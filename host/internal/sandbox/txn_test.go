@@ -196,9 +196,7 @@ func TestTxn_CreatedFileAppeared(t *testing.T) {
 	noTempFiles(t, f.root)
 }
 
-// Read-only patterns: readable, never writable, whatever writes. (A
-// directory of its own: .git is protected at any depth whatever the
-// patterns, issue 10 item 2.)
+// Read-only patterns: readable, never writable, whatever writes. (A directory of its own: .git is protected at any depth whatever the patterns, .)
 func TestReadOnlyPatterns(t *testing.T) {
 	f := newFixture(t, Config{ReadOnlyPatterns: []string{"gen/**"}})
 	mustWrite(t, filepath.Join(f.root, "gen", "config"), "[core]")
@@ -231,7 +229,7 @@ func TestReadOnlyPatterns(t *testing.T) {
 	}
 }
 
-// StageNew (a write approved as a creation, issue 9 item 1): an existing
+// StageNew (a write approved as a creation): an existing
 // target is refused before anything is written, and one that appears
 // before the commit is kept, whoever made it.
 func TestTxn_StageNew(t *testing.T) {
@@ -257,7 +255,7 @@ func TestTxn_StageNew(t *testing.T) {
 	noTempFiles(t, f.root)
 }
 
-// Leftover names say what they are and whose they are (issue 9 item 10),
+// Leftover names say what they are and whose they are,
 // and stay within the usual 255-byte limit.
 func TestLeftoverName(t *testing.T) {
 	long := strings.Repeat("é", 150)

@@ -1,7 +1,6 @@
 // Package secrets lists where credentials are kept on a Unix system: the
 // one list that the confinement of run_command hides from commands and
-// that the configuration checks writable directories against (issue 14
-// item 2). Two copies of it drifted apart once (a directory the
+// that the configuration checks writable directories against. Two copies of it drifted apart once (a directory the
 // configuration accepted as writable was one the confinement then
 // refused at every call), so both read it from here.
 //

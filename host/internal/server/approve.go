@@ -17,7 +17,7 @@ import (
 )
 
 // approver asks the MCP client's user about each confirmation by
-// elicitation (issue 11 item 4): accept runs the call, decline or cancel
+// elicitation: accept runs the call, decline or cancel
 // denies it. Tools the operator allowed run without asking, except calls
 // only a person may approve.
 type approver struct {
@@ -119,8 +119,7 @@ func cannotElicit(ss *mcp.ServerSession) string {
 // The arguments are shown in full (a form has no way to ask for more),
 // folded to questionWidth so that a client that wraps long rows never
 // starts one with the argument's own text, and the recap of what runs
-// comes last, where a flood of argument text cannot push it out of view
-// (issue 10 item 3).
+// comes last, where a flood of argument text cannot push it out of view.
 func question(c engine.Confirmation, change string) string {
 	return fmt.Sprintf("Approve %s call %s?\n%s risk: %s\nreason: %s\nIt will run with these arguments:\n%s%s%s",
 		engine.Visible(c.Tool), engine.Visible(c.CallID), strings.ToUpper(string(c.Risk)), c.Summary,
@@ -147,8 +146,8 @@ func unasked(why string, ask []engine.Confirmation) string {
 	return b.String()
 }
 
-// holder is how a call from an MCP client that cannot be asked is decided
-// (issue 11 item 4): while the server serves HTTP it is held, as batch
+// holder is how a call from an MCP client that cannot be asked is decided:
+// while the server serves HTTP it is held, as batch
 // id, for a decision through the batch API (POST
 // /v1/batches/ID/decision), at most Options.HoldTimeout; then it is
 // denied, the denial saying where to approve it and how to allow the

@@ -19,8 +19,7 @@ import (
 // TestQuestion: the elicitation shows the summary, the risk, the reason
 // and every argument in full, with the note when the summary was
 // shortened, then the dry run's diff; an argument's lines are indented
-// so they cannot pass for the question, and the recap comes last (issue
-// 11 item 4, issue 10 item 3).
+// so they cannot pass for the question, and the recap comes last.
 func TestQuestion(t *testing.T) {
 	c := engine.Confirmation{
 		CallID: "mcp-7", Tool: "write_file", Summary: "Write a.txt…", Risk: abi.RiskMedium,
@@ -90,7 +89,7 @@ func TestUnasked(t *testing.T) {
 
 // TestRenderDiff: a dry run's diff is shown bounded, each line rendered
 // visibly and indented under the value mark, folded to the question's
-// width, with a count of the lines left out (issue 11 item 4).
+// width, with a count of the lines left out.
 func TestRenderDiff(t *testing.T) {
 	long := "+" + strings.Repeat("x", 150)
 	for _, tc := range []struct {
@@ -167,7 +166,7 @@ func (a *apiTest) heldBatch() batchView {
 // TestHoldThenApprove: a write from an MCP client that cannot elicit is
 // held as a batch awaiting approval; approving it through the batch API
 // runs it and the client gets the write's success; denying or
-// cancelling it gives the client a denial (issue 11 item 4).
+// cancelling it gives the client a denial.
 func TestHoldThenApprove(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -226,7 +225,7 @@ func TestHoldThenApprove(t *testing.T) {
 // TestHoldTimeout: a held call nobody decides is denied after the hold,
 // the denial naming the URL that would have approved it, the body to
 // send, and how to allow the tool in configuration; a decision after it
-// is a conflict (issue 11 item 4).
+// is a conflict.
 func TestHoldTimeout(t *testing.T) {
 	a, c := heldTest(t, 500*time.Millisecond)
 	start := time.Now()
@@ -260,7 +259,7 @@ func TestHoldTimeout(t *testing.T) {
 }
 
 // TestNoHoldWithoutHTTP: over stdio alone there is no batch API to hold
-// a call for: it is denied at once, saying so (issue 11 item 4).
+// a call for: it is denied at once, saying so.
 func TestNoHoldWithoutHTTP(t *testing.T) {
 	c := serveTest(t, Options{}, false, nil)
 	os.WriteFile(filepath.Join(c.root, "a.txt"), []byte("old\n"), 0o644)
@@ -281,7 +280,7 @@ func TestNoHoldWithoutHTTP(t *testing.T) {
 // decision is stopped, and the held batch's result is the one the client
 // was given, which says which call stopped, why and what to do: the
 // result is worded before the batch API publishes it, so no reader sees
-// it change under them (issue 11 items 4 and 5).
+// it change under them.
 func TestHoldEndedByClient(t *testing.T) {
 	a, c := heldTest(t, time.Minute)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -18,7 +18,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/engine"
 )
 
-// The HTTP batch API at /v1 (issue 11 item 8), for agents that run their
+// The HTTP batch API at /v1, for agents that run their
 // own model loop: a batch is planned when it is posted, waits for a
 // decision (or, in parse_only mode, for the results the client
 // supplies), runs, and keeps its results and its events for a while.

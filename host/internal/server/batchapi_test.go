@@ -34,7 +34,7 @@ type apiTest struct {
 
 // unconfined makes cfg run commands without run_command's sandbox: the
 // server's tests are about what it sends and when, and the sandbox has its
-// own suites (host/internal/confine, host/internal/tests/confine; issue 14). Sandbox
+// own suites (host/internal/confine, host/internal/tests/confine). Sandbox
 // "off" takes network "on" with it, as the configuration requires.
 func unconfined(cfg *config.Config) {
 	cfg.Tools.RunCommand.Sandbox = config.SandboxOff
@@ -221,7 +221,7 @@ func kinds(evs []sse) []string {
 // the write for confirmation, waits awaiting_approval, and after
 // approve_selected runs both and keeps their results in call order; its
 // events stream as SSE, and a reader resuming with Last-Event-ID gets
-// exactly the events after it (issue 11 item 8).
+// exactly the events after it.
 func TestBatchAPIApprove(t *testing.T) {
 	a := serveAPI(t, Options{}, nil)
 	os.WriteFile(filepath.Join(a.root, "a.txt"), []byte("old\n"), 0o644)
@@ -292,8 +292,7 @@ func TestBatchAPIApprove(t *testing.T) {
 }
 
 // TestBatchAPIRunsAtOnce: a batch with nothing to approve runs when it is
-// created; one that approves nothing denies the write saying who decided
-// (issue 11 item 8).
+// created; one that approves nothing denies the write saying who decided.
 func TestBatchAPIDenyAll(t *testing.T) {
 	a := serveAPI(t, Options{}, nil)
 	os.WriteFile(filepath.Join(a.root, "a.txt"), []byte("old\n"), 0o644)
@@ -317,7 +316,7 @@ func TestBatchAPIDenyAll(t *testing.T) {
 }
 
 // TestBatchAPIErrors: every refusal has the API's error shape, the right
-// status, and names what is wrong (issue 11 item 8).
+// status, and names what is wrong.
 func TestBatchAPIErrors(t *testing.T) {
 	a := serveAPI(t, Options{}, nil)
 	os.WriteFile(filepath.Join(a.root, "a.txt"), []byte("old\n"), 0o644)
@@ -391,7 +390,7 @@ func TestBatchAPIErrors(t *testing.T) {
 }
 
 // TestBatchAPILimit: when every place is taken by an unfinished batch a
-// new one gets 429; a finished one makes room (issue 11 item 8).
+// new one gets 429; a finished one makes room.
 func TestBatchAPILimit(t *testing.T) {
 	a := serveAPI(t, Options{}, nil)
 	a.s.batches.max = 2
@@ -416,8 +415,7 @@ func TestBatchAPILimit(t *testing.T) {
 }
 
 // TestBatchAPICancel: cancelling an awaiting batch ends it with no call
-// run; cancelling a running one kills its command and ends it cancelled
-// (issue 11 item 8).
+// run; cancelling a running one kills its command and ends it cancelled.
 func TestBatchAPICancel(t *testing.T) {
 	a := serveAPI(t, Options{}, func(c *config.Config) {
 		c.Tools.Approval.Mode = config.ApprovalAuto
@@ -498,7 +496,7 @@ func alive(pid int) bool {
 
 // TestBatchAPIParseOnly: in parse_only mode calls are pending until the
 // client submits their results; then the batch is done with them, in
-// call order (issue 11 item 8, FR-MODE-02).
+// call order (FR-MODE-02).
 func TestBatchAPIParseOnly(t *testing.T) {
 	a := serveAPI(t, Options{}, func(c *config.Config) { c.Tools.Mode = config.ModeParseOnly })
 	v := a.batch("POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": []map[string]any{
@@ -529,7 +527,7 @@ func TestBatchAPIParseOnly(t *testing.T) {
 }
 
 // TestBatchAPITools: GET /v1/tools gives the offered tools in each
-// format toolhost tools --format knows (issue 11 item 8).
+// format toolhost tools --format knows.
 func TestBatchAPITools(t *testing.T) {
 	a := serveAPI(t, Options{}, nil)
 	for _, format := range host.Formats() {
@@ -557,7 +555,7 @@ func TestBatchAPITools(t *testing.T) {
 
 // TestEventLogCap: a log past its bounds keeps its newest events and its
 // last; a reader behind is told how many it missed, and the last event
-// counts them (issue 11 item 8).
+// counts them.
 func TestEventLogCap(t *testing.T) {
 	b := newBatch(context.Background(), "batch_x", "c", stateRunning, nil)
 	for i := range maxLogEvents + 50 {
@@ -587,8 +585,7 @@ func TestEventLogCap(t *testing.T) {
 
 // TestBatchAPIShutdown: an event stream open on a batch awaiting a
 // decision does not hold the server's shutdown: the stream ends, the
-// batch is cancelled, and ServeHTTPOn returns well before its bound
-// (issue 11 items 2 and 8).
+// batch is cancelled, and ServeHTTPOn returns well before its bound.
 func TestBatchAPIShutdown(t *testing.T) {
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("old\n"), 0o644)
@@ -649,7 +646,7 @@ func TestBatchAPIShutdown(t *testing.T) {
 // parse_only batch while its results arrive on another connection. The
 // decision is refused (nothing awaits approval) and checking it reads
 // the batch's calls under the batch's lock, not while a result is
-// written into them (run under -race; issue 11 item 8).
+// written into them (run under -race).
 func TestDecisionCheckedWhileResultsArrive(t *testing.T) {
 	a := serveAPI(t, Options{}, func(c *config.Config) { c.Tools.Mode = config.ModeParseOnly })
 	v := a.batch("POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": []map[string]any{

@@ -13,7 +13,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/engine"
 )
 
-// Batch states (issue 11 item 8). A batch waits in awaitingApproval for
+// Batch states. A batch waits in awaitingApproval for
 // a decision, or in pendingResults for the results a client submits in
 // parse_only mode; then it runs, and ends done or cancelled.
 const (
@@ -40,7 +40,7 @@ const (
 	// defaultMaxKeptBytes bounds what the batches kept hold in all, their
 	// calls' arguments and their results, and defaultMaxLogBytes their
 	// event logs together: without them, 1000 batches of 4 MiB bodies,
-	// each with an 8 MiB log, would hold gigabytes (issue 11 item 8). A
+	// each with an 8 MiB log, would hold gigabytes. A
 	// new batch evicts the oldest finished ones to fit, and is refused
 	// when the unfinished ones alone fill the budget; a log that would
 	// pass the shared budget evicts the oldest finished batches, then its

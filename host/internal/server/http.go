@@ -48,14 +48,13 @@ const (
 )
 
 // ConversationHeader pins an HTTP request's tool calls to a conversation,
-// so reads made before a reconnect still count for the stale-file rule
-// (issue 11 item 6).
+// so reads made before a reconnect still count for the stale-file rule.
 const ConversationHeader = "X-Toolhost-Conversation"
 
 // maxConversationLen bounds a conversation id taken from a header.
 const maxConversationLen = 128
 
-// HTTPOptions configure the HTTP server (issue 11 item 2).
+// HTTPOptions configure the HTTP server.
 type HTTPOptions struct {
 	// Token is the bearer token every request must carry, except GET
 	// /v1/health. It must not be empty.
@@ -312,8 +311,7 @@ func (s *Server) mcpEndpoint(next http.Handler, lim *sessionLimit, inflight *ato
 			// Only a DELETE this endpoint answered with success closed a
 			// session: an id of another endpoint's session (a profile's)
 			// gets 404 here and must keep its place, or deleting ids
-			// across endpoints would open sessions without bound (issue
-			// 11 item 2).
+			// across endpoints would open sessions without bound.
 			sw := &statusWriter{ResponseWriter: w}
 			next.ServeHTTP(sw, r)
 			if sw.status/100 == 2 {
@@ -576,7 +574,7 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// writeError answers with the batch API's error shape (issue 11 item 8):
+// writeError answers with the batch API's error shape:
 // {"error":{"kind","message"}}.
 func writeError(w http.ResponseWriter, status int, kind, message string) {
 	writeJSON(w, status, map[string]any{"error": map[string]string{"kind": kind, "message": message}})

@@ -26,7 +26,7 @@ func tcpAddr(t *testing.T, s string) net.Addr {
 	return a
 }
 
-// TestGuard: the checks in front of every path (issue 11 item 2): the
+// TestGuard: the checks in front of every path: the
 // Host must name this server, a present Origin must be loopback, every
 // path but GET /v1/health needs this server's bearer token, and a body
 // over the cap is refused before it is read.
@@ -146,7 +146,7 @@ func TestGuard(t *testing.T) {
 
 // TestListen: --http listens on loopback unless told otherwise; a name
 // other than localhost, an empty host or an address beyond loopback
-// needs listenAny (issue 11 item 2).
+// needs listenAny.
 func TestListen(t *testing.T) {
 	for _, tc := range []struct {
 		addr      string
@@ -212,7 +212,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // client, sessions beyond the limit get 503 TooManySessions; a client's
 // close (DELETE) frees its place before the DELETE is answered, and an
 // expired session frees its place too and its id then gets the
-// protocol's 404 (issue 11 item 2).
+// protocol's 404.
 func TestSessionLimit(t *testing.T) {
 	s := bareServer()
 	ts := httptest.NewUnstartedServer(nil)
@@ -312,7 +312,7 @@ func post(t *testing.T, hc *http.Client, base, id, msg string) (int, string) {
 // TestServeHTTPOn: the real listener: health answers without a token, a
 // client that does not finish its headers is cut off at the header
 // timeout, and when ctx ends the server returns nil with its event
-// streams closed (issue 11 item 2).
+// streams closed.
 func TestServeHTTPOn(t *testing.T) {
 	s := bareServer()
 	ln, err := Listen("127.0.0.1:0", false)

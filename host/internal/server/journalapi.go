@@ -15,7 +15,7 @@ import (
 )
 
 // The journal's history and the user's choice for a batch a crash
-// interrupted, under /v1/journal (issue 12 items 3 and 5, FR-RES-05):
+// interrupted, under /v1/journal (FR-RES-05):
 // what `toolhost journal list`, `show` and `recover` do, for a client of
 // a running server. These endpoints read and record; nothing is ever run
 // through them. The JSON shapes are shared with `toolhost journal

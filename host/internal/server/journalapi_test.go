@@ -88,7 +88,7 @@ func decode[T any](t *testing.T, what string, out []byte) T {
 }
 
 // TestJournalAPI: the history and the recovery choice through the batch
-// API (issue 12 items 3 and 5, FR-RES-05): a host opening a journal a
+// API (FR-RES-05): a host opening a journal a
 // crash left marks its batches interrupted; GET lists and shows them;
 // POST .../recover resumes one with its partial results and discards the
 // other's; each answer matches openapi.json, and nothing is run.
@@ -229,7 +229,7 @@ func TestJournalAPIWithoutJournal(t *testing.T) {
 }
 
 // TestParseSince: the history's --since and ?since= take a time, a date
-// or how long ago (issue 12 item 5).
+// or how long ago.
 func TestParseSince(t *testing.T) {
 	now := time.Date(2025, 6, 10, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {

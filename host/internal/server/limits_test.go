@@ -22,7 +22,7 @@ import (
 // large arguments and never decides them. Each is kept until decided,
 // so without a budget across batches 1000 such batches would hold
 // gigabytes; past the budget a new one gets 429 saying what fills it,
-// and a finished batch's bytes make room (issue 11 item 8, red team).
+// and a finished batch's bytes make room.
 func TestBatchAPIMemoryBudget(t *testing.T) {
 	a := serveAPI(t, Options{}, nil)
 	a.s.batches.maxBytes = 8 << 20
@@ -71,8 +71,7 @@ func TestBatchAPIMemoryBudget(t *testing.T) {
 
 // TestEventLogsShareABudget: many batches with chatty commands cannot
 // hold more than the logs' shared budget: a log that would pass it
-// evicts the oldest finished batches first, then its own oldest events
-// (issue 11 item 8, red team).
+// evicts the oldest finished batches first, then its own oldest events.
 func TestEventLogsShareABudget(t *testing.T) {
 	r := newRegistry()
 	r.logs.max = 4 << 20
@@ -167,7 +166,7 @@ func (a *apiTest) streamAnswer(id string) (int, string) {
 // TestEventStreamsAreBounded: a client holding the token opens event
 // streams on one batch and never closes them: past the limit per batch,
 // and past the limit for the whole server, a new stream gets 429 naming
-// the limit; closing one makes room (issue 11 item 8, red team).
+// the limit; closing one makes room.
 func TestEventStreamsAreBounded(t *testing.T) {
 	a := serveAPI(t, Options{}, nil)
 	a.s.batches.maxBatchStreams = 3
@@ -214,8 +213,7 @@ func TestEventStreamsAreBounded(t *testing.T) {
 // TestStalledEventStreamIsDropped: a client opens a batch's event stream
 // and never reads while the batch streams output: once a write has
 // waited the stream's write timeout the server drops the stream, so it
-// neither holds a handler forever nor keeps its place (issue 11 item 8,
-// red team).
+// neither holds a handler forever nor keeps its place.
 func TestStalledEventStreamIsDropped(t *testing.T) {
 	a := serveAPI(t, Options{}, nil)
 	a.s.batches.streamWriteTimeout = 500 * time.Millisecond
@@ -244,8 +242,7 @@ func TestStalledEventStreamIsDropped(t *testing.T) {
 // TestUndecidedBatchExpires: a client posts batches that need a decision
 // and walks away. They must not hold their places and bytes for the
 // server's life: after the decision timeout a batch ends cancelled, its
-// calls saying no decision came and what to do (issue 11 item 8, red
-// team).
+// calls saying no decision came and what to do.
 func TestUndecidedBatchExpires(t *testing.T) {
 	a := serveAPI(t, Options{}, nil)
 	a.s.batches.decisionTimeout = 500 * time.Millisecond
@@ -271,7 +268,7 @@ func TestUndecidedBatchExpires(t *testing.T) {
 // submits the last one. The results are kept as long as the batch, so
 // they count against the batches' budget when submitted, not only once
 // the batch ends: past it a submission gets 429 saying what to do, and
-// a finished batch counts its results once (issue 11 item 8, red team).
+// a finished batch counts its results once.
 func TestSubmittedResultsCountAgainstBudget(t *testing.T) {
 	a := serveAPI(t, Options{}, func(c *config.Config) { c.Tools.Mode = config.ModeParseOnly })
 	a.s.batches.maxBytes = 1 << 20

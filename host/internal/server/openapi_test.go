@@ -32,7 +32,7 @@ func loadOpenAPI(t *testing.T) openAPIDoc {
 
 // TestOpenAPIRoutes: openapi.json lists exactly the routes the mux
 // serves under /v1, with the same methods, and the document served at
-// GET /v1/openapi.json is it (issue 11 item 8).
+// GET /v1/openapi.json is it.
 func TestOpenAPIRoutes(t *testing.T) {
 	doc := loadOpenAPI(t)
 	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
@@ -111,7 +111,7 @@ func (s schemas) check(what string, body []byte, tokens ...string) {
 
 // TestOpenAPIShapes: real requests and the answers every endpoint gives
 // them, success and errors, match the document's schemas for that route
-// and status (issue 11 item 8).
+// and status.
 func TestOpenAPIShapes(t *testing.T) {
 	sc := newSchemas(t)
 	a := serveAPI(t, Options{}, nil)

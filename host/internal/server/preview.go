@@ -31,8 +31,7 @@ const (
 	noteMark = "    ⋮ "
 )
 
-// hasDryRun reports the tools whose dry run an approval shows (issue 11
-// item 4): toolhost's write_file and apply_patch, which with
+// hasDryRun reports the tools whose dry run an approval shows: toolhost's write_file and apply_patch, which with
 // "dry_run": true check the change as a write would and return its
 // unified diff, writing nothing (fs_commit with abi.CommitDryRun).
 func hasDryRun(tool string) bool {

@@ -12,7 +12,7 @@ import (
 // TestApprovalShowsDiff: the elicitation for write_file and apply_patch
 // shows the diff of a dry run of the same call, made while asking and
 // writing nothing; when the dry run fails, one line says why and the
-// person is still asked (issue 11 item 4).
+// person is still asked.
 func TestApprovalShowsDiff(t *testing.T) {
 	patch := "LP1\nF a.txt\nR\nold\n.\npatched\n.\nEND\n"
 	for _, tc := range []struct {

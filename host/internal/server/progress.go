@@ -26,7 +26,7 @@ const DefaultProgressInterval = 10 * time.Second
 const progressGap = 10 * time.Millisecond
 
 // progress streams one call's output and keepalives to its client as
-// notifications/progress (issue 11 item 5). Each notification carries a
+// notifications/progress. Each notification carries a
 // progress greater than the last, as the protocol requires; output
 // chunks (sanitized by the engine) are their messages, and when nothing
 // was sent for interval a keepalive says what the call is doing.

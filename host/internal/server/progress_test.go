@@ -172,7 +172,7 @@ func (c *testClient) waitNotes(n int) []*mcp.ProgressNotificationParams {
 // run_command reaches the client as a progress notification carrying
 // the chunk, with progress increasing, over stdio's in-memory twin and
 // over streamable HTTP (where each must go to the request's stream);
-// without a token nothing is sent (issue 11 item 5).
+// without a token nothing is sent.
 func TestProgressStreamsOutput(t *testing.T) {
 	t.Run("in memory", func(t *testing.T) {
 		testProgressStreamsOutput(t, serveTest(t, Options{ProgressInterval: time.Minute}, true, nil))
@@ -217,7 +217,7 @@ func testProgressStreamsOutput(t *testing.T, c *testClient) {
 
 // TestProgressKeepalive: a call that prints nothing, and one waiting for
 // its approval, still send progress every interval, so the client's
-// request timer is kept alive (issue 11 item 5).
+// request timer is kept alive.
 func TestProgressKeepalive(t *testing.T) {
 	t.Run("running", func(t *testing.T) {
 		c := serveTest(t, Options{ProgressInterval: 200 * time.Millisecond}, true, nil)

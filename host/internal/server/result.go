@@ -33,7 +33,7 @@ func toResult(r engine.Result, structured bool) *mcp.CallToolResult {
 	}
 	if len(r.Confinement) > 0 {
 		// What confined the call's commands, for the client and its user
-		// rather than the model (issue 14 item 6).
+		// rather than the model.
 		res.Meta = mcp.Meta{confinementMeta: r.Confinement}
 	}
 	return res
@@ -85,8 +85,7 @@ func errorText(e *engine.ToolError) string {
 }
 
 // stoppedByClient words the result of a call stopped because its request
-// ended first, cause being the request context's cause (issue 11 item
-// 5). The engine's own "Cancelled by user" speaks of a terminal; here the
+// ended first, cause being the request context's cause. The engine's own "Cancelled by user" speaks of a terminal; here the
 // client sent notifications/cancelled (cause context.Canceled: the SDK
 // cancels the request without one) or its connection went away. It
 // reports whether r was such a result; any other result is left alone.

@@ -16,7 +16,7 @@ import (
 
 // TestToResult: text always carries the whole result; structuredContent
 // only for a composing tool's JSON object, byte for byte the text; a
-// failure is isError with its kind first (issue 11 item 1).
+// failure is isError with its kind first.
 func TestToResult(t *testing.T) {
 	listing := `{"path":".","entries":[],"truncated":false}`
 	for _, tc := range []struct {
@@ -98,7 +98,7 @@ func TestErrorText(t *testing.T) {
 // TestStoppedByClient: a call stopped because the client cancelled its
 // request, or because its connection ended, says which and that its
 // commands were killed, naming the call; anything else keeps its own
-// words (issue 11 item 5).
+// words.
 func TestStoppedByClient(t *testing.T) {
 	cancelled := func() engine.Result {
 		return engine.Result{ID: "mcp-7", Name: "run_command", Error: &engine.ToolError{Kind: abi.KindCancelled, Message: "Cancelled by user"}}

@@ -1,5 +1,5 @@
-// Package server offers a Host's tools over the Model Context Protocol
-// (issue 11): tools/list gives the tools the policy offers, tools/call
+// Package server offers a Host's tools over the Model Context Protocol:
+// tools/list gives the tools the policy offers, tools/call
 // runs each call as a one-call batch through the Host, and a call that
 // needs confirmation is asked about by MCP elicitation.
 //
@@ -41,16 +41,15 @@ type Options struct {
 	// what tools/list offers; it can never widen it.
 	Narrowing engine.Narrowing
 	// Profiles are more MCP endpoints, each offering the tools its
-	// narrowing allows (issue 11 item 7): over HTTP, profile NAME is
+	// narrowing allows: over HTTP, profile NAME is
 	// served at /mcp/NAME. The batch API and /mcp keep Narrowing.
 	Profiles map[string]engine.Narrowing
 	// ProgressInterval is the longest a call whose request carries a
-	// progress token goes without a progress notification (issue 11 item
-	// 5); 0 means DefaultProgressInterval.
+	// progress token goes without a progress notification; 0 means DefaultProgressInterval.
 	ProgressInterval time.Duration
 	// HoldTimeout is how long a call that needs approval, from an MCP
 	// client that cannot be asked, is held for a decision through the
-	// batch API before it is denied (issue 11 item 4); 0 means
+	// batch API before it is denied; 0 means
 	// DefaultHoldTimeout, a negative value denies such calls at once. A
 	// call is held only while the server serves HTTP, where the API is.
 	HoldTimeout time.Duration

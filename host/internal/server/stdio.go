@@ -21,8 +21,7 @@ import (
 // read costs more than the whole call through the engine; here the result
 // is encoded once, straight into its frame. Everything else a call needs
 // from the session (elicitation, progress, the conversation) still goes
-// through the SDK's session, so both paths behave the same (make bench
-// measures the difference, issue 11).
+// through the SDK's session, so both paths behave the same (make bench measures the difference).
 
 // fastConn is the SDK's stdio connection with tools/call taken out of
 // its stream: Read hands the SDK every message but the calls it answers.

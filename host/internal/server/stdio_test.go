@@ -16,7 +16,7 @@ import (
 
 // The stdio fast path writes a result in one pass; what it writes must
 // decode to what the SDK's own encoding does, for every result toResult
-// makes, and be one line (issue 11, make bench).
+// makes, and be one line (make bench).
 func TestAppendResultMatchesSDK(t *testing.T) {
 	tests := []struct {
 		name string
@@ -97,7 +97,7 @@ func sameReplacement(got, s string) bool {
 
 // A client that sends two calls with one request id at once (a bug, or
 // a retry) gets both answered as they ran: the first one ending must not
-// stop the second (issue 11 item 5).
+// stop the second.
 func TestFastPathSameIDTwice(t *testing.T) {
 	s, _ := testServer(t, Options{}, true)
 	inR, inW := io.Pipe()

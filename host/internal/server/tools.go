@@ -12,7 +12,7 @@ import (
 
 // toolFor is the MCP definition of a tool: its schema as inputSchema and
 // the four behaviour hints, so clients' plan or review modes let the
-// read-only tools through and ask about the rest (issue 11 item 1).
+// read-only tools through and ask about the rest.
 func toolFor(m abi.Manifest) (*mcp.Tool, error) {
 	var schema map[string]any
 	if err := json.Unmarshal(m.Parameters, &schema); err != nil {
@@ -47,7 +47,7 @@ func annotations(m abi.Manifest) *mcp.ToolAnnotations {
 // as structuredContent when it is a JSON object: a file that happens to
 // hold JSON must reach a model as the text it is, and some clients hand
 // the model structuredContent alone, re-encoded, which would lose the
-// file's layout (issue 11 item 1).
+// file's layout.
 func composesOutput(m abi.Manifest) bool {
 	return !slices.ContainsFunc(m.Capabilities, func(c abi.Capability) bool {
 		return c == abi.CapFSRead || c == abi.CapProcExec

@@ -7,8 +7,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 )
 
-// TestAnnotations: all four hints follow from the manifest (issue 11
-// item 1): read-only tools pass clients' review modes, writers are
+// TestAnnotations: all four hints follow from the manifest: read-only tools pass clients' review modes, writers are
 // destructive, and only a tool reaching past the sandbox's files is open.
 func TestAnnotations(t *testing.T) {
 	for _, tc := range []struct {

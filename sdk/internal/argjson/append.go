@@ -13,7 +13,7 @@ const hexDigits = "0123456789abcdef"
 // on or hide is escaped too (DEL, the C1 controls, bidi and zero-width
 // characters; see invisible): the host strips control characters from a
 // result (FR-OUT-02), and a raw U+009B inside a string would take the
-// JSON punctuation after it along as its parameters (issue 10 item 5).
+// JSON punctuation after it along as its parameters.
 // Decoded, the string is still s.
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')

@@ -304,8 +304,7 @@ func abstractOwn(string, string) error {
 	return c.Close()
 }
 
-// TestLandlockConfinesFiles checks the filesystem rules (issue 14 item
-// 2): a command writes only below Writable, reads only Writable and
+// TestLandlockConfinesFiles checks the filesystem rules: a command writes only below Writable, reads only Writable and
 // Readable, and cannot move or link a file out of the writable tree.
 func TestLandlockConfinesFiles(t *testing.T) {
 	tests := []struct {
@@ -357,7 +356,7 @@ func TestLandlockConfinesFiles(t *testing.T) {
 }
 
 // TestLandlockABIRecorded checks that restrictLandlock reports the ABI
-// it enforced: the kernel's, capped at the pinned 7 (issue 14 item 1).
+// it enforced: the kernel's, capped at the pinned 7.
 func TestLandlockABIRecorded(t *testing.T) {
 	kernel, err := ll.LandlockGetABIVersion()
 	if err != nil || kernel < 1 {
@@ -381,13 +380,13 @@ func TestLandlockABIRecorded(t *testing.T) {
 	}
 }
 
-// TestLandlockScopesSignalsAndAbstractSockets checks the IPC scopes
-// (issue 14 item 4): a command cannot signal a process outside its
+// TestLandlockScopesSignalsAndAbstractSockets checks the IPC scopes:
+// a command cannot signal a process outside its
 // domain (toolhost) nor connect to an abstract socket one listens on,
 // while its own abstract sockets work. The scopes came with Landlock
 // ABI 6 (with its erratum fixed): below it the kernel cannot refuse
 // either, and the namespaces are the only wall, so the test is skipped
-// with the reason (issue 14 review item 5).
+// with the reason.
 func TestLandlockScopesSignalsAndAbstractSockets(t *testing.T) {
 	if abi, err := landlockABI(); err != nil || abi < 6 {
 		t.Skipf("Landlock ABI %d (%v): signal and abstract-socket scoping need ABI 6", abi, err)
@@ -420,8 +419,7 @@ func TestLandlockScopesSignalsAndAbstractSockets(t *testing.T) {
 }
 
 // TestLandlockLevel checks the ABI recorded for each kernel and that a
-// kernel without Landlock is refused with the fix (issue 14 item 6:
-// confinement fails closed, never silently weaker).
+// kernel without Landlock is refused with the fix (confinement fails closed, never silently weaker).
 func TestLandlockLevel(t *testing.T) {
 	tests := []struct {
 		name      string

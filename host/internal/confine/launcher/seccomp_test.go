@@ -296,7 +296,7 @@ func goExecWithPidfd(base, _ string) error {
 }
 
 // TestSeccompRefuses checks that the filter alone refuses what a command
-// could use to leave its namespaces or reach the host (issue 14 item 4),
+// could use to leave its namespaces or reach the host,
 // and keeps what builds need. The probes run under seccomp only, so that
 // Landlock (which also refuses mount and ptrace out of its domain) does
 // not answer for the filter.
@@ -352,7 +352,7 @@ func TestSeccompRefuses(t *testing.T) {
 // TestConfinedProcessesStillRun checks, under Landlock and seccomp as the
 // launcher applies them, that clone3's ENOSYS leaves threads and
 // processes working: a shell, Go threads, os/exec, and glibc's
-// pthread_create through Python (issue 14 item 1).
+// pthread_create through Python.
 func TestConfinedProcessesStillRun(t *testing.T) {
 	for _, name := range []string{"sh-echo", "go-threads", "python-threads", "go-exec-with-pidfd", "clone3"} {
 		t.Run(name, func(t *testing.T) {
@@ -401,7 +401,7 @@ func TestConfinementLoadCost(t *testing.T) {
 	t.Logf("restrictLandlock: median %v (runs %v)", landlockTook[2], landlockTook)
 	t.Logf("loadSeccomp: median %v (runs %v)", seccompTook[2], seccompTook)
 	// Wall-clock time is only logged: under -race on a loaded machine it
-	// says nothing about the launcher (issue 14 review item 5). The
+	// says nothing about the launcher. The
 	// budget is held by the filter's size above and by make bench.
 }
 

@@ -1,6 +1,6 @@
 /* hopper leaves the shell's process group and then keeps forking, each
- * parent exiting at once, so that no pid of it lives longer than a fork
- * (issue 10 item 6). With "every" it also makes a new group on every hop,
+ * parent exiting at once, so that no pid of it lives longer than a fork.
+ * With "every" it also makes a new group on every hop,
  * so that killing the group it had when it was seen misses its child.
  * After the given milliseconds of hopping it writes its pid to "survived".
  * Usage: hopper once|every MILLISECONDS */

@@ -1,5 +1,5 @@
 // Package bench measures toolhost serve --stdio beside two other MCP
-// servers doing the same work over the same pipes (issue 11, make bench):
+// servers doing the same work over the same pipes (make bench):
 // the reference Node filesystem server and a native Go server on the
 // official SDK (nativeserver). A minimal JSON-RPC client, one call in
 // flight like an agent, drives each; rounds interleave the servers so a

@@ -5,7 +5,7 @@ import (
 )
 
 // TestMCPStdioAnswers checks what BenchmarkMCPStdio measures, with make
-// test (issue 11, make bench): every server starts, lists the tools, and
+// test (make bench): every server starts, lists the tools, and
 // answers three calls of each workload correctly, so the benchmark never
 // times an error path.
 func TestMCPStdioAnswers(t *testing.T) {

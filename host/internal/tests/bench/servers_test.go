@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The work every server does (issue 11, make bench): read a 200-line file,
+// The work every server does (make bench): read a 200-line file,
 // list a 100-entry directory.
 const (
 	fileLines = 200

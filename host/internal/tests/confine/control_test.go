@@ -12,7 +12,7 @@ import (
 )
 
 // control is ordinary work that must keep succeeding under confinement
-// (issue 14, "Done when", positive controls): a sandbox that breaks
+// ("Done when", positive controls): a sandbox that breaks
 // builds gets turned off.
 type control struct {
 	name    string

@@ -263,8 +263,8 @@ type applied struct {
 	Cgroup      []string `json:"cgroup"`
 }
 
-// wantConfined checks that the result says the confinement that applied
-// (issue 14 item 6), and that it is the whole of it: the configured mode
+// wantConfined checks that the result says the confinement that applied,
+// and that it is the whole of it: the configured mode
 // and network, every namespace, Landlock, seccomp and no_new_privs.
 func (f *fixture) wantConfined(t *testing.T, o *outcome) {
 	t.Helper()
@@ -318,7 +318,7 @@ func ranToEnd(t *testing.T, o *outcome) {
 }
 
 // wantHint checks that the output carries a "sandbox: " hint line naming
-// path (issue 14 item 6), so a model stops retrying blindly.
+// path, so a model stops retrying blindly.
 func wantHint(t *testing.T, o *outcome, path string) {
 	t.Helper()
 	for _, line := range strings.Split(o.output, "\n") {

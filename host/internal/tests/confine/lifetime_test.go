@@ -12,8 +12,7 @@ import (
 	"time"
 )
 
-// daemons start the ways a command leaves something behind (issue 14,
-// "Done when": setsid -f, nohup … &, a double fork), and wait until each
+// daemons start the ways a command leaves something behind ("Done when": setsid -f, nohup … &, a double fork), and wait until each
 // has said it runs, so a case that finds none alive afterwards proves
 // they were stopped, not that they never started.
 const daemons = `setsid -f sh -c 'echo up > d1; exec sleep 1000'

@@ -1,5 +1,5 @@
-// Package conformance runs `toolhost test` on deliberately broken plugins
-// (issue 13 item 2): each plugin under broken/ is wrong in exactly one way,
+// Package conformance runs `toolhost test` on deliberately broken plugins:
+// each plugin under broken/ is wrong in exactly one way,
 // and the suite must fail it in the check that covers that way, naming
 // the reason, and in no check that does not.
 package conformance
@@ -92,7 +92,7 @@ var brokenPlugins = []struct {
 }
 
 // TestBrokenPluginsFailForTheirReason runs the real `toolhost test` on each
-// deliberately broken plugin (issue 13 item 2): exit status 1, the
+// deliberately broken plugin: exit status 1, the
 // plugin's own check failed with its reason in the output, every static
 // check it is not broken in passed, and no unrelated check failed.
 func TestBrokenPluginsFailForTheirReason(t *testing.T) {
@@ -135,8 +135,7 @@ func TestBrokenPluginsFailForTheirReason(t *testing.T) {
 	}
 }
 
-// TestGoodPluginPasses is the control for the broken plugins (issue 13
-// item 2): a tiny correct plugin, built the same way, passes every check.
+// TestGoodPluginPasses is the control for the broken plugins: a tiny correct plugin, built the same way, passes every check.
 func TestGoodPluginPasses(t *testing.T) {
 	wasm := buildBroken(t, "good")
 	rep, code, stderr := runTest(t, wasm)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build the C plugin c_stat into OUT.wasm: clang for wasm32-wasi, linked by
-# wasm-ld as a WASI reactor against wasi-libc (issue 13 item 3).
+# wasm-ld as a WASI reactor against wasi-libc.
 #
 #   host/internal/tests/cplugin/build.sh OUT.wasm
 #

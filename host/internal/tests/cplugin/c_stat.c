@@ -1,6 +1,6 @@
 /*
  * c_stat: a toolhost/v1 plugin written in C, from abi/README.md alone, to
- * show that the ABI does not need toolhost's Go SDK (issue 13 item 3).
+ * show that the ABI does not need toolhost's Go SDK.
  *
  * The tool describes one file or directory of the workspace through the
  * fs_stat host function: "notes.txt: file, 14 bytes, mode 0644".

@@ -16,8 +16,7 @@ import (
 	"time"
 )
 
-// The batch API of toolhost serve --http, driven with plain net/http
-// (issue 11 item 8).
+// The batch API of toolhost serve --http, driven with plain net/http.
 
 // apiBatch is a batch as the API answers it.
 type apiBatch struct {
@@ -170,7 +169,7 @@ func eventKinds(evs []event) []string {
 // TestBatchAPIApproveSelected: a batch with a read and a write that needs
 // approval plans the write for confirmation and waits; its SSE stream
 // shows it; approve_selected runs the write; the results come in call
-// order (issue 11 item 8).
+// order.
 func TestBatchAPIApproveSelected(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "a.txt", "old\n")
@@ -221,7 +220,7 @@ func TestBatchAPIApproveSelected(t *testing.T) {
 
 // TestBatchAPIEventsResume: a reader that drops the event stream in the
 // middle of a command's output and comes back with Last-Event-ID gets
-// exactly the events it missed, none twice (issue 11 item 8).
+// exactly the events it missed, none twice.
 func TestBatchAPIEventsResume(t *testing.T) {
 	w := newWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
 	s := serveHTTP(t, w)
@@ -267,10 +266,10 @@ func TestBatchAPIEventsResume(t *testing.T) {
 }
 
 // TestBatchAPICancelCommand: cancelling a running batch kills its
-// command's process and ends the batch cancelled (issue 11 item 8). The
+// command's process and ends the batch cancelled. The
 // command runs unconfined so that the pid it writes is the host's: a
 // confined command's is its PID namespace's, which on the host may be
-// any process (issue 14, see workspace.unconfined).
+// any process (see workspace.unconfined).
 func TestBatchAPICancelCommand(t *testing.T) {
 	w := newWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n").unconfined()
 	s := serveHTTP(t, w)
@@ -313,7 +312,7 @@ func pidAlive(pid int) bool {
 }
 
 // TestBatchAPIParseOnlyResults: with tools.mode = parse_only the calls
-// wait for the results the client submits (issue 11 item 8).
+// wait for the results the client submits.
 func TestBatchAPIParseOnlyResults(t *testing.T) {
 	w := newWorkspace(t).withConfig(t, "[tools]\nmode = \"parse_only\"\n")
 	s := serveHTTP(t, w)
@@ -331,7 +330,7 @@ func TestBatchAPIParseOnlyResults(t *testing.T) {
 
 // TestBatchAPIRefusals: the API's error shape and statuses, through the
 // real server: no token, unknown batch, bad JSON, a wrong method, an
-// unknown format; and the tools in each format (issue 11 item 8).
+// unknown format; and the tools in each format.
 func TestBatchAPIRefusals(t *testing.T) {
 	s := serveHTTP(t, newWorkspace(t))
 	resp, err := http.Post(s.base+"/v1/batches", "application/json", strings.NewReader(`{}`))

@@ -278,7 +278,7 @@ func customName(section []byte) (string, []byte, bool) {
 // --allow-exec no command runs: the case and run_command's dynamic checks
 // are skipped, saying how to run them. With it, the command runs in the
 // workspace with HOME pointing into a temporary directory, not the
-// operator's, and confined (issue 14 item 2): its write outside the root
+// operator's, and confined: its write outside the root
 // is refused, so the case ends with `; true` to pass whatever the touch
 // says, and neither file exists.
 func TestToolhostTestRunsNoCommandUnasked(t *testing.T) {

@@ -35,7 +35,7 @@ func TestCPlugin(t *testing.T) {
 		{name: "traversal", args: `{"path":"../notes.txt"}`, code: 1, kind: "SandboxViolation", message: "../notes.txt"},
 		{name: "no path", args: `{}`, code: 1, kind: "BadArgs", message: "path"},
 		// A repeated key never reaches a plugin, whichever value its parser
-		// would take (red team, issue 13).
+		// would take.
 		{name: "repeated key", args: `{"path":"missing.txt","path":"notes.txt"}`, code: 1, kind: "BadArgs", message: "twice"},
 	}
 	for _, tt := range tests {

@@ -44,7 +44,7 @@ func reusePID(t *testing.T, pid int) {
 	t.Skipf("pid %d was taken by other processes 50 times", pid)
 }
 
-// Attack (pid reuse, issue 12 item 3, FR-RES-04c): toolhost is killed
+// Attack (pid reuse, FR-RES-04c): toolhost is killed
 // while run_command runs; the command then ends on its own, and its pid,
 // which was its process group's id, is given to a new, unrelated process
 // group whose leader has exited but whose child lives on (a daemon, a
@@ -58,8 +58,7 @@ func reusePID(t *testing.T, pid int) {
 // time, so a reused pid is never killed").
 // Actual (before a fix): recovery SIGKILLs the unrelated group.
 //
-// The command runs unconfined, whose groups recovery is for (issue 14
-// item 5, see workspace.unconfined).
+// The command runs unconfined, whose groups recovery is for (see workspace.unconfined).
 func TestIssue12_RecoveryKillsUnrelatedGroupThatReusedThePGID(t *testing.T) {
 	w := newWorkspace(t).unconfined()
 	started := filepath.Join(t.TempDir(), "started")
@@ -93,7 +92,7 @@ func TestIssue12_RecoveryKillsUnrelatedGroupThatReusedThePGID(t *testing.T) {
 	}
 }
 
-// Attack (model, issue 12 item 5): call ids, tool names and file paths
+// Attack (model): call ids, tool names and file paths
 // come from the model, and the history commands print them to a
 // person's terminal as they are. A call id holding an OSC title and
 // clear-screen sequence, an unknown tool's name with colour codes, and a

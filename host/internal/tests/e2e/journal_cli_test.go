@@ -83,7 +83,7 @@ func jsonOut[T any](t *testing.T, w *workspace, args ...string) T {
 	return v
 }
 
-// TestJournalHistory (issue 12 item 5): after a `toolhost batch`, journal
+// TestJournalHistory: after a `toolhost batch`, journal
 // list shows it as a table and as JSON, filtered by conversation, state
 // and --since; journal show prints every call with its arguments and
 // result, cutting a long result unless --full, and finds a call by its
@@ -227,13 +227,13 @@ func crashBatch(t *testing.T, w *workspace, conversation, ran string) string {
 	return list.Batches[0].BatchID
 }
 
-// TestJournalRecoverChoice (issue 12 item 3, FR-RES-05, IT-JRN-01): two
+// TestJournalRecoverChoice (FR-RES-05, IT-JRN-01): two
 // `toolhost batch` processes are killed with SIGKILL mid-batch; journal
 // list marks both interrupted and says how to choose; recover --resume
 // keeps one's partial results and prints them, recover --discard marks
 // the other's failed; list and show say so afterwards, a second choice
 // is refused, and nothing is ever re-run. The commands run unconfined
-// (issue 14 item 5, see workspace.unconfined).
+// (see workspace.unconfined).
 func TestJournalRecoverChoice(t *testing.T) {
 	w := newWorkspace(t).unconfined()
 	ran := filepath.Join(w.dir, "third-ran")
@@ -286,7 +286,7 @@ func TestJournalRecoverChoice(t *testing.T) {
 	}
 }
 
-// TestJournalCLIErrors (issue 12 items 3 and 5): what a user can get
+// TestJournalCLIErrors: what a user can get
 // wrong gives exit 2 and a message naming the id or flag and what to do;
 // a damaged journal is named, with how to move it aside, and left as it
 // was.

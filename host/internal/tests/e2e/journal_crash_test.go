@@ -12,9 +12,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
-// Real crash tests of the journal through the toolhost binary (issue 12,
-// "Done when": IT-JRN-01 crash before anything ran, IT-JRN-02 crash
-// mid-execution; FR-RES-04a/b/c, FR-RES-05, NFR-REL-01/04). The process
+// Real crash tests of the journal through the toolhost binary ("Done when": IT-JRN-01 crash before anything ran, IT-JRN-02 crash mid-execution; FR-RES-04a/b/c, FR-RES-05, NFR-REL-01/04). The process
 // running a batch, `toolhost batch` or `toolhost serve`, is killed with
 // SIGKILL (a) after the batch is committed and before its first call runs,
 // (b) while a run_command's child waits to write a marker, (c) between two
@@ -128,7 +126,7 @@ func TestCrashBeforeFirstCall_IT_JRN_01(t *testing.T) {
 // started, outlives toolhost; the next toolhost command kills it, so the
 // marker never appears, and the call gets "interrupted by crash; not
 // re-run". The command runs unconfined, whose groups recovery is for
-// (issue 14 item 5, see workspace.unconfined).
+// (see workspace.unconfined).
 func TestCrashKillsOrphanedProcessGroup_IT_JRN_02(t *testing.T) {
 	t.Run("toolhost batch", func(t *testing.T) {
 		w := newWorkspace(t).unconfined()
@@ -217,7 +215,7 @@ func crashBetweenCalls(t *testing.T, w *workspace, conversation, counter string)
 // second call is interrupted. Of two such batches, one is resumed (its
 // partial results kept) and the other discarded (its results marked
 // failed, its calls still listed); neither choice runs anything. The
-// commands run unconfined (issue 14 item 5, see workspace.unconfined).
+// commands run unconfined (see workspace.unconfined).
 func TestCrashBetweenCalls_IT_JRN_02(t *testing.T) {
 	w := newWorkspace(t).unconfined()
 	tmp := t.TempDir()
@@ -302,7 +300,7 @@ func (s *httpServe) recoverChoice(t *testing.T, id, choice string, want int) api
 // conversation may overwrite it without being refused as never read,
 // while another conversation still is. Each read is saved to the journal
 // as it is recorded, not when its batch ends. The command runs unconfined
-// (issue 14 item 5, see workspace.unconfined).
+// (see workspace.unconfined).
 func TestCrashKeepsReadCache_IT_JRN_02(t *testing.T) {
 	w := newWorkspace(t).unconfined()
 	w.file(t, "notes.txt", "alpha\nbeta\n")

@@ -13,8 +13,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
-// Fault tests of the journal through the toolhost binary (issue 12, "Done
-// when": a fault test; FR-RES-04a, NFR-REL-04): when the journal's disk
+// Fault tests of the journal through the toolhost binary ("Done when": a fault test; FR-RES-04a, NFR-REL-04): when the journal's disk
 // refuses a write no call runs and the error says why; a damaged journal
 // file is named, with how to move it aside, and never changed or deleted.
 
@@ -35,7 +34,7 @@ func TestJournalWriteFails_NothingRuns(t *testing.T) {
 	} {
 		t.Run("the disk refuses the record of "+tc.name, func(t *testing.T) {
 			if tc.gap != "" && os.Getenv("TOOLHOST_E2E_KNOWN_GAPS") == "" {
-				t.Skip("issue 12 known gap: " + tc.gap + "; set TOOLHOST_E2E_KNOWN_GAPS=1 to run")
+				t.Skip("known gap: " + tc.gap + "; set TOOLHOST_E2E_KNOWN_GAPS=1 to run")
 			}
 			w := newWorkspace(t)
 			// The journal exists, and the plugin is compiled and cached,

@@ -17,7 +17,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
-// What the crash and fault tests of the journal (issue 12, IT-JRN-01/02)
+// What the crash and fault tests of the journal (IT-JRN-01/02)
 // share: starting toolhost and killing it with SIGKILL, reading the
 // journal it left, and watching the process groups its commands made.
 
@@ -25,12 +25,12 @@ import (
 // with it, as the configuration requires), set by the operator through
 // the environment. The journal's crash recovery and proc's session kill
 // are what stop an unconfined command's processes, so their tests run
-// commands that way: confined (the default, issue 14), $$ is a number of
+// commands that way: confined (the default), $$ is a number of
 // the command's own PID namespace, which a test must never signal on the
 // host, and its /tmp is private, so a file it writes in a t.TempDir
 // never appears. That the default sandbox leaves nothing alive after
 // toolhost is killed with SIGKILL is host/internal/tests/confine's
-// TestNothingOutlivesTheCall ("toolhost is killed", issue 14 item 5).
+// TestNothingOutlivesTheCall ("toolhost is killed").
 func (w *workspace) unconfined() *workspace {
 	return w.withEnv("TOOLHOST_TOOLS_RUN_COMMAND_SANDBOX=off", "TOOLHOST_TOOLS_RUN_COMMAND_NETWORK=on")
 }
@@ -38,8 +38,7 @@ func (w *workspace) unconfined() *workspace {
 // wantWorkspaceProcess stops the test unless pid, read from a command,
 // is a live host process running in the workspace w.dir, as the shell
 // of an unconfined run_command is: a test signals no pid it cannot tie
-// to its own command (a confined command's $$ is its PID namespace's
-// number, which on the host may be any process; issue 14).
+// to its own command (a confined command's $$ is its PID namespace's number, which on the host may be any process).
 func wantWorkspaceProcess(t *testing.T, w *workspace, pid int) {
 	t.Helper()
 	if !runsIn(pid, w.dir) {

@@ -14,7 +14,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
-// IT-JRN-01 (issue 12 items 2 and 3, FR-RES-04a/b/c): `toolhost batch` is
+// IT-JRN-01 (FR-RES-04a/b/c): `toolhost batch` is
 // killed with SIGKILL while the second of three calls, a run_command, is
 // running. The next toolhost command that opens the host finds the batch
 // in the journal, marks it interrupted, keeps the first call's result,
@@ -22,8 +22,7 @@ import (
 // "not run", and re-runs nothing. The command's process group is journaled
 // and killed by recovery: the test checks it is gone. The command runs
 // unconfined, whose groups recovery is for: confined, the journal holds
-// the launcher's group and the command dies with toolhost (issue 14
-// item 5, see workspace.unconfined).
+// the launcher's group and the command dies with toolhost (see workspace.unconfined).
 func TestCrashDuringBatchIsRecovered_IT_JRN_01(t *testing.T) {
 	w := newWorkspace(t).unconfined()
 	started := filepath.Join(w.dir, "started")

@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Hold-then-deny (issue 11 item 4): a call that needs approval from an
+// Hold-then-deny: a call that needs approval from an
 // MCP client that cannot elicit is held for a decision through the batch
 // API, then denied saying where to approve it.
 

@@ -21,7 +21,7 @@ import (
 )
 
 // httpServe is `toolhost serve --http 127.0.0.1:0` in a workspace: the
-// address, URL and token it printed, and its stderr (issue 11 item 2).
+// address, URL and token it printed, and its stderr.
 type httpServe struct {
 	cmd    *exec.Cmd
 	stderr *lockedBuffer
@@ -160,7 +160,7 @@ func callText(ctx context.Context, cs *mcp.ClientSession, tool string, args map[
 // TestMCPHTTPListAndRead: the server prints its URL, a token and a line
 // to connect an agent; the Go SDK client over streamable HTTP with the
 // token lists the tools with their hints and reads a file whole; health
-// needs no token (issue 11 item 2).
+// needs no token.
 func TestMCPHTTPListAndRead(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "notes.txt", "first line\nsecond line\n")
@@ -243,7 +243,7 @@ func (s *httpServe) rawRequest(t *testing.T, method, path string, body io.Reader
 // the real binary: no token, a wrong one, a foreign Host or Origin
 // (DNS rebinding, cross-site pages), an oversized body with or without
 // a length, an unknown session id (the protocol's 404), a bad
-// conversation header; and what it must let through (issue 11 item 2).
+// conversation header; and what it must let through.
 func TestMCPHTTPRefusals(t *testing.T) {
 	w := newWorkspace(t)
 	s := serveHTTP(t, w)
@@ -308,7 +308,7 @@ func portOf(hostport string) string {
 // TestMCPHTTPSessionLimit: sessions beyond --max-sessions are refused
 // with 503 and a message saying what to do; a session the client closes
 // or that expires frees its place, and an expired session's id gets the
-// protocol's 404 (issue 11 item 2).
+// protocol's 404.
 func TestMCPHTTPSessionLimit(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "a.txt", "a\n")
@@ -342,7 +342,7 @@ func TestMCPHTTPSessionLimit(t *testing.T) {
 // TestMCPHTTPConversationHeader: X-Toolhost-Conversation pins calls to a
 // conversation across sessions, so a write after a read made in an
 // earlier session passes the stale-file rule; without it each session is
-// its own conversation (issue 11 item 6).
+// its own conversation.
 func TestMCPHTTPConversationHeader(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "a.txt", "old\n")
@@ -373,7 +373,7 @@ func TestMCPHTTPConversationHeader(t *testing.T) {
 
 // TestMCPHTTPApproval: TestMCPStdioApproval's checks with the Go SDK
 // client over streamable HTTP: a write asks by elicitation with the dry
-// run's diff, accept writes, decline and cancel do not (issue 11 item 4).
+// run's diff, accept writes, decline and cancel do not.
 // A client without elicitation is held for the batch API over HTTP, a
 // case TestMCPTypeScriptClient_Approval covers.
 func TestMCPHTTPApproval(t *testing.T) {
@@ -382,7 +382,7 @@ func TestMCPHTTPApproval(t *testing.T) {
 
 // TestMCPHTTPProgress: TestMCPStdioProgress's checks over streamable
 // HTTP: output chunks and keepalives reach the client on its request's
-// stream, and only under the request's token (issue 11 item 5).
+// stream, and only under the request's token.
 func TestMCPHTTPProgress(t *testing.T) {
 	checkProgress(t, serveMCPHTTP)
 }
@@ -390,7 +390,7 @@ func TestMCPHTTPProgress(t *testing.T) {
 // TestMCPHTTPCancelRunCommand: TestMCPStdioCancelRunCommand's checks
 // over streamable HTTP: notifications/cancelled, posted apart from the
 // call's request, kills the command's shell and child within seconds,
-// and the server goes on answering (issue 11 item 5). The Go SDK client
+// and the server goes on answering. The Go SDK client
 // closes the request's response stream on cancel, so the server's
 // Cancelled answer is seen over HTTP by the TypeScript client only
 // (TestMCPTypeScriptClient_CancelsACommand).
@@ -399,7 +399,7 @@ func TestMCPHTTPCancelRunCommand(t *testing.T) {
 }
 
 // TestMCPHTTPConcurrentSessions: 200 sessions open at once, each reading
-// its own file, every result correct (issue 11 item 2, done-when).
+// its own file, every result correct (done-when).
 func TestMCPHTTPConcurrentSessions(t *testing.T) {
 	const n = 200
 	w := newWorkspace(t)
@@ -469,7 +469,7 @@ const httpSleep = "31.417"
 
 // TestMCPHTTPShutdown: SIGTERM while a run_command runs stops the server
 // promptly with exit 0, kills the command, and still answers the call in
-// flight (issue 11 item 2).
+// flight.
 func TestMCPHTTPShutdown(t *testing.T) {
 	w := newWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
 	s := serveHTTP(t, w, "--allow", "run_command")
@@ -549,7 +549,7 @@ func processRunning(t *testing.T, argv ...string) bool {
 
 // TestMCPHTTPServeUsage: an address beyond loopback needs --listen-any,
 // and then comes with a warning; a short $TOOLHOST_TOKEN is refused; a
-// fixed token is not echoed (issue 11 item 2).
+// fixed token is not echoed.
 func TestMCPHTTPServeUsage(t *testing.T) {
 	w := newWorkspace(t)
 	for _, tc := range []struct {

@@ -13,8 +13,7 @@ import (
 	"time"
 )
 
-// The MCP Inspector's CLI mode drives `toolhost serve --stdio` (issue 11,
-// "Done when": the Inspector's CLI lists and calls tools over stdio).
+// The MCP Inspector's CLI mode drives `toolhost serve --stdio` ("Done when": the Inspector's CLI lists and calls tools over stdio).
 //
 // host/internal/tests/mcpclient pins @modelcontextprotocol/inspector-cli, the package
 // the Inspector publishes its CLI mode as: the Inspector's own package
@@ -101,7 +100,7 @@ func offline() bool {
 
 // TestMCPInspectorCLI: the Inspector's CLI mode lists toolhost's tools
 // with their schemas and hints, and calls read_file, getting the file's
-// text (issue 11 item 1).
+// text.
 func TestMCPInspectorCLI(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "notes.txt", "first line\nsecond line\n")

@@ -19,7 +19,7 @@ import (
 )
 
 // mcpServer is `toolhost serve` in a workspace, driven by the official
-// Go SDK's client (issue 11 item 1): over stdio (serveMCP) or streamable
+// Go SDK's client: over stdio (serveMCP) or streamable
 // HTTP (serveMCPHTTP).
 type mcpServer struct {
 	session *mcp.ClientSession
@@ -32,8 +32,7 @@ type mcpServer struct {
 
 // mcpConnect starts toolhost serve with args in w over one transport
 // (serveMCP, serveMCPHTTP) and connects the Go SDK client with opts, so
-// the TestMCPStdio* and TestMCPHTTP* tests share their checks (issue 11,
-// "Done when": the Go SDK client over HTTP for the same).
+// the TestMCPStdio* and TestMCPHTTP* tests share their checks ("Done when": the Go SDK client over HTTP for the same).
 type mcpConnect func(t *testing.T, w *workspace, opts *mcp.ClientOptions, args ...string) *mcpServer
 
 // lockedBuffer is the server's stderr, written by the process while the
@@ -109,8 +108,8 @@ func testContext(t *testing.T) context.Context {
 }
 
 // TestMCPStdioListsTools: tools/list offers the policy's tools with their
-// schemas and all four hints, so clients' review modes let reads through
-// (issue 11 item 1). The protocol is capped at 2025-11-25: the SDK client
+// schemas and all four hints, so clients' review modes let reads through.
+// The protocol is capped at 2025-11-25: the SDK client
 // asks for 2026-07-28 first and must fall back.
 func TestMCPStdioListsTools(t *testing.T) {
 	w := newWorkspace(t)
@@ -173,8 +172,7 @@ func toolNames(ts []*mcp.Tool) []string {
 
 // TestMCPStdioResults: file text arrives whole as text, never as a lossy
 // structuredContent (a JSON file stays text); a listing carries both,
-// equivalent; an escape is an isError result a model can read (issue 11
-// item 1).
+// equivalent; an escape is an isError result a model can read.
 func TestMCPStdioResults(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "notes.txt", "first line\nsecond line\n")
@@ -212,7 +210,7 @@ func TestMCPStdioResults(t *testing.T) {
 // TestMCPStdioApproval: a write that needs confirmation asks the client by
 // elicitation with the summary, the risk, the reason, the whole content
 // and the diff of a dry run; accept writes, decline does not; a client that cannot be
-// asked is denied with how to allow the tool (issue 11 item 4).
+// asked is denied with how to allow the tool.
 func TestMCPStdioApproval(t *testing.T) {
 	checkApproval(t, serveMCP, true)
 }
@@ -294,7 +292,7 @@ func checkApproval(t *testing.T, connect mcpConnect, noElicitation bool) {
 
 // TestMCPStdioConversation: a session is one conversation, so a write
 // after a read in the same session passes the stale-file rule, and
-// --conversation carries reads across sessions (issue 11 item 6).
+// --conversation carries reads across sessions.
 func TestMCPStdioConversation(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "a.txt", "old\n")
@@ -329,7 +327,7 @@ func TestMCPStdioConversation(t *testing.T) {
 // command, its shell and the shell's child killed within seconds, the
 // server still answers the cancelled request with a Cancelled result
 // (which the client drops, so it is read off the wire), and it goes on
-// answering (issue 11 items 1 and 5).
+// answering.
 func TestMCPStdioCancelRunCommand(t *testing.T) {
 	checkCancelRunCommand(t, serveMCP, true)
 }
@@ -345,8 +343,7 @@ const cancelCommand = "echo shell=$$; sleep 300.25 & echo child=$!; wait; touch 
 // still reads the server's answer to the cancelled request: over stdio
 // it does (and drops it); over HTTP the SDK ends the request's response
 // stream with the context, so the answer never reaches it. The command
-// runs unconfined so that the pids it prints are the host's (issue 14,
-// see workspace.unconfined).
+// runs unconfined so that the pids it prints are the host's (see workspace.unconfined).
 func checkCancelRunCommand(t *testing.T, connect mcpConnect, readsAnswer bool) {
 	w := newWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n").unconfined()
 	var mu sync.Mutex
@@ -461,7 +458,7 @@ func lateAnswer(t *testing.T, wire *lockedBuffer, command string, limit time.Dur
 // TestMCPStdioProgress: a tools/call with a progress token gets
 // run_command's output as notifications/progress, a chunk a message, and
 // a call printing nothing gets keepalives every --progress-interval; a
-// call without a token gets none (issue 11 item 5).
+// call without a token gets none.
 func TestMCPStdioProgress(t *testing.T) {
 	checkProgress(t, serveMCP)
 }

@@ -16,8 +16,7 @@ import (
 )
 
 // These tests drive `toolhost serve --stdio` with the official MCP
-// TypeScript SDK client, the one most agents embed (issue 11, "Done
-// when": real clients). host/internal/tests/mcpclient/client.mjs runs a named scenario
+// TypeScript SDK client, the one most agents embed ("Done when": real clients). host/internal/tests/mcpclient/client.mjs runs a named scenario
 // and prints what it observed as JSON; the assertions live here.
 
 // tsClientDir is host/internal/tests/mcpclient, where the client and its pinned
@@ -147,8 +146,7 @@ const tsClientTimeout = 2 * time.Minute
 // tsTransport is how client.mjs reaches the server: "stdio", spawning
 // `toolhost serve --stdio` as an agent does, or "http", connecting to a
 // running `toolhost serve --http` with its token. Every scenario runs
-// over both, so the two transports share the checks (issue 11, "Done
-// when": the TypeScript SDK client over stdio and over streamable HTTP).
+// over both, so the two transports share the checks ("Done when": the TypeScript SDK client over stdio and over streamable HTTP).
 type tsTransport string
 
 var tsTransports = []tsTransport{"stdio", "http"}
@@ -206,7 +204,7 @@ func runTSClient(t *testing.T, w *workspace, tr tsTransport, scenario string, se
 
 // TestMCPTypeScriptClient_ListsTools: the TypeScript client negotiates
 // 2025-11-25 and sees the policy's tools with their schemas and all four
-// hints set, so its plan/review modes let reads through (issue 11 item 1),
+// hints set, so its plan/review modes let reads through,
 // over stdio and streamable HTTP.
 func TestMCPTypeScriptClient_ListsTools(t *testing.T) {
 	eachTransport(t, func(t *testing.T, tr tsTransport) {
@@ -258,8 +256,7 @@ func TestMCPTypeScriptClient_ListsTools(t *testing.T) {
 
 // TestMCPTypeScriptClient_ReadsARange: read_file with start_line and
 // end_line gives exactly those lines, as text and without a
-// structuredContent a client could show instead (issue 11 item 1,
-// FR-TOOL-READ-01), over stdio and streamable HTTP.
+// structuredContent a client could show instead (FR-TOOL-READ-01), over stdio and streamable HTTP.
 func TestMCPTypeScriptClient_ReadsARange(t *testing.T) {
 	eachTransport(t, func(t *testing.T, tr tsTransport) {
 		r := runTSClient(t, tsWorkspace(t), tr, "read-range")
@@ -274,8 +271,7 @@ func isJSONNull(m json.RawMessage) bool { return len(m) == 0 || string(m) == "nu
 
 // TestMCPTypeScriptClient_PatchesByElicitation: an LP1 patch of a file
 // read in the session asks the client once, showing the patch; accepted,
-// it changes the file, and a later read sees the change (issue 11 items
-// 1 and 4, FR-TOOL-PATCH-01), over stdio and streamable HTTP.
+// it changes the file, and a later read sees the change (FR-TOOL-PATCH-01), over stdio and streamable HTTP.
 func TestMCPTypeScriptClient_PatchesByElicitation(t *testing.T) {
 	eachTransport(t, func(t *testing.T, tr tsTransport) {
 		w := tsWorkspace(t)
@@ -308,7 +304,7 @@ func TestMCPTypeScriptClient_PatchesByElicitation(t *testing.T) {
 // TestMCPTypeScriptClient_EscapeIsAClearError: a path out of the root is
 // an isError result a model can act on: the kind first, the argument and
 // the path named, and what to use instead; nothing outside is touched
-// (issue 11 item 1, FR-SBX-*), over stdio and streamable HTTP.
+// (FR-SBX-*), over stdio and streamable HTTP.
 func TestMCPTypeScriptClient_EscapeIsAClearError(t *testing.T) {
 	eachTransport(t, func(t *testing.T, tr tsTransport) {
 		r := runTSClient(t, tsWorkspace(t), tr, "escape")
@@ -329,7 +325,7 @@ func TestMCPTypeScriptClient_EscapeIsAClearError(t *testing.T) {
 
 // TestMCPTypeScriptClient_Approval: replacing a file asks by
 // elicitation, showing the diff of a dry run; accept writes it, decline
-// leaves it with a denial saying who declined (issue 11 item 4), over
+// leaves it with a denial saying who declined, over
 // stdio and streamable HTTP. A client without elicitation is denied with
 // how to let the tool run: at once over stdio; over HTTP after the call
 // was held for a decision through the batch API (--hold 1s here), the
@@ -390,7 +386,7 @@ func TestMCPTypeScriptClient_Approval(t *testing.T) {
 
 // TestMCPTypeScriptClient_StreamsProgress: the TypeScript client's
 // onprogress gets run_command's output in order, with progress
-// increasing (issue 11 item 5), over stdio and streamable HTTP. The last
+// increasing, over stdio and streamable HTTP. The last
 // line, printed right before the result, can still be lost to the
 // client's own race between the two (typescript-sdk #2580) when the
 // client is starved of CPU: the server only makes that rare (host/server
@@ -426,9 +422,9 @@ func TestMCPTypeScriptClient_StreamsProgress(t *testing.T) {
 // once the progress stream has told it the pids of the command's shell
 // and of the shell's child; within seconds both processes are gone, and
 // the server still answers the aborted request, a Cancelled result that
-// only the client's onerror sees (issue 11 item 5), over stdio and
+// only the client's onerror sees, over stdio and
 // streamable HTTP. The command runs unconfined so that the pids it
-// prints are the host's (issue 14, see workspace.unconfined).
+// prints are the host's (see workspace.unconfined).
 func TestMCPTypeScriptClient_CancelsACommand(t *testing.T) {
 	eachTransport(t, func(t *testing.T, tr tsTransport) {
 		w := tsWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n").unconfined()

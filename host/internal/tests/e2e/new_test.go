@@ -76,8 +76,7 @@ func TestNewReplacePath(t *testing.T) {
 func TestNewRefuses(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "taken/keep.txt", "mine")
-	// A link to an empty directory elsewhere, and a plugin directory
-	// (red team, issue 13 item 3).
+	// A link to an empty directory elsewhere, and a plugin directory.
 	elsewhere := t.TempDir()
 	if err := os.Symlink(elsewhere, filepath.Join(w.dir, "link")); err != nil {
 		t.Fatal(err)

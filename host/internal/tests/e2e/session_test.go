@@ -21,8 +21,7 @@ import (
 // group, so the group kill alone cannot get it.
 //
 // The session kill is what stops an unconfined command's processes, so
-// the commands run with sandbox = "off" (issue 14; confined, the PID
-// namespace dies with the call: host/internal/tests/confine's TestNothingOutlivesTheCall).
+// the commands run with sandbox = "off" (confined, the PID namespace dies with the call: host/internal/tests/confine's TestNothingOutlivesTheCall).
 // Each command also writes its PID namespace, so that a command that ran
 // confined after all, whose pids are its namespace's numbers, fails the
 // test before any of them is signalled on the host.

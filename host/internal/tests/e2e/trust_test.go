@@ -98,8 +98,7 @@ func TestProjectConfigCannotWiden(t *testing.T) {
 
 			// A toolhost.yaml beside toolhost.toml. Untrusted, both are
 			// ignored and calls still run; trusted, each file narrows in
-			// turn (issue 14 item 2: a command that adds a second file must
-			// not undo the first's narrowing), so the yaml's tools.mode =
+			// turn (a command that adds a second file must not undo the first's narrowing), so the yaml's tools.mode =
 			// "disabled" applies.
 			w.file(t, "toolhost.yaml", "tools:\n  mode: disabled\n")
 			w.file(t, "n.txt", "x")

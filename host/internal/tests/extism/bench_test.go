@@ -16,7 +16,7 @@ import (
 
 // BenchmarkCall is one call through the engine (plan, approve, run) of an
 // Extism tool, beside a native toolhost/v1 tool in the same host as the
-// baseline (issue 13 item 5, NFR-PERF-03): the ratio is what the Extism
+// baseline (NFR-PERF-03): the ratio is what the Extism
 // compatibility path costs.
 func BenchmarkCall(b *testing.B) {
 	dir := b.TempDir()

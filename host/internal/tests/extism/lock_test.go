@@ -14,7 +14,7 @@ import (
 
 // An Extism plugin is pinned like a native one: once locked, it loads
 // unchanged, and a changed module, in the directory or in its own folder,
-// is refused naming it (issue 13 items 4 and 5).
+// is refused naming it.
 func TestLockPinsExtismPlugins(t *testing.T) {
 	for _, file := range []string{"hypertools.wasm", "hyper/plugin.wasm"} {
 		t.Run(file, func(t *testing.T) {

@@ -16,8 +16,7 @@ import (
 // decoder allows (10,000 levels), each level named by a 20-byte member:
 // 250 KB, within max_tool_args_bytes. The repeated-name check must not
 // build every level's JSON pointer while it descends: that held a gigabyte
-// of strings at once per call, and took most of a second (issue 13 item 1,
-// red team; NFR-SEC-01).
+// of strings at once per call, and took most of a second (red team; NFR-SEC-01).
 func TestDeepArgumentsCheapToCheck(t *testing.T) {
 	h, _ := openHost(t, nil)
 	key := strings.Repeat("k", 20)

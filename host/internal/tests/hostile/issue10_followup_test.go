@@ -15,7 +15,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/config"
 )
 
-// Attack (model, issue 10 item 2): make vendor/ a git directory without
+// Attack (model): make vendor/ a git directory without
 // ever putting HEAD beside objects/ and refs/. git's is_git_directory
 // takes objects/ and refs/ (and the config) from the directory named in
 // a "commondir" file when there is one, so the layout is split in two:
@@ -62,7 +62,7 @@ func TestIssue10_GitLayoutThroughCommondir(t *testing.T) {
 	}
 }
 
-// Attack (model, issue 10 item 2): with a root that is (or holds) a home
+// Attack (model): with a root that is (or holds) a home
 // directory, create ~/.gitconfig or ~/.config/git/config with
 // core.fsmonitor: every git command in every repository of the user then
 // runs it. Likewise a root-level .devcontainer.json (the single-file
@@ -84,7 +84,7 @@ func TestIssue10_CodePatternsMissGitconfig(t *testing.T) {
 	}
 }
 
-// Attack (model, issue 10 item 1): the operator keeps toolhost's
+// Attack (model): the operator keeps toolhost's
 // configuration in a dotfiles repository and links to it:
 // ~/.config/toolhost/toolhost.toml -> ~/dotfiles/toolhost/config.toml;
 // the model works in ~/dotfiles. The user configuration directory is
@@ -136,7 +136,7 @@ func TestIssue10_ConfigReachedThroughLink(t *testing.T) {
 	}
 }
 
-// Attack (hostile repository + model, issue 10 item 2): the repository
+// Attack (hostile repository + model): the repository
 // ships .envrc as a link to a file that does not exist yet
 // (".envrc -> .env.local", a common pattern); the model creates
 // .env.local, a new file whose own name matches no code pattern, so it is
@@ -157,7 +157,7 @@ func TestIssue10_CodePathThroughDanglingLink(t *testing.T) {
 	}
 }
 
-// Attack (model, issue 10 items 1, 2) on a case-insensitive filesystem
+// Attack (model) on a case-insensitive filesystem
 // under Linux: WSL's /mnt/c, an SMB or CIFS share, a vfat or exFAT
 // disk, an ext4 casefold directory. "TOOLHOST.TOML" is the file the
 // loader opens as toolhost.toml, and "sub/.GIT/config" is the file git
@@ -193,7 +193,7 @@ func TestIssue10_ProtectedNamesOnCaseInsensitiveDisk(t *testing.T) {
 	}
 }
 
-// Attack (model, issue 10 items 1, 2) on Windows: the Win32 layer drops
+// Attack (model) on Windows: the Win32 layer drops
 // trailing dots and spaces from a name and answers to 8.3 short names,
 // so "toolhost.toml." and "toolhost.toml " create toolhost.toml,
 // "sub/.git./config" writes sub/.git/config, and "sub/GIT~1/config" may

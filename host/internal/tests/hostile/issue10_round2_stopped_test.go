@@ -61,7 +61,7 @@ func terminalControl(s string) string {
 	return ""
 }
 
-// Attack (command output, issue 10 item 4, FR-OUT-02): a real command
+// Attack (command output, FR-OUT-02): a real command
 // writes terminal sequences one byte at a time with pauses between, so
 // every byte arrives in a chunk of its own: OSC 52 (clipboard write),
 // clear screen, a window title, CSI and OSC as UTF-8 C1 controls (U+009B,
@@ -109,7 +109,7 @@ func octal(c byte) string {
 	return string([]byte{'0' + c>>6, '0' + c>>3&7, '0' + c&7})
 }
 
-// Attack (command output, issue 10 item 4): a flood of one-byte writes,
+// Attack (command output): a flood of one-byte writes,
 // each an ESC or half a C1 control, to make the host hold and rescan.
 // Expected: the call ends within its budget and streams nothing a
 // terminal acts on.
@@ -132,7 +132,7 @@ func TestIssue10R2_StreamTinyChunkFloodStopped(t *testing.T) {
 	}
 }
 
-// Attack (hostile repository, issue 10 item 5): file names holding
+// Attack (hostile repository): file names holding
 // U+009B followed by JSON punctuation, U+2028 and U+2029, a bidi
 // override, and bytes that are not UTF-8 (Linux allows any byte but / and
 // NUL), one 255 bytes long.
@@ -181,7 +181,7 @@ func TestIssue10R2_ListHostileNamesStopped(t *testing.T) {
 	}
 }
 
-// Attack (model + hostile repository, issue 10 item 7): a dry run of
+// Attack (model + hostile repository): a dry run of
 // write_file against a link to /dev/zero inside the root, a FIFO with no
 // writer, and a 10 GB sparse file.
 // Expected: each returns at once with the diff omitted and why; nothing
@@ -224,7 +224,7 @@ func TestIssue10R2_DryRunSpecialFilesStopped(t *testing.T) {
 	}
 }
 
-// Attack (model, issue 10 item 8): overwrite a setuid file and a file of
+// Attack (model): overwrite a setuid file and a file of
 // mode 000, with the umask at 000 and at 077.
 // Expected: the new content keeps the old permissions but never the
 // setuid bit (a write by any program clears it); new files get 0666 less

@@ -42,7 +42,7 @@ int main(void) {
 }
 `
 
-// Attack (model, issue 10 item 6): a command starts a program that
+// Attack (model): a command starts a program that
 // leaves the shell's process group (no setsid: it stays in the session)
 // and then "hops": it forks, the parent exits at once, the child does
 // the same. At any moment one process of the session lives, but no pid
@@ -63,7 +63,7 @@ func TestIssue10R2_ForkHopperOutlivesSessionKill(t *testing.T) {
 	}
 	// Unconfined: this is proc's session kill, which is what stops the
 	// hopper under sandbox = "off"; confined, the command's PID namespace
-	// dies with it (host/internal/tests/confine, issue 14 item 5).
+	// dies with it (host/internal/tests/confine).
 	h, root := openHost(t, runUnconfined)
 	os.WriteFile(filepath.Join(root, "hop.c"), []byte(hopperC), 0o644)
 	if out, err := exec.Command("gcc", "-O2", "-o", filepath.Join(root, "hop"), filepath.Join(root, "hop.c")).CombinedOutput(); err != nil {
@@ -122,7 +122,7 @@ func screen(out string, cols, rows int) []string {
 	return all[max(0, len(all)-rows):]
 }
 
-// Attack (model, issue 10 item 3): overwrite .bashrc (a code path, so a
+// Attack (model): overwrite .bashrc (a code path, so a
 // person is asked) with arguments in the order path, then content; the
 // content is 100,000 lines, blank but for the last (200 KB as JSON, within
 // max_tool_args_bytes), and its last line is padded with spaces so
@@ -196,7 +196,7 @@ func TestIssue10R2_ApprovalPromptFloodAndWrapForgery(t *testing.T) {
 	}
 }
 
-// Attack (hostile repository, issue 10 item 5): two files whose names
+// Attack (hostile repository): two files whose names
 // differ only in bytes that are not UTF-8, "data\xff" and "data\xfe"
 // (Linux allows both), beside the real "data\uFFFD". list_directory
 // shows all three as "data\uFFFD": the names are not the real names, a

@@ -54,7 +54,7 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// Attack (model, issue 10 items 1, 2, 11): write toolhost's configuration
+// Attack (model): write toolhost's configuration
 // or a git directory under every spelling the sandbox cleans to the same
 // name: "./" prefixes, "a/./", doubled slashes, a trailing slash, a
 // nested ".git" made as a file (a gitdir: pointer) or as a directory,
@@ -130,7 +130,7 @@ func TestIssue10_WriteThroughLinkToProtected(t *testing.T) {
 	}
 }
 
-// Attack (model, issue 10 item 11): create a regular file where the path
+// Attack (model): create a regular file where the path
 // names a directory, with every spelling of a trailing slash.
 // Expected: refused; no file "newdir" appears.
 func TestIssue10_TrailingSlashSpellings(t *testing.T) {
@@ -148,7 +148,7 @@ func TestIssue10_TrailingSlashSpellings(t *testing.T) {
 	}
 }
 
-// Attack (model, issue 10 item 2): lay out a bare git repository in
+// Attack (model): lay out a bare git repository in
 // vendor/ one file per call, in every order, so that no single call
 // writes the whole layout; the config comes first or last.
 // Expected: whichever call completes HEAD + objects/ + refs/ is asked
@@ -199,7 +199,7 @@ func gitDirComplete(dir string) bool {
 	return exists(filepath.Join(dir, "HEAD")) && exists(filepath.Join(dir, "objects")) && exists(filepath.Join(dir, "refs"))
 }
 
-// Attack (model, issue 10 item 2): new code-running files under spellings
+// Attack (model): new code-running files under spellings
 // the pattern match might miss: "./.envrc", "sub/./.envrc", upper case,
 // a nested .vscode.
 // Expected: none is auto-approved as a new file.
@@ -216,10 +216,10 @@ func TestIssue10_CodePathSpellingsAsked(t *testing.T) {
 	}
 }
 
-// Attack (model, issue 10 items 1, 3): send "path" twice: the first value
+// Attack (model): send "path" twice: the first value
 // a protected name, the last a harmless one, or the other way round,
 // hoping the host checks one while the plugin writes the other.
-// Expected (since issue 13): arguments naming a key twice are BadArgs
+// Expected (since): arguments naming a key twice are BadArgs
 // before anything is checked, asked or run, whichever value comes first,
 // so no plugin's decoder can pick the other one.
 func TestIssue10_DuplicatePathKey(t *testing.T) {

@@ -108,7 +108,7 @@ func (sv *served) connect(t *testing.T, path string, copts *mcp.ClientOptions) (
 // reviewer is a read-only profile, as toolhost config init writes one.
 var reviewer = map[string]engine.Narrowing{"reviewer": {Tools: []string{"read_file", "list_directory"}}}
 
-// Attack (client, issue 11 item 2): with --max-sessions 1, open a session
+// Attack (client): with --max-sessions 1, open a session
 // on a profile's endpoint, then DELETE its id on /mcp, where it is not a
 // session: the DELETE is refused, but must not free the session's place,
 // or a client could open sessions without bound.
@@ -135,7 +135,7 @@ func TestIssue11_DeleteOnAnotherEndpointKeepsTheSessionLimit(t *testing.T) {
 	}
 }
 
-// Attack (slow MCP client, issue 11 item 4): a client declares
+// Attack (slow MCP client): a client declares
 // elicitation, then never answers the question. The call must not wait
 // forever: after the ask timeout it is denied, saying nobody answered,
 // and nothing is written.
@@ -181,7 +181,7 @@ func TestIssue11_ElicitationNobodyAnswersIsDenied(t *testing.T) {
 	}
 }
 
-// Attack (web page or local process, issue 11 item 2): reach the server
+// Attack (web page or local process): reach the server
 // by DNS rebinding (a Host that is not this server's address, in any
 // spelling), from a foreign or opaque Origin, with the token in the
 // query string instead of the header, or by a CORS preflight. Every one
@@ -240,7 +240,7 @@ func TestIssue11_HostOriginAndTokenSpellingsAreRefused(t *testing.T) {
 	}
 }
 
-// Attack (model or client, issue 11 item 7): escape a read-only profile:
+// Attack (model or client): escape a read-only profile:
 // use its session id on /mcp, call a write tool by another spelling
 // (case, a trailing space, a look-alike letter), and, with the server
 // narrowed to the profile (--profile), post the write to /v1. Nothing
@@ -283,7 +283,7 @@ func TestIssue11_ProfileCannotBeEscaped(t *testing.T) {
 	}
 }
 
-// Attack (local process without the token, issue 11 item 2): open
+// Attack (local process without the token): open
 // connections and send nothing, more of them than the server should
 // hold (each costs a descriptor and buffers). Past HTTPOptions.
 // MaxConnections the server accepts no more until one closes, so a

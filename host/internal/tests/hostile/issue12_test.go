@@ -74,7 +74,7 @@ func forgedRecord(t *testing.T) string {
 	return ""
 }
 
-// Attack (model, issue 12 items 1 and 3): with [journal] path set to a
+// Attack (model): with [journal] path set to a
 // file in a directory a tool may write (here under the allowed root; in
 // practice any root that holds the operator's journal), the sandbox
 // protected journal.db, -wal, -shm and -journal, but not the step logs
@@ -134,7 +134,7 @@ func TestJournal_Issue12_ModelForgesStepLogBesideConfiguredJournal(t *testing.T)
 	}
 }
 
-// Guard (model, issue 12 item 2): with the journal in the state directory
+// Guard (model): with the journal in the state directory
 // (the default), no tool reaches journal.db, its -wal or a step log,
 // whether named directly or through a symbolic link planted in the root.
 func TestJournal_Issue12_StateDirJournalOutOfReach(t *testing.T) {
@@ -162,7 +162,7 @@ func TestJournal_Issue12_StateDirJournalOutOfReach(t *testing.T) {
 	}
 }
 
-// Attack (model, issue 12 item 2): the journal records each call's
+// Attack (model): the journal records each call's
 // arguments "with secrets redacted as in summaries", but a value named as
 // a secret is hidden only when it is a string: an array, an object or a
 // number under a secret's name is kept whole, and so are the keys of
@@ -201,7 +201,7 @@ func TestJournal_Issue12_SecretsUnderSecretNamesNotRedacted(t *testing.T) {
 	}
 }
 
-// Guard (plugin/model, issue 12 item 4): undo never writes through a
+// Guard (plugin/model): undo never writes through a
 // symbolic link planted where the changed file was, even one leading to
 // a protected file or outside the root, and changes nothing then.
 func TestJournal_Issue12_UndoRefusesPathNowSymlink(t *testing.T) {
@@ -241,8 +241,7 @@ func frame(payload []byte) []byte {
 	return append(head, payload...)
 }
 
-// Attack (damaged or forged step log, issue 12 items 1 and 3, "a corrupt
-// database file → toolhost says which file and how to move it aside"): a
+// Attack (damaged or forged step log, "a corrupt database file → toolhost says which file and how to move it aside"): a
 // dead process's step log holds a whole record (its CRC matches) that
 // cannot be applied: JSON of another shape (another toolhost version, or
 // a forged log, see ModelForgesStepLogBesideConfiguredJournal), or a step

@@ -22,7 +22,7 @@ func allowCommands(c *config.Config, _ *host.Options) { c.Tools.Approval.Denylis
 
 // runUnconfined lets run_command run without its sandbox, for the attacks
 // on what the host does with a command's output and processes rather than
-// on the sandbox, whose own suite is host/internal/tests/confine (issue 14): without a
+// on the sandbox, whose own suite is host/internal/tests/confine: without a
 // launcher (this is not the toolhost binary) a confined command fails
 // closed. Sandbox "off" takes network "on" with it, as the configuration
 // requires.

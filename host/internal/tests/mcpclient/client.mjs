@@ -83,7 +83,7 @@ const scenarios = {
   // The command prints its shell's pid and its child's, then waits; the
   // client learns both from the progress stream and aborts the request
   // (the SDK sends notifications/cancelled). The test checks both
-  // processes are gone (issue 11 item 5).
+  // processes are gone.
   cancel: {
     cancel: { name: 'run_command', arguments: { command: 'echo shell=$$; sleep 300.25 & echo child=$!; wait; touch finished' } },
     calls: [],

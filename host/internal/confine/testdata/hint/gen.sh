@@ -1,5 +1,5 @@
 #!/bin/sh
-# gen.sh writes the stderr samples Hint is tested on (issue 14 item 6):
+# gen.sh writes the stderr samples Hint is tested on:
 # real tools, run unconfined, refused for real. Run as root on Linux
 # with unshare(1) and setpriv(1), from this directory:
 #

@@ -1,5 +1,5 @@
 // Command nativeserver is the baseline make bench measures toolhost serve
-// --stdio against (issue 11, make bench): an MCP server over stdio on the
+// --stdio against (make bench): an MCP server over stdio on the
 // official Go SDK offering the same two read-only operations as toolhost's
 // read_file and list_directory, in plain Go through an os.Root, with no
 // WebAssembly, no policy and no sanitizing. It is what a careful Go author

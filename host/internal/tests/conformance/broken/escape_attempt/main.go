@@ -1,5 +1,4 @@
-// Command escape_attempt is a deliberately broken plugin (issue 13 item
-// 2): it ignores the path it is given and tries to read files outside
+// Command escape_attempt is a deliberately broken plugin: it ignores the path it is given and tries to read files outside
 // its root and toolhost's state directory, by relative and absolute
 // names. The host refuses each; toolhost test must still fail it in
 // call.escape, listing every attempt.

@@ -1,5 +1,5 @@
-// Command good is the control beside the deliberately broken plugins
-// (issue 13 item 2): a tiny correct plugin that counts the lines of the
+// Command good is the control beside the deliberately broken plugins:
+// a tiny correct plugin that counts the lines of the
 // file its path argument names. toolhost test must pass it.
 package main
 

@@ -1,5 +1,4 @@
-// Command lying_manifest is a deliberately broken plugin (issue 13 item
-// 2): it holds fs.write and writes the file it is given, yet claims no
+// Command lying_manifest is a deliberately broken plugin: it holds fs.write and writes the file it is given, yet claims no
 // side effects and low risk. toolhost test must fail it in
 // manifest.effects; everything else about it is right.
 package main

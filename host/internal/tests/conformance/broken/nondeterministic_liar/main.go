@@ -1,5 +1,4 @@
-// Command nondeterministic_liar is a deliberately broken plugin (issue 13
-// item 2): each call returns a fresh random number, yet the manifest does
+// Command nondeterministic_liar is a deliberately broken plugin: each call returns a fresh random number, yet the manifest does
 // not declare the tool nondeterministic. toolhost test must fail it in
 // call.deterministic, showing the two results that differ.
 package main

@@ -1,4 +1,4 @@
-// Command spin_init is a deliberately broken plugin (issue 13 item 2):
+// Command spin_init is a deliberately broken plugin:
 // an init function spins forever, so its start-up (_initialize) never
 // returns. toolhost test must fail it in start.spin, naming the stage.
 //

@@ -1,4 +1,4 @@
-// Command spin_loop is a deliberately broken plugin (issue 13 item 2):
+// Command spin_loop is a deliberately broken plugin:
 // every call spins forever and only the host's deadline ends it.
 // toolhost test must fail it in call.deadline.
 package main

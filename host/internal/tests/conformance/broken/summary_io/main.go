@@ -1,4 +1,4 @@
-// Command summary_io is a deliberately broken plugin (issue 13 item 2):
+// Command summary_io is a deliberately broken plugin:
 // its approval summary stats the file it names, though a summary may only
 // look at its arguments. The host refuses the stat; toolhost test must
 // fail it in summary.pure, naming fs_stat.

@@ -1,5 +1,4 @@
-// Command trap_bad_input is a deliberately broken plugin (issue 13 item
-// 2): it panics on an argument its own schema allows, an empty string
+// Command trap_bad_input is a deliberately broken plugin: it panics on an argument its own schema allows, an empty string
 // (indexing its first byte). toolhost test must fail it in
 // call.generated, listing the arguments that made it trap.
 package main

@@ -1,5 +1,4 @@
-// Command unchecked_path is a deliberately broken plugin (issue 13 item
-// 2): its schema has a "path" argument that it reads, but its manifest
+// Command unchecked_path is a deliberately broken plugin: its schema has a "path" argument that it reads, but its manifest
 // leaves path_args empty, so the host would not check that path against
 // the sandbox before the call. toolhost test must fail it in
 // manifest.path-args, naming "path".

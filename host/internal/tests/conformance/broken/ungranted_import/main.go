@@ -1,5 +1,4 @@
-// Command ungranted_import is a deliberately broken plugin (issue 13 item
-// 2): it runs a command (importing toolhost_v1 proc_run) without declaring
+// Command ungranted_import is a deliberately broken plugin: it runs a command (importing toolhost_v1 proc_run) without declaring
 // proc.exec. toolhost test must fail it in abi.imports, naming proc_run and
 // the capability it needs; the host refuses to load it.
 package main

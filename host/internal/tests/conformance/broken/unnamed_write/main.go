@@ -1,5 +1,4 @@
-// Command unnamed_write is a deliberately broken plugin (issue 13 item
-// 2): it may create the file its path argument names (create_args), and
+// Command unnamed_write is a deliberately broken plugin: it may create the file its path argument names (create_args), and
 // also writes "other.txt", which no argument names and which it does not
 // declare (writes_unnamed_paths). The host refuses that write; toolhost
 // test must fail it in call.unnamed-files, naming other.txt.

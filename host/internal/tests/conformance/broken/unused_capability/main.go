@@ -1,5 +1,4 @@
-// Command unused_capability is a deliberately broken plugin (issue 13 item
-// 2): it declares fs.write but imports no host function that needs it, so
+// Command unused_capability is a deliberately broken plugin: it declares fs.write but imports no host function that needs it, so
 // its manifest asks for more than it uses. toolhost test must fail it in
 // abi.least-privilege, naming fs.write.
 package main

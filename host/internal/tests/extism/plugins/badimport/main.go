@@ -1,6 +1,6 @@
 // Command badimport is a hyper-mcp plugin importing host functions toolhost
 // does not provide (sampling and the client's roots): the host must refuse
-// it at load, naming both (issue 13 item 5).
+// it at load, naming both.
 package main
 
 import pdk "github.com/extism/go-pdk"

@@ -1,7 +1,7 @@
 // Command hypertools is a hyper-mcp plugin (list_tools / call_tool) serving
 // two well-behaved tools: upper, which upper-cases its text and greets with
 // the configured greeting, and progress, which reports its steps through
-// hyper-mcp's notify_progress and notify_logging_message (issue 13 item 5).
+// hyper-mcp's notify_progress and notify_logging_message.
 package main
 
 import (

@@ -4,7 +4,7 @@
 // Config "extra_tool" adds a tool of that name (to test names the host
 // refuses), with config "extra_schema" as its input schema and
 // "extra_description" as its description; config "spin_at_load" makes
-// list_tools spin (issue 13 item 5).
+// list_tools spin.
 package main
 
 import (

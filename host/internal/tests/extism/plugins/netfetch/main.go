@@ -1,6 +1,6 @@
 // Command netfetch is a hyper-mcp plugin with one tool, fetch, that GETs a
 // URL through Extism HTTP: the host lets it reach only the hosts its
-// configuration allow-lists (issue 13 item 5). Config "tool_name" renames
+// configuration allow-lists. Config "tool_name" renames
 // the tool, so that two copies can be served side by side with different
 // grants.
 package main

@@ -1,6 +1,6 @@
 // Command servlet is an mcp.run servlet (describe / call, the older
 // protocol hyper-mcp still serves) with one tool, servlet_echo, which
-// returns its text and an image block (issue 13 item 5).
+// returns its text and an image block.
 package main
 
 import pdk "github.com/extism/go-pdk"
