@@ -36,7 +36,7 @@ func plugins(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		pkgs := []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command", "host/internal/runtime/testdata/spin", "host/internal/runtime/testdata/impure",
-			"host/engine/testdata/liar_write", "host/engine/testdata/liar_exec", "host/engine/testdata/liar_big", "host/engine/testdata/sneaky_write"}
+			"host/internal/engine/testdata/liar_write", "host/internal/engine/testdata/liar_exec", "host/internal/engine/testdata/liar_big", "host/internal/engine/testdata/sneaky_write"}
 		dir, err := testplugin.SharedDir("engine", pkgs...)
 		if err != nil {
 			t.Fatal(err)
