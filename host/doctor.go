@@ -15,7 +15,7 @@ import (
 // when commands run confined as configured (or the operator turned the
 // sandbox off), 1 when run_command would refuse them or the report could
 // not be written.
-func SandboxDoctor(ctx context.Context, w io.Writer, cfg *config.Config) int {
+func SandboxDoctor(ctx context.Context, w io.Writer, cfg *Config) int {
 	if cfg == nil {
 		cfg = config.Default()
 	}

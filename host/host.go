@@ -19,6 +19,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/host/internal/extism"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
+	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/host/internal/journal"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/registry"
@@ -32,9 +33,9 @@ type Options struct {
 	// PluginDir is the trusted plugin directory: every *.wasm in it is
 	// loaded. Required.
 	PluginDir string
-	// Config is the configuration to enforce; nil means config.Default().
+	// Config is the configuration to enforce; nil means DefaultConfig().
 	// Relative roots resolve against the working directory.
-	Config *config.Config
+	Config *Config
 	// CacheDir keeps compiled plugins between processes; "" compiles
 	// every plugin anew in each process. DefaultCacheDir is the usual one.
 	CacheDir string
@@ -142,7 +143,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	// The journal is opened, and a crash's leftovers recovered, before any
 	// tool can run (FR-RES-04c).
-	if h.journal, err = OpenJournal(ctx, cfg.Journal, opts.StateDir, log); err != nil {
+	if h.journal, err = inside.OpenJournal(ctx, cfg.Journal, opts.StateDir, log); err != nil {
 		sb.Close()
 		h.commands.close()
 		return nil, err
@@ -183,7 +184,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	ecfg.Registry, ecfg.Sandbox, ecfg.Logger, ecfg.ReadCache = h.reg, sb, log, h.readCache
 	ecfg.Confiner = h.commands.confiner
 	if h.journal != nil {
-		ecfg.Journal = engineJournal{h.journal}
+		ecfg.Journal = inside.EngineJournal(h.journal)
 	}
 	h.eng = engine.New(ecfg)
 	return h, nil
@@ -223,10 +224,6 @@ func (h *Host) closeSaves() {
 	}
 }
 
-// Engine is the tool loop, for callers that plan, approve and run in
-// separate steps (a console holding a batch for a person's decision).
-func (h *Host) Engine() *engine.Engine { return h.eng }
-
 // Tools returns the manifests a model is offered under the configured
 // mode and policy (FR-MODE-01/02), sorted by name.
 func (h *Host) Tools() []abi.Manifest { return h.eng.Advertised() }
@@ -253,11 +250,11 @@ func Definitions(ms []abi.Manifest, format string) (any, error) {
 type BatchOptions struct {
 	// Approver decides the calls that need confirmation; nil denies them
 	// ("no approver is connected"), and so does an error from it.
-	Approver engine.Approver
+	Approver Approver
 	// Events receives the batch's events; nil drops them. A consumer
 	// that does not keep up loses events (counted in Event.Dropped),
 	// never holds a call past its deadline.
-	Events engine.EventSink
+	Events EventSink
 	// AvailableCapacityBytes is the caller's estimate of the room left in
 	// the model's context for results (FR-REG-04b); 0 keeps the
 	// configured fallback.
@@ -265,12 +262,12 @@ type BatchOptions struct {
 	// Narrowing restricts the configured policy for this batch (a
 	// transport's profile: fewer tools, approval forced, no parallel
 	// calls); it can never widen it.
-	Narrowing engine.Narrowing
+	Narrowing Narrowing
 }
 
 // Process runs one batch through the tool loop (plan, approve, run) and
 // returns the plan and exactly one result per call, in call order.
-func (h *Host) Process(ctx context.Context, b engine.Batch, opts BatchOptions) (*engine.Plan, []engine.Result) {
+func (h *Host) Process(ctx context.Context, b Batch, opts BatchOptions) (*Plan, []Result) {
 	p, results := h.eng.Process(ctx, b, opts.Approver, engine.RunOptions{
 		Events: opts.Events, AvailableCapacityBytes: opts.AvailableCapacityBytes, Narrowing: opts.Narrowing,
 	})
@@ -282,7 +279,7 @@ func (h *Host) Process(ctx context.Context, b engine.Batch, opts BatchOptions) (
 // narrowed by n, running nothing and asking nobody: the first half of
 // Process, for a caller that holds the plan for a decision made
 // elsewhere (the HTTP batch API). Pass the plan to Run once decided.
-func (h *Host) Plan(ctx context.Context, b engine.Batch, n engine.Narrowing) *engine.Plan {
+func (h *Host) Plan(ctx context.Context, b Batch, n Narrowing) *Plan {
 	return h.eng.Plan(ctx, b, n)
 }
 
@@ -290,7 +287,7 @@ func (h *Host) Plan(ctx context.Context, b engine.Batch, n engine.Narrowing) *en
 // call, in call order; it saves the conversation's read cache as Process
 // does. opts.Approver is not used (d is the decision) and the plan's own
 // narrowing applies.
-func (h *Host) Run(ctx context.Context, p *engine.Plan, d engine.Decision, opts BatchOptions) []engine.Result {
+func (h *Host) Run(ctx context.Context, p *Plan, d Decision, opts BatchOptions) []Result {
 	results := h.eng.Run(ctx, p, d, engine.RunOptions{
 		Events: opts.Events, AvailableCapacityBytes: opts.AvailableCapacityBytes, Narrowing: opts.Narrowing,
 	})
@@ -300,7 +297,7 @@ func (h *Host) Run(ctx context.Context, p *engine.Plan, d engine.Decision, opts 
 
 // Abandon ends a plan that will never run (cancelled before it ran) in
 // the journal, with the results its caller gave its calls.
-func (h *Host) Abandon(ctx context.Context, p *engine.Plan, results []engine.Result) {
+func (h *Host) Abandon(ctx context.Context, p *Plan, results []Result) {
 	h.eng.Abandon(ctx, p, results)
 }
 
@@ -400,10 +397,6 @@ func absolute(dirs ...string) []string {
 	}
 	return out
 }
-
-// Journal returns the host's journal, or nil when it keeps none, for
-// the commands that read the history and recover batches.
-func (h *Host) Journal() *journal.Journal { return h.journal }
 
 // closeJournal closes the journal, if any.
 func (h *Host) closeJournal() error {

@@ -17,6 +17,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/host/internal/journal"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
@@ -72,7 +73,7 @@ func openJournaled(t *testing.T, state string, mutate func(*config.Config)) (*ho
 			mutate(c)
 		}
 	})
-	if h.Journal() == nil {
+	if h.Inside(inside.Key{}).Journal == nil {
 		t.Fatal("a host with a state directory keeps no journal")
 	}
 	return h, root
@@ -102,7 +103,7 @@ func TestJournalRecordsBatch(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "notes.txt")); err != nil {
 		t.Fatalf("the write did not happen: %v", err)
 	}
-	b, err := h.Journal().Batch(ctx, "batch_1")
+	b, err := h.Inside(inside.Key{}).Journal.Batch(ctx, "batch_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestJournalRecordsCallsThatDidNotRun(t *testing.T) {
 		call("d", "list_directory", `{}`),
 		call("u1", "no_such_tool", `{}`),
 	}}, host.BatchOptions{Approver: deny})
-	b, err := h.Journal().Batch(ctx, "batch_2")
+	b, err := h.Inside(inside.Key{}).Journal.Batch(ctx, "batch_2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestJournalRecordsProcessGroup(t *testing.T) {
 	if !results[0].OK {
 		t.Fatalf("run_command failed: %+v", results[0].Error)
 	}
-	b, err := h.Journal().Batch(ctx, "batch_p")
+	b, err := h.Inside(inside.Key{}).Journal.Batch(ctx, "batch_p")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,18 +206,18 @@ func TestJournalRecordsProcessGroup(t *testing.T) {
 // in memory.
 func TestJournalWhere(t *testing.T) {
 	h, _ := open(t, nil)
-	if h.Journal() != nil {
-		t.Errorf("a host without a state directory keeps a journal at %s", h.Journal().Path())
+	if h.Inside(inside.Key{}).Journal != nil {
+		t.Errorf("a host without a state directory keeps a journal at %s", h.Inside(inside.Key{}).Journal.Path())
 	}
 	file := filepath.Join(t.TempDir(), "elsewhere.db")
 	for _, path := range []string{file, journal.Memory} {
 		h, _ := open(t, func(c *config.Config, o *host.Options) { c.Journal.Path = path })
-		if h.Journal() == nil || h.Journal().Path() != path {
-			t.Errorf("[journal] path %s: the host's journal is %v", path, h.Journal())
+		if h.Inside(inside.Key{}).Journal == nil || h.Inside(inside.Key{}).Journal.Path() != path {
+			t.Errorf("[journal] path %s: the host's journal is %v", path, h.Inside(inside.Key{}).Journal)
 			continue
 		}
 		_, results := h.Process(context.Background(), engine.Batch{ID: "b", Calls: []engine.Call{call("r1", "list_directory", `{}`)}}, host.BatchOptions{})
-		if b, err := h.Journal().Batch(context.Background(), "b"); err != nil || !results[0].OK || len(b.Calls) != 1 {
+		if b, err := h.Inside(inside.Key{}).Journal.Batch(context.Background(), "b"); err != nil || !results[0].OK || len(b.Calls) != 1 {
 			t.Errorf("[journal] path %s: batch %+v, %v (result %+v)", path, b, err, results[0])
 		}
 	}

@@ -14,7 +14,7 @@ import (
 // only its tools, under its stricter modes. A profile
 // can only narrow: a tool the policy denies stays denied, and an
 // approval mode below the policy's keeps the policy's.
-func Profile(c *config.Config, name string) (engine.Narrowing, error) {
+func Profile(c *Config, name string) (Narrowing, error) {
 	p, ok := c.Profiles[name]
 	if !ok {
 		return engine.Narrowing{}, fmt.Errorf("no profile %q in the configuration; %s", name, profilesHint(c))
@@ -32,7 +32,7 @@ func Profile(c *config.Config, name string) (engine.Narrowing, error) {
 }
 
 // ProfileNames lists the configuration's profiles, sorted.
-func ProfileNames(c *config.Config) []string {
+func ProfileNames(c *Config) []string {
 	names := make([]string, 0, len(c.Profiles))
 	for name := range c.Profiles {
 		names = append(names, name)

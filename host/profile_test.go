@@ -11,6 +11,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
 )
 
 // issue 11 item 7: a profile lists and runs only its tools, under its
@@ -32,7 +33,7 @@ func TestProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var offered []string
-	for _, m := range h.Engine().Advertised(reviewer) {
+	for _, m := range h.Inside(inside.Key{}).Engine.Advertised(reviewer) {
 		offered = append(offered, m.Name)
 	}
 	// run_command is in the profile but the default policy denies it.

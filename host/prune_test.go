@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
@@ -43,7 +44,7 @@ func TestHostPrunesJournal(t *testing.T) {
 	defer h.Close(ctx)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, err := h.Journal().Batch(ctx, "old_done")
+		_, err := h.Inside(inside.Key{}).Journal.Batch(ctx, "old_done")
 		if errors.Is(err, journal.ErrNotFound) {
 			break
 		}
@@ -53,7 +54,7 @@ func TestHostPrunesJournal(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	for _, id := range []string{"old_open", "new_done"} {
-		if _, err := h.Journal().Batch(ctx, id); err != nil {
+		if _, err := h.Inside(inside.Key{}).Journal.Batch(ctx, id); err != nil {
 			t.Errorf("batch %s was pruned: %v", id, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
 )
 
 // undoHost opens a journaled host whose root holds files (name ->
@@ -108,7 +109,7 @@ func TestUndoWriteRestoresBytesAndMode(t *testing.T) {
 		t.Errorf("report = %+v", rep)
 	}
 	wantFile(t, notes, "old\n", 0o640)
-	b, err := h.Journal().Batch(context.Background(), rep.UndoBatchID)
+	b, err := h.Inside(inside.Key{}).Journal.Batch(context.Background(), rep.UndoBatchID)
 	if err != nil || len(b.Calls) != 1 || b.Calls[0].Tool != "undo" || !strings.Contains(string(b.Calls[0].Arguments), `"target":"w1"`) ||
 		b.Calls[0].Result == nil || !b.Calls[0].Result.OK || len(b.Calls[0].Changes) != 1 {
 		t.Errorf("the undo's journal record: %+v, %v", b, err)
@@ -214,7 +215,7 @@ func TestUndoOverCapIsNotUndoable(t *testing.T) {
 	h, root := undoHost(t, map[string]string{"big.txt": big}, func(c *config.Config) { c.Journal.MaxPreimageBytes = 16 })
 	runBatch(t, h, "batch_big", readCall("r1", "big.txt"), writeCall(t, "w1", "big.txt", "small"))
 	path := filepath.Join(root, "big.txt")
-	ch, err := h.Journal().Changes(context.Background(), "batch_big", "w1")
+	ch, err := h.Inside(inside.Key{}).Journal.Changes(context.Background(), "batch_big", "w1")
 	if err != nil || len(ch) != 1 || ch[0].Undoable || ch[0].Before.Size != 100 {
 		t.Fatalf("journaled change %+v, %v; want one, not undoable, of 100 bytes", ch, err)
 	}
@@ -253,7 +254,7 @@ func TestWriteRefusedWhenPreimageCannotBeRecorded(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "keep.txt"), []byte("kept"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", h.Journal().Path())
+	db, err := sql.Open("sqlite", h.Inside(inside.Key{}).Journal.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

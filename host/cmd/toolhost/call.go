@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
 )
 
 type callFlags struct {
@@ -108,7 +109,7 @@ func runCall(cmd *cobra.Command, g *globals, f *callFlags, tool string) error {
 // checkDenylisted refuses, as a usage error, a tool the policy denies
 // unless --allow names it (NFR-SEC-06): one call has nothing else to run.
 func checkDenylisted(h *host.Host, tool string) error {
-	if h.Engine().Denylisted(tool) {
+	if h.Inside(inside.Key{}).Engine.Denylisted(tool) {
 		return usageErrorf("%s is denied by tools.approval.denylist (it is denied by default); to run it anyway, pass --allow %s", tool, tool)
 	}
 	return nil

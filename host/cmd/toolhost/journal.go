@@ -18,8 +18,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/host/internal/journal"
 	"github.com/toolhost/toolhost/host/internal/server"
 )
@@ -96,7 +96,7 @@ func openJournal(ctx context.Context, g *globals) (*journal.Journal, error) {
 				"pass the --state-dir (or $TOOLHOST_STATE_DIR) that toolhost call, batch or serve used", stateDir)
 		}
 	}
-	j, err := host.OpenJournal(ctx, cfg, stateDir, g.logger())
+	j, err := inside.OpenJournal(ctx, cfg, stateDir, g.logger())
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/host/internal/journal"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 )
@@ -65,7 +65,7 @@ func benchJournal(b *testing.B, n int) {
 				b.Fatal(err)
 			}
 			defer j.Close()
-			tj := &timedJournal{Journal: host.EngineJournal(j)}
+			tj := &timedJournal{Journal: inside.EngineJournal(j)}
 			on := batch(newEngine(tj))
 			for range 20 {
 				if err := on(); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/host/internal/runtime"
 	"github.com/toolhost/toolhost/host/internal/wasmbin"
 )
@@ -300,7 +301,7 @@ func (w *workspace) call(ctx context.Context, tool string, args json.RawMessage)
 	if w.deny {
 		approver = denyAll
 	}
-	_, results := w.h.Engine().Process(ctx, engine.Batch{Conversation: w.conversation, Calls: []engine.Call{{ID: id, Name: tool, Arguments: args}}},
+	_, results := w.h.Inside(inside.Key{}).Engine.Process(ctx, engine.Batch{Conversation: w.conversation, Calls: []engine.Call{{ID: id, Name: tool, Arguments: args}}},
 		approver, engine.RunOptions{Narrowing: w.narrowing, Observe: w.observe, ObserveOutput: w.observeOutput})
 	return results[0]
 }

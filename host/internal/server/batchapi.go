@@ -16,6 +16,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
 )
 
 // The HTTP batch API at /v1, for agents that run their
@@ -180,7 +181,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("GET /v1/tools: format %q is not one of %s; for example GET /v1/tools?format=openai", truncate(format, 40), strings.Join(host.Formats(), ", ")))
 		return
 	}
-	defs, err := host.Definitions(s.h.Engine().Advertised(s.opts.Narrowing), format)
+	defs, err := host.Definitions(s.h.Inside(inside.Key{}).Engine.Advertised(s.opts.Narrowing), format)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "InternalError", fmt.Sprintf("GET /v1/tools?format=%s: %v", format, err))
 		return

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
@@ -209,7 +210,7 @@ func parseAgo(s string) (time.Duration, bool) {
 
 // journalOf is the host's journal; without one it answers 503 itself.
 func (s *Server) journalOf(w http.ResponseWriter, r *http.Request) (*journal.Journal, bool) {
-	j := s.h.Journal()
+	j := s.h.Inside(inside.Key{}).Journal
 	if j == nil {
 		writeError(w, http.StatusServiceUnavailable, "JournalUnavailable", fmt.Sprintf("%s %s: this server keeps no journal: it was started without a state directory and without [journal] path, so no batch was recorded; start toolhost serve with --state-dir DIR or set [journal] path in the operator's configuration", r.Method, r.URL.Path))
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
 )
 
 // Options configure a Server.
@@ -135,7 +136,7 @@ func New(h *host.Host, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.stdioTools = map[string]bool{}
-	for _, m := range h.Engine().Advertised(opts.Narrowing) {
+	for _, m := range h.Inside(inside.Key{}).Engine.Advertised(opts.Narrowing) {
 		s.stdioTools[m.Name] = true
 	}
 	s.profiles = make(map[string]*mcp.Server, len(opts.Profiles))
@@ -158,7 +159,7 @@ func (s *Server) newMCP(version string, n engine.Narrowing) (*mcp.Server, error)
 	handler := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return s.callTool(ctx, req, n)
 	}
-	for _, man := range s.h.Engine().Advertised(n) {
+	for _, man := range s.h.Inside(inside.Key{}).Engine.Advertised(n) {
 		t, err := toolFor(man)
 		if err != nil {
 			return nil, err

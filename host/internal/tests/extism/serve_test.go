@@ -11,6 +11,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/host/internal/journal"
 	"github.com/toolhost/toolhost/host/internal/tests/extism"
 	"github.com/toolhost/toolhost/internal/testplugin"
@@ -58,7 +59,7 @@ func TestHyperMCPToolsServed(t *testing.T) {
 		}
 	}
 
-	b, err := h.Journal().Batch(context.Background(), "batch_p1")
+	b, err := h.Inside(inside.Key{}).Journal.Batch(context.Background(), "batch_p1")
 	if err != nil {
 		t.Fatal(err)
 	}

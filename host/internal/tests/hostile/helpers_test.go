@@ -15,6 +15,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
@@ -124,7 +125,7 @@ func process(t *testing.T, h *host.Host, ctx context.Context, b engine.Batch, op
 // be asked to approve.
 func confirmation(t *testing.T, h *host.Host, c engine.Call) engine.Confirmation {
 	t.Helper()
-	p := h.Engine().Plan(context.Background(), engine.Batch{Conversation: "c", Calls: []engine.Call{c}})
+	p := h.Inside(inside.Key{}).Engine.Plan(context.Background(), engine.Batch{Conversation: "c", Calls: []engine.Call{c}})
 	cs := p.Confirmations()
 	if len(cs) != 1 {
 		t.Fatalf("plan of %s: %d confirmations, want 1 (%+v)", c.Name, len(cs), p.Calls[0])

@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/config"
+	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
@@ -184,7 +185,7 @@ func TestJournal_Issue12_SecretsUnderSecretNamesNotRedacted(t *testing.T) {
 		"password":    31415926535,
 	})
 	runBatch(t, h, approveAll(), call("s1", "list_directory", args))
-	j := h.Journal()
+	j := h.Inside(inside.Key{}).Journal
 	list, err := j.ListBatches(context.Background(), journal.Filter{Conversation: "c"})
 	if err != nil || len(list) != 1 {
 		t.Fatalf("journal lists %+v, %v", list, err)

@@ -1,4 +1,4 @@
-package host
+package inside
 
 import (
 	"context"
@@ -19,9 +19,9 @@ const journalFile = "journal.db"
 // OpenJournal opens the configured journal ([journal] path), or
 // journal.db in the state directory, and recovers what a crash left open
 // (FR-RES-04c). It returns nil without a path and a state directory: such
-// a host keeps no journal. An error names the file and what to do. Open
-// calls it; the commands that only read or recover the history call it
-// without loading any plugin.
+// a host keeps no journal. An error names the file and what to do.
+// host.Open calls it; the commands that only read or recover the history
+// call it without loading any plugin.
 func OpenJournal(ctx context.Context, c config.Journal, stateDir string, log *slog.Logger) (*journal.Journal, error) {
 	path := c.Path
 	if path == "" {
@@ -82,8 +82,8 @@ func logRecovery(log *slog.Logger, path string, rec *journal.Recovery) {
 // mapped to the journal's, so that the engine knows no SQL.
 type engineJournal struct{ j *journal.Journal }
 
-// EngineJournal is j as an engine.Config.Journal, for a program that
-// builds an engine itself (the benchmarks); a Host wires its own.
+// EngineJournal is j as an engine.Config.Journal: what host.Open wires,
+// and what a program that builds an engine itself (the benchmarks) uses.
 func EngineJournal(j *journal.Journal) engine.Journal { return engineJournal{j} }
 
 var _ engine.Journal = engineJournal{}
