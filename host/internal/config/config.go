@@ -95,12 +95,12 @@ type Profile struct {
 	// MaxToolCallsPerBatch lowers tools.max_tool_calls_per_batch; 0 keeps it.
 	MaxToolCallsPerBatch int `mapstructure:"max_tool_calls_per_batch"`
 	// Sandbox makes tools.run_command.sandbox stricter ("read-only", or
-	// "workspace-write" where the policy's is "off"); "" keeps it. Issue
-	// 14 item 6. The engine applies profiles through Confiner.Narrow;
-	// RunCommand.forProfile mirrors that order for validation only.
+	// "workspace-write" where the policy's is "off"); "" keeps it. The
+	// engine applies profiles through Confiner.Narrow; RunCommand.forProfile
+	// mirrors that order for validation only.
 	Sandbox CommandSandbox `mapstructure:"sandbox"`
 	// Network makes tools.run_command.network stricter ("off", or
-	// "allowlist" where the policy's is "on"); "" keeps it. Issue 14 item 4.
+	// "allowlist" where the policy's is "on"); "" keeps it.
 	Network CommandNetwork `mapstructure:"network"`
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,8 +44,9 @@ func TestDefaultsWithoutFile(t *testing.T) {
 	}
 }
 
-// CFG-TOOLS-01..CFG-PATCH-01: InitFile loads to the defaults, sets every
-// key itself (so none is missing), and explains each key in words.
+// CFG-TOOLS-01..CFG-PATCH-01: InitFile loads to exactly the defaults and
+// sets every key itself, each under a comment an operator can read: words,
+// not the specification's requirement ids or the tracker's issue numbers.
 func TestInitFileIsTheDefaults(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "toolhost.toml", InitFile())
@@ -60,19 +62,54 @@ func TestInitFileIsTheDefaults(t *testing.T) {
 			t.Errorf("%s comes from %q: InitFile lacks it", key, got)
 		}
 	}
-	lines := strings.Split(InitFile(), "\n")
-	for i, line := range lines {
-		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "[") {
-			continue
-		}
-		comment := ""
-		for j := i - 1; j >= 0 && strings.HasPrefix(lines[j], "#"); j-- {
-			comment = lines[j] + comment
-		}
-		if len(strings.Fields(strings.ReplaceAll(comment, "#", " "))) < 3 {
-			t.Errorf("InitFile: %q has no comment explaining it", line)
+	if id := internalID.FindString(InitFile()); id != "" {
+		t.Errorf("InitFile cites %q: an operator cannot look that up; say it in words", id)
+	}
+	documented := map[string]bool{}
+	for key, comment := range initFileKeys(t, InitFile()) {
+		documented[key] = true
+		if n := len(prose.FindAllString(comment, -1)); n < 5 {
+			t.Errorf("InitFile: %s is explained by %d words (%q); say what it does and what changing it means", key, n, comment)
 		}
 	}
+	for key := range keyKinds() {
+		if !documented[key] {
+			t.Errorf("InitFile has no line of its own for %s", key)
+		}
+	}
+}
+
+// internalID matches what an operator cannot look up: the specification's
+// requirement ids (CFG-SBX-01, FR-APR-04a, NFR-SEC-06) and issue numbers.
+var internalID = regexp.MustCompile(`(?i)\b(?:N?FR|CFG)-[A-Z]+-?\d*|\b[A-Z]{2,}-[A-Z]{2,}-\d+|\bissues?\s*#?\d+|#\d+\b`)
+
+// prose matches a word of English: letters only, two or more.
+var prose = regexp.MustCompile(`\b[A-Za-z][a-z]+\b`)
+
+// initFileKeys maps each key a TOML init file sets, dotted under its
+// table, to the comment lines just above it, joined.
+func initFileKeys(t *testing.T, text string) map[string]string {
+	t.Helper()
+	keyLine := regexp.MustCompile(`^([a-z_]+) = `)
+	keys := map[string]string{}
+	table, comment := "", []string{}
+	for _, line := range strings.Split(text, "\n") {
+		switch m := keyLine.FindStringSubmatch(line); {
+		case strings.HasPrefix(line, "#"):
+			comment = append(comment, strings.TrimSpace(strings.TrimPrefix(line, "#")))
+			continue
+		case strings.HasPrefix(line, "["):
+			table = strings.Trim(line, "[]")
+		case m != nil:
+			key := table + "." + m[1]
+			if _, dup := keys[key]; dup {
+				t.Errorf("InitFile sets %s twice", key)
+			}
+			keys[key] = strings.Join(comment, " ")
+		}
+		comment = comment[:0]
+	}
+	return keys
 }
 
 // fullTOML sets every key to something other than its default.
@@ -300,7 +337,7 @@ func fullConfig(dir, extra string, minLength any) *Config {
 			Description: "reads only", Tools: []string{"read_file", "list_directory"}, Approval: ApprovalDeny, Mode: ModeParseOnly,
 			ConfirmAll: true, Sequential: true, MaxToolCallsPerBatch: 2, Sandbox: SandboxReadOnly, Network: NetworkOff,
 		}},
-		// issue 13 item 5: the plugin's name and config keys keep their case.
+		// The plugin's name and config keys keep their case.
 		Extism: map[string]ExtismPlugin{"Weather-Plugin": {
 			AllowedHosts: []string{"api.example.com", "*.example.org"},
 			Config:       map[string]string{"API_KEY": "k1", "units": "metric"}, MaxMemoryMiB: 32,
@@ -324,7 +361,7 @@ func TestFullFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// issue 14 item 2: extra_writable names a directory that
+			// extra_writable names a directory that
 			// exists, apart from the configuration's.
 			dir, extra := t.TempDir(), t.TempDir()
 			file := writeFile(t, dir, tt.name, strings.ReplaceAll(tt.content, "@EXTRA@", extra))
@@ -358,7 +395,7 @@ func TestFullFile(t *testing.T) {
 // and must take effect: a nested bool, int and list (CFG-SBX-01,
 // CFG-TMO-01, CFG-APR-01, CFG-ENV-01, CFG-READ-01, CFG-PATCH-01, CFG-OUT-01)
 // and an override of a tool the file never names.
-// issue 11 item 2: the server's token comes from the operator's file or
+// The server's token comes from the operator's file or
 // TOOLHOST_SERVER_TOKEN, and config show says it is set without showing
 // it.
 func TestServerToken(t *testing.T) {

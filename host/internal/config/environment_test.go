@@ -73,7 +73,7 @@ func TestSanitizeEnv_CFG_ENV_01(t *testing.T) {
 	}
 }
 
-// issue 10 item 12, CFG-ENV-01: credentials in URLs are removed from the
+// CFG-ENV-01: credentials in URLs are removed from the
 // value, and the rest of it is kept: a proxy still works without the
 // secret. In a proxy variable every user is a credential.
 func TestSanitizeEnvStripsURLCredentials(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// issue 13 item 5: [extism.<name>] tables are checked like every other
+// [extism.<name>] tables are checked like every other
 // key: a misspelled field, a wrong type, a URL where a host goes, a bad
 // pattern or a memory cap out of bounds stops Load naming the key; a
 // table without max_memory_mib gets the default.
@@ -48,7 +48,7 @@ func TestExtismSection(t *testing.T) {
 	}
 }
 
-// issue 13 item 5: a trusted project file cannot grant
+// A trusted project file cannot grant
 // an Extism plugin anything (hosts, config values, memory): the
 // operator's tables stay, and the project's are reported as ignored.
 func TestProjectCannotGrantExtism(t *testing.T) {
@@ -70,7 +70,7 @@ func TestProjectCannotGrantExtism(t *testing.T) {
 	}
 }
 
-// issue 13 item 5: config show lists [extism] keys with their source and
+// Config show lists [extism] keys with their source and
 // never prints a config value (API keys live there).
 func TestShowHidesExtismConfig(t *testing.T) {
 	dir := t.TempDir()

@@ -25,8 +25,7 @@ import (
 // then the environment. A file of those names in Dir (the working
 // directory, which tools can write) is a project file: it is ignored with
 // a reason in Loaded.Files unless the operator trusted Dir with Trust, and
-// even then it may only narrow the operator's policy (NarrowedBy). Issue 10
-// item 1.
+// even then it may only narrow the operator's policy (NarrowedBy).
 type Options struct {
 	// File is the operator's explicit configuration file (--config,
 	// $TOOLHOST_CONFIG); "" means the one in UserDir, if any.

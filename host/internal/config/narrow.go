@@ -113,7 +113,7 @@ var narrowRules = []struct {
 		return lowest(&c.Tools.ApplyPatch.MaxPatchBytes, p.Tools.ApplyPatch.MaxPatchBytes)
 	}},
 	{"tools.apply_patch.max_files", func(c, p *Config) string { return lowest(&c.Tools.ApplyPatch.MaxFiles, p.Tools.ApplyPatch.MaxFiles) }},
-	// issue 14: a project narrows how commands are confined, never widens
+	// A project narrows how commands are confined, never widens
 	// it; what it cannot set names who can.
 	{"tools.run_command.sandbox", func(c, p *Config) string {
 		return operatorOnly("tools.run_command.sandbox",
@@ -156,7 +156,7 @@ var narrowRules = []struct {
 	{"server.approval_hold_seconds", func(c, p *Config) string {
 		return lowest(&c.Server.ApprovalHoldSeconds, p.Server.ApprovalHoldSeconds)
 	}},
-	// issue 12 item 1: a project cannot move the journal (out of the
+	// A project cannot move the journal (out of the
 	// operator's sight, or into the sandbox); it can keep less.
 	{"journal.path", func(c, p *Config) string {
 		if p.Journal.Path != c.Journal.Path {

@@ -24,7 +24,7 @@ func TestNarrowRulesCoverEveryKey(t *testing.T) {
 	}
 }
 
-// issue 10 item 1: stricter wins on every key; what would widen is kept as
+// Stricter wins on every key; what would widen is kept as
 // the operator had it and reported with the key's name.
 func TestNarrowedBy(t *testing.T) {
 	root, sub := t.TempDir(), ""
@@ -135,7 +135,7 @@ func TestNarrowedByUnchanged(t *testing.T) {
 	}
 }
 
-// issue 12 item 1: a project file cannot move the journal, and can only
+// A project file cannot move the journal, and can only
 // keep less of it.
 func TestNarrowedByJournal(t *testing.T) {
 	tests := []struct {

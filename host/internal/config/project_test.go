@@ -34,7 +34,7 @@ token = "the-model-knows-this-token"
 tools = ["read_file", "run_command"]
 `
 
-// issue 10 item 1: a project file in an untrusted directory changes
+// A project file in an untrusted directory changes
 // nothing and is reported with what to do; in a trusted one it narrows,
 // and whatever would widen is ignored and reported.
 func TestProjectFile(t *testing.T) {
@@ -89,7 +89,7 @@ func TestProjectFile(t *testing.T) {
 				t.Errorf("Report:\n%s", r)
 			}
 		}},
-		// issue 14 item 2: a command that adds toolhost.yaml beside the
+		// A command that adds toolhost.yaml beside the
 		// project's toolhost.toml must not undo the toml's narrowing: each
 		// file narrows in turn, and the added one cannot widen.
 		{name: "a second project file added beside the first", trusted: true, files: map[string]string{
@@ -255,7 +255,7 @@ func TestProjectKeepsOperatorValues(t *testing.T) {
 	}
 }
 
-// issue 10 item 1: a trusted project's toolhost.toml that is a link to a
+// A trusted project's toolhost.toml that is a link to a
 // file outside its own directory is ignored, saying why: that file has a
 // name no protected-name rule knows, so a tool could rewrite it and drop
 // the narrowing. A link to a file beside it is read.

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// issue 10 item 1: the configuration toolhost reads through a symbolic
+// The configuration toolhost reads through a symbolic
 // link is protected where the link leads, not only where it stands, so
 // that a tool working in the directory of the target cannot rewrite the
 // policy through a name no protected-name rule knows.

@@ -249,7 +249,7 @@ var sharedTemp = []string{"/tmp", "/var/tmp"}
 // resolved is it the home directory or above it, a system directory, the
 // shared temporary directory, a secret's directory or one holding a
 // secret, or one of protected (toolhost's own configuration and state) or
-// inside one. Issue 14 item 2. Load calls it with the user configuration
+// inside one. Load calls it with the user configuration
 // directory and the operator's file; an embedder that builds a Config
 // itself calls it before opening a host. The error is a *KeyError.
 func (r RunCommand) CheckExtraWritable(home string, protected []string) error {

@@ -13,7 +13,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/secrets"
 )
 
-// issue 14 items 2-6: without a file, commands are confined writing only
+// Without a file, commands are confined writing only
 // their roots, with no network and the documented limits.
 func TestRunCommandDefaults(t *testing.T) {
 	want := RunCommand{
@@ -34,7 +34,7 @@ func TestRunCommandDefaults(t *testing.T) {
 	}
 }
 
-// issue 14 item 5: sizes are bytes, or a number with a unit; K, M, G, T
+// Sizes are bytes, or a number with a unit; K, M, G, T
 // are powers of 1000 and Ki, Mi, Gi, Ti of 1024.
 func TestParseSize(t *testing.T) {
 	tests := []struct {
@@ -113,7 +113,7 @@ func (f runCommandFixture) expand(s string) string {
 	return strings.NewReplacer("@HOME@", f.home, "@USER@", f.user, "@EXTRA@", f.extra).Replace(s)
 }
 
-// issue 14 items 2, 4, 5 and 6: every invalid [tools.run_command] value
+// Every invalid [tools.run_command] value
 // stops Load with a message naming the key, where the value came from and
 // what to write instead.
 func TestRunCommandErrors(t *testing.T) {
@@ -203,7 +203,7 @@ func TestRunCommandErrors(t *testing.T) {
 	}
 }
 
-// issue 14: the operator's file and environment may set everything a
+// The operator's file and environment may set everything a
 // project cannot: no sandbox, the host's network, domains, writable
 // directories, shared caches, higher or no limits.
 func TestRunCommandOperatorWidens(t *testing.T) {
@@ -280,7 +280,7 @@ open_files = 65536
 	}
 }
 
-// issue 14 item 6: a project narrows how commands are confined and never
+// A project narrows how commands are confined and never
 // widens it; what it cannot set is reported with the key and who can set
 // it (the file is added by Load).
 func TestNarrowedByRunCommand(t *testing.T) {
@@ -372,7 +372,7 @@ func TestNarrowedByRunCommand(t *testing.T) {
 	}
 }
 
-// issue 14 item 6, through Load: a trusted project file that tries to
+// Through Load, a trusted project file that tries to
 // turn the sandbox off, open the network or lift limits changes none of
 // it, and Report names the file, each key and who can set it; one that
 // narrows takes effect, its keys sourced to it. An untrusted one changes
@@ -459,7 +459,7 @@ open_files = 1024
 	}
 }
 
-// issue 14 item 6: a profile's sandbox and network only make the
+// A profile's sandbox and network only make the
 // policy's stricter.
 func TestRunCommandForProfile(t *testing.T) {
 	tests := []struct {
@@ -495,9 +495,9 @@ func TestRunCommandForProfile(t *testing.T) {
 	}
 }
 
-// issue 14: config show prints every [tools.run_command] key with its
+// toolhost config show prints every [tools.run_command] key with its
 // value (sizes with their unit) and source, and config init documents
-// each one with its issue item (checked for every key by
+// each one in words (checked for every key by
 // TestInitFileIsTheDefaults).
 func TestShowRunCommand(t *testing.T) {
 	dir := t.TempDir()
@@ -533,7 +533,7 @@ func TestShowRunCommand(t *testing.T) {
 	}
 }
 
-// issue 14 item 1 (review): the configuration accepts a domain entry
+// The configuration accepts a domain entry
 // exactly when the proxy does (egress.CheckDomain is the one check), less
 // patterns over a whole top-level domain, which only the configuration
 // refuses; "[::1" once passed Load and then stopped the host at start.
@@ -570,7 +570,7 @@ func TestDomainsAgreeWithTheProxy(t *testing.T) {
 	}
 }
 
-// issue 14 item 2 (review): the configuration refuses, as extra_writable,
+// The configuration refuses, as extra_writable,
 // every secret the confinement hides, since both read secrets.Home();
 // with a shorter copy here, extra_writable = ["~/.mozilla"] passed Load
 // and then every call failed.
@@ -593,7 +593,7 @@ func TestExtraWritableRefusesEverySecret(t *testing.T) {
 	}
 }
 
-// issue 14 item 6 (review item 4): config init describes read-only mode
+// toolhost config init describes read-only mode
 // as the confinement builds it: the roots and extra_writable read-only,
 // the private tmp and the tool caches still writable (a command that
 // could write nothing would fail every build).

@@ -139,240 +139,224 @@ func tomlValue(v any) string {
 // explained; `toolhost config init` writes it.
 func InitFile() string { return initFile }
 
-const initFile = `# toolhost configuration: every key with its default value, and the SRD
-# requirement it carries out. Each key can also be set by an environment
-# variable: TOOLHOST_ and the key upper-cased with dots as underscores, e.g.
-# TOOLHOST_TOOLS_APPROVAL_MODE=auto; lists are comma-separated. The
-# environment wins over this file. "toolhost config show" prints every
-# effective value and where it came from.
+const initFile = `# toolhost configuration. Every key is here with its default; delete a key
+# to keep the default. An environment variable overrides a key: TOOLHOST_
+# and the key in capitals, dots as underscores (TOOLHOST_TOOLS_APPROVAL_MODE
+# =auto; lists comma-separated). "toolhost config show" prints the values in
+# force and where each came from.
 #
-# toolhost reads this file from --config, else $TOOLHOST_CONFIG, else the
-# user configuration directory ($XDG_CONFIG_HOME/toolhost/toolhost.toml).
-# A toolhost.toml in the working directory is a project file: it is ignored
-# unless the directory was trusted with "toolhost trust DIR", and even then
-# it may only make this policy stricter.
+# toolhost reads this file from --config, else $TOOLHOST_CONFIG, else
+# $XDG_CONFIG_HOME/toolhost/toolhost.toml. A toolhost.toml in a project is
+# ignored until you run "toolhost trust DIR", and then it can only make
+# these settings stricter.
 
 [tools]
-# disabled: offer no tools and refuse every call; parse_only: offer tools and
-# record calls for a person to answer; enabled: validate, gate and run them.
-# (CFG-TOOLS-01, FR-MODE-01)
+# disabled: offer the model no tools. parse_only: offer them but run
+# nothing; a person answers each call. enabled: check, ask and run calls.
 mode = "enabled"
-# Let consecutive read-only calls of one batch run at the same time instead
-# of one after another. (CFG-TOOLS-01, FR-EXE-01)
+# true: a response's consecutive read-only calls run at the same time
+# instead of one after another.
 allow_parallel = false
-# Calls beyond this many in one model response are refused. (CFG-TOOLS-01, FR-LIM-01)
+# Most calls in one model response; the rest are refused. Raising it lets
+# a model do more before anyone sees a result.
 max_tool_calls_per_batch = 8
-# Tool batches allowed in one user turn before the model must answer.
-# (CFG-TOOLS-01, FR-LIM-02)
+# Most rounds of tool calls per user message before the model must reply.
+# Stops a model that calls tools in a loop.
 max_tool_iterations_per_user_turn = 4
-# Largest arguments of one call, measured as JSON. (CFG-TOOLS-01, FR-LIM-03)
+# Largest arguments of one call, in bytes of JSON (256 KiB).
 max_tool_args_bytes = 262144
 
 [tools.sandbox]
-# Directories tools may touch; the first is the working directory. Relative
-# roots are relative to this file's directory, or to the working directory
-# when this file is in the user configuration directory. (CFG-SBX-01, FR-VAL-04)
+# Directories tools may read and write; the first is where calls start.
+# Relative paths are from this file's directory (from the working directory
+# when this is your user configuration). Every root added is open to tools.
 allowed_roots = ["."]
-# Globs of paths no tool may read or write, added to the built-in ones.
-# (CFG-SBX-01, FR-VAL-05)
+# Paths tools may never read or write, as globs ("**/*.secret"), added to
+# the built-in ones below.
 denied_patterns = []
-# Accept absolute paths in arguments; they must still be inside a root.
-# (CFG-SBX-01, FR-VAL-04)
+# true: tools may name paths as absolute (/home/me/x); they must still lie
+# in a root. false: only paths relative to the roots.
 allow_absolute = false
-# Also deny the built-in patterns: **/.ssh/**, **/.gnupg/**, **/id_rsa*,
-# **/*.pem, **/*.key and system credentials. (CFG-SBX-01, FR-VAL-05)
+# Also deny SSH and GPG keys, *.pem, *.key and system credential files.
+# false exposes those that lie in a root.
 include_default_denies = true
-# Globs of paths tools may read but never write: by default the internals
-# of every git repository at any depth (a nested repository's config or
-# hooks run code on the next git command there) and the .git file of a
-# worktree or submodule. (CFG-SBX-01)
+# Paths tools may read but not write. The default keeps every git
+# repository's internals safe: their hooks and config run code.
 read_only_patterns = ["**/.git/**", "**/.git"]
-# Longest path a tool may name, in bytes, once made absolute. (CFG-SBX-01)
+# Longest path a tool may use, in bytes, once made absolute.
 max_path_bytes = 4096
-# Longest name of one file or directory in such a path, in bytes. (CFG-SBX-01)
+# Longest single file or directory name in a path, in bytes.
 max_path_component_bytes = 255
-# Most directories deep below its root a path may lie. (CFG-SBX-01)
+# Deepest a path may lie below its root, in directories.
 max_path_depth = 64
 
 [tools.timeouts]
-# Per-call timeout of a tool of no other class; a tool's manifest or an
-# override may set its own. (CFG-TMO-01, FR-EXE-03)
+# Seconds a call may run before it is stopped, for tools that are neither
+# file nor shell tools. A tool's override (below) wins.
 default_seconds = 30
-# Per-call timeout of file tools (read_file, write_file, apply_patch, ...).
-# (CFG-TMO-01, FR-EXE-03)
+# Seconds for file tools: read_file, write_file, apply_patch and the like.
 file_operations_seconds = 30
-# Per-call timeout of run_command and other shell tools. (CFG-TMO-01, FR-EXE-03)
+# Seconds for run_command and other shell tools.
 shell_commands_seconds = 300
 
 [tools.output]
-# Largest result text given to the model; longer output is cut with a
-# marker. (CFG-OUT-01, FR-OUT-04)
+# Most bytes of one result given to the model (100 KiB); longer output is
+# cut, and the result says so. Large results fill the model's context.
 max_bytes = 102400
-# Room assumed left in the model's context when the caller gives no
-# estimate. (CFG-OUT-01, FR-REG-04b)
+# Room assumed left in the model's context, in bytes (64 KiB), when the
+# client does not say; tools shorten their output to fit.
 available_capacity_bytes = 65536
 
 [tools.environment]
-# Globs of environment variable names hidden from commands, added to the
-# defaults (*_KEY, *_TOKEN, *_SECRET, *_PASSWORD, AWS_*, ANTHROPIC_*, OPENAI_*),
-# matched without regard to case. Besides these, commands never see a
-# variable whose name looks like a secret's (KEY, TOKEN, SECRET, PASSWORD,
-# PASSWD, CREDENTIAL or AUTH anywhere in it; PAT, PASS or PW as a word) or
-# whose value opens with user:password@; credentials in URLs
-# (scheme://user:password@, scheme://token@, any user of a *_PROXY) are
-# removed from the value, the rest kept. "toolhost config show" lists what
-# is hidden or stripped, and why.
-# (CFG-ENV-01, FR-EXE-06)
+# Variables commands never see, as name globs ("MY_*", any case), on top
+# of *_KEY, *_TOKEN, *_SECRET, *_PASSWORD, AWS_*, ANTHROPIC_* and OPENAI_*.
+# Names that look secret (KEY, TOKEN, SECRET, PASSWORD, AUTH...) are hidden
+# too, and passwords in URLs are cut from values. "toolhost config show"
+# lists what is hidden and why.
 denylist = []
-# Exact names of variables commands need that the secret-name and
-# credential rules would hide, e.g. ["SSH_AUTH_SOCK"]. The denylist always
-# wins over this list. (CFG-ENV-01)
+# Exact names to pass on although they look secret, such as
+# ["SSH_AUTH_SOCK"]. The denylist still wins.
 keep = []
 
 [tools.approval]
 # false: refuse every call ("Tool execution disabled by policy").
-# (CFG-APR-01, FR-APR-04a)
 enabled = true
-# auto: run unless denied; prompt: ask for side effects not allowlisted;
-# deny: refuse what is not allowlisted. A tool that requires approval is
-# always asked about. (CFG-APR-01, FR-APR-04)
+# auto: run every call not denied. prompt: ask a person before calls that
+# change something, unless allowlisted. deny: refuse all but the allowlist.
+# A tool that requires approval is always asked about.
 mode = "prompt"
-# Tools that run without a prompt, unless the tool itself requires approval.
-# (CFG-APR-01, FR-APR-04c)
+# Tools that run without asking (unless the tool requires approval).
 allowlist = ["read_file"]
-# Tools that never run, whatever the mode. (CFG-APR-01, FR-APR-04b)
+# Tools that never run, whatever the mode. run_command is here by default:
+# remove it to let the model run shell commands.
 denylist = ["run_command"]
-# In prompt mode, ask before any side-effecting call not in the allowlist.
-# (CFG-APR-01, FR-APR-04d)
+# false: in prompt mode, calls that change something run without asking
+# (a tool that requires approval still asks).
 prompt_side_effects = true
 # A write_file or apply_patch call that only creates new files runs without
-# a prompt when the tool is otherwise allowed; overwriting still asks.
-# (CFG-APR-01)
+# asking; changing an existing file still asks.
 auto_approve_new_files = true
-# Paths that make tools run code when written (direnv, editor and agent
-# settings, shell start-up files, CI workflows, hook managers): a call that
-# writes one is asked about even when it only creates new files. (CFG-APR-01)
-code_patterns = ["**/.envrc", "**/.vscode/**", "**/*.code-workspace", "**/.idea/**", "**/.mcp.json", "**/.claude/**", "**/.cursor/**", "**/.devcontainer/**", "**/.devcontainer.json", "**/.github/workflows/**", "**/.gitlab-ci.yml", "**/.gitmodules", "**/.husky/**", "**/.pre-commit-config.yaml", "**/.gitconfig", "**/.config/git/**", "**/.npmrc", "**/.yarnrc", "**/.yarnrc.yml", "**/.bashrc", "**/.bash_profile", "**/.bash_login", "**/.bash_logout", "**/.profile", "**/.zshrc", "**/.zshenv", "**/.zprofile", "**/.zlogin", "**/.config/fish/**"]
+# Files that make tools run code when they exist (direnv, editor and agent
+# settings, shell start-up files, CI, git hooks): creating one always asks.
+code_patterns = [
+  "**/.envrc", "**/.vscode/**", "**/*.code-workspace", "**/.idea/**",
+  "**/.mcp.json", "**/.claude/**", "**/.cursor/**", "**/.devcontainer/**",
+  "**/.devcontainer.json", "**/.github/workflows/**", "**/.gitlab-ci.yml",
+  "**/.gitmodules", "**/.husky/**", "**/.pre-commit-config.yaml",
+  "**/.gitconfig", "**/.config/git/**", "**/.npmrc", "**/.yarnrc",
+  "**/.yarnrc.yml", "**/.bashrc", "**/.bash_profile", "**/.bash_login",
+  "**/.bash_logout", "**/.profile", "**/.zshrc", "**/.zshenv",
+  "**/.zprofile", "**/.zlogin", "**/.config/fish/**",
+]
 
 [tools.read_file]
-# Largest read_file result before a line range is required. (CFG-READ-01)
+# Largest read_file result, in bytes (200 KiB); a bigger file must be read
+# by line range.
 max_file_read_bytes = 204800
-# Most bytes scanned to serve a line range; also the largest file
-# apply_patch edits. (CFG-READ-01)
+# Most bytes read to find a line range, and the largest file apply_patch
+# edits (2 MiB).
 max_scan_bytes = 2097152
 
 [tools.apply_patch]
-# Largest LP1 patch accepted. (CFG-PATCH-01)
+# Largest patch accepted, in bytes (512 KiB).
 max_patch_bytes = 524288
-# Most files one patch may change. (CFG-PATCH-01)
+# Most files one patch may change.
 max_files = 1000
 
 [tools.run_command]
-# How run_command's commands are confined by the kernel (new user, mount,
-# PID and network namespaces, Landlock, seccomp); "toolhost sandbox doctor"
-# says what this machine allows. A project file or a profile may only make
-# these stricter; only this file or TOOLHOST_TOOLS_RUN_COMMAND_* turn the
-# sandbox off, open the network, name domains or writable directories,
-# share caches or raise a limit.
+# How run_command's commands are confined by the kernel; "toolhost sandbox
+# doctor" says what this machine supports. If the confinement asked for is
+# not available, commands fail with the reason: they never run unconfined
+# instead. A project file or profile can only make these stricter.
 #
-# workspace-write: commands write only the roots, the extra_writable
-# directories, a private $TMPDIR, the tool caches (see share_caches) and a
-# scratch $HOME discarded after the call; read-only: the same, except that
-# the roots and extra_writable stay read-only; off: they run unconfined
-# with toolhost's own privileges (then set network = "on" too). When the confinement asked for cannot be had, run_command fails
-# and says why; it never runs a command unconfined instead.
+# workspace-write: commands write only the roots, extra_writable, a private
+# $TMPDIR, the tool caches (see share_caches) and a scratch $HOME that is
+# discarded. read-only: the same, except that the roots and extra_writable
+# stay read-only. off: no confinement; commands can do whatever you can
+# (then set network = "on" too).
 sandbox = "workspace-write"
-# off: loopback only; allowlist: only the hosts of allowed_domains, through
-# toolhost's proxy ($HTTPS_PROXY, $ALL_PROXY); on: the host's network.
+# off: no network except loopback. allowlist: only the hosts in
+# allowed_domains, through toolhost's proxy. on: the full network.
 network = "off"
-# Hosts commands may reach when network = "allowlist": names,
-# "*.example.com" (any name below example.com) or addresses. Empty allows
-# nothing; loopback and private addresses only when listed exactly.
+# Hosts reachable with network = "allowlist": names, "*.example.com" for
+# every name below it, or addresses. Empty allows none.
 allowed_domains = []
-# Hosts never reached, even when allowed_domains matches them.
+# Hosts never reachable, even if allowed_domains matches them.
 denied_domains = []
-# More directories commands may write: absolute paths of existing
-# directories; never /, the home directory or above it, /etc, /run, the
-# shared /tmp, a credentials directory such as ~/.ssh, or toolhost's own
-# configuration.
+# More directories commands may write, as existing absolute paths. Your
+# home directory itself, system directories, /tmp and credential
+# directories are refused.
 extra_writable = []
-# true: commands use the user's own tool caches (GOCACHE, npm, pip, ...),
-# writable, instead of a per-root cache toolhost keeps; a command could
-# then poison builds outside the sandbox.
+# true: commands use and may change your own build caches (Go, npm,
+# pip...), so a command could plant code that later builds run. false: a
+# separate cache per root.
 share_caches = false
-# Memory of one call's processes, where cgroups are available: bytes, or
-# a size such as "512MiB" or "2G" (K, M, G: powers of 1000; Ki, Mi, Gi: of
-# 1024); 0 sets no limit.
+# Memory for all of one call's processes: bytes, or "512MiB", "2G" (K, M,
+# G are powers of 1000; Ki, Mi, Gi of 1024). 0: no limit. Applies where
+# cgroups are available ("toolhost sandbox doctor").
 memory_max = "2GiB"
-# Processes of one call, where cgroups are available; 0 sets no limit.
+# Most processes of one call; 0: no limit. Applies where cgroups are
+# available.
 pids_max = 512
-# CPU seconds of each process; 0 sets none (the call's timeout still
-# stops the command).
+# CPU seconds each process may use; 0: no limit (the timeout still holds).
 cpu_seconds = 0
-# Largest file a command may write, as memory_max.
+# Largest file a command may write, written like memory_max.
 max_file_size = "1GiB"
-# Most files one process may hold open, 16 to 1048576.
+# Most files one process may hold open, from 16 to 1048576.
 open_files = 4096
 
-# Per-tool overrides, for any tool name; every field is optional and an
-# unset one keeps the tool's own setting:
+# Per-tool settings, for any tool; leave a key out to keep the tool's own:
 # [tools.overrides.run_command]
-# timeout_seconds = 600
-# requires_approval = true
-# denied = false
+# timeout_seconds = 600      # its timeout
+# requires_approval = true   # always ask before it runs
+# denied = false             # true: never run it
 
-# Tools defined here are offered in parse_only mode, for a person to answer.
-# (CFG-TOOLS-02)
+# Tools you answer yourself, offered to the model in parse_only mode:
 # [[tools.definitions]]
 # name = "lookup_ticket"
 # description = "Look up a ticket by id"
 # parameters = { type = "object", properties = { id = { type = "string" } }, required = ["id"] }
 
 [server]
-# Bearer token of "toolhost serve --http", at least 16 characters; empty
-# makes a new one at each start (printed once). $TOOLHOST_TOKEN wins over
-# it. Keep this file private if you set it.
+# Secret token clients of "toolhost serve --http" must send, 16 characters
+# or more.
+# Empty: a new one at each start, printed once. $TOOLHOST_TOKEN wins. If
+# you set it, make this file readable by you alone.
 token = ""
-# How long a call whose MCP client cannot be asked (no elicitation) waits
-# for a decision through the batch API (/v1/batches) before it is denied;
-# 0 denies it at once.
+# Seconds a call waits for a person to decide through the HTTP batch API
+# when its client cannot ask; then it is refused. 0 refuses at once.
 approval_hold_seconds = 120
 
 [journal]
-# The journal's SQLite file: every batch, its calls, decisions and results,
-# so a crash never re-runs a call. Empty means
-# journal.db in the state directory; a project file cannot move it.
+# File where toolhost records every call and its result, so that a crash
+# never runs a call twice and changes can be undone. Empty: journal.db in
+# toolhost's state directory.
 path = ""
-# The most bytes of a file's previous content kept so that a change can be
-# undone; a larger change is journaled as not undoable.
+# Most bytes of a file's old content kept to undo a change (8 MiB); a
+# bigger change cannot be undone.
 max_preimage_bytes = 8388608
-# Days finished batches and their pre-images are kept.
+# Days finished work stays in the journal, and can be undone.
 retention_days = 30
 
-# Profiles: one per agent role, each a narrowing of the policy above.
-# "toolhost serve --profile NAME" (stdio) or the path
-# /mcp/NAME (HTTP) lists and runs only the profile's tools; a tool the
-# policy denies stays denied. Optional fields: mode (lower tools.mode),
-# approval (raise tools.approval.mode), confirm_all (ask before every
-# call), sequential (one call at a time), max_tool_calls_per_batch,
-# sandbox ("read-only", or "workspace-write" where tools.run_command's is
-# "off") and network ("off", or "allowlist" where it is "on"), which only
-# make [tools.run_command] stricter.
+# Profiles: one per agent role, each a stricter view of the settings above.
+# "toolhost serve --profile NAME", or the HTTP path /mcp/NAME, offers only
+# the profile's tools. A profile may also set mode, approval, confirm_all
+# (ask before every call), sequential (one call at a time), sandbox,
+# network and max_tool_calls_per_batch; each can only tighten. A tool
+# denied above stays denied: the tester below needs run_command taken out
+# of tools.approval.denylist.
 #
-# A reviewer reads and never changes anything:
 # [profiles.reviewer]
-# description = "read-only code review"
+# description = "reads code, changes nothing"
 # tools = ["read_file", "list_directory"]
 #
-# A coder edits files, every change asked about, and runs no commands:
 # [profiles.coder]
 # description = "edits files, asks before each change"
 # tools = ["read_file", "list_directory", "write_file", "apply_patch"]
 # approval = "prompt"
 #
-# A refinery runs the tests too, one call at a time, asking before each:
-# [profiles.refinery]
-# description = "merges work and runs the tests"
+# [profiles.tester]
+# description = "edits and runs the tests, one call at a time, asking first"
 # tools = ["read_file", "list_directory", "write_file", "apply_patch", "run_command"]
 # confirm_all = true
 # sequential = true

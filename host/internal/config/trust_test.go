@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// issue 10 item 1: trust is recorded by canonical path, so a link to a
+// Trust is recorded by canonical path, so a link to a
 // trusted directory is the same directory and a directory reached through
 // a link cannot be trusted by another name; the file is the operator's
 // alone (0600 in a 0700 directory).
