@@ -46,8 +46,15 @@ type Batch struct {
 
 // Call is one call of a batch as journaled.
 type Call struct {
+	// ID is the call's id within its batch, as its client (a model, an
+	// agent) gave it: unique in the batch, not in the journal.
 	ID   string
 	Tool string
+	// Path is the first path the call names, absolute when the sandbox
+	// resolved it; "" for a call that names none. When read, a call
+	// recorded without one gets the first file it changed, or its
+	// "path" argument.
+	Path string `json:",omitempty"`
 	// Arguments are the call's arguments with secrets already redacted
 	// by the caller, as JSON.
 	// Arguments that are not JSON are kept as a JSON string of their text.
@@ -60,6 +67,7 @@ type Call struct {
 	Result *Result `json:",omitempty"`
 
 	// Set when read.
+	JournalID string    `json:",omitempty"` // the call's journal id, CallJournalID(batch, place)
 	Started   time.Time `json:",omitzero"`
 	Processes []Process `json:",omitempty"`
 	Changes   []Change  `json:",omitempty"`
@@ -232,9 +240,9 @@ const sqlInsertBatch = `INSERT INTO batches (id, conversation, turn, created_at,
 	VALUES (?, ?, ?, ?, 'open', ?, ?, ?)`
 
 const sqlInsertCall = `INSERT INTO calls
-	(batch_id, seq, id, tool, arguments, disposition, decision, decided_by,
+	(batch_id, seq, id, tool, path, arguments, disposition, decision, decided_by,
 	 finished_at, ok, result, content_truncated, error_kind, error_message)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlInsertResult = `INSERT INTO results (content) VALUES (?)`
 
@@ -280,7 +288,7 @@ func (j *Journal) beginBatch(ctx context.Context, tx *sql.Tx, by owner, b Batch)
 			msg = sql.NullString{String: r2.ErrorMessage, Valid: true}
 			truncated = r2.Truncated
 		}
-		if _, err := ins.ExecContext(ctx, b.ID, i, c.ID, c.Tool, args, c.Disposition, string(c.Decision), c.DecidedBy,
+		if _, err := ins.ExecContext(ctx, b.ID, i, c.ID, c.Tool, c.Path, args, c.Disposition, string(c.Decision), c.DecidedBy,
 			fin, ok, content, truncated, kind, msg); err != nil {
 			return err
 		}

@@ -32,9 +32,11 @@ type Summary struct {
 	Turn         string
 	Created      time.Time
 	State        State
-	Calls        int // calls in the batch
-	Failed       int // calls whose result is an error
-	Unfinished   int // calls without a result
+	Calls        int    // calls in the batch
+	Failed       int    // calls whose result is an error
+	Unfinished   int    // calls without a result
+	Tool         string // the first call's tool
+	Path         string // the first path a call of the batch names, as Call.Path
 }
 
 // ListBatches returns the batches the filter selects, newest first.
@@ -66,7 +68,9 @@ func (j *Journal) ListBatches(ctx context.Context, f Filter) ([]Summary, error) 
 	inner += " ORDER BY n DESC LIMIT ?"
 	args = append(args, limit)
 	q := `SELECT b.id, b.conversation, b.turn, b.created_at, b.state,
-		count(c.id), count(c.id) FILTER (WHERE c.ok = 0), count(c.id) FILTER (WHERE c.id IS NOT NULL AND c.finished_at IS NULL)
+		count(c.id), count(c.id) FILTER (WHERE c.ok = 0), count(c.id) FILTER (WHERE c.id IS NOT NULL AND c.finished_at IS NULL),
+		coalesce((SELECT c.tool FROM calls c WHERE c.batch_id = b.id ORDER BY c.seq LIMIT 1), ''),
+		coalesce((SELECT p FROM (SELECT c.seq, ` + callPath + ` AS p FROM calls c WHERE c.batch_id = b.id) WHERE p != '' ORDER BY seq LIMIT 1), '')
 		FROM (` + inner + `) b LEFT JOIN calls c ON c.batch_id = b.id
 		GROUP BY b.n ORDER BY b.n DESC`
 	var out []Summary
@@ -74,7 +78,7 @@ func (j *Journal) ListBatches(ctx context.Context, f Filter) ([]Summary, error) 
 		var s Summary
 		var created int64
 		var st string
-		if err := rs.Scan(&s.ID, &s.Conversation, &s.Turn, &created, &st, &s.Calls, &s.Failed, &s.Unfinished); err != nil {
+		if err := rs.Scan(&s.ID, &s.Conversation, &s.Turn, &created, &st, &s.Calls, &s.Failed, &s.Unfinished, &s.Tool, &s.Path); err != nil {
 			return err
 		}
 		s.Created, s.State = time.Unix(0, created).UTC(), State(st)
@@ -139,41 +143,35 @@ func (j *Journal) Batch(ctx context.Context, id string) (*Batch, error) {
 	return b, nil
 }
 
-// CallBatches returns the batches holding a call with this id, newest
-// first: call ids come from the model and need not be unique across
-// batches.
-func (j *Journal) CallBatches(ctx context.Context, callID string) ([]string, error) {
-	var out []string
-	err := j.rows(ctx, "find call "+callID, `SELECT c.batch_id FROM calls c JOIN batches b ON b.id = c.batch_id
-		WHERE c.id = ? ORDER BY b.created_at DESC`, []any{callID}, func(rs *sql.Rows) error {
-		var id string
-		if err := rs.Scan(&id); err != nil {
-			return err
-		}
-		out = append(out, id)
-		return nil
-	})
-	return out, err
-}
-
 // callColumns are a call's columns, of the calls table named c.
-const callColumns = `c.id, c.tool, c.arguments, c.disposition, c.decision, c.decided_by, c.started_at, c.finished_at,
+const callColumns = `c.batch_id, c.seq, c.id, c.tool, ` + callPath + `, c.arguments, c.disposition, c.decision, c.decided_by, c.started_at, c.finished_at,
 	c.ok, (SELECT content FROM results WHERE n = c.result), c.content_truncated, c.error_kind, c.error_message`
+
+// callPath is Call.Path of the calls table named c: the path recorded
+// with the call, else (a call recorded before schema version 2, or by a
+// tool whose paths are not arguments, such as apply_patch) the first
+// file it changed, else its "path" argument.
+const callPath = `CASE WHEN c.path != '' THEN c.path ELSE coalesce(
+		(SELECT p.path FROM preimages p WHERE p.batch_id = c.batch_id AND p.call_id = c.id ORDER BY p.seq LIMIT 1),
+		CASE WHEN json_valid(c.arguments) AND json_type(c.arguments, '$.path') = 'text' THEN json_extract(c.arguments, '$.path') END,
+		'') END`
 
 // scanCall scans callColumns, then extra columns into extra.
 func scanCall(rs *sql.Rows, extra ...any) (Call, error) {
 	var c Call
-	var args, decision string
+	var batch, args, decision string
+	var seq int
 	var started, finished sql.NullInt64
 	var ok sql.NullBool
 	var content, kind, msg sql.NullString
 	var truncated bool
-	dest := append([]any{&c.ID, &c.Tool, &args, &c.Disposition, &decision, &c.DecidedBy, &started, &finished,
+	dest := append([]any{&batch, &seq, &c.ID, &c.Tool, &c.Path, &args, &c.Disposition, &decision, &c.DecidedBy, &started, &finished,
 		&ok, &content, &truncated, &kind, &msg}, extra...)
 	if err := rs.Scan(dest...); err != nil {
 		return Call{}, err
 	}
-	c.Arguments, c.Decision, c.Started = json.RawMessage(args), Verdict(decision), fromNanos(started)
+	c.JournalID = CallJournalID(batch, seq+1)
+	c.Arguments, c.Decision, c.Started = json.RawMessage(plainJSON(args)), Verdict(decision), fromNanos(started)
 	if finished.Valid {
 		c.Result = &Result{OK: ok.Bool, Content: content.String, Truncated: truncated,
 			ErrorKind: kind.String, ErrorMessage: msg.String, Finished: fromNanos(finished)}
@@ -189,7 +187,8 @@ type Event struct {
 	Time         time.Time       `json:"timestamp"`
 	Conversation string          `json:"conversation_id,omitempty"`
 	BatchID      string          `json:"batch_id"`
-	CallID       string          `json:"tool_call_id"`
+	CallID       string          `json:"tool_call_id"` // the client's
+	JournalID    string          `json:"journal_id"`   // unique in the journal
 	Tool         string          `json:"tool"`
 	Params       json.RawMessage `json:"params,omitempty"` // tool.call, redacted
 	OK           *bool           `json:"ok,omitempty"`     // tool.result
@@ -279,9 +278,9 @@ func callEvents(c Call, batch, conv string, created time.Time) []Event {
 		// as the text they were.
 		params, _ = json.Marshal(string(params))
 	}
-	evs := []Event{{Type: "tool.call", Time: at, Conversation: conv, BatchID: batch, CallID: c.ID, Tool: c.Tool, Params: params}}
+	evs := []Event{{Type: "tool.call", Time: at, Conversation: conv, BatchID: batch, CallID: c.ID, JournalID: c.JournalID, Tool: c.Tool, Params: params}}
 	if r := c.Result; r != nil {
-		ev := Event{Type: "tool.result", Time: r.Finished, Conversation: conv, BatchID: batch, CallID: c.ID, Tool: c.Tool,
+		ev := Event{Type: "tool.result", Time: r.Finished, Conversation: conv, BatchID: batch, CallID: c.ID, JournalID: c.JournalID, Tool: c.Tool,
 			OK: &r.OK, Truncated: r.Truncated}
 		if r.OK {
 			ev.Result = &r.Content
@@ -291,4 +290,35 @@ func callEvents(c Call, batch, conv string, created time.Time) []Event {
 		evs = append(evs, ev)
 	}
 	return evs
+}
+
+// plainJSON is the JSON text s with the escapes encoding/json writes by
+// default for <, > and & (\u003c, \u003e, \u0026) turned back into the
+// characters: the same JSON, readable. Arguments recorded by an older
+// toolhost hold them.
+func plainJSON(s string) string {
+	if !strings.Contains(s, `\u00`) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		// An escape: \uXXXX or a backslash and one character, which
+		// may itself be a backslash.
+		if s[i+1] == 'u' && i+6 <= len(s) {
+			if r, ok := map[string]byte{"003c": '<', "003e": '>', "0026": '&'}[strings.ToLower(s[i+2:i+6])]; ok {
+				b.WriteByte(r)
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(s[i : i+2])
+		i++
+	}
+	return b.String()
 }

@@ -109,6 +109,13 @@ CREATE TABLE logs (
 	applied INTEGER NOT NULL
 ) STRICT;
 `,
+	// 2: the first path a call names, resolved as the sandbox resolved it,
+	// so that the history can say what a call was about without knowing
+	// the tool's path arguments. Calls recorded before it keep '' and are
+	// described by the first file they changed or their "path" argument.
+	// A call's journal id (BATCH.N) is derived from its batch and place,
+	// so it needs no column and every call already recorded has one.
+	`ALTER TABLE calls ADD COLUMN path TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this toolhost writes.
