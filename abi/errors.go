@@ -3,7 +3,7 @@ package abi
 import "encoding/json"
 
 // ErrorKind mirrors the SRD's ToolError variants (NFR-ERR-01), plus the
-// kinds the host adds (Panicked, Denied).
+// kinds the host adds (Panicked, DeniedByUser).
 type ErrorKind string
 
 // Error kinds.
@@ -19,6 +19,13 @@ const (
 	KindPatchFailed         ErrorKind = "PatchFailed"
 	KindStaleFile           ErrorKind = "StaleFile"
 	KindPanicked            ErrorKind = "Panicked"
+	// KindDeniedByUser is a call that needed approval and was refused by
+	// whoever was asked: a person at a terminal, an MCP client's answer to
+	// its question, a decision through the batch API. It is never a
+	// policy's refusal (SandboxViolation), nor a call nobody answered for
+	// (SandboxViolation with reason NotAsked). The details' "denied_by"
+	// names who answered.
+	KindDeniedByUser ErrorKind = "DeniedByUser"
 )
 
 // DenialReason mirrors the SRD's DenialReason (NFR-ERR-02); it is carried in
@@ -36,15 +43,21 @@ const (
 	DenialTraversal            DenialReason = "Traversal"
 	DenialInvalidPath          DenialReason = "InvalidPath"
 	DenialNotAllowlisted       DenialReason = "NotAllowlisted" // approval mode deny
-	DenialByUser               DenialReason = "DeniedByUser"
-	DenialReadOnly             DenialReason = "ReadOnly" // a write to a read-only path
-	DenialNotNamed             DenialReason = "NotNamed" // a write to a path the call's arguments did not name
+	// DenialByUser was the reason of a person's denial.
+	//
+	// Deprecated: a person's or client's denial is reported with kind
+	// KindDeniedByUser, not as a SandboxViolation.
+	DenialByUser   DenialReason = "DeniedByUser"
+	DenialReadOnly DenialReason = "ReadOnly" // a write to a read-only path
+	DenialNotNamed DenialReason = "NotNamed" // a write to a path the call's arguments did not name
 	// DenialProtected is a write to toolhost's configuration or lock file
 	// or to git's internals, at any depth: refused whatever the policy.
 	DenialProtected DenialReason = "Protected"
-	// DenialNotAsked is a call that needed a person's approval when
-	// nobody could be asked (no terminal, a client that cannot elicit, no
-	// approver connected): not a person's no.
+	// DenialNotAsked is a call that needed a person's approval when no
+	// answer came: nobody could be asked (no terminal, a client that
+	// cannot elicit, no approver connected), or the question went
+	// unanswered (it timed out, asking failed, the batch ended first).
+	// It is not a person's no (KindDeniedByUser).
 	DenialNotAsked DenialReason = "NotAsked"
 )
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -39,21 +40,29 @@ func TestPreapproved(t *testing.T) {
 	}
 }
 
-// A call denied because nobody could be asked says so in its reason
-// (NotAsked), so a client can tell it from a person's no (DeniedByUser).
+// A call denied because no answer came is a SandboxViolation that says
+// so in its reason (NotAsked); only an answer is reported as the kind
+// DeniedByUser, so a client can tell the two apart.
 func TestDenialReasonSaysWhoDecided(t *testing.T) {
 	tests := []struct {
 		name     string
 		approver Approver
-		reason   string
+		kind     abi.ErrorKind
+		details  string
 	}{
-		{"no approver", nil, "NotAsked"},
+		{"no approver", nil, abi.KindSandboxViolation, `"reason":"NotAsked"`},
 		{"nobody to ask", ApproverFunc(func(context.Context, []Confirmation) (Decision, error) {
 			return Unasked("policy: no terminal to ask on"), nil
-		}), "NotAsked"},
+		}), abi.KindSandboxViolation, `"reason":"NotAsked"`},
+		{"asking failed", ApproverFunc(func(context.Context, []Confirmation) (Decision, error) {
+			return Decision{}, errors.New("the terminal went away")
+		}), abi.KindSandboxViolation, `"reason":"NotAsked"`},
 		{"a person's no", ApproverFunc(func(context.Context, []Confirmation) (Decision, error) {
 			return DenyAll("the user at the terminal"), nil
-		}), "DeniedByUser"},
+		}), abi.KindDeniedByUser, `"denied_by":"the user at the terminal"`},
+		{"a person approved another call", ApproverFunc(func(context.Context, []Confirmation) (Decision, error) {
+			return ApproveSelected("the user at the terminal", "2"), nil
+		}), abi.KindDeniedByUser, `"denied_by":"the user at the terminal"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,8 +71,8 @@ func TestDenialReasonSaysWhoDecided(t *testing.T) {
 			f.read(t, "a.txt")
 			b := Batch{Conversation: "c", Calls: []Call{{ID: "1", Name: "write_file", Arguments: json.RawMessage(`{"path":"a.txt","content":"new\n"}`)}}}
 			_, rs := f.eng.Process(context.Background(), b, tt.approver, RunOptions{})
-			if r := rs[0]; r.OK || r.Error == nil || !strings.Contains(string(r.Error.Details), `"reason":"`+tt.reason+`"`) {
-				t.Errorf("result %+v, want reason %s", r.Error, tt.reason)
+			if r := rs[0]; r.OK || r.Error == nil || r.Error.Kind != tt.kind || !strings.Contains(string(r.Error.Details), tt.details) {
+				t.Errorf("result %+v, want kind %s with %s in its details", r.Error, tt.kind, tt.details)
 			}
 		})
 	}

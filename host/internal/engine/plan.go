@@ -10,13 +10,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
+	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/registry"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
@@ -146,13 +149,13 @@ func (e *Engine) Plan(ctx context.Context, b Batch, n ...Narrowing) *Plan {
 	pol := e.policyFor(n)
 	p := &Plan{Batch: b, Calls: make([]PlannedCall, len(b.Calls)), parallel: pol.AllowParallel,
 		commandSandbox: pol.commandSandbox, commandNetwork: pol.commandNetwork}
+	bp := &batchPlan{writes: batchWrites{}}
 	if e.cfg.ReadCache != nil {
-		if reads := e.cfg.ReadCache(b.Conversation); reads != nil {
-			p.readsAt = reads.Generation()
+		if bp.reads = e.cfg.ReadCache(b.Conversation); bp.reads != nil {
+			p.readsAt = bp.reads.Generation()
 		}
 	}
 	dups := duplicateIDs(b.Calls)
-	writes := batchWrites{} // what the calls planned so far may write
 	overTurn := e.countIteration(b, pol)
 	for i, call := range b.Calls {
 		pc := &p.Calls[i]
@@ -165,7 +168,7 @@ func (e *Engine) Plan(ctx context.Context, b Batch, n ...Narrowing) *Plan {
 			pc.Disposition = Pending
 			continue
 		}
-		e.planCall(ctx, pol, pc, writes)
+		e.planCall(ctx, pol, pc, bp)
 	}
 	for i := range p.Calls {
 		pc := &p.Calls[i]
@@ -203,10 +206,26 @@ func batchCheck(pol Policy, b Batch, i int, dups map[string]bool, overTurn bool)
 	return nil
 }
 
-// planCall applies the per-call precedence in enabled mode. earlier is
-// what the batch's calls before it may write; planCall adds what this one
-// may write, unless it is refused.
-func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, earlier batchWrites) {
+// batchPlan is what planning a call needs to know of the batch's calls
+// planned before it, and of its conversation.
+type batchPlan struct {
+	// writes is what the calls planned so far may write.
+	writes batchWrites
+	// reads is the conversation's read cache; nil when it has none, and
+	// then every replacement of a file is stale.
+	reads *readcache.Cache
+	// touched says a call planned so far may run and read or change
+	// files: it may record a read, write or delete a file before a later
+	// call runs, so whether that call's files are fresh is known only
+	// when it runs.
+	touched bool
+}
+
+// planCall applies the per-call precedence in enabled mode. bp is what
+// the batch's calls before it may do; planCall adds what this one may
+// do, unless it is refused.
+func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, bp *batchPlan) {
+	earlier := bp.writes
 	call := pc.Call
 	tool, ok := e.cfg.Registry.Lookup(call.Name)
 	if !ok {
@@ -230,6 +249,9 @@ func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, earl
 	}
 	if terr == nil {
 		terr = e.readOnlyCheck(call, tool.Manifest, decoded, pc.resolved)
+	}
+	if terr == nil && !bp.touched {
+		terr = e.freshCheck(ctx, bp.reads, call, tool.Manifest, decoded, pc.resolved)
 	}
 	if terr != nil {
 		pc.preResolve(terr)
@@ -270,6 +292,7 @@ func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, earl
 		for _, p := range paths {
 			earlier.add(p)
 		}
+		bp.touched = bp.touched || touchesFiles(m)
 	}
 }
 
@@ -368,6 +391,75 @@ func (e *Engine) readOnlyCheck(call Call, m abi.Manifest, decoded any, resolved 
 			map[string]any{"attempted": attempted, "pattern": de.Pattern})
 	}
 	return nil
+}
+
+// freshCheck refuses a call that replaces or patches a file its
+// conversation never read, or one that changed since it was read:
+// stale-file protection (FR-TOOL-PATCH-02a/b) would refuse the change
+// when the call runs, after a person approved it, so the call is refused
+// now and nobody is asked. It checks what the call's arguments say it
+// changes: the files its create_args name, and for a tool that writes
+// unnamed paths, every file named by an LP1 patch among its arguments
+// (LP1 does not delete, so each existing one is updated). A file that
+// does not exist is a creation, which needs no read.
+//
+// The check at the write stays, under the file's lock: a file that
+// changes between this check and the write is refused there.
+func (e *Engine) freshCheck(ctx context.Context, reads *readcache.Cache, call Call, m abi.Manifest, decoded any, resolved map[string]sandbox.Path) *ToolError {
+	if e.cfg.Sandbox == nil || !slices.Contains(m.Capabilities, abi.CapFSWrite) {
+		return nil
+	}
+	type change struct {
+		p      sandbox.Path
+		name   string
+		action string
+	}
+	var changes []change
+	paths, _ := written(m, decoded, resolved)
+	for _, given := range paths {
+		changes = append(changes, change{resolved[given], given, "writing"})
+	}
+	if m.WritesUnnamedPaths {
+		for _, p := range e.patchedPaths(decoded) {
+			changes = append(changes, change{p, p.Attempted, "patching"})
+		}
+	}
+	for _, c := range changes {
+		err := hostfn.CheckFresh(ctx, e.cfg.Sandbox, reads, c.p, c.name, c.action)
+		var he *hostfn.Error
+		if !errors.As(err, &he) {
+			continue
+		}
+		details, _ := json.Marshal(he.Details)
+		return &ToolError{Kind: he.Kind, Details: details, Message: fmt.Sprintf(
+			"call %s (%s) was not run, and nobody was asked to approve it: %s", call.ID, call.Name, he.Message)}
+	}
+	return nil
+}
+
+// patchedPaths are the files named by the LP1 patches among a call's
+// string arguments, as the sandbox resolves them, in argument-name order.
+func (e *Engine) patchedPaths(decoded any) []sandbox.Path {
+	obj, _ := decoded.(map[string]any)
+	var out []sandbox.Path
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if s, ok := obj[k].(string); ok {
+			out = append(out, e.resolvePatch(s)...)
+		}
+	}
+	return out
+}
+
+// touchesFiles reports that a tool's calls may read or change files
+// (record a read, write, delete, or run a command that does): anything
+// beyond listing directories.
+func touchesFiles(m abi.Manifest) bool {
+	for _, c := range m.Capabilities {
+		if c != abi.CapFSList {
+			return true
+		}
+	}
+	return false
 }
 
 // onlyCreates reports that the call writes only paths that do not exist

@@ -23,6 +23,7 @@ func policyFixture(t *testing.T, pol Policy) *fixture {
 	t.Helper()
 	f := configFixture(t, Config{Policy: pol})
 	f.write(t, "a.txt", "alpha\n")
+	f.read(t, "a.txt") // so that replacing it is asked about, not refused as stale
 	f.write(t, ".git/config", "[core]\n")
 	return f
 }
@@ -221,8 +222,10 @@ func TestIterationsPerTurn_FR_RES_03(t *testing.T) {
 // T-APR-01: a mixed batch asks before anything runs.
 func TestMixedBatchPromptsFirst_T_APR_01(t *testing.T) {
 	f := policyFixture(t, DefaultPolicy())
-	calls := []Call{call("r", "read_file", `{"path":"a.txt"}`), call("w", "write_file", `{"path":"a.txt","content":"x"}`), call("l", "list_directory", `{}`)}
+	f.write(t, "b.txt", "b\n")
+	calls := []Call{call("r", "read_file", `{"path":"b.txt"}`), call("w", "write_file", `{"path":"a.txt","content":"x"}`), call("l", "list_directory", `{}`)}
 	var asked []Confirmation
+	readsAtFirst := len(f.reads.Entries())
 	var readsBefore int
 	_, results := f.eng.Process(context.Background(), batch(calls...), asking(func(cs []Confirmation) Decision {
 		asked = cs
@@ -233,7 +236,7 @@ func TestMixedBatchPromptsFirst_T_APR_01(t *testing.T) {
 	if len(asked) != 1 || asked[0].CallID != "w" || asked[0].Risk != abi.RiskMedium || asked[0].Summary != "Write 1 bytes to a.txt" {
 		t.Fatalf("asked %+v", asked)
 	}
-	if readsBefore != 0 {
+	if readsBefore != readsAtFirst {
 		t.Error("read_file ran before the approval question")
 	}
 	if !results[0].OK || !results[2].OK || results[1].OK || !strings.Contains(results[1].Error.Message, "Denied by tester") {
@@ -345,9 +348,12 @@ func TestConfirmationSummaries_FR_APR_06(t *testing.T) {
 // cut off, a path hidden by redaction.
 func TestSummaryAttacks_FR_APR_06(t *testing.T) {
 	f := policyFixture(t, withPolicy(func(p *Policy) { p.Denylist = nil }))
-	f.write(t, "report\u202Etxt.sh", "x\n")
-	f.write(t, "notes\u200B.txt", "x\n")
-	f.write(t, "password=ok/deploy.sh", "echo hi\n")
+	// Files replaced, so that the calls are asked about: read first, as
+	// replacing a file unread is refused without asking.
+	for name, content := range map[string]string{"report\u202Etxt.sh": "x\n", "notes\u200B.txt": "x\n", "password=ok/deploy.sh": "echo hi\n"} {
+		f.write(t, name, content)
+		f.read(t, name)
+	}
 	arg := func(v map[string]any) string {
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -13,12 +14,16 @@ import (
 	"github.com/toolhost/toolhost/host/internal/output"
 )
 
-// Decision is a person's answer to a plan's confirmations (FR-APR-03).
+// Decision is the answer to a plan's confirmations (FR-APR-03): whoever
+// was asked (a person, an MCP client, a batch API client), or, when no
+// answer came, why not.
 type Decision struct {
 	all      bool
 	selected map[string]bool
-	// unasked marks the calls it does not approve as denied because
-	// nobody could be asked, not by a person (abi.DenialNotAsked).
+	// unasked marks the calls it does not approve as denied because no
+	// answer came (nobody could be asked, or the question went
+	// unanswered), not by whoever was asked (abi.DenialNotAsked rather
+	// than abi.KindDeniedByUser).
 	unasked bool
 	// By names who decided; denied calls' results say so.
 	By string
@@ -36,13 +41,15 @@ func ApproveSelected(by string, ids ...string) Decision {
 	return d
 }
 
-// DenyAll approves nothing.
+// DenyAll approves nothing: by answered no to every call (their results
+// are of kind DeniedByUser).
 func DenyAll(by string) Decision { return Decision{By: by} }
 
 // Unasked approves the confirmations with these call ids (an operator's
-// standing approval) and denies the rest because nobody could be asked
-// about them; why says so and what would let them run. Their results
-// carry reason NotAsked, so a client can tell them from a person's no.
+// standing approval) and denies the rest because no answer came about
+// them: nobody could be asked, or the question went unanswered; why says
+// so and what would let them run. Their results are SandboxViolations
+// with reason NotAsked, so a client can tell them from a person's no.
 func Unasked(why string, ids ...string) Decision {
 	d := ApproveSelected(why, ids...)
 	d.unasked = true
@@ -157,11 +164,11 @@ func approve(ctx context.Context, approver Approver, cs []Confirmation) Decision
 	select {
 	case a := <-answered:
 		if a.err != nil {
-			return DenyAll(fmt.Sprintf("default, because the approval failed (%v); ask again in a later batch", a.err))
+			return Unasked(fmt.Sprintf("default, because the approval failed (%v); ask again in a later batch", a.err))
 		}
 		return a.d
 	case <-ctx.Done():
-		return DenyAll(fmt.Sprintf("default, because the batch ended (%v) before the approval came; ask again in a later batch", context.Cause(ctx)))
+		return Unasked(fmt.Sprintf("default, because the batch ended (%v) before the approval came; ask again in a later batch", context.Cause(ctx)))
 	}
 }
 
@@ -267,7 +274,7 @@ func (e *Engine) resolveCall(ctx context.Context, p *Plan, i int, d Decision, op
 		return failed(call, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf(
 			"no result was submitted for call %s (%s); tools.mode is parse_only, so tools do not run by themselves", call.ID, call.Name)})
 	case pc.Disposition == RequiresConfirmation && !d.approves(call.ID):
-		return e.finish(deniedByUser(call, d))
+		return e.finish(notApproved(call, d))
 	case pc.tool == nil:
 		return failed(call, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf(
 			"call %s was not planned by this engine; plan the batch with Plan before running it", call.ID)})
@@ -361,13 +368,18 @@ func cancelled(call Call) Result {
 	return failed(call, &ToolError{Kind: abi.KindCancelled, Message: "Cancelled by user"})
 }
 
-func deniedByUser(call Call, d Decision) Result {
-	by, reason := d.By, abi.DenialByUser
+// notApproved is the result of a call d does not approve: denied by
+// whoever answered (DeniedByUser), or, when no answer came, by default
+// (a SandboxViolation with reason NotAsked).
+func notApproved(call Call, d Decision) Result {
+	by := d.By
 	if by == "" {
 		by = "the user"
 	}
+	msg := fmt.Sprintf("Denied by %s: call %s (%s) was not approved and did not run", by, call.ID, call.Name)
 	if d.unasked {
-		reason = abi.DenialNotAsked
+		return failed(call, denial(abi.DenialNotAsked, msg, map[string]any{"denied_by": by}))
 	}
-	return failed(call, denial(reason, fmt.Sprintf("Denied by %s: call %s (%s) was not approved and did not run", by, call.ID, call.Name), map[string]any{"denied_by": by}))
+	details, _ := json.Marshal(map[string]string{"denied_by": by})
+	return failed(call, &ToolError{Kind: abi.KindDeniedByUser, Message: msg, Details: details})
 }

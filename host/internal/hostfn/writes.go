@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
@@ -139,6 +140,37 @@ func checkFresh(ctx context.Context, env *Env, p sandbox.Path, name string) erro
 		return classify(name, err)
 	}
 	return checkSum(env, p, name, sum, "writing")
+}
+
+// CheckFresh is stale-file protection for a change of p, in sb, that has
+// not begun: the rule the host functions apply when the call writes p
+// (checkFresh, checkCommitFresh), with what the conversation read
+// (reads; nil: nothing was read) as the only basis, since the call has
+// read nothing yet. It lets a planner refuse, before anyone is asked to
+// approve it, a call that would certainly fail as stale. action names
+// the change ("writing", "patching").
+//
+// It never replaces the check at the write, which alone holds the file's
+// lock up to the rename: a file that changes after CheckFresh is still
+// refused there. So it refuses only what is certain: a missing file (a
+// creation), one that is not a regular file, or one it cannot hash is
+// left to the write to judge. A file the conversation never read is
+// refused without being read; only one it read is hashed, streaming, and
+// no longer than ctx allows.
+func CheckFresh(ctx context.Context, sb *sandbox.Sandbox, reads *readcache.Cache, p sandbox.Path, name, action string) error {
+	fi, err := p.Lstat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	env := &Env{Sandbox: sb, Reads: reads}
+	if !env.based(p) {
+		return stale(env, p, name, "File was not read before "+action, "read it with read_file first, then retry")
+	}
+	sum, err := fileSum(ctx, p)
+	if err != nil {
+		return nil
+	}
+	return checkSum(env, p, name, sum, action)
 }
 
 // checkSum is stale-file protection (FR-TOOL-PATCH-02a/b, worded as the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -236,4 +237,85 @@ func TestWrites_Issue9Item8_CommitsNeverDeadlock(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// CheckFresh, before a call runs, refuses exactly the stale writes the
+// write itself refuses, with the same kind, reason and advice, and passes
+// what the write would not refuse as stale: a file read and unchanged, a
+// new file, a path that is not a regular file.
+func TestCheckFreshIsTheWritesRule(t *testing.T) {
+	tests := []struct {
+		name   string
+		prep   func(t *testing.T, w *workspace)
+		path   string
+		reason string // "" when nothing is stale
+	}{
+		{"never read", nil, "a.txt", "File was not read before writing"},
+		{"read, unchanged", func(t *testing.T, w *workspace) { w.recordRead(t, "a.txt") }, "a.txt", ""},
+		{"read, changed since", func(t *testing.T, w *workspace) {
+			w.recordRead(t, "a.txt")
+			if err := os.WriteFile(w.abs("a.txt"), []byte("changed"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "a.txt", "File content changed since last read"},
+		{"read, then replaced by the same bytes", func(t *testing.T, w *workspace) {
+			w.recordRead(t, "a.txt")
+			if err := os.WriteFile(w.abs("a.txt"), []byte("A"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "a.txt", ""},
+		{"a new file", nil, "new.txt", ""},
+		{"a directory", nil, "d", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorkspace(t, map[string]string{"a.txt": "A", "d/x": "X"})
+			if tt.prep != nil {
+				tt.prep(t, w)
+			}
+			p, err := w.sb.Resolve(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			early := CheckFresh(context.Background(), w.sb, w.reads, p, tt.path, "writing")
+			if tt.reason == "" {
+				if early != nil {
+					t.Fatalf("CheckFresh: %v, want nil", early)
+				}
+				return
+			}
+			he := hostErr(t, early)
+			if he.Kind != abi.KindStaleFile || he.Details["reason"] != tt.reason || he.Details["file"] != tt.path ||
+				!strings.Contains(he.Message, tt.path+": "+tt.reason+"; read it") {
+				t.Fatalf("CheckFresh: %s %q %v, want StaleFile for %s: %s", he.Kind, he.Message, he.Details, tt.path, tt.reason)
+			}
+			// The write itself, with the conversation's reads and nothing
+			// of its own, refuses it the same way.
+			_, err = newGuest(1<<16).write(w.env("c1"), tt.path, []byte("new"), 0)
+			late := hostErr(t, err)
+			if late.Kind != he.Kind || late.Message != he.Message || late.Details["reason"] != he.Details["reason"] {
+				t.Errorf("the write refused it as %s %q, CheckFresh as %s %q", late.Kind, late.Message, he.Kind, he.Message)
+			}
+		})
+	}
+}
+
+// CheckFresh leaves to the write what it cannot judge for certain: with
+// its ctx ended it cannot hash a file the conversation read, and refuses
+// nothing.
+func TestCheckFreshLeavesTheUncertainToTheWrite(t *testing.T) {
+	w := newWorkspace(t, map[string]string{"a.txt": "A"})
+	w.recordRead(t, "a.txt")
+	if err := os.WriteFile(w.abs("a.txt"), []byte("changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := w.sb.Resolve("a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := CheckFresh(ctx, w.sb, w.reads, p, "a.txt", "writing"); err != nil {
+		t.Errorf("CheckFresh with its ctx ended: %v, want nil", err)
+	}
 }
