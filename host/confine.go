@@ -148,8 +148,8 @@ func profileConfines(cfg *config.Config) bool {
 func commandSettings(cfg *config.Config) confine.Settings {
 	rc := cfg.Tools.RunCommand
 	return confine.Settings{
-		Mode:          confine.Mode(rc.Sandbox),
-		Network:       confine.Network(rc.Network),
+		Mode:          rc.Sandbox,
+		Network:       rc.Network,
 		ExtraWritable: rc.ExtraWritable,
 		ShareCaches:   rc.ShareCaches,
 		Limits: confine.Limits{

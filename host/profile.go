@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/toolhost/toolhost/host/internal/config"
-	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/engine"
 )
 
@@ -20,14 +19,14 @@ func Profile(c *Config, name string) (Narrowing, error) {
 		return engine.Narrowing{}, fmt.Errorf("no profile %q in the configuration; %s", name, profilesHint(c))
 	}
 	return engine.Narrowing{
-		Mode:             engine.ToolsMode(p.Mode),
-		Approval:         engine.ApprovalMode(p.Approval),
+		Mode:             p.Mode,
+		Approval:         p.Approval,
 		Tools:            append([]string{}, p.Tools...),
 		ConfirmAll:       p.ConfirmAll,
 		Sequential:       p.Sequential,
 		MaxCallsPerBatch: p.MaxToolCallsPerBatch,
-		CommandSandbox:   confine.Mode(p.Sandbox),
-		CommandNetwork:   confine.Network(p.Network),
+		CommandSandbox:   p.Sandbox,
+		CommandNetwork:   p.Network,
 	}, nil
 }
 

@@ -20,9 +20,9 @@ type settings struct {
 func fromConfig(c *config.Config) (settings, error) {
 	t := c.Tools
 	pol := engine.Policy{
-		Mode:                  engine.ToolsMode(t.Mode),
+		Mode:                  t.Mode,
 		Disabled:              !t.Approval.Enabled,
-		Approval:              engine.ApprovalMode(t.Approval.Mode),
+		Approval:              t.Approval.Mode,
 		Allowlist:             t.Approval.Allowlist,
 		Denylist:              t.Approval.Denylist,
 		SideEffectsUnprompted: !t.Approval.PromptSideEffects,

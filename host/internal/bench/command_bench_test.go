@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/confine"
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
 	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
@@ -69,10 +70,10 @@ func benchConfiner(b *testing.B, state string) *confine.Confiner {
 		Mode: confine.ModeWorkspaceWrite, Network: confine.NetworkOff, StateDir: state,
 		Home: home, Path: os.Getenv("PATH"),
 		Limits: confine.Limits{
-			FileSizeBytes: config.DefaultCommandMaxFileSize,
-			OpenFiles:     config.DefaultCommandOpenFiles,
-			MemoryBytes:   config.DefaultCommandMemoryMax,
-			Pids:          config.DefaultCommandPidsMax,
+			FileSizeBytes: spec.DefaultFileSizeBytes,
+			OpenFiles:     spec.DefaultOpenFiles,
+			MemoryBytes:   spec.DefaultMemoryBytes,
+			Pids:          spec.DefaultPids,
 		},
 	}
 	s.Environ, _ = config.Environment{}.Sanitize(os.Environ())

@@ -9,31 +9,42 @@
 // directory is ignored unless the operator trusted the directory (Trust),
 // and then NarrowedBy keeps only what makes the policy stricter.
 //
-// It depends on no other toolhost package; the command line converts a
-// Config into what the sandbox and the engine take. Reading and merging is
+// It depends on no part of toolhost it configures, only on leaf packages
+// whose vocabulary it shares: the confinement's contract (spec, whose
+// modes and limits run_command's keys are), the proxy's domain check and
+// the list of where credentials are kept. The engine takes its modes as
+// they are; package host converts the rest of a Config, in one place,
+// into what the sandbox, the engine and the confinement take. Reading and merging is
 // viper's; on top of it this package refuses unknown keys and wrong types
 // with messages that name the key and the file, because a misspelled
 // approval setting that is silently ignored is a security bug.
 package config
 
-// Mode is tools.mode (CFG-TOOLS-01).
+// Mode is tools.mode (CFG-TOOLS-01): whether tools are offered and run.
+// The engine takes it as it is (engine.ToolsMode).
 type Mode string
 
 // Tools modes.
 const (
-	ModeDisabled  Mode = "disabled"
+	// ModeDisabled offers no tools and answers every call with an error.
+	ModeDisabled Mode = "disabled"
+	// ModeParseOnly offers the tools and records calls as pending: a
+	// person supplies their results.
 	ModeParseOnly Mode = "parse_only"
-	ModeEnabled   Mode = "enabled"
+	// ModeEnabled validates, gates and runs calls.
+	ModeEnabled Mode = "enabled"
 )
 
-// ApprovalMode is tools.approval.mode (CFG-APR-01).
+// ApprovalMode is tools.approval.mode (CFG-APR-01): how calls that are
+// neither denied nor required by their tool to be confirmed are treated.
+// The engine takes it as it is (engine.ApprovalMode).
 type ApprovalMode string
 
 // Approval modes.
 const (
-	ApprovalAuto   ApprovalMode = "auto"
-	ApprovalPrompt ApprovalMode = "prompt"
-	ApprovalDeny   ApprovalMode = "deny"
+	ApprovalAuto   ApprovalMode = "auto"   // run unless denied
+	ApprovalPrompt ApprovalMode = "prompt" // ask per the allowlist and prompt_side_effects
+	ApprovalDeny   ApprovalMode = "deny"   // deny unless allowlisted
 )
 
 // Config is the whole configuration.

@@ -10,33 +10,36 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
 	"github.com/toolhost/toolhost/host/internal/egress"
 	"github.com/toolhost/toolhost/host/internal/secrets"
 )
 
 // CommandSandbox is tools.run_command.sandbox: how much of the filesystem
-// a command may write. The values are the confinement
-// package's modes, so the host converts them as they are.
-type CommandSandbox string
+// a command may write. It is the confinement's own type (spec.Mode), so
+// the value the operator writes is the one the launcher enforces, with
+// nothing to convert between them.
+type CommandSandbox = spec.Mode
 
 // Sandbox modes, least strict first: off runs commands with toolhost's
 // own privileges and only the operator's configuration may choose it.
 const (
-	SandboxOff            CommandSandbox = "off"
-	SandboxWorkspaceWrite CommandSandbox = "workspace-write"
-	SandboxReadOnly       CommandSandbox = "read-only"
+	SandboxOff            = spec.ModeOff
+	SandboxWorkspaceWrite = spec.ModeWorkspaceWrite
+	SandboxReadOnly       = spec.ModeReadOnly
 )
 
-// CommandNetwork is tools.run_command.network: what a command may reach.
-type CommandNetwork string
+// CommandNetwork is tools.run_command.network: what a command may reach;
+// the confinement's own type (spec.Network), as CommandSandbox is.
+type CommandNetwork = spec.Network
 
 // Network modes, least strict first: on is the host's network, allowlist
 // the hosts of allowed_domains through toolhost's proxy, off loopback
 // only. Only the operator's configuration may choose on or allowlist.
 const (
-	NetworkOn        CommandNetwork = "on"
-	NetworkAllowlist CommandNetwork = "allowlist"
-	NetworkOff       CommandNetwork = "off"
+	NetworkOn        = spec.NetworkOn
+	NetworkAllowlist = spec.NetworkAllowlist
+	NetworkOff       = spec.NetworkOff
 )
 
 // RunCommand is [tools.run_command]: the kernel's confinement of the
@@ -75,12 +78,9 @@ type RunCommand struct {
 	OpenFiles int `mapstructure:"open_files"`
 }
 
-// Defaults and bounds of [tools.run_command]'s limits.
+// Bounds of [tools.run_command]'s limits; the defaults are the
+// confinement's (spec.DefaultMemoryBytes and the others).
 const (
-	DefaultCommandMemoryMax   = 2 << 30
-	DefaultCommandPidsMax     = 512
-	DefaultCommandMaxFileSize = 1 << 30
-	DefaultCommandOpenFiles   = 4096
 	// MinCommandMemoryMax is the least memory limit: below it a shell
 	// and a compiler cannot start, and the failure would look like a bug.
 	MinCommandMemoryMax = 16 << 20
@@ -104,10 +104,10 @@ func defaultRunCommand() RunCommand {
 		AllowedDomains: []string{},
 		DeniedDomains:  []string{},
 		ExtraWritable:  []string{},
-		MemoryMax:      DefaultCommandMemoryMax,
-		PidsMax:        DefaultCommandPidsMax,
-		MaxFileSize:    DefaultCommandMaxFileSize,
-		OpenFiles:      DefaultCommandOpenFiles,
+		MemoryMax:      spec.DefaultMemoryBytes,
+		PidsMax:        spec.DefaultPids,
+		MaxFileSize:    spec.DefaultFileSizeBytes,
+		OpenFiles:      spec.DefaultOpenFiles,
 	}
 }
 

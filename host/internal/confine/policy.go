@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
 	"github.com/toolhost/toolhost/host/internal/secrets"
 )
 
@@ -78,12 +79,6 @@ const (
 	// proxyPort is the port the launcher relays to the proxy on the
 	// namespace's own loopback.
 	proxyPort = 3128
-)
-
-// Default limits where Settings leave them zero.
-const (
-	defaultFileSize  = 1 << 30 // 1 GiB: larger than any build artefact we know, small enough to stop a runaway writer
-	defaultOpenFiles = 4096
 )
 
 // Build returns the policy of one call and a cleanup that removes what it
@@ -1004,10 +999,10 @@ func (b *builder) commandEnv() []string {
 // command anyway and a long build is legitimate.
 func limits(l Limits) Limits {
 	if l.FileSizeBytes == 0 {
-		l.FileSizeBytes = defaultFileSize
+		l.FileSizeBytes = spec.DefaultFileSizeBytes
 	}
 	if l.OpenFiles == 0 {
-		l.OpenFiles = defaultOpenFiles
+		l.OpenFiles = spec.DefaultOpenFiles
 	}
 	return l
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
 // fakeHome makes a home directory holding every secret of issue 14
@@ -572,7 +574,7 @@ func TestBuildLimits(t *testing.T) {
 	home := fakeHome(t)
 	s := testSettings(t, home)
 	p := mustBuild(t, s, Call{ID: "c1", Roots: []string{t.TempDir()}})
-	if p.Limits != (Limits{FileSizeBytes: defaultFileSize, OpenFiles: defaultOpenFiles}) {
+	if p.Limits != (Limits{FileSizeBytes: spec.DefaultFileSizeBytes, OpenFiles: spec.DefaultOpenFiles}) {
 		t.Errorf("defaults = %+v", p.Limits)
 	}
 	s.Limits = Limits{CPUSeconds: 10, FileSizeBytes: 5, OpenFiles: 6, MemoryBytes: 7, Pids: 8}

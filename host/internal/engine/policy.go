@@ -11,30 +11,29 @@ import (
 	"github.com/toolhost/toolhost/host/internal/confine"
 )
 
-// ToolsMode is the engine's overall stance on tool calls (FR-MODE-01..03).
-type ToolsMode string
+// ToolsMode is tools.mode, the engine's overall stance on tool calls
+// (FR-MODE-01..03). It is the configuration's type (config.Mode), so what
+// the operator writes and what a Narrowing names are one value with
+// nothing to convert; config.Mode says what each mode does.
+type ToolsMode = config.Mode
 
 // Tools modes.
 const (
-	// ModeDisabled advertises no tools and pre-resolves every call as an
-	// error.
-	ModeDisabled ToolsMode = "disabled"
-	// ModeParseOnly advertises tools and records calls as pending; a person
-	// supplies their results.
-	ModeParseOnly ToolsMode = "parse_only"
-	// ModeEnabled validates, gates and executes calls.
-	ModeEnabled ToolsMode = "enabled"
+	ModeDisabled  = config.ModeDisabled
+	ModeParseOnly = config.ModeParseOnly
+	ModeEnabled   = config.ModeEnabled
 )
 
-// ApprovalMode is how the policy treats calls that are neither denied nor
-// required by their tool to be confirmed (FR-APR-04).
-type ApprovalMode string
+// ApprovalMode is tools.approval.mode: how the policy treats calls that
+// are neither denied nor required by their tool to be confirmed
+// (FR-APR-04). It is the configuration's type (config.ApprovalMode).
+type ApprovalMode = config.ApprovalMode
 
 // Approval modes.
 const (
-	ApprovalAuto   ApprovalMode = "auto"   // execute unless denied
-	ApprovalPrompt ApprovalMode = "prompt" // ask per the allowlist and prompt_side_effects
-	ApprovalDeny   ApprovalMode = "deny"   // deny unless allowlisted
+	ApprovalAuto   = config.ApprovalAuto
+	ApprovalPrompt = config.ApprovalPrompt
+	ApprovalDeny   = config.ApprovalDeny
 )
 
 // Override adjusts one tool's manifest by configuration.

@@ -52,6 +52,22 @@ type Limits struct {
 	Pids          uint64 `json:"pids,omitempty"`            // cgroup process limit, where a cgroup is available
 }
 
+// The limits a command gets unless the operator's [tools.run_command]
+// sets others: the configuration's defaults, and what confine.Build gives
+// a file size or open-file limit left at zero. CPU time has none: the
+// call's deadline stops a command, and a long build is legitimate.
+const (
+	// DefaultMemoryBytes leaves room for a compiler and a test run.
+	DefaultMemoryBytes = 2 << 30
+	// DefaultPids is far above any build's process count, far below a
+	// fork bomb's.
+	DefaultPids = 512
+	// DefaultFileSizeBytes is larger than any build artefact we know,
+	// small enough to stop a runaway writer.
+	DefaultFileSizeBytes = 1 << 30
+	DefaultOpenFiles     = 4096
+)
+
 // MountKind is how one path appears inside the command's root.
 type MountKind string
 
