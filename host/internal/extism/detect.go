@@ -120,11 +120,9 @@ func readExports(f io.ReaderAt, h wasmbin.SectionHeader, names map[string]bool) 
 	if err != nil {
 		return err
 	}
-	r := wasmbin.Section{ID: h.ID, Offset: int(h.Offset), Body: body}.Reader()
-	for n := r.Count(); n > 0 && !r.Done(); n-- {
-		names[r.Name()] = true
-		r.Byte() // kind
-		r.U32()  // index
+	exports, err := wasmbin.Exports(wasmbin.Section{ID: h.ID, Offset: int(h.Offset), Body: body})
+	for _, e := range exports {
+		names[e.Name] = true
 	}
-	return r.Err()
+	return err
 }

@@ -259,15 +259,13 @@ func checkYieldType(s wasmbin.Section, want uint32) error {
 }
 
 func checkExports(s wasmbin.Section) error {
-	r := s.Reader()
-	for n := r.Count(); n > 0 && r.Err() == nil; n-- {
-		if r.Name() == FlagExport {
+	exports, err := wasmbin.Exports(s)
+	for _, e := range exports {
+		if e.Name == FlagExport {
 			return ErrFlagExported
 		}
-		r.Byte() // kind
-		r.U32()  // index
 	}
-	return r.Err()
+	return err
 }
 
 // addToVector returns the body of a vector section with extra more

@@ -1,6 +1,6 @@
 package wasmbin
 
-// Import kinds.
+// Import kinds, which exports share.
 const (
 	KindFunc   byte = 0x00
 	KindTable  byte = 0x01
