@@ -15,6 +15,8 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+
+	"github.com/toolhost/toolhost/host/internal/pool"
 )
 
 // Grant is what toolhost's configuration gives one plugin
@@ -185,7 +187,7 @@ func (l *Loader) compile(ctx context.Context, path, name string, kind Kind, wasm
 		return nil, fmt.Errorf("plugin %s: compile: %w", path, err)
 	}
 	l.log.Debug("compiled Extism plugin", "plugin", path, "kind", kind, "elapsed", time.Since(start))
-	m := &Module{path: path, name: name, kind: kind, compiled: cp, grant: grant, net: newNetPolicy(name, hosts), log: l.log, loader: l}
+	m := &Module{path: path, name: name, kind: kind, compiled: cp, grant: grant, net: newNetPolicy(name, hosts), log: l.log, loader: l, idle: pool.New[*instance](maxIdle)}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {

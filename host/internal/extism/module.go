@@ -18,6 +18,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/toolhost/toolhost/host/internal/hostfn"
+	"github.com/toolhost/toolhost/host/internal/pool"
 )
 
 // Module is one loaded Extism module: its compiled code and idle
@@ -32,9 +33,7 @@ type Module struct {
 	log        *slog.Logger
 	loader     *Loader
 
-	mu     sync.Mutex
-	idle   []*instance
-	closed bool
+	idle *pool.Pool[*instance] // at most maxIdle
 }
 
 // instance is one instance of the module and the end of what its guest
@@ -86,18 +85,13 @@ const wasiOutput = "EXTISM_ENABLE_WASI_OUTPUT"
 
 // instance takes an idle instance or makes one.
 func (m *Module) instance(ctx context.Context) (*instance, error) {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	in, ok, err := m.idle.Get()
+	if err != nil {
 		return nil, errClosed
 	}
-	if n := len(m.idle); n > 0 {
-		p := m.idle[n-1]
-		m.idle = m.idle[:n-1]
-		m.mu.Unlock()
-		return p, nil
+	if ok {
+		return in, nil
 	}
-	m.mu.Unlock()
 	// go-sdk reads the variable when it instantiates; it must not be set
 	// then, whoever set it.
 	if _, set := os.LookupEnv(wasiOutput); set {
@@ -125,22 +119,14 @@ func instanceConfig() wazero.ModuleConfig {
 
 // release returns a healthy instance to the pool, or closes it.
 func (m *Module) release(ctx context.Context, in *instance, healthy bool) {
-	m.mu.Lock()
-	if healthy && !m.closed && len(m.idle) < maxIdle {
-		m.idle = append(m.idle, in)
-		m.mu.Unlock()
-		return
+	if !healthy || !m.idle.Put(in) {
+		in.p.Close(context.WithoutCancel(ctx))
 	}
-	m.mu.Unlock()
-	in.p.Close(context.WithoutCancel(ctx))
 }
 
 // warm readies up to n idle instances.
 func (m *Module) warm(ctx context.Context, n int) error {
-	m.mu.Lock()
-	need := min(n, maxIdle) - len(m.idle)
-	m.mu.Unlock()
-	for range need {
+	for range min(n, maxIdle) - m.idle.Len() {
 		in, err := m.instance(ctx)
 		if err != nil {
 			return err
@@ -251,15 +237,10 @@ func (m *Module) listTools(ctx context.Context, timeout time.Duration) ([]*Tool,
 // Close closes the idle instances and the compiled module; calls still
 // running fail. It is safe to call more than once.
 func (m *Module) Close(ctx context.Context) error {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	idle, first := m.idle.Close()
+	if !first {
 		return nil
 	}
-	m.closed = true
-	idle := m.idle
-	m.idle = nil
-	m.mu.Unlock()
 	for _, in := range idle {
 		in.p.Close(ctx)
 	}

@@ -133,9 +133,7 @@ func TestRuntimeCloseWithCallInFlight(t *testing.T) {
 
 // pooled returns how many idle instances the plugin holds.
 func (p *Plugin) pooled() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.idle)
+	return p.idle.Len()
 }
 
 // compiledNow reports whether the plugin holds a compiled module.

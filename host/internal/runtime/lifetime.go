@@ -10,19 +10,14 @@ import (
 // acquire returns an idle instance, or a new one; the plugin is then
 // busy (enter) until the caller calls leave.
 func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, p.errClosed()
+	if err := p.enter(); err != nil {
+		return nil, err
 	}
-	p.busy++
-	if n := len(p.idle); n > 0 {
-		inst := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
+	// A pool Close emptied is not an error here: the call holds the
+	// compiled module (enter) and runs on an instance of its own.
+	if inst, ok, _ := p.idle.Get(); ok {
 		return inst, nil
 	}
-	p.mu.Unlock()
 	inst, err := p.newInstance(ctx)
 	if err != nil {
 		p.leave()
@@ -57,15 +52,9 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 // release returns an instance that finished a call cleanly to the pool,
 // unless the pool is full or the plugin closed.
 func (p *Plugin) release(inst *instance) {
-	p.mu.Lock()
 	// The context-checking engine may close a module as its deadline
 	// fires even though the guest had returned: never pool a closed one.
-	pooled := !p.closed && len(p.idle) < p.rt.cfg.PoolSize && !inst.mod.IsClosed()
-	if pooled {
-		p.idle = append(p.idle, inst)
-	}
-	p.mu.Unlock()
-	if !pooled {
+	if inst.mod.IsClosed() || !p.idle.Put(inst) {
 		inst.close(context.Background())
 	}
 }
@@ -117,10 +106,9 @@ func (p *Plugin) Close(ctx context.Context) error {
 		return nil
 	}
 	p.closed = true
-	idle := p.idle
-	p.idle = nil
 	last := p.busy == 0
 	p.mu.Unlock()
+	idle, _ := p.idle.Close()
 	for _, inst := range idle {
 		inst.close(ctx)
 	}

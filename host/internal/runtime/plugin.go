@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/loopguard"
+	"github.com/toolhost/toolhost/host/internal/pool"
 )
 
 // Plugin is a loaded plugin module. Its manifest is available at once; the
@@ -40,9 +41,10 @@ type Plugin struct {
 	compiled  *compiled
 	verified  atomic.Bool
 
+	idle *pool.Pool[*instance] // warm instances, at most Config.PoolSize
+
 	mu     sync.Mutex
-	idle   []*instance // warm instances, at most Config.PoolSize
-	busy   int         // operations using the compiled module (calls, compiles)
+	busy   int // operations using the compiled module (calls, compiles)
 	closed bool
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/loopguard"
+	"github.com/toolhost/toolhost/host/internal/pool"
 	"github.com/toolhost/toolhost/host/internal/wasmbin"
 )
 
@@ -236,7 +237,7 @@ func (r *Runtime) Load(ctx context.Context, path string) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load plugin: %w", err)
 	}
-	p := &Plugin{rt: r, path: path, identity: fileIdentity(path, st)}
+	p := &Plugin{rt: r, path: path, identity: fileIdentity(path, st), idle: pool.New[*instance](r.cfg.PoolSize)}
 	var file io.ReaderAt = f
 	size := st.Size()
 	var vetted []byte
@@ -449,7 +450,7 @@ func pack(ctx context.Context, wasm []byte, cfg Config) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close(ctx)
-	p := &Plugin{rt: r, path: "(packing)", wasm: wasm}
+	p := &Plugin{rt: r, path: "(packing)", wasm: wasm, idle: pool.New[*instance](0)}
 	p.wasmOnce.Do(func() {}) // the bytes are given, not read from a file
 	raw, err := p.describe(ctx)
 	if err != nil {
