@@ -51,9 +51,10 @@ type Settings struct {
 	// One per host, shared by its calls; nil searches every tree in full.
 	Search *SearchCache
 	// ProjectFileNames are the names of toolhost's project configuration
-	// files (config.ProjectFileNames), kept read-only at any depth of a
-	// writable tree; nil means toolhost.toml, toolhost.yaml and
-	// toolhost.yml.
+	// files, kept read-only at any depth of a writable tree. They are the
+	// configuration's (config.ProjectFileNames), which the host passes;
+	// this package keeps no list of its own that could drift from the
+	// names the configuration reads.
 	ProjectFileNames []string
 }
 
@@ -551,11 +552,7 @@ func (b *builder) protectInside() error {
 	if r := resolved(b.s.StateDir); r != "" {
 		skip = append(skip, r)
 	}
-	names := b.s.ProjectFileNames
-	if names == nil {
-		names = defaultProjectFileNames
-	}
-	s := search{skip: skip, lim: searchLimits{walkMaxDepth, walkMaxEntries}, projects: names, cache: b.s.Search, start: time.Now().UnixNano()}
+	s := search{skip: skip, lim: searchLimits{walkMaxDepth, walkMaxEntries}, projects: b.s.ProjectFileNames, cache: b.s.Search, start: time.Now().UnixNano()}
 	var repos, projects []string
 	for _, t := range dedupe(append(slices.Clone(b.c.Roots), b.s.ExtraWritable...)) {
 		f := searchTree(t, s)

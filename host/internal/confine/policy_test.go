@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
@@ -73,7 +74,7 @@ func testSettings(t *testing.T, home string) Settings {
 	t.Helper()
 	return Settings{
 		Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: t.TempDir(),
-		Home: home, Path: fakePath(home),
+		Home: home, Path: fakePath(home), ProjectFileNames: config.ProjectFileNames(),
 		Environ: []string{"PATH=" + fakePath(home), "HOME=" + home, "SSH_AUTH_SOCK=" + filepath.Join(home, ".ssh/agent.sock"), "LANG=C.UTF-8"},
 	}
 }

@@ -22,10 +22,6 @@ const (
 // below the top, at most entries directory entries in all.
 type searchLimits struct{ depth, entries int }
 
-// defaultProjectFileNames are the names of toolhost's project
-// configuration files where Settings.ProjectFileNames gives none.
-var defaultProjectFileNames = []string{"toolhost.toml", "toolhost.yaml", "toolhost.yml"}
-
 // search is how one call searches its writable trees.
 type search struct {
 	skip     []string // trees not entered: toolhost's state directory

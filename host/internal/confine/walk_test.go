@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolhost/toolhost/host/internal/config"
 )
 
 // TestBuildProtectsNestedRepositories: a repository nested in a root (a
@@ -226,7 +228,7 @@ func BenchmarkSearchTree(b *testing.B) {
 // of now: a search started d ahead is what one sees once the tree it
 // reads has not changed for d, which a SearchCache then remembers.
 func find(tree string, skip []string, lim searchLimits, c *SearchCache, ahead time.Duration) found {
-	return searchTree(tree, search{skip: skip, lim: lim, projects: defaultProjectFileNames, cache: c, start: time.Now().Add(ahead).UnixNano()})
+	return searchTree(tree, search{skip: skip, lim: lim, projects: config.ProjectFileNames(), cache: c, start: time.Now().Add(ahead).UnixNano()})
 }
 
 // cached is what c remembers of tree, searched for the default project
@@ -234,7 +236,7 @@ func find(tree string, skip []string, lim searchLimits, c *SearchCache, ahead ti
 func cached(c *SearchCache, tree string) map[string]listing {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.trees[searchKey(tree, defaultProjectFileNames)]
+	return c.trees[searchKey(tree, config.ProjectFileNames())]
 }
 
 // gitInitAt makes dir a repository with the real git, as a user would.
@@ -446,9 +448,9 @@ func TestCompareBirth(t *testing.T) {
 
 // TestBuildProtectsConfiguredProjectFiles: the project files kept
 // read-only at any depth are those Settings.ProjectFileNames names (the
-// host's config.ProjectFileNames), not a list of the search's own; nil
-// keeps toolhost's three names. A SearchCache shared by searches for
-// other names does not answer one with the other's listings (NFR-SEC-06).
+// host's config.ProjectFileNames), not a list of the search's own. A
+// SearchCache shared by searches for other names does not answer one with
+// the other's listings (NFR-SEC-06).
 func TestBuildProtectsConfiguredProjectFiles(t *testing.T) {
 	home := fakeHome(t)
 	root := t.TempDir()
@@ -463,9 +465,9 @@ func TestBuildProtectsConfiguredProjectFiles(t *testing.T) {
 		names     []string
 		ro, notRO string
 	}{
-		{nil, usual, custom},
+		{config.ProjectFileNames(), usual, custom},
 		{[]string{"agent.json"}, custom, usual},
-		{nil, usual, custom}, // from the cache the other names' search left
+		{config.ProjectFileNames(), usual, custom}, // from the cache the other names' search left
 	}
 	for i, tt := range tests {
 		s.ProjectFileNames = tt.names
