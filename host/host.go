@@ -133,7 +133,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	sb, err := sandbox.New(st.sandbox)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+		return nil, err // it says "sandbox: " itself
 	}
 	recoverCommits(sb, log)
 	h := &Host{log: log, sb: sb, caches: map[string]*conversationCache{}}

@@ -73,9 +73,19 @@ func handle(c *sdk.Call, a args) (string, error) {
 		return readBinary(c, a.Path, info.FileSize)
 	}
 	if info.Flags&abi.ReadEOF == 0 {
-		return "", sdk.Failed("%s is %d bytes, more than the %d-byte read limit; read it in parts with start_line and end_line", a.Path, info.FileSize, limit)
+		return "", sdk.Failed("%s is %d bytes, more than the read limit of %d bytes, %s; read it in parts with start_line and end_line", a.Path, info.FileSize, limit, limitKey(c.Limits))
 	}
 	return string(data), nil
+}
+
+// limitKey names the setting that makes the read limit what it is: the
+// limit is the smaller of two (SRD 3.6.8), and an operator looking for
+// the number must find the one in force, not the other.
+func limitKey(l abi.Limits) string {
+	if l.AvailableCapacityBytes > 0 && (l.MaxFileReadBytes <= 0 || l.AvailableCapacityBytes < l.MaxFileReadBytes) {
+		return "set by available_capacity_bytes (tools.output.available_capacity_bytes), the room left for a result, which is less than tools.read_file.max_file_read_bytes"
+	}
+	return "set by tools.read_file.max_file_read_bytes"
 }
 
 func readRange(a args) (string, error) {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -149,6 +150,19 @@ func quotePath(s string) string {
 		tail++
 	}
 	return strconv.Quote(s[:head]) + fmt.Sprintf("…(%d bytes)…", len(s)) + strconv.Quote(s[tail:])
+}
+
+// rootError is why dir cannot be a root, and what to do. Like every
+// error of New, it starts with "sandbox: ", so a caller adds no prefix of
+// its own.
+func rootError(dir string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("sandbox: root %q does not exist; create it, or give a directory that exists (tools.sandbox.allowed_roots, or --root): %w", dir, err)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("sandbox: root %q cannot be opened (permission denied); give a directory toolhost may read (tools.sandbox.allowed_roots, or --root): %w", dir, err)
+	}
+	return fmt.Errorf("sandbox: root %q: %w", dir, err)
 }
 
 // Is makes errors.Is(err, ErrDenied) true.

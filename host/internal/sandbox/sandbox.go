@@ -249,22 +249,22 @@ func openRoot(dir string) (*root, error) {
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: root %q: %w", dir, err)
+		return nil, rootError(dir, err)
 	}
 	canon, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: root %q: %w", dir, err)
+		return nil, rootError(dir, err)
 	}
 	st, err := os.Stat(canon)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: root %q: %w", dir, err)
+		return nil, rootError(dir, err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("sandbox: root %q is not a directory", dir)
+		return nil, fmt.Errorf("sandbox: root %q is not a directory; give a directory (tools.sandbox.allowed_roots, or --root)", dir)
 	}
 	r, err := os.OpenRoot(canon)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: root %q: %w", dir, err)
+		return nil, rootError(dir, err)
 	}
 	own, fd := openDirHandle(canon)
 	return &root{dir: canon, fs: r, fd: fd, own: own}, nil
