@@ -15,6 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/ctxio"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
@@ -290,7 +291,7 @@ func (r *lineReader) run() error {
 		return nil
 	}
 	if !r.eof {
-		if _, err := io.CopyBuffer(h, ctxReader{r.ctx, r.f}, buf); err != nil {
+		if _, err := io.CopyBuffer(h, ctxio.Reader(r.ctx, r.f), buf); err != nil {
 			return err
 		}
 	}
@@ -323,19 +324,6 @@ func (r *lineReader) collect(chunk []byte, line uint32) (next uint32, used int, 
 		}
 	}
 	return line, used, false
-}
-
-// ctxReader stops a long read when the call is cancelled.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 func fsList(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
@@ -526,7 +514,7 @@ func readWhole(ctx context.Context, p sandbox.Path, limit int64) (b []byte, st s
 	case st.Size > limit:
 		return nil, st, errTooLarge
 	}
-	r := io.LimitReader(ctxReader{ctx, f}, limit+1)
+	r := io.LimitReader(ctxio.Reader(ctx, f), limit+1)
 	b = make([]byte, 0, st.Size+1) // one byte more than the size seen, to notice growth
 	for {
 		if len(b) == cap(b) {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/ctxio"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
@@ -116,7 +117,7 @@ func readPreimage(ctx context.Context, p sandbox.Path, limit int64) (FileState, 
 	// One byte past the cap at most: a larger file is not kept whole.
 	var buf bytes.Buffer
 	buf.Grow(int(min(fst.Size, limit) + 1))
-	if _, err := buf.ReadFrom(io.LimitReader(ctxReader{ctx, f}, limit+1)); err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(ctxio.Reader(ctx, f), limit+1)); err != nil {
 		return st, err
 	}
 	st.Content = buf.Bytes()

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/ctxio"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
@@ -240,7 +241,7 @@ func fileSum(ctx context.Context, p sandbox.Path) ([sha256.Size]byte, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
+	if _, err := io.Copy(h, ctxio.Reader(ctx, f)); err != nil {
 		return [sha256.Size]byte{}, err
 	}
 	return [sha256.Size]byte(h.Sum(nil)), nil
