@@ -100,14 +100,12 @@ func exportsAndImports(module []byte) (exports map[string]bool, extismImports bo
 				extismImports = extismImports || imp.Module == "extism:host/env" || imp.Module == "extism:host/user"
 			}
 		case wasmbin.SectionExport:
-			r := sec.Reader()
-			for n := r.Count(); n > 0 && !r.Done(); n-- {
-				exports[r.Name()] = true
-				r.Byte() // kind
-				r.U32()  // index
-			}
-			if err := r.Err(); err != nil {
+			es, err := wasmbin.Exports(sec)
+			if err != nil {
 				return nil, false, err
+			}
+			for _, e := range es {
+				exports[e.Name] = true
 			}
 		}
 	}

@@ -11,12 +11,6 @@ import (
 // the module defines.
 const sectionFunction = 3
 
-// export kinds, as the export section encodes them.
-const (
-	exportFunc   = 0x00
-	exportMemory = 0x02
-)
-
 // signature is a function type: its parameter and result value types.
 type signature struct{ params, results []byte }
 
@@ -65,12 +59,6 @@ func valTypeName(t byte) string {
 	return fmt.Sprintf("type %#x", t)
 }
 
-// export is one entry of the export section.
-type export struct {
-	kind  byte
-	index uint32
-}
-
 // moduleInfo is what the static checks read from a module's binary: its
 // function types, imports and exports. It is read from the bytes, never
 // by compiling, so a module the host refuses can still be described.
@@ -80,7 +68,7 @@ type moduleInfo struct {
 	// funcs is the type index of every function: imported ones first,
 	// in import order, then those the module defines.
 	funcs   []uint32
-	exports map[string]export
+	exports map[string]wasmbin.Export
 	start   bool
 }
 
@@ -90,7 +78,7 @@ func readModule(module []byte) (*moduleInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &moduleInfo{exports: map[string]export{}}
+	m := &moduleInfo{exports: map[string]wasmbin.Export{}}
 	for _, sec := range sections {
 		switch sec.ID {
 		case wasmbin.SectionType:
@@ -148,12 +136,11 @@ func (m *moduleInfo) readFunctions(sec wasmbin.Section) error {
 }
 
 func (m *moduleInfo) readExports(sec wasmbin.Section) error {
-	r := sec.Reader()
-	for n := r.Count(); n > 0 && r.Err() == nil; n-- {
-		name := r.Name()
-		m.exports[name] = export{kind: r.Byte(), index: r.U32()}
+	exports, err := wasmbin.Exports(sec)
+	for _, e := range exports {
+		m.exports[e.Name] = e
 	}
-	return r.Err()
+	return err
 }
 
 // funcType returns the type of function index fn.
@@ -178,9 +165,9 @@ func (m *moduleInfo) exportedFunc(name string) (sig signature, found, isFunc boo
 	if !ok {
 		return signature{}, false, false
 	}
-	if e.kind != exportFunc {
+	if e.Kind != wasmbin.KindFunc {
 		return signature{}, true, false
 	}
-	sig, ok = m.funcType(e.index)
+	sig, ok = m.funcType(e.Index)
 	return sig, true, ok
 }

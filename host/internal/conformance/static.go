@@ -83,7 +83,7 @@ func checkExports(_ context.Context, s *subject, _ *abi.Manifest) Result {
 			findings = append(findings, fmt.Sprintf("%s has type %s, want %s", want.name, sig, want.sig))
 		}
 	}
-	if e, ok := m.exports["memory"]; !ok || e.kind != exportMemory {
+	if e, ok := m.exports["memory"]; !ok || e.Kind != wasmbin.KindMemory {
 		findings = append(findings, "no memory is exported as \"memory\": the host reads arguments and results through it; export the module's memory")
 	}
 	if m.start {

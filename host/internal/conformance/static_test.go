@@ -65,9 +65,9 @@ func (w wasm) bytes() []byte {
 	for n, idx := range w.exports {
 		body = name(body, n)
 		if idx < 0 {
-			body = append(body, exportMemory, 0)
+			body = append(body, wasmbin.KindMemory, 0)
 		} else {
-			body = binary.AppendUvarint(append(body, exportFunc), uint64(idx))
+			body = binary.AppendUvarint(append(body, wasmbin.KindFunc), uint64(idx))
 		}
 	}
 	out = wasmbin.AppendSection(out, wasmbin.SectionExport, body)
