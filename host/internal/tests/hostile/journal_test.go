@@ -1,6 +1,6 @@
 package hostile_test
 
-// Issue 12 red team: attacks on the journal (host/journal) and what it
+// Red team: attacks on the journal (host/journal) and what it
 // drives (recovery, undo, history) through the public API of a real
 // Host, as a prompt-injected model whose weapons are tool arguments, and
 // as a hostile plugin writing through the same host functions.
@@ -90,7 +90,7 @@ func forgedRecord(t *testing.T) string {
 // or PathOutsideSandbox), and no forged batch appears.
 // Actual (before a fix): the write succeeds and the forged batch is in
 // the journal after the next open.
-func TestJournal_Issue12_ModelForgesStepLogBesideConfiguredJournal(t *testing.T) {
+func TestJournal_ModelForgesStepLogBesideConfiguredJournal(t *testing.T) {
 	var jpath string
 	h, root := openHost(t, func(c *config.Config, o *host.Options) {
 		o.StateDir = t.TempDir()
@@ -138,7 +138,7 @@ func TestJournal_Issue12_ModelForgesStepLogBesideConfiguredJournal(t *testing.T)
 // Guard (model): with the journal in the state directory
 // (the default), no tool reaches journal.db, its -wal or a step log,
 // whether named directly or through a symbolic link planted in the root.
-func TestJournal_Issue12_StateDirJournalOutOfReach(t *testing.T) {
+func TestJournal_StateDirJournalOutOfReach(t *testing.T) {
 	var state string
 	h, root := openHost(t, func(_ *config.Config, o *host.Options) {
 		state = t.TempDir()
@@ -172,7 +172,7 @@ func TestJournal_Issue12_StateDirJournalOutOfReach(t *testing.T) {
 //
 // Expected: none of the secrets below is in the journal.
 // Actual (before a fix): they are, in the journaled arguments.
-func TestJournal_Issue12_SecretsUnderSecretNamesNotRedacted(t *testing.T) {
+func TestJournal_SecretsUnderSecretNamesNotRedacted(t *testing.T) {
 	var state string
 	h, _ := openHost(t, func(_ *config.Config, o *host.Options) {
 		state = t.TempDir()
@@ -205,7 +205,7 @@ func TestJournal_Issue12_SecretsUnderSecretNamesNotRedacted(t *testing.T) {
 // Guard (plugin/model): undo never writes through a
 // symbolic link planted where the changed file was, even one leading to
 // a protected file or outside the root, and changes nothing then.
-func TestJournal_Issue12_UndoRefusesPathNowSymlink(t *testing.T) {
+func TestJournal_UndoRefusesPathNowSymlink(t *testing.T) {
 	outside := t.TempDir()
 	victim := filepath.Join(outside, "victim.txt")
 	mustWrite(t, victim, "outside\n")
@@ -255,7 +255,7 @@ func frame(payload []byte) []byte {
 // goes on; it never leaves the journal unopenable without saying what to do.
 // Actual (before a fix): "replay step log NAME: ... record 1: json: ..."
 // or "... constraint failed", without the path or what to do, every time.
-func TestJournal_Issue12_UnreplayableStepLogBricksEveryOpen(t *testing.T) {
+func TestJournal_UnreplayableStepLogBricksEveryOpen(t *testing.T) {
 	for name, payload := range map[string]string{
 		"not a step":         `{"q":1,"b":"x","s":{"Batch":"a string where an object was"}}`,
 		"refused by a CHECK": `{"q":1,"b":"bx","s":{"Batch":{"ID":"bx","Conversation":"c","Calls":[{"ID":"c1","Tool":"t","Arguments":{},"Disposition":"d","Decision":"bogus"}]}}}`,

@@ -1,9 +1,9 @@
 package hostile_test
 
-// Issue 10 red team, second round: attacks on streamed output, JSON
+// Red team, second round: attacks on streamed output, JSON
 // results, dry-run diffs and file modes that the fixes stop, kept here so
 // they stay stopped. The attacks that still succeed are in
-// issue10_round2_test.go, behind the redteam build tag until fixed.
+// hopper_prompt_names_test.go, behind the redteam build tag until fixed.
 
 import (
 	"context"
@@ -70,7 +70,7 @@ func terminalControl(s string) string {
 // erases itself with \r, and stdout and stderr interleaved.
 // Expected: no chunk holds a byte a terminal acts on, and the text
 // around the sequences arrives.
-func TestIssue10R2_StreamSplitEscapesStopped(t *testing.T) {
+func TestStreamSplitEscapesStopped(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("sh and printf")
 	}
@@ -113,7 +113,7 @@ func octal(c byte) string {
 // each an ESC or half a C1 control, to make the host hold and rescan.
 // Expected: the call ends within its budget and streams nothing a
 // terminal acts on.
-func TestIssue10R2_StreamTinyChunkFloodStopped(t *testing.T) {
+func TestStreamTinyChunkFloodStopped(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("sh")
 	}
@@ -139,7 +139,7 @@ func TestIssue10R2_StreamTinyChunkFloodStopped(t *testing.T) {
 // Expected: list_directory's result is valid JSON with exactly one entry
 // per file, no raw control character, and each valid name decodes to the
 // real name.
-func TestIssue10R2_ListHostileNamesStopped(t *testing.T) {
+func TestListHostileNamesStopped(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("names with invalid UTF-8 need Linux")
 	}
@@ -186,7 +186,7 @@ func TestIssue10R2_ListHostileNamesStopped(t *testing.T) {
 // writer, and a 10 GB sparse file.
 // Expected: each returns at once with the diff omitted and why; nothing
 // is read to its end and nothing is written.
-func TestIssue10R2_DryRunSpecialFilesStopped(t *testing.T) {
+func TestDryRunSpecialFilesStopped(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("devices and FIFOs")
 	}
@@ -229,7 +229,7 @@ func TestIssue10R2_DryRunSpecialFilesStopped(t *testing.T) {
 // Expected: the new content keeps the old permissions but never the
 // setuid bit (a write by any program clears it); new files get 0666 less
 // the umask.
-func TestIssue10R2_ModesOnWriteStopped(t *testing.T) {
+func TestModesOnWriteStopped(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("umask and setuid")
 	}

@@ -1,8 +1,8 @@
 package hostile_test
 
-// Issue 10 red team, after the fixes: attacks that the fixes stop, kept
+// Red team, after the fixes: attacks that the fixes stop, kept
 // here so they stay stopped. The attacks that still succeed are in
-// issue10_redteam_test.go, behind the redteam build tag until fixed.
+// the redteam-tagged files, behind the redteam build tag until fixed.
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func exists(path string) bool {
 // and toolhost.lock. Even a person approving does not make it happen.
 // Expected: every one is refused as Protected (a trailing slash as
 // NamesDirectory at the latest) and nothing is created.
-func TestIssue10_ProtectedNameSpellings(t *testing.T) {
+func TestProtectedNameSpellings(t *testing.T) {
 	h, root := openHost(t, bigBatches)
 	os.Mkdir(filepath.Join(root, "sub"), 0o755)
 	paths := []string{
@@ -91,7 +91,7 @@ func TestIssue10_ProtectedNameSpellings(t *testing.T) {
 // the model writes through the links' own, harmless-looking names.
 // Expected: the sandbox resolves each link before deciding, so the write
 // is refused as Protected and the targets are unchanged.
-func TestIssue10_WriteThroughLinkToProtected(t *testing.T) {
+func TestWriteThroughLinkToProtected(t *testing.T) {
 	h, root := openHost(t, nil)
 	mustWrite(t, filepath.Join(root, "toolhost.toml"), "[tools]\n")
 	mustWrite(t, filepath.Join(root, "vendor", "dep", ".git", "config"), "[core]\n")
@@ -133,7 +133,7 @@ func TestIssue10_WriteThroughLinkToProtected(t *testing.T) {
 // Attack (model): create a regular file where the path
 // names a directory, with every spelling of a trailing slash.
 // Expected: refused; no file "newdir" appears.
-func TestIssue10_TrailingSlashSpellings(t *testing.T) {
+func TestTrailingSlashSpellings(t *testing.T) {
 	h, root := openHost(t, nil)
 	for _, p := range []string{"newdir/", "newdir/.", "newdir//", "newdir/./", "sub/newdir/./."} {
 		rs := runBatch(t, h, approveAll(), write(t, "w", p, "x"))
@@ -154,7 +154,7 @@ func TestIssue10_TrailingSlashSpellings(t *testing.T) {
 // Expected: whichever call completes HEAD + objects/ + refs/ is asked
 // about, so without a person it does not run and vendor/ never becomes
 // a repository.
-func TestIssue10_GitLayoutAnyOrder(t *testing.T) {
+func TestGitLayoutAnyOrder(t *testing.T) {
 	parts := map[string]string{
 		"config":  "[core]\n\tfsmonitor = touch pwned\n",
 		"HEAD":    "ref: refs/heads/main\n",
@@ -203,7 +203,7 @@ func gitDirComplete(dir string) bool {
 // the pattern match might miss: "./.envrc", "sub/./.envrc", upper case,
 // a nested .vscode.
 // Expected: none is auto-approved as a new file.
-func TestIssue10_CodePathSpellingsAsked(t *testing.T) {
+func TestCodePathSpellingsAsked(t *testing.T) {
 	h, root := openHost(t, nil)
 	for _, p := range []string{"./.envrc", "sub/./.envrc", ".ENVRC", "a/b/.vscode/tasks.json", ".github//workflows/x.yml", ".mcp.json"} {
 		rs := runBatch(t, h, nil, write(t, "w", p, "touch pwned\n"))
@@ -222,7 +222,7 @@ func TestIssue10_CodePathSpellingsAsked(t *testing.T) {
 // Expected (since): arguments naming a key twice are BadArgs
 // before anything is checked, asked or run, whichever value comes first,
 // so no plugin's decoder can pick the other one.
-func TestIssue10_DuplicatePathKey(t *testing.T) {
+func TestDuplicatePathKey(t *testing.T) {
 	h, root := openHost(t, nil)
 	for _, args := range []string{
 		`{"path":"harmless.txt","content":"[tools]\n","path":"toolhost.toml"}`,
@@ -245,7 +245,7 @@ func TestIssue10_DuplicatePathKey(t *testing.T) {
 // normalization or fullwidth letters, and a directory named toolhost.toml.
 // Expected: on a case-sensitive disk none is read as a project file, so
 // nothing of them reaches the policy (and tools may write them).
-func TestIssue10_LookalikeConfigNamesNotLoaded(t *testing.T) {
+func TestLookalikeConfigNamesNotLoaded(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"TOOLHOST.TOML", "toolhost.toml.", "toolhost.tom\u006c\u0301", "ｔｏｏｌｈｏｓｔ.toml", "Toolhost.yaml"} {
 		mustWrite(t, filepath.Join(dir, name), "[tools.approval]\nmode = \"auto\"\n")

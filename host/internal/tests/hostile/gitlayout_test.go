@@ -1,6 +1,6 @@
 package hostile_test
 
-// Issue 10 red team, after the first fixes: attacks that still succeeded
+// Red team, after the first fixes: attacks that still succeeded
 // then. Each test failed until its fix landed.
 
 import (
@@ -32,7 +32,7 @@ import (
 // Was at fault: host/engine/codepaths.go gitLayout: gitParts lacks
 // "commondir" (and "gitdir"), and the config rule fires only when config
 // itself is the write that completes objects/ + refs/.
-func TestIssue10_GitLayoutThroughCommondir(t *testing.T) {
+func TestGitLayoutThroughCommondir(t *testing.T) {
 	h, root := openHost(t, nil)
 	evil := "[core]\n\trepositoryformatversion = 0\n\tbare = true\n[protocol]\n\tallow = always\n" +
 		"[remote \"origin\"]\n\turl = \"ext::sh -c touch% pwned\"\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
@@ -71,7 +71,7 @@ func TestIssue10_GitLayoutThroughCommondir(t *testing.T) {
 // Expected: never auto-approved as a new file, like .bashrc and .vscode/.
 // Was at fault: host/config/config.go DefaultCodePatterns leaves these
 // out.
-func TestIssue10_CodePatternsMissGitconfig(t *testing.T) {
+func TestCodePatternsMissGitconfig(t *testing.T) {
 	h, root := openHost(t, nil)
 	for _, p := range []string{".gitconfig", ".config/git/config", ".devcontainer.json", "proj.code-workspace"} {
 		rs := runBatch(t, h, nil, write(t, "w", p, "[core]\n\tfsmonitor = touch pwned\n"))
@@ -100,7 +100,7 @@ func TestIssue10_CodePatternsMissGitconfig(t *testing.T) {
 // configuration directory and the --config file, not the files toolhost
 // actually reads through links (config.Loaded.Files, the trust file),
 // and sandbox.protectedName judges only the canonical name.
-func TestIssue10_ConfigReachedThroughLink(t *testing.T) {
+func TestConfigReachedThroughLink(t *testing.T) {
 	home := t.TempDir()
 	userDir := filepath.Join(home, ".config", "toolhost")
 	dotfiles := filepath.Join(home, "dotfiles")
@@ -145,7 +145,7 @@ func TestIssue10_ConfigReachedThroughLink(t *testing.T) {
 // link in the root) is asked about like a write of that path.
 // Was at fault: host/engine/codepaths.go Policy.codePath matches only the
 // written path's canonical name, not the names that reach it.
-func TestIssue10_CodePathThroughDanglingLink(t *testing.T) {
+func TestCodePathThroughDanglingLink(t *testing.T) {
 	h, root := openHost(t, nil)
 	if err := os.Symlink(".env.local", filepath.Join(root, ".envrc")); err != nil {
 		t.Fatal(err)
@@ -167,12 +167,12 @@ func TestIssue10_CodePathThroughDanglingLink(t *testing.T) {
 // only (darwin, windows), never by what the filesystem does.
 // Needs a case-insensitive directory in TOOLHOST_CASEFOLD_DIR; skipped
 // without one.
-func TestIssue10_ProtectedNamesOnCaseInsensitiveDisk(t *testing.T) {
+func TestProtectedNamesOnCaseInsensitiveDisk(t *testing.T) {
 	base := os.Getenv("TOOLHOST_CASEFOLD_DIR")
 	if base == "" {
 		t.Skip("set TOOLHOST_CASEFOLD_DIR to a directory on a case-insensitive filesystem")
 	}
-	root, err := os.MkdirTemp(base, "issue10")
+	root, err := os.MkdirTemp(base, "gitlayout")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestIssue10_ProtectedNamesOnCaseInsensitiveDisk(t *testing.T) {
 // names as given; on Windows it should compare them with trailing dots
 // and spaces removed and refuse 8.3 aliases (names with "~" followed by
 // digits) of protected names, as git does (core.protectNTFS).
-func TestIssue10_ProtectedNamesWindowsSpellings(t *testing.T) {
+func TestProtectedNamesWindowsSpellings(t *testing.T) {
 	if runtime.GOOS != "windows" {
 		t.Skip("Win32 name normalization only")
 	}

@@ -1,6 +1,6 @@
 package hostile_test
 
-// Issue 11 red team: attacks on toolhost serve (MCP over HTTP, the /v1
+// Red team: attacks on toolhost serve (MCP over HTTP, the /v1
 // batch API, held approvals, profiles) through host/server's exported
 // API on a real Host, as a client holding the token, as a slow or
 // misbehaving MCP client, and as a prompt-injected model.
@@ -23,7 +23,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/server"
 )
 
-const serveToken = "issue11-test-token-0123456789abcdef"
+const serveToken = "serve-test-token-0123456789abcdef"
 
 // served is a toolhost server on a real Host, serving HTTP on a
 // loopback port.
@@ -112,7 +112,7 @@ var reviewer = map[string]engine.Narrowing{"reviewer": {Tools: []string{"read_fi
 // on a profile's endpoint, then DELETE its id on /mcp, where it is not a
 // session: the DELETE is refused, but must not free the session's place,
 // or a client could open sessions without bound.
-func TestIssue11_DeleteOnAnotherEndpointKeepsTheSessionLimit(t *testing.T) {
+func TestServeDeleteOnAnotherEndpointKeepsTheSessionLimit(t *testing.T) {
 	sv := serveHost(t, server.Options{Profiles: reviewer}, server.HTTPOptions{MaxSessions: 1}, nil)
 	cs, err := sv.connect(t, "/mcp/reviewer", nil)
 	if err != nil {
@@ -139,7 +139,7 @@ func TestIssue11_DeleteOnAnotherEndpointKeepsTheSessionLimit(t *testing.T) {
 // elicitation, then never answers the question. The call must not wait
 // forever: after the ask timeout it is denied, saying nobody answered,
 // and nothing is written.
-func TestIssue11_ElicitationNobodyAnswersIsDenied(t *testing.T) {
+func TestServeElicitationNobodyAnswersIsDenied(t *testing.T) {
 	sv := serveHost(t, server.Options{AskTimeout: time.Second}, server.HTTPOptions{}, nil)
 	mustWrite(t, sv.root+"/a.txt", "old\n")
 	asked := make(chan struct{}, 1)
@@ -186,7 +186,7 @@ func TestIssue11_ElicitationNobodyAnswersIsDenied(t *testing.T) {
 // spelling), from a foreign or opaque Origin, with the token in the
 // query string instead of the header, or by a CORS preflight. Every one
 // is refused before a handler runs, the answer saying why.
-func TestIssue11_HostOriginAndTokenSpellingsAreRefused(t *testing.T) {
+func TestServeHostOriginAndTokenSpellingsAreRefused(t *testing.T) {
 	sv := serveHost(t, server.Options{}, server.HTTPOptions{}, nil)
 	_, port, _ := strings.Cut(strings.TrimPrefix(sv.base, "http://"), ":")
 	for _, tc := range []struct {
@@ -245,7 +245,7 @@ func TestIssue11_HostOriginAndTokenSpellingsAreRefused(t *testing.T) {
 // (case, a trailing space, a look-alike letter), and, with the server
 // narrowed to the profile (--profile), post the write to /v1. Nothing
 // outside the profile runs and nothing is written.
-func TestIssue11_ProfileCannotBeEscaped(t *testing.T) {
+func TestServeProfileCannotBeEscaped(t *testing.T) {
 	sv := serveHost(t, server.Options{Profiles: reviewer}, server.HTTPOptions{}, nil)
 	mustWrite(t, sv.root+"/a.txt", "old\n")
 	cs, err := sv.connect(t, "/mcp/reviewer", nil)
@@ -289,7 +289,7 @@ func TestIssue11_ProfileCannotBeEscaped(t *testing.T) {
 // MaxConnections the server accepts no more until one closes, so a
 // flood cannot run the process out of descriptors; a closed one makes
 // room.
-func TestIssue11_ConnectionFloodIsBounded(t *testing.T) {
+func TestServeConnectionFloodIsBounded(t *testing.T) {
 	sv := serveHost(t, server.Options{}, server.HTTPOptions{MaxConnections: 4}, nil)
 	addr := strings.TrimPrefix(sv.base, "http://")
 	var idle []net.Conn

@@ -1,9 +1,9 @@
 package hostile_test
 
-// Issue 10 red team, second round: attacks that still succeeded after the
+// Red team, second round: attacks that still succeeded after the
 // first fixes, each failing until its own fix landed (a flooded approval
 // prompt, a fork-hopping child, names that are not UTF-8). The attacks
-// the first fixes already stopped are in issue10_round2_stopped_test.go.
+// the first fixes already stopped are in output_stopped_test.go.
 
 import (
 	"bytes"
@@ -57,7 +57,7 @@ int main(void) {
 // the first scan that finds no member, and kills by pid, which a hopper
 // has left by the time the signal is sent.
 // Needs gcc (a shell or Python hops too slowly to escape).
-func TestIssue10R2_ForkHopperOutlivesSessionKill(t *testing.T) {
+func TestForkHopperOutlivesSessionKill(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("session kill is Linux only")
 	}
@@ -132,7 +132,7 @@ func screen(out string, cols, rows int) []string {
 // person sees above "Approve call 1? [y/N]" is the forgery.
 // Expected: the screen the person answers on names the file that will
 // be written, and nothing the model wrote passes for toolhost's lines.
-func TestIssue10R2_ApprovalPromptFloodAndWrapForgery(t *testing.T) {
+func TestApprovalPromptFloodAndWrapForgery(t *testing.T) {
 	const cols, rows = 80, 24
 	dir := t.TempDir()
 	mustWrite(t, filepath.Join(dir, ".bashrc"), "# the user's shell setup\n")
@@ -206,7 +206,7 @@ func TestIssue10R2_ApprovalPromptFloodAndWrapForgery(t *testing.T) {
 // the byte, such as a "name_bytes" field in base64 or a visible \xff
 // notation the sandbox accepts back), so that what the model reads is
 // what was listed.
-func TestIssue10R2_InvalidUTF8NamesCollide(t *testing.T) {
+func TestInvalidUTF8NamesCollide(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("names with invalid UTF-8 need Linux")
 	}
