@@ -16,10 +16,9 @@ import (
 	"github.com/toolhost/toolhost/host/internal/engine"
 )
 
-// approver asks the MCP client's user about each confirmation by
-// elicitation: accept runs the call, decline or cancel
-// denies it. Tools the operator allowed run without asking, except calls
-// only a person may approve.
+// approver asks the MCP client about each confirmation by elicitation:
+// accept runs the call, decline or cancel denies it. Tools the operator
+// allowed run without asking, except calls only a person may approve.
 type approver struct {
 	session *mcp.ServerSession
 	allow   []string
@@ -35,9 +34,12 @@ type approver struct {
 	hold func(ctx context.Context, why string, ask []engine.Confirmation, approved []string) engine.Decision
 }
 
-// askedBy names who decided in the results of calls the user was asked
-// about.
-const askedBy = "the MCP client's user"
+// answeredBy names who decided a call the client was asked about: the
+// client, by its answer. Whether a person chose that answer, or the
+// client gave it by itself, toolhost cannot tell, so it does not say.
+func answeredBy(action string) string {
+	return fmt.Sprintf("the MCP client, which answered %q to the approval question", action)
+}
 
 func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engine.Decision, error) {
 	approved, ask := engine.Preapproved(cs, a.allow)
@@ -50,7 +52,10 @@ func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engin
 		}
 		return engine.Unasked(unasked(why, ask), approved...), nil
 	}
-	by := askedBy
+	// by is who denied the calls not approved; unanswered says that was
+	// by default, no answer having come, rather than by the client's.
+	var by string
+	unanswered := false
 	for _, c := range ask {
 		var change string
 		if a.preview != nil {
@@ -64,15 +69,18 @@ func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engin
 		switch {
 		case errors.Is(err, errNoAnswer):
 			a.log.Warn("the MCP client did not answer an approval question in time; the call is denied", "call", c.CallID, "tool", c.Tool, "timeout", a.timeout)
-			by = fmt.Sprintf("default, because the MCP client did not answer the question about call %s within %v; ask again, and answer the client's prompt", c.CallID, a.timeout)
+			by, unanswered = fmt.Sprintf("default, because the MCP client did not answer the question about call %s within %v; ask again, and answer the client's prompt", c.CallID, a.timeout), true
 		case err != nil:
 			a.log.Warn("elicitation failed; the call is denied", "call", c.CallID, "tool", c.Tool, "err", err)
-			by = fmt.Sprintf("default, because asking the MCP client failed (%v)", err)
+			by, unanswered = fmt.Sprintf("default, because asking the MCP client failed (%v)", err), true
 		case res.Action == "accept":
 			approved = append(approved, c.CallID)
-		default:
-			by = fmt.Sprintf("%s (answered %q)", askedBy, res.Action)
+		case !unanswered:
+			by = answeredBy(res.Action)
 		}
+	}
+	if unanswered {
+		return engine.Unasked(by, approved...), nil
 	}
 	return engine.ApproveSelected(by, approved...), nil
 }
@@ -197,7 +205,7 @@ func (s *Server) holder(id, conv string, call engine.Call, held *atomic.Pointer[
 				b.mu.Lock()
 				b.cancelled = true
 				b.mu.Unlock()
-				return engine.DenyAll(fmt.Sprintf("default, because the call ended (%v) while it was held for a decision", context.Cause(ctx)))
+				return engine.Unasked(fmt.Sprintf("default, because the call ended (%v) while it was held for a decision", context.Cause(ctx)))
 			}
 		}
 		// A decision came as the hold ended: it counts.

@@ -389,12 +389,24 @@ func TestBatchAPIErrors(t *testing.T) {
 	}
 }
 
+// readFirst has conversation c1 read names, so that a write replacing
+// one is asked about rather than refused as stale before anyone is asked.
+func (a *apiTest) readFirst(names ...string) {
+	a.t.Helper()
+	var calls []map[string]any
+	for i, name := range names {
+		calls = append(calls, map[string]any{"id": fmt.Sprintf("read%d", i), "name": "read_file", "arguments": map[string]any{"path": name}})
+	}
+	a.wait(a.batch("POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": calls}, 201).BatchID, stateDone)
+}
+
 // TestBatchAPILimit: when every place is taken by an unfinished batch a
 // new one gets 429; a finished one makes room.
 func TestBatchAPILimit(t *testing.T) {
 	a := serveAPI(t, Options{}, nil)
 	a.s.batches.max = 2
 	os.WriteFile(filepath.Join(a.root, "a.txt"), []byte("old\n"), 0o644)
+	a.readFirst("a.txt")
 	write := map[string]any{"conversation_id": "c1", "calls": []map[string]any{
 		{"id": "w", "name": "write_file", "arguments": map[string]any{"path": "a.txt", "content": "new\n"}}}}
 	one := a.batch("POST", "/v1/batches", write, 201)

@@ -33,6 +33,7 @@ func TestBatchAPIMemoryBudget(t *testing.T) {
 	for i := range 5 {
 		name := fmt.Sprintf("f%d.txt", i)
 		os.WriteFile(filepath.Join(a.root, name), []byte("old\n"), 0o644)
+		a.readFirst(name)
 		calls = append(calls, map[string]any{"id": fmt.Sprintf("w%d", i), "name": "write_file", "arguments": map[string]any{"path": name, "content": content}})
 	}
 	write := map[string]any{"conversation_id": "c1", "calls": calls}
@@ -172,6 +173,7 @@ func TestEventStreamsAreBounded(t *testing.T) {
 	a.s.batches.maxBatchStreams = 3
 	a.s.batches.maxStreams = 5
 	os.WriteFile(filepath.Join(a.root, "a.txt"), []byte("old\n"), 0o644)
+	a.readFirst("a.txt")
 	write := map[string]any{"conversation_id": "c1", "calls": []map[string]any{
 		{"id": "w", "name": "write_file", "arguments": map[string]any{"path": "a.txt", "content": "new\n"}}}}
 	one := a.batch("POST", "/v1/batches", write, 201).BatchID
@@ -218,6 +220,7 @@ func TestStalledEventStreamIsDropped(t *testing.T) {
 	a := serveAPI(t, Options{}, nil)
 	a.s.batches.streamWriteTimeout = 500 * time.Millisecond
 	os.WriteFile(filepath.Join(a.root, "a.txt"), []byte("old\n"), 0o644)
+	a.readFirst("a.txt")
 	write := map[string]any{"conversation_id": "c1", "calls": []map[string]any{
 		{"id": "w", "name": "write_file", "arguments": map[string]any{"path": "a.txt", "content": "new\n"}}}}
 	id := a.batch("POST", "/v1/batches", write, 201).BatchID
@@ -247,6 +250,7 @@ func TestUndecidedBatchExpires(t *testing.T) {
 	a := serveAPI(t, Options{}, nil)
 	a.s.batches.decisionTimeout = 500 * time.Millisecond
 	os.WriteFile(filepath.Join(a.root, "a.txt"), []byte("old\n"), 0o644)
+	a.readFirst("a.txt")
 	write := map[string]any{"conversation_id": "c1", "calls": []map[string]any{
 		{"id": "w", "name": "write_file", "arguments": map[string]any{"path": "a.txt", "content": "new\n"}}}}
 	id := a.batch("POST", "/v1/batches", write, 201).BatchID

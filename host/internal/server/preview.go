@@ -47,7 +47,7 @@ func (s *Server) preview(ctx context.Context, conversation string, c engine.Conf
 	}
 	out, err := s.dryRun(ctx, conversation, c, n)
 	if err != nil {
-		return "The change it would make:\n" + engine.Fold(engine.Visible("diff unavailable: "+firstLine(err.Error())), noteMark, noteMark, questionWidth)
+		return "The change it would make:\n" + engine.Fold("diff unavailable: "+firstLine(err.Error()), noteMark, noteMark, questionWidth)
 	}
 	return "The change it would make (from a dry run, nothing written yet):\n" + renderDiff(out, maxDiffLines)
 }
@@ -104,7 +104,9 @@ func renderDiff(out string, max int) string {
 const maxWhyRunes = 400
 
 // firstLine is s up to its first line feed and at most maxWhyRunes
-// runes, with "…" when more follows.
+// runes, rendered visibly, with toolhost's own "…" when more follows:
+// added after the rendering, which writes out a … of the text itself as
+// <U+2026>.
 func firstLine(s string) string {
 	more := false
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -113,6 +115,7 @@ func firstLine(s string) string {
 	if r := []rune(s); len(r) > maxWhyRunes {
 		s, more = string(r[:maxWhyRunes]), true
 	}
+	s = engine.Visible(s)
 	if more {
 		s += " …"
 	}

@@ -25,6 +25,8 @@ func TestApprovalShowsDiff(t *testing.T) {
 		not    []string
 		after  string // a.txt's content after the call
 		result string // in the result's text
+		// unasked: the call is refused before anyone is asked.
+		unasked bool
 	}{
 		{name: "write accepted", read: true, tool: "write_file", args: map[string]any{"path": "a.txt", "content": "new\n"}, answer: "accept",
 			want: []string{"from a dry run", "    │-old\n    │+new\n"}, after: "new\n"},
@@ -33,11 +35,11 @@ func TestApprovalShowsDiff(t *testing.T) {
 		{name: "patch", read: true, tool: "apply_patch", args: map[string]any{"patch": patch}, answer: "decline",
 			want: []string{"    │-old\n    │+patched\n"}, after: "old\n"},
 		{name: "dry run fails", read: true, tool: "apply_patch", args: map[string]any{"patch": strings.Replace(patch, "R\nold", "R\nabsent", 1)}, answer: "accept",
-			want: []string{"The change it would make:\n    ⋮ diff unavailable: "}, not: []string{"│+patched"}, after: "old\n", result: "absent"},
-		// The dry run does not count as reading the file: replacing an
-		// unread file is still refused after the person accepts.
+			want: []string{"The change it would make:\n    ⋮ diff unavailable: PatchFailed: ", " …\n"}, not: []string{"│+patched", "<U+2026>"}, after: "old\n", result: "absent"},
+		// Replacing an unread file would fail as stale after the person
+		// accepted: it is refused before anyone is asked.
 		{name: "unread", tool: "write_file", args: map[string]any{"path": "a.txt", "content": "new\n"}, answer: "accept",
-			want: []string{"    │+new\n"}, after: "old\n", result: "StaleFile: "},
+			after: "old\n", result: "StaleFile: call ", unasked: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var during []string
@@ -58,6 +60,15 @@ func TestApprovalShowsDiff(t *testing.T) {
 				t.Errorf("result %q lacks %q", text, tc.result)
 			}
 			qs := c.questions()
+			if tc.unasked {
+				if len(qs) != 0 {
+					t.Errorf("asked %d times, want never: %q", len(qs), qs)
+				}
+				if b, _ := os.ReadFile(file); string(b) != tc.after {
+					t.Errorf("a.txt holds %q after the call, want %q", b, tc.after)
+				}
+				return
+			}
 			if len(qs) != 1 {
 				t.Fatalf("asked %d times, want once (the dry run is not asked about): %q", len(qs), qs)
 			}
