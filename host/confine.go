@@ -83,8 +83,7 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, state
 			cs.close()
 			return nil, err
 		}
-		rc := cfg.Tools.RunCommand
-		rules, err := egress.ParseRules(rc.AllowedDomains, rc.DeniedDomains)
+		rules, err := commandRules(cfg)
 		if err != nil {
 			cs.close()
 			return nil, fmt.Errorf("configuration: %w", err)
@@ -160,6 +159,13 @@ func commandSettings(cfg *config.Config) confine.Settings {
 			Pids:          uint64(max(rc.PidsMax, 0)),
 		},
 	}
+}
+
+// commandRules are [tools.run_command]'s allowed_domains and
+// denied_domains as the calls' egress proxies check them.
+func commandRules(cfg *config.Config) (egress.Rules, error) {
+	rc := cfg.Tools.RunCommand
+	return egress.ParseRules(rc.AllowedDomains, rc.DeniedDomains)
 }
 
 // proxyDir makes the directory the calls' egress proxies listen in under

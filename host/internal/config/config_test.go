@@ -796,3 +796,37 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// Keys names every key a file may set, the tables' keys included: each
+// one loads from a file, and a key that is not in Keys does not.
+func TestKeysAreWhatLoadAccepts(t *testing.T) {
+	keys := Keys()
+	if !sort.StringsAreSorted(keys) {
+		t.Errorf("Keys is not sorted: %q", keys)
+	}
+	for _, key := range keys {
+		if strings.Contains(key, "<") {
+			key = strings.NewReplacer("<tool>", "read_file", "<name>", "x").Replace(key)
+		}
+		if key == "tools.definitions" {
+			continue // an array of tables, checked by TestFullFile
+		}
+		if _, ok := keyKinds()[key]; ok {
+			continue
+		}
+		if _, ok := overrideKind(key); ok {
+			continue
+		}
+		if _, ok := profileKind(key); ok {
+			continue
+		}
+		if strings.HasPrefix(key, "extism.x.") {
+			continue
+		}
+		t.Errorf("Keys lists %s, which Load does not accept", key)
+	}
+	want := len(keyKinds()) + 1 + len(overrideFields())
+	if got := len(keys); got < want {
+		t.Errorf("Keys lists %d keys, want at least %d", got, want)
+	}
+}

@@ -786,6 +786,31 @@ func (k kind) fromEnv(s string) (any, error) {
 	return s, nil
 }
 
+// Keys lists every key toolhost reads, sorted: the scalar keys, then the
+// keys of the tables the operator names, with <tool> or <name> in place
+// of the name (tools.overrides.<tool>.denied, profiles.<name>.mode,
+// extism.<name>.allowed_hosts), and tools.definitions. It is the list a
+// key must be on for Load to accept it, so a test that every key reaches
+// the part of toolhost that uses it can start from it.
+func Keys() []string {
+	keys := []string{"tools.definitions"}
+	for key := range keyKinds() {
+		keys = append(keys, key)
+	}
+	for prefix, table := range map[string]any{
+		"tools.overrides.<tool>.": Override{},
+		"profiles.<name>.":        Profile{},
+		"extism.<name>.":          ExtismPlugin{},
+	} {
+		t := reflect.TypeOf(table)
+		for i := range t.NumField() {
+			keys = append(keys, prefix+t.Field(i).Tag.Get("mapstructure"))
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // keyKinds maps every scalar key (all but overrides and definitions) to
 // its kind, from the Config struct's tags.
 func keyKinds() map[string]kind {
