@@ -118,7 +118,7 @@ func reachProbes(t *testing.T) map[string]reachProbe {
 			}
 			s := commandSettings(c)
 			return f(commandProbe{mode: string(s.Mode), network: string(s.Network), extra: s.ExtraWritable, share: s.ShareCaches,
-				limits: [5]uint64{s.Limits.MemoryBytes, s.Limits.Pids, s.Limits.CPUSeconds, s.Limits.FileSizeBytes, s.Limits.OpenFiles},
+				limits:  [5]uint64{s.Limits.MemoryBytes, s.Limits.Pids, s.Limits.CPUSeconds, s.Limits.FileSizeBytes, s.Limits.OpenFiles},
 				allowed: rules.Allowed, denied: rules.Denied})
 		}
 	}
@@ -207,7 +207,9 @@ func reachProbes(t *testing.T) map[string]reachProbe {
 		"tools.overrides.<tool>.requires_approval": {setOverride(func(o *config.Override) { o.RequiresApproval = boolPtr(true) }), override(func(o engine.Override) any { return o.RequiresApproval != nil && *o.RequiresApproval })},
 		"tools.overrides.<tool>.denied":            {setOverride(func(o *config.Override) { o.Denied = boolPtr(true) }), override(func(o engine.Override) any { return o.Denied })},
 		"tools.definitions": {
-			tools(func(t *config.Tools) { t.Definitions = []config.Definition{{Name: "lookup", Description: "d", Parameters: map[string]any{"type": "object"}}} }),
+			tools(func(t *config.Tools) {
+				t.Definitions = []config.Definition{{Name: "lookup", Description: "d", Parameters: map[string]any{"type": "object"}}}
+			}),
 			policy(func(p engine.Policy) any { return len(p.Definitions) }),
 		},
 
