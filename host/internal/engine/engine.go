@@ -205,18 +205,17 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 		limits.AvailableCapacityBytes = opts.AvailableCapacityBytes
 	}
 	env := &hostfn.Env{
-		CallID: call.ID, Sandbox: e.cfg.Sandbox, Limits: limits, Confiner: e.cfg.Confiner.Narrow(opts.CommandSandbox, opts.CommandNetwork),
-		Emit: opts.Emit, Resolved: resolved, Writes: opts.Writes, Environ: e.environ,
-		MaxCommitFiles: e.cfg.MaxCommitFiles, DryRun: opts.DryRun, Journal: opts.Journal, Observe: opts.Observe,
+		Call: hostfn.Call{
+			CallID: call.ID, Limits: limits, DryRun: opts.DryRun,
+			Emit: opts.Emit, Journal: opts.Journal, Observe: opts.Observe,
+		},
+		Files: hostfn.Files{
+			Sandbox: e.cfg.Sandbox, Resolved: resolved, Writes: opts.Writes, MaxCommitFiles: e.cfg.MaxCommitFiles,
+		},
+		Commands: hostfn.Commands{
+			Confiner: e.cfg.Confiner.Narrow(opts.CommandSandbox, opts.CommandNetwork), Environ: e.environ,
+		},
 	}
-	res := e.runTool(ctx, call, tool, env, opts)
-	res.Confinement = env.Confinement()
-	return res
-}
-
-// runTool runs a validated call in env, its fresh context.
-func (e *Engine) runTool(ctx context.Context, call Call, tool *registry.Tool, env *hostfn.Env, opts callOptions) Result {
-	limits := env.Limits
 	if e.cfg.ReadCache != nil {
 		// A file another batch of the conversation changes after this
 		// call's batch was planned is stale for this call.
@@ -227,6 +226,14 @@ func (e *Engine) runTool(ctx context.Context, call Call, tool *registry.Tool, en
 			}
 		}
 	}
+	res := e.runTool(ctx, call, tool, env, opts)
+	res.Confinement = env.Confinement()
+	return res
+}
+
+// runTool runs a validated call in env, its fresh context.
+func (e *Engine) runTool(ctx context.Context, call Call, tool *registry.Tool, env *hostfn.Env, opts callOptions) Result {
+	limits := env.Limits
 	// Compiling is not the tool's work: the first call of a plugin must not
 	// spend its timeout on it.
 	if terr := compile(ctx, call, tool); terr != nil {

@@ -19,10 +19,50 @@ type Event struct {
 	Data   []byte
 }
 
-// Env is the state host functions act on during one call. Build a fresh Env
-// for every call (SRD FR-REG-04a).
+// Env is the state one call's host functions act on, in one part per
+// capability, so that a host function needs to know only its own part and
+// Call: Files for the fs_* functions, Commands for proc_run. The engine
+// assembles a fresh Env for every call, in one place (FR-REG-04a); the
+// parts' fields are promoted, so env.Sandbox is env.Files.Sandbox.
 type Env struct {
-	CallID  string
+	Call
+	Files
+	Commands
+}
+
+// Call is what every host function of a call may use: who is calling,
+// the limits on what it may ask, where its output and its record go.
+type Call struct {
+	CallID string
+	// Origin names the call's batch: what calls of the same batch read
+	// or wrote is the call's own basis. Empty means the call alone
+	// (CallID).
+	Origin string
+	// Limits bound what the plugin may ask of the host functions; they
+	// apply whatever the plugin passes (limits.go).
+	Limits abi.Limits
+	// DryRun makes the call one that checks a change and makes none:
+	// fs_write, a committing fs_commit and proc_run are refused, while a
+	// dry-run fs_commit is checked as a write would be (the sandbox, the
+	// files' freshness) without a write grant, and fs_diff works as ever.
+	DryRun bool
+	// Emit delivers streamed output; nil drops it. It may block until ctx
+	// (the call's) ends, and returns an error when the chunk was not
+	// delivered: the call goes on, and never waits past its deadline.
+	Emit func(ctx context.Context, ev Event) error
+	// Journal records what the call does that outlives it (the files it
+	// changes, the processes it starts); nil records nothing.
+	Journal CallJournal
+	// Observe, when set, receives every host function the plugin calls,
+	// allowed or refused (observe.go); `toolhost test` judges plugins by
+	// it.
+	Observe Observer
+}
+
+// Files is what the fs_* host functions act on: the sandbox, what the
+// conversation read (stale-file protection), and what approval let the
+// call write.
+type Files struct {
 	Sandbox *sandbox.Sandbox
 	// Reads is the conversation's read cache. Nil disables recording, so
 	// every overwrite of an existing file is refused as stale.
@@ -33,20 +73,6 @@ type Env struct {
 	// this call, though its content is recorded as read.
 	// Zero skips that check.
 	ReadsAt uint64
-	// Origin names the call's batch: what calls of the same batch read
-	// or wrote is the call's own basis. Empty means the call alone
-	// (CallID).
-	Origin string
-	// Limits bound what the plugin may ask of the host functions; they
-	// apply whatever the plugin passes (limits.go).
-	Limits abi.Limits
-	// MaxCommitFiles is the most files one fs_commit may change; 0 means
-	// no limit beyond the sandbox's own.
-	MaxCommitFiles int
-	// Emit delivers streamed output; nil drops it. It may block until ctx
-	// (the call's) ends, and returns an error when the chunk was not
-	// delivered: the call goes on, and never waits past its deadline.
-	Emit func(ctx context.Context, ev Event) error
 	// Resolved holds paths the engine already resolved during preflight,
 	// keyed by the string the plugin was given.
 	Resolved map[string]sandbox.Path
@@ -57,34 +83,31 @@ type Env struct {
 	// allows (a tool whose manifest says it writes unnamed paths, under a
 	// policy that asked for that).
 	Writes map[string]WriteGrant
-	// DryRun makes the call one that checks a change and makes none:
-	// fs_write, a committing fs_commit and proc_run are refused, while a
-	// dry-run fs_commit is checked as a write would be (the sandbox, the
-	// files' freshness) without a write grant, and fs_diff works as ever.
-	DryRun bool
-	// Confiner confines the commands the call runs; nil means
-	// the host has none, and commands do not run.
-	Confiner *confine.Confiner
-	// mu guards confinement, which a command's host function appends to.
-	mu          sync.Mutex
-	confinement []confine.Applied
-	// Environ is the environment of processes the call starts, already
-	// sanitized (CFG-ENV-01); nil starts them with an empty environment.
-	Environ []string
+	// MaxCommitFiles is the most files one fs_commit may change; 0 means
+	// no limit beyond the sandbox's own.
+	MaxCommitFiles int
 	// Now is the clock for read-cache entries; nil means time.Now.
 	Now func() time.Time
-	// Journal records what the call does that outlives it; nil records
-	// nothing.
-	Journal CallJournal
-	// Observe, when set, receives every host function the plugin calls,
-	// allowed or refused (observe.go); `toolhost test` judges plugins by
-	// it.
-	Observe Observer
 
 	// seen is the digest of each file this call read whole (recorded, or
 	// for update) or wrote, by canonical path: the content its changes
 	// are based on.
 	seen map[string][sha256.Size]byte
+}
+
+// Commands is what proc_run acts on: how the call's commands are
+// confined, their environment, and the confinement each one got.
+type Commands struct {
+	// Confiner confines the commands the call runs; nil means
+	// the host has none, and commands do not run.
+	Confiner *confine.Confiner
+	// Environ is the environment of processes the call starts, already
+	// sanitized (CFG-ENV-01); nil starts them with an empty environment.
+	Environ []string
+
+	// mu guards confinement, which a command's host function appends to.
+	mu          sync.Mutex
+	confinement []confine.Applied
 }
 
 // WriteGrant is what approval covered for one path a call may write.

@@ -276,7 +276,7 @@ func TestLimits_Issue10Item7_DiffsReadOnlyRegularFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dev.Close() })
-	devEnv := &Env{CallID: "c2", Sandbox: dev}
+	devEnv := &Env{Call: Call{CallID: "c2"}, Files: Files{Sandbox: dev}}
 	tests := []struct {
 		name, path string
 		env        *Env

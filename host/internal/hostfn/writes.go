@@ -163,7 +163,7 @@ func CheckFresh(ctx context.Context, sb *sandbox.Sandbox, reads *readcache.Cache
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	env := &Env{Sandbox: sb, Reads: reads}
+	env := &Env{Files: Files{Sandbox: sb, Reads: reads}}
 	if !env.based(p) {
 		return stale(env, p, name, "File was not read before "+action, "read it with read_file first, then retry")
 	}
