@@ -115,7 +115,7 @@ func TestAttackChecksPassBuiltIns(t *testing.T) {
 func buildBroken(t *testing.T, name string) string {
 	t.Helper()
 	wasm := testplugin.Build(t, t.TempDir(), "host/internal/tests/conformance/broken/"+name)
-	manifest, err := os.ReadFile(filepath.Join(testplugin.ModuleRoot(t), "tests", "conformance", "broken", name, "manifest.json"))
+	manifest, err := os.ReadFile(filepath.Join(testplugin.ModuleRoot(t), "host", "internal", "tests", "conformance", "broken", name, "manifest.json"))
 	if os.IsNotExist(err) {
 		return wasm
 	}

@@ -80,7 +80,7 @@ func servers(root, content string) []server {
 		}
 		return nil
 	}
-	node := filepath.Join(built.repo, "tests", "benchnode", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+	node := filepath.Join(built.repo, "host", "internal", "tests", "benchnode", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
 	return []server{
 		{
 			name: "toolhost",

@@ -71,7 +71,7 @@ func buildCPlugin(t *testing.T) string {
 	if !haveClang() && os.Getenv("TOOLHOST_REQUIRE_C") == "" {
 		t.Skip("no clang on $PATH to build the C plugin (apt-get install clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32); set TOOLHOST_REQUIRE_C=1 to fail instead")
 	}
-	src := filepath.Join(testplugin.ModuleRoot(t), "tests", "cplugin")
+	src := filepath.Join(testplugin.ModuleRoot(t), "host", "internal", "tests", "cplugin")
 	dir := filepath.Join(t.TempDir(), "c_stat")
 	if err := os.CopyFS(filepath.Join(dir, "conformance"), os.DirFS(filepath.Join(src, "conformance"))); err != nil {
 		t.Fatal(err)
