@@ -45,7 +45,7 @@ func newConfigCommand(g *globals) *cobra.Command {
 			if force {
 				flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 			}
-			f, err := os.OpenFile(path, flags, 0o644)
+			f, err := os.OpenFile(path, flags, 0o600) // it may come to hold the server's token
 			if errors.Is(err, fs.ErrExist) {
 				return usageErrorf("%s already exists; pass --force to replace it", path)
 			}

@@ -27,6 +27,10 @@ func TestConfigCommands(t *testing.T) {
 		t.Error("config init wrote into the working directory")
 	}
 	toml := filepath.Join(o.userDir(), "toolhost.toml")
+	// The file may come to hold the server's bearer token ([server] token).
+	if fi, err := os.Stat(toml); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("config init's file: %v, mode %v; want 0600", err, fi.Mode().Perm())
+	}
 	data, err := os.ReadFile(toml)
 	if err != nil {
 		t.Fatal(err)
