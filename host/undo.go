@@ -1,10 +1,9 @@
 package host
 
 import (
+	"cmp"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -30,24 +29,73 @@ type UndoOptions struct {
 
 // UndoReport is what an undo did, or would do.
 type UndoReport struct {
-	Target  string // the id asked for
-	BatchID string // the batch undone, or holding the call undone
-	CallID  string // the call undone; "" when the whole batch is
-	// OtherBatches are older batches also holding a call with the id
-	// asked for: call ids come from the model, and the newest is undone.
-	OtherBatches []string
-	Files        []UndoFile
-	DryRun       bool
+	Target  string `json:"target"`   // the id asked for
+	BatchID string `json:"batch_id"` // the batch undone, or holding the call undone
+	// CallJournalID is the journal id of the call undone (BATCH.N),
+	// and CallID the id its client gave it; both "" when the whole
+	// batch is undone.
+	CallJournalID string     `json:"call_journal_id,omitempty"`
+	CallID        string     `json:"call_id,omitempty"`
+	Files         []UndoFile `json:"files"`
+	DryRun        bool       `json:"dry_run,omitempty"`
 	// UndoBatchID and UndoCallID are the undo's own record in the
-	// journal (empty for a dry run or when nothing had to change):
-	// undoing UndoCallID re-applies what was undone.
-	UndoBatchID, UndoCallID string
+	// journal, its batch's id and its call's journal id (empty for a
+	// dry run or when nothing had to change): undoing UndoCallID
+	// re-applies what was undone.
+	UndoBatchID string `json:"undo_batch_id,omitempty"`
+	UndoCallID  string `json:"undo_call_id,omitempty"`
 }
 
 // UndoFile is one file an undo restores.
 type UndoFile struct {
-	Path   string // canonical absolute path
-	Action UndoAction
+	Path   string     `json:"path"` // canonical absolute path
+	Action UndoAction `json:"action"`
+}
+
+// AmbiguousIDError refuses an id that several calls have: a call id
+// their clients gave (a model's call_1), which is unique only within its
+// batch. Nothing was changed; the caller names one by its journal id.
+type AmbiguousIDError struct {
+	ID string
+	// Candidates are the newest of the calls with the id, newest first;
+	// Total counts them all.
+	Candidates []IDCandidate
+	Total      int
+}
+
+// IDCandidate is one call an ambiguous id names.
+type IDCandidate struct {
+	JournalID string    // the call's id in the journal, which names it alone
+	BatchID   string    // its batch
+	Tool      string    // its tool
+	Path      string    // the first path it names, "" for none
+	Time      time.Time // when it started, or its batch was created when it never did
+}
+
+func (e *AmbiguousIDError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d calls have the id %q (a client's call id, unique only within its batch); nothing was changed. Give the journal id of the one you mean:", e.Total, e.ID)
+	for _, c := range e.Candidates {
+		fmt.Fprintf(&b, "\n  %s  %s  %s  %s", c.JournalID, c.Tool, cmp.Or(c.Path, "-"), c.Time.Local().Format(time.RFC3339))
+	}
+	if more := e.Total - len(e.Candidates); more > 0 {
+		fmt.Fprintf(&b, "\n  and %d older (toolhost journal list shows them)", more)
+	}
+	return b.String()
+}
+
+// ambiguous is err as an *AmbiguousIDError when it is the journal's
+// *AmbiguousError, else err.
+func ambiguous(err error) error {
+	var amb *journal.AmbiguousError
+	if !errors.As(err, &amb) {
+		return err
+	}
+	out := &AmbiguousIDError{ID: amb.ID, Total: amb.Total}
+	for _, c := range amb.Candidates {
+		out.Candidates = append(out.Candidates, IDCandidate{JournalID: c.JournalID, BatchID: c.BatchID, Tool: c.Tool, Path: c.Path, Time: c.Time})
+	}
+	return out
 }
 
 // UndoAction is what an undo does to a file.
@@ -108,8 +156,10 @@ type current struct {
 
 // Undo restores every file that call or batch id changed to what it held
 // before (for a batch, before its first change of each), all or nothing
-// in one sandbox transaction, as fs_commit changes files. An id naming both a batch and a call is the batch; a call id found
-// in several batches is the newest one's (UndoReport.OtherBatches).
+// in one sandbox transaction, as fs_commit changes files. id is a batch
+// id, a call's journal id (BATCH.N), or the id a call's client gave it
+// when only one call has that id: one several calls have is refused
+// with an *AmbiguousIDError listing them.
 //
 // It refuses, changing nothing: with a *StaleFileError when any file
 // changed after the call or batch changed it; when a change was too large
@@ -156,24 +206,20 @@ func (h *Host) Undo(ctx context.Context, id string, opts UndoOptions) (*UndoRepo
 // undoTarget finds what id names and the changes to undo.
 func (h *Host) undoTarget(ctx context.Context, rep *UndoReport) ([]journal.CallChange, string, error) {
 	id := rep.Target
-	b, err := h.journal.Batch(ctx, id)
+	t, err := h.journal.Find(ctx, id)
 	switch {
-	case err == nil:
-		rep.BatchID = id
-	case !errors.Is(err, journal.ErrNotFound):
+	case errors.Is(err, journal.ErrNotFound):
+		return nil, "", fmt.Errorf("undo: the journal %s holds no batch and no call with the id %q; toolhost journal list shows the batches with their ids, toolhost journal show BATCH their calls' journal ids", h.journal.Path(), id)
+	case err != nil:
+		return nil, "", ambiguous(err)
+	}
+	rep.BatchID, rep.CallID = t.BatchID, t.CallID
+	if t.CallID != "" {
+		rep.CallJournalID = t.JournalID
+	}
+	b, err := h.journal.Batch(ctx, rep.BatchID)
+	if err != nil {
 		return nil, "", err
-	default:
-		batches, err := h.journal.CallBatches(ctx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		if len(batches) == 0 {
-			return nil, "", fmt.Errorf("undo: the journal %s holds no batch and no call %q; list batches with toolhost journal list and give a batch id or a call id from it", h.journal.Path(), id)
-		}
-		rep.BatchID, rep.CallID, rep.OtherBatches = batches[0], id, batches[1:]
-		if b, err = h.journal.Batch(ctx, rep.BatchID); err != nil {
-			return nil, "", err
-		}
 	}
 	var changes []journal.CallChange
 	if rep.CallID == "" {
@@ -196,10 +242,13 @@ func (h *Host) undoTarget(ctx context.Context, rep *UndoReport) ([]journal.CallC
 
 // what names the call or batch undone, for messages.
 func (r *UndoReport) what() string {
-	if r.CallID != "" {
-		return fmt.Sprintf("call %s (batch %s)", r.CallID, r.BatchID)
+	switch {
+	case r.CallJournalID == "":
+		return "batch " + r.BatchID
+	case r.CallID == r.CallJournalID:
+		return "call " + r.CallJournalID
 	}
-	return "batch " + r.BatchID
+	return fmt.Sprintf("call %s (%s)", r.CallJournalID, r.CallID)
 }
 
 // undoPlan groups the changes by path, in the order the paths were first
@@ -324,7 +373,9 @@ func (h *Host) undoApply(ctx context.Context, rep *UndoReport, conv string, file
 	j := h.journal
 	// The record outlives this call's cancellation, as the engine's does.
 	jctx := context.WithoutCancel(ctx)
-	rep.UndoBatchID, rep.UndoCallID = newUndoID("batch_"), newUndoID("undo_")
+	// The undo's call has no client to name it: its id is its journal id.
+	rep.UndoBatchID = engine.NewBatchID()
+	rep.UndoCallID = journal.CallJournalID(rep.UndoBatchID, 1)
 	args, _ := json.Marshal(map[string]string{"target": rep.Target})
 	err := j.Commit(jctx, rep.UndoBatchID, journal.Step{
 		Batch: &journal.Batch{ID: rep.UndoBatchID, Conversation: conv, Calls: []journal.Call{
@@ -477,13 +528,4 @@ func differs(now, left journal.Image) string {
 		return fmt.Sprintf("its content changed since (%d bytes now, %d left by the change)", now.Size, left.Size)
 	}
 	return fmt.Sprintf("its mode changed since (%04o now, %04o left by the change)", now.Mode.Perm(), left.Mode.Perm())
-}
-
-// newUndoID is a new id with prefix: a millisecond clock, then
-// randomness, as the engine's batch ids, so that they sort by creation.
-func newUndoID(prefix string) string {
-	var b [10]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
-	rand.Read(b[6:])
-	return prefix + hex.EncodeToString(b[:])
 }

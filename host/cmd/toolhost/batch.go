@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
 // batchFile is the input of `toolhost batch`, the shape the HTTP API takes.
@@ -20,8 +21,15 @@ type batchFile struct {
 }
 
 type batchOutput struct {
-	BatchID string          `json:"batch_id"`
-	Results []engine.Result `json:"results"`
+	BatchID string        `json:"batch_id"`
+	Results []batchResult `json:"results"`
+}
+
+// batchResult is one call's result, with the call's journal id: the
+// calls' own ids come from the model and are unique only in the batch.
+type batchResult struct {
+	engine.Result
+	JournalID string `json:"journal_id"`
 }
 
 func newBatchCommand(g *globals) *cobra.Command {
@@ -33,7 +41,8 @@ func newBatchCommand(g *globals) *cobra.Command {
 		Long: `Run a batch of tool calls as one model response: plan every call (validation, policy),
 ask for the approvals it needs, then run them in order. The file holds
   {"conversation_id": "...", "turn_id": "...", "calls": [{"id", "name", "arguments"}, ...]}
-and the output is {"batch_id", "results": [...]}, one result per call, in call order.
+and the output is {"batch_id", "results": [...]}, one result per call, in call order, each
+with its "journal_id": the id toolhost journal show and toolhost undo take for that call.
 Exit status: 0 when every call succeeded, 1 when any failed, 2 for usage errors.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,7 +57,11 @@ Exit status: 0 when every call succeeded, 1 when any failed, 2 for usage errors.
 			}
 			defer h.Close(ctx)
 			p, results := h.Process(ctx, b, host.BatchOptions{Approver: newApprover(rf.allow), Events: rf.streamEvents()})
-			if err := printJSON(batchOutput{BatchID: p.Batch.ID, Results: results}); err != nil {
+			out := batchOutput{BatchID: p.Batch.ID, Results: make([]batchResult, len(results))}
+			for i, r := range results {
+				out.Results[i] = batchResult{Result: r, JournalID: journal.CallJournalID(p.Batch.ID, i+1)}
+			}
+			if err := printJSON(out); err != nil {
 				return err
 			}
 			for _, r := range results {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/host/internal/inside"
+	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
 type callFlags struct {
@@ -26,7 +28,10 @@ func newCallCommand(g *globals) *cobra.Command {
 		Use:   "call <tool> (--args JSON | --args-file FILE)",
 		Short: "Run one tool call and print its result as JSON",
 		Long: `Run one tool call and print its result as JSON:
-  {"id", "name", "ok": true, "content"} or {"id", "name", "ok": false, "error": {"kind", "message", "details"}}
+  {"id", "name", "ok": true, "content", "batch_id", "journal_id"} or
+  {"id", "name", "ok": false, "error": {"kind", "message", "details"}, "batch_id", "journal_id"}
+batch_id and journal_id name the batch and the call in the journal, for toolhost journal show
+and toolhost undo; id is --id, or the journal id when --id is not given.
 Exit status: 0 when the call succeeded, 1 when the tool returned an error, 2 for usage errors.
 Calls with the same --conversation share what was read, which stale-file protection checks
 before an existing file is overwritten.
@@ -46,7 +51,7 @@ default denial of run_command, NFR-SEC-06).`,
 	fl.StringVar(&f.args, "args", "", "arguments as a JSON object")
 	fl.StringVar(&f.argsFile, "args-file", "", "file holding the arguments as a JSON object (- for stdin)")
 	fl.StringVar(&f.conversation, "conversation", "default", "conversation id: calls with the same id share their read cache")
-	fl.StringVar(&f.id, "id", "call_1", "tool call id")
+	fl.StringVar(&f.id, "id", "", "the call's id as a model would give it (default: its journal id, unique in the journal)")
 	f.runFlags.register(fl)
 	return cmd
 }
@@ -94,16 +99,28 @@ func runCall(cmd *cobra.Command, g *globals, f *callFlags, tool string) error {
 	if err := checkDenylisted(h, tool); err != nil {
 		return err
 	}
-	b := engine.Batch{Conversation: f.conversation, Calls: []engine.Call{{ID: f.id, Name: tool, Arguments: raw}}}
-	_, results := h.Process(ctx, b, host.BatchOptions{Approver: newApprover(f.allow), Events: f.streamEvents()})
+	// The batch is named before it is planned, so that a call given no
+	// id is named by its journal id, which nothing else shares.
+	b := engine.Batch{ID: engine.NewBatchID(), Conversation: f.conversation}
+	journalID := journal.CallJournalID(b.ID, 1)
+	b.Calls = []engine.Call{{ID: cmp.Or(f.id, journalID), Name: tool, Arguments: raw}}
+	p, results := h.Process(ctx, b, host.BatchOptions{Approver: newApprover(f.allow), Events: f.streamEvents()})
 	res := results[0]
-	if err := printJSON(res); err != nil {
+	if err := printJSON(callOutput{Result: res, BatchID: p.Batch.ID, JournalID: journalID}); err != nil {
 		return err
 	}
 	if !res.OK {
 		return &exitError{code: exitToolError, err: errSilent}
 	}
 	return nil
+}
+
+// callOutput is what `toolhost call` prints: the result, and where the
+// journal keeps the call.
+type callOutput struct {
+	engine.Result
+	BatchID   string `json:"batch_id"`
+	JournalID string `json:"journal_id"`
 }
 
 // checkDenylisted refuses, as a usage error, a tool the policy denies

@@ -39,7 +39,7 @@ const (
 func newJournalCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "journal",
-		Short: "Show the history of tool batches, export it, and resume or discard a batch a crash interrupted",
+		Short: "Show the history of tool batches, export it, and keep or discard what a crash interrupted",
 		Long: `The journal (journal.db in the state directory, or [journal] path) records every batch
 toolhost call, toolhost batch and toolhost serve run: each call's arguments (secrets
 redacted), decision, start, result and the files it changed. A batch a crash left
@@ -185,9 +185,14 @@ func printBatchList(w io.Writer, path string, list []journal.Summary) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BATCH\tCREATED\tSTATE\tCONVERSATION\tCALLS\tFAILED\tUNFINISHED")
+	fmt.Fprintln(tw, "BATCH\tCREATED\tSTATE\tTOOL\tPATH\tCONVERSATION\tCALLS\tFAILED\tUNFINISHED")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", vis(s.ID), localTime(s.Created), s.State, vis(orDash(s.Conversation)), s.Calls, s.Failed, s.Unfinished)
+		tool := s.Tool
+		if s.Calls > 1 {
+			tool += fmt.Sprintf(" +%d", s.Calls-1)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", vis(s.ID), localTime(s.Created), s.State, vis(orDash(tool)), vis(orDash(showPath(s.Path))),
+			vis(orDash(s.Conversation)), s.Calls, s.Failed, s.Unfinished)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -200,7 +205,7 @@ func printBatchList(w io.Writer, path string, list []journal.Summary) error {
 func printRecoverHints(w io.Writer, list []journal.Summary) {
 	for _, s := range list {
 		if s.State == journal.StateInterrupted {
-			fmt.Fprintf(w, "batch %s was interrupted by a crash and nothing of it was re-run: choose with toolhost journal recover %[1]s --resume (keep its partial results) or --discard (mark them failed)\n", vis(s.ID))
+			fmt.Fprintf(w, "batch %s was interrupted by a crash and nothing of it was re-run: choose with toolhost journal recover %[1]s --keep-partial (keep its partial results) or --discard (mark them failed)\n", vis(s.ID))
 		}
 	}
 }
@@ -224,7 +229,12 @@ func newJournalShowCommand(g *globals) *cobra.Command {
 	var full bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
-		Short: "Show a batch (or the call with this id) with arguments, decisions, results and files changed",
+		Short: "Show a batch (or one call of it) with arguments, decisions, results and files changed",
+		Long: `Show a batch with its calls, or one call: ID is a batch id, a call's journal id (BATCH.N,
+as toolhost call, toolhost batch and this command print it), or the id a call's client gave
+it (a model's call_1) when only one call of the journal has it: an id several calls have is
+refused, listing them newest first with their journal ids.
+Exit status: 0 on success, 2 for an unknown or ambiguous id, a wrong flag or an unreadable journal.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("journal show takes one batch or call id, got %d arguments; toolhost journal list shows the batches", len(args))
@@ -241,7 +251,7 @@ func newJournalShowCommand(g *globals) *cobra.Command {
 				return err
 			}
 			defer j.Close()
-			b, call, note, err := findBatchOrCall(ctx, j, args[0])
+			b, call, note, err := findBatchOrCall(ctx, j, "journal show", args[0])
 			if err != nil {
 				return err
 			}
@@ -262,42 +272,96 @@ func newJournalShowCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// findBatchOrCall is the batch id names, or, for a call id, the newest
-// batch holding that call, the call's id, and a note saying so (naming
-// the other batches holding a call of that id).
-func findBatchOrCall(ctx context.Context, j *journal.Journal, id string) (b *journal.Batch, call, note string, err error) {
-	b, err = j.Batch(ctx, id)
-	if err == nil {
+// findBatchOrCall is the batch id names, or the batch holding the call
+// it names, that call's journal id, and a note saying which call it is.
+// An id several calls have is refused, listing them; cmd names the
+// command in messages.
+func findBatchOrCall(ctx context.Context, j *journal.Journal, cmd, id string) (b *journal.Batch, call, note string, err error) {
+	t, err := j.Find(ctx, id)
+	var amb *journal.AmbiguousError
+	switch {
+	case errors.As(err, &amb):
+		return nil, "", "", &exitError{code: exitUsage, err: ambiguousID(cmd, id, amb.Total, journalCandidates(amb), "")}
+	case errors.Is(err, journal.ErrNotFound):
+		return nil, "", "", usageErrorf("%s %s: no batch and no call has this id in journal %s; toolhost journal list shows the batches it holds (they are pruned after [journal] retention_days)", cmd, vis(id), j.Path())
+	case err != nil:
+		return nil, "", "", usageErrorf("%v", err)
+	}
+	if b, err = j.Batch(ctx, t.BatchID); err != nil {
+		return nil, "", "", usageErrorf("%v", err)
+	}
+	if t.CallID == "" {
 		return b, "", "", nil
 	}
-	if !errors.Is(err, journal.ErrNotFound) {
-		return nil, "", "", usageErrorf("%v", err)
-	}
-	batches, err := j.CallBatches(ctx, id)
-	if err != nil {
-		return nil, "", "", usageErrorf("%v", err)
-	}
-	if len(batches) == 0 {
-		return nil, "", "", usageErrorf("journal show %s: no batch and no call has this id in journal %s; toolhost journal list shows the batches it holds (they are pruned after [journal] retention_days)", id, j.Path())
-	}
-	if b, err = j.Batch(ctx, batches[0]); err != nil {
-		return nil, "", "", usageErrorf("%v", err)
-	}
-	note = fmt.Sprintf("call %s of batch %s (toolhost journal show %[2]s shows all its calls)", vis(id), vis(b.ID))
-	if others := batches[1:]; len(others) > 0 {
-		note += fmt.Sprintf("; %d older batches also hold a call %s: %s", len(others), vis(id), vis(strings.Join(others, ", ")))
-	}
-	return b, id, note, nil
+	note = fmt.Sprintf("call %s of batch %s (toolhost journal show %[2]s shows all its calls)", vis(t.JournalID), vis(b.ID))
+	return b, t.JournalID, note, nil
 }
 
-// onlyCall is b with only the calls of id, all of them for "".
-func onlyCall(b *journal.Batch, id string) *journal.Batch {
-	if id == "" {
+// onlyCall is b with only the call whose journal id is ref, all of them
+// for "".
+func onlyCall(b *journal.Batch, ref string) *journal.Batch {
+	if ref == "" {
 		return b
 	}
 	c := *b
-	c.Calls = slices.DeleteFunc(slices.Clone(b.Calls), func(c journal.Call) bool { return c.ID != id })
+	c.Calls = slices.DeleteFunc(slices.Clone(b.Calls), func(c journal.Call) bool { return c.JournalID != ref })
 	return &c
+}
+
+// candidate is one call an ambiguous id names.
+type candidate struct {
+	JournalID, Tool, Path string
+	Time                  time.Time
+}
+
+func journalCandidates(amb *journal.AmbiguousError) []candidate {
+	out := make([]candidate, len(amb.Candidates))
+	for i, c := range amb.Candidates {
+		out[i] = candidate{JournalID: c.JournalID, Tool: c.Tool, Path: c.Path, Time: c.Time}
+	}
+	return out
+}
+
+// ambiguousID refuses, for toolhost cmd, an id total calls have (a
+// client's call id, unique only within its batch): it lists the newest of
+// them, newest first, and says how to name one. done says what came of
+// the command, if anything needs saying.
+func ambiguousID(cmd, id string, total int, cands []candidate, done string) error {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s %s: %d calls have this id (an id a client gave its call, unique only within its batch), so toolhost does not guess which one you mean", cmd, vis(id), total)
+	if done != "" {
+		sb.WriteString("; " + done)
+	}
+	sb.WriteString(". Name one by its journal id:\n")
+	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  JOURNAL ID\tTOOL\tPATH\tTIME")
+	for _, c := range cands {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", vis(c.JournalID), vis(orDash(c.Tool)), vis(orDash(showPath(c.Path))), localTime(c.Time))
+	}
+	tw.Flush()
+	if more := total - len(cands); more > 0 {
+		fmt.Fprintf(&sb, "  and %d older calls (toolhost journal list --limit shows more batches)\n", more)
+	}
+	if len(cands) > 0 {
+		fmt.Fprintf(&sb, "for example: toolhost %s %s", cmd, vis(cands[0].JournalID))
+	}
+	return errors.New(strings.TrimSuffix(sb.String(), "\n"))
+}
+
+// showPath is p relative to the working directory when it lies within
+// it, as a person there would name it; other paths as they are.
+func showPath(p string) string {
+	if !filepath.IsAbs(p) {
+		return p
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(wd, p); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return p
 }
 
 // printBatch prints a batch for a person: its header, then each call, or
@@ -318,7 +382,7 @@ func printBatch(w io.Writer, b *journal.Batch, id string, full bool) error {
 	fmt.Fprintf(&sb, "  created       %s\n", localTime(b.Created))
 	fmt.Fprintf(&sb, "  calls         %d (%d failed)\n", len(b.Calls), failed)
 	if b.State == journal.StateInterrupted {
-		fmt.Fprintf(&sb, "  interrupted by a crash; nothing of it was re-run: toolhost journal recover %s --resume (keep its partial results) or --discard (mark them failed)\n", vis(b.ID))
+		fmt.Fprintf(&sb, "  interrupted by a crash; nothing of it was re-run: toolhost journal recover %s --keep-partial (keep its partial results) or --discard (mark them failed)\n", vis(b.ID))
 	}
 	for _, c := range onlyCall(b, id).Calls {
 		sb.WriteString("\n")
@@ -329,7 +393,10 @@ func printBatch(w io.Writer, b *journal.Batch, id string, full bool) error {
 }
 
 func writeCall(sb *strings.Builder, c journal.Call, full bool) {
-	fmt.Fprintf(sb, "call %s  %s\n", vis(c.ID), vis(c.Tool))
+	fmt.Fprintf(sb, "call %s  %s\n", vis(c.JournalID), vis(c.Tool))
+	if c.ID != c.JournalID {
+		fmt.Fprintf(sb, "  client's id   %s\n", vis(c.ID))
+	}
 	fmt.Fprintf(sb, "  disposition   %s\n", vis(c.Disposition))
 	switch {
 	case c.Decision != "" && c.DecidedBy != "":
@@ -546,19 +613,20 @@ func exportFile(ctx context.Context, j *journal.Journal, path string, since time
 }
 
 func newJournalRecoverCommand(g *globals) *cobra.Command {
-	var resume, discard bool
+	var keep, resume, discard bool
 	var format string
 	cmd := &cobra.Command{
-		Use:   "recover BATCH --resume|--discard",
-		Short: "Resume (keep the partial results of) or discard a batch a crash interrupted; nothing is run",
+		Use:   "recover BATCH --keep-partial|--discard",
+		Short: "Keep the partial results of a batch a crash interrupted, or discard them; nothing is run",
 		Long: `A batch a crash interrupted keeps the results of the calls that ended; the call that was
 running is marked "interrupted by crash; not re-run" and the calls after it "not run".
---resume keeps those partial results as they are; --discard marks every result of the
-batch failed. The calls stay in the journal either way, and nothing is ever re-run:
-side effects of the calls that ran remain.`,
+--keep-partial keeps those partial results as they are (the batch is marked resumed);
+--discard marks every result of the batch failed. Neither runs anything: the calls that
+did not run stay not run, the calls stay in the journal either way, and side effects of
+the calls that ran remain.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("journal recover takes one batch id, got %d arguments: toolhost journal recover BATCH --resume|--discard (toolhost journal list --state interrupted lists them)", len(args))
+				return usageErrorf("journal recover takes one batch id, got %d arguments: toolhost journal recover BATCH --keep-partial|--discard (toolhost journal list --state interrupted lists them)", len(args))
 			}
 			return nil
 		},
@@ -567,12 +635,13 @@ side effects of the calls that ran remain.`,
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			if resume == discard {
+			keep = keep || resume
+			if keep == discard {
 				what := "neither"
-				if resume {
+				if keep {
 					what = "both"
 				}
-				return usageErrorf("journal recover %s: give exactly one of --resume (keep its partial results) and --discard (mark its results failed); you gave %s", id, what)
+				return usageErrorf("journal recover %s: give exactly one of --keep-partial (keep its partial results) and --discard (mark its results failed); you gave %s", id, what)
 			}
 			ctx := cmd.Context()
 			j, err := openJournal(ctx, g)
@@ -580,48 +649,51 @@ side effects of the calls that ran remain.`,
 				return err
 			}
 			defer j.Close()
-			b, err := recoverBatch(ctx, j, id, resume)
+			b, err := recoverBatch(ctx, j, id, keep)
 			if err != nil {
 				return err
 			}
 			if format == "json" {
 				return printJSON(server.ViewJournalBatch(b))
 			}
-			fmt.Println(recoverSummary(b, resume))
-			if !resume {
+			fmt.Println(recoverSummary(b, keep))
+			if !keep {
 				return nil
 			}
 			fmt.Println()
 			return printBatch(os.Stdout, b, "", false)
 		},
 	}
-	cmd.Flags().BoolVar(&resume, "resume", false, "keep the batch's partial results as recorded")
-	cmd.Flags().BoolVar(&discard, "discard", false, "mark every result of the batch failed")
+	cmd.Flags().BoolVar(&keep, "keep-partial", false, "keep the batch's partial results as recorded; nothing is run")
+	// --resume was this flag's first name, though nothing is resumed.
+	cmd.Flags().BoolVar(&resume, "resume", false, "the former name of --keep-partial")
+	cmd.Flags().MarkDeprecated("resume", "it resumes nothing: use --keep-partial, which keeps the partial results")
+	cmd.Flags().BoolVar(&discard, "discard", false, "mark every result of the batch failed; nothing is run")
 	cmd.Flags().StringVar(&format, "format", "text", "text or json (the batch after the choice)")
 	return cmd
 }
 
 // recoverBatch records the choice for batch id and returns the batch as
 // it is now, or an error naming the id and what to do.
-func recoverBatch(ctx context.Context, j *journal.Journal, id string, resume bool) (*journal.Batch, error) {
+func recoverBatch(ctx context.Context, j *journal.Journal, id string, keep bool) (*journal.Batch, error) {
 	b, err := j.Batch(ctx, id)
 	if errors.Is(err, journal.ErrNotFound) {
-		if batches, _ := j.CallBatches(ctx, id); len(batches) > 0 {
-			return nil, usageErrorf("journal recover %s: that is a call id, of batch %s; recover takes the batch id: toolhost journal recover %[2]s --resume|--discard", id, batches[0])
+		if t, err := j.Find(ctx, id); err == nil && t.CallID != "" {
+			return nil, usageErrorf("journal recover %s: that is a call, %s of batch %s; recover takes the batch id: toolhost journal recover %[3]s --keep-partial|--discard", vis(id), vis(t.JournalID), vis(t.BatchID))
 		}
-		return nil, usageErrorf("journal recover %s: journal %s holds no batch with this id; toolhost journal list --state interrupted lists the batches waiting for a choice", id, j.Path())
+		return nil, usageErrorf("journal recover %s: journal %s holds no batch with this id; toolhost journal list --state interrupted lists the batches waiting for a choice", vis(id), j.Path())
 	}
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
 	if b.State != journal.StateInterrupted {
-		why := "only a batch a crash interrupted waits for resume or discard"
+		why := "only a batch a crash interrupted waits for --keep-partial or --discard"
 		if b.State == journal.StateResumed || b.State == journal.StateDiscarded {
 			why = "the choice for it was already made"
 		}
 		return nil, usageErrorf("journal recover %s: batch %[1]s is %s, not interrupted: %s; nothing was changed", id, b.State, why)
 	}
-	if err := j.ResolveInterrupted(ctx, id, resume); err != nil {
+	if err := j.ResolveInterrupted(ctx, id, keep); err != nil {
 		return nil, usageErrorf("journal recover %s: %v", id, err)
 	}
 	if b, err = j.Batch(ctx, id); err != nil {
@@ -631,8 +703,8 @@ func recoverBatch(ctx context.Context, j *journal.Journal, id string, resume boo
 }
 
 // recoverSummary says what recover did to b.
-func recoverSummary(b *journal.Batch, resume bool) string {
-	if !resume {
+func recoverSummary(b *journal.Batch, keep bool) string {
+	if !keep {
 		return fmt.Sprintf("batch %s discarded: the results of its %d calls are marked failed; the calls stay in the journal, nothing was re-run, and side effects of the calls that ran remain", vis(b.ID), len(b.Calls))
 	}
 	var ok, interrupted, notRun, failed int
@@ -649,5 +721,5 @@ func recoverSummary(b *journal.Batch, resume bool) string {
 			failed++
 		}
 	}
-	return fmt.Sprintf("batch %s resumed with its partial results: %d succeeded, %d failed, %d interrupted by the crash, %d never started; nothing was re-run", vis(b.ID), ok, failed, interrupted, notRun)
+	return fmt.Sprintf("batch %s keeps its partial results: %d succeeded, %d failed, %d interrupted by the crash, %d never started; nothing was run", vis(b.ID), ok, failed, interrupted, notRun)
 }

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -9,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
@@ -83,12 +87,18 @@ type JournalBatch struct {
 	Calls        []JournalCall // in call order
 }
 
-// JournalCall is one planned call. ID is unique within the batch: a call
-// whose own id is empty or repeated (which never runs) gets its id with
-// "#N", N its place in the batch.
+// JournalCall is one planned call. ID is its client's id, unique within
+// the batch: a call whose own id is empty or repeated (which never runs)
+// gets its id with "#N", N its place in the batch. The journal gives
+// every call an id of its own, unique in the journal, from the batch's
+// id and the call's place.
 type JournalCall struct {
 	ID   string
 	Tool string
+	// Path is the first path the call names (its tool's first path
+	// argument), as the sandbox resolved it when it could, so that the
+	// history can say what the call was about.
+	Path string
 	// Arguments are the call's arguments as JSON with secrets redacted
 	// as in approval summaries (FR-APR-01): the journal outlives the batch
 	// and is read by people and log pipelines.
@@ -138,8 +148,13 @@ func journalCtx(ctx context.Context) context.Context { return context.WithoutCan
 // will ask someone, or wait for submitted results, is committed at once,
 // before anyone is asked (FR-RES-04a); any other waits for its first
 // call's start, and is committed with it.
+//
+// A batch narrowed to a dry run (Narrowing.DryRun: an approval's
+// preview) is not recorded: it can change nothing and start no command,
+// so there is nothing to recover or undo, and the history shows the
+// batch the person was asked about, not each preview drawn for it.
 func (e *Engine) beginJournal(ctx context.Context, p *Plan) {
-	if e.cfg.Journal == nil || p.journal.begun {
+	if e.cfg.Journal == nil || p.journal.begun || dryRun(p) {
 		return
 	}
 	p.journal.begun = true
@@ -149,7 +164,7 @@ func (e *Engine) beginJournal(ctx context.Context, p *Plan) {
 	for i := range p.Calls {
 		pc := &p.Calls[i]
 		// What was planned: a call changed since does not run.
-		jc := JournalCall{ID: p.journal.ids[i], Tool: pc.planned.Name, Arguments: e.redactArgs(pc.planned.Arguments), Disposition: pc.plannedDisp}
+		jc := JournalCall{ID: p.journal.ids[i], Tool: pc.planned.Name, Path: e.firstPath(pc), Arguments: e.redactArgs(pc.planned.Arguments), Disposition: pc.plannedDisp}
 		if pc.plannedDisp == PreResolved && pc.Result != nil {
 			r := e.finish(*pc.Result)
 			jc.Result = &r
@@ -226,10 +241,10 @@ func decidedBy(d Decision) string {
 // is its result. The result joins what is pending, committed with the
 // next start or the batch's end (FR-RES-04b).
 func (e *Engine) journaled(ctx context.Context, p *Plan, i int, run func(start func() error) Result) Result {
-	if e.cfg.Journal == nil {
-		return run(func() error { return nil })
-	}
 	s := &p.journal
+	if e.cfg.Journal == nil || !s.begun {
+		return run(func() error { return nil }) // no journal, or a dry run (beginJournal)
+	}
 	if s.preResolved(i) {
 		return run(func() error { return nil }) // recorded with the batch; it never starts
 	}
@@ -334,19 +349,66 @@ func journalIDs(calls []Call) []string {
 	return ids
 }
 
+// NewBatchID is a new batch id, unique in the journal: a millisecond
+// clock, then randomness, so that ids sort by creation and the journal's
+// indexes take each new batch at their end rather than at a random page.
+// Plan gives a batch without an id one; a caller that must name a call
+// before planning (a call without a client's id is named by its journal
+// id) takes one first.
+func NewBatchID() string {
+	var b [10]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
+	rand.Read(b[6:])
+	return "batch_" + hex.EncodeToString(b[:])
+}
+
+// dryRun reports a plan narrowed to a dry run: only such a plan has a
+// call planned to write nothing.
+func dryRun(p *Plan) bool {
+	return slices.ContainsFunc(p.Calls, func(pc PlannedCall) bool { return pc.dryRun })
+}
+
+// firstPath is the first path pc's call names: its tool's first path
+// argument given, as the sandbox resolved it when planning did, redacted
+// as its arguments are.
+func (e *Engine) firstPath(pc *PlannedCall) string {
+	if pc.tool == nil {
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args(pc.planned), &obj) != nil {
+		return ""
+	}
+	for _, name := range pc.tool.Manifest.PathArgs {
+		var given string
+		if json.Unmarshal(obj[name], &given) != nil {
+			continue
+		}
+		if p, ok := pc.resolved[given]; ok && p.Abs != "" {
+			given = p.Abs
+		}
+		s, _ := e.redactValue(given).(string)
+		return s
+	}
+	return ""
+}
+
 // redactArgs is raw with every string in it redacted as approval
 // summaries are, still JSON; arguments that are not JSON are kept as one
-// redacted string.
+// redacted string. <, > and & stay as they are: the journal is read by
+// people, and a command's "a > b" must read so.
 func (e *Engine) redactArgs(raw json.RawMessage) json.RawMessage {
 	var v any
 	if err := json.Unmarshal(args(Call{Arguments: raw}), &v); err != nil {
 		v = string(raw)
 	}
-	out, err := json.Marshal(e.redactValue(v))
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e.redactValue(v)); err != nil {
 		return json.RawMessage("null")
 	}
-	return out
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 func (e *Engine) redactValue(v any) any {

@@ -94,7 +94,7 @@ func (a engineJournal) Record(ctx context.Context, batchID string, s engine.Jour
 	if b := s.Batch; b != nil {
 		jb := journal.Batch{ID: b.ID, Conversation: b.Conversation, Turn: b.Turn, Calls: make([]journal.Call, len(b.Calls))}
 		for i, c := range b.Calls {
-			jc := journal.Call{ID: c.ID, Tool: c.Tool, Arguments: c.Arguments, Disposition: string(c.Disposition)}
+			jc := journal.Call{ID: c.ID, Tool: c.Tool, Path: c.Path, Arguments: c.Arguments, Disposition: string(c.Disposition)}
 			if c.Result != nil {
 				r := journalResult(*c.Result)
 				jc.Result = &r

@@ -37,6 +37,9 @@ type JournalSummary struct {
 	Calls          int       `json:"calls"`
 	Failed         int       `json:"failed"`
 	Unfinished     int       `json:"unfinished"`
+	// Tool is the first call's tool, Path the first path a call names.
+	Tool string `json:"tool,omitempty"`
+	Path string `json:"path,omitempty"`
 }
 
 // JournalBatch is a batch as the journal holds it, its calls in order.
@@ -51,8 +54,13 @@ type JournalBatch struct {
 
 // JournalCall is one call of a journaled batch.
 type JournalCall struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
+	// ID is the call's id as its client gave it, unique in its batch;
+	// JournalID names it in the whole journal (BATCH.N).
+	ID        string `json:"id"`
+	JournalID string `json:"journal_id"`
+	Name      string `json:"name"`
+	// Path is the first path the call names, "" for none.
+	Path string `json:"path,omitempty"`
 	// Arguments are as journaled, secrets redacted; arguments that were
 	// not JSON are the text they were.
 	Arguments   json.RawMessage  `json:"arguments"`
@@ -108,7 +116,7 @@ type JournalImage struct {
 // ViewJournalSummary is s as the API shows it.
 func ViewJournalSummary(s journal.Summary) JournalSummary {
 	return JournalSummary{BatchID: s.ID, ConversationID: s.Conversation, TurnID: s.Turn, CreatedAt: s.Created.UTC(),
-		State: string(s.State), Calls: s.Calls, Failed: s.Failed, Unfinished: s.Unfinished}
+		State: string(s.State), Calls: s.Calls, Failed: s.Failed, Unfinished: s.Unfinished, Tool: s.Tool, Path: s.Path}
 }
 
 // ViewJournalBatch is b as the API shows it.
@@ -128,7 +136,7 @@ func viewJournalCall(c journal.Call) JournalCall {
 		// as the text they were, as Export does.
 		args, _ = json.Marshal(string(args))
 	}
-	v := JournalCall{ID: c.ID, Name: c.Tool, Arguments: args, Disposition: c.Disposition,
+	v := JournalCall{ID: c.ID, JournalID: c.JournalID, Name: c.Tool, Path: c.Path, Arguments: args, Disposition: c.Disposition,
 		Decision: string(c.Decision), DecidedBy: c.DecidedBy}
 	if !c.Started.IsZero() {
 		t := c.Started.UTC()

@@ -35,7 +35,8 @@ type terminal struct {
 // startTerminal starts a call of tool with args in w.
 func startTerminal(t *testing.T, w *workspace, tool, args string) *terminal {
 	t.Helper()
-	term := startTerminalCommand(t, w.command(w.argv(callArgs(tool, args)...)...))
+	// The call is named as a model would name it, which the question shows.
+	term := startTerminalCommand(t, w.command(w.argv(callArgs(tool, args, "--id", "call_1")...)...))
 	term.tool = tool
 	return term
 }

@@ -111,9 +111,9 @@ func TestJournalHistory(t *testing.T) {
 	id := ran.BatchID
 
 	table := w.runOK(t, "journal", "list")
-	row := regexp.MustCompile(`(?m)^` + id + `\s+\S+\s+done\s+hist\s+3\s+1\s+0\s*$`)
+	row := regexp.MustCompile(`(?m)^` + id + `\s+\S+\s+done\s+read_file \+2\s+long\.txt\s+hist\s+3\s+1\s+0\s*$`)
 	if !strings.HasPrefix(table, "BATCH ") || !row.MatchString(table) {
-		t.Errorf("journal list:\n%s\nwant a header and the row %s … done hist 3 1 0", table, id)
+		t.Errorf("journal list:\n%s\nwant a header and the row %s … done read_file +2 long.txt hist 3 1 0", table, id)
 	}
 	list := jsonOut[journalList](t, w, "journal", "list", "--format", "json")
 	if len(list.Batches) != 1 || list.Batches[0].BatchID != id || list.Batches[0].Calls != 3 || list.Batches[0].Failed != 1 {
@@ -139,7 +139,8 @@ func TestJournalHistory(t *testing.T) {
 
 	show := w.runOK(t, "journal", "show", id)
 	for _, want := range []string{
-		"batch " + id + "  done", "call r1  read_file", "call w1  write_file", "call x1  no_such_tool",
+		"batch " + id + "  done", "call " + id + ".1  read_file\n  client's id   r1", "call " + id + ".2  write_file\n  client's id   w1",
+		"call " + id + ".3  no_such_tool\n  client's id   x1",
 		`{"content":"new\n","path":"new.txt"}`, "| line 00", "| line 19", "10 more lines", "--full",
 		"error UnknownTool", "started       never",
 	} {
@@ -154,7 +155,7 @@ func TestJournalHistory(t *testing.T) {
 		t.Errorf("journal show --full cut the result:\n%s", full)
 	}
 	byCall := w.runOK(t, "journal", "show", "w1")
-	if !strings.Contains(byCall, "call w1 of batch "+id) || !strings.Contains(byCall, "call w1  write_file") || strings.Contains(byCall, "call r1") {
+	if !strings.Contains(byCall, "call "+id+".2 of batch "+id) || !strings.Contains(byCall, "call "+id+".2  write_file") || strings.Contains(byCall, "call "+id+".1") {
 		t.Errorf("journal show w1 (a call id):\n%s\nwant only call w1, saying which batch", byCall)
 	}
 	shown := jsonOut[journalBatch](t, w, "journal", "show", id, "--format", "json")
@@ -229,7 +230,7 @@ func crashBatch(t *testing.T, w *workspace, conversation, ran string) string {
 
 // TestJournalRecoverChoice (FR-RES-05, IT-JRN-01): two
 // `toolhost batch` processes are killed with SIGKILL mid-batch; journal
-// list marks both interrupted and says how to choose; recover --resume
+// list marks both interrupted and says how to choose; recover --keep-partial
 // keeps one's partial results and prints them, recover --discard marks
 // the other's failed; list and show say so afterwards, a second choice
 // is refused, and nothing is ever re-run. The commands run unconfined
@@ -242,18 +243,18 @@ func TestJournalRecoverChoice(t *testing.T) {
 
 	table := w.runOK(t, "journal", "list", "--state", "interrupted")
 	for _, id := range []string{keep, drop} {
-		if !strings.Contains(table, "toolhost journal recover "+id+" --resume") || !strings.Contains(table, "--discard") {
-			t.Errorf("journal list:\n%s\nwant a hint to recover %s with --resume or --discard", table, id)
+		if !strings.Contains(table, "toolhost journal recover "+id+" --keep-partial") || !strings.Contains(table, "--discard") {
+			t.Errorf("journal list:\n%s\nwant a hint to recover %s with --keep-partial or --discard", table, id)
 		}
 	}
 
-	resumed := w.runOK(t, "journal", "recover", keep, "--resume")
+	resumed := w.runOK(t, "journal", "recover", keep, "--keep-partial")
 	for _, want := range []string{
-		"batch " + keep + " resumed", "1 succeeded", "1 interrupted by the crash", "1 never started", "nothing was re-run",
-		"call c1  list_directory", "result        ok", journal.InterruptedMessage, journal.NotRunMessage,
+		"batch " + keep + " keeps its partial results", "1 succeeded", "1 interrupted by the crash", "1 never started", "nothing was run",
+		"call " + keep + ".1  list_directory", "result        ok", journal.InterruptedMessage, journal.NotRunMessage,
 	} {
 		if !strings.Contains(resumed, want) {
-			t.Errorf("journal recover --resume lacks %q:\n%s", want, resumed)
+			t.Errorf("journal recover --keep-partial lacks %q:\n%s", want, resumed)
 		}
 	}
 	discarded := w.runOK(t, "journal", "recover", drop, "--discard")
@@ -303,10 +304,10 @@ func TestJournalCLIErrors(t *testing.T) {
 		{[]string{"journal", "show", "b-nope"}, []string{"b-nope", "toolhost journal list"}},
 		{[]string{"journal", "show"}, []string{"one batch or call id"}},
 		{[]string{"journal", "show", id, "--format", "yaml"}, []string{"--format", "text or json"}},
-		{[]string{"journal", "recover", "b-nope", "--resume"}, []string{"b-nope", "holds no batch", "--state interrupted"}},
-		{[]string{"journal", "recover", id}, []string{id, "--resume", "--discard", "neither"}},
-		{[]string{"journal", "recover", id, "--resume", "--discard"}, []string{id, "both"}},
-		{[]string{"journal", "recover", id, "--resume"}, []string{id, "is done, not interrupted", "nothing was changed"}},
+		{[]string{"journal", "recover", "b-nope", "--keep-partial"}, []string{"b-nope", "holds no batch", "--state interrupted"}},
+		{[]string{"journal", "recover", id}, []string{id, "--keep-partial", "--discard", "neither"}},
+		{[]string{"journal", "recover", id, "--keep-partial", "--discard"}, []string{id, "both"}},
+		{[]string{"journal", "recover", id, "--keep-partial"}, []string{id, "is done, not interrupted", "nothing was changed"}},
 		{[]string{"journal", "list", "--since", "yesterday"}, []string{"--since", "yesterday", "7d"}},
 		{[]string{"journal", "list", "--state", "broken"}, []string{"--state", "broken", "interrupted"}},
 		{[]string{"journal", "list", "--limit", "-1"}, []string{"--limit"}},

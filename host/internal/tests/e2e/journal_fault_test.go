@@ -57,7 +57,7 @@ func TestJournalWriteFails_NothingRuns(t *testing.T) {
 			}
 			// The limit would stop the write too: what tells that it never
 			// ran is the error, which must name the journal's failure.
-			for _, want := range []string{"call_1", "did not run", "journal", w.journalPath(), "the disk refused a write", "nothing was run"} {
+			for _, want := range []string{r.ID, "did not run", "journal", w.journalPath(), "the disk refused a write", "nothing was run"} {
 				if !strings.Contains(r.Error.Message, want) {
 					t.Errorf("the error does not say %q:\n%s", want, r.Error.Message)
 				}

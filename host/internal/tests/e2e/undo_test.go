@@ -8,22 +8,23 @@ import (
 	"testing"
 )
 
-// undoReport is the part of `toolhost undo --json` the tests read.
+// undoReport is the part of `toolhost undo --format json` the tests read.
 type undoReport struct {
-	BatchID    string
-	CallID     string
-	UndoCallID string
-	Files      []struct {
-		Path   string
-		Action string
-	}
+	BatchID       string `json:"batch_id"`
+	CallID        string `json:"call_id"`
+	CallJournalID string `json:"call_journal_id"`
+	UndoCallID    string `json:"undo_call_id"`
+	Files         []struct {
+		Path   string `json:"path"`
+		Action string `json:"action"`
+	} `json:"files"`
 }
 
-// undo runs `toolhost undo --json id` and decodes its report; it fails
-// the test unless toolhost exits 0.
+// undo runs `toolhost undo --format json id` and decodes its report; it
+// fails the test unless toolhost exits 0.
 func (w *workspace) undo(t *testing.T, id string) undoReport {
 	t.Helper()
-	out, stderr, code := w.run(t, "undo", "--json", id)
+	out, stderr, code := w.run(t, "undo", "--format", "json", id)
 	if code != 0 {
 		t.Fatalf("toolhost undo %s: exit %d\n%s", id, code, stderr)
 	}
