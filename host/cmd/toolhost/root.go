@@ -28,9 +28,12 @@ func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "toolhost",
 		Short:         "Execute LLM tool calls as sandboxed WebAssembly plugins",
+		Version:       host.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version prints what MCP clients get as serverInfo.version.
+	root.SetVersionTemplate("toolhost {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErrorf("%v", err) })
 	f := root.PersistentFlags()
 	f.StringVar(&g.plugins, "plugins", "", "plugin directory (default: $TOOLHOST_PLUGINS, else plugins/ beside the toolhost binary)")

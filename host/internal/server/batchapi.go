@@ -23,8 +23,8 @@ import (
 // own model loop: a batch is planned when it is posted, waits for a
 // decision (or, in parse_only mode, for the results the client
 // supplies), runs, and keeps its results and its events for a while.
-// The decision endpoint is the approval: --allow covers MCP clients,
-// never batches posted here.
+// The decision endpoint is the approval, except for the calls the
+// operator's --allow covers: those run without one, on every transport.
 
 // openAPI describes every route under /v1; a test holds it to the mux.
 //
@@ -34,6 +34,10 @@ var openAPI []byte
 // decidedByAPI names who decided in the results of calls decided
 // through the API.
 const decidedByAPI = "the batch API's client"
+
+// decidedByAllow names the operator's standing approval, as the MCP
+// approver does.
+const decidedByAllow = "--allow"
 
 // sseKeepalive is how often an idle event stream gets a comment, so
 // proxies and clients do not time it out.
@@ -228,6 +232,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 	b := newBatch(s.stopping, p.Batch.ID, req.ConversationID, stateRunning, planViews(p))
 	b.plan = p
 	b.argBytes = callBytes(req.Calls)
+	b.preapprove(s.opts.Allow)
 	if err := s.batches.add(b); err != nil {
 		b.cancel()
 		writeAddError(w, where, err)
@@ -242,8 +247,13 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 	case outstanding(p) > 0:
 		b.setStateLocked(statePending)
 	default:
+		// Nothing to approve, or --allow approved it all.
+		v := verdict{Decision: "deny_all"}
+		if len(b.preapproved) > 0 {
+			v.By, b.decidedBy = decidedByAllow, decidedByAllow
+		}
 		b.setStateLocked(stateRunning)
-		b.decided <- verdict{Decision: "deny_all"} // nothing to approve
+		b.decided <- v
 	}
 	b.mu.Unlock()
 	go s.drive(b)
@@ -303,7 +313,7 @@ func (s *Server) drive(b *batch) {
 			return
 		}
 	}
-	results := s.h.Run(b.ctx, b.plan, v.decision(nil), host.BatchOptions{Events: b, Narrowing: s.opts.Narrowing})
+	results := s.h.Run(b.ctx, b.plan, v.decision(b.preapproved), host.BatchOptions{Events: b, Narrowing: s.opts.Narrowing})
 	b.finish(results)
 	s.log.Info("batch API: batch ended", "batch", b.id, "state", b.view().State)
 }

@@ -139,6 +139,10 @@ type batch struct {
 	calls    []callView // as planned, in call order
 	// confirmations are the call ids a decision may approve.
 	confirmations map[string]bool
+	// preapproved are the calls the operator's --allow approved when the
+	// batch was planned: they run whatever the decision says, and no
+	// decision is awaited for them.
+	preapproved []string
 
 	// decided takes the one decision (capacity 1); cancel ends the
 	// batch's context.
@@ -170,6 +174,25 @@ func newBatch(parent context.Context, id, conversation, state string, calls []ca
 		}
 	}
 	return b
+}
+
+// preapprove takes the calls the operator's standing approval (allow,
+// the tools of --allow) covers out of those a decision must approve.
+// A call only a person may approve stays (engine.Preapproved).
+func (b *batch) preapprove(allow []string) {
+	if b.plan == nil || len(allow) == 0 {
+		return
+	}
+	var cs []engine.Confirmation
+	for _, pc := range b.plan.Calls {
+		if pc.Confirmation != nil && b.confirmations[pc.Call.ID] {
+			cs = append(cs, *pc.Confirmation)
+		}
+	}
+	b.preapproved, _ = engine.Preapproved(cs, allow)
+	for _, id := range b.preapproved {
+		delete(b.confirmations, id)
+	}
 }
 
 // Send records an engine event: b is the engine's event sink. It never

@@ -59,7 +59,8 @@ type Options struct {
 	// client that says it can be asked but never answers must not hold
 	// its calls forever.
 	AskTimeout time.Duration
-	// Version is reported to clients as the server's version.
+	// Version is reported to clients as the server's version; ""
+	// means host.Version(), the version and commit of this build.
 	Version string
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
@@ -121,7 +122,7 @@ func New(h *host.Host, opts Options) (*Server, error) {
 	}
 	version := opts.Version
 	if version == "" {
-		version = "dev"
+		version = host.Version()
 	}
 	if opts.HoldTimeout == 0 {
 		opts.HoldTimeout = DefaultHoldTimeout
