@@ -30,6 +30,7 @@ type serveFlags struct {
 	profile        string
 	progressEvery  time.Duration
 	hold           time.Duration
+	warm           bool
 }
 
 // tokenEnv fixes the HTTP server's bearer token instead of a new one
@@ -89,6 +90,7 @@ everything served (stdio, /mcp and /v1) to that profile.`,
 	fl.StringVar(&f.conversation, "conversation", "", "conversation id every session uses, so reads count across reconnects (default: one per session)")
 	fl.DurationVar(&f.progressEvery, "progress-interval", server.DefaultProgressInterval, "longest a call whose request has a progress token goes without a progress notification (keeps clients' request timers alive)")
 	fl.DurationVar(&f.hold, "hold", 0, "how long a call from a client that cannot be asked waits for a decision through the batch API (--http) before it is denied; 0 denies at once (default: server.approval_hold_seconds, 120s)")
+	fl.BoolVar(&f.warm, "warm", true, "compile the plugins of the tools served, and start one instance of each, in the background from the start (GET /v1/health says when it is done), so no agent's first call waits 1-3 s for a compile; --warm=false compiles each plugin on its first call")
 	fl.StringVar(&f.profile, "profile", "", "offer only the tools of the configured profile `NAME` ([profiles.NAME]), on stdio, /mcp and /v1 (without it, --http serves each profile at /mcp/NAME)")
 	f.runFlags.register(fl)
 	fl.MarkHidden("stream")
@@ -163,7 +165,8 @@ func serveBoth(ctx context.Context, s *server.Server, ln net.Listener, opts serv
 }
 
 // newServer opens the host and the MCP server on it, under the loaded
-// configuration; done closes the host.
+// configuration, and starts warming the plugins up unless --warm=false;
+// done stops the warm-up and closes the host.
 func newServer(ctx context.Context, g *globals, f *serveFlags, loaded *config.Loaded, holdSet bool) (*server.Server, func(), error) {
 	opts, err := serverOptions(loaded.Config, f, holdSet)
 	if err != nil {
@@ -179,7 +182,18 @@ func newServer(ctx context.Context, g *globals, f *serveFlags, loaded *config.Lo
 		h.Close(ctx)
 		return nil, nil, err
 	}
-	return s, func() { h.Close(context.WithoutCancel(ctx)) }, nil
+	if !f.warm {
+		return s, func() { h.Close(context.WithoutCancel(ctx)) }, nil
+	}
+	// The warm-up ends with the server: it stops after the plugin it is
+	// compiling, which must finish before the host closes its runtime.
+	warmCtx, stopWarm := context.WithCancel(ctx)
+	warmed := s.WarmUp(warmCtx)
+	return s, func() {
+		stopWarm()
+		<-warmed
+		h.Close(context.WithoutCancel(ctx))
+	}, nil
 }
 
 // serverOptions are the server's options from the flags and the

@@ -164,8 +164,11 @@ func (s *Server) handleAPI(mux *http.ServeMux) {
 	}
 }
 
+// health says the server runs, and how far its warm-up got: a client
+// that wants its first calls fast (or a test timing them) waits for
+// "done".
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "warmup": s.warmupState()})
 }
 
 func (s *Server) openAPIDocument(w http.ResponseWriter, _ *http.Request) {

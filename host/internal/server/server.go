@@ -92,6 +92,9 @@ type Server struct {
 	// HTTP, "" otherwise.
 	batches *registry
 	api     atomic.Pointer[string]
+
+	// warm is the progress of WarmUp; nil until it is asked for.
+	warm atomic.Pointer[warmup]
 }
 
 // DefaultHoldTimeout is how long a call from an MCP client that cannot be
