@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/internal/output"
 )
 
 // Exit codes.
@@ -56,12 +57,20 @@ func run(ctx context.Context, args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != errSilent {
-			fmt.Fprintln(os.Stderr, "toolhost:", ee.err)
+			printError(ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "toolhost:", err)
+	printError(err)
 	return exitUsage
+}
+
+// printError writes err for the person at the terminal. Its text may hold
+// names a model chose, so control sequences go (output.Sanitize); it is a
+// message, not an approval prompt, so its lines stay lines, without the
+// markers a prompt shows them with.
+func printError(err error) {
+	fmt.Fprintln(os.Stderr, "toolhost:", output.Sanitize(err.Error()))
 }
 
 // errSilent marks an exit whose reason was already printed.

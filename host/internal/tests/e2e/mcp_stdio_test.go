@@ -226,8 +226,8 @@ func checkApproval(t *testing.T, connect mcpConnect, noElicitation bool) {
 		want    []string // in the result text
 	}{
 		{name: "accept", action: "accept", written: true},
-		{name: "decline", action: "decline", want: []string{"SandboxViolation: ", "Denied by the MCP client's user", "decline", "did not run"}},
-		{name: "cancel", action: "cancel", want: []string{"Denied by the MCP client's user", "cancel"}},
+		{name: "decline", action: "decline", want: []string{"DeniedByUser: ", `Denied by the MCP client, which answered "decline"`, "did not run"}},
+		{name: "cancel", action: "cancel", want: []string{"DeniedByUser: ", `Denied by the MCP client, which answered "cancel"`}},
 		{name: "no elicitation", want: []string{"cannot be asked", "does not support elicitation", "tools.approval.allowlist", "--allow write_file"}},
 	} {
 		if tc.action == "" && !noElicitation {

@@ -340,7 +340,7 @@ func TestMCPTypeScriptClient_Approval(t *testing.T) {
 		wantHTTP []string // instead of want, over HTTP, when set
 	}{
 		{scenario: "approve-write", asked: true, written: true, want: []string{"out.txt"}},
-		{scenario: "decline-write", asked: true, want: []string{"SandboxViolation: ", "Denied by the MCP client's user", "decline", "did not run"}},
+		{scenario: "decline-write", asked: true, want: []string{"DeniedByUser: ", `Denied by the MCP client, which answered "decline"`, "did not run"}},
 		{scenario: "no-elicitation", want: []string{"SandboxViolation: ", "does not support elicitation", "tools.approval.allowlist", "--allow write_file", "did not run"},
 			wantHTTP: []string{"SandboxViolation: ", "does not support elicitation", "held 1s", "/v1/batches/", "tools.approval.allowlist", "--allow write_file", "did not run"}},
 	} {

@@ -121,6 +121,17 @@ func process(t *testing.T, h *host.Host, ctx context.Context, b engine.Batch, op
 	return nil
 }
 
+// read has conversation "c", the one confirmation plans in, read path,
+// so that a call replacing it is asked about rather than refused as stale
+// before anyone is asked.
+func read(t *testing.T, h *host.Host, path string) {
+	t.Helper()
+	b := engine.Batch{Conversation: "c", Calls: []engine.Call{call("read", "read_file", jsonArgs(t, map[string]any{"path": path}))}}
+	if r := process(t, h, context.Background(), b, host.BatchOptions{}, time.Minute); !r[0].OK {
+		t.Fatalf("read_file %s: %+v", path, r[0].Error)
+	}
+}
+
 // confirmation plans a batch of one call and returns what a person would
 // be asked to approve.
 func confirmation(t *testing.T, h *host.Host, c engine.Call) engine.Confirmation {

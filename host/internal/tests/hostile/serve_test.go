@@ -162,6 +162,10 @@ func TestServeElicitationNobodyAnswersIsDenied(t *testing.T) {
 	t.Cleanup(func() { close(stop) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// Read first: replacing a file unread is refused without asking.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt"}}); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "a.txt", "content": "new\n"}})
 	if err != nil {

@@ -70,6 +70,7 @@ func TestSummary_SummaryKeepsInvisibleFormatCharacters(t *testing.T) {
 	h, root := openHost(t, nil)
 	for _, name := range []string{"report\u202Etxt.sh", "notes\u200B.txt"} {
 		os.WriteFile(filepath.Join(root, name), []byte("x\n"), 0o644) // an overwrite is asked about
+		read(t, h, name)
 		c := confirmation(t, h, call("1", "write_file", jsonArgs(t, map[string]any{"path": name, "content": "y\n"})))
 		for _, r := range c.Summary {
 			if unicode.Is(unicode.Cf, r) {
@@ -91,6 +92,7 @@ func TestSummary_RedactionHidesPathFromApprover(t *testing.T) {
 	h, root := openHost(t, nil)
 	os.MkdirAll(filepath.Join(root, "password=ok"), 0o755)
 	os.WriteFile(filepath.Join(root, "password=ok", "deploy.sh"), []byte("echo hi\n"), 0o755)
+	read(t, h, "password=ok/deploy.sh")
 	c := confirmation(t, h, call("1", "write_file", jsonArgs(t, map[string]any{"path": "password=ok/deploy.sh", "content": "rm -rf /\n"})))
 	if !strings.Contains(c.Summary, "deploy.sh") {
 		t.Errorf("summary %q does not say which file is overwritten (password=ok/deploy.sh)", c.Summary)
