@@ -235,3 +235,21 @@ func TestMissingRootWords(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsArePlainText: an error toolhost prints on stderr is a
+// message: what a user typed that it quotes (here a configuration path
+// holding a terminal escape) loses its control sequences, and nothing is
+// drawn with the markers an approval prompt shows text with.
+func TestErrorsArePlainText(t *testing.T) {
+	w := newWorkspace(t)
+	cfg := filepath.Join(t.TempDir(), "op\x1b[31mred\x1b]0;title\x07.toml")
+	_, stderr, code := w.run(t, "--config", cfg, "call", "read_file", "--args", `{"path":"a.txt"}`)
+	if code == 0 || !strings.Contains(stderr, "opred") {
+		t.Fatalf("exit %d, stderr %q; want a configuration error naming the file", code, stderr)
+	}
+	for _, bad := range []string{"\x1b", "\x07", "⏎", "<U+"} {
+		if strings.Contains(stderr, bad) {
+			t.Errorf("stderr %q holds %q", stderr, bad)
+		}
+	}
+}
