@@ -32,11 +32,21 @@ func (h *Host) WarmUp(ctx context.Context, tools []string) (int, error) {
 			continue
 		}
 		seen[t.Plugin] = true
-		if err := ctx.Err(); err != nil {
+		if ctx.Err() != nil {
 			return warmed, errors.Join(append(errs, fmt.Errorf("warm-up stopped: %w", context.Cause(ctx)))...)
 		}
 		start := time.Now()
-		if err := t.Plugin.Warm(ctx, 1); err != nil {
+		// Compiling does not heed ctx; starting an instance does. A
+		// warm-up stopped during a compile keeps the compile (and the
+		// cache entry) and starts nothing.
+		err := t.Plugin.Compile(ctx)
+		if ctx.Err() != nil {
+			return warmed, errors.Join(append(errs, fmt.Errorf("warm-up stopped: %w", context.Cause(ctx)))...)
+		}
+		if err == nil {
+			err = t.Plugin.Warm(ctx, 1)
+		}
+		if err != nil {
 			h.log.Warn("plugin could not be warmed up; its first call will try again", "tool", name, "plugin", t.Plugin.Path(), "err", err)
 			errs = append(errs, fmt.Errorf("tool %s (%s): %w", name, t.Plugin.Path(), err))
 			continue

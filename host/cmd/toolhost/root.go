@@ -45,6 +45,10 @@ func newRootCommand() *cobra.Command {
 	f.MarkHidden("cpuprofile")
 	var stopProfile func()
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		var level slog.Level
+		if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+			return usageErrorf("--log-level %q: want debug, info, warn or error", g.logLevel)
+		}
 		if g.profile == "" {
 			return nil
 		}
@@ -72,6 +76,7 @@ func newRootCommand() *cobra.Command {
 	return root
 }
 
+// logger logs at --log-level, which PersistentPreRunE checked.
 func (g *globals) logger() *slog.Logger {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {

@@ -75,6 +75,17 @@ notifications, and a notification at least every --progress-interval while the c
 or waits for approval. Each session is one conversation for stale-file protection;
 --conversation pins one for every session.
 
+--allow TOOL approves that tool's calls without asking on every transport served: stdio,
+/mcp and batches posted to /v1 alike; a call only a person may approve (a write laying out
+a git repository) is still asked about, or waits for a decision through /v1.
+
+At start the server compiles the plugins of the tools it serves, and starts one instance
+of each, in the background: tools/list answers at once, a call for a plugin still compiling
+waits for that compile, and GET /v1/health (or the log, at --log-level info) says when the
+warm-up is done; from then on no first call waits 1-3 s for a compile. The compilation
+cache (--cache-dir) makes the next start's warm-up take milliseconds per plugin.
+--warm=false leaves each plugin to its first call.
+
 Profiles ([profiles.NAME] in the configuration: the tools one agent role may use, and
 stricter approval) are served over --http at /mcp/NAME; --profile NAME instead narrows
 everything served (stdio, /mcp and /v1) to that profile.`,

@@ -126,3 +126,27 @@ func TestServeAllowCoversBatchAPI(t *testing.T) {
 		t.Error("vendor/HEAD was written though its call was denied")
 	}
 }
+
+// TestLogLevelChecked: --log-level takes the levels its help names; any
+// other value is a usage error, not a silent fall back to warn.
+func TestLogLevelChecked(t *testing.T) {
+	w := newWorkspace(t)
+	tests := []struct {
+		level    string
+		wantCode int
+	}{
+		{"debug", 0},
+		{"error", 0},
+		{"loud", 2},
+		{"", 2},
+	}
+	for _, tt := range tests {
+		_, stderr, code := w.run(t, "--log-level", tt.level, "tools")
+		if code != tt.wantCode {
+			t.Errorf("--log-level %q: exit %d, want %d\n%s", tt.level, code, tt.wantCode, stderr)
+		}
+		if tt.wantCode == 2 && !strings.Contains(stderr, "want debug, info, warn or error") {
+			t.Errorf("--log-level %q: stderr %q does not name the levels", tt.level, stderr)
+		}
+	}
+}
