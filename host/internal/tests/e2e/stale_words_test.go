@@ -253,3 +253,24 @@ func TestErrorsArePlainText(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleCallAtATerminalIsNotAsked: at a terminal, where a call that
+// needs approval is asked about, a stale overwrite ends at once with
+// StaleFile, and no question is shown.
+func TestStaleCallAtATerminalIsNotAsked(t *testing.T) {
+	w := newWorkspace(t).withConfig(t, promptConfig)
+	w.file(t, "a.txt", "before\n")
+	term := startTerminal(t, w, "write_file", `{"path":"a.txt","content":"after\n"}`)
+	exitCode(t, term.cmd.Wait())
+	<-term.done
+	term.mu.Lock()
+	shown := term.screen.String()
+	term.mu.Unlock()
+	r := decodeResult(t, "write_file", term.stdout.String(), shown)
+	if r.OK || r.Error.Kind != "StaleFile" || !strings.Contains(r.Error.Message, "nobody was asked") {
+		t.Errorf("result %+v, want StaleFile", r.Error)
+	}
+	if strings.Contains(shown, "[y/N]") || strings.Contains(shown, "toolhost asks") {
+		t.Errorf("the terminal asked about a call that could not succeed:\n%s", shown)
+	}
+}
