@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -173,7 +171,7 @@ func (s *Server) holder(id, conv string, call engine.Call, held *atomic.Pointer[
 				conf = &ask[i]
 			}
 		}
-		b := newBatch(s.stopping, id, conv, stateAwaiting, []callView{viewCall(call, engine.RequiresConfirmation, conf, nil)})
+		b := newBatch(s.stopping, id, conv, stateAwaiting, []callView{viewCall(id, 1, call, engine.RequiresConfirmation, conf, nil)})
 		b.mcp = true
 		b.argBytes = callBytes([]engine.Call{call})
 		if err := s.batches.add(b); err != nil {
@@ -246,11 +244,4 @@ func (t teeSink) Send(ctx context.Context, ev engine.Event) error {
 		return t.next.Send(ctx, ev)
 	}
 	return nil
-}
-
-// newHeldBatchID names a held call's batch as the engine names batches.
-func newHeldBatchID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return "batch_" + hex.EncodeToString(b[:])
 }

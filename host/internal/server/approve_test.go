@@ -163,6 +163,10 @@ func (a *apiTest) heldBatch() batchView {
 	}
 }
 
+// heldCallID stands, in a decision's body, for the id of the held call,
+// which is known once it is held.
+const heldCallID = "the held call's id"
+
 // TestHoldThenApprove: a write from an MCP client that cannot elicit is
 // held as a batch awaiting approval; approving it through the batch API
 // runs it and the client gets the write's success; denying or
@@ -177,7 +181,7 @@ func TestHoldThenApprove(t *testing.T) {
 		endState string
 	}{
 		{name: "approve", action: "decision", body: map[string]any{"decision": "approve_all"}, ok: true, endState: stateDone},
-		{name: "approve selected", action: "decision", body: map[string]any{"decision": "approve_selected", "ids": []string{"mcp-2"}}, ok: true, endState: stateDone},
+		{name: "approve selected", action: "decision", body: map[string]any{"decision": "approve_selected", "ids": heldCallID}, ok: true, endState: stateDone},
 		{name: "deny", action: "decision", body: map[string]any{"decision": "deny_all"}, want: decidedByAPI, endState: stateDone},
 		{name: "cancel", action: "cancel", want: "who cancelled the call", endState: stateCancelled},
 	} {
@@ -193,10 +197,16 @@ func TestHoldThenApprove(t *testing.T) {
 				done <- answer{res, text}
 			}()
 			held := a.heldBatch()
-			if len(held.Calls) != 1 || held.Calls[0].ID != "mcp-2" || held.Calls[0].Name != "write_file" || held.Calls[0].Summary == "" || held.DecisionURL == "" {
-				t.Errorf("the held batch: %+v", held)
+			// An MCP call's id is its journal id: its batch's, and its place.
+			if len(held.Calls) != 1 || held.Calls[0].ID != held.BatchID+".1" || held.Calls[0].JournalID != held.Calls[0].ID ||
+				held.Calls[0].Name != "write_file" || held.Calls[0].Summary == "" || held.DecisionURL == "" {
+				t.Fatalf("the held batch: %+v", held)
 			}
-			a.batch("POST", "/v1/batches/"+held.BatchID+"/"+tc.action, tc.body, 200)
+			body := tc.body
+			if m, ok := body.(map[string]any); ok && m["ids"] == heldCallID {
+				body = map[string]any{"decision": m["decision"], "ids": []string{held.Calls[0].ID}}
+			}
+			a.batch("POST", "/v1/batches/"+held.BatchID+"/"+tc.action, body, 200)
 			var got answer
 			select {
 			case got = <-done:
@@ -304,7 +314,7 @@ func TestHoldEndedByClient(t *testing.T) {
 		t.Fatalf("the held batch after the client gave up: %+v", end)
 	}
 	msg := end.Results[0].Error.Message
-	for _, want := range []string{"call mcp-2", "cancelled the request", "read the files again"} {
+	for _, want := range []string{"call " + held.Calls[0].ID, "cancelled the request", "read the files again"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the held batch's result lacks %q: %s", want, msg)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/host/internal/inside"
+	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
 // The HTTP batch API at /v1, for agents that run their
@@ -45,7 +46,10 @@ const sseKeepalive = 15 * time.Second
 
 // callView is one call of a batch as the API shows it.
 type callView struct {
-	ID          string             `json:"id"`
+	ID string `json:"id"`
+	// JournalID names the call in the journal (BATCH.N): ID is its
+	// client's, unique only in the batch.
+	JournalID   string             `json:"journal_id"`
 	Name        string             `json:"name"`
 	Disposition engine.Disposition `json:"disposition"`
 	// Summary, RiskLevel, Reason and AlwaysAsk are the confirmation of
@@ -59,8 +63,9 @@ type callView struct {
 	Result *engine.Result `json:"result,omitempty"`
 }
 
-func viewCall(c engine.Call, d engine.Disposition, conf *engine.Confirmation, r *engine.Result) callView {
-	v := callView{ID: c.ID, Name: c.Name, Disposition: d, Result: copyResult(r)}
+// viewCall is call c, the nth (from 1) of batch batchID.
+func viewCall(batchID string, n int, c engine.Call, d engine.Disposition, conf *engine.Confirmation, r *engine.Result) callView {
+	v := callView{ID: c.ID, JournalID: journal.CallJournalID(batchID, n), Name: c.Name, Disposition: d, Result: copyResult(r)}
 	if conf != nil {
 		v.Summary, v.RiskLevel, v.Reason, v.AlwaysAsk = conf.Summary, conf.Risk, conf.Reason, conf.AlwaysAsk
 	}
@@ -267,7 +272,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 func planViews(p *engine.Plan) []callView {
 	views := make([]callView, len(p.Calls))
 	for i, pc := range p.Calls {
-		views[i] = viewCall(pc.Call, pc.Disposition, pc.Confirmation, pc.Result)
+		views[i] = viewCall(p.Batch.ID, i+1, pc.Call, pc.Disposition, pc.Confirmation, pc.Result)
 	}
 	return views
 }

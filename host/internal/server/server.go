@@ -27,6 +27,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/host/internal/inside"
+	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
 // Options configure a Server.
@@ -75,7 +76,6 @@ type Server struct {
 	// profiles are the profiles' MCP servers, by name.
 	profiles map[string]*mcp.Server
 
-	calls      atomic.Uint64   // numbers call ids, unique for the server's life
 	structured map[string]bool // tools whose JSON results also go as structuredContent
 	stdioTools map[string]bool // the tools the main endpoint (stdio, /mcp) offers
 
@@ -272,19 +272,22 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, n engin
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
-	call := engine.Call{ID: fmt.Sprintf("mcp-%d", s.calls.Add(1)), Name: req.Params.Name, Arguments: args}
 	conv := s.conversation(req)
-	b := engine.Batch{Conversation: conv, Calls: []engine.Call{call}}
+	// tools/call gives a call no id of its own, so the call is named by
+	// its journal id, which no call of another session or server run
+	// shares; its batch is named first for that.
+	b := engine.Batch{ID: engine.NewBatchID(), Conversation: conv}
+	call := engine.Call{ID: journal.CallJournalID(b.ID, 1), Name: req.Params.Name, Arguments: args}
+	b.Calls = []engine.Call{call}
 	a := &approver{session: req.Session, allow: s.opts.Allow, log: s.log, timeout: s.opts.AskTimeout,
 		preview: func(ctx context.Context, c engine.Confirmation) string { return s.preview(ctx, conv, c, n) }}
 	prog := newProgress(ctx, req.Session, req.Params.GetProgressToken(), call.ID, s.opts.ProgressInterval)
 	events := prog.sink()
 	// A call a client that cannot be asked makes may be held for a
-	// decision through the batch API: it needs its batch id before it is
-	// planned, and its events go to the held batch's log too.
+	// decision through the batch API, under its batch id, and its events
+	// go to the held batch's log too.
 	var held atomic.Pointer[batch]
 	if s.opts.HoldTimeout > 0 && cannotElicit(req.Session) != "" {
-		b.ID = newHeldBatchID()
 		a.hold = s.holder(b.ID, conv, call, &held)
 		events = teeSink{next: events, held: &held}
 	}
