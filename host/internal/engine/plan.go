@@ -3,9 +3,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -144,7 +141,7 @@ func (p *Plan) Confirmations() []Confirmation {
 // is recorded before Plan returns.
 func (e *Engine) Plan(ctx context.Context, b Batch, n ...Narrowing) *Plan {
 	if b.ID == "" {
-		b.ID = newBatchID()
+		b.ID = NewBatchID()
 	}
 	pol := e.policyFor(n)
 	p := &Plan{Batch: b, Calls: make([]PlannedCall, len(b.Calls)), parallel: pol.AllowParallel,
@@ -420,7 +417,13 @@ func (e *Engine) freshCheck(ctx context.Context, reads *readcache.Cache, call Ca
 		changes = append(changes, change{resolved[given], given, "writing"})
 	}
 	if m.WritesUnnamedPaths {
+		scanLimit := e.cfg.Limits.WithDefaults().MaxScanBytes
 		for _, p := range e.patchedPaths(decoded) {
+			if fi, err := p.Lstat(); err == nil && fi.Size() > scanLimit {
+				// Too large to patch, whether it is fresh or not: the
+				// patch says so when it runs, and nothing here hashes it.
+				continue
+			}
 			changes = append(changes, change{p, p.Attempted, "patching"})
 		}
 	}
@@ -519,16 +522,6 @@ func (e *Engine) countIteration(b Batch, pol Policy) bool {
 
 // maxTrackedTurns bounds the turn counters an engine keeps.
 const maxTrackedTurns = 10000
-
-// newBatchID is a new batch id: a millisecond clock, then randomness, so
-// that ids sort by creation and the journal's indexes take each new batch
-// at their end rather than at a random page.
-func newBatchID() string {
-	var b [10]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
-	rand.Read(b[6:])
-	return "batch_" + hex.EncodeToString(b[:])
-}
 
 // redactor hides secrets in approval summaries (FR-APR-01).
 type redactor struct {
