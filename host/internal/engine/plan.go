@@ -417,7 +417,13 @@ func (e *Engine) freshCheck(ctx context.Context, reads *readcache.Cache, call Ca
 		changes = append(changes, change{resolved[given], given, "writing"})
 	}
 	if m.WritesUnnamedPaths {
+		scanLimit := e.cfg.Limits.WithDefaults().MaxScanBytes
 		for _, p := range e.patchedPaths(decoded) {
+			if fi, err := p.Lstat(); err == nil && fi.Size() > scanLimit {
+				// Too large to patch, whether it is fresh or not: the
+				// patch says so when it runs, and nothing here hashes it.
+				continue
+			}
 			changes = append(changes, change{p, p.Attempted, "patching"})
 		}
 	}

@@ -135,3 +135,19 @@ func TestFileChangedWhileAskedIsStillRefused(t *testing.T) {
 		t.Errorf("a.txt holds %q, want the change made while asked", got)
 	}
 }
+
+// A patch of a file too large to patch is not hashed when planning: the
+// patch fails as too large when it runs, read or not, and says so.
+func TestStaleCheckSkipsFilesTooLargeToPatch(t *testing.T) {
+	f := configFixture(t, Config{Policy: DefaultPolicy(), Limits: abi.Limits{MaxScanBytes: 64}})
+	f.write(t, "big.txt", strings.Repeat("x", 100)+"\n")
+	calls := []Call{call("p", "apply_patch", `{"patch":"LP1\nF big.txt\nT\nmore\n.\nEND\n"}`)}
+	p := f.eng.Plan(context.Background(), batch(calls...))
+	if got := dispositions(p); got != "confirm" {
+		t.Fatalf("dispositions %s, want confirm (%+v)", got, p.Calls[0].Result)
+	}
+	results := f.eng.Run(context.Background(), p, ApproveAll("tester"), RunOptions{})
+	if r := results[0]; r.OK || r.Error.Kind != abi.KindExecutionFailed || !strings.Contains(r.Error.Message, "max_scan_bytes") {
+		t.Errorf("result %+v, want too large to edit in place", r.Error)
+	}
+}
