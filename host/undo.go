@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolhost/toolhost/host/internal/ctxio"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -475,7 +476,7 @@ func readCurrent(ctx context.Context, p sandbox.Path, limit int64) (current, err
 	}
 	h := sha256.New()
 	keep := &capped{limit: limit + 1}
-	n, err := io.Copy(io.MultiWriter(h, keep), ctxReader{ctx, f})
+	n, err := io.Copy(io.MultiWriter(h, keep), ctxio.Reader(ctx, f))
 	if err != nil {
 		return c, err
 	}
@@ -495,18 +496,6 @@ func (c *capped) Write(p []byte) (int, error) {
 		c.b = append(c.b, p[:min(int64(len(p)), room)]...)
 	}
 	return len(p), nil
-}
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // sameImage reports whether a file now is as img says.
