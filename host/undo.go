@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolhost/toolhost/host/internal/ctxio"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolhost/toolhost/host/internal/ctxio"
 	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/host/internal/journal"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
