@@ -247,7 +247,7 @@ func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, bp *
 	if terr == nil {
 		terr = e.readOnlyCheck(call, tool.Manifest, decoded, pc.resolved)
 	}
-	if terr == nil && !bp.touched {
+	if terr == nil && !bp.touched && !pol.dryRun && !dryRunArgs(decoded) {
 		terr = e.freshCheck(ctx, bp.reads, call, tool.Manifest, decoded, pc.resolved)
 	}
 	if terr != nil {
@@ -438,6 +438,16 @@ func (e *Engine) freshCheck(ctx context.Context, reads *readcache.Cache, call Ca
 			"call %s (%s) was not run, and nobody was asked to approve it: %s", call.ID, call.Name, he.Message)}
 	}
 	return nil
+}
+
+// dryRunArgs reports that a call's arguments ask for a dry run
+// ("dry_run": true, as toolhost's writers take it): the call shows a
+// change and makes none, so whether a file is fresh is for the call to
+// say, if it checks at all (write_file's diff does not).
+func dryRunArgs(decoded any) bool {
+	obj, _ := decoded.(map[string]any)
+	dry, _ := obj["dry_run"].(bool)
+	return dry
 }
 
 // patchedPaths are the files named by the LP1 patches among a call's

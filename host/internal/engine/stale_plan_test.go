@@ -42,10 +42,15 @@ func TestStaleCallRefusedBeforeAsking(t *testing.T) {
 			prep:  func(t *testing.T, f *fixture) { f.read(t, "a.txt") },
 			calls: []Call{call("w", "write_file", `{"path":"a.txt","content":"x"}`)},
 			want:  "confirm"},
-		{name: "a dry run of a stale overwrite is refused too",
+		// A dry run writes nothing: write_file's diff of an unread file
+		// succeeds, so it is not refused.
+		{name: "a dry run asked for in the arguments",
+			calls: []Call{call("w", "write_file", `{"path":"u.txt","content":"x","dry_run":true}`)},
+			want:  "confirm"},
+		{name: "a dry run narrowing (an approval's preview)",
 			narrow: []Narrowing{{DryRun: true}},
 			calls:  []Call{call("w", "write_file", `{"path":"u.txt","content":"x","dry_run":true}`)},
-			want:   "pre_resolved:StaleFile", words: []string{"u.txt: File was not read before writing"}},
+			want:   "execute"},
 		{name: "creating a file needs no read",
 			calls: []Call{call("w", "write_file", `{"path":"new.txt","content":"x"}`)},
 			want:  "execute"},
@@ -149,5 +154,17 @@ func TestStaleCheckSkipsFilesTooLargeToPatch(t *testing.T) {
 	results := f.eng.Run(context.Background(), p, ApproveAll("tester"), RunOptions{})
 	if r := results[0]; r.OK || r.Error.Kind != abi.KindExecutionFailed || !strings.Contains(r.Error.Message, "max_scan_bytes") {
 		t.Errorf("result %+v, want too large to edit in place", r.Error)
+	}
+}
+
+// write_file's dry run of a file never read shows its diff: the check when
+// planning refuses only what the call would be refused.
+func TestDryRunOfUnreadFileIsNotRefused(t *testing.T) {
+	f := policyFixture(t, DefaultPolicy())
+	f.write(t, "u.txt", "unread\n")
+	calls := []Call{call("w", "write_file", `{"path":"u.txt","content":"x\n","dry_run":true}`)}
+	_, results := f.eng.Process(context.Background(), batch(calls...), answer(ApproveAll("tester")), RunOptions{})
+	if r := results[0]; !r.OK || !strings.Contains(r.Content, "+x") {
+		t.Fatalf("result %+v (%+v), want the dry run's diff", r, r.Error)
 	}
 }

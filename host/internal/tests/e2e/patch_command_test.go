@@ -79,6 +79,9 @@ func TestRunCommandNeedsAllow(t *testing.T) {
 func TestBatchCommand(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "a.txt", "alpha\n")
+	// Conversation b read a.txt, so replacing it needs approval; unread,
+	// it would be refused as stale before any approval.
+	w.call(t, "read_file", `{"path":"a.txt"}`, "--conversation", "b")
 	w.file(t, "batch.json", `{"conversation_id":"b","calls":[
 		{"id":"1","name":"read_file","arguments":{"path":"a.txt"}},
 		{"id":"2","name":"write_file","arguments":{"path":"a.txt","content":"beta\n"}},
