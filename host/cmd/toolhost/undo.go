@@ -80,8 +80,9 @@ func runUndo(cmd *cobra.Command, g *globals, f *undoFlags, id string) error {
 		}
 		return &exitError{code: exitToolError, err: ambiguousID("undo", id, amb.Total, cands, "nothing was changed")}
 	case err != nil:
-		// The message names files and ids a model chose.
-		return &exitError{code: exitToolError, err: errors.New(vis(err.Error()))}
+		// The message names files and ids a model chose: printError
+		// strips their control sequences, and its lines stay lines.
+		return &exitError{code: exitToolError, err: err}
 	}
 	if f.format == "json" {
 		return printJSON(rep)

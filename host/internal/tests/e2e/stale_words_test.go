@@ -274,3 +274,22 @@ func TestStaleCallAtATerminalIsNotAsked(t *testing.T) {
 		t.Errorf("the terminal asked about a call that could not succeed:\n%s", shown)
 	}
 }
+
+// TestUndoRefusalIsPlainText: undo's StaleFile refusal lists the files
+// that changed one a line, as a message, not drawn with a prompt's ⏎.
+func TestUndoRefusalIsPlainText(t *testing.T) {
+	w := newWorkspace(t)
+	w.file(t, "a.txt", "a0")
+	w.mustCall(t, "read_file", `{"path": "a.txt"}`, "--conversation", "s", "--id", "r1")
+	w.mustCall(t, "write_file", `{"path": "a.txt", "content": "a1"}`, "--conversation", "s", "--id", "w1", "--allow", "write_file")
+	w.file(t, "a.txt", "edited by hand")
+	_, stderr, code := w.run(t, "undo", "w1")
+	if code != 1 || !strings.Contains(stderr, "StaleFile") || !strings.Contains(stderr, "\n  "+filepath.Join(realDir(t, w.dir), "a.txt")+": ") {
+		t.Fatalf("undo after an outside edit: exit %d, stderr %q; want the changed file on a line of its own", code, stderr)
+	}
+	for _, bad := range []string{"⏎", "<U+"} {
+		if strings.Contains(stderr, bad) {
+			t.Errorf("stderr %q holds %q", stderr, bad)
+		}
+	}
+}
