@@ -20,7 +20,9 @@ import (
 func TestConfirmationShowsWhatRuns_Issue10Item3(t *testing.T) {
 	f := policyFixture(t, withPolicy(func(p *Policy) { p.Denylist = nil }))
 	f.write(t, "a/b.txt", "old\n")
-	f.read(t, "a/b.txt") // replacing it asks; replacing it unread is refused unasked
+	// Read, so that replacing it is asked about; unread, it would be
+	// refused before anyone is asked.
+	f.read(t, "a/b.txt")
 	long := "echo " + strings.Repeat("harmless ", 23) + "done" // 216 characters
 	if len(long) != 216 {
 		t.Fatalf("first line has %d characters", len(long))
