@@ -79,7 +79,7 @@ func openJournaled(t *testing.T, state string, mutate func(*config.Config)) (*ho
 	return h, root
 }
 
-// issue 12 item 2 (FR-RES-01, FR-RES-04a/b): through host.Open with a real
+// FR-RES-01, FR-RES-04a/b: through host.Open with a real
 // journal file, a batch with a read and an approved write leaves the batch
 // with both calls, in order, their arguments with secrets redacted, the
 // decision and who made it, and their results; the batch is done.
@@ -134,7 +134,7 @@ func TestJournalRecordsBatch(t *testing.T) {
 	}
 }
 
-// issue 12 item 2: calls resolved without running are journaled with
+// Calls resolved without running are journaled with
 // their results and never as started: a denied call with who denied it, a
 // duplicate id (under an id of its own in the journal) and an unknown tool.
 func TestJournalRecordsCallsThatDidNotRun(t *testing.T) {
@@ -173,7 +173,7 @@ func TestJournalRecordsCallsThatDidNotRun(t *testing.T) {
 	}
 }
 
-// issue 12 item 2: a run_command's process group is journaled while the
+// A run_command's process group is journaled while the
 // command runs, with its leader's start time, so that recovery after a
 // crash can find and kill what is left of it.
 func TestJournalRecordsProcessGroup(t *testing.T) {
@@ -201,7 +201,7 @@ func TestJournalRecordsProcessGroup(t *testing.T) {
 	}
 }
 
-// issue 12 item 3 (FR-RES-04c): a host without a state directory and no
+// FR-RES-04c: a host without a state directory and no
 // [journal] path keeps no journal; one with a path keeps it there, even
 // in memory.
 func TestJournalWhere(t *testing.T) {
@@ -226,7 +226,7 @@ func TestJournalWhere(t *testing.T) {
 	}
 }
 
-// issue 12 item 3, the fault test of "Done when": a journal that cannot be
+// The fault test of "Done when": a journal that cannot be
 // read (a directory in its place, a damaged file) fails host.Open with
 // the journal's message naming the file and what to do, and the file is
 // left exactly as it was.
@@ -267,7 +267,7 @@ func TestJournalOpenFails(t *testing.T) {
 	}
 }
 
-// issue 12 item 2, the fault test of "Done when": the disk refuses the
+// The fault test of "Done when": the disk refuses the
 // journal's write (a file size limit, as a full disk would). No call of
 // the batch runs, each result says the journal could not record it and
 // why, naming the file; nothing is written to the workspace.
@@ -311,7 +311,7 @@ func TestJournalDiskRefusesWrite(t *testing.T) {
 	}
 }
 
-// issue 12 item 2: a journal the configuration puts inside the workspace
+// A journal the configuration puts inside the workspace
 // is out of every tool's reach, as the state directory is: a tool that
 // could write it could forge what recovery acts on.
 func TestJournalPathProtected(t *testing.T) {

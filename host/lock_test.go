@@ -78,10 +78,10 @@ func wantAll(t *testing.T, what, got string, want ...string) {
 	}
 }
 
-// Issue 13 item 4: with a lock in the plugin directory, Open serves the
+// With a lock in the plugin directory, Open serves the
 // modules it pins and refuses, naming the plugin and both hashes, one that
 // changed or that the lock does not list.
-func TestOpenEnforcesLock_Issue13Item4(t *testing.T) {
+func TestOpenEnforcesLock(t *testing.T) {
 	t.Run("unchanged", func(t *testing.T) {
 		root := t.TempDir()
 		h, err := openLocked(t, lockedPlugins(t, t.TempDir()), root)
@@ -147,10 +147,10 @@ func TestOpenEnforcesLock_Issue13Item4(t *testing.T) {
 	})
 }
 
-// Issue 13 item 4: a packed module's code is read when it is first
+// A packed module's code is read when it is first
 // compiled, after Open. Changed in between, it is refused then: the call
 // fails naming the plugin and both hashes, and the changed code never runs.
-func TestLockedPluginReplacedAfterOpen_Issue13Item4(t *testing.T) {
+func TestLockedPluginReplacedAfterOpen(t *testing.T) {
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("hello\n"), 0o644)
 	plugins := lockedPlugins(t, t.TempDir())
@@ -172,7 +172,7 @@ func TestLockedPluginReplacedAfterOpen_Issue13Item4(t *testing.T) {
 
 // The lock lies in the plugin directory, out of every tool's reach even
 // when that directory is inside a root: a tool cannot re-pin a plugin.
-func TestLockProtectedFromTools_Issue13Item4(t *testing.T) {
+func TestLockProtectedFromTools(t *testing.T) {
 	root := t.TempDir()
 	plugins := lockedPlugins(t, root)
 	lock, _ := os.ReadFile(filepath.Join(plugins, host.LockFile))
@@ -194,7 +194,7 @@ func TestLockProtectedFromTools_Issue13Item4(t *testing.T) {
 
 // Lock pins modules in immediate subdirectories too (an Extism plugin
 // beside its manifest), and CheckLock reports each difference.
-func TestLockAndCheckLock_Issue13Item4(t *testing.T) {
+func TestLockAndCheckLock(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "hyper", "deeper"), 0o755)
 	os.WriteFile(filepath.Join(dir, "a.wasm"), []byte("a"), 0o644)

@@ -14,7 +14,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/inside"
 )
 
-// issue 11 item 7: a profile lists and runs only its tools, under its
+// A profile lists and runs only its tools, under its
 // stricter approval, and never offers what the policy denies.
 func TestProfile(t *testing.T) {
 	var cfg *config.Config

@@ -11,7 +11,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
-// issue 12 item 4 ([journal] retention_days): a host prunes its journal
+// A host prunes its journal
 // when it opens, off the start-up path: a finished batch older than the
 // retention goes, a recent one and an interrupted old one stay.
 func TestHostPrunesJournal(t *testing.T) {

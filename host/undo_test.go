@@ -84,7 +84,7 @@ func wantFile(t *testing.T, path, content string, mode os.FileMode) {
 	}
 }
 
-// issue 12 item 4: a write journals the file's previous content; undo of
+// A write journals the file's previous content; undo of
 // the call restores its bytes and mode, and reports what it did.
 func TestUndoWriteRestoresBytesAndMode(t *testing.T) {
 	h, root := undoHost(t, map[string]string{"notes.txt": "old\n"}, nil)
@@ -116,7 +116,7 @@ func TestUndoWriteRestoresBytesAndMode(t *testing.T) {
 	}
 }
 
-// issue 12 item 4: apply_patch changing three files in one commit is
+// Apply_patch changing three files in one commit is
 // undone whole, by its call id or by its batch id.
 func TestUndoPatchOfThreeFiles(t *testing.T) {
 	for _, by := range []string{"p1", "batch_p"} {
@@ -142,7 +142,7 @@ func TestUndoPatchOfThreeFiles(t *testing.T) {
 	}
 }
 
-// issue 12 item 4: a file edited outside toolhost after the call makes
+// A file edited outside toolhost after the call makes
 // undo refuse with a StaleFileError naming it, and nothing changes: not
 // the edited file, not the other file the batch changed.
 func TestUndoRefusesStaleFile(t *testing.T) {
@@ -173,7 +173,7 @@ func TestUndoRefusesStaleFile(t *testing.T) {
 	wantFile(t, filepath.Join(root, "a.txt"), "a1", 0o640)
 }
 
-// issue 12 item 4: undo of a call that created a file removes it; undo
+// Undo of a call that created a file removes it; undo
 // of that undo creates it again with its content and mode.
 func TestUndoCreatedFileAndUndoOfUndo(t *testing.T) {
 	h, root := undoHost(t, nil, nil)
@@ -207,7 +207,7 @@ func TestUndoCreatedFileAndUndoOfUndo(t *testing.T) {
 	wantFile(t, made, "", 0)
 }
 
-// issue 12 item 4: a change whose previous content is over [journal]
+// A change whose previous content is over [journal]
 // max_preimage_bytes is journaled as not undoable, and undo refuses,
 // naming the file, the cap and the key.
 func TestUndoOverCapIsNotUndoable(t *testing.T) {
@@ -226,7 +226,7 @@ func TestUndoOverCapIsNotUndoable(t *testing.T) {
 	wantFile(t, path, "small", 0o640)
 }
 
-// issue 12 item 4: undo writes only where a tool may write now: a path
+// Undo writes only where a tool may write now: a path
 // outside the roots is refused, naming it, and nothing changes.
 func TestUndoOutsideRootsRefused(t *testing.T) {
 	state := t.TempDir()
@@ -245,7 +245,7 @@ func TestUndoOutsideRootsRefused(t *testing.T) {
 	}
 }
 
-// issue 12 item 4: a write whose previous content the journal cannot
+// A write whose previous content the journal cannot
 // record is refused: the call fails naming its id and the path, and the
 // file is not changed. The failure is a trigger in the real journal
 // file, so the batch itself is recorded and only the pre-image fails.

@@ -65,7 +65,7 @@ func TestApprover(t *testing.T) {
 	}
 }
 
-// issue 10 items 2 and 3: the question shows every argument in full, with
+// The question shows every argument in full, with
 // the resolved path and a note when the summary is not all of it; text in
 // an argument never starts a line of its own; a call only a person may
 // approve is asked about even with --allow, and without a terminal it is
@@ -112,7 +112,7 @@ func TestApproverShowsArguments(t *testing.T) {
 	}
 }
 
-// issue 10 item 3 (red team round 2): a value of 100,000 empty lines and
+// A value of 100,000 empty lines and
 // a last line padded to wrap into a fake question cannot push what is
 // approved off the screen or draw a line of toolhost's: the rows right
 // above the question are a recap naming the call, its risk, its

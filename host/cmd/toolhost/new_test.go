@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// issue 13 item 3: go.mod's replace points into the checkout by a relative
+// Go.mod's replace points into the checkout by a relative
 // path when the plugin lives inside it, so the two move together, and by
 // an absolute one otherwise.
 func TestNewReplacePathForm(t *testing.T) {
@@ -25,7 +25,7 @@ func TestNewReplacePathForm(t *testing.T) {
 	}
 }
 
-// issue 13 item 3: every template renders with the scaffold's parameters,
+// Every template renders with the scaffold's parameters,
 // names nothing it was not given, and the files land under their real names.
 func TestNewTemplatesRender(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "word_count")
@@ -59,7 +59,7 @@ func TestNewTemplatesRender(t *testing.T) {
 	}
 }
 
-// issue 13 item 3, red team: a toolhost binary whose path holds a space,
+// A toolhost binary whose path holds a space,
 // a $ or a # still runs from the scaffold's Makefile: make neither cuts
 // the path at # nor expands $, and sh gets it as one word.
 func TestNewMakefileOddToolhostPath(t *testing.T) {

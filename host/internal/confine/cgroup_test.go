@@ -118,7 +118,7 @@ func waitGone(t *testing.T, pids []int) {
 	}
 }
 
-// issue 14 item 5: a bounded fork burst stops at pids_max. The shell
+// A bounded fork burst stops at pids_max. The shell
 // tries to start 100 sleeps in the background; with pids.max 20 at most
 // 20 processes exist, the shell's fork fails, and Close kills every
 // sleep that did start, though the shell that started them is gone.
@@ -163,7 +163,7 @@ func TestCgroupPidsMaxStopsForkBurst(t *testing.T) {
 	}
 }
 
-// issue 14 item 5: a memory hog is stopped by its limit, and OOMKilled
+// A memory hog is stopped by its limit, and OOMKilled
 // says so (the hint the model gets rests on it). 512 MiB touched page by
 // page under a 64 MiB limit.
 func TestCgroupMemoryLimitKillsHog(t *testing.T) {
@@ -197,7 +197,7 @@ func TestCgroupMemoryLimitKillsHog(t *testing.T) {
 	}
 }
 
-// issue 14 item 5: nothing a command starts outlives Close, whether it
+// Nothing a command starts outlives Close, whether it
 // left the process group (setsid), was orphaned by a double fork or
 // ignores SIGTERM; the cgroup's directories are gone after, and a second
 // Close is harmless. No limits: a cgroup only to kill by.

@@ -160,7 +160,7 @@ func mustRun(t testing.TB, p *Policy, command string) result {
 	return r
 }
 
-// issue 14 item 1: a confined command runs, its output comes back, and
+// A confined command runs, its output comes back, and
 // what confined it is reported.
 func TestLaunchRunsCommand(t *testing.T) {
 	work := canonicalTempDir(t)
@@ -174,7 +174,7 @@ func TestLaunchRunsCommand(t *testing.T) {
 	}
 }
 
-// issue 14 item 1: the command runs with no capability, not even in the
+// The command runs with no capability, not even in the
 // user namespace it is root of, and the kernel's tunables in its /proc are
 // read-only: a toolhost run as root must not lend the command its power
 // over netfilter, mounts or sysctls.
@@ -195,7 +195,7 @@ func TestLaunchDropsCapabilities(t *testing.T) {
 	}
 }
 
-// issue 14 item 1: the launcher exits with the shell's status, and a
+// The launcher exits with the shell's status, and a
 // shell killed by a signal is reported as that signal.
 func TestLaunchExitStatus(t *testing.T) {
 	work := canonicalTempDir(t)
@@ -219,7 +219,7 @@ func TestLaunchExitStatus(t *testing.T) {
 	}
 }
 
-// issue 14 items 1 and 5: the command runs in its cgroup in every
+// The command runs in its cgroup in every
 // hierarchy the cgroup has, though the host never moves the launcher (it
 // is cloned into the v2 cgroup, and its thread that forks the shell moves
 // itself into the v1 ones, which is 20 us where moving a process takes an
@@ -251,7 +251,7 @@ func TestLaunchEntersCgroup(t *testing.T) {
 	}
 }
 
-// issue 14 item 1: the launcher forwards a termination signal to the
+// The launcher forwards a termination signal to the
 // shell, which may handle it.
 func TestLaunchForwardsSignals(t *testing.T) {
 	work := canonicalTempDir(t)
@@ -267,7 +267,7 @@ func TestLaunchForwardsSignals(t *testing.T) {
 	}
 }
 
-// issue 14 item 2: only what the policy mounts exists, a read-only mount
+// Only what the policy mounts exists, a read-only mount
 // cannot be written, and a hidden path cannot be read.
 func TestLaunchFilesystem(t *testing.T) {
 	work := canonicalTempDir(t)
@@ -332,7 +332,7 @@ func TestLaunchFilesystem(t *testing.T) {
 	}
 }
 
-// issue 14 item 2: a source that is a symlink (/bin -> usr/bin on merged
+// A source that is a symlink (/bin -> usr/bin on merged
 // systems) appears as the same symlink; one that passes through a symlink
 // is refused, so a command cannot redirect a later mount by replacing a
 // directory of its root with a link.
@@ -361,7 +361,7 @@ func TestLaunchSymlinkSources(t *testing.T) {
 	}
 }
 
-// issue 14 item 1: a launch that cannot be confined as asked (a mount
+// A launch that cannot be confined as asked (a mount
 // source that does not exist) is an error naming the path, and the
 // command does not run.
 func TestLaunchErrorNamesPath(t *testing.T) {
@@ -381,7 +381,7 @@ func TestLaunchErrorNamesPath(t *testing.T) {
 	}
 }
 
-// Red team, issue 14 item 4: every tmpfs of the command's root has a
+// Every tmpfs of the command's root has a
 // size, so without a cgroup a command cannot fill RAM through $HOME's
 // scratch or /dev/shm (a tmpfs grows to half of RAM by default): a
 // writable one is Limits.MemoryBytes when set (at most 1 GiB), the ones
@@ -427,7 +427,7 @@ while read -r _ at fs opts _; do if [ "$fs" = tmpfs ]; then echo "$at $opts"; fi
 	}
 }
 
-// Red team, issue 14 item 2: a mount the kernel refuses because the
+// A mount the kernel refuses because the
 // namespace holds fs.mount-max mounts (ENOSPC) says so, with the limit,
 // how far the policy got, and what to do, not "no space left on device".
 func TestLaunchMountMaxNamed(t *testing.T) {
@@ -462,7 +462,7 @@ func TestLaunchMountMaxNamed(t *testing.T) {
 	}
 }
 
-// Red team, issue 14 item 2: a launch message larger than the launcher
+// A launch message larger than the launcher
 // reads (a policy of a root flooded with nested repositories, or a huge
 // command) is refused before the launcher starts, with the size, the
 // policy's mount count and what to do, not the launcher's bare "larger
@@ -484,7 +484,7 @@ func TestLaunchMessageTooLarge(t *testing.T) {
 	}
 }
 
-// issue 14 item 5: /proc is the PID namespace's own: the launcher is
+// /proc is the PID namespace's own: the launcher is
 // pid 1, and no host process shows.
 func TestLaunchProcIsNamespaced(t *testing.T) {
 	work := canonicalTempDir(t)
@@ -502,7 +502,7 @@ func TestLaunchProcIsNamespaced(t *testing.T) {
 	}
 }
 
-// issue 14 item 5: nothing a command starts outlives it: a background
+// Nothing a command starts outlives it: a background
 // child, one that left the session, and a double fork.
 func TestLaunchLeavesNothingBehind(t *testing.T) {
 	work := canonicalTempDir(t)
@@ -524,7 +524,7 @@ func TestLaunchLeavesNothingBehind(t *testing.T) {
 	}
 }
 
-// issue 14 item 5: killing the launcher kills everything it started.
+// Killing the launcher kills everything it started.
 func TestLaunchKilledKillsAll(t *testing.T) {
 	work := canonicalTempDir(t)
 	marker := uniqueSleep()
@@ -542,7 +542,7 @@ func TestLaunchKilledKillsAll(t *testing.T) {
 	waitFor(t, func() bool { return len(processesWith(marker)) == 0 }, "the command's processes to be gone")
 }
 
-// issue 14 item 4: with network off the command has its own loopback,
+// With network off the command has its own loopback,
 // up, and cannot reach a listener on the host's.
 func TestLaunchNetworkOff(t *testing.T) {
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
@@ -571,7 +571,7 @@ func TestLaunchNetworkOff(t *testing.T) {
 	}
 }
 
-// issue 14 item 4: with network allowlist, 127.0.0.1:ProxyPort inside
+// With network allowlist, 127.0.0.1:ProxyPort inside
 // reaches the proxy's Unix socket.
 func TestLaunchRelay(t *testing.T) {
 	dir := canonicalTempDir(t)

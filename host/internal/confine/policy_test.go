@@ -15,7 +15,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
-// fakeHome makes a home directory holding every secret of issue 14
+// fakeHome makes a home directory holding every secret the sandbox hides
 // item 2, and toolchains and package stores like a developer's.
 func fakeHome(t *testing.T) string {
 	t.Helper()

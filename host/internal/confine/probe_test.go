@@ -25,7 +25,7 @@ func full() Support {
 	}
 }
 
-// issue 14 item 6: the probe on this machine finds every piece the
+// The probe on this machine finds every piece the
 // default policy needs, quickly. A machine without one fails here with
 // the doctor's report, never silently.
 func TestProbeThisMachine(t *testing.T) {
@@ -49,7 +49,7 @@ func TestProbeThisMachine(t *testing.T) {
 	}
 }
 
-// issue 14 item 6: when a piece is missing, Require fails closed with an
+// When a piece is missing, Require fails closed with an
 // error naming the piece and its fix; no mode but off gets past it, and
 // pieces the configuration does not need (cgroups; the network namespace
 // with network on) do not stop it.
@@ -119,7 +119,7 @@ func TestRequireFailsClosed(t *testing.T) {
 	}
 }
 
-// issue 14 item 6: the fail-closed path end to end in the host's side of
+// The fail-closed path end to end in the host's side of
 // a call. A probe forced to "no Landlock" makes Prepare refuse the call
 // before anything is built for it: no private temporary directory, no
 // cgroup, no launch.

@@ -70,7 +70,7 @@ func text(r Result) string {
 	return r.Check + " " + string(r.Status) + ": " + r.Detail + "\n\t" + strings.Join(r.Findings, "\n\t")
 }
 
-// issue 13 item 1: built-in plugins pass every dynamic check, and the
+// Built-in plugins pass every dynamic check, and the
 // suite on one plugin takes seconds. A skip must say why, and only the
 // manifest's own declarations may cause one. The two built-ins whose
 // manifests cause skips run here; host/internal/tests/e2e runs the whole suite on
@@ -135,7 +135,7 @@ func buildBroken(t *testing.T, name string) string {
 	return wasm
 }
 
-// issue 13 item 1: what the generator calls valid, the schema accepts,
+// What the generator calls valid, the schema accepts,
 // and what it calls invalid (but for bytes that are not JSON), the schema
 // refuses; the same schema gives the same arguments every time.
 func TestGeneratorFollowsSchema(t *testing.T) {
@@ -177,7 +177,7 @@ func TestGeneratorFollowsSchema(t *testing.T) {
 	}
 }
 
-// issue 13 items 1 and 5: the dynamic checks apply to Extism MCP plugins
+// The dynamic checks apply to Extism MCP plugins
 // too, through the same host: a well-behaved one passes every check, and
 // a tool that spins fails call.deadline. (make test runs toolhost test on
 // every Extism test plugin, the servlet included.)

@@ -30,7 +30,7 @@ func runAll(t *testing.T, module string, opts Options) map[string]Result {
 	return out
 }
 
-// issue 13, red team items a and b: on a cold compile cache, a plugin
+// On a cold compile cache, a plugin
 // whose start-up spins fails start.spin for that alone: compiling (which
 // takes seconds cold, under -race) is not counted against its start-up
 // limit, as the host does not count it. manifest.section does not spend
@@ -52,7 +52,7 @@ func TestSpinningStartUpOnColdCache(t *testing.T) {
 	}
 }
 
-// issue 13, red team item c: a plugin the host refuses is reported by
+// C: a plugin the host refuses is reported by
 // the path the user gave, never by the temporary copy a workspace loads.
 func TestLoadFailureNamesUserPath(t *testing.T) {
 	module := buildBroken(t, "ungranted_import")
@@ -71,7 +71,7 @@ func TestLoadFailureNamesUserPath(t *testing.T) {
 	}
 }
 
-// issue 13, red team: a plugin that behaves only while it is tested must
+// A plugin that behaves only while it is tested must
 // not be able to tell: the workspace's path and the call ids look like
 // real use (no "toolhost-test" or "conformance" in them). A command the
 // plugin runs sees the root's path.
@@ -99,7 +99,7 @@ func TestWorkspaceLooksLikeRealUse(t *testing.T) {
 	}
 }
 
-// issue 13, red team: a plugin's case files are the author's, read by an
+// A plugin's case files are the author's, read by an
 // operator's toolhost test: a case that is a FIFO (which would block the
 // run forever), a link to /dev/zero (which would fill memory), a file of
 // megabytes, or a case of thousands of calls is refused as malformed,

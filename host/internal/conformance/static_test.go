@@ -227,7 +227,7 @@ func TestManifestChecks(t *testing.T) {
 			m.Capabilities = append(m.Capabilities, "net.http")
 		}, checkFields, StatusFail, []string{`name "Bad-Name" must match`, `description is empty`, `version is empty`,
 			`risk_level "none"`, `timeout_ms \d+ is more than`, `capability "net\.http" is unknown`}},
-		// issue 13, red team: a 10 MB description, and escape sequences
+		// A 10 MB description, and escape sequences
 		// or a bidi override in the text people and models are shown.
 		{"a 10 MB description", func(m *abi.Manifest) { m.Description = strings.Repeat("Reads. ", 10<<20/7) }, checkFields, StatusFail,
 			[]string{`description is \d+ bytes, more than 8192`}},
@@ -380,7 +380,7 @@ func TestRefusedPluginStillChecked(t *testing.T) {
 	}
 }
 
-// issue 13 item 5: the suite tells a module's kind by serve's rule
+// The suite tells a module's kind by serve's rule
 // (extism.Detect): describe and call make an Extism servlet only with an
 // import from Extism's kernel. Without one, serve hands the module to the
 // native runtime, so the suite must not report it as an Extism plugin.

@@ -158,7 +158,7 @@ func socksConnect(t testing.TB, p *Proxy, atyp byte, host string, port int) (byt
 	if _, err := io.ReadFull(c, bound); err != nil {
 		t.Fatalf("socks5 reply address: %v", err)
 	}
-	// Issue 14 review item 6: the reply's bound address would be the
+	// The reply's bound address would be the
 	// host's outbound address, which a confined command has no business
 	// learning; every reply says 0.0.0.0:0.
 	if rep[3] != socksAtypIPv4 || !bytes.Equal(bound, make([]byte, 6)) {

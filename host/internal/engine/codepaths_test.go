@@ -10,12 +10,12 @@ import (
 	"testing"
 )
 
-// issue 10 item 2: a write that would lay out a git directory (git opens
+// A write that would lay out a git directory (git opens
 // it as a bare repository and runs its core.fsmonitor) always asks a
 // person, whatever the approval mode, allowlist or prompt_side_effects
 // say; deny mode and the denylist still deny. What is on disk and what
 // the batch's earlier calls write both count.
-func TestGitLayoutAlwaysAsks_Issue10Item2(t *testing.T) {
+func TestGitLayoutAlwaysAsks(t *testing.T) {
 	write := func(id, path string) Call {
 		raw, _ := json.Marshal(map[string]string{"path": path, "content": "ref: refs/heads/main\n"})
 		return call(id, "write_file", string(raw))
@@ -132,11 +132,11 @@ func TestGitLayoutAlwaysAsks_Issue10Item2(t *testing.T) {
 	}
 }
 
-// issue 10 item 2: a call writing a path that makes tools run code
+// A call writing a path that makes tools run code
 // (tools.approval.code_patterns) is never auto-approved as only creating
 // a new file, and the reason names the pattern; other new files still
 // run unasked.
-func TestCodePathsNotAutoApproved_Issue10Item2(t *testing.T) {
+func TestCodePathsNotAutoApproved(t *testing.T) {
 	tests := []struct {
 		name   string
 		policy func(*Policy)
@@ -183,15 +183,15 @@ func TestCodePathsNotAutoApproved_Issue10Item2(t *testing.T) {
 	}
 }
 
-// issue 10 item 2: a new file that a symlink in its directory, or in one
+// A new file that a symlink in its directory, or in one
 // above it, reaches is judged as the link's path too: a repository that
 // ships ".envrc -> .env.local" makes creating .env.local a write of
 // .envrc. A link elsewhere is not seen (the check's documented limit),
 // and a directory too large to look through is not auto-approved.
-func TestCodePathThroughLink_Issue10Item2(t *testing.T) {
+func TestCodePathThroughLink(t *testing.T) {
 	tests := []struct {
 		name   string
-		disk   []string // as in TestGitLayoutAlwaysAsks_Issue10Item2; "@abs" in a link target is the root
+		disk   []string // as in TestGitLayoutAlwaysAsks; "@abs" in a link target is the root
 		policy func(*Policy)
 		path   string
 		want   string

@@ -13,11 +13,11 @@ import (
 	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
-// issue 10 item 3, FR-APR-03: a confirmation carries the arguments that
+// FR-APR-03: a confirmation carries the arguments that
 // will run, whole, visible and unredacted, with the paths they resolve
 // to, and says when its summary is not all of it. Each case is one the
 // summary alone hid.
-func TestConfirmationShowsWhatRuns_Issue10Item3(t *testing.T) {
+func TestConfirmationShowsWhatRuns(t *testing.T) {
 	f := policyFixture(t, withPolicy(func(p *Policy) { p.Denylist = nil }))
 	f.write(t, "a/b.txt", "old\n")
 	// Read, so that replacing it is asked about; unread, it would be
@@ -160,7 +160,7 @@ func contains(lines []string, want string) bool {
 	return false
 }
 
-// issue 10 item 3: the rendering of argument values of every JSON shape,
+// The rendering of argument values of every JSON shape,
 // and the JSON a transport sends (an MCP elicitation, the batch API).
 func TestConfirmationArguments(t *testing.T) {
 	var out []Argument
@@ -189,7 +189,7 @@ func TestConfirmationArguments(t *testing.T) {
 	}
 }
 
-// issue 10 item 3: with several roots, a path shows with its root.
+// With several roots, a path shows with its root.
 func TestConfirmationPathRoots(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	sb, err := sandbox.New(sandbox.Config{Roots: []string{a, b}, AllowAbsolute: true})
@@ -211,11 +211,11 @@ func TestConfirmationPathRoots(t *testing.T) {
 	}
 }
 
-// issue 10 item 3: a value is folded to the surface's width, so the
+// A value is folded to the surface's width, so the
 // surface wraps nothing itself and no row of the value starts at the
 // margin or with the value's own text; padding shows as ␠×N and a
 // written-out character is never split.
-func TestFold_Issue10Item3(t *testing.T) {
+func TestFold(t *testing.T) {
 	tests := []struct {
 		name  string
 		text  string
@@ -249,10 +249,10 @@ func TestFold_Issue10Item3(t *testing.T) {
 	}
 }
 
-// issue 10 item 3: a flood of lines, empty or padded to wrap, cannot
+// A flood of lines, empty or padded to wrap, cannot
 // fill the default view or draw a row of its own in any view; the full
 // view still holds every line, folded the same way.
-func TestDetailsLayout_Issue10Item3(t *testing.T) {
+func TestDetailsLayout(t *testing.T) {
 	pad := func(s string) string { return s + strings.Repeat(" ", 80-len(s)) }
 	forged := strings.Repeat(" ", 75) + pad("LOW risk: Write 5 bytes to notes.md") + pad("  path: notes.md")
 	var numbered []string
@@ -315,9 +315,9 @@ func TestDetailsLayout_Issue10Item3(t *testing.T) {
 	}
 }
 
-// issue 10 item 3: the recap names what runs in a few rows, each marked
+// The recap names what runs in a few rows, each marked
 // as toolhost's, however many arguments and files a call has.
-func TestRecap_Issue10Item3(t *testing.T) {
+func TestRecap(t *testing.T) {
 	var many []Argument
 	for i := range 30 {
 		a := scalar(fmt.Sprintf("a%d", i), "x\ny")

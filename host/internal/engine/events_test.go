@@ -222,11 +222,11 @@ const splitEscapesCommand = `printf 'A\033]52;c;aGk='; sleep 0.1; printf '\aB\03
 	`printf '2JC\342\224'; sleep 0.1; printf '\200D\302'; sleep 0.1; printf '\2332JE\033]0;ti'; sleep 0.1; ` +
 	`printf 'tle\aF\342'; printf 'G\033' >&2; sleep 0.1; printf ']0;x\a\342\224' >&2; sleep 0.1; printf '\200' >&2`
 
-// Issue 10 item 4, FR-OUT-02: a chunk boundary inside an escape sequence
+// FR-OUT-02: a chunk boundary inside an escape sequence
 // or a rune lets no part of it through. Each stream's chunks add up to
 // what sanitizing its whole output gives; the stream that ended inside a
 // rune gets its U+FFFD, as the whole would, before Completed.
-func TestStreamedChunksSanitizedAcrossBoundaries_Issue10Item4(t *testing.T) {
+func TestStreamedChunksSanitizedAcrossBoundaries(t *testing.T) {
 	f := blockedFixture(t, time.Minute)
 	var mu sync.Mutex
 	var got []Event

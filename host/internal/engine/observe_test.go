@@ -35,7 +35,7 @@ func approveEverything(context.Context, []Confirmation) (Decision, error) {
 	return ApproveAll("test"), nil
 }
 
-// issue 13 item 1, FR-REG-01a: a summary's attempt at I/O is refused and
+// FR-REG-01a: a summary's attempt at I/O is refused and
 // observed (Summary, with the path the plugin gave and the refusal), and
 // the call's own accesses follow, allowed or refused, with its call id.
 func TestObserveSummaryAndCallAccesses(t *testing.T) {
@@ -77,7 +77,7 @@ func TestObserveSummaryAndCallAccesses(t *testing.T) {
 	}
 }
 
-// issue 13 item 1: the output observer sees what the plugin returned
+// The output observer sees what the plugin returned
 // before the host cut it, with the call's limit and the plugin's claim.
 func TestObserveRawOutputSize(t *testing.T) {
 	f := newFixture(t, abi.Limits{MaxOutputBytes: 1000})

@@ -13,7 +13,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/wasmbin"
 )
 
-// issue 13 item 5: the kind of a module follows from its exports and
+// The kind of a module follows from its exports and
 // imports, as hyper-mcp decides it, and a native plugin (which exports
 // describe and call too) is never taken for a servlet.
 func TestKind(t *testing.T) {
@@ -45,7 +45,7 @@ func TestKind(t *testing.T) {
 	}
 }
 
-// issue 13 item 5: every import toolhost does not provide is named at
+// Every import toolhost does not provide is named at
 // once; what it provides passes.
 func TestCheckImports(t *testing.T) {
 	ok := []wasmbin.Import{
@@ -67,7 +67,7 @@ func TestCheckImports(t *testing.T) {
 	}
 }
 
-// issue 13 item 5: allowed_hosts match host names exactly or by go-sdk's
+// Allowed_hosts match host names exactly or by go-sdk's
 // globs, without regard to case; URLs and bad patterns are refused when
 // the plugin loads, not when a request panics.
 func TestHostPatterns(t *testing.T) {
@@ -90,7 +90,7 @@ func TestHostPatterns(t *testing.T) {
 	}
 }
 
-// issue 13 item 5: go-sdk's refusal (a panic in the guest) and the
+// Go-sdk's refusal (a panic in the guest) and the
 // guard's both become a NetDeniedError naming the host.
 func TestNetDenied(t *testing.T) {
 	sdk := fmt.Errorf("HTTP request to 'http://evil.example:8080/x' is not allowed (recovered by wazero)\nwasm stack trace: ...")
@@ -121,7 +121,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	return nil, errors.New("not sent")
 }
 
-// issue 13 item 5: a CallToolResult becomes text: text blocks as they
+// A CallToolResult becomes text: text blocks as they
 // are, others described in one line, structuredContent when there is no
 // content; isError makes an ExecutionFailed error; output that is not a
 // CallToolResult is an error, and a huge text is not copied past a bound
@@ -156,7 +156,7 @@ func TestCallResult(t *testing.T) {
 	}
 }
 
-// issue 13 item 5: a summary is made by the host, without the plugin:
+// A summary is made by the host, without the plugin:
 // the tool, its arguments cut short, and the hosts it may contact.
 func TestSummary(t *testing.T) {
 	tool := &Tool{mod: &Module{grant: Grant{AllowedHosts: []string{"api.example.com"}}}, manifest: abi.Manifest{Name: "fetch"}}

@@ -29,7 +29,7 @@ func load(t *testing.T, opts extism.Options, name, path string) ([]*extism.Tool,
 	return l.Load(context.Background(), path, name, kind)
 }
 
-// issue 13 item 5: a module whose list_tools spins is stopped at the load
+// A module whose list_tools spins is stopped at the load
 // deadline and refused, naming it; toolhost does not hang.
 func TestLoadDeadline(t *testing.T) {
 	path := guests.Build(t, guests.Misbehave)
@@ -48,7 +48,7 @@ func TestLoadDeadline(t *testing.T) {
 	}
 }
 
-// issue 13 item 5: Verify sees the exact bytes that are
+// Verify sees the exact bytes that are
 // compiled, before anything runs, and its error refuses the module.
 func TestVerifyHook(t *testing.T) {
 	path := guests.Build(t, guests.HyperTools)
@@ -73,7 +73,7 @@ func TestVerifyHook(t *testing.T) {
 	}
 }
 
-// issue 13 item 5: the memory cap holds from the start: a Go guest given
+// The memory cap holds from the start: a Go guest given
 // less than it needs to start is refused at load, naming it.
 func TestMemoryCapAtLoad(t *testing.T) {
 	path := guests.Build(t, guests.HyperTools)
@@ -83,7 +83,7 @@ func TestMemoryCapAtLoad(t *testing.T) {
 	}
 }
 
-// issue 13 items 4 and 5: under a lock, a changed module is refused by the
+// Under a lock, a changed module is refused by the
 // lock before anything reads it, naming the change, even when it now
 // imports what toolhost does not provide (the import check used to run
 // first, on the file as it was then, and said nothing of the lock).

@@ -144,11 +144,11 @@ func prepareCommit(env *Env, files []abi.CommitFile) ([]commitTarget, error) {
 	return targets, err
 }
 
-// Issue 10 item 9: an fs_commit of more files than Env.MaxCommitFiles
+// An fs_commit of more files than Env.MaxCommitFiles
 // (tools.apply_patch.max_files) is refused before any file is looked at,
 // dry run or not, naming the call, the count, the limit and the key; at
 // the limit it commits.
-func TestCommit_Issue10Item9_MaxFiles(t *testing.T) {
+func TestCommit_MaxFiles(t *testing.T) {
 	w := newWorkspace(t, nil)
 	files := func(n int) []abi.CommitFile {
 		fs := make([]abi.CommitFile, n)

@@ -51,11 +51,11 @@ func bigFile(t *testing.T, w *workspace, name string, size int64) {
 
 const bigSize = 50 << 20
 
-// Issue 9 item 6 (FR-LIM-*, NFR-SEC-*): fs_read returns at most the
+// FR-LIM-*, NFR-SEC-*: fs_read returns at most the
 // call's read limit, whatever limit a plugin passes, and allocates
 // accordingly — on a 50 MB file a negative or absurd limit used to cost
 // 50 MB (66 MB in base64) of host memory.
-func TestLimits_Issue9Item6_ReadIsClamped(t *testing.T) {
+func TestLimits_ReadIsClamped(t *testing.T) {
 	w := newWorkspace(t, nil)
 	bigFile(t, w, "big.bin", bigSize)
 	limits := abi.Limits{MaxOutputBytes: 100 << 10, MaxFileReadBytes: 200 << 10, MaxScanBytes: 2 << 20}
@@ -102,9 +102,9 @@ func TestLimits_Issue9Item6_ReadIsClamped(t *testing.T) {
 	}
 }
 
-// Issue 9 item 6: a diff (fs_diff, a commit's dry run) neither reads nor
+// A diff (fs_diff, a commit's dry run) neither reads nor
 // diffs a side larger than the scan limit; it says so in one line.
-func TestLimits_Issue9Item6_DiffsAreBounded(t *testing.T) {
+func TestLimits_DiffsAreBounded(t *testing.T) {
 	w := newWorkspace(t, map[string]string{"small.txt": "one\n"})
 	bigFile(t, w, "big.bin", bigSize)
 	w.recordRead(t, "small.txt")
@@ -147,9 +147,9 @@ func TestLimits_Issue9Item6_DiffsAreBounded(t *testing.T) {
 	}
 }
 
-// Issue 9 item 6: a listing page holds at most what the output limit can
+// A listing page holds at most what the output limit can
 // show, whatever max_entries says (0 included), and says it is truncated.
-func TestLimits_Issue9Item6_ListIsCapped(t *testing.T) {
+func TestLimits_ListIsCapped(t *testing.T) {
 	files := map[string]string{}
 	for i := range 500 {
 		files[fmt.Sprintf("d/f%03d", i)] = ""
@@ -179,10 +179,10 @@ func TestLimits_Issue9Item6_ListIsCapped(t *testing.T) {
 	}
 }
 
-// Issue 9 item 6: fs_commit bounds its files and the bytes it stages
+// Fs_commit bounds its files and the bytes it stages
 // before it decodes or writes anything, and event_emit bounds a chunk;
 // path arguments are bounded before they are copied.
-func TestLimits_Issue9Item6_Refusals(t *testing.T) {
+func TestLimits_Refusals(t *testing.T) {
 	w := newWorkspace(t, map[string]string{"a.txt": "A"})
 	w.recordRead(t, "a.txt")
 	limits := abi.Limits{MaxOutputBytes: 1 << 10, MaxScanBytes: 1000, MaxPatchBytes: 100}
@@ -262,11 +262,11 @@ func (g *guest) diff(ctx context.Context, env *Env, name string, data []byte) (s
 	return string(resp), err
 }
 
-// Issue 10 item 7: a diff reads what read_file would, a regular file: a
+// A diff reads what read_file would, a regular file: a
 // FIFO (no writer, so a read would wait or see nothing) or a device
 // (/dev/zero never ends) is not read, and the diff says why in its
 // one line; a directory is refused. Each returns at once.
-func TestLimits_Issue10Item7_DiffsReadOnlyRegularFiles(t *testing.T) {
+func TestLimits_DiffsReadOnlyRegularFiles(t *testing.T) {
 	w := newWorkspace(t, map[string]string{"dir/f": "x"})
 	if err := unix.Mkfifo(w.abs("fifo"), 0o644); err != nil {
 		t.Fatal(err)
@@ -314,11 +314,11 @@ func TestLimits_Issue10Item7_DiffsReadOnlyRegularFiles(t *testing.T) {
 	}
 }
 
-// Issue 10 item 7: the diff algorithm's cost grows with lines, and it
+// The diff algorithm's cost grows with lines, and it
 // cannot be interrupted: sides of too many lines are not diffed, and a
 // diff still running at the call's deadline is left behind, the call
 // ending on time.
-func TestLimits_Issue10Item7_DiffsAreBoundedInTime(t *testing.T) {
+func TestLimits_DiffsAreBoundedInTime(t *testing.T) {
 	lines := func(n int, line func(i int) string) string {
 		var b strings.Builder
 		for i := range n {

@@ -20,7 +20,7 @@ func linked(t *testing.T, name string) runtime.HostFunction {
 	return runtime.HostFunction{}
 }
 
-// issue 13 item 1: every host function a plugin calls reaches the call's
+// Every host function a plugin calls reaches the call's
 // observer with the path as the plugin gave it, allowed or refused, with
 // the sandbox's reason for a refusal; one access per file of a commit.
 func TestObserveAccesses(t *testing.T) {
@@ -67,7 +67,7 @@ func TestObserveAccesses(t *testing.T) {
 	}
 }
 
-// issue 13 item 1: what the runtime refuses without a call (during a
+// What the runtime refuses without a call (during a
 // summary) reaches the observer the context carries, marked Summary, with
 // the refusal; without an observer nothing happens.
 func TestObserveRefused(t *testing.T) {

@@ -13,11 +13,11 @@ import (
 	"github.com/toolhost/toolhost/abi"
 )
 
-// Issue 9 item 1 (FR-TOOL-PATCH-01a, NFR-SEC-*): a call writes only the
+// FR-TOOL-PATCH-01a, NFR-SEC-*: a call writes only the
 // paths approval covered — the ones its arguments name — and a path
 // approved for creation is never replaced, by fs_write, by any file of
 // fs_commit, or in a dry run's report.
-func TestWrites_Issue9Item1_OnlyWhereApprovalSaid(t *testing.T) {
+func TestWrites_OnlyWhereApprovalSaid(t *testing.T) {
 	type grants map[string]WriteGrant // by workspace-relative name
 	write := func(path, data string) func(*guest, *Env) error {
 		return func(g *guest, env *Env) error {
@@ -102,12 +102,12 @@ func TestWrites_Issue9Item1_OnlyWhereApprovalSaid(t *testing.T) {
 	}
 }
 
-// Issue 9 item 8: calls of one conversation that read a file and then
+// Calls of one conversation that read a file and then
 // write it, at the same time, cannot both pass the stale check: exactly
 // one wins, every other gets StaleFile, and no update is lost — through
 // fs_write (read_file then write) and through fs_commit (apply_patch's
 // for_update read then commit).
-func TestWrites_Issue9Item8_ConcurrentReadThenWrite(t *testing.T) {
+func TestWrites_ConcurrentReadThenWrite(t *testing.T) {
 	const calls, rounds = 6, 15
 	flows := map[string]struct {
 		read  func(*guest, *Env) error
@@ -178,10 +178,10 @@ func TestWrites_Issue9Item8_ConcurrentReadThenWrite(t *testing.T) {
 	}
 }
 
-// Issue 9 item 8, without a read in the call (write_file): a call based
+// Without a read in the call (write_file): a call based
 // on what the conversation read before it began is stale once another
 // call of the conversation changed the file after it began.
-func TestWrites_Issue9Item8_ChangedSinceCallBegan(t *testing.T) {
+func TestWrites_ChangedSinceCallBegan(t *testing.T) {
 	w := newWorkspace(t, map[string]string{"a.txt": "A"})
 	w.recordRead(t, "a.txt")
 	first, second := w.env("c1"), w.env("c2") // both begin now
@@ -201,10 +201,10 @@ func TestWrites_Issue9Item8_ChangedSinceCallBegan(t *testing.T) {
 	}
 }
 
-// Issue 9 item 8: commits of overlapping files named in opposite orders,
+// Commits of overlapping files named in opposite orders,
 // running at the same time, never deadlock; every one either commits or
 // is refused as stale.
-func TestWrites_Issue9Item8_CommitsNeverDeadlock(t *testing.T) {
+func TestWrites_CommitsNeverDeadlock(t *testing.T) {
 	w := newWorkspace(t, map[string]string{"a": "0", "b": "0", "c": "0"})
 	for _, n := range []string{"a", "b", "c"} {
 		w.recordRead(t, n)

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// issue 12, the fault test of "Done when": a journal that cannot be
+// The fault test of "Done when": a journal that cannot be
 // written (a read-only directory) fails Open or BeginBatch, so no call
 // runs, with an error naming the file and saying why. Root ignores
 // permissions, so as root the child runs as nobody.
@@ -85,7 +85,7 @@ func copyBinary(t *testing.T, dir string) string {
 	return dst
 }
 
-// issue 12, the fault test of "Done when": the disk refuses the journal's
+// The fault test of "Done when": the disk refuses the journal's
 // write (a file size limit, as a full disk would): BeginBatch fails, so no
 // call runs, with an error that says why, and the batch is not recorded.
 func TestDiskRefusesWrite(t *testing.T) {

@@ -58,7 +58,7 @@ func rawDB(t *testing.T, path string) *sql.DB {
 	return db
 }
 
-// issue 12 item 1: Open migrates an empty database to the current schema,
+// Open migrates an empty database to the current schema,
 // on disk in WAL mode and in memory.
 func TestOpenMigratesFromEmpty(t *testing.T) {
 	for _, tc := range []struct {
@@ -96,7 +96,7 @@ func TestOpenMigratesFromEmpty(t *testing.T) {
 	}
 }
 
-// issue 12 item 1: a reopened journal holds what was written, and Open
+// A reopened journal holds what was written, and Open
 // does not migrate again.
 func TestReopenKeepsData(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.db")
@@ -132,7 +132,7 @@ func TestReopenKeepsData(t *testing.T) {
 	}
 }
 
-// issue 12 item 1: a journal written by a newer toolhost is refused with
+// A journal written by a newer toolhost is refused with
 // the file and both versions named, and left as it was.
 func TestNewerVersionRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.db")
@@ -160,7 +160,7 @@ func TestNewerVersionRefused(t *testing.T) {
 	}
 }
 
-// issue 12 item 1 and the fault test of "Done when": a file that is not a
+// The fault test of "Done when": a file that is not a
 // journal, or a journal with damaged pages, gives a *CorruptError naming
 // the file and how to move it aside, and stays byte-identical.
 func TestCorruptFileRefused(t *testing.T) {
@@ -226,7 +226,7 @@ func TestCorruptFileRefused(t *testing.T) {
 	}
 }
 
-// issue 12 item 1: two Journals on one file, written from two goroutines
+// Two Journals on one file, written from two goroutines
 // at once, wait for each other through the busy timeout and lose nothing.
 func TestTwoJournalsOneFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.db")
@@ -256,7 +256,7 @@ func TestTwoJournalsOneFile(t *testing.T) {
 	checkBatches(t, js[0], []string{"g0", "g1"}, per)
 }
 
-// issue 12 item 1: two toolhost processes (the test binary run twice)
+// Two toolhost processes (the test binary run twice)
 // share one journal file.
 func TestTwoProcessesOneFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.db")

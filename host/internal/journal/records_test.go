@@ -22,7 +22,7 @@ func mustDo(t *testing.T, err error) {
 	}
 }
 
-// issue 12 item 2 (FR-RES-01, FR-RES-01a, FR-RES-04a/b, NFR-REL-01): a
+// FR-RES-01, FR-RES-01a, FR-RES-04a/b, NFR-REL-01: a
 // batch is recorded whole with its calls in order, dispositions, decisions
 // and pre-resolved results; each call starts and finishes once.
 func TestBatchLifecycle(t *testing.T) {
@@ -79,7 +79,7 @@ func TestBatchLifecycle(t *testing.T) {
 	}
 }
 
-// issue 12 item 4: pre-images are kept content-addressed, the first one
+// Pre-images are kept content-addressed, the first one
 // per call and path wins, "did not exist" is kept, and a change larger
 // than the cap is journaled as not undoable with the reason.
 func TestPreimages(t *testing.T) {
@@ -144,7 +144,7 @@ func TestPreimages(t *testing.T) {
 	}
 }
 
-// issue 12 item 4: Prune removes finished batches older than the
+// Prune removes finished batches older than the
 // retention, their pre-images and content no other pre-image uses, and old
 // reads; open and interrupted batches stay whatever their age.
 func TestPrune(t *testing.T) {
@@ -195,7 +195,7 @@ func TestPrune(t *testing.T) {
 	}
 }
 
-// issue 12 item 2: the stale-file cache's records in the journal: saved
+// The stale-file cache's records in the journal: saved
 // in one transaction per conversation, the newer record of a path wins
 // whichever order processes save them in, conversations are separate.
 func TestReads(t *testing.T) {
@@ -217,7 +217,7 @@ func TestReads(t *testing.T) {
 	}
 }
 
-// issue 12 item 5: history lists batches by conversation and time, newest
+// History lists batches by conversation and time, newest
 // first; Export writes one tool.call and (when there is one) one
 // tool.result event per line in the multi-agent toolset spec's shape.
 func TestHistoryAndExport(t *testing.T) {
@@ -302,7 +302,7 @@ func bufString(t *testing.T, j *Journal, since time.Time) string {
 	return buf.String()
 }
 
-// issue 12 item 2: a step is one transaction. The engine folds a call's
+// A step is one transaction. The engine folds a call's
 // result and the next call's start into one; a step that fails anywhere
 // records nothing of itself, so a start never lands without the results
 // committed beside it, and a failed start leaves the earlier result unset

@@ -43,7 +43,7 @@ func eventually(cond func() bool) bool {
 	return cond()
 }
 
-// issue 12 item 3 (FR-RES-04c, FR-RES-05, NFR-REL-04, IT-JRN-02): a
+// FR-RES-04c, FR-RES-05, NFR-REL-04, IT-JRN-02: a
 // toolhost process killed while a run_command call's process group runs.
 // Recovery marks the batch interrupted, keeps the first call's result,
 // gives the started call the crash result and the unstarted one the
@@ -118,7 +118,7 @@ func TestRecoverAfterCrash(t *testing.T) {
 	}
 }
 
-// issue 12 item 3: a recorded process group whose pid now belongs to
+// A recorded process group whose pid now belongs to
 // another process (its start time differs) is never signalled.
 func TestRecoverLeavesReusedPIDAlone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.db")
@@ -154,7 +154,7 @@ func TestRecoverLeavesReusedPIDAlone(t *testing.T) {
 	}
 }
 
-// issue 12 item 3: recovery at the start of one toolhost command leaves
+// Recovery at the start of one toolhost command leaves
 // alone the open batch of another toolhost process that still runs (a
 // server), and recovers it once that process is gone.
 func TestRecoverLeavesLiveProcessBatches(t *testing.T) {
@@ -194,7 +194,7 @@ func TestRecoverLeavesLiveProcessBatches(t *testing.T) {
 	}
 }
 
-// issue 12 item 3 (FR-RES-05): the user resumes with the partial results
+// FR-RES-05: the user resumes with the partial results
 // or discards them; the calls stay either way, and only an interrupted
 // batch can be resolved.
 func TestResolveInterrupted(t *testing.T) {
@@ -246,7 +246,7 @@ func TestResolveInterrupted(t *testing.T) {
 	}
 }
 
-// issue 12 item 3 (red team): once a group's leader is gone, the group is
+// Once a group's leader is gone, the group is
 // taken for the journaled one only if a member was alive when it was
 // journaled; a group whose members all started later may have reused the
 // pid, and recovery must not kill it.

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// issue 12 item 4: the pre-images of one change of several files are
+// The pre-images of one change of several files are
 // recorded in one transaction, the first per call and path kept; a file
 // over the cap, or not read whole, is recorded as not undoable with the
 // reason; postimages are recorded for all in one transaction, and

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// issue 12 items 2 and 3 (FR-RES-04a/b, NFR-REL-04): a step is durable
+// FR-RES-04a/b, NFR-REL-04: a step is durable
 // once Commit returns, though it reaches the database in the background: a
 // process killed right after committing loses nothing. The next open
 // replays its step log, each step once, and removes the log.

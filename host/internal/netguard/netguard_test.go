@@ -55,7 +55,7 @@ func TestClass(t *testing.T) {
 	}
 }
 
-// issue 14 review item 6: the reserved ranges are no package state: a
+// The reserved ranges are no package state: a
 // caller changing the list it got does not change what Class refuses.
 func TestReservedIsNotShared(t *testing.T) {
 	r := reserved()

@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// Issue 10 item 5: in a JSON result, a character Sanitize strips is
+// In a JSON result, a character Sanitize strips is
 // escaped where it stands in a string, so a U+009B in a file name cannot
 // swallow the punctuation after it, and the name decodes to the real one.
-func TestSanitizeJSON_Issue10Item5(t *testing.T) {
+func TestSanitizeJSON(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"clean", `{"a":"b"}`, `{"a":"b"}`},
 		{"c1 csi in a name swallows nothing",

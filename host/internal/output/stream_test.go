@@ -41,9 +41,9 @@ var splitSequences = []struct{ name, in string }{
 	{"csi at the end", "ab\x1b[12"},
 }
 
-// Issue 10 item 4: cut anywhere, once or twice, a stream sanitizes to
+// Cut anywhere, once or twice, a stream sanitizes to
 // exactly what the whole output does (FR-OUT-02).
-func TestStream_Issue10Item4_EverySplit(t *testing.T) {
+func TestStream_EverySplit(t *testing.T) {
 	for _, tt := range splitSequences {
 		t.Run(tt.name, func(t *testing.T) {
 			want := Sanitize(tt.in)
@@ -86,10 +86,10 @@ func TestStream_FlushResets(t *testing.T) {
 	}
 }
 
-// Issue 10 item 4: a sequence that never ends cannot make a Stream hold
+// A sequence that never ends cannot make a Stream hold
 // more than maxHeld bytes beyond the chunk it is given; what outgrows the
 // bound is dropped, and the output after its end comes through.
-func TestStream_Issue10Item4_HoldsAtMostMaxHeld(t *testing.T) {
+func TestStream_HoldsAtMostMaxHeld(t *testing.T) {
 	const chunk = 1000
 	tests := []struct {
 		name, open, fill, end, want string

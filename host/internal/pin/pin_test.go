@@ -14,9 +14,9 @@ var (
 	sumB = Sum([]byte("module b"))
 )
 
-// Issue 13 item 4: a malformed lock is refused with its file and line,
+// A malformed lock is refused with its file and line,
 // never read as a partial list that would quietly pin less.
-func TestParseErrorsNameTheLine_Issue13Item4(t *testing.T) {
+func TestParseErrorsNameTheLine(t *testing.T) {
 	tests := []struct {
 		name, text string
 		line       int
@@ -51,9 +51,9 @@ func TestParseErrorsNameTheLine_Issue13Item4(t *testing.T) {
 	}
 }
 
-// Issue 13 item 4: Check accepts only the bytes locked under their path,
+// Check accepts only the bytes locked under their path,
 // and its refusals name the plugin, both hashes and what to do.
-func TestCheck_Issue13Item4(t *testing.T) {
+func TestCheck(t *testing.T) {
 	l, err := Parse("toolhost.lock", strings.NewReader("# comment\n\n"+sumA+"  a.wasm\r\n"+sumB+"  sub/b.wasm\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func TestWriteRefusesBadEntries(t *testing.T) {
 	}
 }
 
-// issue 13 item 4: a lock saved by an editor that adds a byte order mark
+// A lock saved by an editor that adds a byte order mark
 // or CRLF line endings still reads.
 func TestParseBOMAndCRLF(t *testing.T) {
 	sum := Sum([]byte("module"))

@@ -451,7 +451,7 @@ func TestRunBlockedSinkEndsWithCtx(t *testing.T) {
 	}
 }
 
-// issue 10 item 6, FR-EXE-05: a child that makes a process group of its
+// FR-EXE-05: a child that makes a process group of its
 // own is still in the shell's session, and dies with the command whether
 // the shell exits first or the call's deadline ends it. Each command
 // prints the shell's pid (the session id), then the pids it started, and
@@ -606,7 +606,7 @@ func TestParseStat(t *testing.T) {
 	}
 }
 
-// issue 10 item 6, FR-EXE-05: a process that leaves the shell's group and
+// FR-EXE-05: a process that leaves the shell's group and
 // then keeps forking, each parent exiting at once (testdata/hopper.c),
 // has no pid that lives longer than a fork: a scan of /proc that signals
 // the pids it listed finds them gone. Eight hoppers run, as in the red
@@ -709,7 +709,7 @@ func buildHopper(t *testing.T) string {
 	return bin
 }
 
-// issue 12 item 2: Started gets the shell's pid, its process group and
+// Started gets the shell's pid, its process group and
 // session, while the command runs; when it fails, the command is stopped
 // before it can act and Run returns the error.
 func TestRunStarted(t *testing.T) {

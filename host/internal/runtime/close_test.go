@@ -40,7 +40,7 @@ func blocking(t *testing.T) (*Runtime, *Plugin, chan struct{}) {
 	return rt, p, entered
 }
 
-// Issue 9 item 9: Close is safe while a call is in flight and called
+// Close is safe while a call is in flight and called
 // twice at once: the call finishes with its result, its instance is closed
 // rather than pooled, the compiled module goes with the last call, and
 // later calls fail with ErrClosed.

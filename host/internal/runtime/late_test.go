@@ -9,7 +9,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 )
 
-// Issue 9 item 5, NFR-REL-01 (exactly one result, and the right one): a
+// NFR-REL-01 (exactly one result, and the right one): a
 // call whose deadline fires after the guest did its work but before the
 // host saw it return gets the guest's result, not a timeout, so a model
 // does not retry a write that already happened. The instance is not

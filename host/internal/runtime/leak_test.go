@@ -58,7 +58,7 @@ func realPlugins(t *testing.T) string {
 	return testplugin.BuildAll(t, "plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command")
 }
 
-// Issue 9 item 9: loading a plugin directory, calling every plugin once
+// Loading a plugin directory, calling every plugin once
 // (so each compiles and pools an instance) and closing it all, over and
 // over, holds memory, mapped code and descriptors steady. Half the rounds
 // use a runtime each, closed with its plugins (every other one closes the

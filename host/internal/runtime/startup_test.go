@@ -68,7 +68,7 @@ func startupStopped(t *testing.T, err error, plugin string, elapsed time.Duratio
 	t.Logf("%v after %v", err, elapsed)
 }
 
-// Issue 9 item 4 (FR-EXE-05 applied to start-up): a Go plugin whose init
+// FR-EXE-05: a Go plugin whose init
 // never returns is stopped at the start-up deadline — when Load has to
 // describe it, when a call instantiates it, and when the call's own
 // deadline comes first — and the runtime stays usable.

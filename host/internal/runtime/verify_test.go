@@ -67,9 +67,9 @@ func modules(t *testing.T) (packed, changed []byte) {
 	return packed, changed
 }
 
-// Issue 13 item 4: Verify sees the module at Load, and a module it
+// Verify sees the module at Load, and a module it
 // refuses is not loaded; its error comes back as is.
-func TestVerifyAtLoad_Issue13Item4(t *testing.T) {
+func TestVerifyAtLoad(t *testing.T) {
 	packed, changed := modules(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "read_file.wasm")
@@ -83,11 +83,11 @@ func TestVerifyAtLoad_Issue13Item4(t *testing.T) {
 	}
 }
 
-// Issue 13 item 4: a packed module is loaded without its code, and its
+// A packed module is loaded without its code, and its
 // code is read when first compiled. A file replaced in between is
 // refused then — the call fails with the verifier's error — and the
 // replacement never runs.
-func TestVerifyAtCompile_FileReplacedAfterLoad_Issue13Item4(t *testing.T) {
+func TestVerifyAtCompile_FileReplacedAfterLoad(t *testing.T) {
 	ctx := context.Background()
 	packed, changed := modules(t)
 	path := filepath.Join(t.TempDir(), "read_file.wasm")
@@ -117,7 +117,7 @@ func TestVerifyAtCompile_FileReplacedAfterLoad_Issue13Item4(t *testing.T) {
 
 // An unpacked module is compiled at Load to describe itself: on the bytes
 // vetted, which are the ones later calls run, whatever the file becomes.
-func TestVerifyUnpackedRunsTheBytesVetted_Issue13Item4(t *testing.T) {
+func TestVerifyUnpackedRunsTheBytesVetted(t *testing.T) {
 	ctx := context.Background()
 	raw, err := os.ReadFile(filepath.Join(testPlugins(t), "read_file.wasm"))
 	if err != nil {

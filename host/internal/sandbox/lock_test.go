@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Issue 9 item 8: writers of one file are serialized; sets of files are
+// Writers of one file are serialized; sets of files are
 // locked in a fixed order, so overlapping sets taken in opposite orders
 // never deadlock; the table forgets files nobody is writing.
 func TestLock_SerializesAndNeverDeadlocks(t *testing.T) {

@@ -36,10 +36,10 @@ func wantWriteDenied(t *testing.T, s *Sandbox, p Path, reason Reason) *DenialErr
 	return de
 }
 
-// Issue 10 items 1 and 2: toolhost's configuration files, its lock file
+// Toolhost's configuration files, its lock file
 // and git's internals at any depth can never be written, even with no
 // read-only pattern configured; they stay readable.
-func TestCheckWrite_Issue10Item1_ProtectedNames(t *testing.T) {
+func TestCheckWrite_ProtectedNames(t *testing.T) {
 	bothModes(t, func(t *testing.T, fast bool) {
 		f := newFixture(t, Config{ReadOnlyPatterns: nil})
 		s := f.s
@@ -190,10 +190,10 @@ func nested(n int, name string) string {
 	return strings.Repeat("d/", n) + name
 }
 
-// Issue 10 item 10: path length, component length and depth are bounded,
+// Path length, component length and depth are bounded,
 // refused with the limit, its key and the measured value, before a
 // directory of a deep chain is made.
-func TestResolve_Issue10Item10_PathLimits(t *testing.T) {
+func TestResolve_PathLimits(t *testing.T) {
 	f := newFixture(t, Config{})
 	rootLen := len(f.root)
 	long := strings.Repeat("n", 256)
@@ -260,7 +260,7 @@ func TestResolve_Issue10Item10_PathLimits(t *testing.T) {
 
 // A symlink can make the canonical path deeper than the path as given;
 // the limit holds for the canonical path.
-func TestResolve_Issue10Item10_LimitsAfterSymlinks(t *testing.T) {
+func TestResolve_LimitsAfterSymlinks(t *testing.T) {
 	f := newFixture(t, Config{})
 	if err := os.MkdirAll(filepath.Join(f.root, filepath.FromSlash(nested(60, ""))), 0o755); err != nil {
 		t.Fatal(err)
@@ -274,7 +274,7 @@ func TestResolve_Issue10Item10_LimitsAfterSymlinks(t *testing.T) {
 	}
 }
 
-func TestNew_Issue10Item10_NegativeLimit(t *testing.T) {
+func TestNew_NegativeLimit(t *testing.T) {
 	for _, cfg := range []Config{{MaxPathBytes: -1}, {MaxComponentBytes: -1}, {MaxDepth: -1}} {
 		cfg.Roots = []string{t.TempDir()}
 		if s, err := New(cfg); err == nil || !strings.Contains(err.Error(), "tools.sandbox.max_path") {
@@ -286,9 +286,9 @@ func TestNew_Issue10Item10_NegativeLimit(t *testing.T) {
 	}
 }
 
-// Issue 10 item 11: a path that ends in a slash names a directory. Reads
+// A path that ends in a slash names a directory. Reads
 // of it open only a directory; writes of it are refused.
-func TestPath_Issue10Item11_TrailingSlash(t *testing.T) {
+func TestPath_TrailingSlash(t *testing.T) {
 	bothModes(t, func(t *testing.T, fast bool) {
 		f := newFixture(t, Config{})
 		s := f.s
@@ -362,7 +362,7 @@ func TestPath_Issue10Item11_TrailingSlash(t *testing.T) {
 
 // The type is checked when the path is opened, not when it was resolved:
 // a directory replaced by a file in between is refused.
-func TestOpen_Issue10Item11_ReplacedByFile(t *testing.T) {
+func TestOpen_ReplacedByFile(t *testing.T) {
 	f := newFixture(t, Config{})
 	mustWrite(t, filepath.Join(f.root, "d", "x"), "X")
 	p := wantResolved(t, f.s, "d/", "d")

@@ -41,7 +41,7 @@ func TestRecover_Child(t *testing.T) {
 	t.Fatal("the commit finished; the kill point was never reached")
 }
 
-// Issue 9 item 10: a process killed at any point of a commit leaves
+// A process killed at any point of a commit leaves
 // nothing that Recover does not put right — all or nothing
 // (FR-TOOL-PATCH-01a) — and no .toolhost-* file behind.
 func TestRecover_KilledMidCommit(t *testing.T) {

@@ -482,7 +482,6 @@ func TestDenialError_Messages(t *testing.T) {
 		{&DenialError{Reason: InvalidPath}, []string{"empty path"}},
 		{&DenialError{Reason: InvalidPath, Attempted: "a\x00"}, []string{"NUL"}},
 		{swappedError(Path{Attempted: "f"}, "/out/f"), []string{`"f"`, "no longer leads to the file that was validated", "/out/f", "nothing was read or written"}},
-		// issue 10 items 1, 2, 10, 11
 		{&DenialError{Reason: Protected, Attempted: "sub/toolhost.yaml", Pattern: "**/toolhost.yaml"}, []string{`"sub/toolhost.yaml"`, `"**/toolhost.yaml"`, "toolhost's configuration file", "no tool may change it", "edit it yourself"}},
 		{&DenialError{Reason: Protected, Attempted: "toolhost.lock", Pattern: "**/toolhost.lock"}, []string{"plugin lock file", "no tool may change it"}},
 		{&DenialError{Reason: Protected, Attempted: "s/.git/config", Pattern: "**/.git/**"}, []string{`"s/.git/config"`, "git's internals", "run code", "it can be read"}},

@@ -54,24 +54,24 @@ func TestOpen_FIFODoesNotBlock(t *testing.T) {
 }
 
 // umaskEnv tells the test binary, run again by
-// TestTxn_Issue10Item8_ModeFollowsUmask, the umask its shell set.
+// TestTxn_ModeFollowsUmask, the umask its shell set.
 const umaskEnv = "TOOLHOST_SANDBOX_TEST_UMASK"
 
-// Issue 10 item 8: a file a write creates gets 0666 less the umask, as
+// A file a write creates gets 0666 less the umask, as
 // any program's new file would (it got 0644 under umask 077); a file it
 // replaces keeps its mode exactly, wider or narrower than the umask
 // allows. The umask is the process's own, so the test runs itself again
 // under a shell that set known ones, and once under whatever it has.
-func TestTxn_Issue10Item8_ModeFollowsUmask(t *testing.T) {
+func TestTxn_ModeFollowsUmask(t *testing.T) {
 	want := os.Getenv(umaskEnv)
 	if want == "" {
 		for _, umask := range []string{"077", "027", "002"} {
 			t.Run("umask "+umask, func(t *testing.T) {
 				cmd := exec.Command("sh", "-c", "umask "+umask+`; exec "$0" "$@"`, os.Args[0],
-					"-test.run=^TestTxn_Issue10Item8_ModeFollowsUmask$", "-test.count=1", "-test.v")
+					"-test.run=^TestTxn_ModeFollowsUmask$", "-test.count=1", "-test.v")
 				cmd.Env = append(os.Environ(), umaskEnv+"="+umask)
 				out, err := cmd.CombinedOutput()
-				if err != nil || !strings.Contains(string(out), "--- PASS: TestTxn_Issue10Item8_ModeFollowsUmask") {
+				if err != nil || !strings.Contains(string(out), "--- PASS: TestTxn_ModeFollowsUmask") {
 					t.Fatalf("under umask %s: %v\n%s", umask, err, out)
 				}
 			})

@@ -51,7 +51,7 @@ func wantMode(t *testing.T, path string, want fs.FileMode) {
 	}
 }
 
-// Issue 12 item 4: a staged removal commits with the other files,
+// A staged removal commits with the other files,
 // StageMode gives exactly the mode asked for (whatever the umask), and
 // nothing is left behind.
 func TestTxn_StageDeleteCommits(t *testing.T) {
@@ -79,7 +79,7 @@ func TestTxn_StageDeleteCommits(t *testing.T) {
 	}
 }
 
-// Issue 12 item 4: a failure after the removal puts the removed file
+// A failure after the removal puts the removed file
 // back, with its content and mode: all or nothing.
 func TestTxn_StageDeleteRollsBack(t *testing.T) {
 	f := newFixture(t, Config{})
@@ -139,7 +139,7 @@ func TestRecoverDelete_Child(t *testing.T) {
 	t.Fatal("the commit finished; the kill point was never reached")
 }
 
-// Issue 12 item 4: a process killed at any point of a commit that removes
+// A process killed at any point of a commit that removes
 // a file leaves nothing Recover does not put right: before the removal
 // nothing changed; after it and before the last rename the removed file
 // is back and the others as they were; after every rename the commit

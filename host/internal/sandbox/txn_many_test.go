@@ -42,10 +42,10 @@ func openFiles(t testing.TB) int {
 	return len(entries)
 }
 
-// Issue 10 item 9: a transaction holds a bounded number of descriptors,
+// A transaction holds a bounded number of descriptors,
 // whatever the number of files or directories it stages (it held two per
 // file until Commit, so 400 files failed under ulimit -n 512).
-func TestTxn_Issue10Item9_BoundedDescriptors(t *testing.T) {
+func TestTxn_BoundedDescriptors(t *testing.T) {
 	const n, dirs = 400, 100
 	const slack = 24 // the cached directories, the intent record, the runtime's own
 	for _, recovery := range []bool{false, true} {
@@ -86,11 +86,11 @@ func TestTxn_Issue10Item9_BoundedDescriptors(t *testing.T) {
 	}
 }
 
-// Issue 10 item 9: with the parent directories closed between staging
+// With the parent directories closed between staging
 // and commit, a parent swapped after staging (for a symlink, or for
 // another directory) makes the commit fail and roll back; the rename is
 // never redirected, and the first file, already renamed, is restored.
-func TestTxn_Issue10Item9_ParentSwappedAfterStage(t *testing.T) {
+func TestTxn_ParentSwappedAfterStage(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		swap func(t *testing.T, f fixture, dir string)

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// issue 14 item 2: every entry is a clean path of the kind its list says
+// Every entry is a clean path of the kind its list says
 // (relative to $HOME, or absolute under /etc), listed once, so that
 // joining it to a directory names exactly the secret.
 func TestListsAreClean(t *testing.T) {
@@ -42,7 +42,7 @@ func TestListsAreClean(t *testing.T) {
 	}
 }
 
-// issue 14 item 2: the credentials the issue names are all listed, and a
+// The credentials the issue names are all listed, and a
 // caller changing its slice changes nobody else's.
 func TestHome(t *testing.T) {
 	for _, want := range []string{".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".git-credentials", ".docker", ".kube", ".config/gcloud", ".npmrc", ".pypirc", ".cargo/credentials", ".mozilla"} {

@@ -76,7 +76,7 @@ func TestGuard(t *testing.T) {
 		{name: "health from a foreign host", method: "GET", path: "/v1/health", host: "attacker.example:8765", status: 403, kind: "ForbiddenHost"},
 		{name: "body at the cap", length: 1000, status: http.StatusTeapot},
 		{name: "body over the cap", length: 1001, status: 413, kind: "RequestTooLarge", message: "1001 bytes"},
-		// issue 11 item 8: the refusal says what to do, not only what failed.
+		// The refusal says what to do, not only what failed.
 		{name: "body over the cap says what to do", length: 1001, status: 413, kind: "RequestTooLarge", message: "send less at once"},
 		{name: "body of unknown length over the cap", length: -1, status: 413},
 		{name: "any: own address", listen: "0.0.0.0:8765", host: "192.168.1.5:8765", status: http.StatusTeapot},

@@ -110,11 +110,11 @@ func TestAppendString(t *testing.T) {
 	}
 }
 
-// Issue 10 item 5: DEL, C1 controls, bidi and zero-width characters are
+// DEL, C1 controls, bidi and zero-width characters are
 // escaped, so the host's sanitizer finds nothing to strip in the JSON (a
 // raw U+009B would swallow the punctuation after it), and the escape
 // shows what a raw one would hide; decoded, the string is unchanged.
-func TestAppendString_Issue10Item5_EscapesInvisible(t *testing.T) {
+func TestAppendString_EscapesInvisible(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"a\x7fb", `"a\u007fb"`},
 		{"\u009b\"},{\"name\":\"fake", `"\u009b\"},{\"name\":\"fake"`},

@@ -9,7 +9,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
-// issue 14 review item 6: launch refuses arguments other than
+// Launch refuses arguments other than
 // [binary, spec.LauncherArg] with an error, before it reads anything;
 // an empty list once panicked on args[1:].
 func TestLaunchRefusesArguments(t *testing.T) {

@@ -29,7 +29,7 @@ type sample struct {
 	rate    map[string]float64 // calls/s by workload name
 }
 
-// BenchmarkMCPStdio is issue 11's make bench line: sequential tools/call
+// BenchmarkMCPStdio is make bench's line: sequential tools/call
 // throughput over MCP stdio, one call in flight, for toolhost, the
 // reference Node server and a native Go server, with the time from spawn
 // to the tools/list answer. Each round spawns the servers one after the

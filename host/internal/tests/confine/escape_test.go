@@ -25,7 +25,7 @@ type escape struct {
 	hint    string                         // a "sandbox: " line must name this (template), when set
 }
 
-// Issue 14, "Done when", the filesystem and secret cases of the escape
+// The filesystem and secret cases of the escape
 // suite (items 2 and 4 of "What to build"; NFR-SEC-06: run_command is the
 // one tool that reaches files without the host functions).
 var escapes = []escape{
@@ -170,7 +170,7 @@ func TestEscapes(t *testing.T) {
 	}
 }
 
-// Issue 14, "Done when": read /proc/<toolhost>/environ and
+// "Done when": read /proc/<toolhost>/environ and
 // /proc/<toolhost>/root. The command cannot learn toolhost's pid in its
 // own PID namespace, so the test writes it into the root once toolhost
 // has started; the command also tries every /proc/*/environ and root it
@@ -198,7 +198,7 @@ echo `+probeEnd)
 	}
 }
 
-// Issue 14 item 2: a descriptor toolhost inherited open from whatever
+// A descriptor toolhost inherited open from whatever
 // started it (an agent, an editor, a shell) is a door past the mount
 // namespace: a file outside the root opened for writing, a directory
 // outside it to open files relative to. The command must not find them
@@ -247,7 +247,7 @@ echo `+probeEnd, inherited)
 	}
 }
 
-// Issue 14 item 2, a gap stated rather than closed: a file that does not
+// A gap stated rather than closed: a file that does not
 // exist when the call starts cannot be bound read-only, so a command can
 // create a project configuration file (toolhost.yaml beside the root's
 // toolhost.toml, or one in a directory of its own). What holds is that
@@ -296,7 +296,7 @@ mkdir -p new && cp toolhost.yaml new/toolhost.toml; echo `+probeEnd)
 	}
 }
 
-// Issue 14 item 2, the other gap of paths that do not exist yet: a
+// The other gap of paths that do not exist yet: a
 // command can make a new repository and write its hooks in the same call.
 // From the next call on, the search for nested repositories protects it
 // like any other.

@@ -33,7 +33,7 @@ func daemonsStarted(t *testing.T, f *fixture, o *outcome) {
 	}
 }
 
-// Issue 14 item 5: nothing a command starts outlives the call, whether it
+// Nothing a command starts outlives the call, whether it
 // returned, timed out or toolhost itself was killed with SIGKILL.
 // fixture.verify checks that no process carrying the marker is alive
 // once toolhost has ended.
@@ -97,7 +97,7 @@ func TestNothingOutlivesTheCall(t *testing.T) {
 	})
 }
 
-// Issue 14 item 5 and "Done when": a fork burst is held to pids_max and
+// "Done when": a fork burst is held to pids_max and
 // leaves nothing behind. The burst is bounded (2000 sleeps of 30 s) even
 // where the limit does not hold, and the fixture kills whatever carries
 // its marker when the test ends. The shell counts the processes it
@@ -151,7 +151,7 @@ func watchCount(mark string) (stop func() int) {
 	}
 }
 
-// Issue 14 item 5 and "Done when": a memory hog is stopped by memory_max,
+// "Done when": a memory hog is stopped by memory_max,
 // and a file grows no larger than max_file_size.
 func TestLimits(t *testing.T) {
 	t.Run("memory hog", func(t *testing.T) {

@@ -1,6 +1,6 @@
 //go:build linux
 
-// Package confine is the escape suite of issue 14: each case runs one
+// Package confine is the escape suite of run_command's confinement: each case runs one
 // real run_command through the real toolhost binary (engine, approval,
 // configuration, launcher) as a hostile model would, and checks from
 // outside the command that what it tried did not happen: a file on the

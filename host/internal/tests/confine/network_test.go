@@ -114,7 +114,7 @@ func listen(t *testing.T, network, address string) (net.Listener, *counted) {
 // fromCommand returns how many connections the listener accepted before
 // one the test makes now: the command has ended, so any connection of
 // its is queued ahead of the test's, and once the test's is counted
-// (within 5 s) the rest is the command's. Issue 14 review item 5: no
+// (within 5 s) the rest is the command's. No
 // fixed sleep that a slow machine outlasts.
 func (c *counted) fromCommand(t *testing.T) int64 {
 	t.Helper()
@@ -168,7 +168,7 @@ func hostAddresses(t *testing.T) []string {
 	return out
 }
 
-// Issue 14 item 4 and "Done when": under the default policy (network
+// "Done when": under the default policy (network
 // off) a command reaches no listener of the host's: TCP on 127.0.0.1, on
 // the host's other addresses and on [::1], UDP, a Unix socket in the
 // root's parent and in /tmp, an abstract Unix socket.
@@ -254,7 +254,7 @@ func TestNetworkOff(t *testing.T) {
 	})
 }
 
-// Issue 14 item 4 and "Done when": io_uring, which bypasses the
+// "Done when": io_uring, which bypasses the
 // seccomp filter's view of what a command does, and ptrace are refused.
 func TestKernelInterfaces(t *testing.T) {
 	t.Run("io_uring", func(t *testing.T) {
@@ -332,7 +332,7 @@ func (s *server) seen() []string {
 	return slices.Clone(s.paths)
 }
 
-// Issue 14 item 4 and "Done when": with network = "allowlist", a fetch
+// "Done when": with network = "allowlist", a fetch
 // through toolhost's proxy of an allow-listed local server succeeds
 // (plain HTTP and a CONNECT tunnel, with curl honouring the proxy
 // variables), while a server on an address not listed, a listed server

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Second red team of issue 14: attacks from angles the first did not
+// Second red team of the confinement: attacks from angles the first did not
 // cover. Each case runs the real toolhost binary, as a hostile model
 // would drive it through several run_command calls, and fails while the
 // attack works.
@@ -25,7 +25,7 @@ func nestedRepo(t *testing.T, f *fixture) string {
 	return lib
 }
 
-// Issue 14 item 2: Build keeps a nested repository's hooks and config
+// Build keeps a nested repository's hooks and config
 // read-only only when its bounded search (20000 entries, 6 levels)
 // reaches it, and the search reads the tree breadth first in directory
 // order. A command that makes 20001 empty files in a directory the search
@@ -54,7 +54,7 @@ func TestRedteam2SearchBoundPaddedByCommand(t *testing.T) {
 	}
 }
 
-// Issue 14 item 2: a nested repository's .git is a mount point in each
+// A nested repository's .git is a mount point in each
 // call, but the directories above it are not pinned (pinAncestors pins
 // only those above secrets, the state directory and the configuration):
 // a command moves the repository more than 6 levels down, where the next
@@ -78,7 +78,7 @@ func TestRedteam2NestedRepositoryMovedPastTheDepth(t *testing.T) {
 	}
 }
 
-// Issue 14 items 2 and 6: each nested repository a search finds costs
+// Each nested repository a search finds costs
 // mounts, and each of its .git/modules directories (up to 64 per
 // repository, outside the search's entry bound) five more. One command
 // that makes 400 repositories of 64 module directories (a few seconds of

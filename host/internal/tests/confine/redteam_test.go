@@ -18,13 +18,13 @@ import (
 	"time"
 )
 
-// The red team's cases of issue 14: attacks on run_command's sandbox
+// The red team's cases: attacks on run_command's sandbox
 // that the escape suite's cases did not try, each run through the real
 // toolhost binary and checked from outside as the suite does. Each one
 // failed when it was written; the comment says how the attack works and
 // what would stop it.
 
-// Issue 14 item 2: .git/hooks and .git/config are read-only inside the
+// .git/hooks and .git/config are read-only inside the
 // root, but git reads a repository's hooks and configuration from its
 // common directory, which a file .git/commondir names. A command that
 // writes .git/commondir (the rest of .git is writable) points the
@@ -53,7 +53,7 @@ echo `+probeEnd)
 	}
 }
 
-// Issue 14 item 2: many repositories keep their hooks in the tree and
+// Many repositories keep their hooks in the tree and
 // make .git/hooks a symlink to them (.git/hooks -> ../.githooks). Build
 // binds the directory the link names read-only, but the link itself
 // stays an ordinary entry of the writable .git: the command replaces it
@@ -76,7 +76,7 @@ echo `+probeEnd)
 	}
 }
 
-// Issue 14 item 2: Build protects the hooks and config of at most 64
+// Build protects the hooks and config of at most 64
 // directories of .git/modules, in name order. One call makes 70 empty
 // ones that sort first; the next call finds a real submodule's git
 // directory past the bound, unprotected, and writes its hooks.
@@ -94,7 +94,7 @@ echo '[core]' >> .git/modules/zlib/config; echo `+probeEnd)
 	ranToEnd(t, o)
 }
 
-// Issue 14 items 5 and 6: a command's cgroup (memory_max, pids_max) is
+// A command's cgroup (memory_max, pids_max) is
 // named after the call id, which the caller chooses (the batch API, MCP
 // clients passing a model's ids on, `toolhost call --id`). An id that
 // is not one path element ("a/b", ".", "..") or that a concurrent call
@@ -126,7 +126,7 @@ echo `+probeEnd).wait(t)
 	}
 }
 
-// Issue 14 item 4: the allowlist proxy is shared by every call of a
+// The allowlist proxy is shared by every call of a
 // toolhost process and serves 256 client connections at once. A command
 // connects to its socket, bind-mounted at /run/toolhost/proxy.sock,
 // directly (around the relay and its bound of 128), opens a CONNECT
@@ -177,7 +177,7 @@ echo ` + probeEnd
 	}
 }
 
-// Issue 14 items 2 and 5: each call's private tmp is a directory under
+// Each call's private tmp is a directory under
 // the state directory that the call's cleanup removes. When toolhost is
 // killed with SIGKILL mid-command (the OOM killer, a crash), nothing
 // removes it, not even the next toolhost using the same state
@@ -323,7 +323,7 @@ func (f *fixture) batch(t *testing.T, commands ...string) []batchResult {
 	return out.Results
 }
 
-// Issue 14 item 2: secrets are unreadable in every mode, also when a
+// Secrets are unreadable in every mode, also when a
 // root holds them (a root that is $HOME): Build hides each one by its
 // path. The hide is a mount on the secret itself, so the command cannot
 // rename the secret, but it can rename a directory above it that is not

@@ -44,7 +44,7 @@ var callChecks = []string{
 	"call.deadline", "call.deterministic", "call.unnamed-files",
 }
 
-// brokenPlugins are the plugins under broken/, issue 13 item 2: the check
+// brokenPlugins are the plugins under broken/: the check
 // each must fail, what that check's detail or findings must say (regular
 // expressions, case-insensitive, each matched on its own), and the other
 // checks its one fault may also fail. Any other failing check is the suite

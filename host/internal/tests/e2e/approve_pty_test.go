@@ -118,12 +118,12 @@ denylist = []
 auto_approve_new_files = false
 `
 
-// issue 10 item 3, on a real terminal: the question shows the whole
+// On a real terminal: the question shows the whole
 // arguments that will run, whatever the summary hid: a command behind a
 // redacted "secret", a second line behind a long first one, a path
 // behind ./././, and file content whose fake question cannot pass for
 // toolhost's.
-func TestApprovalShowsWhatRuns_Issue10Item3(t *testing.T) {
+func TestApprovalShowsWhatRuns(t *testing.T) {
 	t.Run("command hidden by redaction", func(t *testing.T) {
 		w := newWorkspace(t).withConfig(t, promptConfig)
 		marker := filepath.Join(t.TempDir(), "pwned")
@@ -195,11 +195,11 @@ func unfold(shown string) string {
 	return strings.ReplaceAll(shown, "\n    ┆", "")
 }
 
-// issue 10 item 3 (red team round 2), on a real terminal: a value longer
+// On a real terminal: a value longer
 // than a screen shows its first and last lines, every row folded to the
 // terminal's width, with a recap naming the file right above the
 // question; v shows every line and asks again.
-func TestApprovalLongValue_Issue10Item3(t *testing.T) {
+func TestApprovalLongValue(t *testing.T) {
 	w := newWorkspace(t).withConfig(t, promptConfig)
 	var lines []string
 	for i := range 60 {

@@ -7,13 +7,13 @@ import (
 	"testing"
 )
 
-// Issue 10 item 1: the operator keeps toolhost's configuration in a
+// The operator keeps toolhost's configuration in a
 // dotfiles repository and links to it
 // ($XDG_CONFIG_HOME/toolhost/toolhost.toml -> dotfiles/toolhost/config.toml),
 // and the model works in that repository. The configuration approves
 // everything, so nobody is asked; still no tool may read the real file or
 // rewrite it into a policy without limits.
-func TestConfigReachedThroughLink_Issue10Item1(t *testing.T) {
+func TestConfigReachedThroughLink(t *testing.T) {
 	p := newPermissive(t)
 	policy, err := os.ReadFile(p.config)
 	if err != nil {

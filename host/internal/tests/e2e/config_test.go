@@ -91,7 +91,7 @@ func TestConfigCommands(t *testing.T) {
 	}
 }
 
-// issue 10 item 1: config show lists every file found, read or ignored and
+// Config show lists every file found, read or ignored and
 // why; two files in the operator's directory are the operator's to fix,
 // two in a project directory stop nothing.
 func TestConfigShowFiles(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// issue 13 item 1 (red team): toolhost test on a directory tests every
+// Toolhost test on a directory tests every
 // module serve would load from it. A *.wasm that is a symbolic link to a
 // module elsewhere is served (the registry follows it), so the suite must
 // not pass over it: an operator was told "ok" for a directory whose other

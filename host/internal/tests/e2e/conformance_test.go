@@ -66,7 +66,7 @@ type testReport struct {
 	Passed, Failed, Skipped int
 }
 
-// issue 13 item 2: every built-in plugin passes `toolhost test` on the
+// Every built-in plugin passes `toolhost test` on the
 // plugin directory, its own cases included, with exit 0: one run writes
 // the JSON report to a file while the text streams to stdout, a second
 // the JUnit report of one plugin (a run of the whole suite costs tens of
@@ -134,7 +134,7 @@ func TestToolhostTestPassesBuiltIns(t *testing.T) {
 	}
 }
 
-// issue 13 item 1: a plugin that fails a check makes toolhost test exit
+// A plugin that fails a check makes toolhost test exit
 // 1, naming the check and what was expected; a bad command line exits 2.
 func TestToolhostTestFails(t *testing.T) {
 	dir := t.TempDir()
@@ -181,7 +181,7 @@ func TestToolhostTestFails(t *testing.T) {
 	}
 }
 
-// issue 13 item 1: what a plugin says in its manifest reaches the
+// What a plugin says in its manifest reaches the
 // terminal with its escape sequences written out, never as escapes: a
 // packed manifest carrying an OSC title sequence and a bidi override.
 func TestToolhostTestSanitizesPluginText(t *testing.T) {
@@ -272,7 +272,7 @@ func customName(section []byte) (string, []byte, bool) {
 	return string(body[m : m+int(l)]), body[m+int(l):], true
 }
 
-// issue 13, red team: the suite approves every call it makes, so a case
+// The suite approves every call it makes, so a case
 // file (here from --cases, which anyone may hand an operator) calling a
 // tool that runs commands would run its command as the operator. Without
 // --allow-exec no command runs: the case and run_command's dynamic checks
@@ -315,7 +315,7 @@ func TestToolhostTestRunsNoCommandUnasked(t *testing.T) {
 	}
 }
 
-// issue 13, red team: a plugin's file name is the author's too. One named
+// A plugin's file name is the author's too. One named
 // with an OSC sequence, a bell and a bidi override reaches no report, in
 // any format, as anything but visible text.
 func TestToolhostTestSanitizesPluginFileName(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
-// issue 13 item 3: a plugin written in C from abi/README.md alone
+// A plugin written in C from abi/README.md alone
 // (host/internal/tests/cplugin) builds with clang, wasm-ld and wasi-libc, packs, is
 // served like a Go plugin, and passes `toolhost test` with its own cases.
 func TestCPlugin(t *testing.T) {

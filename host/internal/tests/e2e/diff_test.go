@@ -14,12 +14,12 @@ func dryRunArgs(t *testing.T, path string) string {
 	return jsonArgs(t, map[string]any{"path": path, "content": "new\n", "dry_run": true})
 }
 
-// Issue 10 item 7: write_file's dry run diffs the target as read_file
+// Write_file's dry run diffs the target as read_file
 // would read it: a 150 MB file (it took 16.6 s and 1.78 GB against a 2 s
 // timeout) is not read, and a FIFO is not opened for a read that waits or
 // sees nothing; the result says the diff was omitted and why, promptly,
 // and the host stays small.
-func TestWriteFileDryRun_Issue10Item7_BoundedDiffs(t *testing.T) {
+func TestWriteFileDryRun_BoundedDiffs(t *testing.T) {
 	o := newWorkspace(t).withConfig(t, "")
 	f, err := os.Create(o.dir + "/big.txt")
 	if err != nil {
@@ -55,10 +55,10 @@ func TestWriteFileDryRun_Issue10Item7_BoundedDiffs(t *testing.T) {
 	}
 }
 
-// Issue 10 item 7: with the whole filesystem as its root, a dry run of
+// With the whole filesystem as its root, a dry run of
 // /dev/zero (which killed the host with "out of memory") is not read: the
 // diff is omitted, at once, and memory stays small.
-func TestWriteFileDryRun_Issue10Item7_DevZero(t *testing.T) {
+func TestWriteFileDryRun_DevZero(t *testing.T) {
 	o := newWorkspace(t).withConfig(t, "[tools.sandbox]\nallow_absolute = true\n")
 	r, x := measure(t, o, time.Minute, "write_file", dryRunArgs(t, "/dev/zero"), "--allow", "write_file", "--root", "/")
 	t.Logf("%v, peak RSS %d MB", x.elapsed, x.maxRSS>>20)

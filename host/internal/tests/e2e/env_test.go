@@ -25,9 +25,9 @@ func commandEnv(t *testing.T, extra ...string) map[string]string {
 	return seen
 }
 
-// The secrets of issue 10 item 12, in the case and shape the red team
+// Secrets in the case and shape the red team
 // used.
-var item12Env = []string{
+var redTeamSecrets = []string{
 	"aws_secret_access_key=x",
 	"my_api_key=y",
 	"Github_Token=z",
@@ -38,11 +38,11 @@ var item12Env = []string{
 	"NO_PROXY=localhost",
 }
 
-// issue 10 item 12, CFG-ENV-01: the denylist matches names whatever their
+// CFG-ENV-01: the denylist matches names whatever their
 // case, credentials in proxy URLs never reach a command, and harmless
 // variables do.
 func TestRunCommandEnvHidesSecretsAnyCase(t *testing.T) {
-	seen := commandEnv(t, item12Env...)
+	seen := commandEnv(t, redTeamSecrets...)
 	for _, name := range []string{"aws_secret_access_key", "my_api_key", "Github_Token"} {
 		if v, ok := seen[name]; ok {
 			t.Errorf("the command saw %s=%s", name, v)
@@ -66,13 +66,13 @@ func TestRunCommandEnvHidesSecretsAnyCase(t *testing.T) {
 	}
 }
 
-// issue 10 item 12: credentials are stripped from proxy URLs rather than
+// Credentials are stripped from proxy URLs rather than
 // the variable hidden, so commands still go through the proxy (hiding it
 // would send them straight out, around a proxy the network may require)
 // without the secret. In a proxy variable every user is a credential,
 // a short one (tok@) too.
 func TestRunCommandEnvStripsProxyCredentials(t *testing.T) {
-	seen := commandEnv(t, item12Env...)
+	seen := commandEnv(t, redTeamSecrets...)
 	want := map[string]string{
 		"HTTPS_PROXY": "http://proxy.example:8080",
 		"http_proxy":  "http://proxy",

@@ -22,7 +22,7 @@ func extismDir(t *testing.T) string {
 	return dir
 }
 
-// issue 13 item 5 (CFG-*): through the real CLI, an Extism
+// Through the real CLI, an Extism
 // plugin's tool runs with the config value of its [extism.<name>] table;
 // a fetch from a host that is not allow-listed is a SandboxViolation
 // naming the host and the key, one from an allow-listed host works; what
@@ -69,7 +69,7 @@ allowed_hosts = ["127.0.0.1"]
 	}
 }
 
-// issue 13 item 5: a module importing a host function toolhost does not
+// A module importing a host function toolhost does not
 // provide stops the CLI before anything runs, naming the file and each
 // function.
 func TestExtismRefusedImportThroughCLI(t *testing.T) {

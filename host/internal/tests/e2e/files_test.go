@@ -38,10 +38,10 @@ func perm(t *testing.T, name string) fs.FileMode {
 	return fi.Mode().Perm()
 }
 
-// Issue 10 item 8: a file toolhost creates gets the permissions any
+// A file toolhost creates gets the permissions any
 // program of the operator's shell would give it (0666 less the umask),
 // not 0644 whatever the umask; a file it replaces keeps its own.
-func TestWriteFile_Issue10Item8_NewFileFollowsUmask(t *testing.T) {
+func TestWriteFile_NewFileFollowsUmask(t *testing.T) {
 	for _, tt := range []struct {
 		umask string
 		want  fs.FileMode
@@ -67,9 +67,9 @@ func TestWriteFile_Issue10Item8_NewFileFollowsUmask(t *testing.T) {
 	}
 }
 
-// Issue 10 item 8: replacing a file (write_file, apply_patch) keeps its
+// Replacing a file (write_file, apply_patch) keeps its
 // mode, whatever the umask of the process that replaces it.
-func TestWriteFile_Issue10Item8_OverwriteKeepsMode(t *testing.T) {
+func TestWriteFile_OverwriteKeepsMode(t *testing.T) {
 	o := newOperator(t, "")
 	for _, name := range []string{"w.txt", "p.txt"} {
 		o.file(t, name, "old\n")
@@ -112,10 +112,10 @@ func newFilesPatch(n, dirs int) string {
 	return b.String()
 }
 
-// Issue 10 item 9: a patch of 400 new files succeeds with 256 descriptors
+// A patch of 400 new files succeeds with 256 descriptors
 // (it held two per staged file, and failed under 512). The files are new,
 // so no read is needed first.
-func TestApplyPatch_Issue10Item9_ManyFilesFewDescriptors(t *testing.T) {
+func TestApplyPatch_ManyFilesFewDescriptors(t *testing.T) {
 	o := newOperator(t, "")
 	const n, dirs = 400, 100
 	start := time.Now()
@@ -135,10 +135,10 @@ func TestApplyPatch_Issue10Item9_ManyFilesFewDescriptors(t *testing.T) {
 	}
 }
 
-// Issue 10 item 9: a patch of more files than tools.apply_patch.max_files
+// A patch of more files than tools.apply_patch.max_files
 // (1000 by default) is refused before anything is written, with an error
 // naming the call, the count, the limit and the key; the key raises it.
-func TestApplyPatch_Issue10Item9_TooManyFiles(t *testing.T) {
+func TestApplyPatch_TooManyFiles(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		config string

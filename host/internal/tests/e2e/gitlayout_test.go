@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// issue 10 item 2 through the CLI: even under approval mode auto, a write
+// Through the CLI: even under approval mode auto, a write
 // that makes vendor/ a bare git repository (which git would open, running
 // its core.fsmonitor) is not run without a person, and --allow does not
 // cover it; under the default policy a new .envrc is asked about, not run
 // as a new file, while a plain new file still runs unasked.
-func TestCodeRunningWritesAsk_Issue10Item2(t *testing.T) {
+func TestCodeRunningWritesAsk(t *testing.T) {
 	w := newWorkspace(t)
 	for _, d := range []string{"vendor/objects", "vendor/refs"} {
 		if err := os.MkdirAll(filepath.Join(w.dir, d), 0o755); err != nil {

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Issue 12 red team through the binary: what recovery kills, and what the
+// Through the binary: what recovery kills, and what the
 // history commands print to a person's terminal.
 
 // reusePID makes a new process group whose leader gets pid pid and then
@@ -59,7 +59,7 @@ func reusePID(t *testing.T, pid int) {
 // Actual (before a fix): recovery SIGKILLs the unrelated group.
 //
 // The command runs unconfined, whose groups recovery is for (see workspace.unconfined).
-func TestIssue12_RecoveryKillsUnrelatedGroupThatReusedThePGID(t *testing.T) {
+func TestRecoveryKillsUnrelatedGroupThatReusedThePGID(t *testing.T) {
 	w := newWorkspace(t).unconfined()
 	started := filepath.Join(t.TempDir(), "started")
 	cmd := startBatch(t, w, "reuse", []map[string]any{
@@ -102,7 +102,7 @@ func TestIssue12_RecoveryKillsUnrelatedGroupThatReusedThePGID(t *testing.T) {
 // Expected: no terminal control reaches stdout or stderr (it is escaped
 // or refused, as results and error messages already are).
 // Actual (before a fix): the raw ESC/BEL bytes are printed.
-func TestIssue12_HistoryPrintsModelControlsToTerminal(t *testing.T) {
+func TestHistoryPrintsModelControlsToTerminal(t *testing.T) {
 	w := newWorkspace(t)
 	evilID := "c\x1b]0;pwned\x07\x1b[2J"
 	file := batchFile(t, "esc", batchCall(evilID, "write_file", map[string]any{"path": "new.txt", "content": "x\n"}),

@@ -344,7 +344,7 @@ func TestJournalCLIErrors(t *testing.T) {
 	}
 }
 
-// issue 12 (fault): the integrity check that no command runs at every
+// The integrity check that no command runs at every
 // start is there on request: `toolhost journal check` says a sound journal
 // is sound, and names a damaged one with how to move it aside, leaving it
 // as it was.

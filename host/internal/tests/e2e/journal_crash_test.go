@@ -56,7 +56,7 @@ func (s *httpServe) journalBatch(t *testing.T, id string) apiJournalBatch {
 // autoConfig lets the batch API run commands once approved.
 const autoConfig = "[tools.approval]\nmode = \"auto\"\ndenylist = []\n"
 
-// issue 12 "Done when" (a), IT-JRN-01, FR-RES-04a/c: toolhost is killed
+// "Done when" (a), IT-JRN-01, FR-RES-04a/c: toolhost is killed
 // while it asks for approval, after the batch is committed and before any
 // call runs. After restart the batch is in the journal, interrupted, every
 // call "not run" and never started, and nothing was executed.
@@ -120,7 +120,7 @@ func TestCrashBeforeFirstCall_IT_JRN_01(t *testing.T) {
 	})
 }
 
-// issue 12 "Done when" (b), IT-JRN-02, FR-RES-04c, NFR-REL-04: toolhost
+// "Done when" (b), IT-JRN-02, FR-RES-04c, NFR-REL-04: toolhost
 // is killed while a run_command runs a child that would write a marker
 // later. The command's process group, journaled as soon as its shell
 // started, outlives toolhost; the next toolhost command kills it, so the
@@ -208,7 +208,7 @@ func crashBetweenCalls(t *testing.T, w *workspace, conversation, counter string)
 	return pgid
 }
 
-// issue 12 "Done when" (c), IT-JRN-02, FR-RES-04b/c, FR-RES-05, NFR-REL-01:
+// IT-JRN-02, FR-RES-04b/c, FR-RES-05, NFR-REL-01:
 // toolhost is killed between two calls: the first appended a line to a
 // counter, the second blocks. After restart the first call's result is
 // there and OK, the counter holds exactly one line (nothing re-ran), the
@@ -295,7 +295,7 @@ func (s *httpServe) recoverChoice(t *testing.T, id, choice string, want int) api
 	return b
 }
 
-// issue 12 "Done when" (stale-file cache), IT-JRN-02, FR-RES-04: a file
+// "Done when" (stale-file cache), IT-JRN-02, FR-RES-04: a file
 // read in a batch that is then killed stays read: after restart, the same
 // conversation may overwrite it without being refused as never read,
 // while another conversation still is. Each read is saved to the journal

@@ -17,7 +17,7 @@ import (
 // refuses a write no call runs and the error says why; a damaged journal
 // file is named, with how to move it aside, and never changed or deleted.
 
-// issue 12 "Done when" (fault), FR-RES-04a: the journal cannot record the
+// "Done when" (fault), FR-RES-04a: the journal cannot record the
 // batch of a `toolhost call` of a write, so the write does not run and the
 // error says that the journal could not record it, and why.
 func TestJournalWriteFails_NothingRuns(t *testing.T) {
@@ -118,7 +118,7 @@ func readOnlyState(t *testing.T, w *workspace, argv ...string) []string {
 	return append([]string{"unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, w.state}, argv...)
 }
 
-// issue 12 "Done when" (fault), NFR-REL-04: a journal file that is not a
+// "Done when" (fault), NFR-REL-04: a journal file that is not a
 // journal (garbage bytes) or a database cut short stops every command that
 // opens it, call, batch and serve: each exits non-zero, names the file and
 // how to move it aside, runs nothing, and leaves the file exactly as it

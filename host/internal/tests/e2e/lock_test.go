@@ -63,10 +63,10 @@ func wantIn(t *testing.T, what, got string, want ...string) {
 	}
 }
 
-// Issue 13 item 4: toolhost lock writes one line per plugin, sorted, with
+// Toolhost lock writes one line per plugin, sorted, with
 // its SHA-256, says what it wrote, and an unchanged plugin is then served
 // by call, batch and serve.
-func TestLockThenServe_Issue13Item4(t *testing.T) {
+func TestLockThenServe(t *testing.T) {
 	dir := lockedDir(t, "write_file", "read_file")
 	w := newWorkspace(t)
 	out := w.runOK(t, "lock", "--plugins", dir)
@@ -92,11 +92,11 @@ func TestLockThenServe_Issue13Item4(t *testing.T) {
 	}
 }
 
-// Issue 13 item 4: a plugin changed after locking, or another module
+// A plugin changed after locking, or another module
 // under its name, is refused by call, batch and serve at start, naming
 // the plugin, the two hashes and what to do; and so is a plugin added
 // after locking.
-func TestLockRefusesChangedAndUnlisted_Issue13Item4(t *testing.T) {
+func TestLockRefusesChangedAndUnlisted(t *testing.T) {
 	type change func(t *testing.T, dir string) []string // what the refusal names
 	tests := []struct {
 		name   string
@@ -160,9 +160,9 @@ func TestLockRefusesModuleReplacedWhileServing(t *testing.T) {
 	}
 }
 
-// Issue 13 item 4: lock --check writes nothing, exits 0 when the plugins
+// Lock --check writes nothing, exits 0 when the plugins
 // match and 1 naming each difference otherwise.
-func TestLockCheck_Issue13Item4(t *testing.T) {
+func TestLockCheck(t *testing.T) {
 	dir := lockedDir(t, "read_file", "write_file")
 	w := newWorkspace(t)
 	if _, stderr, code := w.run(t, "lock", "--check", "--plugins", dir); code != 1 || !strings.Contains(stderr, "run toolhost lock") {
@@ -185,9 +185,9 @@ func TestLockCheck_Issue13Item4(t *testing.T) {
 	}
 }
 
-// Issue 13 item 4: a malformed lock line stops call and lock --check,
+// A malformed lock line stops call and lock --check,
 // naming the file and the line.
-func TestLockMalformedLine_Issue13Item4(t *testing.T) {
+func TestLockMalformedLine(t *testing.T) {
 	dir := lockedDir(t, "read_file")
 	w := newWorkspace(t)
 	w.runOK(t, "lock", "--plugins", dir)
@@ -210,12 +210,12 @@ func TestLockMalformedLine_Issue13Item4(t *testing.T) {
 	wantIn(t, "lock --check stderr", stderr, "toolhost.lock:5")
 }
 
-// Issue 13 item 4: a module whose file name holds a newline cannot write
+// A module whose file name holds a newline cannot write
 // a line of its choosing into the lock. Named "x\n<hash>  write_file.wasm",
 // it would pin <hash> for a write_file.wasm nobody reviewed, to be
 // dropped in after the lock is written. toolhost lock refuses to write,
 // naming the file, and writes no lock.
-func TestLockRefusesInjectedName_Issue13Item4(t *testing.T) {
+func TestLockRefusesInjectedName(t *testing.T) {
 	dir := lockedDir(t, "read_file")
 	w := newWorkspace(t)
 	unreviewed, err := os.ReadFile(filepath.Join(filepath.Dir(toolhost), "plugins", "write_file.wasm"))

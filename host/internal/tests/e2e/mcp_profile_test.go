@@ -22,7 +22,7 @@ tools = ["read_file", "write_file"]
 confirm_all = true
 `
 
-// issue 11 item 7: each profile is an MCP endpoint offering only its
+// Each profile is an MCP endpoint offering only its
 // tools (/mcp/NAME over HTTP, --profile NAME on stdio); a tool outside
 // it is neither listed nor callable, a tool the policy denies stays
 // denied, a profile's stricter approval holds, and /mcp keeps the whole

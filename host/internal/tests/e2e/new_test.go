@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// issue 13 item 3: `toolhost new demo` writes a plugin that a user builds
+// `toolhost new demo` writes a plugin that a user builds
 // with its own Makefile, calls through `toolhost call`, and that passes
 // `toolhost test` (its conformance case included) without a change. The
 // scaffold lives outside the repository, so its SDK comes from the checkout
@@ -46,7 +46,7 @@ func TestNewScaffoldBuildsCallsAndPasses(t *testing.T) {
 	}
 }
 
-// issue 13 item 3: a scaffold inside a toolhost checkout takes the SDK by a
+// A scaffold inside a toolhost checkout takes the SDK by a
 // relative replace, so the two move together; --sdk names another one.
 func TestNewReplacePath(t *testing.T) {
 	clone := fakeCheckout(t)
@@ -71,7 +71,7 @@ func TestNewReplacePath(t *testing.T) {
 	}
 }
 
-// issue 13 item 3: what `toolhost new` refuses, each with a usage error
+// What `toolhost new` refuses, each with a usage error
 // naming the argument and what to do, and nothing written.
 func TestNewRefuses(t *testing.T) {
 	w := newWorkspace(t)
@@ -169,7 +169,7 @@ func makeCommand(dir string, targets ...string) *exec.Cmd {
 	return cmd
 }
 
-// issue 13 item 3, red team: a toolhost checkout whose path holds a space
+// A toolhost checkout whose path holds a space
 // gives a go.mod that Go still reads (the replace path quoted).
 func TestNewOddCheckoutPath(t *testing.T) {
 	clone := fakeCheckout(t)

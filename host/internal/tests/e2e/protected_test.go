@@ -47,11 +47,11 @@ func wantViolation(t *testing.T, r result, want ...string) {
 	}
 }
 
-// Issue 10 items 1 and 2: under a configuration that approves every call
+// Under a configuration that approves every call
 // and has no read-only patterns, a tool still cannot write toolhost's
 // configuration file at any depth or git's internals of a nested
 // repository; they stay readable.
-func TestProtectedNamesThroughCLI_Issue10Item1(t *testing.T) {
+func TestProtectedNamesThroughCLI(t *testing.T) {
 	p := newPermissive(t)
 	p.file(t, "sub/.git/config", "[core]\n")
 	tests := []struct{ path, target string }{
@@ -92,9 +92,9 @@ func TestProtectedNamesThroughCLI_Issue10Item1(t *testing.T) {
 	}
 }
 
-// Issue 10 item 10: one write_file cannot create a 20,000-level directory
+// One write_file cannot create a 20,000-level directory
 // chain; the refusal names the limit and the key that sets it.
-func TestPathLimitsThroughCLI_Issue10Item10(t *testing.T) {
+func TestPathLimitsThroughCLI(t *testing.T) {
 	p := newPermissive(t)
 	deep := strings.Repeat("d/", 20000) + "f.txt"
 	r := p.call(t, "write_file", jsonArgs(t, map[string]any{"path": deep, "content": "x", "create_dirs": true}))
@@ -109,10 +109,10 @@ func TestPathLimitsThroughCLI_Issue10Item10(t *testing.T) {
 	}
 }
 
-// Issue 10 item 11: a path ending in a slash names a directory. Writing
+// A path ending in a slash names a directory. Writing
 // one does not create a file of that name, and reading a file through one
 // is refused; listing a directory so named works.
-func TestTrailingSlashThroughCLI_Issue10Item11(t *testing.T) {
+func TestTrailingSlashThroughCLI(t *testing.T) {
 	p := newPermissive(t)
 	p.file(t, "file", "content\n")
 	p.file(t, "dir/x.txt", "x\n")

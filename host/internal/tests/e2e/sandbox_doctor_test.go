@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// issue 14 item 6: toolhost sandbox doctor on this machine. Its kernel
+// Toolhost sandbox doctor on this machine. Its kernel
 // has every piece (Landlock, the namespaces, seccomp, a fully visible
 // /proc, writable cgroups with the memory and pids controllers), so each
 // line says ok and the verdict for the configured policy is that

@@ -62,12 +62,12 @@ func controls(s string) []string {
 	return found
 }
 
-// Issue 10 item 4: --stream copies run_command's output to the terminal
+// --stream copies run_command's output to the terminal
 // as it comes; escapes cut across the command's writes (an OSC 52
 // clipboard write, clear screen, a window title, a CSI by its C1 byte)
 // must not reach it, even in part, and a rune cut across writes must
 // arrive whole.
-func TestStream_Issue10Item4_EscapesSplitAcrossWrites(t *testing.T) {
+func TestStream_EscapesSplitAcrossWrites(t *testing.T) {
 	o := newWorkspace(t).withConfig(t, "")
 	command := `printf 'A\033]52;c;aGk='; sleep 0.2; printf '\aB\033['; sleep 0.2; printf '2JC\033]0;pwn'; sleep 0.2; ` +
 		`printf 'ed\aD\302'; sleep 0.2; printf '\2332JE\342\224'; sleep 0.2; printf '\200F\n'; sleep 0.2; ` +
@@ -91,12 +91,12 @@ func TestStream_Issue10Item4_EscapesSplitAcrossWrites(t *testing.T) {
 	}
 }
 
-// Issue 10 item 5: file names are hostile input. A U+009B in a name
+// File names are hostile input. A U+009B in a name
 // must not swallow the JSON punctuation after it (which could close the
 // name and add entries), and every control, newline or bidi override is
 // escaped: the listing is valid JSON whose names are the real names,
 // with no control byte in the text.
-func TestListDirectory_Issue10Item5_HostileNamesStayJSON(t *testing.T) {
+func TestListDirectory_HostileNamesStayJSON(t *testing.T) {
 	o := newWorkspace(t).withConfig(t, "")
 	names := []string{
 		"\u009b\"},{\"name\":\"fake",

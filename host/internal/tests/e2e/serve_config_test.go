@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// issue 11 items 2 and 4: the operator's configuration fixes the bearer
+// The operator's configuration fixes the bearer
 // token (never echoed; $TOOLHOST_TOKEN wins over it) and the hold.
 func TestServeTokenFromConfig(t *testing.T) {
 	const fileToken, envToken = "token-from-the-config-file", "token-from-the-environment"

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// issue 10 item 6, FR-EXE-05: a child of run_command that makes a process
+// FR-EXE-05: a child of run_command that makes a process
 // group of its own dies with the call, whether the call times out or the
 // shell exits first, and although the toolhost process itself exits right
 // after. The command writes the shell's pid (its session id) and the

@@ -42,7 +42,7 @@ func (o *configUser) in(w *workspace) *workspace {
 	return w.withEnv("HOME="+o.home, "XDG_CONFIG_HOME="+o.configHome)
 }
 
-// The red team's attack, issue 10 item 1: a toolhost.toml in the workspace
+// A toolhost.toml in the workspace
 // (written by a model, or committed to a cloned repository) that approves
 // everything and widens the sandbox changes nothing, and says so on
 // stderr, trusted or not; a second file beside it narrows too when
@@ -116,7 +116,7 @@ func TestProjectConfigCannotWiden(t *testing.T) {
 	}
 }
 
-// issue 10 item 1: a trusted project's file narrows the operator's policy
+// A trusted project's file narrows the operator's policy
 // (here: write_file denied, although the operator approves everything),
 // and its widening parts are ignored and reported, on stderr and by
 // config show; untrusted, the same file changes nothing.
@@ -217,7 +217,7 @@ func TestTrustCommand(t *testing.T) {
 	}
 }
 
-// issue 10 item 1: no tool can reach the operator's configuration: the
+// No tool can reach the operator's configuration: the
 // user configuration directory (the operator's file and the trust list)
 // and an explicit --config file are SandboxViolations even inside a root,
 // for creating the trust list (a new file, which the operator's auto mode

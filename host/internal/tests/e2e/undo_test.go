@@ -73,7 +73,7 @@ func (w *workspace) chmod(t *testing.T, name string, mode os.FileMode) {
 	}
 }
 
-// issue 12 item 4 through the binary: write_file over a file, then
+// Through the binary: write_file over a file, then
 // `toolhost undo CALL` restores its bytes and mode; undoing the undo
 // re-applies the write.
 func TestUndoWrite(t *testing.T) {
@@ -103,7 +103,7 @@ func TestUndoWrite(t *testing.T) {
 	w.fileIs(t, "notes.txt", "new\n", 0o640)
 }
 
-// issue 12 item 4: an apply_patch of three files (LP1) is undone whole.
+// An apply_patch of three files (LP1) is undone whole.
 func TestUndoPatchOfThreeFiles(t *testing.T) {
 	w := newWorkspace(t)
 	files := map[string]string{"a.txt": "alpha\n", "sub/b.txt": "beta\n", "c.txt": "gamma\n"}
@@ -123,7 +123,7 @@ func TestUndoPatchOfThreeFiles(t *testing.T) {
 	}
 }
 
-// issue 12 item 4: after an edit outside toolhost, undo refuses with
+// After an edit outside toolhost, undo refuses with
 // StaleFile naming the file, exits 1, and changes nothing.
 func TestUndoRefusesAfterOutsideEdit(t *testing.T) {
 	w := newWorkspace(t)
@@ -138,7 +138,7 @@ func TestUndoRefusesAfterOutsideEdit(t *testing.T) {
 	w.fileIs(t, "a.txt", "edited by hand", 0o644)
 }
 
-// issue 12 item 4: undo of a call that created a file removes it; undo of
+// Undo of a call that created a file removes it; undo of
 // that undo creates it again.
 func TestUndoRemovesCreatedFile(t *testing.T) {
 	w := newWorkspace(t)
@@ -156,7 +156,7 @@ func TestUndoRemovesCreatedFile(t *testing.T) {
 	w.fileIs(t, "made.txt", "made\n", fi.Mode().Perm())
 }
 
-// issue 12 item 4: a change whose previous content is larger than
+// A change whose previous content is larger than
 // [journal] max_preimage_bytes is journaled as not undoable, and undo
 // says so, naming the file and the key, changing nothing.
 func TestUndoOverCapNotUndoable(t *testing.T) {

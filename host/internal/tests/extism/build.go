@@ -1,6 +1,6 @@
 // Package extism builds the Extism MCP plugins under plugins/ (their own
 // Go module on github.com/extism/go-pdk, so the main module does not
-// require it) for the tests of issue 13 item 5; its tests load them
+// require it) for the tests of Extism plugins; its tests load them
 // through host.Open.
 package extism
 

@@ -11,7 +11,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/tests/extism"
 )
 
-// issue 13 item 5 (NFR-PERF-03): calls of one plugin run in parallel,
+// NFR-PERF-03: calls of one plugin run in parallel,
 // each on an instance of its own (one call at a time per instance), and
 // all succeed.
 func TestParallelCalls(t *testing.T) {

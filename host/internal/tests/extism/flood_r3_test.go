@@ -97,7 +97,7 @@ func (stuckSink) Send(ctx context.Context, _ engine.Event) error {
 	return ctx.Err()
 }
 
-// issue 13 item 5 (FR-EXE-03, red team): an Extism tool that sends
+// FR-EXE-03: an Extism tool that sends
 // notifications without end to a consumer that does not read is still
 // stopped at its deadline, and the next call (on a fresh instance) is
 // too.

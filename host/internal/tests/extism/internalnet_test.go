@@ -16,7 +16,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/tests/extism"
 )
 
-// issue 13 item 5 (NFR-SEC-01): an allow-listed name or pattern does not
+// NFR-SEC-01: an allow-listed name or pattern does not
 // reach inside the machine or its network. A plugin granted "*" or
 // "*.example.com" is refused loopback, private, link-local and
 // unspecified addresses, whether written in the URL (127.0.0.1,
@@ -96,7 +96,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 	return u
 }
 
-// issue 13 item 5: go-sdk sends plugin requests with http.DefaultClient,
+// Go-sdk sends plugin requests with http.DefaultClient,
 // where toolhost's guard re-checks redirects and addresses. A program
 // embedding toolhost that replaces that client after loading plugins (as
 // tracing libraries do) must not leave a plugin's redirects unchecked:

@@ -18,7 +18,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/tests/extism"
 )
 
-// issue 13 item 5: a plugin reaches only the hosts toolhost's
+// A plugin reaches only the hosts toolhost's
 // configuration allow-lists for it. A request elsewhere, directly or
 // through a redirect from an allowed host (go-sdk checks only the first
 // request and its client follows redirects anywhere), is refused as a
@@ -90,7 +90,7 @@ func TestNetworkOnlyToAllowedHosts(t *testing.T) {
 	}
 }
 
-// issue 13 item 5 (FR-EXE-03, FR-OUT-04): an Extism tool is held to the
+// FR-EXE-03, FR-OUT-04: an Extism tool is held to the
 // engine's deadline, however it spins: it is stopped at its timeout and
 // the next call runs on a fresh instance; its output is cut to the cap; a
 // panic, an exit and an isError result are tool errors of their kinds,
@@ -136,7 +136,7 @@ func TestMisbehavingPluginContained(t *testing.T) {
 	}
 }
 
-// issue 13 item 5 (NFR-SEC-01): a plugin sees no file, no environment
+// NFR-SEC-01: a plugin sees no file, no environment
 // variable and no argument, and what it prints never reaches toolhost's
 // own stdout or stderr (on serve --stdio its stdout is the MCP stream),
 // even with EXTISM_ENABLE_WASI_OUTPUT set, which makes go-sdk wire them

@@ -10,7 +10,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/tests/extism"
 )
 
-// issue 13 item 5 (NFR-SEC-01): a plugin's input schema cannot make
+// NFR-SEC-01: a plugin's input schema cannot make
 // toolhost read a file. The JSON Schema compiler loads file:// references
 // from the host's disk, so a $ref (or a $schema, or a $ref resolved
 // against an $id) naming a file outside would be read when the plugin

@@ -17,7 +17,7 @@ import (
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
-// issue 13 item 5 (FR-REG-01, FR-EXE-01): a hyper-mcp plugin's tools are
+// FR-REG-01, FR-EXE-01: a hyper-mcp plugin's tools are
 // registered like native ones, with manifests toolhost derives (its MCP
 // annotations claiming side effects are ignored: without a host to reach
 // it is read-only, low risk); a call reaches call_tool with its arguments
@@ -68,7 +68,7 @@ func TestHyperMCPToolsServed(t *testing.T) {
 	}
 }
 
-// issue 13 item 5: an mcp.run servlet (describe / call) is served too;
+// An mcp.run servlet (describe / call) is served too;
 // a non-text block is described in one line rather than passed as base64.
 func TestServletServed(t *testing.T) {
 	h := openHost(t, nil, "", guest{extism.Servlet, "servlet.wasm"})
@@ -78,7 +78,7 @@ func TestServletServed(t *testing.T) {
 	}
 }
 
-// issue 13 item 5: a plugin alone in a folder (DIR/<name>/plugin.wasm,
+// A plugin alone in a folder (DIR/<name>/plugin.wasm,
 // with a file beside it) goes by the folder's name in the configuration,
 // and loads beside native plugins and other Extism ones.
 func TestPluginInFolder(t *testing.T) {
@@ -93,7 +93,7 @@ func TestPluginInFolder(t *testing.T) {
 	}
 }
 
-// issue 13 item 5: load-time refusals name the plugin file and what is
+// Load-time refusals name the plugin file and what is
 // wrong: host functions toolhost does not provide (every one), a tool
 // name toolhost cannot serve.
 func TestLoadRefusals(t *testing.T) {
@@ -125,7 +125,7 @@ func TestLoadRefusals(t *testing.T) {
 	}
 }
 
-// issue 13 item 5 (FR-APR-01): a plugin granted a host is side-effecting,
+// FR-APR-01: a plugin granted a host is side-effecting,
 // medium risk and asks first, whatever its annotations say; denied, it
 // does not run.
 func TestNetworkGrantRequiresApproval(t *testing.T) {
@@ -148,7 +148,7 @@ func TestNetworkGrantRequiresApproval(t *testing.T) {
 	}
 }
 
-// issue 13 item 5: a native plugin in a folder of its own loads as it
+// A native plugin in a folder of its own loads as it
 // does beside the others (without being compiled); a folder holding two
 // modules is refused, naming it.
 func TestNativePluginInFolder(t *testing.T) {
