@@ -1,5 +1,5 @@
 // The Extism guests the tests load: their own module, so the main module
-// does not require go-pdk (issue 13 item 5).
+// does not require go-pdk.
 module github.com/toolhost/toolhost/host/internal/tests/extism/plugins
 
 go 1.26.0
