@@ -5,7 +5,6 @@ import (
 
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/engine"
-	"github.com/toolhost/toolhost/host/internal/inside"
 )
 
 // The types a Host takes and hands out are defined by the packages that
@@ -158,11 +157,3 @@ type ToolsMode = engine.ToolsMode
 
 // ApprovalMode is a Narrowing's approval mode: auto, prompt or deny.
 type ApprovalMode = engine.ApprovalMode
-
-// Inside hands toolhost's own programs (its command line, server,
-// conformance harness and tests) the engine and the journal h assembled.
-// Its argument's type is internal to toolhost, so no other program can
-// call it: everything an embedder needs is in Host's other methods.
-func (h *Host) Inside(inside.Key) inside.Parts {
-	return inside.Parts{Engine: h.eng, Journal: h.journal}
-}

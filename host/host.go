@@ -408,3 +408,11 @@ func (h *Host) closeJournal() error {
 	}
 	return nil
 }
+
+// Inside hands toolhost's own programs (its command line, server,
+// conformance harness and tests) the engine and the journal h assembled.
+// Its argument's type is internal to toolhost, so no other program can
+// call it: everything an embedder needs is in Host's other methods.
+func (h *Host) Inside(inside.Key) inside.Parts {
+	return inside.Parts{Engine: h.eng, Journal: h.journal}
+}
