@@ -331,3 +331,35 @@ func TestJournalPathProtected(t *testing.T) {
 		}
 	}
 }
+
+// A batch narrowed to a dry run (an approval prompt's preview) is never
+// journaled, whether its calls were planned to run or refused while
+// planning: the history holds the batch someone was asked about, not each
+// preview drawn for it.
+func TestJournalSkipsDryRuns(t *testing.T) {
+	h, _ := openJournaled(t, t.TempDir(), nil)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		id   string
+		call engine.Call
+	}{
+		{"batch_preview_write", call("w1", "write_file", `{"path": "new.txt", "content": "x"}`)},
+		{"batch_preview_refused", call("u1", "no_such_tool", `{}`)},
+		{"batch_preview_outside", call("w2", "write_file", `{"path": "../outside.txt", "content": "x"}`)},
+	} {
+		p, _ := h.Process(ctx, engine.Batch{ID: tc.id, Calls: []engine.Call{tc.call}},
+			host.BatchOptions{Approver: approveAll(), Narrowing: engine.Narrowing{DryRun: true}})
+		if len(p.Calls) != 1 {
+			t.Fatalf("%s: planned %d calls", tc.id, len(p.Calls))
+		}
+		if b, err := h.Inside(inside.Key{}).Journal.Batch(ctx, tc.id); err == nil {
+			t.Errorf("%s: a dry run was journaled as %+v", tc.id, b)
+		}
+	}
+	// The same refused call outside a dry run is journaled.
+	h.Process(ctx, engine.Batch{ID: "batch_real", Calls: []engine.Call{call("u1", "no_such_tool", `{}`)}},
+		host.BatchOptions{Approver: approveAll()})
+	if _, err := h.Inside(inside.Key{}).Journal.Batch(ctx, "batch_real"); err != nil {
+		t.Errorf("a refused call outside a dry run: %v, want it journaled", err)
+	}
+}

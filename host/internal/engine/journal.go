@@ -154,7 +154,7 @@ func journalCtx(ctx context.Context) context.Context { return context.WithoutCan
 // so there is nothing to recover or undo, and the history shows the
 // batch the person was asked about, not each preview drawn for it.
 func (e *Engine) beginJournal(ctx context.Context, p *Plan) {
-	if e.cfg.Journal == nil || p.journal.begun || dryRun(p) {
+	if e.cfg.Journal == nil || p.journal.begun || p.dryRun {
 		return
 	}
 	p.journal.begun = true
@@ -360,12 +360,6 @@ func NewBatchID() string {
 	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
 	rand.Read(b[6:])
 	return "batch_" + hex.EncodeToString(b[:])
-}
-
-// dryRun reports a plan narrowed to a dry run: only such a plan has a
-// call planned to write nothing.
-func dryRun(p *Plan) bool {
-	return slices.ContainsFunc(p.Calls, func(pc PlannedCall) bool { return pc.dryRun })
 }
 
 // firstPath is the first path pc's call names: its tool's first path

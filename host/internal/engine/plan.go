@@ -116,6 +116,9 @@ type Plan struct {
 	// sandbox commands run in; "" keeps the host's.
 	commandSandbox confine.Mode
 	commandNetwork confine.Network
+	// dryRun is the batch narrowed to a dry run (Narrowing.DryRun), even
+	// when planning refused every call: such a batch is never journaled.
+	dryRun bool
 	// journal is the plan's place in the engine's journal.
 	journal journalState
 }
@@ -145,7 +148,7 @@ func (e *Engine) Plan(ctx context.Context, b Batch, n ...Narrowing) *Plan {
 	}
 	pol := e.policyFor(n)
 	p := &Plan{Batch: b, Calls: make([]PlannedCall, len(b.Calls)), parallel: pol.AllowParallel,
-		commandSandbox: pol.commandSandbox, commandNetwork: pol.commandNetwork}
+		commandSandbox: pol.commandSandbox, commandNetwork: pol.commandNetwork, dryRun: pol.dryRun}
 	bp := &batchPlan{writes: batchWrites{}}
 	if e.cfg.ReadCache != nil {
 		if bp.reads = e.cfg.ReadCache(b.Conversation); bp.reads != nil {
