@@ -4,6 +4,9 @@
 #
 #   host/internal/tests/cplugin/build.sh OUT.wasm
 #
+# Exit status 3 means the toolchain is missing (nothing was tried), 1 that
+# the build failed.
+#
 # On Debian: apt-get install clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32
 # Elsewhere set CC to a clang with the wasm32 target and WASI_SYSROOT to a
 # wasi-libc sysroot.
@@ -28,13 +31,13 @@ if [ -z "$cc" ]; then
 fi
 if [ -z "$cc" ]; then
 	echo "$0: no clang found to build the C plugin; $install" >&2
-	exit 1
+	exit 3
 fi
 version=$(basename "$cc")
 version=${version#clang}
 if ! command -v "wasm-ld$version" >/dev/null 2>&1 && ! command -v wasm-ld >/dev/null 2>&1; then
 	echo "$0: $cc has no wasm-ld linker (package lld); $install" >&2
-	exit 1
+	exit 3
 fi
 
 sysroot=
@@ -42,7 +45,7 @@ if [ -n "${WASI_SYSROOT:-}" ]; then
 	sysroot="--sysroot=$WASI_SYSROOT"
 elif [ ! -f /usr/lib/wasm32-wasi/libc.a ]; then
 	echo "$0: no wasi-libc (/usr/lib/wasm32-wasi/libc.a; package wasi-libc); $install" >&2
-	exit 1
+	exit 3
 fi
 
 # -mexec-model=reactor links crt1-reactor.o, whose _initialize runs the C

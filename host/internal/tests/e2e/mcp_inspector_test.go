@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,8 +20,8 @@ import (
 // does not need. The test runs the CLI's entry point with node, never
 // npx, so nothing is fetched while it runs.
 
-// inspectorCLI is the Inspector CLI's entry point, failing t (never
-// skipping) when `make test` has not installed the pinned version.
+// inspectorCLI is the Inspector CLI's entry point; it skips (testenv.Need)
+// without Node.js or the package, and fails at another version than pinned.
 func inspectorCLI(t *testing.T) string {
 	t.Helper()
 	requireTSClient(t) // node, and the SDK the CLI shares
@@ -34,10 +32,8 @@ func inspectorCLI(t *testing.T) string {
 	}
 	readJSON(t, filepath.Join(dir, "package.json"), &pinned)
 	pkg := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector-cli")
+	needNode(t, dir, "@modelcontextprotocol/inspector-cli")
 	b, err := os.ReadFile(filepath.Join(pkg, "package.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("%s is missing: run `make test`, which installs the MCP Inspector's CLI (npm ci --prefix host/internal/tests/mcpclient)", pkg)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
-	"errors"
-	"io/fs"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,11 +13,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 // These tests drive `toolhost serve --stdio` with the official MCP
-// TypeScript SDK client, the one most agents embed ("Done when": real clients). host/internal/tests/mcpclient/client.mjs runs a named scenario
-// and prints what it observed as JSON; the assertions live here.
+// TypeScript SDK client, the one most agents embed.
+// host/internal/tests/mcpclient/client.mjs runs a named scenario and prints
+// what it observed as JSON; the assertions live here.
 
 // tsClientDir is host/internal/tests/mcpclient, where the client and its pinned
 // dependency live.
@@ -97,15 +100,14 @@ func tsWorkspace(t *testing.T) *workspace {
 	return w
 }
 
-// requireTSClient fails, never skips, when the client cannot run: the
-// dependency is installed by `make test`, and a test that passes by not
-// running would hide a broken target.
+// requireTSClient skips when Node.js or the client's packages are
+// missing, or fails where the suite is required (testenv.Required("NODE"):
+// CI, whose make test installs them); a client installed at another
+// version than package.json pins always fails.
 func requireTSClient(t *testing.T) string {
 	t.Helper()
 	dir := tsClientDir()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node is not on PATH (%v): the MCP TypeScript SDK client needs Node.js 20 or later", err)
-	}
+	needNode(t, dir, "@modelcontextprotocol/sdk")
 	var pinned, installed struct {
 		Version      string            `json:"version"`
 		Dependencies map[string]string `json:"dependencies"`
@@ -113,9 +115,6 @@ func requireTSClient(t *testing.T) string {
 	readJSON(t, filepath.Join(dir, "package.json"), &pinned)
 	sdk := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
 	b, err := os.ReadFile(sdk)
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("%s is missing: run `make test`, which installs the MCP TypeScript SDK client (npm ci --prefix host/internal/tests/mcpclient)", filepath.Join(dir, "node_modules"))
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,4 +502,17 @@ func processAlive(pid int, cmdline string) bool {
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "cmdline"))
 	return err == nil && strings.HasPrefix(string(b), cmdline)
+}
+
+// needNode stops t (testenv.Need) unless node runs and the npm package pkg
+// is installed in dir's node_modules.
+func needNode(t *testing.T, dir, pkg string) {
+	t.Helper()
+	const install = "Node.js 20 or later and npm (apt-get install nodejs npm, as root), then npm ci --prefix host/internal/tests/mcpclient (make test runs it)"
+	if out, err := exec.Command("node", "--version").CombinedOutput(); err != nil {
+		testenv.Need(t, "NODE", fmt.Errorf("node does not run: %s", bytes.TrimSpace(fmt.Appendf(nil, "%v %s", err, out))), install)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg), "package.json")); err != nil {
+		testenv.Need(t, "NODE", fmt.Errorf("the npm package %s is not installed in %s", pkg, filepath.Join(dir, "node_modules")), install)
+	}
 }

@@ -1,0 +1,44 @@
+// Package testenv decides what a test does when something it needs from
+// outside Go is missing (a C toolchain for wasm32, Node.js and the npm
+// packages of the MCP clients, a browser): on a developer's machine it
+// skips, saying what is missing and the command that installs it, so that
+// `go test ./...` passes with Go alone; where the suite is required (CI, or
+// a TOOLHOST_REQUIRE_* variable) it fails instead, so a missing tool can
+// never pass by not running. .ci/run installs everything and requires
+// every suite.
+package testenv
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// Required reports whether the suite named what (C, NODE, BROWSER, ...)
+// must run: TOOLHOST_REQUIRE_<WHAT> or CI is set to anything but "", "0"
+// or "false".
+func Required(what string) bool {
+	return set(os.Getenv("TOOLHOST_REQUIRE_"+strings.ToUpper(what))) || set(os.Getenv("CI"))
+}
+
+func set(v string) bool {
+	return v != "" && v != "0" && !strings.EqualFold(v, "false")
+}
+
+// Need stops t when missing is not nil: a skip naming what is missing and
+// install, the command that provides it ("" when missing says it
+// already), or, when the suite is Required, a failure saying the same.
+func Need(t testing.TB, what string, missing error, install string) {
+	t.Helper()
+	if missing == nil {
+		return
+	}
+	msg := missing.Error()
+	if install != "" {
+		msg += "; install it with: " + install
+	}
+	if Required(what) {
+		t.Fatalf("%s (required: CI or TOOLHOST_REQUIRE_%s is set)", msg, strings.ToUpper(what))
+	}
+	t.Skipf("%s (skipped; set TOOLHOST_REQUIRE_%s=1 to make this a failure)", msg, strings.ToUpper(what))
+}
