@@ -13,6 +13,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/internal/testenv"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
@@ -40,6 +41,7 @@ func launcher(t *testing.T) string {
 // proxy's directory only for an operator's allowlist, and every call of
 // such a profile was refused.
 func TestProfileAllowlistReachesListedHost(t *testing.T) {
+	testenv.LookPath(t, "curl", "apt-get install curl (as root)")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "SERVED-BY-TEST") }))
 	defer srv.Close()
 	var cfg *config.Config

@@ -10,6 +10,7 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -41,4 +42,14 @@ func Need(t testing.TB, what string, missing error, install string) {
 		t.Fatalf("%s (required: CI or TOOLHOST_REQUIRE_%s is set)", msg, strings.ToUpper(what))
 	}
 	t.Skipf("%s (skipped; set TOOLHOST_REQUIRE_%s=1 to make this a failure)", msg, strings.ToUpper(what))
+}
+
+// LookPath is exec.LookPath(file) for a program a test needs that Go does
+// not bring (python3, curl): without it, t stops as Need says, the suite
+// named by the program (TOOLHOST_REQUIRE_PYTHON3, say).
+func LookPath(t testing.TB, file, install string) string {
+	t.Helper()
+	path, err := exec.LookPath(file)
+	Need(t, file, err, install)
+	return path
 }

@@ -26,13 +26,20 @@ func TestBuildPolicyRunsToolchains(t *testing.T) {
 		"node -e 'console.log(\"node-ok\")'": "node-ok",
 		"make --version":                     "GNU Make",
 		"git init -q r && cd r && echo x > f && git add f && git -c user.email=t@example.com -c user.name=t commit -q -m x && git log --oneline | wc -l": "1",
-		"echo x > /tmp/x && cat /tmp/x && echo \"$TMPDIR\"":                                 "x\n/tmp",
-		"cat ~/.npmrc ~/.ssh/id_rsa ~/.cargo/credentials.toml 2>/dev/null; echo no-secrets": "no-secrets",
+		"echo x > /tmp/probe.$$ && cat /tmp/probe.$$ && echo \"$TMPDIR\"":                                                                                "x\n/tmp",
+		"cat ~/.npmrc ~/.ssh/id_rsa ~/.cargo/credentials.toml 2>/dev/null; echo no-secrets":                                                              "no-secrets",
 	}
 	for cmd, want := range checks {
 		if exe, _, _ := strings.Cut(cmd, " "); exe != "echo" && exe != "git" && exe != "cat" {
 			if _, err := exec.LookPath(exe); err != nil {
 				t.Logf("%s is not on this machine's PATH: not checked", exe)
+				continue
+			}
+			// A toolchain that does not run outside the sandbox either (a
+			// rustup shim without a default toolchain, say) is not the
+			// sandbox's to make work.
+			if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+				t.Logf("%s does not run on this machine outside the sandbox either (%v: %s): not checked", exe, err, strings.TrimSpace(string(out)))
 				continue
 			}
 		}

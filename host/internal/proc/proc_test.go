@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host/internal/config"
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 // testEnv is a small sanitized environment with a usable PATH.
@@ -486,6 +487,9 @@ func TestRunKillsSession(t *testing.T) {
 	for _, c := range commands {
 		for _, end := range endings {
 			t.Run(c.name+"/"+end.name, func(t *testing.T) {
+				if strings.Contains(c.command, "python3") {
+					testenv.LookPath(t, "python3", "apt-get install python3 (as root)")
+				}
 				s := spec(t, waitfor+c.command+end.suffix)
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()

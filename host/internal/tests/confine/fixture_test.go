@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 // markVar carries a case's marker in the environment of every process
@@ -163,6 +165,7 @@ func (f *fixture) start(t *testing.T, command string) *call {
 // agent or editor that did not mark its descriptors close-on-exec.
 func (f *fixture) startWith(t *testing.T, command string, inherited []*os.File) *call {
 	t.Helper()
+	needTools(t, command)
 	args, err := json.Marshal(map[string]string{"command": markVar + "=" + f.mark + "; export " + markVar + "\n" + f.expand(command)})
 	if err != nil {
 		t.Fatal(err)
@@ -488,4 +491,17 @@ func (f *fixture) cli(t *testing.T, dir string, args ...string) string {
 		t.Fatalf("toolhost %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
 	}
 	return string(out)
+}
+
+// needTools stops t (testenv.LookPath) when command uses a program beyond
+// Go that this machine lacks: a probe that cannot start proves nothing
+// either way.
+func needTools(t *testing.T, command string) {
+	t.Helper()
+	if strings.Contains(command, "python3") || strings.Contains(command, "probe.py") {
+		testenv.LookPath(t, "python3", "apt-get install python3 (as root)")
+	}
+	if strings.Contains(command, "curl ") {
+		testenv.LookPath(t, "curl", "apt-get install curl (as root)")
+	}
 }

@@ -299,6 +299,9 @@ type batchResult struct {
 // checks every case gets (fixture.verify's, on the whole batch).
 func (f *fixture) batch(t *testing.T, commands ...string) []batchResult {
 	t.Helper()
+	for _, c := range commands {
+		needTools(t, c)
+	}
 	type callIn struct {
 		ID        string            `json:"id"`
 		Name      string            `json:"name"`

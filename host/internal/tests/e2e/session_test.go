@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 // FR-EXE-05: a child of run_command that makes a process
@@ -49,6 +51,9 @@ func TestRunCommandKillsSession(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if strings.Contains(tt.command, "python3") {
+				testenv.LookPath(t, "python3", "apt-get install python3 (as root)")
+			}
 			w := newWorkspace(t).unconfined()
 			var env []string
 			if tt.timeout != "" {
