@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,11 @@ func TestConfigCommands(t *testing.T) {
 	data, err := os.ReadFile(toml)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The file speaks to an operator: words, not the ids of the
+	// requirements or of the work that added each key.
+	if ids := regexp.MustCompile(`\b(N?FR|CFG|IT)-[A-Z]+-[0-9]+|[Ii]ssue [0-9]+`).FindAllString(string(data), -1); len(ids) > 0 {
+		t.Errorf("config init's file cites internal ids %q; explain each key in words", ids)
 	}
 	data = []byte(strings.Replace(string(data), `mode = "prompt"`, `mode = "auto"`, 1))
 	if err := os.WriteFile(toml, data, 0o644); err != nil {
