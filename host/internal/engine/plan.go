@@ -420,17 +420,19 @@ func (e *Engine) freshCheck(ctx context.Context, reads *readcache.Cache, call Ca
 		changes = append(changes, change{resolved[given], given, "writing"})
 	}
 	if m.WritesUnnamedPaths {
-		scanLimit := e.cfg.Limits.WithDefaults().MaxScanBytes
 		for _, p := range e.patchedPaths(decoded) {
-			if fi, err := p.Lstat(); err == nil && fi.Size() > scanLimit {
-				// Too large to patch, whether it is fresh or not: the
-				// patch says so when it runs, and nothing here hashes it.
-				continue
-			}
 			changes = append(changes, change{p, p.Attempted, "patching"})
 		}
 	}
+	// Planning has no deadline of its own: a file larger than a scan
+	// (too large to patch; or one a model read, then made huge) is not
+	// hashed here but left to the check made when the change commits,
+	// within the call's deadline.
+	scanLimit := e.cfg.Limits.WithDefaults().MaxScanBytes
 	for _, c := range changes {
+		if fi, err := c.p.Lstat(); err == nil && fi.Size() > scanLimit {
+			continue
+		}
 		err := hostfn.CheckFresh(ctx, e.cfg.Sandbox, reads, c.p, c.name, c.action)
 		var he *hostfn.Error
 		if !errors.As(err, &he) {
