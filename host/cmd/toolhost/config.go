@@ -52,6 +52,12 @@ func newConfigCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
+			// A file --force replaces keeps its mode when opened: make it
+			// private before it holds anything.
+			if err := f.Chmod(0o600); err != nil {
+				f.Close()
+				return usageErrorf("%v", err)
+			}
 			if _, err := f.WriteString(config.InitFile()); err != nil {
 				f.Close()
 				return err
