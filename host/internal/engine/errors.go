@@ -76,6 +76,13 @@ func pluginError(tool string, r abi.Result) *ToolError {
 	switch r.Kind {
 	case abi.KindPanicked:
 		return panicked(te.Message)
+	case abi.KindDeniedByUser:
+		// Only toolhost knows whether anyone was asked: a plugin that
+		// ran does not report a person's no.
+		te.Kind = abi.KindExecutionFailed
+		te.Message = fmt.Sprintf("%s failed: it ran and reported %s, a kind only toolhost gives (a person's or client's no to a call that then does not run): %s",
+			tool, abi.KindDeniedByUser, te.Message)
+		te.Details = nil
 	case abi.KindExecutionFailed:
 		// FR-ERR-JSON-TOOL-01: a JSON object passes through verbatim.
 		if !isJSONObject(te.Message) {
