@@ -268,7 +268,9 @@ func DefaultCodePatterns() []string {
 	return []string{
 		"**/.envrc", "**/.vscode/**", "**/*.code-workspace", "**/.idea/**", "**/.mcp.json", "**/.claude/**", "**/.cursor/**",
 		"**/.devcontainer/**", "**/.devcontainer.json", "**/.github/workflows/**", "**/.gitlab-ci.yml", "**/.gitmodules",
-		"**/.husky/**", "**/.pre-commit-config.yaml", "**/.gitconfig", "**/.config/git/**",
+		"**/.husky/**", "**/.pre-commit-config.yaml", "**/lefthook*", "**/.lefthook*", "**/.lefthook/**",
+		"**/.gitconfig", "**/.config/git/**",
+		"**/.gemini/**", "**/opencode.json", "**/opencode.jsonc", "**/.opencode/**", "**/.zed/**",
 		"**/.npmrc", "**/.yarnrc", "**/.yarnrc.yml",
 		"**/.bashrc", "**/.bash_profile", "**/.bash_login", "**/.bash_logout", "**/.profile",
 		"**/.zshrc", "**/.zshenv", "**/.zprofile", "**/.zlogin", "**/.config/fish/**",
