@@ -198,7 +198,7 @@ func (e *env) direct(b *testing.B, tool, args, path string) func() error {
 	}
 	req := abi.Request{ID: "b", Tool: tool, Args: json.RawMessage(args), Limits: engine.DefaultLimits()}
 	return func() error {
-		env := &hostfn.Env{Call: hostfn.Call{Limits: req.Limits}, Files: hostfn.Files{Sandbox: e.sb, Reads: e.reads, Resolved: map[string]sandbox.Path{path: p}}}
+		env := &hostfn.Env{Call: hostfn.Call{Sandbox: e.sb, Resolved: map[string]sandbox.Path{path: p}, Limits: req.Limits}, Files: hostfn.Files{Reads: e.reads}}
 		r, err := t.Plugin.Call(context.Background(), env, req)
 		if err == nil && r.Kind != "" {
 			err = fmt.Errorf("%s: %s", r.Kind, r.Content)

@@ -163,17 +163,18 @@ type callOptions struct {
 	// the model's context for results (FR-REG-04b); 0 keeps the configured
 	// fallback.
 	AvailableCapacityBytes int64
-	// Writes is what the call may write (hostfn.Env.Writes).
+	// Writes is what the call may write (hostfn.Files.Writes).
 	Writes map[string]hostfn.WriteGrant
-	// DryRun lets the call write nothing (hostfn.Env.DryRun).
+	// DryRun lets the call write nothing (hostfn.Call.DryRun).
 	DryRun bool
 	// ReadsAt and Origin are the read cache's generation when the call's
-	// batch was planned, and the batch (hostfn.Env); zero and empty: the
-	// generation as the call begins, the call alone.
+	// batch was planned, and the batch (hostfn.Files.ReadsAt,
+	// hostfn.Call.Origin); zero and empty: the generation as the call
+	// begins, the call alone.
 	ReadsAt uint64
 	Origin  string
 	// Journal records what the call does that outlives it
-	// (hostfn.Env.Journal); nil records nothing.
+	// (hostfn.Call.Journal); nil records nothing.
 	Journal hostfn.CallJournal
 	// CommandSandbox and CommandNetwork narrow the sandbox of the commands
 	// the call runs (Narrowing's).
@@ -206,11 +207,11 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 	}
 	env := &hostfn.Env{
 		Call: hostfn.Call{
-			CallID: call.ID, Limits: limits, DryRun: opts.DryRun,
+			CallID: call.ID, Sandbox: e.cfg.Sandbox, Resolved: resolved, Limits: limits, DryRun: opts.DryRun,
 			Emit: opts.Emit, Journal: opts.Journal, Observe: opts.Observe,
 		},
 		Files: hostfn.Files{
-			Sandbox: e.cfg.Sandbox, Resolved: resolved, Writes: opts.Writes, MaxCommitFiles: e.cfg.MaxCommitFiles,
+			Writes: opts.Writes, MaxCommitFiles: e.cfg.MaxCommitFiles,
 		},
 		Commands: hostfn.Commands{
 			Confiner: e.cfg.Confiner.Narrow(opts.CommandSandbox, opts.CommandNetwork), Environ: e.environ,

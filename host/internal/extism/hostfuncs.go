@@ -19,7 +19,10 @@ type callKey struct{}
 // callState is what host functions and Guard need of the call running.
 type callState struct {
 	mod *Module
-	env *hostfn.Env // nil while the module lists its tools at load
+	// call is where the call's events go: an Extism plugin reaches
+	// no files or commands, so it needs no other part of the call's
+	// hostfn.Env. Nil while the module lists its tools at load.
+	call *hostfn.Call
 }
 
 func stateOf(ctx context.Context) *callState {
@@ -113,10 +116,10 @@ func readNotification(p *extism.CurrentPlugin, handle uint64, v any) bool {
 // the call its line, never its deadline.
 func emit(ctx context.Context, text string) {
 	st := stateOf(ctx)
-	if st == nil || st.env == nil || st.env.Emit == nil {
+	if st == nil || st.call == nil || st.call.Emit == nil {
 		return
 	}
-	_ = st.env.Emit(ctx, hostfn.Event{CallID: st.env.CallID, Kind: abi.EventStderr, Data: []byte(cut(text, maxNotification) + "\n")})
+	_ = st.call.Emit(ctx, hostfn.Event{CallID: st.call.CallID, Kind: abi.EventStderr, Data: []byte(cut(text, maxNotification) + "\n")})
 }
 
 func number(f float64) string { return fmt.Sprintf("%g", f) }

@@ -139,7 +139,7 @@ func (m *Module) warm(ctx context.Context, n int) error {
 // run calls export with input on an instance of its own, under ctx. An
 // error is go-sdk's: a trap, the deadline, a refused request, or the
 // guest's own error (pdk.SetError); the instance is then discarded.
-func (m *Module) run(ctx context.Context, env *hostfn.Env, export string, input []byte) ([]byte, error) {
+func (m *Module) run(ctx context.Context, call *hostfn.Call, export string, input []byte) ([]byte, error) {
 	if len(m.grant.AllowedHosts) > 0 && !guarded() {
 		return nil, fmt.Errorf("plugin %s: %w", m.path, errUnguarded)
 	}
@@ -147,7 +147,7 @@ func (m *Module) run(ctx context.Context, env *hostfn.Env, export string, input 
 	if err != nil {
 		return nil, err
 	}
-	ctx = context.WithValue(ctx, callKey{}, &callState{mod: m, env: env})
+	ctx = context.WithValue(ctx, callKey{}, &callState{mod: m, call: call})
 	rc, out, err := in.p.CallWithContext(ctx, export, input)
 	stderr := in.stderr.take()
 	var exit *sys.ExitError

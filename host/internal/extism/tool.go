@@ -58,12 +58,15 @@ func (t *Tool) Summary(_ context.Context, args []byte) (abi.Result, error) {
 // becomes an error result of the right kind; the engine maps them like a
 // native tool's.
 func (t *Tool) Call(ctx context.Context, state any, req abi.Request) (abi.Result, error) {
-	env, _ := state.(*hostfn.Env)
+	var call *hostfn.Call
+	if env, _ := state.(*hostfn.Env); env != nil {
+		call = &env.Call
+	}
 	export, input, err := t.request(req)
 	if err != nil {
 		return abi.Result{}, err
 	}
-	out, err := t.mod.run(ctx, env, export, input)
+	out, err := t.mod.run(ctx, call, export, input)
 	if err != nil {
 		return t.failure(ctx, err), nil
 	}

@@ -18,15 +18,15 @@ import (
 // readForUpdate serves fs_read with abi.ReadForUpdate: the whole file, for
 // a plugin that will compute new content from it, and only if the
 // conversation's read cache vouches for exactly these bytes. The call
-// then holds the digest as the base of its change (Env.seen).
-func readForUpdate(env *Env, name string, p sandbox.Path, f *sandbox.File, st sandbox.FileStat) ([]byte, error) {
-	limit := env.scanLimit()
+// then holds the digest as the base of its change (Files.seen).
+func readForUpdate(c *Call, f *Files, name string, p sandbox.Path, file *sandbox.File, st sandbox.FileStat) ([]byte, error) {
+	limit := c.scanLimit()
 	if st.Size > limit {
 		return nil, tooLargeToUpdate(name, st.Size, limit)
 	}
 	resp := make([]byte, abi.ReadInfoSize+int(st.Size)+1)
 	// One byte more than the size seen, to notice a file still growing.
-	n, err := io.ReadFull(f, resp[abi.ReadInfoSize:])
+	n, err := io.ReadFull(file, resp[abi.ReadInfoSize:])
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, classify(name, err)
 	}
@@ -35,10 +35,10 @@ func readForUpdate(env *Env, name string, p sandbox.Path, f *sandbox.File, st sa
 	}
 	data := resp[abi.ReadInfoSize : abi.ReadInfoSize+n]
 	sum := sha256.Sum256(data)
-	if err := checkSum(env, p, name, sum, "patching"); err != nil {
+	if err := checkSum(c, f, p, name, sum, "patching"); err != nil {
 		return nil, err
 	}
-	env.observe(p, sum, false)
+	f.observe(c, p, sum, false)
 	info := abi.ReadInfo{FileSize: int64(n), ModTime: st.ModTime.UnixNano(), Flags: abi.ReadEOF}
 	if isBinary(data, true) || !validUTF8(data, true) {
 		info.Flags |= abi.ReadIsBinary
@@ -65,35 +65,35 @@ func (t commitTarget) mustCreate() bool {
 	return t.Flags&abi.CommitNew != 0 || t.grant == WriteCreateOnly
 }
 
-func fsCommit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+func fsCommit(ctx context.Context, c *Call, f *Files, mem api.Memory, stack []uint64) ([]byte, error) {
 	req, err := guestBytes(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
 	}
 	if uint32(stack[2])&abi.CommitDryRun == 0 {
-		if err := env.dryRunRefusal("commit files"); err != nil {
+		if err := c.dryRunRefusal("commit files"); err != nil {
 			return nil, err
 		}
 	}
-	if err := env.checkCommitFiles(req); err != nil {
+	if err := f.checkCommitFiles(c, req); err != nil {
 		return nil, err
 	}
-	if err := env.checkCommitRequest(req); err != nil {
+	if err := c.checkCommitRequest(req); err != nil {
 		return nil, err
 	}
 	files, err := abi.DecodeCommitRequest(req)
 	if err != nil {
 		return nil, fail(abi.StatusInvalid, abi.KindExecutionFailed, "fs_commit: %v", err)
 	}
-	targets, err := resolveCommit(env, files)
+	targets, err := resolveCommit(c, f, files)
 	if err != nil {
 		return nil, err
 	}
 	if uint32(stack[2])&abi.CommitDryRun != 0 {
-		if err := checkCommit(ctx, env, targets); err != nil {
+		if err := checkCommit(ctx, c, f, targets); err != nil {
 			return nil, err
 		}
-		return dryRun(ctx, env, targets)
+		return dryRun(ctx, c, targets)
 	}
 	paths := make([]sandbox.Path, len(targets))
 	for i, t := range targets {
@@ -102,15 +102,15 @@ func fsCommit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]
 	// Every file stays locked from its freshness check to the last
 	// rename; Lock takes them in sorted order, so two commits of
 	// overlapping files cannot deadlock.
-	unlock, err := env.lock(ctx, paths...)
+	unlock, err := c.lock(ctx, paths...)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := checkCommit(ctx, env, targets); err != nil {
+	if err := checkCommit(ctx, c, f, targets); err != nil {
 		return nil, err
 	}
-	return commitFiles(ctx, env, targets)
+	return commitFiles(ctx, c, f, targets)
 }
 
 // checkCommitFiles refuses a commit of more files than the operator
@@ -118,33 +118,33 @@ func fsCommit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]
 // that heads the request: before it is decoded, and before any file is
 // resolved, checked or staged, so a patch of thousands of files fails at
 // once.
-func (e *Env) checkCommitFiles(req []byte) error {
-	if e.MaxCommitFiles <= 0 || len(req) < 4 {
+func (f *Files) checkCommitFiles(c *Call, req []byte) error {
+	if f.MaxCommitFiles <= 0 || len(req) < 4 {
 		return nil
 	}
 	n := binary.LittleEndian.Uint32(req)
-	if uint64(n) <= uint64(e.MaxCommitFiles) {
+	if uint64(n) <= uint64(f.MaxCommitFiles) {
 		return nil
 	}
 	err := fail(abi.StatusTooLarge, abi.KindExecutionFailed,
 		"call %s would change %d files at once, more than tools.apply_patch.max_files allows (%d); nothing was changed. Split the change into parts of at most %d files each, or ask the operator to raise tools.apply_patch.max_files",
-		e.CallID, n, e.MaxCommitFiles, e.MaxCommitFiles)
-	err.Details = map[string]any{"files": n, "limit": e.MaxCommitFiles, "key": "tools.apply_patch.max_files"}
+		c.CallID, n, f.MaxCommitFiles, f.MaxCommitFiles)
+	err.Details = map[string]any{"files": n, "limit": f.MaxCommitFiles, "key": "tools.apply_patch.max_files"}
 	return err
 }
 
 // dryRun is the unified diff of every change, after every check a commit
 // makes, under the call's deadline. The text stops at the output limit,
 // which is all a model could see of it.
-func dryRun(ctx context.Context, env *Env, targets []commitTarget) ([]byte, error) {
+func dryRun(ctx context.Context, c *Call, targets []commitTarget) ([]byte, error) {
 	var diff strings.Builder
-	limit := env.outputLimit()
+	limit := c.outputLimit()
 	for i, t := range targets {
 		if int64(diff.Len()) >= limit {
 			diff.WriteString("[diffs of " + itoa(uint32(len(targets)-i)) + " more files omitted: the output limit is reached]\n")
 			break
 		}
-		d, err := diffFile(ctx, env, t.p, t.Path, t.Data, t.Flags&abi.CommitNew == 0)
+		d, err := diffFile(ctx, c, t.p, t.Path, t.Data, t.Flags&abi.CommitNew == 0)
 		if err != nil {
 			return nil, err
 		}
@@ -155,47 +155,47 @@ func dryRun(ctx context.Context, env *Env, targets []commitTarget) ([]byte, erro
 
 // resolveCommit validates every path in the sandbox and against the call's
 // write grants, and bounds the content, before any file is looked at.
-func resolveCommit(env *Env, files []abi.CommitFile) ([]commitTarget, error) {
+func resolveCommit(c *Call, f *Files, files []abi.CommitFile) ([]commitTarget, error) {
 	targets := make([]commitTarget, len(files))
 	seen := make(map[string]string, len(files))
-	fileLimit, total := env.commitFileLimit(), int64(0)
-	for i, f := range files {
-		if len(f.Path) > maxPathBytes {
-			return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_commit: file %d has a path of %d bytes, longer than any file path may be", i, len(f.Path))
+	fileLimit, total := c.commitFileLimit(), int64(0)
+	for i, cf := range files {
+		if len(cf.Path) > maxPathBytes {
+			return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_commit: file %d has a path of %d bytes, longer than any file path may be", i, len(cf.Path))
 		}
-		p, err := env.resolve(f.Path)
+		p, err := c.resolve(cf.Path)
 		if err != nil {
-			return nil, classify(f.Path, err)
+			return nil, classify(cf.Path, err)
 		}
 		if other, dup := seen[p.Abs]; dup {
-			return nil, fail(abi.StatusInvalid, abi.KindExecutionFailed, "%s and %s are the same file; change it once per commit", other, f.Path)
+			return nil, fail(abi.StatusInvalid, abi.KindExecutionFailed, "%s and %s are the same file; change it once per commit", other, cf.Path)
 		}
-		seen[p.Abs] = f.Path
-		grant, err := env.writeGrant(p, f.Path)
+		seen[p.Abs] = cf.Path
+		grant, err := f.writeGrant(c, p, cf.Path)
 		if err != nil {
 			return nil, err
 		}
-		if n := int64(len(f.Data)); n > fileLimit {
+		if n := int64(len(cf.Data)); n > fileLimit {
 			return nil, fail(abi.StatusTooLarge, abi.KindExecutionFailed,
-				"%s: the new content is %d bytes, more than one file of a commit may have (%d: max_scan_bytes plus max_patch_bytes); nothing was changed, write it with write_file instead", f.Path, n, fileLimit)
+				"%s: the new content is %d bytes, more than one file of a commit may have (%d: max_scan_bytes plus max_patch_bytes); nothing was changed, write it with write_file instead", cf.Path, n, fileLimit)
 		}
-		if total += int64(len(f.Data)); total > env.commitLimit() {
+		if total += int64(len(cf.Data)); total > c.commitLimit() {
 			return nil, fail(abi.StatusTooLarge, abi.KindExecutionFailed,
-				"fs_commit: the new content of these files is more than %d bytes in all; nothing was changed, split the change into smaller ones", env.commitLimit())
+				"fs_commit: the new content of these files is more than %d bytes in all; nothing was changed, split the change into smaller ones", c.commitLimit())
 		}
-		targets[i] = commitTarget{CommitFile: f, p: p, grant: grant}
+		targets[i] = commitTarget{CommitFile: cf, p: p, grant: grant}
 	}
 	return targets, nil
 }
 
 // checkCommit checks every file fresh (FR-TOOL-PATCH-02d: after sandbox
 // validation, before any write).
-func checkCommit(ctx context.Context, env *Env, targets []commitTarget) error {
+func checkCommit(ctx context.Context, c *Call, f *Files, targets []commitTarget) error {
 	for i := range targets {
-		if err := env.checkCreateOnly(targets[i].p, targets[i].Path, targets[i].grant); err != nil {
+		if err := c.checkCreateOnly(targets[i].p, targets[i].Path, targets[i].grant); err != nil {
 			return err
 		}
-		if err := checkCommitFresh(ctx, env, &targets[i]); err != nil {
+		if err := checkCommitFresh(ctx, c, f, &targets[i]); err != nil {
 			return err
 		}
 	}
@@ -205,10 +205,10 @@ func checkCommit(ctx context.Context, env *Env, targets []commitTarget) error {
 // checkCommitFresh checks that the file is as the plugin saw it: an
 // existing file read in this conversation and unchanged, or, for a new
 // file, still absent.
-func checkCommitFresh(ctx context.Context, env *Env, t *commitTarget) error {
-	if t.Flags&abi.CommitNew == 0 && !env.based(t.p) {
+func checkCommitFresh(ctx context.Context, c *Call, f *Files, t *commitTarget) error {
+	if t.Flags&abi.CommitNew == 0 && !f.based(t.p) {
 		if _, err := t.p.Lstat(); err == nil { // a missing file is reported below
-			return stale(env, t.p, t.Path, "File was not read before patching", "read it with read_file first, then retry")
+			return stale(c, t.p, t.Path, "File was not read before patching", "read it with read_file first, then retry")
 		}
 	}
 	sum, err := fileSum(ctx, t.p)
@@ -216,39 +216,39 @@ func checkCommitFresh(ctx context.Context, env *Env, t *commitTarget) error {
 	case errors.Is(err, fs.ErrNotExist) && t.Flags&abi.CommitNew != 0:
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
-		return stale(env, t.p, t.Path, "File was deleted since last read", "read the directory again and recreate the file if that is intended")
+		return stale(c, t.p, t.Path, "File was deleted since last read", "read the directory again and recreate the file if that is intended")
 	case err != nil:
 		return classify(t.Path, err)
 	case t.Flags&abi.CommitNew != 0:
-		return stale(env, t.p, t.Path, "File was created since the change was prepared", "read it with read_file and retry")
+		return stale(c, t.p, t.Path, "File was created since the change was prepared", "read it with read_file and retry")
 	}
-	return checkSum(env, t.p, t.Path, sum, "patching")
+	return checkSum(c, f, t.p, t.Path, sum, "patching")
 }
 
 // commitFiles stages and commits every target, then records the new
 // content of each so the conversation may edit it again without
 // re-reading. With a journal, the previous content of every file is
 // journaled before the commit and what it left after it.
-func commitFiles(ctx context.Context, env *Env, targets []commitTarget) ([]byte, error) {
-	txn := env.Sandbox.Begin()
+func commitFiles(ctx context.Context, c *Call, f *Files, targets []commitTarget) ([]byte, error) {
+	txn := c.Sandbox.Begin()
 	defer txn.Close()
 	created := make([]bool, len(targets))
 	paths := make([]sandbox.Path, len(targets))
 	data := make([][]byte, len(targets))
 	for i, t := range targets {
 		paths[i], data[i] = t.p, t.Data
-		c, err := stage(txn, t.p, t.Data, t.Flags&abi.CommitCreateDirs != 0, t.mustCreate())
+		made, err := stage(txn, t.p, t.Data, t.Flags&abi.CommitCreateDirs != 0, t.mustCreate())
 		if errors.Is(err, fs.ErrExist) {
-			return nil, env.appeared(t.p, t.Path, t.grant)
+			return nil, c.appeared(t.p, t.Path, t.grant)
 		}
 		if err != nil {
 			return nil, commitError(t.Path, err)
 		}
-		created[i] = c
+		created[i] = made
 	}
 	// Every file's previous content is journaled, in one transaction,
 	// before any is replaced.
-	if err := env.beforeChange(ctx, paths); err != nil {
+	if err := c.beforeChange(ctx, paths); err != nil {
 		return nil, err
 	}
 	if err := txn.Commit(); err != nil {
@@ -258,17 +258,17 @@ func commitFiles(ctx context.Context, env *Env, targets []commitTarget) ([]byte,
 			// A new file appeared between the check and its rename.
 			for _, t := range targets {
 				if pe.Path == t.Path {
-					return nil, env.appeared(t.p, t.Path, t.grant)
+					return nil, c.appeared(t.p, t.Path, t.grant)
 				}
 			}
 		}
 		return nil, commitError("", err)
 	}
-	env.afterChange(ctx, paths, data)
+	c.afterChange(ctx, paths, data)
 	resp := binary.LittleEndian.AppendUint32(nil, uint32(len(targets)))
 	for i, t := range targets {
-		env.observe(t.p, sha256.Sum256(t.Data), true)
-		wi := abi.WriteInfo{Size: int64(len(t.Data)), Path: env.display(t.p)}
+		f.observe(c, t.p, sha256.Sum256(t.Data), true)
+		wi := abi.WriteInfo{Size: int64(len(t.Data)), Path: c.display(t.p)}
 		if created[i] {
 			wi.Flags |= abi.WriteCreated
 		}

@@ -33,7 +33,7 @@ func commitEnv(t *testing.T) (*Env, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	env := &Env{Files: Files{Sandbox: sb, Reads: readcache.New()}}
+	env := &Env{Call: Call{Sandbox: sb}, Files: Files{Reads: readcache.New()}}
 	for name, content := range map[string]string{"a.txt": "A", "b.txt": "B", "gen/config": "G"} {
 		p, _ := sb.Resolve(name)
 		env.Reads.Record(p.Abs, sha256.Sum256([]byte(content)), time.Now())
@@ -76,7 +76,7 @@ func TestCommit(t *testing.T) {
 			env, dir := commitEnv(t)
 			targets, err := prepareCommit(env, tt.files)
 			if err == nil {
-				_, err = commitFiles(context.Background(), env, targets)
+				_, err = commitFiles(context.Background(), &env.Call, &env.Files, targets)
 			}
 			var he *Error
 			switch {
@@ -116,11 +116,11 @@ func TestReadForUpdate(t *testing.T) {
 		{"b.txt", "", "more than max_scan_bytes (4)"},
 	}
 	for _, tt := range tests {
-		p, f, st, err := openRegular(env, tt.path)
+		p, f, st, err := openRegular(&env.Call, tt.path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := readForUpdate(env, tt.path, p, f, st)
+		resp, err := readForUpdate(&env.Call, &env.Files, tt.path, p, f, st)
 		f.Close()
 		if tt.msg != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.msg) {
@@ -137,14 +137,14 @@ func TestReadForUpdate(t *testing.T) {
 
 // prepareCommit is resolveCommit then checkCommit, as a dry run makes them.
 func prepareCommit(env *Env, files []abi.CommitFile) ([]commitTarget, error) {
-	targets, err := resolveCommit(env, files)
+	targets, err := resolveCommit(&env.Call, &env.Files, files)
 	if err == nil {
-		err = checkCommit(context.Background(), env, targets)
+		err = checkCommit(context.Background(), &env.Call, &env.Files, targets)
 	}
 	return targets, err
 }
 
-// An fs_commit of more files than Env.MaxCommitFiles
+// An fs_commit of more files than Files.MaxCommitFiles
 // (tools.apply_patch.max_files) is refused before any file is looked at,
 // dry run or not, naming the call, the count, the limit and the key; at
 // the limit it commits.

@@ -20,10 +20,12 @@ type Event struct {
 }
 
 // Env is the state one call's host functions act on, in one part per
-// capability, so that a host function needs to know only its own part and
-// Call: Files for the fs_* functions, Commands for proc_run. The engine
-// assembles a fresh Env for every call, in one place (FR-REG-04a); the
-// parts' fields are promoted, so env.Sandbox is env.Files.Sandbox.
+// capability. No host function sees it whole: each is written against
+// the smallest state it needs (event_emit, fs_stat, fs_list and fs_diff
+// against Call; fs_read, fs_read_lines, fs_write and fs_commit against
+// Call and Files; proc_run against Call and Commands), and the table in
+// link.go hands it those parts. The engine assembles a fresh Env for
+// every call, in one place (FR-REG-04a).
 type Env struct {
 	Call
 	Files
@@ -31,13 +33,21 @@ type Env struct {
 }
 
 // Call is what every host function of a call may use: who is calling,
-// the limits on what it may ask, where its output and its record go.
+// where it may act (its sandbox), the limits on what it may ask, where
+// its output and its record go.
 type Call struct {
 	CallID string
 	// Origin names the call's batch: what calls of the same batch read
 	// or wrote is the call's own basis. Empty means the call alone
 	// (CallID).
 	Origin string
+	// Sandbox is where the call may act: every path a host function is
+	// given, a file's or a command's working directory, is resolved in
+	// it, and commands are confined to its roots.
+	Sandbox *sandbox.Sandbox
+	// Resolved holds paths the engine already resolved during preflight,
+	// keyed by the string the plugin was given.
+	Resolved map[string]sandbox.Path
 	// Limits bound what the plugin may ask of the host functions; they
 	// apply whatever the plugin passes (limits.go).
 	Limits abi.Limits
@@ -59,11 +69,11 @@ type Call struct {
 	Observe Observer
 }
 
-// Files is what the fs_* host functions act on: the sandbox, what the
-// conversation read (stale-file protection), and what approval let the
-// call write.
+// Files is what the fs_* host functions that read for the record or
+// write act on besides their Call: what the conversation read
+// (stale-file protection), what this call saw, and what approval let
+// it write.
 type Files struct {
-	Sandbox *sandbox.Sandbox
 	// Reads is the conversation's read cache. Nil disables recording, so
 	// every overwrite of an existing file is refused as stale.
 	Reads *readcache.Cache
@@ -73,9 +83,6 @@ type Files struct {
 	// this call, though its content is recorded as read.
 	// Zero skips that check.
 	ReadsAt uint64
-	// Resolved holds paths the engine already resolved during preflight,
-	// keyed by the string the plugin was given.
-	Resolved map[string]sandbox.Path
 	// Writes, when non-nil, is every path the call may write, keyed by
 	// canonical absolute path (sandbox.Path.Abs): the paths its planned
 	// arguments name, with what approval covered. A write to any other
@@ -95,8 +102,9 @@ type Files struct {
 	seen map[string][sha256.Size]byte
 }
 
-// Commands is what proc_run acts on: how the call's commands are
-// confined, their environment, and the confinement each one got.
+// Commands is what proc_run acts on besides its Call: how the call's
+// commands are confined, their environment, and the confinement each
+// one got.
 type Commands struct {
 	// Confiner confines the commands the call runs; nil means
 	// the host has none, and commands do not run.
@@ -123,33 +131,33 @@ const (
 )
 
 // origin is who the call's records and checks are for.
-func (e *Env) origin() string {
-	if e.Origin != "" {
-		return e.Origin
+func (c *Call) origin() string {
+	if c.Origin != "" {
+		return c.Origin
 	}
-	return e.CallID
+	return c.CallID
 }
 
-func (e *Env) now() time.Time {
-	if e.Now != nil {
-		return e.Now()
-	}
-	return time.Now()
-}
-
-func (e *Env) resolve(path string) (sandbox.Path, error) {
-	if p, ok := e.Resolved[path]; ok {
+func (c *Call) resolve(path string) (sandbox.Path, error) {
+	if p, ok := c.Resolved[path]; ok {
 		return p, nil
 	}
-	return e.Sandbox.Resolve(path)
+	return c.Sandbox.Resolve(path)
 }
 
 // display is how a path appears in results: relative to the working
 // directory when inside it, absolute otherwise.
-func (e *Env) display(p sandbox.Path) string {
-	roots := e.Sandbox.Roots()
+func (c *Call) display(p sandbox.Path) string {
+	roots := c.Sandbox.Roots()
 	if len(roots) > 0 && p.RootDir == roots[0] {
 		return p.Rel
 	}
 	return p.Abs
+}
+
+func (f *Files) now() time.Time {
+	if f.Now != nil {
+		return f.Now()
+	}
+	return time.Now()
 }

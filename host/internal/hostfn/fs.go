@@ -22,12 +22,12 @@ import (
 // sniffBytes is how much of a file decides whether it is binary (SRD 3.6.8).
 const sniffBytes = 8 << 10
 
-func fsStat(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+func fsStat(_ context.Context, c *Call, mem api.Memory, stack []uint64) ([]byte, error) {
 	name, err := guestPath(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
 	}
-	p, err := env.resolve(name)
+	p, err := c.resolve(name)
 	if err != nil {
 		return nil, classify(name, err)
 	}
@@ -35,7 +35,7 @@ func fsStat(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte
 	if err != nil {
 		return nil, classify(name, err)
 	}
-	return abi.AppendFileInfo(nil, fileInfo(fi, env.display(p))), nil
+	return abi.AppendFileInfo(nil, fileInfo(fi, c.display(p))), nil
 }
 
 func fileInfo(fi fs.FileInfo, display string) abi.FileInfo {
@@ -52,8 +52,8 @@ func fileInfo(fi fs.FileInfo, display string) abi.FileInfo {
 }
 
 // openRegular opens a sandboxed path that must be a regular file.
-func openRegular(env *Env, name string) (sandbox.Path, *sandbox.File, sandbox.FileStat, error) {
-	p, err := env.resolve(name)
+func openRegular(c *Call, name string) (sandbox.Path, *sandbox.File, sandbox.FileStat, error) {
+	p, err := c.resolve(name)
 	if err != nil {
 		return p, nil, sandbox.FileStat{}, classify(name, err)
 	}
@@ -76,7 +76,7 @@ func openRegular(env *Env, name string) (sandbox.Path, *sandbox.File, sandbox.Fi
 	return p, f, st, nil
 }
 
-func fsRead(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+func fsRead(_ context.Context, c *Call, f *Files, mem api.Memory, stack []uint64) ([]byte, error) {
 	name, err := guestPath(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
@@ -85,13 +85,13 @@ func fsRead(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte
 	if offset < 0 {
 		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "%s: negative offset %d", name, offset)
 	}
-	p, f, st, err := openRegular(env, name)
+	p, file, st, err := openRegular(c, name)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer file.Close()
 	if flags&abi.ReadForUpdate != 0 {
-		return readForUpdate(env, name, p, f, st)
+		return readForUpdate(c, f, name, p, file, st)
 	}
 
 	size := st.Size
@@ -103,10 +103,10 @@ func fsRead(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte
 	// Whatever the plugin asked, no more than the call's read limit:
 	// a plugin that gets less sees that the data does
 	// not reach the end of the file (no eof flag) and its size.
-	n = min(n, limit, env.readLimit())
+	n = min(n, limit, c.readLimit())
 	resp := make([]byte, abi.ReadInfoSize, abi.ReadInfoSize+int(n))
 	data := resp[abi.ReadInfoSize : abi.ReadInfoSize+int(n)]
-	k, err := f.ReadAt(data, offset)
+	k, err := file.ReadAt(data, offset)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, classify(name, err)
 	}
@@ -119,15 +119,15 @@ func fsRead(_ context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte
 	head := data
 	if offset != 0 {
 		head = make([]byte, min(sniffBytes, size))
-		m, _ := f.ReadAt(head, 0)
+		m, _ := file.ReadAt(head, 0)
 		head = head[:m]
 	}
 	if isBinary(head, eof && offset == 0) || (offset == 0 && !validUTF8(data, eof)) {
 		info.Flags |= abi.ReadIsBinary
 	}
 	if flags&abi.ReadRecord != 0 && offset == 0 && eof {
-		env.observe(p, sha256.Sum256(data), true)
-		if env.Reads != nil {
+		f.observe(c, p, sha256.Sum256(data), true)
+		if f.Reads != nil {
 			info.Flags |= abi.ReadRecorded
 		}
 	}
@@ -169,7 +169,7 @@ func validUTF8(b []byte, complete bool) bool {
 	return false
 }
 
-func fsReadLines(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+func fsReadLines(ctx context.Context, c *Call, f *Files, mem api.Memory, stack []uint64) ([]byte, error) {
 	name, err := guestPath(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
@@ -181,14 +181,14 @@ func fsReadLines(ctx context.Context, env *Env, mem api.Memory, stack []uint64) 
 	if end != 0 && end < start {
 		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "%s: start_line %d is after end_line %d", name, start, end)
 	}
-	p, f, st, err := openRegular(env, name)
+	p, file, st, err := openRegular(c, name)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer file.Close()
 
-	scanLimit := env.scanLimit()
-	r := lineReader{ctx: ctx, f: f, start: start, end: end, scanLimit: scanLimit, record: flags&abi.ReadRecord != 0}
+	scanLimit := c.scanLimit()
+	r := lineReader{ctx: ctx, f: file, start: start, end: end, scanLimit: scanLimit, record: flags&abi.ReadRecord != 0}
 	if err := r.run(); err != nil {
 		return nil, classifyLines(name, start, end, scanLimit, err)
 	}
@@ -201,8 +201,8 @@ func fsReadLines(ctx context.Context, env *Env, mem api.Memory, stack []uint64) 
 		info.Flags |= abi.ReadEOF
 	}
 	if r.record {
-		env.observe(p, r.sum, true)
-		if env.Reads != nil {
+		f.observe(c, p, r.sum, true)
+		if f.Reads != nil {
 			info.Flags |= abi.ReadRecorded
 		}
 	}
@@ -326,7 +326,7 @@ func (r *lineReader) collect(chunk []byte, line uint32) (next uint32, used int, 
 	return line, used, false
 }
 
-func fsList(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+func fsList(ctx context.Context, c *Call, mem api.Memory, stack []uint64) ([]byte, error) {
 	name, err := guestPath(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
@@ -335,7 +335,7 @@ func fsList(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]by
 	if name == "" {
 		name = "."
 	}
-	p, err := env.resolve(name)
+	p, err := c.resolve(name)
 	if err != nil {
 		return nil, classify(name, err)
 	}
@@ -348,11 +348,11 @@ func fsList(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]by
 	}
 	// max_entries 0 means "no limit of the plugin's own", never more than
 	// the output limit can show.
-	limit := env.listLimit()
+	limit := c.listLimit()
 	if maxEntries > 0 && int64(maxEntries) < int64(limit) {
 		limit = int(maxEntries)
 	}
-	w := walker{ctx: ctx, env: env, hidden: flags&abi.ListHidden != 0, max: limit}
+	w := walker{ctx: ctx, call: c, hidden: flags&abi.ListHidden != 0, max: limit}
 	if err := w.walk(p, max(depth, 1)); err != nil && !errors.Is(err, errFull) {
 		return nil, classify(name, err)
 	}
@@ -375,7 +375,7 @@ var errFull = errors.New("listing full")
 // reads no directory into memory whole.
 type walker struct {
 	ctx       context.Context
-	env       *Env
+	call      *Call
 	hidden    bool
 	max       int
 	entries   []abi.FileInfo
@@ -390,7 +390,7 @@ func (w *walker) walk(dir sandbox.Path, depth uint32) error {
 		if !w.hidden && name[0] == '.' {
 			return false
 		}
-		_, denied := w.env.Sandbox.Denied(dir.Child(name).Abs)
+		_, denied := w.call.Sandbox.Denied(dir.Child(name).Abs)
 		return !denied
 	}
 	// Only the first entries still fitting matter: every entry listed
@@ -409,7 +409,7 @@ func (w *walker) walk(dir sandbox.Path, depth uint32) error {
 			w.truncated = true
 			return errFull
 		}
-		w.entries = append(w.entries, fileInfo(fi, w.env.display(child)))
+		w.entries = append(w.entries, fileInfo(fi, w.call.display(child)))
 		if de.IsDir() && depth > 1 {
 			if err := w.walk(child, depth-1); err != nil {
 				return err
@@ -423,7 +423,7 @@ func (w *walker) walk(dir sandbox.Path, depth uint32) error {
 	return nil
 }
 
-func fsWrite(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+func fsWrite(ctx context.Context, c *Call, f *Files, mem api.Memory, stack []uint64) ([]byte, error) {
 	name, err := guestPath(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
@@ -432,28 +432,28 @@ func fsWrite(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 	if err != nil {
 		return nil, err
 	}
-	if err := env.dryRunRefusal("write " + name); err != nil {
+	if err := c.dryRunRefusal("write " + name); err != nil {
 		return nil, err
 	}
 	createDirs := uint32(stack[4])&abi.WriteCreateDirs != 0
-	p, err := env.resolve(name)
+	p, err := c.resolve(name)
 	if err != nil {
 		return nil, classify(name, err)
 	}
-	grant, err := env.writeGrant(p, name)
+	grant, err := f.writeGrant(c, p, name)
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := env.lock(ctx, p)
+	unlock, err := c.lock(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	created, err := writeLocked(ctx, env, p, name, data, createDirs, grant)
+	created, err := writeLocked(ctx, c, f, p, name, data, createDirs, grant)
 	if err != nil {
 		return nil, err
 	}
-	wi := abi.WriteInfo{Size: int64(len(data)), Path: env.display(p)}
+	wi := abi.WriteInfo{Size: int64(len(data)), Path: c.display(p)}
 	if created {
 		wi.Flags |= abi.WriteCreated
 	}
@@ -461,34 +461,34 @@ func fsWrite(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 }
 
 // writeLocked makes the checks of a write and writes, holding p's lock.
-func writeLocked(ctx context.Context, env *Env, p sandbox.Path, name string, data []byte, createDirs bool, grant WriteGrant) (created bool, err error) {
-	if err := env.checkCreateOnly(p, name, grant); err != nil {
+func writeLocked(ctx context.Context, c *Call, f *Files, p sandbox.Path, name string, data []byte, createDirs bool, grant WriteGrant) (created bool, err error) {
+	if err := c.checkCreateOnly(p, name, grant); err != nil {
 		return false, err
 	}
-	if err := checkFresh(ctx, env, p, name); err != nil {
+	if err := checkFresh(ctx, c, f, p, name); err != nil {
 		return false, err
 	}
-	txn := env.Sandbox.Begin()
+	txn := c.Sandbox.Begin()
 	defer txn.Close()
 	created, err = stage(txn, p, data, createDirs, grant == WriteCreateOnly)
 	if err == nil {
 		// The previous content is journaled before the commit, and a
 		// journal that cannot record it refuses the change.
-		if jerr := env.beforeChange(ctx, []sandbox.Path{p}); jerr != nil {
+		if jerr := c.beforeChange(ctx, []sandbox.Path{p}); jerr != nil {
 			return false, jerr
 		}
 		err = txn.Commit()
 	}
 	switch {
 	case errors.Is(err, fs.ErrExist):
-		return false, env.appeared(p, name, grant)
+		return false, c.appeared(p, name, grant)
 	case errors.Is(err, fs.ErrNotExist) && !createDirs:
 		return false, fail(abi.StatusNotFound, abi.KindExecutionFailed, "%s: the parent directory does not exist; set create_dirs to true to create it", name)
 	case err != nil:
 		return false, classify(name, err)
 	}
-	env.observe(p, sha256.Sum256(data), true)
-	env.afterChange(ctx, []sandbox.Path{p}, [][]byte{data})
+	f.observe(c, p, sha256.Sum256(data), true)
+	c.afterChange(ctx, []sandbox.Path{p}, [][]byte{data})
 	return created, nil
 }
 
@@ -545,7 +545,7 @@ var (
 // quarter of a million lines stays well inside a file tool's timeout.
 const maxDiffLines = 1 << 18
 
-func fsDiff(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+func fsDiff(ctx context.Context, c *Call, mem api.Memory, stack []uint64) ([]byte, error) {
 	name, err := guestPath(mem, uint32(stack[0]), uint32(stack[1]))
 	if err != nil {
 		return nil, err
@@ -554,11 +554,11 @@ func fsDiff(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]by
 	if err != nil {
 		return nil, err
 	}
-	p, err := env.resolve(name)
+	p, err := c.resolve(name)
 	if err != nil {
 		return nil, classify(name, err)
 	}
-	d, err := diffFile(ctx, env, p, name, data, true)
+	d, err := diffFile(ctx, c, p, name, data, true)
 	if err != nil {
 		return nil, err
 	}
@@ -572,9 +572,9 @@ func fsDiff(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]by
 // regular file, is larger than the scan limit, or has too many lines to
 // diff is not diffed: the diff says so, and why, in one line, like a
 // binary file's. A directory is refused: no file can replace it.
-func diffFile(ctx context.Context, env *Env, p sandbox.Path, name string, data []byte, exists bool) (string, error) {
-	limit := env.scanLimit()
-	display := env.display(p)
+func diffFile(ctx context.Context, c *Call, p sandbox.Path, name string, data []byte, exists bool) (string, error) {
+	limit := c.scanLimit()
+	display := c.display(p)
 	if int64(len(data)) > limit {
 		return omittedDiff(display, "the new content is "+itoa64(int64(len(data)))+" bytes, larger than max_scan_bytes ("+itoa64(limit)+" bytes)"), nil
 	}
@@ -677,7 +677,7 @@ func diffWithin(ctx context.Context, oldLabel, newLabel, old, new string) (strin
 	}
 }
 
-func eventEmit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+func eventEmit(ctx context.Context, c *Call, mem api.Memory, stack []uint64) ([]byte, error) {
 	kind, n := uint32(stack[0]), uint32(stack[2])
 	if n > maxEventBytes {
 		return nil, fail(abi.StatusTooLarge, abi.KindExecutionFailed,
@@ -687,8 +687,8 @@ func eventEmit(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([
 	if err != nil {
 		return nil, err
 	}
-	if env.Emit != nil {
-		env.Emit(ctx, Event{CallID: env.CallID, Kind: kind, Data: bytes.Clone(data)})
+	if c.Emit != nil {
+		c.Emit(ctx, Event{CallID: c.CallID, Kind: kind, Data: bytes.Clone(data)})
 	}
 	return nil, nil
 }

@@ -61,15 +61,15 @@ func (g *guest) put(b []byte) (ptr, n uint64) {
 	return ptr, uint64(len(b))
 }
 
-type hostFunc func(context.Context, *Env, api.Memory, []uint64) ([]byte, error)
-
-func (g *guest) call(ctx context.Context, env *Env, fn hostFunc, stack ...uint64) ([]byte, error) {
-	return fn(ctx, env, g, stack)
+// call calls the host function name as the runtime would, through the
+// table that hands it its parts of env.
+func (g *guest) call(ctx context.Context, env *Env, name string, stack ...uint64) ([]byte, error) {
+	return functions()[name].run(ctx, env, g, stack)
 }
 
 func (g *guest) read(env *Env, path string, offset, limit int64, flags uint32) (abi.ReadInfo, []byte, error) {
 	p, n := g.put([]byte(path))
-	resp, err := g.call(context.Background(), env, fsRead, p, n, uint64(offset), uint64(limit), uint64(flags))
+	resp, err := g.call(context.Background(), env, abi.FnFSRead, p, n, uint64(offset), uint64(limit), uint64(flags))
 	if err != nil {
 		return abi.ReadInfo{}, nil, err
 	}
@@ -79,7 +79,7 @@ func (g *guest) read(env *Env, path string, offset, limit int64, flags uint32) (
 func (g *guest) write(env *Env, path string, data []byte, flags uint32) (abi.WriteInfo, error) {
 	p, n := g.put([]byte(path))
 	d, dn := g.put(data)
-	resp, err := g.call(context.Background(), env, fsWrite, p, n, d, dn, uint64(flags))
+	resp, err := g.call(context.Background(), env, abi.FnFSWrite, p, n, d, dn, uint64(flags))
 	if err != nil {
 		return abi.WriteInfo{}, err
 	}
@@ -88,7 +88,7 @@ func (g *guest) write(env *Env, path string, data []byte, flags uint32) (abi.Wri
 
 func (g *guest) commit(ctx context.Context, env *Env, files []abi.CommitFile, flags uint32) ([]byte, error) {
 	r, n := g.put(abi.AppendCommitRequest(nil, files))
-	return g.call(ctx, env, fsCommit, r, n, uint64(flags))
+	return g.call(ctx, env, abi.FnFSCommit, r, n, uint64(flags))
 }
 
 // workspace is a sandbox over a fresh directory holding files, and the
@@ -124,10 +124,10 @@ func newWorkspace(t testing.TB, files map[string]string) *workspace {
 
 // env is a fresh call of the conversation, as the engine makes one.
 func (w *workspace) env(id string) *Env {
-	return &Env{Call: Call{CallID: id}, Files: Files{Sandbox: w.sb, Reads: w.reads, ReadsAt: w.reads.Generation()}}
+	return &Env{Call: Call{CallID: id, Sandbox: w.sb}, Files: Files{Reads: w.reads, ReadsAt: w.reads.Generation()}}
 }
 
-// abs is the canonical path of a workspace file, the key of Env.Writes.
+// abs is the canonical path of a workspace file, the key of Files.Writes.
 func (w *workspace) abs(name string) string { return filepath.Join(w.dir, filepath.FromSlash(name)) }
 
 // recordRead notes that the conversation read name as it is now.

@@ -55,11 +55,11 @@ type FileState struct {
 // beforeChange records the pre-images of paths, whose new content is
 // staged, in the call's journal. The caller holds their locks. An error
 // is the call's, saying nothing was changed.
-func (e *Env) beforeChange(ctx context.Context, paths []sandbox.Path) error {
-	if e.Journal == nil {
+func (c *Call) beforeChange(ctx context.Context, paths []sandbox.Path) error {
+	if c.Journal == nil {
 		return nil
 	}
-	limit := e.Journal.MaxPreimageBytes()
+	limit := c.Journal.MaxPreimageBytes()
 	states := make([]FileState, len(paths))
 	for i, p := range paths {
 		st, err := readPreimage(ctx, p, limit)
@@ -68,22 +68,22 @@ func (e *Env) beforeChange(ctx context.Context, paths []sandbox.Path) error {
 		}
 		states[i] = st
 	}
-	if err := e.Journal.BeforeChange(ctx, states); err != nil {
+	if err := c.Journal.BeforeChange(ctx, states); err != nil {
 		name := paths[0].Attempted
 		if len(paths) > 1 {
 			name += " and " + itoa(uint32(len(paths)-1)) + " more files"
 		}
 		return fail(abi.StatusIO, abi.KindExecutionFailed,
 			"call %s did not change %s: toolhost journals the previous content of every file before changing it, so the change can be undone, and that failed: %v. Nothing was written; fix the journal as it says, then retry",
-			e.CallID, name, err)
+			c.CallID, name, err)
 	}
 	return nil
 }
 
 // afterChange records what a committed change left at paths: data[i]
 // at paths[i], with the mode the file has now.
-func (e *Env) afterChange(ctx context.Context, paths []sandbox.Path, data [][]byte) {
-	if e.Journal == nil {
+func (c *Call) afterChange(ctx context.Context, paths []sandbox.Path, data [][]byte) {
+	if c.Journal == nil {
 		return
 	}
 	states := make([]FileState, len(paths))
@@ -94,7 +94,7 @@ func (e *Env) afterChange(ctx context.Context, paths []sandbox.Path, data [][]by
 		}
 		states[i] = st
 	}
-	e.Journal.AfterChange(ctx, states)
+	c.Journal.AfterChange(ctx, states)
 }
 
 // readPreimage reads what p holds now: nothing when it does not exist,

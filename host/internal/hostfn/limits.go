@@ -9,7 +9,7 @@ import (
 )
 
 // What one host function call may make the host hold is bounded by the
-// call's limits (Env.Limits), never by what the plugin asks: a plugin is
+// call's limits (Call.Limits), never by what the plugin asks: a plugin is
 // untrusted code, and a negative or absurd size must not become an
 // allocation (FR-LIM-*, NFR-SEC-*). Each function clamps
 // or refuses, as its documentation in abi/README.md allows.
@@ -36,35 +36,35 @@ const (
 // readLimit is the most fs_read returns: what a text read may show
 // (max_file_read_bytes) or a binary one may encode into the output
 // (the output limit), whichever is larger.
-func (e *Env) readLimit() int64 {
-	l := e.Limits.WithDefaults()
+func (c *Call) readLimit() int64 {
+	l := c.Limits.WithDefaults()
 	return max(l.MaxFileReadBytes, l.OutputLimit())
 }
 
 // scanLimit is max_scan_bytes: the most a host function reads whole (a
 // file for update, either side of a diff) or scans for lines.
-// A limit an Env leaves at zero is the default, never none.
-func (e *Env) scanLimit() int64 { return e.Limits.WithDefaults().MaxScanBytes }
+// A limit a Call leaves at zero is the default, never none.
+func (c *Call) scanLimit() int64 { return c.Limits.WithDefaults().MaxScanBytes }
 
-func (e *Env) outputLimit() int64 { return e.Limits.WithDefaults().OutputLimit() }
+func (c *Call) outputLimit() int64 { return c.Limits.WithDefaults().OutputLimit() }
 
 // listLimit caps the entries of one fs_list page, whatever max_entries
 // says (0 included): no more than the output limit can show.
-func (e *Env) listLimit() int { return int(max(e.outputLimit()/minListEntryBytes, 1)) }
+func (c *Call) listLimit() int { return int(max(c.outputLimit()/minListEntryBytes, 1)) }
 
 // commitFileLimit is the most new content one file of an fs_commit may
 // have: the largest file that can be read for update, grown by the
 // largest patch.
-func (e *Env) commitFileLimit() int64 {
-	return e.scanLimit() + e.Limits.WithDefaults().MaxPatchBytes
+func (c *Call) commitFileLimit() int64 {
+	return c.scanLimit() + c.Limits.WithDefaults().MaxPatchBytes
 }
 
 // commitLimit is the most new content one fs_commit may write in all.
-func (e *Env) commitLimit() int64 { return commitScanMultiple * e.commitFileLimit() }
+func (c *Call) commitLimit() int64 { return commitScanMultiple * c.commitFileLimit() }
 
 // checkCommitRequest refuses a request too large to decode, before
 // decoding allocates anything for it.
-func (e *Env) checkCommitRequest(req []byte) error {
+func (c *Call) checkCommitRequest(req []byte) error {
 	if len(req) >= 4 {
 		if n := binary.LittleEndian.Uint32(req); n > maxCommitFiles {
 			return fail(abi.StatusTooLarge, abi.KindExecutionFailed,
@@ -72,9 +72,9 @@ func (e *Env) checkCommitRequest(req []byte) error {
 		}
 	}
 	// Paths and lengths add at most this much to the content.
-	if limit := e.commitLimit() + maxCommitFiles*(12+maxPathBytes); int64(len(req)) > limit {
+	if limit := c.commitLimit() + maxCommitFiles*(12+maxPathBytes); int64(len(req)) > limit {
 		return fail(abi.StatusTooLarge, abi.KindExecutionFailed,
-			"fs_commit: a request of %d bytes is more than one commit may write (%d bytes of content); split the change into smaller ones (nothing was changed)", len(req), e.commitLimit())
+			"fs_commit: a request of %d bytes is more than one commit may write (%d bytes of content); split the change into smaller ones (nothing was changed)", len(req), c.commitLimit())
 	}
 	return nil
 }

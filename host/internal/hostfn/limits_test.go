@@ -119,12 +119,12 @@ func TestLimits_DiffsAreBounded(t *testing.T) {
 		{"fs_diff of a big file", func() ([]byte, error) {
 			p, n := g.put([]byte("big.bin"))
 			d, dn := g.put([]byte("new\n"))
-			return g.call(context.Background(), env, fsDiff, p, n, d, dn)
+			return g.call(context.Background(), env, abi.FnFSDiff, p, n, d, dn)
 		}},
 		{"fs_diff to big content", func() ([]byte, error) {
 			p, n := g.put([]byte("small.txt"))
 			d, dn := g.put(big)
-			return g.call(context.Background(), env, fsDiff, p, n, d, dn)
+			return g.call(context.Background(), env, abi.FnFSDiff, p, n, d, dn)
 		}},
 		{"dry run of a big file", func() ([]byte, error) {
 			return g.commit(context.Background(), env, []abi.CommitFile{{Path: "big.bin", Data: []byte("new\n")}}, abi.CommitDryRun)
@@ -160,7 +160,7 @@ func TestLimits_ListIsCapped(t *testing.T) {
 	g := newGuest(1 << 10)
 	for _, maxEntries := range []uint32{0, 1 << 31, 1000, 50} {
 		p, n := g.put([]byte("d"))
-		resp, err := g.call(context.Background(), env, fsList, p, n, 1, uint64(maxEntries), 0)
+		resp, err := g.call(context.Background(), env, abi.FnFSList, p, n, 1, uint64(maxEntries), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,34 +206,34 @@ func TestLimits_Refusals(t *testing.T) {
 		}, "more than 4400 bytes in all"},
 		{"a file count no request can hold", func(g *guest, env *Env) error {
 			r, n := g.put([]byte{0xff, 0xff, 0xff, 0xff})
-			_, err := g.call(context.Background(), env, fsCommit, r, n, 0)
+			_, err := g.call(context.Background(), env, abi.FnFSCommit, r, n, 0)
 			return err
 		}, "4294967295 files in one commit"},
 		{"a request larger than any commit", func(g *guest, env *Env) error {
 			r, n := g.put(make([]byte, 40<<20))
-			_, err := g.call(context.Background(), env, fsCommit, r, n, 0)
+			_, err := g.call(context.Background(), env, abi.FnFSCommit, r, n, 0)
 			return err
 		}, "split the change"},
 		{"an event chunk of 1 MiB", func(g *guest, env *Env) error {
 			p, n := g.put(make([]byte, 1<<20))
-			_, err := g.call(context.Background(), env, eventEmit, uint64(abi.EventStdout), p, n)
+			_, err := g.call(context.Background(), env, abi.FnEventEmit, uint64(abi.EventStdout), p, n)
 			return err
 		}, "a chunk of 1048576 bytes is more than 65536"},
 		{"an event chunk of 4 GiB", func(g *guest, env *Env) error {
-			_, err := g.call(context.Background(), env, eventEmit, uint64(abi.EventStdout), 0, 1<<32-1)
+			_, err := g.call(context.Background(), env, abi.FnEventEmit, uint64(abi.EventStdout), 0, 1<<32-1)
 			return err
 		}, "emit output in smaller chunks"},
 		{"a path of 4 GiB", func(g *guest, env *Env) error {
-			_, err := g.call(context.Background(), env, fsStat, 0, 1<<32-1)
+			_, err := g.call(context.Background(), env, abi.FnFSStat, 0, 1<<32-1)
 			return err
 		}, "longer than the 4096 bytes"},
 		{"a command of 4 GiB", func(g *guest, env *Env) error {
-			_, err := g.call(context.Background(), env, procRun, 0, 1<<32-1, 0, 0, 0)
+			_, err := g.call(context.Background(), env, abi.FnProcRun, 0, 1<<32-1, 0, 0, 0)
 			return err
 		}, "write a script file and run it"},
 		{"a command directory of 4 GiB", func(g *guest, env *Env) error {
 			c, n := g.put([]byte("true"))
-			_, err := g.call(context.Background(), env, procRun, c, n, 0, 1<<32-1, 0)
+			_, err := g.call(context.Background(), env, abi.FnProcRun, c, n, 0, 1<<32-1, 0)
 			return err
 		}, "longer than the 4096 bytes"},
 	}
@@ -258,7 +258,7 @@ func TestLimits_Refusals(t *testing.T) {
 func (g *guest) diff(ctx context.Context, env *Env, name string, data []byte) (string, error) {
 	p, n := g.put([]byte(name))
 	d, dn := g.put(data)
-	resp, err := g.call(ctx, env, fsDiff, p, n, d, dn)
+	resp, err := g.call(ctx, env, abi.FnFSDiff, p, n, d, dn)
 	return string(resp), err
 }
 
@@ -276,7 +276,7 @@ func TestLimits_DiffsReadOnlyRegularFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dev.Close() })
-	devEnv := &Env{Call: Call{CallID: "c2"}, Files: Files{Sandbox: dev}}
+	devEnv := &Env{Call: Call{CallID: "c2", Sandbox: dev}}
 	tests := []struct {
 		name, path string
 		env        *Env

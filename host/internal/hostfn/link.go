@@ -10,11 +10,39 @@ import (
 	"github.com/toolhost/toolhost/host/internal/runtime"
 )
 
-// function is one host function: its wasm signature and its implementation.
-// run returns the response to stage for the guest, or an error.
+// function is one host function: its wasm signature and its
+// implementation. run returns the response to stage for the guest, or an
+// error.
 type function struct {
 	params []api.ValueType
-	run    func(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error)
+	run    run
+}
+
+// run is a host function given its call's whole Env. Only the table
+// below makes one: each host function is written against the parts it
+// uses, and onCall, onFiles and onCommands hand it those.
+type run func(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error)
+
+// onCall runs a host function that needs only its Call.
+func onCall(fn func(context.Context, *Call, api.Memory, []uint64) ([]byte, error)) run {
+	return func(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+		return fn(ctx, &env.Call, mem, stack)
+	}
+}
+
+// onFiles runs a host function that needs its Call and the call's Files.
+func onFiles(fn func(context.Context, *Call, *Files, api.Memory, []uint64) ([]byte, error)) run {
+	return func(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+		return fn(ctx, &env.Call, &env.Files, mem, stack)
+	}
+}
+
+// onCommands runs a host function that needs its Call and the call's
+// Commands.
+func onCommands(fn func(context.Context, *Call, *Commands, api.Memory, []uint64) ([]byte, error)) run {
+	return func(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
+		return fn(ctx, &env.Call, &env.Commands, mem, stack)
+	}
 }
 
 var (
@@ -22,18 +50,19 @@ var (
 	i64 = api.ValueTypeI64
 )
 
-// functions is the table of the toolhost/v1 host functions.
+// functions is the table of the toolhost/v1 host functions, each with
+// the part of its call's Env it acts on.
 func functions() map[string]function {
 	return map[string]function{
-		abi.FnEventEmit:   {[]api.ValueType{i32, i32, i32}, eventEmit},
-		abi.FnFSStat:      {[]api.ValueType{i32, i32}, fsStat},
-		abi.FnFSRead:      {[]api.ValueType{i32, i32, i64, i64, i32}, fsRead},
-		abi.FnFSReadLines: {[]api.ValueType{i32, i32, i32, i32, i32}, fsReadLines},
-		abi.FnFSList:      {[]api.ValueType{i32, i32, i32, i32, i32}, fsList},
-		abi.FnFSWrite:     {[]api.ValueType{i32, i32, i32, i32, i32}, fsWrite},
-		abi.FnFSDiff:      {[]api.ValueType{i32, i32, i32, i32}, fsDiff},
-		abi.FnFSCommit:    {[]api.ValueType{i32, i32, i32}, fsCommit},
-		abi.FnProcRun:     {[]api.ValueType{i32, i32, i32, i32, i32}, procRun},
+		abi.FnEventEmit:   {[]api.ValueType{i32, i32, i32}, onCall(eventEmit)},
+		abi.FnFSStat:      {[]api.ValueType{i32, i32}, onCall(fsStat)},
+		abi.FnFSRead:      {[]api.ValueType{i32, i32, i64, i64, i32}, onFiles(fsRead)},
+		abi.FnFSReadLines: {[]api.ValueType{i32, i32, i32, i32, i32}, onFiles(fsReadLines)},
+		abi.FnFSList:      {[]api.ValueType{i32, i32, i32, i32, i32}, onCall(fsList)},
+		abi.FnFSWrite:     {[]api.ValueType{i32, i32, i32, i32, i32}, onFiles(fsWrite)},
+		abi.FnFSDiff:      {[]api.ValueType{i32, i32, i32, i32}, onCall(fsDiff)},
+		abi.FnFSCommit:    {[]api.ValueType{i32, i32, i32}, onFiles(fsCommit)},
+		abi.FnProcRun:     {[]api.ValueType{i32, i32, i32, i32, i32}, onCommands(procRun)},
 	}
 }
 
@@ -71,10 +100,10 @@ func adapt(name string, fn function) func(context.Context, any, api.Memory, []ui
 		resp, err := fn.run(ctx, env, mem, params)
 		if err != nil {
 			he := classify("", err)
-			env.report(name, mem, params, he)
+			env.Call.report(name, mem, params, he)
 			return he.Status, he.encode()
 		}
-		env.report(name, mem, params, nil)
+		env.Call.report(name, mem, params, nil)
 		return abi.StatusOK, resp
 	}
 }

@@ -38,17 +38,17 @@ type Observer func(Access)
 // report passes what the host function name did with params to the
 // call's observer, if any. mem is read before the guest runs again, so
 // the paths are those the plugin passed.
-func (e *Env) report(name string, mem api.Memory, params []uint64, err error) {
-	if e.Observe == nil {
+func (c *Call) report(name string, mem api.Memory, params []uint64, err error) {
+	if c.Observe == nil {
 		return
 	}
-	a := Access{CallID: e.CallID, Function: name, Err: err}
+	a := Access{CallID: c.CallID, Function: name, Err: err}
 	if he, ok := err.(*Error); ok && he.Kind == abi.KindSandboxViolation {
 		a.Denial, _ = he.Details["reason"].(string)
 	}
 	for _, path := range accessPaths(name, mem, params) {
 		a.Path = path
-		e.Observe(a)
+		c.Observe(a)
 	}
 }
 
@@ -94,7 +94,7 @@ func cut(path string) string { return path[:min(len(path), maxPathBytes)] }
 type observerKey struct{}
 
 // WithObserver returns ctx carrying obs for the host functions the
-// runtime refuses without a call's Env: those a plugin calls while its
+// runtime refuses without a call's state: those a plugin calls while its
 // approval summary is computed (Refused).
 func WithObserver(ctx context.Context, obs Observer) context.Context {
 	return context.WithValue(ctx, observerKey{}, obs)

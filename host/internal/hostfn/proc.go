@@ -22,8 +22,8 @@ const maxCommandBytes = 128 << 10
 // FR-EXE-05/06). The guest blocks in this function while the command runs;
 // output streams to the call's subscribers as it arrives, and the call's
 // deadline or cancellation kills the whole process group.
-func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]byte, error) {
-	if err := env.dryRunRefusal("run a command"); err != nil {
+func procRun(ctx context.Context, c *Call, cmds *Commands, mem api.Memory, stack []uint64) ([]byte, error) {
+	if err := c.dryRunRefusal("run a command"); err != nil {
 		return nil, err
 	}
 	if n := uint32(stack[1]); n > maxCommandBytes {
@@ -37,35 +37,35 @@ func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 	if err != nil {
 		return nil, err
 	}
-	dir, err := env.workDir(cwd)
+	dir, err := c.workDir(cwd)
 	if err != nil {
 		return nil, err
 	}
-	run, err := env.confine(ctx, dir)
+	run, err := cmds.confine(ctx, c, dir)
 	if err != nil {
 		return nil, err
 	}
 	defer run.Close()
 	// The model never sees more than the output limit of either stream.
-	capture := int(env.outputLimit())
-	spec := proc.Spec{Command: command, Dir: dir, Env: env.Environ, MaxCapture: capture, TailCapture: capture}
+	capture := int(c.outputLimit())
+	spec := proc.Spec{Command: command, Dir: dir, Env: cmds.Environ, MaxCapture: capture, TailCapture: capture}
 	if l := run.Launch(); l != nil {
 		spec.Launcher = l
 	}
-	if env.Emit != nil {
+	if c.Emit != nil {
 		// proc passes the call's ctx on: a consumer that stops reading
 		// costs the call at most its own deadline.
 		spec.Sink = func(ctx context.Context, s proc.Stream, chunk []byte) error {
-			return env.Emit(ctx, Event{CallID: env.CallID, Kind: uint32(s), Data: chunk})
+			return c.Emit(ctx, Event{CallID: c.CallID, Kind: uint32(s), Data: chunk})
 		}
 	}
-	if env.Journal != nil {
-		spec.Started = env.Journal.ProcessStarted
+	if c.Journal != nil {
+		spec.Started = c.Journal.ProcessStarted
 	}
 	res, err := proc.Run(ctx, spec)
 	var notRun *proc.NotRunError
 	if !errors.As(err, &notRun) {
-		env.recordConfinement(run.Applied())
+		cmds.recordConfinement(run.Applied())
 	}
 	if err != nil {
 		// A call stopped while its sandbox was being set up was stopped,
@@ -74,7 +74,7 @@ func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 			return nil, stop
 		}
 		if notRun != nil {
-			return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: its sandbox could not be set up: %v", env.CallID, notRun.Err)
+			return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: its sandbox could not be set up: %v", c.CallID, notRun.Err)
 		}
 		return nil, fail(abi.StatusIO, abi.KindExecutionFailed, "cannot start the command: %v", err)
 	}
@@ -98,11 +98,11 @@ func procRun(ctx context.Context, env *Env, mem api.Memory, stack []uint64) ([]b
 
 // workDir is the directory a command runs in: cwd checked by the sandbox,
 // or the working directory (the first root) when cwd is empty.
-func (e *Env) workDir(cwd string) (string, error) {
+func (c *Call) workDir(cwd string) (string, error) {
 	if cwd == "" {
 		cwd = "."
 	}
-	p, err := e.resolve(cwd)
+	p, err := c.resolve(cwd)
 	if err != nil {
 		return "", classify(cwd, err)
 	}
@@ -120,38 +120,38 @@ func (e *Env) workDir(cwd string) (string, error) {
 // fails closed: without a confiner, or when the configured confinement
 // cannot be had, the command does not run and the error says why and how
 // to fix it.
-func (e *Env) confine(ctx context.Context, dir string) (*confine.Run, error) {
-	if e.Confiner == nil {
-		return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: this host has no sandbox for commands; open it with host.Options.Launcher (a binary whose main calls host.RunLauncher, as toolhost's does), or set [tools.run_command] sandbox = \"off\" in the operator's configuration", e.CallID)
+func (cmds *Commands) confine(ctx context.Context, c *Call, dir string) (*confine.Run, error) {
+	if cmds.Confiner == nil {
+		return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: this host has no sandbox for commands; open it with host.Options.Launcher (a binary whose main calls host.RunLauncher, as toolhost's does), or set [tools.run_command] sandbox = \"off\" in the operator's configuration", c.CallID)
 	}
-	roots := e.Sandbox.Roots()
+	roots := c.Sandbox.Roots()
 	for i, r := range roots {
 		roots[i] = filepath.Clean(r)
 	}
-	run, err := e.Confiner.Prepare(ctx, confine.Call{ID: e.CallID, Roots: roots, Dir: dir, Environ: e.Environ})
+	run, err := cmds.Confiner.Prepare(ctx, confine.Call{ID: c.CallID, Roots: roots, Dir: dir, Environ: cmds.Environ})
 	if err != nil {
 		if stop := interrupted(err, "the call ran past its deadline while its command's sandbox was prepared; the command did not run"); stop != nil {
 			return nil, stop
 		}
-		return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: %v", e.CallID, err)
+		return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: %v", c.CallID, err)
 	}
 	return run, nil
 }
 
 // recordConfinement keeps what confinement a command ran under, for the
 // call's result.
-func (e *Env) recordConfinement(a confine.Applied) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.confinement = append(e.confinement, a)
+func (cmds *Commands) recordConfinement(a confine.Applied) {
+	cmds.mu.Lock()
+	defer cmds.mu.Unlock()
+	cmds.confinement = append(cmds.confinement, a)
 }
 
 // Confinement is the confinement each command of the call ran under, in
 // order.
-func (e *Env) Confinement() []confine.Applied {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]confine.Applied(nil), e.confinement...)
+func (cmds *Commands) Confinement() []confine.Applied {
+	cmds.mu.Lock()
+	defer cmds.mu.Unlock()
+	return append([]confine.Applied(nil), cmds.confinement...)
 }
 
 // appendHint adds the sandbox's hint as the last line of stderr, within

@@ -26,13 +26,13 @@ import (
 const reasonNotNamed = abi.DenialNotNamed
 
 // dryRunRefusal refuses what a dry-run call may not do; nil outside one.
-func (e *Env) dryRunRefusal(what string) error {
-	if !e.DryRun {
+func (c *Call) dryRunRefusal(what string) error {
+	if !c.DryRun {
 		return nil
 	}
 	return &Error{
 		Status: abi.StatusDenied, Kind: abi.KindSandboxViolation,
-		Message: "call " + e.CallID + " is a dry run, which may show a change but not " + what + "; nothing was done",
+		Message: "call " + c.CallID + " is a dry run, which may show a change but not " + what + "; nothing was done",
 		Details: map[string]any{"reason": "DryRun"},
 	}
 }
@@ -40,22 +40,22 @@ func (e *Env) dryRunRefusal(what string) error {
 // writeGrant returns what approval covered for writing p, and refuses a
 // path the call's arguments did not name. A dry run
 // writes nothing, so checking a change needs no grant.
-func (e *Env) writeGrant(p sandbox.Path, name string) (WriteGrant, error) {
-	if e.Writes == nil || e.DryRun {
+func (f *Files) writeGrant(c *Call, p sandbox.Path, name string) (WriteGrant, error) {
+	if f.Writes == nil || c.DryRun {
 		return WriteAny, nil
 	}
-	if g, ok := e.Writes[p.Abs]; ok {
+	if g, ok := f.Writes[p.Abs]; ok {
 		return g, nil
 	}
-	allowed := make([]string, 0, len(e.Writes))
-	for abs := range e.Writes {
-		allowed = append(allowed, e.displayAbs(abs))
+	allowed := make([]string, 0, len(f.Writes))
+	for abs := range f.Writes {
+		allowed = append(allowed, c.displayAbs(abs))
 	}
 	slices.Sort(allowed)
-	msg := "call " + e.CallID + " may write only the paths its arguments name (" + strings.Join(allowed, ", ") + "); " +
+	msg := "call " + c.CallID + " may write only the paths its arguments name (" + strings.Join(allowed, ", ") + "); " +
 		name + " was not named, so nothing was written. To change it, send a call whose arguments name it"
 	if len(allowed) == 0 {
-		msg = "call " + e.CallID + " may not write any file: its arguments name none to write, and approval covered only what they name; " +
+		msg = "call " + c.CallID + " may not write any file: its arguments name none to write, and approval covered only what they name; " +
 			name + " was not written"
 	}
 	return 0, &Error{
@@ -65,8 +65,8 @@ func (e *Env) writeGrant(p sandbox.Path, name string) (WriteGrant, error) {
 }
 
 // displayAbs is display for a canonical path that is not resolved.
-func (e *Env) displayAbs(abs string) string {
-	if roots := e.Sandbox.Roots(); len(roots) > 0 {
+func (c *Call) displayAbs(abs string) string {
+	if roots := c.Sandbox.Roots(); len(roots) > 0 {
 		if rel, err := filepath.Rel(roots[0], abs); err == nil && filepath.IsLocal(rel) {
 			return filepath.ToSlash(rel)
 		}
@@ -76,25 +76,25 @@ func (e *Env) displayAbs(abs string) string {
 
 // createdMeanwhile refuses to replace a file the call was approved to
 // create: it exists now, so replacing it was never approved.
-func (e *Env) createdMeanwhile(p sandbox.Path, name string) error {
+func (c *Call) createdMeanwhile(p sandbox.Path, name string) error {
 	err := fail(abi.StatusStale, abi.KindStaleFile,
 		"call %s was approved to create %s, but %s exists now (another call created it); nothing was replaced. Replacing it needs a new call that is approved as an overwrite: read %s, then send the write again",
-		e.CallID, name, name, name)
-	err.Details = map[string]any{"file": e.display(p), "reason": "File was created after the call was approved to create it"}
+		c.CallID, name, name, name)
+	err.Details = map[string]any{"file": c.display(p), "reason": "File was created after the call was approved to create it"}
 	return err
 }
 
 // checkCreateOnly refuses a create-only write whose target exists. The
 // rename that follows never replaces either (sandbox.Txn.StageNew), so a
 // file appearing in between is kept too.
-func (e *Env) checkCreateOnly(p sandbox.Path, name string, g WriteGrant) error {
+func (c *Call) checkCreateOnly(p sandbox.Path, name string, g WriteGrant) error {
 	if g != WriteCreateOnly {
 		return nil
 	}
 	_, err := p.Lstat()
 	switch {
 	case err == nil:
-		return e.createdMeanwhile(p, name)
+		return c.createdMeanwhile(p, name)
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	}
@@ -103,12 +103,12 @@ func (e *Env) checkCreateOnly(p sandbox.Path, name string, g WriteGrant) error {
 
 // lock holds the write locks of paths for the rest of a write: no other call of this host changes them between the freshness
 // check and the rename. It waits at most until the call's deadline.
-func (e *Env) lock(ctx context.Context, paths ...sandbox.Path) (unlock func(), err error) {
+func (c *Call) lock(ctx context.Context, paths ...sandbox.Path) (unlock func(), err error) {
 	abs := make([]string, len(paths))
 	for i, p := range paths {
 		abs[i] = p.Abs
 	}
-	unlock, err = e.Sandbox.Lock(ctx, abs...)
+	unlock, err = c.Sandbox.Lock(ctx, abs...)
 	if err != nil {
 		if stop := interrupted(err, "the call reached its deadline while another call was writing the same file; nothing was written"); stop != nil {
 			return nil, stop
@@ -122,7 +122,7 @@ func (e *Env) lock(ctx context.Context, paths ...sandbox.Path) (unlock func(), e
 // write of p: an existing file may be replaced only if this conversation
 // read it and it has not changed since. It runs after sandbox validation
 // and, under the file's lock, before any write (FR-TOOL-PATCH-02d).
-func checkFresh(ctx context.Context, env *Env, p sandbox.Path, name string) error {
+func checkFresh(ctx context.Context, c *Call, f *Files, p sandbox.Path, name string) error {
 	fi, err := p.Lstat()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -133,14 +133,14 @@ func checkFresh(ctx context.Context, env *Env, p sandbox.Path, name string) erro
 	if !fi.Mode().IsRegular() {
 		return fail(abi.StatusWrongType, abi.KindExecutionFailed, "%s exists and is not a regular file; refusing to replace it", name)
 	}
-	if !env.based(p) {
-		return stale(env, p, name, "File was not read before writing", "read it with read_file first, then retry")
+	if !f.based(p) {
+		return stale(c, p, name, "File was not read before writing", "read it with read_file first, then retry")
 	}
 	sum, err := fileSum(ctx, p)
 	if err != nil {
 		return classify(name, err)
 	}
-	return checkSum(env, p, name, sum, "writing")
+	return checkSum(c, f, p, name, sum, "writing")
 }
 
 // CheckFresh is stale-file protection for a change of p, in sb, that has
@@ -163,15 +163,15 @@ func CheckFresh(ctx context.Context, sb *sandbox.Sandbox, reads *readcache.Cache
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	env := &Env{Files: Files{Sandbox: sb, Reads: reads}}
-	if !env.based(p) {
-		return stale(env, p, name, "File was not read before "+action, "read it with read_file first, then retry")
+	c, f := &Call{Sandbox: sb}, &Files{Reads: reads}
+	if !f.based(p) {
+		return stale(c, p, name, "File was not read before "+action, "read it with read_file first, then retry")
 	}
 	sum, err := fileSum(ctx, p)
 	if err != nil {
 		return nil
 	}
-	return checkSum(env, p, name, sum, action)
+	return checkSum(c, f, p, name, sum, action)
 }
 
 // checkSum is stale-file protection (FR-TOOL-PATCH-02a/b, worded as the
@@ -179,25 +179,25 @@ func CheckFresh(ctx context.Context, sb *sandbox.Sandbox, reads *readcache.Cache
 // is based on must still be there: what this call itself read, or else
 // what the conversation last read, unchanged since this call began.
 // action names what was refused ("writing", "patching").
-func checkSum(env *Env, p sandbox.Path, name string, sum [sha256.Size]byte, action string) error {
-	if base, ok := env.seen[p.Abs]; ok {
+func checkSum(c *Call, f *Files, p sandbox.Path, name string, sum [sha256.Size]byte, action string) error {
+	if base, ok := f.seen[p.Abs]; ok {
 		if base != sum {
-			return stale(env, p, name, "File content changed since this call read it",
+			return stale(c, p, name, "File content changed since this call read it",
 				"another call or program changed it meanwhile; read it again with read_file and base the change on what is there now")
 		}
 		return nil
 	}
 	var read, same bool
-	if env.Reads != nil {
-		read, same = env.Reads.Matches(p.Abs, sum)
+	if f.Reads != nil {
+		read, same = f.Reads.Matches(p.Abs, sum)
 	}
 	switch {
 	case !read:
-		return stale(env, p, name, "File was not read before "+action, "read it with read_file first, then retry")
+		return stale(c, p, name, "File was not read before "+action, "read it with read_file first, then retry")
 	case !same:
-		return stale(env, p, name, "File content changed since last read", "read it again with read_file and base the change on what is there now")
-	case env.ReadsAt > 0 && env.Reads.ChangedSince(p.Abs, env.ReadsAt, env.origin()):
-		return stale(env, p, name, "File content changed since this call was planned",
+		return stale(c, p, name, "File content changed since last read", "read it again with read_file and base the change on what is there now")
+	case f.ReadsAt > 0 && f.Reads.ChangedSince(p.Abs, f.ReadsAt, c.origin()):
+		return stale(c, p, name, "File content changed since this call was planned",
 			"another batch of this conversation changed it meanwhile; read it again with read_file and base the change on what is there now")
 	}
 	return nil
@@ -206,27 +206,27 @@ func checkSum(env *Env, p sandbox.Path, name string, sum [sha256.Size]byte, acti
 // observe notes that the call saw (or wrote) content with digest sum at
 // p, for its own later writes and, when record is set, for the
 // conversation's.
-func (e *Env) observe(p sandbox.Path, sum [sha256.Size]byte, record bool) {
-	if e.seen == nil {
-		e.seen = make(map[string][sha256.Size]byte)
+func (f *Files) observe(c *Call, p sandbox.Path, sum [sha256.Size]byte, record bool) {
+	if f.seen == nil {
+		f.seen = make(map[string][sha256.Size]byte)
 	}
-	e.seen[p.Abs] = sum
-	if record && e.Reads != nil {
-		e.Reads.RecordFrom(p.Abs, sum, e.now(), e.origin())
+	f.seen[p.Abs] = sum
+	if record && f.Reads != nil {
+		f.Reads.RecordFrom(p.Abs, sum, f.now(), c.origin())
 	}
 }
 
 // based reports whether a change of p can be based on anything this call
 // or its conversation read: if not, it is refused as not read without
 // hashing the file (which holds p's lock for as long as it takes).
-func (e *Env) based(p sandbox.Path) bool {
-	if _, ok := e.seen[p.Abs]; ok {
+func (f *Files) based(p sandbox.Path) bool {
+	if _, ok := f.seen[p.Abs]; ok {
 		return true
 	}
-	if e.Reads == nil {
+	if f.Reads == nil {
 		return false
 	}
-	_, ok := e.Reads.Lookup(p.Abs)
+	_, ok := f.Reads.Lookup(p.Abs)
 	return ok
 }
 
@@ -247,9 +247,9 @@ func fileSum(ctx context.Context, p sandbox.Path) ([sha256.Size]byte, error) {
 	return [sha256.Size]byte(h.Sum(nil)), nil
 }
 
-func stale(env *Env, p sandbox.Path, name, reason, hint string) error {
+func stale(c *Call, p sandbox.Path, name, reason, hint string) error {
 	e := fail(abi.StatusStale, abi.KindStaleFile, "%s: %s; %s", name, reason, hint)
-	e.Details = map[string]any{"file": env.display(p), "reason": reason}
+	e.Details = map[string]any{"file": c.display(p), "reason": reason}
 	return e
 }
 
@@ -263,9 +263,9 @@ func stage(txn *sandbox.Txn, p sandbox.Path, data []byte, createDirs, mustCreate
 }
 
 // appeared explains a creation that failed because the file exists now.
-func (e *Env) appeared(p sandbox.Path, name string, g WriteGrant) error {
+func (c *Call) appeared(p sandbox.Path, name string, g WriteGrant) error {
 	if g == WriteCreateOnly {
-		return e.createdMeanwhile(p, name)
+		return c.createdMeanwhile(p, name)
 	}
-	return stale(e, p, name, "File was created since the change was prepared", "read it with read_file and retry")
+	return stale(c, p, name, "File was created since the change was prepared", "read it with read_file and retry")
 }
