@@ -62,7 +62,7 @@ type Options struct {
 // use; Close releases it.
 type Host struct {
 	log *slog.Logger
-	rt  *runtime.Runtime
+	rt  *runtime.Runtime[hostfn.Env]
 	ext *extism.Loader // Extism MCP plugins' modules
 	reg *registry.Registry
 	sb  *sandbox.Sandbox
@@ -152,7 +152,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.saves = newSaver(h.save)
 		h.prune = startPruner(h.journal, log)
 	}
-	if h.rt, err = runtime.New(ctx, runtime.Config{CacheDir: opts.CacheDir, Logger: log, HostFunctions: hostfn.Functions(), Verify: verify}); err != nil {
+	if h.rt, err = runtime.New(ctx, runtime.Config[hostfn.Env]{CacheDir: opts.CacheDir, Logger: log, HostFunctions: hostfn.Functions(), Verify: verify}); err != nil {
 		h.closeSaves()
 		h.closeJournal()
 		sb.Close()

@@ -90,7 +90,7 @@ func setup(b *testing.B) *env {
 		for i := range 100 {
 			write(fmt.Sprintf("list/f%03d.txt", i), []byte("x"))
 		}
-		rt, err := runtime.New(ctx, runtime.Config{CacheDir: testplugin.CacheDir(b), HostFunctions: hostfn.Functions()})
+		rt, err := runtime.New(ctx, runtime.Config[hostfn.Env]{CacheDir: testplugin.CacheDir(b), HostFunctions: hostfn.Functions()})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -146,7 +146,7 @@ func (st *attackState) startSpin(ctx context.Context, s *subject, _ *abi.Manifes
 // start-up limit starts after compiling too, which on a cold cache takes
 // seconds that are not the plugin's doing (red team item a).
 func startNative(ctx context.Context, s *subject) startResult {
-	rt, err := runtime.New(ctx, runtime.Config{CacheDir: s.opts.CacheDir, StartupTimeout: startLimit, HostFunctions: hostfn.Functions(), Logger: s.opts.Logger})
+	rt, err := runtime.New(ctx, runtime.Config[hostfn.Env]{CacheDir: s.opts.CacheDir, StartupTimeout: startLimit, HostFunctions: hostfn.Functions(), Logger: s.opts.Logger})
 	if err != nil {
 		return startResult{err: err}
 	}

@@ -115,7 +115,8 @@ func exportsAndImports(module []byte) (exports map[string]bool, extismImports bo
 // describe returns a native plugin's manifest as the plugin states it,
 // before the host raises what its capabilities imply.
 func describe(ctx context.Context, path, cacheDir string) (abi.Manifest, error) {
-	rt, err := runtime.New(ctx, runtime.Config{CacheDir: cacheDir})
+	// No call runs here, so the state type is only a formality.
+	rt, err := runtime.New(ctx, runtime.Config[struct{}]{CacheDir: cacheDir})
 	if err != nil {
 		return abi.Manifest{}, err
 	}

@@ -64,7 +64,7 @@ func testRegistry(t *testing.T) *registry.Registry {
 	t.Helper()
 	registryOnce.Do(func() {
 		ctx := context.Background()
-		rt, err := runtime.New(ctx, runtime.Config{CacheDir: testplugin.CacheDir(t), HostFunctions: hostfn.Functions()})
+		rt, err := runtime.New(ctx, runtime.Config[hostfn.Env]{CacheDir: testplugin.CacheDir(t), HostFunctions: hostfn.Functions()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,14 +53,14 @@ func (t *Tool) Summary(_ context.Context, args []byte) (abi.Result, error) {
 	return abi.Result{Content: []byte(s)}, nil
 }
 
-// Call runs the tool once. state is the call's *hostfn.Env (nil: no
-// events). A deadline, a trap, a refused request or the plugin's error
+// Call runs the tool once. state is the call's host-function state (nil:
+// no events); only its Call part, where events go, is used. A deadline, a trap, a refused request or the plugin's error
 // becomes an error result of the right kind; the engine maps them like a
 // native tool's.
-func (t *Tool) Call(ctx context.Context, state any, req abi.Request) (abi.Result, error) {
+func (t *Tool) Call(ctx context.Context, state *hostfn.Env, req abi.Request) (abi.Result, error) {
 	var call *hostfn.Call
-	if env, _ := state.(*hostfn.Env); env != nil {
-		call = &env.Call
+	if state != nil {
+		call = &state.Call
 	}
 	export, input, err := t.request(req)
 	if err != nil {

@@ -71,32 +71,29 @@ func functions() map[string]function {
 func Granted(caps []abi.Capability) ([]string, error) { return runtime.Granted(caps) }
 
 // Functions returns every toolhost/v1 host function for
-// runtime.Config.HostFunctions (response_take is the runtime's own). Each
-// acts on the *Env its call was given (runtime.Plugin.Call); during a
-// summary the runtime refuses them before they run.
-func Functions() []runtime.HostFunction {
+// runtime.Config[Env].HostFunctions (response_take is the runtime's own).
+// Each acts on its parts of the *Env its call was given
+// (runtime.Plugin.Call); during a summary the runtime refuses them before
+// they run.
+func Functions() []runtime.HostFunction[Env] {
 	table := functions()
 	names := make([]string, 0, len(table))
 	for name := range table {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	out := make([]runtime.HostFunction, 0, len(names))
+	out := make([]runtime.HostFunction[Env], 0, len(names))
 	for _, name := range names {
-		out = append(out, runtime.HostFunction{Name: name, Params: table[name].params, Func: adapt(name, table[name]), Refused: refused(name)})
+		out = append(out, runtime.HostFunction[Env]{Name: name, Params: table[name].params, Func: adapt(name, table[name]), Refused: refused(name)})
 	}
 	return out
 }
 
 // adapt turns fn's error into the status and staged HostError the ABI
-// returns.
-func adapt(name string, fn function) func(context.Context, any, api.Memory, []uint64) (abi.Status, []byte) {
-	return func(ctx context.Context, state any, mem api.Memory, params []uint64) (abi.Status, []byte) {
-		env, _ := state.(*Env)
-		if env == nil {
-			he := fail(abi.StatusNotGranted, abi.KindExecutionFailed, "host function %s was given %T as its state; the host must pass a *hostfn.Env", name, state)
-			return he.Status, he.encode()
-		}
+// returns. env is never nil: without one (a summary, a start-up, a call
+// given none) the runtime refuses the function itself.
+func adapt(name string, fn function) func(context.Context, *Env, api.Memory, []uint64) (abi.Status, []byte) {
+	return func(ctx context.Context, env *Env, mem api.Memory, params []uint64) (abi.Status, []byte) {
 		resp, err := fn.run(ctx, env, mem, params)
 		if err != nil {
 			he := classify("", err)

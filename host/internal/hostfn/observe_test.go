@@ -9,7 +9,7 @@ import (
 )
 
 // linked returns the host function name as the runtime links it.
-func linked(t *testing.T, name string) runtime.HostFunction {
+func linked(t *testing.T, name string) runtime.HostFunction[Env] {
 	t.Helper()
 	for _, fn := range Functions() {
 		if fn.Name == name {
@@ -17,7 +17,7 @@ func linked(t *testing.T, name string) runtime.HostFunction {
 		}
 	}
 	t.Fatalf("no host function %s", name)
-	return runtime.HostFunction{}
+	return runtime.HostFunction[Env]{}
 }
 
 // Every host function a plugin calls reaches the call's

@@ -21,6 +21,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/runtime"
 )
 
@@ -32,7 +33,7 @@ type Tool struct {
 }
 
 // Plugin is the code behind a tool: a native toolhost module
-// (*runtime.Plugin) or a module written for another host's ABI behind an
+// (*runtime.Plugin[hostfn.Env]) or a module written for another host's ABI behind an
 // adapter (an Extism plugin). The engine calls every kind the same way, so
 // policy, approvals, deadlines, caps and the journal apply to all alike.
 type Plugin interface {
@@ -44,8 +45,9 @@ type Plugin interface {
 	Warm(ctx context.Context, n int) error
 	// Summary returns the approval text for args; it does no I/O.
 	Summary(ctx context.Context, args []byte) (abi.Result, error)
-	// Call runs one call; state is the call's host-function state.
-	Call(ctx context.Context, state any, req abi.Request) (abi.Result, error)
+	// Call runs one call; state is the call's host-function state (nil:
+	// every host function refuses).
+	Call(ctx context.Context, state *hostfn.Env, req abi.Request) (abi.Result, error)
 }
 
 // Registry maps tool names to tools. It is immutable after Load.
@@ -67,7 +69,7 @@ func (e *DuplicateToolError) Error() string {
 
 // Load registers every *.wasm plugin in dir. Manifests are read without
 // compiling any module.
-func Load(ctx context.Context, rt *runtime.Runtime, dir string) (*Registry, error) {
+func Load(ctx context.Context, rt *runtime.Runtime[hostfn.Env], dir string) (*Registry, error) {
 	return LoadWith(ctx, rt, dir, Options{})
 }
 
@@ -98,7 +100,7 @@ type ForeignTool interface {
 // its own). Native modules are read without being compiled; a module the
 // foreign loader claims (an Extism module, told apart by its exports)
 // gives one registry tool per tool it lists.
-func LoadWith(ctx context.Context, rt *runtime.Runtime, dir string, opts Options) (*Registry, error) {
+func LoadWith(ctx context.Context, rt *runtime.Runtime[hostfn.Env], dir string, opts Options) (*Registry, error) {
 	mods, err := Modules(dir)
 	if err != nil {
 		return nil, err

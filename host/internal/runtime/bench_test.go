@@ -19,7 +19,7 @@ import (
 // runtime adds to every call (asks that it not grow).
 func BenchmarkCall(b *testing.B) {
 	ctx := context.Background()
-	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(b)})
+	rt, err := New(ctx, Config[testState]{CacheDir: testplugin.CacheDir(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func BenchmarkCall(b *testing.B) {
 // out.
 func BenchmarkBareCall(b *testing.B) {
 	ctx := context.Background()
-	rt, err := New(ctx, Config{})
+	rt, err := New(ctx, Config[testState]{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func BenchmarkBareCall(b *testing.B) {
 // as a start function, which cannot be interrupted.
 func BenchmarkStartup(b *testing.B) {
 	ctx := context.Background()
-	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(b), HostFunctions: testHostFunctions()})
+	rt, err := New(ctx, Config[testState]{CacheDir: testplugin.CacheDir(b), HostFunctions: testHostFunctions()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,16 +15,16 @@ import (
 // blocking is a runtime whose event_emit blocks until the call's state (a
 // channel) is closed, and the late module, whose call export calls it:
 // a call that stays in flight until the test lets it go.
-func blocking(t *testing.T) (*Runtime, *Plugin, chan struct{}) {
+func blocking(t *testing.T) (*Runtime[chan struct{}], *Plugin[chan struct{}], chan struct{}) {
 	t.Helper()
 	ctx := context.Background()
 	entered := make(chan struct{}, 1)
-	rt, err := New(ctx, Config{HostFunctions: []HostFunction{{
+	rt, err := New(ctx, Config[chan struct{}]{HostFunctions: []HostFunction[chan struct{}]{{
 		Name:   abi.FnEventEmit,
 		Params: []api.ValueType{i32, i32, i32},
-		Func: func(_ context.Context, state any, _ api.Memory, _ []uint64) (abi.Status, []byte) {
+		Func: func(_ context.Context, release *chan struct{}, _ api.Memory, _ []uint64) (abi.Status, []byte) {
 			entered <- struct{}{}
-			<-state.(chan struct{})
+			<-*release
 			return abi.StatusOK, nil
 		},
 	}}})
@@ -57,7 +57,7 @@ func TestPluginCloseWithCallInFlight(t *testing.T) {
 	}
 	done := make(chan outcome)
 	go func() {
-		res, err := p.Call(ctx, release, request(`{}`))
+		res, err := p.Call(ctx, &release, request(`{}`))
 		done <- outcome{res, err}
 	}()
 	<-entered // the call is inside the host function
@@ -88,7 +88,7 @@ func TestPluginCloseWithCallInFlight(t *testing.T) {
 	if p.pooled() != 0 || p.compiledNow() {
 		t.Errorf("after the last call: %d pooled, compiled %v; want nothing left", p.pooled(), p.compiledNow())
 	}
-	if _, err := p.Call(ctx, release, request(`{}`)); !errors.Is(err, ErrClosed) {
+	if _, err := p.Call(ctx, &release, request(`{}`)); !errors.Is(err, ErrClosed) {
 		t.Errorf("call after Close: err = %v, want ErrClosed", err)
 	}
 	if err := p.Compile(ctx); !errors.Is(err, ErrClosed) {
@@ -104,7 +104,7 @@ func TestRuntimeCloseWithCallInFlight(t *testing.T) {
 	release := make(chan struct{})
 	done := make(chan error)
 	go func() {
-		_, err := p.Call(ctx, release, request(`{}`))
+		_, err := p.Call(ctx, &release, request(`{}`))
 		done <- err
 	}()
 	<-entered
@@ -123,7 +123,7 @@ func TestRuntimeCloseWithCallInFlight(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("call in flight did not finish")
 	}
-	if _, err := p.Call(ctx, release, request(`{}`)); !errors.Is(err, ErrClosed) {
+	if _, err := p.Call(ctx, &release, request(`{}`)); !errors.Is(err, ErrClosed) {
 		t.Errorf("call after the runtime's Close: err = %v, want ErrClosed", err)
 	}
 	if _, err := rt.Load(ctx, p.Path()); err == nil {
@@ -132,12 +132,12 @@ func TestRuntimeCloseWithCallInFlight(t *testing.T) {
 }
 
 // pooled returns how many idle instances the plugin holds.
-func (p *Plugin) pooled() int {
+func (p *Plugin[S]) pooled() int {
 	return p.idle.Len()
 }
 
 // compiledNow reports whether the plugin holds a compiled module.
-func (p *Plugin) compiledNow() bool {
+func (p *Plugin[S]) compiledNow() bool {
 	p.compileMu.Lock()
 	defer p.compileMu.Unlock()
 	return p.compiled != nil
@@ -147,7 +147,7 @@ func (p *Plugin) compiledNow() bool {
 // is refused rather than created and never closed.
 func TestCheckedEngineAfterClose(t *testing.T) {
 	ctx := context.Background()
-	rt, err := New(ctx, Config{HostFunctions: testHostFunctions()})
+	rt, err := New(ctx, Config[testState]{HostFunctions: testHostFunctions()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,16 @@
 // with the last of them. Runtime.Close closes every plugin it loaded, both
 // engines and the compilation cache, whose engines hold the compiled code.
 //
+// # A call's state
+//
+// Host functions act on state their caller builds for each call: the
+// runtime carries it from Plugin.Call to them without looking inside.
+// Runtime, Plugin, Config and HostFunction are generic over its type S,
+// so it crosses the runtime typed: package hostfn, which imports runtime,
+// instantiates them with hostfn.Env, and runtime never imports hostfn or
+// asserts a type. A nil state (and a summary's or a start-up's, which
+// have none) makes every host function refuse.
+//
 // # Traps
 //
 // A trap, a guest panic or proc_exit becomes a *TrapError ("Tool panicked: …"

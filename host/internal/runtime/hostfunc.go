@@ -14,24 +14,26 @@ import (
 	"github.com/toolhost/toolhost/abi"
 )
 
-// HostFunction is a function plugins import from abi.HostModule. The
-// runtime knows only its signature: what it does, and the state it acts
-// on, belong to whoever configures the runtime (package hostfn for
-// toolhost's own functions).
+// HostFunction is a function plugins import from abi.HostModule, acting
+// on a call's state of type S. The runtime knows only its signature: what
+// it does, and what S holds, belong to whoever configures the runtime
+// (package hostfn, whose S is hostfn.Env, for toolhost's own functions).
+// The runtime passes the state through typed, so it never asserts or
+// imports the type of its caller's state.
 //
 // Every toolhost/v1 host function returns an i64 and hands its response
 // over through the staged-response protocol, which the runtime implements
 // (abi.FnResponseTake is built in): Func returns a status and the bytes
 // to stage, an abi.HostError JSON object when the status is a failure.
-type HostFunction struct {
+type HostFunction[S any] struct {
 	Name   string
 	Params []api.ValueType
-	// Func runs the function for a call: state is the value given to
+	// Func runs the function for a call: state is the one given to
 	// Plugin.Call, never nil (the runtime refuses every host function
 	// itself while there is none, as during a summary); params are the
 	// guest's arguments; mem is the guest's memory, whose views are
 	// valid only until Func returns.
-	Func func(ctx context.Context, state any, mem api.Memory, params []uint64) (abi.Status, []byte)
+	Func func(ctx context.Context, state *S, mem api.Memory, params []uint64) (abi.Status, []byte)
 	// Refused, when set, is told of each call the runtime refused itself
 	// for want of state: summary says it was during a summary, why is the
 	// refusal's reason. It lets a caller observe what a summary attempted;
@@ -63,8 +65,8 @@ func Granted(caps []abi.Capability) ([]string, error) {
 // callState is what the host functions of one export call share: the
 // caller's state and the staged response. An instance serves one call at
 // a time, so it keeps one and reuses it.
-type callState struct {
-	state any
+type callState[S any] struct {
+	state *S
 	// refusal says why host functions are unavailable when state is nil.
 	refusal string
 	staged  []byte
@@ -80,13 +82,13 @@ const (
 )
 
 // withCall returns ctx carrying c for the host functions.
-func withCall(ctx context.Context, c *callState) context.Context {
+func withCall[S any](ctx context.Context, c *callState[S]) context.Context {
 	return context.WithValue(ctx, callKey{}, c)
 }
 
 // stage keeps resp for response_take and returns what the host function
 // returns to the guest.
-func (c *callState) stage(status abi.Status, resp []byte) uint64 {
+func (c *callState[S]) stage(status abi.Status, resp []byte) uint64 {
 	c.staged = resp
 	if status != abi.StatusOK {
 		return uint64(abi.EncodeFailure(status, uint32(len(resp))))
@@ -95,7 +97,7 @@ func (c *callState) stage(status abi.Status, resp []byte) uint64 {
 }
 
 // refuse stages a refusal of the host function name.
-func (c *callState) refuse(name string) uint64 {
+func (c *callState[S]) refuse(name string) uint64 {
 	why := c.refusal
 	if why == "" {
 		why = refuseNoState
@@ -106,7 +108,7 @@ func (c *callState) refuse(name string) uint64 {
 }
 
 // take copies the staged response into guest memory (response_take).
-func (c *callState) take(mem api.Memory, ptr, n uint32) uint64 {
+func (c *callState[S]) take(mem api.Memory, ptr, n uint32) uint64 {
 	n = min(n, uint32(len(c.staged)))
 	if !mem.Write(ptr, c.staged[:n]) {
 		return uint64(abi.EncodeFailure(abi.StatusInvalid, 0))
@@ -116,9 +118,9 @@ func (c *callState) take(mem api.Memory, ptr, n uint32) uint64 {
 }
 
 // goFunc adapts fn to wazero's stack calling convention.
-func goFunc(fn HostFunction) api.GoModuleFunc {
+func goFunc[S any](fn HostFunction[S]) api.GoModuleFunc {
 	return func(ctx context.Context, m api.Module, stack []uint64) {
-		c, _ := ctx.Value(callKey{}).(*callState)
+		c, _ := ctx.Value(callKey{}).(*callState[S])
 		switch {
 		case c == nil: // cannot happen: every export runs withCall
 			stack[0] = uint64(abi.EncodeFailure(abi.StatusNotGranted, 0))
@@ -133,8 +135,8 @@ func goFunc(fn HostFunction) api.GoModuleFunc {
 	}
 }
 
-func responseTake(ctx context.Context, m api.Module, stack []uint64) {
-	c, _ := ctx.Value(callKey{}).(*callState)
+func responseTake[S any](ctx context.Context, m api.Module, stack []uint64) {
+	c, _ := ctx.Value(callKey{}).(*callState[S])
 	if c == nil {
 		stack[0] = uint64(abi.EncodeFailure(abi.StatusInvalid, 0))
 		return
@@ -151,12 +153,12 @@ var (
 // functions (those a plugin imports, all granted), for its imports to
 // resolve against. State lives in each call's context, so one module
 // serves all of a plugin's instances.
-func (r *Runtime) link(ctx context.Context, engine wazero.Runtime, names []string) (api.Module, error) {
+func (r *Runtime[S]) link(ctx context.Context, engine wazero.Runtime, names []string) (api.Module, error) {
 	b := engine.NewHostModuleBuilder(abi.HostModule)
 	for _, name := range names {
 		if name == abi.FnResponseTake {
 			b.NewFunctionBuilder().
-				WithGoModuleFunction(api.GoModuleFunc(responseTake), []api.ValueType{i32, i32}, []api.ValueType{i64}).
+				WithGoModuleFunction(api.GoModuleFunc(responseTake[S]), []api.ValueType{i32, i32}, []api.ValueType{i64}).
 				Export(name)
 			continue
 		}
@@ -172,7 +174,7 @@ func (r *Runtime) link(ctx context.Context, engine wazero.Runtime, names []strin
 // linkRefusing instantiates a host module with every host function m
 // imports, each refusing: describe runs before the manifest says what is
 // granted, and needs no host function.
-func linkRefusing(ctx context.Context, engine wazero.Runtime, m wazero.CompiledModule) (api.Module, error) {
+func linkRefusing[S any](ctx context.Context, engine wazero.Runtime, m wazero.CompiledModule) (api.Module, error) {
 	b := engine.NewHostModuleBuilder(abi.HostModule)
 	for _, f := range m.ImportedFunctions() {
 		module, name, _ := f.Import()
@@ -184,7 +186,7 @@ func linkRefusing(ctx context.Context, engine wazero.Runtime, m wazero.CompiledM
 			if len(results) == 0 {
 				return
 			}
-			if c, _ := ctx.Value(callKey{}).(*callState); c != nil && len(results) == 1 && results[0] == i64 {
+			if c, _ := ctx.Value(callKey{}).(*callState[S]); c != nil && len(results) == 1 && results[0] == i64 {
 				stack[0] = c.refuse(name)
 				return
 			}

@@ -39,7 +39,7 @@ func TestGranted(t *testing.T) {
 // at its first call.
 func TestImportedHostFunctionNotConfigured(t *testing.T) {
 	ctx := context.Background()
-	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(t)})
+	rt, err := New(ctx, Config[testState]{CacheDir: testplugin.CacheDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,12 +53,12 @@ func TestImportedHostFunctionNotConfigured(t *testing.T) {
 
 func TestHostFunctionsChecked(t *testing.T) {
 	fn := testHostFunctions()[0]
-	for name, fns := range map[string][]HostFunction{
+	for name, fns := range map[string][]HostFunction[testState]{
 		"twice":    {fn, fn},
 		"built in": {{Name: abi.FnResponseTake, Func: fn.Func}},
 		"no func":  {{Name: abi.FnFSStat}},
 	} {
-		if _, err := New(context.Background(), Config{HostFunctions: fns}); err == nil {
+		if _, err := New(context.Background(), Config[testState]{HostFunctions: fns}); err == nil {
 			t.Errorf("%s: New accepted the host functions", name)
 		}
 	}

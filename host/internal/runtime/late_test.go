@@ -26,11 +26,11 @@ import (
 func TestResultAfterDeadlineIsKept_NFR_REL_01(t *testing.T) {
 	m := handModule{name: "late", yield: true, emit: true, call: callEmit, result: abi.Result{Content: []byte("written")}}
 	ctx := context.Background()
-	rt, err := New(ctx, Config{HostFunctions: []HostFunction{{
+	rt, err := New(ctx, Config[context.CancelFunc]{HostFunctions: []HostFunction[context.CancelFunc]{{
 		Name:   abi.FnEventEmit,
 		Params: []api.ValueType{i32, i32, i32},
-		Func: func(_ context.Context, state any, _ api.Memory, _ []uint64) (abi.Status, []byte) {
-			state.(context.CancelFunc)()
+		Func: func(_ context.Context, cancel *context.CancelFunc, _ api.Memory, _ []uint64) (abi.Status, []byte) {
+			(*cancel)()
 			return abi.StatusOK, nil
 		},
 	}}})
@@ -44,7 +44,7 @@ func TestResultAfterDeadlineIsKept_NFR_REL_01(t *testing.T) {
 	}
 	for range 3 {
 		cctx, cancel := context.WithCancel(ctx)
-		res, err := p.Call(cctx, cancel, request(`{}`))
+		res, err := p.Call(cctx, &cancel, request(`{}`))
 		if err != nil || string(res.Content) != "written" {
 			t.Fatalf("call whose deadline fired as it returned: %+v, %v; want its result", res, err)
 		}

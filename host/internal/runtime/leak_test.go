@@ -81,8 +81,8 @@ func TestLoadCloseDoesNotLeak(t *testing.T) {
 		t.Fatalf("no plugins in %s (%v)", dir, err)
 	}
 	cache := testplugin.CacheDir(t)
-	newRuntime := func() *Runtime {
-		rt, err := New(ctx, Config{CacheDir: cache, HostFunctions: testHostFunctions()})
+	newRuntime := func() *Runtime[testState] {
+		rt, err := New(ctx, Config[testState]{CacheDir: cache, HostFunctions: testHostFunctions()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestLoadCloseDoesNotLeak(t *testing.T) {
 	}
 	// round loads and calls every plugin and closes them, unless the
 	// runtime is to do it.
-	round := func(rt *Runtime, closePlugins bool) {
+	round := func(rt *Runtime[testState], closePlugins bool) {
 		for _, path := range paths {
 			p, err := rt.Load(ctx, path)
 			if err != nil {

@@ -9,7 +9,7 @@ import (
 
 // acquire returns an idle instance, or a new one; the plugin is then
 // busy (enter) until the caller calls leave.
-func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
+func (p *Plugin[S]) acquire(ctx context.Context) (*instance[S], error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
 }
 
 // newInstance creates and starts an instance.
-func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
+func (p *Plugin[S]) newInstance(ctx context.Context) (*instance[S], error) {
 	c, err := p.compile(ctx)
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 
 // release returns an instance that finished a call cleanly to the pool,
 // unless the pool is full or the plugin closed.
-func (p *Plugin) release(inst *instance) {
+func (p *Plugin[S]) release(inst *instance[S]) {
 	// The context-checking engine may close a module as its deadline
 	// fires even though the guest had returned: never pool a closed one.
 	if inst.mod.IsClosed() || !p.idle.Put(inst) {
@@ -61,7 +61,7 @@ func (p *Plugin) release(inst *instance) {
 
 // enter counts an operation that uses the compiled module, so that Close
 // leaves it in place until the operation ends (leave).
-func (p *Plugin) enter() error {
+func (p *Plugin[S]) enter() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -73,7 +73,7 @@ func (p *Plugin) enter() error {
 
 // leave ends an operation; the last one to end after Close releases the
 // compiled module.
-func (p *Plugin) leave() {
+func (p *Plugin[S]) leave() {
 	p.mu.Lock()
 	p.busy--
 	last := p.closed && p.busy == 0
@@ -86,20 +86,20 @@ func (p *Plugin) leave() {
 // ErrClosed reports a plugin or runtime used after its Close.
 var ErrClosed = errors.New("closed")
 
-func (p *Plugin) isClosed() bool {
+func (p *Plugin[S]) isClosed() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.closed
 }
 
-func (p *Plugin) errClosed() error { return fmt.Errorf("plugin %s is %w", p.name(), ErrClosed) }
+func (p *Plugin[S]) errClosed() error { return fmt.Errorf("plugin %s is %w", p.name(), ErrClosed) }
 
 // Close releases the plugin's warm instances, its compiled module and its
 // host module. Calls in flight finish (or fail, if the runtime is closing
 // too); their instances are closed rather than pooled, and the compiled
 // module is released when the last of them ends. Calls after Close fail
 // with ErrClosed. Close is safe to call more than once.
-func (p *Plugin) Close(ctx context.Context) error {
+func (p *Plugin[S]) Close(ctx context.Context) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -119,7 +119,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 	return nil
 }
 
-func (p *Plugin) releaseCompiled(ctx context.Context) {
+func (p *Plugin[S]) releaseCompiled(ctx context.Context) {
 	p.compileMu.Lock()
 	defer p.compileMu.Unlock()
 	if c := p.compiled; c != nil {
@@ -131,8 +131,8 @@ func (p *Plugin) releaseCompiled(ctx context.Context) {
 
 // Warm compiles the plugin and fills its pool with n instances, so the
 // first calls do not pay for compilation or instantiation.
-func (p *Plugin) Warm(ctx context.Context, n int) error {
-	var insts []*instance
+func (p *Plugin[S]) Warm(ctx context.Context, n int) error {
+	var insts []*instance[S]
 	defer func() {
 		for _, inst := range insts {
 			p.release(inst)

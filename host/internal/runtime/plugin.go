@@ -23,8 +23,8 @@ import (
 
 // Plugin is a loaded plugin module. Its manifest is available at once; the
 // module compiles on first use.
-type Plugin struct {
-	rt       *Runtime
+type Plugin[S any] struct {
+	rt       *Runtime[S]
 	path     string
 	identity string // of the module file, for caches
 	imports  [][2]string
@@ -41,7 +41,7 @@ type Plugin struct {
 	compiled  *compiled
 	verified  atomic.Bool
 
-	idle *pool.Pool[*instance] // warm instances, at most Config.PoolSize
+	idle *pool.Pool[*instance[S]] // warm instances, at most Config.PoolSize
 
 	mu     sync.Mutex
 	busy   int // operations using the compiled module (calls, compiles)
@@ -60,7 +60,7 @@ type compiled struct {
 // module returns the module's bytes, reading the file on first need and
 // vetting what it read (Config.Verify). A failure stays: a module refused
 // once is not read again in this process.
-func (p *Plugin) module() ([]byte, error) {
+func (p *Plugin[S]) module() ([]byte, error) {
 	p.wasmOnce.Do(func() {
 		data, err := os.ReadFile(p.path)
 		if err != nil {
@@ -73,7 +73,7 @@ func (p *Plugin) module() ([]byte, error) {
 }
 
 // vet passes data, the module's bytes, to Config.Verify.
-func (p *Plugin) vet(data []byte) ([]byte, error) {
+func (p *Plugin[S]) vet(data []byte) ([]byte, error) {
 	if verify := p.rt.cfg.Verify; verify != nil {
 		if err := verify(p.path, data); err != nil {
 			return nil, err
@@ -82,7 +82,7 @@ func (p *Plugin) vet(data []byte) ([]byte, error) {
 	return data, nil
 }
 
-func (p *Plugin) instrument() ([]byte, error) {
+func (p *Plugin[S]) instrument() ([]byte, error) {
 	wasm, err := p.module()
 	if err != nil {
 		return nil, err
@@ -91,12 +91,12 @@ func (p *Plugin) instrument() ([]byte, error) {
 }
 
 // Manifest returns the plugin's manifest.
-func (p *Plugin) Manifest() abi.Manifest { return p.manifest }
+func (p *Plugin[S]) Manifest() abi.Manifest { return p.manifest }
 
 // Path returns the file the plugin was loaded from.
-func (p *Plugin) Path() string { return p.path }
+func (p *Plugin[S]) Path() string { return p.path }
 
-func (p *Plugin) name() string {
+func (p *Plugin[S]) name() string {
 	if p.manifest.Name != "" {
 		return p.manifest.Name
 	}
@@ -107,7 +107,7 @@ func (p *Plugin) name() string {
 // imports only host functions its manifest grants, and links them. It is
 // safe to call concurrently and cheap once done; a failure is retried on
 // the next call.
-func (p *Plugin) Compile(ctx context.Context) error {
+func (p *Plugin[S]) Compile(ctx context.Context) error {
 	if err := p.enter(); err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (p *Plugin) Compile(ctx context.Context) error {
 	return err
 }
 
-func (p *Plugin) compile(ctx context.Context) (*compiled, error) {
+func (p *Plugin[S]) compile(ctx context.Context) (*compiled, error) {
 	p.compileMu.Lock()
 	defer p.compileMu.Unlock()
 	if p.compiled != nil {
@@ -155,7 +155,7 @@ func (p *Plugin) compile(ctx context.Context) (*compiled, error) {
 // loop guards on the fast engine, or, for a module loopguard cannot make
 // preemptible (no sched_yield import), the module as is on the engine with
 // per-iteration context checks — slower, but still stoppable.
-func (p *Plugin) code(ctx context.Context) (wazero.Runtime, []byte, bool, error) {
+func (p *Plugin[S]) code(ctx context.Context) (wazero.Runtime, []byte, bool, error) {
 	if p.rt.cfg.Interpreter {
 		// The interpreter reads globals without synchronisation, so a flag
 		// set from another goroutine would be a data race; it checks the
@@ -176,7 +176,7 @@ func (p *Plugin) code(ctx context.Context) (wazero.Runtime, []byte, bool, error)
 
 // unguarded returns the engine with per-iteration context checks and the
 // module as it is.
-func (p *Plugin) unguarded(ctx context.Context) (wazero.Runtime, []byte, bool, error) {
+func (p *Plugin[S]) unguarded(ctx context.Context) (wazero.Runtime, []byte, bool, error) {
 	wasm, err := p.module()
 	if err != nil {
 		return nil, nil, false, err
@@ -269,17 +269,17 @@ func (e *InterruptedError) Unwrap() error { return e.Cause }
 // Call runs the plugin's call export on a warm instance. state is what its
 // host functions act on (HostFunction.Func); they refuse when it is nil.
 // Build a fresh one for every call (SRD FR-REG-04a).
-func (p *Plugin) Call(ctx context.Context, state any, req abi.Request) (abi.Result, error) {
-	return p.invoke(ctx, callState{state: state}, abi.ExportCall, abi.AppendRequest(nil, req))
+func (p *Plugin[S]) Call(ctx context.Context, state *S, req abi.Request) (abi.Result, error) {
+	return p.invoke(ctx, callState[S]{state: state}, abi.ExportCall, abi.AppendRequest(nil, req))
 }
 
 // Summary runs the plugin's summary export with every host function
 // refused, so a summary can never perform I/O (SRD FR-REG-01a).
-func (p *Plugin) Summary(ctx context.Context, args []byte) (abi.Result, error) {
-	return p.invoke(ctx, callState{refusal: refuseSummary}, abi.ExportSummary, args)
+func (p *Plugin[S]) Summary(ctx context.Context, args []byte) (abi.Result, error) {
+	return p.invoke(ctx, callState[S]{refusal: refuseSummary}, abi.ExportSummary, args)
 }
 
-func (p *Plugin) invoke(ctx context.Context, call callState, export string, in []byte) (abi.Result, error) {
+func (p *Plugin[S]) invoke(ctx context.Context, call callState[S], export string, in []byte) (abi.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return abi.Result{}, &InterruptedError{Plugin: p.name(), Cause: err}
 	}
@@ -291,7 +291,7 @@ func (p *Plugin) invoke(ctx context.Context, call callState, export string, in [
 	w := inst.watch(ctx)
 	inst.call = call
 	res, err := inst.invoke(withCall(ctx, &inst.call), export, in)
-	inst.call = callState{} // the state is the caller's: do not keep it alive
+	inst.call = callState[S]{} // the state is the caller's: do not keep it alive
 	fired := w.end()
 	switch {
 	case err != nil && fired:
@@ -324,7 +324,7 @@ type watcher struct {
 // watch sets the instance's interrupt flag when ctx ends, so a guarded
 // guest traps at its next loop iteration (on the checked engine, wazero
 // watches ctx itself).
-func (i *instance) watch(ctx context.Context) watcher {
+func (i *instance[S]) watch(ctx context.Context) watcher {
 	w := watcher{interrupted: make(chan struct{})}
 	w.stop = context.AfterFunc(ctx, func() {
 		if i.flag != nil {
@@ -347,19 +347,19 @@ func (w watcher) end() bool {
 }
 
 // instance is one instantiated module. It serves one call at a time.
-type instance struct {
+type instance[S any] struct {
 	mod     api.Module
 	alloc   api.Function
 	exports map[string]api.Function // looked up so far
 	flag    api.MutableGlobal
 	stderr  *tailBuffer
-	call    callState // of the call in progress
+	call    callState[S] // of the call in progress
 }
 
 // export returns the named exported function, or nil. It is looked up once
 // per instance: each lookup makes wazero allocate a call stack, which
 // cost more than the rest of a trivial call.
-func (i *instance) export(name string) api.Function {
+func (i *instance[S]) export(name string) api.Function {
 	if fn, ok := i.exports[name]; ok {
 		return fn
 	}
@@ -371,7 +371,7 @@ func (i *instance) export(name string) api.Function {
 	return fn
 }
 
-func (i *instance) invoke(ctx context.Context, export string, in []byte) (abi.Result, error) {
+func (i *instance[S]) invoke(ctx context.Context, export string, in []byte) (abi.Result, error) {
 	fn := i.export(export)
 	if fn == nil {
 		return abi.Result{}, fmt.Errorf("module does not export %s", export)
@@ -401,7 +401,7 @@ func (i *instance) invoke(ctx context.Context, export string, in []byte) (abi.Re
 }
 
 // read copies a packed (ptr, len) region out of guest memory.
-func (i *instance) read(packed uint64) ([]byte, error) {
+func (i *instance[S]) read(packed uint64) ([]byte, error) {
 	ptr, n := abi.Unpack(packed)
 	b, ok := i.mod.Memory().Read(ptr, n)
 	if !ok {
@@ -412,7 +412,7 @@ func (i *instance) read(packed uint64) ([]byte, error) {
 
 // failure describes a trap, with what the guest wrote to stderr (a Go
 // guest prints its panic there before exiting).
-func (i *instance) failure(err error) string {
+func (i *instance[S]) failure(err error) string {
 	msg := err.Error()
 	if out := strings.TrimSpace(i.stderr.String()); out != "" {
 		msg = out + " (" + msg + ")"
@@ -420,7 +420,7 @@ func (i *instance) failure(err error) string {
 	return msg
 }
 
-func (i *instance) close(ctx context.Context) { i.mod.Close(ctx) }
+func (i *instance[S]) close(ctx context.Context) { i.mod.Close(ctx) }
 
 // tailBuffer keeps the first max bytes written to it: a Go guest's panic
 // message comes first, its goroutine dump after.

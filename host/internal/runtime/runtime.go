@@ -24,8 +24,9 @@ import (
 	"github.com/toolhost/toolhost/host/internal/wasmbin"
 )
 
-// Config configures a Runtime. The zero value is usable.
-type Config struct {
+// Config configures a Runtime whose host functions act on a call's state
+// of type S. The zero value is usable.
+type Config[S any] struct {
 	// CacheDir holds compiled code and manifests between processes.
 	// Empty disables both caches.
 	CacheDir string
@@ -45,7 +46,7 @@ type Config struct {
 	// HostFunctions are what plugins may import from abi.HostModule, each
 	// linked only for plugins whose manifest grants it. The runtime
 	// provides abi.FnResponseTake itself.
-	HostFunctions []HostFunction
+	HostFunctions []HostFunction[S]
 	// Verify, when set, vets a plugin module's bytes before the runtime
 	// uses them: at Load, on the whole file, and again on exactly the
 	// bytes the first compile reads, so a file replaced after Load is
@@ -72,13 +73,14 @@ func DefaultCacheDir() string {
 	return filepath.Join(dir, "toolhost")
 }
 
-// Runtime compiles and runs plugins. It is safe for concurrent use.
-type Runtime struct {
+// Runtime compiles and runs plugins, whose host functions act on the
+// *S each call is given (Plugin.Call). It is safe for concurrent use.
+type Runtime[S any] struct {
 	rt        wazero.Runtime
-	cfg       Config
+	cfg       Config[S]
 	log       *slog.Logger
 	cache     wazero.CompilationCache
-	hostFuncs map[string]HostFunction
+	hostFuncs map[string]HostFunction[S]
 
 	// checked runs modules loopguard cannot instrument, and every
 	// module in the interpreter, with wazero's per-iteration context
@@ -88,14 +90,14 @@ type Runtime struct {
 	checked       wazero.Runtime
 
 	mu      sync.Mutex
-	plugins map[*Plugin]struct{} // loaded and not closed
+	plugins map[*Plugin[S]]struct{} // loaded and not closed
 	closed  bool
 }
 
 // New creates a runtime and instantiates WASI for plugins (no preopens, no
 // environment, no arguments: plugins reach the world only through host
 // functions).
-func New(ctx context.Context, cfg Config) (*Runtime, error) {
+func New[S any](ctx context.Context, cfg Config[S]) (*Runtime[S], error) {
 	if cfg.MemoryLimitPages == 0 {
 		cfg.MemoryLimitPages = DefaultMemoryLimitPages
 	}
@@ -108,8 +110,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Runtime{cfg: cfg, log: cfg.Logger, hostFuncs: make(map[string]HostFunction, len(cfg.HostFunctions)),
-		plugins: map[*Plugin]struct{}{}}
+	r := &Runtime[S]{cfg: cfg, log: cfg.Logger, hostFuncs: make(map[string]HostFunction[S], len(cfg.HostFunctions)),
+		plugins: map[*Plugin[S]]struct{}{}}
 	for _, fn := range cfg.HostFunctions {
 		if _, dup := r.hostFuncs[fn.Name]; dup || fn.Name == abi.FnResponseTake || fn.Func == nil {
 			return nil, fmt.Errorf("runtime: host function %q is configured twice, is built in, or has no Func", fn.Name)
@@ -134,7 +136,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	return r, nil
 }
 
-func (r *Runtime) newEngine(ctx context.Context, checkContext bool) (wazero.Runtime, error) {
+func (r *Runtime[S]) newEngine(ctx context.Context, checkContext bool) (wazero.Runtime, error) {
 	rc := wazero.NewRuntimeConfigCompiler()
 	if r.cfg.Interpreter {
 		rc = wazero.NewRuntimeConfigInterpreter()
@@ -152,7 +154,7 @@ func (r *Runtime) newEngine(ctx context.Context, checkContext bool) (wazero.Runt
 }
 
 // checkedEngine returns the runtime with per-iteration context checks.
-func (r *Runtime) checkedEngine(ctx context.Context) (wazero.Runtime, error) {
+func (r *Runtime[S]) checkedEngine(ctx context.Context) (wazero.Runtime, error) {
 	r.checkedMu.Lock()
 	defer r.checkedMu.Unlock()
 	if r.checkedClosed {
@@ -174,14 +176,14 @@ func (r *Runtime) checkedEngine(ctx context.Context) (wazero.Runtime, error) {
 // both engines and the compilation cache: it releases every compiled
 // module and instance, their memory and their code. Calls still running
 // fail. Close is safe to call more than once.
-func (r *Runtime) Close(ctx context.Context) error {
+func (r *Runtime[S]) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return nil
 	}
 	r.closed = true
-	plugins := make([]*Plugin, 0, len(r.plugins))
+	plugins := make([]*Plugin[S], 0, len(r.plugins))
 	for p := range r.plugins {
 		plugins = append(plugins, p)
 	}
@@ -205,7 +207,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 }
 
 // adopt records a loaded plugin, for Close.
-func (r *Runtime) adopt(p *Plugin) error {
+func (r *Runtime[S]) adopt(p *Plugin[S]) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -216,7 +218,7 @@ func (r *Runtime) adopt(p *Plugin) error {
 }
 
 // forget drops a closed plugin.
-func (r *Runtime) forget(p *Plugin) {
+func (r *Runtime[S]) forget(p *Plugin[S]) {
 	r.mu.Lock()
 	delete(r.plugins, p)
 	r.mu.Unlock()
@@ -227,7 +229,7 @@ func (r *Runtime) forget(p *Plugin) {
 // the manifest section are read — unless Config.Verify is set, which needs
 // the whole module to vet (a packed module's bytes are then dropped, and
 // read and vetted again by its first compile).
-func (r *Runtime) Load(ctx context.Context, path string) (*Plugin, error) {
+func (r *Runtime[S]) Load(ctx context.Context, path string) (*Plugin[S], error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load plugin: %w", err)
@@ -237,7 +239,7 @@ func (r *Runtime) Load(ctx context.Context, path string) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load plugin: %w", err)
 	}
-	p := &Plugin{rt: r, path: path, identity: fileIdentity(path, st), idle: pool.New[*instance](r.cfg.PoolSize)}
+	p := &Plugin[S]{rt: r, path: path, identity: fileIdentity(path, st), idle: pool.New[*instance[S]](r.cfg.PoolSize)}
 	var file io.ReaderAt = f
 	size := st.Size()
 	var vetted []byte
@@ -320,7 +322,7 @@ func functionImports(f io.ReaderAt, h wasmbin.SectionHeader) ([][2]string, error
 
 // checkDeclaredImports refuses, at load time and without compiling, a
 // module importing a host function its manifest does not grant.
-func checkDeclaredImports(p *Plugin) error {
+func checkDeclaredImports[S any](p *Plugin[S]) error {
 	granted, err := Granted(p.manifest.Capabilities)
 	if err != nil {
 		return fmt.Errorf("plugin %s: %w", p.name(), err)
@@ -336,7 +338,7 @@ func checkDeclaredImports(p *Plugin) error {
 // manifest finds the manifest of a module without a manifest section: in
 // the manifest cache, or — slowest — by compiling the module and calling
 // describe.
-func (r *Runtime) manifest(ctx context.Context, p *Plugin) ([]byte, error) {
+func (r *Runtime[S]) manifest(ctx context.Context, p *Plugin[S]) ([]byte, error) {
 	wasm, err := p.module()
 	if err != nil {
 		return nil, err
@@ -359,7 +361,7 @@ func (r *Runtime) manifest(ctx context.Context, p *Plugin) ([]byte, error) {
 	return raw, nil
 }
 
-func (r *Runtime) manifestCachePath(sum [32]byte) string {
+func (r *Runtime[S]) manifestCachePath(sum [32]byte) string {
 	if r.cfg.CacheDir == "" {
 		return ""
 	}
@@ -375,7 +377,7 @@ func (r *Runtime) manifestCachePath(sum [32]byte) string {
 // A vetted module (Config.Verify) is read and vetted before each compile
 // anyway, and what is compiled must derive from exactly those bytes: its
 // cached rewrite is keyed by their hash instead.
-func (r *Runtime) guarded(p *Plugin) ([]byte, error) {
+func (r *Runtime[S]) guarded(p *Plugin[S]) ([]byte, error) {
 	key := p.identity
 	if r.cfg.Verify != nil {
 		wasm, err := p.module()
@@ -426,7 +428,7 @@ func writeFileAtomic(path string, data []byte) error {
 // compiling it. It runs the module in wazero's interpreter, which starts
 // without native compilation.
 func Pack(ctx context.Context, wasm []byte) ([]byte, error) {
-	return pack(ctx, wasm, Config{Interpreter: true})
+	return pack(ctx, wasm, Config[struct{}]{Interpreter: true})
 }
 
 // errStartSection refuses a module with a wasm start section: wazero runs
@@ -435,7 +437,7 @@ func Pack(ctx context.Context, wasm []byte) ([]byte, error) {
 var errStartSection = errors.New("the module has a wasm start section, which runs while it is instantiated where no deadline can stop it; toolhost plugins start through an exported _initialize (build a WASI reactor)")
 
 // pack is Pack in a runtime configured by cfg.
-func pack(ctx context.Context, wasm []byte, cfg Config) ([]byte, error) {
+func pack[S any](ctx context.Context, wasm []byte, cfg Config[S]) ([]byte, error) {
 	sections, err := wasmbin.Sections(wasm)
 	if err != nil {
 		return nil, err
@@ -450,7 +452,7 @@ func pack(ctx context.Context, wasm []byte, cfg Config) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close(ctx)
-	p := &Plugin{rt: r, path: "(packing)", wasm: wasm, idle: pool.New[*instance](0)}
+	p := &Plugin[S]{rt: r, path: "(packing)", wasm: wasm, idle: pool.New[*instance[S]](0)}
 	p.wasmOnce.Do(func() {}) // the bytes are given, not read from a file
 	raw, err := p.describe(ctx)
 	if err != nil {

@@ -48,10 +48,10 @@ func testPlugins(t *testing.T) string {
 	return builtDir
 }
 
-func newRuntime(t *testing.T) *Runtime {
+func newRuntime(t *testing.T) *Runtime[testState] {
 	t.Helper()
 	ctx := context.Background()
-	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(t), HostFunctions: testHostFunctions()})
+	rt, err := New(ctx, Config[testState]{CacheDir: testplugin.CacheDir(t), HostFunctions: testHostFunctions()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,20 +66,20 @@ type testState struct {
 
 // testHostFunctions stand in for package hostfn, so the runtime is tested
 // alone: fs_read serves the state's files, whole; the others fail.
-func testHostFunctions() []HostFunction {
-	fns := []HostFunction{{
+func testHostFunctions() []HostFunction[testState] {
+	fns := []HostFunction[testState]{{
 		Name:   abi.FnFSRead,
 		Params: []api.ValueType{i32, i32, i64, i64, i32},
-		Func: func(_ context.Context, state any, mem api.Memory, params []uint64) (abi.Status, []byte) {
+		Func: func(_ context.Context, state *testState, mem api.Memory, params []uint64) (abi.Status, []byte) {
 			name, _ := mem.Read(uint32(params[0]), uint32(params[1]))
-			data, ok := state.(*testState).files[string(name)]
+			data, ok := state.files[string(name)]
 			if !ok {
 				return abi.StatusNotFound, []byte(`{"kind":"ExecutionFailed","message":"no such file"}`)
 			}
 			return abi.StatusOK, append(abi.AppendReadInfo(nil, abi.ReadInfo{FileSize: int64(len(data))}), data...)
 		},
 	}}
-	unavailable := func(context.Context, any, api.Memory, []uint64) (abi.Status, []byte) {
+	unavailable := func(context.Context, *testState, api.Memory, []uint64) (abi.Status, []byte) {
 		return abi.StatusIO, []byte(`{"kind":"ExecutionFailed","message":"not in this test"}`)
 	}
 	for name, params := range map[string][]api.ValueType{
@@ -92,12 +92,12 @@ func testHostFunctions() []HostFunction {
 		abi.FnFSCommit:    {i32, i32, i32},
 		abi.FnProcRun:     {i32, i32, i32, i32, i32},
 	} {
-		fns = append(fns, HostFunction{Name: name, Params: params, Func: unavailable})
+		fns = append(fns, HostFunction[testState]{Name: name, Params: params, Func: unavailable})
 	}
 	return fns
 }
 
-func load(t *testing.T, rt *Runtime, name string) *Plugin {
+func load(t *testing.T, rt *Runtime[testState], name string) *Plugin[testState] {
 	t.Helper()
 	p, err := rt.Load(context.Background(), filepath.Join(testPlugins(t), name+".wasm"))
 	if err != nil {
@@ -267,7 +267,7 @@ func TestPackedManifest(t *testing.T) {
 // more fails its call, and the plugin keeps serving.
 func TestMemoryLimitPerInstance(t *testing.T) {
 	ctx := context.Background()
-	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(t), MemoryLimitPages: 64 << 20 >> 16}) // 64 MiB
+	rt, err := New(ctx, Config[testState]{CacheDir: testplugin.CacheDir(t), MemoryLimitPages: 64 << 20 >> 16}) // 64 MiB
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func (e *StartupError) Error() string {
 
 // startupError is the error of a start-up stage that failed with err, or
 // that a deadline ended (fired): the caller's, or the start-up limit.
-func (p *Plugin) startupError(caller context.Context, stage string, fired bool, inst *instance, err error) error {
+func (p *Plugin[S]) startupError(caller context.Context, stage string, fired bool, inst *instance[S], err error) error {
 	switch {
 	case fired && caller.Err() != nil:
 		return &InterruptedError{Plugin: p.name(), Cause: context.Cause(caller), Startup: true}
@@ -49,15 +49,15 @@ func (p *Plugin) startupError(caller context.Context, stage string, fired bool, 
 
 // startupContext bounds a start-up by the start-up limit, and by the
 // caller's own deadline.
-func (p *Plugin) startupContext(caller context.Context) (context.Context, context.CancelFunc) {
+func (p *Plugin[S]) startupContext(caller context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(caller, p.rt.cfg.StartupTimeout)
-	return withCall(ctx, &callState{refusal: refuseStartup}), cancel
+	return withCall(ctx, &callState[S]{refusal: refuseStartup}), cancel
 }
 
 // describe instantiates the module and returns what its describe export
 // says, bypassing the compile-time import check (the manifest is not known
 // yet): every host function refuses. The instance is then discarded.
-func (p *Plugin) describe(ctx context.Context) ([]byte, error) {
+func (p *Plugin[S]) describe(ctx context.Context) ([]byte, error) {
 	engine, code, guarded, err := p.code(ctx)
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func (p *Plugin) describe(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("plugin %s: compile: %w", p.name(), err)
 	}
 	defer module.Close(context.WithoutCancel(ctx))
-	host, err := linkRefusing(ctx, engine, module)
+	host, err := linkRefusing[S](ctx, engine, module)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: link host functions: %w", p.name(), err)
 	}
@@ -85,7 +85,7 @@ func (p *Plugin) describe(ctx context.Context) ([]byte, error) {
 }
 
 // describeOn runs inst's describe export under the start-up deadline.
-func (p *Plugin) describeOn(caller, sctx context.Context, inst *instance) ([]byte, error) {
+func (p *Plugin[S]) describeOn(caller, sctx context.Context, inst *instance[S]) ([]byte, error) {
 	fn := inst.mod.ExportedFunction(abi.ExportDescribe)
 	if fn == nil {
 		return nil, fmt.Errorf("plugin %s does not export %s; is it a toolhost/v1 plugin?", p.name(), abi.ExportDescribe)
@@ -99,7 +99,7 @@ func (p *Plugin) describeOn(caller, sctx context.Context, inst *instance) ([]byt
 }
 
 // verify checks once that a packed manifest is what describe returns.
-func (p *Plugin) verify(caller, sctx context.Context, inst *instance) error {
+func (p *Plugin[S]) verify(caller, sctx context.Context, inst *instance[S]) error {
 	got, err := p.describeOn(caller, sctx, inst)
 	if err != nil {
 		return err
@@ -115,7 +115,7 @@ func (p *Plugin) verify(caller, sctx context.Context, inst *instance) error {
 // no guest code (Load refuses a wasm start section); the start function then runs as an export would, under
 // the start-up deadline (sctx) and the interrupt, which it could not get
 // if wazero ran it: the flag is reachable only once instantiation returns.
-func (p *Plugin) instantiate(caller, sctx context.Context, c *compiled) (*instance, error) {
+func (p *Plugin[S]) instantiate(caller, sctx context.Context, c *compiled) (*instance[S], error) {
 	stderr := &tailBuffer{max: 4 << 10}
 	resolve := experimental.WithImportResolver(sctx, func(name string) api.Module {
 		if name == abi.HostModule {
@@ -133,7 +133,7 @@ func (p *Plugin) instantiate(caller, sctx context.Context, c *compiled) (*instan
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: instantiate: %w", p.name(), err)
 	}
-	inst := &instance{mod: mod, stderr: stderr,
+	inst := &instance[S]{mod: mod, stderr: stderr,
 		alloc: mod.ExportedFunction(abi.ExportAlloc),
 	}
 	if g, ok := mod.ExportedGlobal(loopguard.FlagExport).(api.MutableGlobal); ok {
@@ -156,7 +156,7 @@ func (p *Plugin) instantiate(caller, sctx context.Context, c *compiled) (*instan
 
 // start runs the module's start function, if it exports one: for a Go
 // plugin, the Go runtime's initialisation and every init function.
-func (p *Plugin) start(caller, sctx context.Context, inst *instance) error {
+func (p *Plugin[S]) start(caller, sctx context.Context, inst *instance[S]) error {
 	fn := inst.mod.ExportedFunction(abi.StartFunction)
 	if fn == nil {
 		return nil

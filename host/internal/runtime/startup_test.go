@@ -74,7 +74,7 @@ func startupStopped(t *testing.T, err error, plugin string, elapsed time.Duratio
 // deadline comes first — and the runtime stays usable.
 func TestSpinningInitStopped_FR_EXE_03(t *testing.T) {
 	ctx := context.Background()
-	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(t), StartupTimeout: testStartup, HostFunctions: testHostFunctions()})
+	rt, err := New(ctx, Config[testState]{CacheDir: testplugin.CacheDir(t), StartupTimeout: testStartup, HostFunctions: testHostFunctions()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestPackSpinningInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err = pack(context.Background(), wasm, Config{Interpreter: true, StartupTimeout: testStartup})
+	_, err = pack(context.Background(), wasm, Config[testState]{Interpreter: true, StartupTimeout: testStartup})
 	startupStopped(t, err, "(packing)", time.Since(start))
 }
 
@@ -160,7 +160,7 @@ func TestSpinningStartupStages(t *testing.T) {
 		{"describe in Load, checked", handModule{describeCode: spinForever, unpacked: true}, true},
 	}
 	ctx := context.Background()
-	rt, err := New(ctx, Config{StartupTimeout: 500 * time.Millisecond})
+	rt, err := New(ctx, Config[testState]{StartupTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestSpinningStartupStages(t *testing.T) {
 // deadline. Load and Pack refuse such a module before running anything.
 func TestStartSectionRefused(t *testing.T) {
 	ctx := context.Background()
-	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(t), StartupTimeout: testStartup, HostFunctions: testHostFunctions()})
+	rt, err := New(ctx, Config[testState]{CacheDir: testplugin.CacheDir(t), StartupTimeout: testStartup, HostFunctions: testHostFunctions()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestStartSectionRefused(t *testing.T) {
 			t.Fatalf("Load (unpacked %v) of a module whose start function spins did not return", m.unpacked)
 		}
 	}
-	if _, err := pack(ctx, handModule{name: "starter", start: spinForever, unpacked: true}.bytes(), Config{Interpreter: true, StartupTimeout: testStartup}); err == nil || !strings.Contains(err.Error(), "start section") {
+	if _, err := pack(ctx, handModule{name: "starter", start: spinForever, unpacked: true}.bytes(), Config[testState]{Interpreter: true, StartupTimeout: testStartup}); err == nil || !strings.Contains(err.Error(), "start section") {
 		t.Errorf("pack: err = %v, want a refusal of the start section", err)
 	}
 }

@@ -39,10 +39,10 @@ func (v *vetter) shown() [][]byte {
 	return v.seen
 }
 
-func vettedRuntime(t *testing.T, v *vetter) *Runtime {
+func vettedRuntime(t *testing.T, v *vetter) *Runtime[testState] {
 	t.Helper()
 	ctx := context.Background()
-	rt, err := New(ctx, Config{CacheDir: testplugin.CacheDir(t), HostFunctions: testHostFunctions(), Verify: v.verify})
+	rt, err := New(ctx, Config[testState]{CacheDir: testplugin.CacheDir(t), HostFunctions: testHostFunctions(), Verify: v.verify})
 	if err != nil {
 		t.Fatal(err)
 	}
