@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -360,6 +361,26 @@ func NewBatchID() string {
 	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
 	rand.Read(b[6:])
 	return "batch_" + hex.EncodeToString(b[:])
+}
+
+// mintedID reports whether id is spelled as an id toolhost gives itself: a
+// batch id NewBatchID makes, alone or with a call's place after it
+// (journal.CallJournalID). A client may not name its call so (batchCheck):
+// an operator naming such an id to undo or show it must reach the one
+// call toolhost gave it to.
+func mintedID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "batch_")
+	if !ok || len(rest) < 20 {
+		return false
+	}
+	if _, err := hex.DecodeString(rest[:20]); err != nil {
+		return false
+	}
+	place, ok := strings.CutPrefix(rest[20:], ".")
+	if !ok {
+		return rest[20:] == ""
+	}
+	return place != "" && strings.Trim(place, "0123456789") == ""
 }
 
 // firstPath is the first path pc's call names: its tool's first path

@@ -16,6 +16,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
+	"github.com/toolhost/toolhost/host/internal/journal"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/registry"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
@@ -196,6 +197,9 @@ func batchCheck(pol Policy, b Batch, i int, dups map[string]bool, overTurn bool)
 	case dups[call.ID]:
 		return &ToolError{Kind: abi.KindDuplicateToolCallID, Message: fmt.Sprintf(
 			"tool call id %q appears more than once in this batch; none of the calls with it ran. Give every call its own id", call.ID)}
+	case mintedID(call.ID) && call.ID != journal.CallJournalID(b.ID, i+1):
+		return &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf(
+			"call %d of the batch (%s) was not run: its id %q is spelled as a journal id, a name toolhost gives calls itself; give the call another id", i+1, call.Name, call.ID)}
 	case pol.MaxCallsPerBatch > 0 && i >= pol.MaxCallsPerBatch:
 		return denial(abi.DenialLimitsExceeded, fmt.Sprintf(
 			"call %s was not run: the batch has %d calls and max_tool_calls_per_batch is %d; send it again in a later batch", call.ID, len(b.Calls), pol.MaxCallsPerBatch), nil)
