@@ -94,6 +94,11 @@ type PlannedCall struct {
 	writes map[string]hostfn.WriteGrant
 	// dryRun makes the call write nothing (Narrowing.DryRun).
 	dryRun bool
+	// written are the paths the call writes, for the git layout check
+	// again when it runs; gitAsked says planning found it laying out a
+	// git directory, so only a person could approve it.
+	written  []sandbox.Path
+	gitAsked bool
 }
 
 // changed reports whether the exported fields of pc differ from what was
@@ -267,6 +272,7 @@ func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, bp *
 	pc.writes = writeGrants(m, decoded, pc.resolved, creates)
 	traits := callTraits{sideEffecting: m.SideEffecting, requiresApproval: m.RequiresApproval, onlyCreates: creates,
 		gitLayout: gitLayout(paths, earlier)}
+	pc.written, pc.gitAsked = paths, traits.gitLayout != ""
 	if creates {
 		if why := pol.codeWrite(paths); why != "" {
 			traits.onlyCreates = false

@@ -282,6 +282,9 @@ func (e *Engine) resolveCall(ctx context.Context, p *Plan, i int, d Decision, op
 	if terr := e.stillNew(pc); terr != nil {
 		return e.finish(failed(call, terr))
 	}
+	if terr := stillNotGit(pc); terr != nil {
+		return e.finish(failed(call, terr))
+	}
 	if err := start(); err != nil {
 		return e.finish(unrecorded(call, err))
 	}

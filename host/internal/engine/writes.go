@@ -78,3 +78,22 @@ func (e *Engine) stillNew(pc *PlannedCall) *ToolError {
 	}
 	return nil
 }
+
+// stillNotGit refuses a call that, when it was planned, laid out no git
+// directory but would now: another batch wrote objects/ and refs/ (or a
+// HEAD) beside its files while it waited for a decision. Whatever covered
+// it then (a new file, an allowlisted tool, --allow, a person's answer
+// to a question that did not say so) was no person's approval of writing
+// into a git directory.
+func stillNotGit(pc *PlannedCall) *ToolError {
+	if pc.gitAsked || pc.dryRun || len(pc.written) == 0 {
+		return nil
+	}
+	why := gitLayout(pc.written, batchWrites{})
+	if why == "" {
+		return nil
+	}
+	details, _ := json.Marshal(map[string]string{"reason": "git directory since planning"})
+	return &ToolError{Kind: abi.KindStaleFile, Details: details, Message: fmt.Sprintf(
+		"call %s (%s) was not run: since it was planned, %s; nothing was changed. Send it again in a later batch, where a person will be asked about it", pc.Call.ID, pc.Call.Name, why)}
+}
