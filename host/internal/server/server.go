@@ -95,6 +95,11 @@ type Server struct {
 
 	// warm is the progress of WarmUp; nil until it is asked for.
 	warm atomic.Pointer[warmup]
+	// listed is closed once a client's first tools/list is answered: the
+	// warm-up starts then (or after warmupDelay), so it never competes
+	// with a starting agent's handshake for the CPU.
+	listed     chan struct{}
+	listedOnce sync.Once
 }
 
 // DefaultHoldTimeout is how long a call from an MCP client that cannot be
@@ -133,7 +138,8 @@ func New(h *host.Host, opts Options) (*Server, error) {
 	if opts.AskTimeout <= 0 {
 		opts.AskTimeout = DefaultAskTimeout
 	}
-	s := &Server{h: h, opts: opts, log: log, structured: map[string]bool{}, conversations: map[*mcp.ServerSession]string{}, batches: newRegistry()}
+	s := &Server{h: h, opts: opts, log: log, structured: map[string]bool{}, conversations: map[*mcp.ServerSession]string{}, batches: newRegistry(),
+		listed: make(chan struct{})}
 	s.stopping, s.stopCalls = context.WithCancel(context.Background())
 	var err error
 	if s.mcp, err = s.newMCP(version, opts.Narrowing); err != nil {
@@ -159,6 +165,15 @@ func (s *Server) newMCP(version string, n engine.Narrowing) (*mcp.Server, error)
 		Logger:                    s.log,
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SupportedProtocolVersions: supportedProtocols,
+	})
+	m.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			r, err := next(ctx, method, req)
+			if method == "tools/list" {
+				s.listedOnce.Do(func() { close(s.listed) })
+			}
+			return r, err
+		}
 	})
 	handler := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return s.callTool(ctx, req, n)
