@@ -6,10 +6,15 @@ WASM      := $(PLUGINS:%=$(BIN)/plugins/%.wasm)
 GOFILES   := $(shell find . -name '*.go' -not -path './bin/*')
 STATICCHECK := $(BIN)/tools/staticcheck
 # Tests run against a private cache so they never depend on (or pollute) the user's.
-# Suites that need more than Go (the C toolchain, Node.js, python3, curl)
-# skip without it and say what installs it; with CI set (.ci/run sets it)
-# or TOOLHOST_REQUIRE_C, _NODE, _PYTHON3, _CURL they fail instead.
+# Suites that need more than Go (the C toolchain, Node.js, python3, curl,
+# git, gcc, make) skip without it and say what installs it; with CI set
+# (.ci/run sets it) or TOOLHOST_REQUIRE_C, _NODE, _PYTHON3, _CURL, _GIT,
+# _GCC, _MAKE they fail instead (internal/testenv).
 TEST_ENV  := TOOLHOST_CACHE_DIR=$(CURDIR)/$(BIN)/test-cache TOOLHOST_BIN=$(CURDIR)/$(BIN)/toolhost
+# $(call required,WHAT) is a shell condition: true when CI or
+# TOOLHOST_REQUIRE_WHAT is set to anything but "", 0 or false, as
+# internal/testenv reads them.
+required = { case "$${CI:-0}" in 0|false|FALSE|False) case "$${TOOLHOST_REQUIRE_$(1):-0}" in 0|false|FALSE|False) false;; esac;; esac; }
 # The binary names its commit (toolhost --version) where git can say it.
 BUILDVCS  := $(shell git status --porcelain >/dev/null 2>&1 && echo auto || echo false)
 
@@ -59,6 +64,7 @@ $(BIN)/extism/%.wasm: $(wildcard host/internal/tests/extism/plugins/*/*.go) host
 # The C plugin's toolchain (host/internal/tests/cplugin proves abi/README.md is enough
 # to write a plugin in another language), from Debian's packages. Installing
 # it needs root: make ctoolchain (or .ci/run) does; make test never does.
+# .ci/run installs the same list with the other programs the tests run.
 CTOOLCHAIN := clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32
 
 ctoolchain:
@@ -66,12 +72,15 @@ ctoolchain:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CTOOLCHAIN); }
 
 # cplugin builds the C plugin and runs toolhost test on it; without the
-# toolchain (build.sh exits 3) it says so and skips, unless CI or
-# TOOLHOST_REQUIRE_C asks for it.
+# toolchain (build.sh exits 3, having said what is missing) it skips,
+# unless CI or TOOLHOST_REQUIRE_C asks for it.
 cplugin: $(BIN)/toolhost
 	@rm -rf $(BIN)/cplugin/c_stat && mkdir -p $(BIN)/cplugin/c_stat && cp -r host/internal/tests/cplugin/conformance $(BIN)/cplugin/c_stat/
 	@host/internal/tests/cplugin/build.sh $(BIN)/cplugin/c_stat/c_stat.wasm; rc=$$?; \
-	if [ $$rc -eq 3 ] && [ -z "$$CI$$TOOLHOST_REQUIRE_C" ]; then echo "skipped: the C plugin (make ctoolchain installs its toolchain, as root)"; exit 0; fi; \
+	if [ $$rc -eq 3 ]; then \
+		if $(call required,C); then echo "the C plugin is required (CI or TOOLHOST_REQUIRE_C is set) but cannot be built: make ctoolchain installs its toolchain, as root" >&2; exit 1; fi; \
+		echo "skipped: the C plugin's conformance run (make ctoolchain installs its toolchain, as root)"; exit 0; \
+	fi; \
 	[ $$rc -eq 0 ] && $(BIN)/toolhost plugin pack $(BIN)/cplugin/c_stat/c_stat.wasm && $(BIN)/toolhost test $(BIN)/cplugin/c_stat
 
 MCPCLIENT := host/internal/tests/mcpclient
@@ -88,12 +97,17 @@ BENCHNODE := host/internal/tests/benchnode
 $(BENCHNODE)/node_modules/.package-lock.json: $(BENCHNODE)/package.json $(BENCHNODE)/package-lock.json
 	npm ci --prefix $(BENCHNODE) --no-audit --no-fund
 
-# node installs the Node packages the MCP client suites use, where npm is;
-# without it those suites skip (or fail under CI) and say so.
+# node installs the Node packages the MCP client suites use, where npm
+# runs; without it, or when npm ci fails (no registry), those suites skip
+# and say so, unless CI or TOOLHOST_REQUIRE_NODE asks for them.
+NODE_HINT := Node.js 20 or later with npm (apt-get install nodejs npm, as root)
 node:
-	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(MCPCLIENT)/node_modules/.package-lock.json $(BENCHNODE)/node_modules/.package-lock.json; \
-	elif [ -n "$$CI$$TOOLHOST_REQUIRE_NODE" ]; then echo "npm is not installed: the Node MCP client suites cannot run"; exit 1; \
-	else echo "skipped: npm ci of the Node MCP clients (no npm; their suites skip)"; fi
+	@if npm --version >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory $(MCPCLIENT)/node_modules/.package-lock.json $(BENCHNODE)/node_modules/.package-lock.json && exit 0; \
+		if $(call required,NODE); then echo "npm ci failed: the Node MCP client suites are required (CI or TOOLHOST_REQUIRE_NODE is set)" >&2; exit 1; fi; \
+		echo "npm ci failed: the Node MCP client suites will skip"; \
+	elif $(call required,NODE); then echo "npm does not run: the Node MCP client suites are required (CI or TOOLHOST_REQUIRE_NODE is set); install $(NODE_HINT)" >&2; exit 1; \
+	else echo "skipped: npm ci of the Node MCP clients (npm does not run; their suites will skip; install $(NODE_HINT))"; fi
 
 test: build $(EXTISM_WASM) node
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 10m ./...

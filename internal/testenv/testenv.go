@@ -1,14 +1,17 @@
 // Package testenv decides what a test does when something it needs from
-// outside Go is missing (a C toolchain for wasm32, Node.js and the npm
-// packages of the MCP clients, a browser): on a developer's machine it
-// skips, saying what is missing and the command that installs it, so that
-// `go test ./...` passes with Go alone; where the suite is required (CI, or
-// a TOOLHOST_REQUIRE_* variable) it fails instead, so a missing tool can
-// never pass by not running. .ci/run installs everything and requires
-// every suite.
+// outside Go and the base system (sh, bash, coreutils, grep, util-linux)
+// is missing or does not run (a C toolchain for wasm32, Node.js and the
+// npm packages of the MCP clients, python3, curl, git, gcc, make): on a
+// developer's machine it skips, saying what is missing and the command
+// that installs it, so that `go test ./...` passes with Go alone; where
+// the suite is required (CI, or a TOOLHOST_REQUIRE_* variable) it fails
+// instead, so a missing tool can never pass by not running. .ci/run
+// installs everything and requires every suite.
 package testenv
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -51,5 +54,18 @@ func LookPath(t testing.TB, file, install string) string {
 	t.Helper()
 	path, err := exec.LookPath(file)
 	Need(t, file, err, install)
+	return path
+}
+
+// Runs is LookPath(t, file, install) that also runs file with args (a
+// --version, say) and stops t the same way when that fails: a program
+// found on PATH that does not run (a rustup shim without a default
+// toolchain, a dangling alternative) is as missing as one not installed.
+func Runs(t testing.TB, file, install string, args ...string) string {
+	t.Helper()
+	path := LookPath(t, file, install)
+	if out, err := exec.Command(path, args...).CombinedOutput(); err != nil {
+		Need(t, file, fmt.Errorf("%s is on PATH (%s) but %s %s does not run: %v: %s", file, path, file, strings.Join(args, " "), err, bytes.TrimSpace(out)), install)
+	}
 	return path
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 // Go.mod's replace points into the checkout by a relative
@@ -63,9 +65,7 @@ func TestNewTemplatesRender(t *testing.T) {
 // a $ or a # still runs from the scaffold's Makefile: make neither cuts
 // the path at # nor expands $, and sh gets it as one word.
 func TestNewMakefileOddToolhostPath(t *testing.T) {
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("no make")
-	}
+	testenv.LookPath(t, "make", "apt-get install make (as root)")
 	dir := filepath.Join(t.TempDir(), "odd")
 	exe := "/opt/my tools/$HOME/it's #1/toolhost"
 	p := newParams{Name: "odd", GoVersion: "1.26.0", SDK: goModPath("/src/my toolhost"), Toolhost: makeWord(exe)}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 // needCgroups skips, saying why, where this machine gives toolhost no
@@ -168,10 +170,7 @@ func TestCgroupPidsMaxStopsForkBurst(t *testing.T) {
 // page under a 64 MiB limit.
 func TestCgroupMemoryLimitKillsHog(t *testing.T) {
 	needCgroups(t, "memory")
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("no python3 to make the memory hog")
-	}
+	python := testenv.LookPath(t, "python3", "apt-get install python3 (as root)") // to make the memory hog
 	cg, err := NewCgroup("hog", Limits{MemoryBytes: 64 << 20})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host/internal/config"
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 // TestBuildProtectsNestedRepositories: a repository nested in a root (a
@@ -239,9 +240,11 @@ func cached(c *SearchCache, tree string) map[string]listing {
 	return c.trees[searchKey(tree, config.ProjectFileNames())]
 }
 
-// gitInitAt makes dir a repository with the real git, as a user would.
+// gitInitAt makes dir a repository with the real git, as a user would;
+// without git the test skips, or fails where git is required (testenv).
 func gitInitAt(t *testing.T, dir string) {
 	t.Helper()
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
 	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
 		t.Fatalf("git init %s: %v\n%s", dir, err, out)
 	}
@@ -249,6 +252,7 @@ func gitInitAt(t *testing.T, dir string) {
 
 func gitInitBare(t *testing.T, dir string) {
 	t.Helper()
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
 	if out, err := exec.Command("git", "init", "-q", "--bare", dir).CombinedOutput(); err != nil {
 		t.Fatalf("git init --bare %s: %v\n%s", dir, err, out)
 	}

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 // TestCurl: curl, as a command would run it, fetches through the proxy
@@ -16,10 +18,9 @@ import (
 // proxy requests: curl reaches an HTTP proxy only by TCP, through the
 // launcher's relay.)
 func TestCurl(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		t.Skip("curl is not installed; the Go clients of the other tests cover the same protocols")
-	}
+	// Without curl the Go clients of the other tests cover the same
+	// protocols, but where curl is required (CI) it must run.
+	curl := testenv.LookPath(t, "curl", "apt-get install curl (as root)")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "hello from the allowed server")
 	}))

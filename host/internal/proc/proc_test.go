@@ -701,14 +701,15 @@ func runHoppers(t *testing.T, hopper, mode string, hopFor time.Duration, suffix 
 	return fmt.Sprintf("a hopper (pid %s now) outlived Run; log: %s", bytes.TrimSpace(b), strings.TrimSpace(logs.String()))
 }
 
-// buildHopper compiles testdata/hopper.c, skipping the test without a C
-// compiler: a shell or Python hops too slowly to escape a scan.
+// buildHopper compiles testdata/hopper.c with gcc: a shell or Python
+// hops too slowly to escape a scan. Without a gcc that runs the test
+// skips, or fails where gcc is required (testenv).
 func buildHopper(t *testing.T) string {
 	t.Helper()
+	gcc := testenv.Runs(t, "gcc", "apt-get install gcc (as root)", "--version")
 	bin := filepath.Join(t.TempDir(), "hopper")
-	out, err := exec.Command("gcc", "-O2", "-o", bin, filepath.Join("testdata", "hopper.c")).CombinedOutput()
-	if err != nil {
-		t.Skipf("no C compiler to build the hopper: %v %s", err, out)
+	if out, err := exec.Command(gcc, "-O2", "-o", bin, filepath.Join("testdata", "hopper.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc cannot build the hopper: %v\n%s", err, out)
 	}
 	return bin
 }

@@ -3,6 +3,7 @@
 package launcher
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -20,11 +21,25 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 // systemPython is the interpreter the probes that need one run: the
 // system's, which the policy's system directories cover.
 const systemPython = "/usr/bin/python3"
+
+// needsPython are the probes that run systemPython.
+var needsPython = map[string]bool{"i386-unshare": true, "python-threads": true}
+
+// needSystemPython stops t (testenv.Need) unless systemPython runs: a
+// probe that cannot start its interpreter proves nothing either way.
+func needSystemPython(t *testing.T) {
+	t.Helper()
+	if out, err := exec.Command(systemPython, "-c", "").CombinedOutput(); err != nil {
+		testenv.Need(t, "python3", fmt.Errorf("%s does not run: %v %s", systemPython, err, bytes.TrimSpace(out)), "apt-get install python3 (as root)")
+	}
+}
 
 func seccompProbes() map[string]confineProbe {
 	sock := func(domain, typ, proto int) confineProbe {
@@ -340,6 +355,9 @@ func TestSeccompRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimSuffix(tt.probe+"-"+tt.arg, "-"), func(t *testing.T) {
+			if needsPython[tt.probe] {
+				needSystemPython(t)
+			}
 			base, p := testTree(t)
 			got, out := runConfined(t, tt.probe, helperRun{apply: applySeccomp, policy: p, base: base, arg: tt.arg})
 			if got != tt.want {
@@ -356,6 +374,9 @@ func TestSeccompRefuses(t *testing.T) {
 func TestConfinedProcessesStillRun(t *testing.T) {
 	for _, name := range []string{"sh-echo", "go-threads", "python-threads", "go-exec-with-pidfd", "clone3"} {
 		t.Run(name, func(t *testing.T) {
+			if needsPython[name] {
+				needSystemPython(t)
+			}
 			base, p := testTree(t)
 			want := "ok"
 			if name == "clone3" {

@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -96,6 +98,9 @@ func servers(root, content string) []server {
 			read: workload{"read", "read_text_file", readArgs, sameText},
 			list: workload{"list", "list_directory_with_sizes", listArgs, fileLinesCount},
 			available: func() error {
+				if out, err := exec.Command("node", "--version").CombinedOutput(); err != nil {
+					return fmt.Errorf("node does not run (%v %s): install Node.js 20 or later and npm (apt-get install nodejs npm, as root), then npm ci --prefix host/internal/tests/benchnode (make test and make bench run it)", err, bytes.TrimSpace(out))
+				}
 				if _, err := os.Stat(node); err != nil {
 					return fmt.Errorf("the reference Node server is not installed (%w): run npm ci --prefix host/internal/tests/benchnode, as make test and make bench do", err)
 				}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -465,9 +466,11 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// gitInit makes dir a git repository, with the host's git.
+// gitInit makes dir a git repository, with the host's git; without git
+// the test skips, or fails where git is required (testenv).
 func gitInit(t *testing.T, dir string) {
 	t.Helper()
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
 	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
 		t.Fatalf("git init %s: %v\n%s", dir, err, out)
 	}
@@ -494,14 +497,22 @@ func (f *fixture) cli(t *testing.T, dir string, args ...string) string {
 }
 
 // needTools stops t (testenv.LookPath) when command uses a program beyond
-// Go that this machine lacks: a probe that cannot start proves nothing
-// either way.
+// Go and a POSIX shell that this machine lacks: a probe that cannot start
+// proves nothing either way.
 func needTools(t *testing.T, command string) {
 	t.Helper()
 	if strings.Contains(command, "python3") || strings.Contains(command, "probe.py") {
 		testenv.LookPath(t, "python3", "apt-get install python3 (as root)")
 	}
-	if strings.Contains(command, "curl ") {
-		testenv.LookPath(t, "curl", "apt-get install curl (as root)")
+	for _, tool := range []string{"curl", "git", "make"} {
+		if commandWord(tool).MatchString(command) {
+			testenv.LookPath(t, tool, "apt-get install "+tool+" (as root)")
+		}
 	}
+}
+
+// commandWord matches name where a shell would run it as a command: at
+// the start, or after a separator, a pipe or a parenthesis.
+func commandWord(name string) *regexp.Regexp {
+	return regexp.MustCompile(`(^|[;&|(\n]\s*)` + regexp.QuoteMeta(name) + `(\s|$)`)
 }

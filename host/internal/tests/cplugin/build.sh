@@ -33,6 +33,10 @@ if [ -z "$cc" ]; then
 	echo "$0: no clang found to build the C plugin; $install" >&2
 	exit 3
 fi
+if ! "$cc" --version >/dev/null 2>&1; then
+	echo "$0: $cc is on PATH but does not run ($cc --version fails); $install" >&2
+	exit 3
+fi
 version=$(basename "$cc")
 version=${version#clang}
 if ! command -v "wasm-ld$version" >/dev/null 2>&1 && ! command -v wasm-ld >/dev/null 2>&1; then
@@ -45,6 +49,15 @@ if [ -n "${WASI_SYSROOT:-}" ]; then
 	sysroot="--sysroot=$WASI_SYSROOT"
 elif [ ! -f /usr/lib/wasm32-wasi/libc.a ]; then
 	echo "$0: no wasi-libc (/usr/lib/wasm32-wasi/libc.a; package wasi-libc); $install" >&2
+	exit 3
+fi
+
+# clang links compiler-rt's builtins for wasm32 into every module (package
+# libclang-rt-14-dev-wasm32 on Debian); it names the file it would link.
+# shellcheck disable=SC2086
+rt=$("$cc" --target=wasm32-wasi $sysroot -print-libgcc-file-name 2>/dev/null || true)
+if [ -z "$rt" ] || [ ! -f "$rt" ]; then
+	echo "$0: $cc has no compiler-rt builtins for wasm32 (${rt:-none named}; package libclang-rt-14-dev-wasm32); $install" >&2
 	exit 3
 fi
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolhost/toolhost/internal/testenv"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
@@ -47,6 +48,7 @@ func TestVersion(t *testing.T) {
 	// environment may turn it off through GOFLAGS), the version names the
 	// commit checked out.
 	root := testplugin.ModuleRoot(t)
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
 	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Skipf("no git checkout to build from (%v): the commit cannot be checked", err)

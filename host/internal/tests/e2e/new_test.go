@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 // `toolhost new demo` writes a plugin that a user builds
@@ -154,9 +156,11 @@ func textOf(t *testing.T, path string) string {
 	return string(b)
 }
 
-// makeIn runs make in dir, as the plugin's author would.
+// makeIn runs make in dir, as the plugin's author would; without make
+// the test skips, or fails where make is required (testenv).
 func makeIn(t *testing.T, dir string) {
 	t.Helper()
+	testenv.LookPath(t, "make", "apt-get install make (as root)")
 	if out, stderr, code := runCommand(t, makeCommand(dir)); code != 0 {
 		t.Fatalf("make in %s: exit %d\n%s\n%s", dir, code, out, stderr)
 	}

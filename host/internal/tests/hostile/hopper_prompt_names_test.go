@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"github.com/creack/pty"
+	"github.com/toolhost/toolhost/internal/testenv"
 	"github.com/toolhost/toolhost/internal/testplugin"
 	"io"
 	"os"
@@ -66,8 +67,9 @@ func TestForkHopperOutlivesSessionKill(t *testing.T) {
 	// dies with it (host/internal/tests/confine).
 	h, root := openHost(t, runUnconfined)
 	os.WriteFile(filepath.Join(root, "hop.c"), []byte(hopperC), 0o644)
-	if out, err := exec.Command("gcc", "-O2", "-o", filepath.Join(root, "hop"), filepath.Join(root, "hop.c")).CombinedOutput(); err != nil {
-		t.Skipf("no C compiler: %v %s", err, out)
+	gcc := testenv.Runs(t, "gcc", "apt-get install gcc (as root)", "--version")
+	if out, err := exec.Command(gcc, "-O2", "-o", filepath.Join(root, "hop"), filepath.Join(root, "hop.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc cannot build the hopper: %v\n%s", err, out)
 	}
 	rs := runBatch(t, h, approveAll(), call("1", "run_command",
 		`{"command":"for i in 1 2 3 4 5 6 7 8; do ./hop & done; while [ ! -e ready ]; do sleep 0.01; done; sleep 0.05"}`))
