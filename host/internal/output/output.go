@@ -234,3 +234,28 @@ func skipString(s string, i int) (end int, ok, open bool) {
 	}
 	return i, false, true
 }
+
+// Prose is Sanitize for text that is read as prose rather than returned
+// as a result: a plugin's description, its schema's titles. It also
+// removes the bidi embedding, override and isolate characters (U+202A–
+// U+202E, U+2066–U+2069), which make text display in an order other
+// than the one a model reads it in; prose has no need of them, while a
+// result (a file's content) is kept byte for byte.
+func Prose(s string) string {
+	s = Sanitize(s)
+	if !strings.ContainsFunc(s, bidiControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if bidiControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// bidiControl reports whether r is a bidi embedding, override or isolate
+// character (the "Trojan Source" set).
+func bidiControl(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}

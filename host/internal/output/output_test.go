@@ -190,3 +190,18 @@ func BenchmarkSanitize(b *testing.B) {
 		})
 	}
 }
+
+func TestProse(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain text, é 漢字\n", "plain text, é 漢字\n"},
+		{"a\x1b[2Jb", "ab"},
+		{"a\x1b]52;c;eA==\x07b", "ab"},
+		{"a\u009b31mb", "ab"},
+		{"abc\u202edef\u2066x\u2069", "abcdefx"},
+		{"\u200dzero-width joiner kept", "\u200dzero-width joiner kept"},
+	} {
+		if got := Prose(tc.in); got != tc.want {
+			t.Errorf("Prose(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

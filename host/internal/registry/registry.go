@@ -237,9 +237,14 @@ func (r *Registry) Names() []string {
 var validName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
 // NewTool validates a manifest and compiles its schema. The tool's
-// manifest is the plugin's with side effects and risk raised to what its
-// capabilities imply (see implied).
+// manifest is the plugin's with its text made safe to show (cleanText)
+// and side effects and risk raised to what its capabilities imply (see
+// implied).
 func NewTool(m abi.Manifest, p Plugin) (*Tool, error) {
+	m, err := cleanText(m)
+	if err != nil {
+		return nil, fmt.Errorf("invalid manifest for tool %q: %w", m.Name, err)
+	}
 	if err := ValidateManifest(m); err != nil {
 		return nil, err
 	}

@@ -241,3 +241,44 @@ func TestSchemaReadsNoHostFile(t *testing.T) {
 		})
 	}
 }
+
+// A manifest's text is made safe to show once, at load: controls and bidi
+// overrides leave the description, version and schema strings; a
+// property name holding them refuses the tool; a description that was
+// nothing but controls is empty.
+func TestNewToolCleansManifestText(t *testing.T) {
+	m := abi.Manifest{
+		Name: "t", Version: "1\x1b]0;x\x07", Description: "Does\x1b[2J \u202ethings.", RiskLevel: abi.RiskLow,
+		Parameters: []byte(`{"type":"object","properties":{"a":{"type":"string","description":"A\u009b1m\u2066","default":"x\u001b[0m","maximum":12345678901234567890}}}`),
+	}
+	tool, err := NewTool(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tool.Manifest.Description; got != "Does things." {
+		t.Errorf("description %q", got)
+	}
+	if got := tool.Manifest.Version; got != "1" {
+		t.Errorf("version %q", got)
+	}
+	want := `{"properties":{"a":{"default":"x","description":"A","maximum":12345678901234567890,"type":"string"}},"type":"object"}`
+	if got := string(tool.Manifest.Parameters); got != want {
+		t.Errorf("parameters\n got %s\nwant %s", got, want)
+	}
+
+	clean := abi.Manifest{Name: "t", Description: "d", RiskLevel: abi.RiskLow, Parameters: []byte(`{"type": "object",  "properties": {}}`)}
+	if tool, err := NewTool(clean, nil); err != nil || string(tool.Manifest.Parameters) != string(clean.Parameters) {
+		t.Errorf("a clean schema was rewritten: %s, %v", tool.Manifest.Parameters, err)
+	}
+
+	bad := m
+	bad.Parameters = []byte(`{"type":"object","properties":{"a\u001b[2J":{"type":"string"}}}`)
+	if _, err := NewTool(bad, nil); err == nil || !strings.Contains(err.Error(), "control or bidi") {
+		t.Errorf("a property name with controls: err = %v", err)
+	}
+	only := m
+	only.Description = "\x1b[2J\u202e"
+	if _, err := NewTool(only, nil); err == nil || !strings.Contains(err.Error(), "description is empty") {
+		t.Errorf("a description of controls only: err = %v", err)
+	}
+}
