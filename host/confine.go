@@ -28,7 +28,7 @@ type commandSandbox struct {
 // to running commands unconfined: when confinement cannot be had, the
 // confiner makes every command fail with the reason and the fix, and the
 // host still opens, so that every other tool works.
-func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, stateDir string, roots, protected []string, log *slog.Logger) (*commandSandbox, error) {
+func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, stateDir string, roots, protected, hidden []string, log *slog.Logger) (*commandSandbox, error) {
 	s := commandSettings(cfg)
 	home, homeErr := userHome()
 	// A configuration built without config.Load (an embedder's) gets the
@@ -60,7 +60,10 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, state
 		return nil, fmt.Errorf("run_command's sandbox: state directory %s: %w", state, err)
 	}
 	s.StateDir = abs
-	s.Protected, s.Home = slices.Concat(protected, projectFiles(roots)), home
+	// What is hidden is not also bound read-only: a bind below a hidden
+	// directory could not be made.
+	kept := slices.DeleteFunc(slices.Clone(protected), func(p string) bool { return slices.Contains(hidden, p) })
+	s.Protected, s.Hidden, s.Home = slices.Concat(kept, projectFiles(roots)), hidden, home
 	s.Path = os.Getenv("PATH")
 	s.ProjectFileNames = config.ProjectFileNames()
 	// The search for nested repositories and project files is re-done

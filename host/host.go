@@ -46,7 +46,8 @@ type Options struct {
 	StateDir string
 	// Protected are more paths no tool may read or write, with
 	// everything under them: the operator's configuration files and the
-	// user's configuration directory.
+	// user's configuration directory. run_command's commands find them
+	// hidden (empty, or an unreadable directory) wherever they lie.
 	Protected []string
 	// Launcher is the path of a toolhost binary that confines run_command's
 	// commands (one whose main calls RunLauncher first; the toolhost CLI
@@ -121,13 +122,18 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	// toolhost's own directories are never reachable by a tool.
-	st.sandbox.ProtectedDirs = absolute(append([]string{opts.StateDir, opts.CacheDir, opts.PluginDir}, opts.Protected...)...)
+	// toolhost's own directories are never reachable by a tool. Those
+	// holding what a tool must not read (the operator's files and their
+	// token, the journal) are hidden from commands too, as the state
+	// directory is; the plugins and their cache are only kept read-only.
+	hidden := absolute(opts.Protected...)
 	if p := cfg.Journal.Path; p != "" && p != journal.Memory {
 		// The journal outside the state directory is as out of reach:
-		// a tool that could write it could forge what recovery acts on.
-		st.sandbox.ProtectedDirs = append(st.sandbox.ProtectedDirs, absolute(p, p+"-wal", p+"-shm", p+"-journal", journal.LogDir(p))...)
+		// a tool that could write it could forge what recovery acts on,
+		// and one that could read it would see other calls' arguments.
+		hidden = append(hidden, absolute(p, p+"-wal", p+"-shm", p+"-journal", journal.LogDir(p))...)
 	}
+	st.sandbox.ProtectedDirs = append(absolute(opts.StateDir, opts.CacheDir, opts.PluginDir), hidden...)
 	if opts.StateDir != "" {
 		st.sandbox.RecoveryDir = filepath.Join(opts.StateDir, "txn")
 	}
@@ -137,7 +143,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	recoverCommits(sb, log)
 	h := &Host{log: log, sb: sb, caches: map[string]*conversationCache{}}
-	if h.commands, err = openCommandSandbox(ctx, cfg, opts.Launcher, opts.StateDir, sb.Roots(), st.sandbox.ProtectedDirs, log); err != nil {
+	if h.commands, err = openCommandSandbox(ctx, cfg, opts.Launcher, opts.StateDir, sb.Roots(), st.sandbox.ProtectedDirs, hidden, log); err != nil {
 		sb.Close()
 		return nil, err
 	}

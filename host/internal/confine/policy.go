@@ -37,6 +37,13 @@ type Settings struct {
 	// read-only inside when they lie in a writable tree. Those inside
 	// StateDir are hidden with it.
 	Protected []string
+	// Hidden are toolhost's files that hold what no command may read: the
+	// operator's configuration files (the HTTP token), the user's
+	// configuration directory, the journal and its companions wherever
+	// [journal] path puts it. Each is hidden, a file behind an empty one,
+	// a directory behind an empty unreadable one, wherever a mounted tree
+	// shows it, in every mode; read_file refuses the same paths.
+	Hidden []string
 	// Home is the user's home directory; Path the PATH toolchains are
 	// looked for on; Environ the sanitized environment commands get where
 	// the call brings none (Call.Environ).
@@ -547,10 +554,13 @@ func (b *builder) protectInside() error {
 		}
 	}
 	// The roots and extra writable paths are searched; the user's caches
-	// that ShareCaches makes writable are not: nobody runs git there.
-	skip := []string{b.s.StateDir}
-	if r := resolved(b.s.StateDir); r != "" {
-		skip = append(skip, r)
+	// that ShareCaches makes writable are not: nobody runs git there,
+	// nor in what hideState hides (a mount below a hide cannot be made).
+	skip := append([]string{b.s.StateDir}, b.s.Hidden...)
+	for _, p := range skip {
+		if r := resolved(p); r != "" {
+			skip = append(skip, r)
+		}
 	}
 	s := search{skip: skip, lim: searchLimits{walkMaxDepth, walkMaxEntries}, projects: b.s.ProjectFileNames, cache: b.s.Search, start: time.Now().UnixNano()}
 	var repos, projects []string
@@ -817,14 +827,27 @@ func (b *builder) bindInside(kind MountKind, p string, trees []string) string {
 }
 
 // hideState hides toolhost's state directory (the journal, read caches,
-// other calls' tmp and caches) where a mounted tree shows it. The call's
-// own tmp and cache are mounted elsewhere (/tmp, cacheTarget).
+// other calls' tmp and caches) and its other files that hold secrets
+// (Settings.Hidden) where a mounted tree shows them. The call's own tmp
+// and cache are mounted elsewhere (/tmp, cacheTarget). A path that does
+// not exist is not hidden: nothing of it is shown yet, and a command
+// that makes it writes only what it knows. A file is hidden where its
+// links lead, since the mounts show trees by their real paths (and a
+// link cannot be mounted over).
 func (b *builder) hideState() {
 	for _, p := range []string{b.s.StateDir, resolved(b.s.StateDir)} {
 		if p != "" && b.shown(p) {
 			b.add(Mount{Kind: MountHide, Target: p}, "")
 			b.pins = append(b.pins, p)
 		}
+	}
+	for _, h := range b.s.Hidden {
+		p, err := filepath.EvalSymlinks(h)
+		if !isAbsClean(h) || err != nil || !b.shown(p) {
+			continue
+		}
+		b.add(Mount{Kind: MountHide, Target: p}, "")
+		b.pins = append(b.pins, p)
 	}
 }
 
