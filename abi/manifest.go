@@ -53,6 +53,12 @@ type Manifest struct {
 	// approved call write wherever the sandbox allows, and never approves
 	// one as only creating new files.
 	WritesUnnamedPaths bool `json:"writes_unnamed_paths,omitempty"`
+	// ReadsUnderPathArgs says the tool reads what it finds below the
+	// directories its path arguments name (list_directory; a search, a
+	// glob). Without it, a call may read, stat, list or diff against only
+	// the paths its arguments name (and, for a tool that writes unnamed
+	// paths, the files it writes); with it, anything below them too.
+	ReadsUnderPathArgs bool `json:"reads_under_path_args,omitempty"`
 	// Nondeterministic says two identical calls on identical files may
 	// give different results (a command's output, a clock). Without it,
 	// toolhost test expects the same result each time.

@@ -60,6 +60,9 @@ func appendManifest(b []byte, m abi.Manifest) []byte {
 	if m.WritesUnnamedPaths {
 		b = append(b, `,"writes_unnamed_paths":true`...)
 	}
+	if m.ReadsUnderPathArgs {
+		b = append(b, `,"reads_under_path_args":true`...)
+	}
 	if m.Nondeterministic {
 		b = append(b, `,"nondeterministic":true`...)
 	}

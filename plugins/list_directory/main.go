@@ -49,6 +49,8 @@ func init() {
 			TimeoutClass: abi.TimeoutFile,
 			PathArgs:     []string{"path"},
 			Capabilities: []abi.Capability{abi.CapFSList},
+			// It reports what it finds below the directory it was given.
+			ReadsUnderPathArgs: true,
 		},
 		Summary: func(a args) (string, error) {
 			s := "List " + orRoot(a.Path)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -209,6 +210,7 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 		Call: hostfn.Call{
 			CallID: call.ID, Sandbox: e.cfg.Sandbox, Resolved: resolved, Limits: limits, DryRun: opts.DryRun,
 			Emit: opts.Emit, Journal: opts.Journal, Observe: opts.Observe,
+			Readable: e.readScope(e.manifest(tool), call, resolved),
 		},
 		Files: hostfn.Files{
 			Writes: opts.Writes, MaxCommitFiles: e.cfg.MaxCommitFiles,
@@ -230,6 +232,38 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 	res := e.runTool(ctx, call, tool, env, opts)
 	res.Confinement = env.Confinement()
 	return res
+}
+
+// readScope is what a call may read (hostfn.Call.Readable): the paths
+// its path arguments name, as preflight resolved them, and for a tool
+// that writes unnamed paths, the files its patch names (it reads what it
+// changes); below them too for a tool that declares
+// reads_under_path_args. A call may touch only the paths its arguments
+// name (sdk/README.md): writes are held to that by writeGrants, reads by
+// this.
+func (e *Engine) readScope(m abi.Manifest, call Call, resolved map[string]sandbox.Path) *hostfn.ReadScope {
+	s := &hostfn.ReadScope{Paths: make(map[string]bool, len(resolved)), Below: m.ReadsUnderPathArgs}
+	for _, p := range resolved {
+		s.Paths[p.Abs] = true
+	}
+	absent := len(resolved) < len(m.PathArgs) && slices.Contains(m.PathArgs, "path")
+	if !absent && !m.WritesUnnamedPaths {
+		return s // no need to decode the arguments again
+	}
+	var decoded any
+	_ = json.Unmarshal(call.Arguments, &decoded)
+	obj, _ := decoded.(map[string]any)
+	if _, given := obj["path"]; absent && !given && e.cfg.Sandbox != nil {
+		// An absent "path" is the working directory, as an empty one is
+		// (pathArgText); preflight resolves only the arguments given.
+		if p, err := e.cfg.Sandbox.Resolve("."); err == nil {
+			s.Paths[p.Abs] = true
+		}
+	}
+	for _, p := range e.writtenPaths(m, decoded, resolved) {
+		s.Paths[p.Abs] = true
+	}
+	return s
 }
 
 // runTool runs a validated call in env, its fresh context.

@@ -163,7 +163,9 @@ func resolveCommit(c *Call, f *Files, files []abi.CommitFile) ([]commitTarget, e
 		if len(cf.Path) > maxPathBytes {
 			return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_commit: file %d has a path of %d bytes, longer than any file path may be", i, len(cf.Path))
 		}
-		p, err := c.resolve(cf.Path)
+		// A commit reads each file to diff or update it: a path the call
+		// may not read, it may not commit either.
+		p, err := c.resolveRead("fs_commit", cf.Path)
 		if err != nil {
 			return nil, classify(cf.Path, err)
 		}

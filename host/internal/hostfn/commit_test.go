@@ -116,7 +116,7 @@ func TestReadForUpdate(t *testing.T) {
 		{"b.txt", "", "more than max_scan_bytes (4)"},
 	}
 	for _, tt := range tests {
-		p, f, st, err := openRegular(&env.Call, tt.path)
+		p, f, st, err := openRegular(&env.Call, "fs_read", tt.path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,6 +48,10 @@ type Call struct {
 	// Resolved holds paths the engine already resolved during preflight,
 	// keyed by the string the plugin was given.
 	Resolved map[string]sandbox.Path
+	// Readable, when non-nil, is what the call may read (reads.go): the
+	// paths its arguments name, or below them for a tool that reads
+	// what it finds. Nil lets it read wherever the sandbox allows.
+	Readable *ReadScope
 	// Limits bound what the plugin may ask of the host functions; they
 	// apply whatever the plugin passes (limits.go).
 	Limits abi.Limits

@@ -27,7 +27,7 @@ func fsStat(_ context.Context, c *Call, mem api.Memory, stack []uint64) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.resolve(name)
+	p, err := c.resolveRead("fs_stat", name)
 	if err != nil {
 		return nil, classify(name, err)
 	}
@@ -51,9 +51,10 @@ func fileInfo(fi fs.FileInfo, display string) abi.FileInfo {
 	return abi.FileInfo{Type: t, Mode: uint32(fi.Mode().Perm()), Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Path: display}
 }
 
-// openRegular opens a sandboxed path that must be a regular file.
-func openRegular(c *Call, name string) (sandbox.Path, *sandbox.File, sandbox.FileStat, error) {
-	p, err := c.resolve(name)
+// openRegular opens a sandboxed path that must be a regular file, for
+// host function fn to read.
+func openRegular(c *Call, fn, name string) (sandbox.Path, *sandbox.File, sandbox.FileStat, error) {
+	p, err := c.resolveRead(fn, name)
 	if err != nil {
 		return p, nil, sandbox.FileStat{}, classify(name, err)
 	}
@@ -85,7 +86,7 @@ func fsRead(_ context.Context, c *Call, f *Files, mem api.Memory, stack []uint64
 	if offset < 0 {
 		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "%s: negative offset %d", name, offset)
 	}
-	p, file, st, err := openRegular(c, name)
+	p, file, st, err := openRegular(c, "fs_read", name)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +182,7 @@ func fsReadLines(ctx context.Context, c *Call, f *Files, mem api.Memory, stack [
 	if end != 0 && end < start {
 		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "%s: start_line %d is after end_line %d", name, start, end)
 	}
-	p, file, st, err := openRegular(c, name)
+	p, file, st, err := openRegular(c, "fs_read_lines", name)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +336,7 @@ func fsList(ctx context.Context, c *Call, mem api.Memory, stack []uint64) ([]byt
 	if name == "" {
 		name = "."
 	}
-	p, err := c.resolve(name)
+	p, err := c.resolveRead("fs_list", name)
 	if err != nil {
 		return nil, classify(name, err)
 	}
@@ -554,7 +555,7 @@ func fsDiff(ctx context.Context, c *Call, mem api.Memory, stack []uint64) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.resolve(name)
+	p, err := c.resolveRead("fs_diff", name)
 	if err != nil {
 		return nil, classify(name, err)
 	}
