@@ -1,6 +1,7 @@
 package hostile_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,8 +16,8 @@ import (
 // reads.
 func TestPluginReadsOnlyNamedPaths(t *testing.T) {
 	h, root := openHost(t, nil, "preadsnamed")
-	inclWrite(t, filepath.Join(root, "notes.txt"), "notes\n")
-	inclWrite(t, filepath.Join(root, "private", "secret.txt"), "the secret\n")
+	preadsWrite(t, filepath.Join(root, "notes.txt"), "notes\n")
+	preadsWrite(t, filepath.Join(root, "private", "secret.txt"), "the secret\n")
 
 	rs := runBatch(t, h, nil, call("ok", "preadsnamed", jsonArgs(t, map[string]any{"path": "notes.txt"})))
 	if !rs[0].OK || rs[0].Content != "notes\n" {
@@ -44,9 +45,9 @@ func TestPluginReadsOnlyNamedPaths(t *testing.T) {
 // beside or above it.
 func TestPluginReadsUnderNamedDirectoryOnly(t *testing.T) {
 	h, root := openHost(t, nil, "preadsunder")
-	inclWrite(t, filepath.Join(root, "src", "a", "b.txt"), "found\n")
-	inclWrite(t, filepath.Join(root, "srcx", "secret.txt"), "the secret\n")
-	inclWrite(t, filepath.Join(root, "secret.txt"), "the secret\n")
+	preadsWrite(t, filepath.Join(root, "src", "a", "b.txt"), "found\n")
+	preadsWrite(t, filepath.Join(root, "srcx", "secret.txt"), "the secret\n")
+	preadsWrite(t, filepath.Join(root, "secret.txt"), "the secret\n")
 	for _, tc := range []struct {
 		other, op string
 		ok        bool
@@ -65,5 +66,15 @@ func TestPluginReadsUnderNamedDirectoryOnly(t *testing.T) {
 		if !tc.ok && strings.Contains(rs[0].Content, "secret") {
 			t.Errorf("reading %s showed the file", tc.other)
 		}
+	}
+}
+
+func preadsWrite(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
