@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/toolhost/toolhost/host/internal/egress"
@@ -141,12 +142,12 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 		}
 		settings.ProxySocket = sock
 	}
-	p, cleanup, err := Build(ctx, settings, call)
+	p, st, cleanup, err := buildCall(ctx, settings, call)
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	r.policy, r.cleanup = p, cleanup
+	r.policy, r.settle, r.cleanup = p, st, cleanup
 	if len(p.Uncovered) > 0 {
 		c.log.Warn("confine: part of the roots was not searched for repositories and project files to keep read-only", "call", call.ID, "uncovered", p.Uncovered)
 	}
@@ -210,6 +211,25 @@ type Run struct {
 	cgroup  *Cgroup
 	cleanup func()
 	applied Applied // for an unconfined run
+	// settle sets aside what git would run from repositories the
+	// command made or changed; logged once.
+	settle  *settle
+	settled sync.Once
+}
+
+// afterCommand runs the check of the repositories in the roots (settle)
+// once the command has ended, and logs what it set aside.
+func (r *Run) afterCommand() []Neutralized {
+	found := r.settle.run(context.Background())
+	r.settled.Do(func() {
+		for _, n := range found {
+			r.log.Warn("confine: a command wrote config or hooks that git outside the sandbox would run; removed and kept for review", "call", r.call, "repo", n.Repo, "keys", n.Keys, "files", n.Files, "kept", n.Kept, "err", n.Err)
+		}
+		if notes := r.settle.notes(); len(notes) > 0 {
+			r.log.Warn("confine: the check for repositories a command made did not reach everything", "call", r.call, "uncovered", notes)
+		}
+	})
+	return found
 }
 
 // Launch is the launcher to run the command through (proc.Spec.Launcher),
@@ -237,11 +257,13 @@ func (r *Run) Hint(stderr ...[]byte) string {
 		return ""
 	}
 	h := Hint(r.policy, bytes.Join(stderr, nil))
-	if l := UncoveredHint(r.policy); l != "" {
-		if h != "" {
-			h += "\n"
+	for _, l := range []string{UncoveredHint(r.policy), r.settle.hint(r.afterCommand())} {
+		if l != "" {
+			if h != "" {
+				h += "\n"
+			}
+			h += l
 		}
-		h += l
 	}
 	if r.cgroup != nil && r.cgroup.OOMKilled() {
 		if h != "" {
@@ -262,6 +284,9 @@ func (r *Run) Close() {
 		if err := r.cgroup.Close(); err != nil {
 			r.log.Error("confine: the command's cgroup could not be emptied and removed", "call", r.call, "err", err)
 		}
+	}
+	if r.settle != nil {
+		r.afterCommand()
 	}
 	if r.cleanup != nil {
 		r.cleanup()

@@ -105,19 +105,31 @@ const (
 // must stay hidden (secrets, toolhost's state directory) and last the
 // call's tmp, cache and proxy socket.
 func Build(ctx context.Context, s Settings, c Call) (*Policy, func(), error) {
+	p, _, cleanup, err := buildCall(ctx, s, c)
+	return p, cleanup, err
+}
+
+// buildCall is Build, with the check that sets aside what git would run
+// from repositories the command made or changed (newrepos.go): the
+// cleanup runs it, and a caller that reports it runs it first, once the
+// command has ended.
+func buildCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(), error) {
+	start := time.Now()
 	b, err := newBuilder(ctx, s, c)
 	if err != nil {
-		return nil, func() {}, err
+		return nil, nil, func() {}, err
 	}
 	tmp, err := b.makeDirs(c.ID)
 	if err != nil {
-		return nil, func() {}, err
+		return nil, nil, func() {}, err
 	}
 	var once sync.Once
+	var st *settle
 	cleanup := func() {
 		// RemoveAll does not follow symbolic links, so a link a command
 		// left in its tmp cannot lead the removal out of it.
 		once.Do(func() {
+			st.run(context.Background())
 			os.RemoveAll(tmp)
 			b.removeStrays()
 		})
@@ -125,9 +137,10 @@ func Build(ctx context.Context, s Settings, c Call) (*Policy, func(), error) {
 	p, err := b.build(tmp)
 	if err != nil {
 		cleanup()
-		return nil, func() {}, err
+		return nil, nil, func() {}, err
 	}
-	return p, cleanup, nil
+	st = newSettle(s, c, p, start)
+	return p, st, cleanup, nil
 }
 
 // builder assembles one policy.

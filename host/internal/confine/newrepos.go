@@ -1,0 +1,694 @@
+package confine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A command can make a repository in a root (git init, git clone, a
+// submodule it populates) and write into its config and hooks what git
+// then runs outside the sandbox: the operator's `git status` at the top
+// recurses into a gitlink and runs the submodule's core.fsmonitor. The
+// read-only binds of protectInside cover only the repositories that
+// existed when the call started. So when a command ends, before its
+// result is returned, the writable trees are searched again (the same
+// bounded searchTree, with the SearchCache, so unchanged directories are
+// not read again), and every git directory found whose config or hooks
+// the command could write (no read-only bind covered them) and that
+// changed during the call (ctime, which no system call sets back) loses
+// what git would run: the config keys that name a program or another
+// file to read (runsProgram) and the hooks. What is removed is kept
+// aside in the git directory's toolhost-quarantine, with a README saying
+// how to restore it, and reported to the model (Run.Hint) and the
+// operator (a warning in the log).
+
+// quarantineDir is the directory, in a git directory, that holds what
+// was set aside from it.
+const quarantineDir = "toolhost-quarantine"
+
+// Bounds of the check after a call: the git directories looked at, and
+// the entries read of their modules/ and worktrees/ directories.
+const (
+	settleMaxGitDirs = 4096
+	settleMaxEntries = walkMaxEntries
+	// settleMaxConfig is the largest config file read and rewritten;
+	// a larger one the command wrote is set aside whole.
+	settleMaxConfig = 1 << 20
+	// gitTimeout bounds each run of git that lists a config file.
+	gitTimeout = 10 * time.Second
+)
+
+// Neutralized is what was set aside from one git directory after a call.
+type Neutralized struct {
+	Repo   string   // the repository: its .git, or a bare git directory
+	GitDir string   // the git directory that held it
+	Keys   []string // config keys removed, as git names them
+	Files  []string // files set aside whole: hooks, a config git could not list
+	Kept   string   // the quarantine directory holding all of it
+	Err    error    // what could not be done; the rest was
+}
+
+// settle is the check that runs when a call's command has ended.
+type settle struct {
+	s      Settings
+	c      Call
+	mounts []Mount
+	since  int64 // nanoseconds since the epoch: what changed after it is the call's
+	once   sync.Once
+	found  []Neutralized
+	// uncovered is what the search after the call could not reach;
+	// bounds are what the check's own bounds left out.
+	uncovered, bounds []string
+}
+
+// notes is what the check left out by its own bounds.
+func (st *settle) notes() []string {
+	if st == nil {
+		return nil
+	}
+	return st.bounds
+}
+
+// hint is the lines for the command's output saying what was set aside.
+func (st *settle) hint(found []Neutralized) string {
+	if st == nil {
+		return ""
+	}
+	return settleHint(found, st.c.Roots)
+}
+
+// newSettle returns the check for the call c under the policy p, built
+// at start.
+func newSettle(s Settings, c Call, p *Policy, start time.Time) *settle {
+	return &settle{s: s, c: c, mounts: p.Mounts, since: start.Add(-ctimeSlack).UnixNano()}
+}
+
+// run does the check once, and returns what it set aside. It must run
+// only once no process of the command is left: the launcher, the
+// command's PID namespace's init, has exited.
+func (st *settle) run(ctx context.Context) []Neutralized {
+	if st == nil {
+		return nil
+	}
+	st.once.Do(func() {
+		if st.s.Mode != ModeWorkspaceWrite {
+			return
+		}
+		repos := st.search()
+		st.found = st.neutralize(ctx, repos)
+	})
+	return st.found
+}
+
+// search finds the repositories in the writable trees now: what the
+// search before the call found (readKnown) and what this one finds. Those
+// it finds are remembered for later calls (walk_known.go).
+func (st *settle) search() []string {
+	skip := []string{st.s.StateDir}
+	if r := resolved(st.s.StateDir); r != "" {
+		skip = append(skip, r)
+	}
+	s := search{skip: skip, lim: searchLimits{walkMaxDepth, walkMaxEntries}, projects: st.s.ProjectFileNames, cache: st.s.Search, start: time.Now().UnixNano()}
+	var repos []string
+	for _, t := range dedupe(append(slices.Clone(st.c.Roots), st.s.ExtraWritable...)) {
+		f := searchTree(t, s)
+		rs := oldestFirst(dedupe(slices.Concat(readKnown(st.s.StateDir, t), f.dotgits, f.gitdirs)))
+		writeKnown(st.s.StateDir, t, rs)
+		repos = append(repos, rs...)
+		st.uncovered = append(st.uncovered, f.uncovered...)
+	}
+	return repos
+}
+
+// gitDirs are the git directories git uses for the repository at repo
+// (a .git directory or file, or a bare git directory): the git directory
+// and its common directory, resolved; those of its submodules
+// (modules/) and linked worktrees (worktrees/) too, which git uses when
+// they are checked out or updated.
+func (st *settle) gitDirs(repos []string) []string {
+	var dirs []string
+	seen := map[string]bool{}
+	add := func(d string) {
+		if d == "" || len(dirs) >= settleMaxGitDirs {
+			return
+		}
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil || seen[real] {
+			return
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			return
+		}
+		seen[real] = true
+		dirs = append(dirs, real)
+	}
+	for _, r := range repos {
+		fi, err := os.Stat(r) // git follows a .git that is a link
+		switch {
+		case err != nil:
+		case fi.Mode().IsRegular():
+			if gd := gitdirOf(r); gd != "" {
+				add(gd)
+				add(commonDir(gd))
+			}
+		case fi.IsDir():
+			add(r)
+			add(commonDir(r))
+		}
+	}
+	// modules/ and worktrees/ of each, and theirs in turn (a submodule's
+	// submodules), within one budget of entries.
+	budget := settleMaxEntries
+	for i := 0; i < len(dirs) && budget > 0; i++ {
+		for _, sub := range []string{"modules", "worktrees"} {
+			p := filepath.Join(dirs[i], sub)
+			if !pathPresent(p) {
+				continue
+			}
+			l, err := readDir(p, 0, false, budget, nil)
+			budget -= l.n
+			if err != nil && !errors.Is(err, errTooMany) {
+				continue
+			}
+			for _, d := range l.subdirs {
+				add(filepath.Join(p, d))
+			}
+		}
+	}
+	if budget <= 0 || len(dirs) >= settleMaxGitDirs {
+		st.bounds = append(st.bounds, fmt.Sprintf("the check after the call stopped at %d git directories (%d entries of modules/ and worktrees/ directories); the others were not looked at", len(dirs), settleMaxEntries))
+	}
+	return dirs
+}
+
+// neutralize sets aside what git would run from each git directory of
+// repos that the command could write and changed.
+func (st *settle) neutralize(ctx context.Context, repos []string) []Neutralized {
+	var out []Neutralized
+	for _, gd := range st.gitDirs(repos) {
+		if ctx.Err() != nil {
+			break
+		}
+		n := st.neutralizeGitDir(ctx, gd)
+		if len(n.Keys) > 0 || len(n.Files) > 0 || n.Err != nil {
+			n.Repo = repoOf(gd, repos)
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// repoOf is the repository among repos whose git directory is gd: its
+// .git, or gd itself.
+func repoOf(gd string, repos []string) string {
+	for _, r := range repos {
+		if r == gd || filepath.Base(r) == ".git" && (resolved(r) == gd || gitdirOf(r) == gd) {
+			return r
+		}
+	}
+	return gd
+}
+
+// neutralizeGitDir sets aside, from the git directory gd, the config
+// keys that run programs and the hooks, where the command could write
+// them and they changed during the call.
+func (st *settle) neutralizeGitDir(ctx context.Context, gd string) Neutralized {
+	n := Neutralized{GitDir: gd}
+	var q *quarantine
+	for _, name := range []string{"config", "config.worktree"} {
+		p := filepath.Join(gd, name)
+		if !st.changed(p) {
+			continue
+		}
+		if q == nil {
+			q = &quarantine{gd: gd}
+		}
+		keys, whole, err := neutralizeConfig(ctx, p, q)
+		n.Keys = append(n.Keys, keys...)
+		if whole {
+			n.Files = append(n.Files, name)
+		}
+		n.Err = errors.Join(n.Err, err)
+	}
+	hooks := filepath.Join(gd, "hooks")
+	if st.writable(filepath.Join(hooks, "x")) {
+		if st.changed(hooks) && !st.isDir(hooks) {
+			// A hooks that is a file or a link to another directory: git
+			// follows the link to the hooks there.
+			if q == nil {
+				q = &quarantine{gd: gd}
+			}
+			n.Err = errors.Join(n.Err, q.move("hooks"))
+			n.Files = append(n.Files, "hooks")
+		} else if entries, err := os.ReadDir(hooks); err == nil {
+			for _, e := range entries {
+				p := filepath.Join(hooks, e.Name())
+				if strings.HasSuffix(e.Name(), ".sample") || !st.changed(p) {
+					continue
+				}
+				if q == nil {
+					q = &quarantine{gd: gd}
+				}
+				n.Err = errors.Join(n.Err, q.move(filepath.Join("hooks", e.Name())))
+				n.Files = append(n.Files, filepath.Join("hooks", e.Name()))
+			}
+		}
+	}
+	if q != nil && (len(n.Keys) > 0 || len(n.Files) > 0) {
+		n.Err = errors.Join(n.Err, q.readme())
+		n.Kept = filepath.Join(gd, quarantineDir)
+	}
+	return n
+}
+
+func (st *settle) isDir(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.IsDir()
+}
+
+// changed reports whether p is something the command could write (no
+// read-only bind covered it) and changed during the call: its ctime is
+// after the call began. A path that does not exist did not change.
+func (st *settle) changed(p string) bool {
+	if !st.writable(p) {
+		return false
+	}
+	// dirStampOf's statx takes a file's change time as well; it fails on
+	// systems where commands are not confined anyway.
+	stamp, err := dirStampOf(p)
+	return err == nil && stamp.ctime >= st.since
+}
+
+// writable reports whether the host path p was writable for the command:
+// the mount whose source holds p most closely is a writable one. A
+// read-only bind of a repository's config or hooks (protectGitDir) holds
+// them more closely than the root's writable mount.
+func (st *settle) writable(p string) bool {
+	best, kind := -1, MountRead
+	for _, m := range st.mounts {
+		src := m.Source
+		if m.Kind == MountHide || m.Kind == MountTmpfs || src == "" {
+			src = m.Target
+		}
+		if within(p, src) && len(src) >= best {
+			best, kind = len(src), m.Kind
+		}
+	}
+	return best >= 0 && kind == MountWrite
+}
+
+// neutralizeConfig removes from the config file p the keys git would run
+// a program for (runsProgram), keeping the original in q, and returns
+// the keys removed. A file that is not a regular file (git follows a
+// link), is too large, or that git cannot list is set aside whole
+// (whole) when it names anything runsProgram might match.
+func neutralizeConfig(ctx context.Context, p string, q *quarantine) (keys []string, whole bool, err error) {
+	name := filepath.Base(p)
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil, false, nil
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > settleMaxConfig {
+		return nil, true, q.move(name)
+	}
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s to check it for programs git runs: %w", p, err)
+	}
+	entries, lerr := listConfig(ctx, p)
+	if lerr != nil {
+		// git cannot list it (no git here, or a file git refuses): set it
+		// aside when any word git could read as a program key is in it;
+		// a file git refuses, git refuses outside too.
+		if !mentionsProgramKey(orig) {
+			return nil, false, nil
+		}
+		return nil, true, q.move(name)
+	}
+	var kept []configEntry
+	for _, e := range entries {
+		if runsProgram(e.section, e.sub, e.name, e.value) {
+			keys = append(keys, e.key())
+			continue
+		}
+		kept = append(kept, e)
+	}
+	if len(keys) == 0 {
+		return nil, false, nil
+	}
+	if err := q.keep(name, configHeader(p, keys), orig); err != nil {
+		return nil, false, err
+	}
+	if err := replaceFile(p, writeConfig(kept), fi.Mode().Perm()); err != nil {
+		return keys, false, err
+	}
+	// What git lists now must be what was kept: a rewrite git reads
+	// differently is set aside whole.
+	if again, err := listConfig(ctx, p); err != nil || !slices.EqualFunc(again, kept, func(a, b configEntry) bool { return a.key() == b.key() && a.value == b.value && a.bare == b.bare }) {
+		return keys, true, errors.Join(q.move(name), errors.New("the rewritten "+p+" did not read back as written; it was set aside whole"))
+	}
+	return keys, false, nil
+}
+
+// configEntry is one key git lists from a config file.
+type configEntry struct {
+	section, sub, name string // section and name lower case, as git lists them
+	value              string
+	bare               bool // a key without "=" (a boolean true)
+}
+
+func (e configEntry) key() string {
+	if e.sub == "" {
+		return e.section + "." + e.name
+	}
+	return e.section + "." + e.sub + "." + e.name
+}
+
+// listConfig is git's own reading of the config file p (git config
+// --list): a hand-written parser could read a file differently from the
+// git that later runs it. git is run with no system or global
+// configuration, from /, and does not follow include.path.
+func listConfig(ctx context.Context, p string) ([]configEntry, error) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, git, "config", "--file", p, "--no-includes", "--list", "--null")
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "LC_ALL=C", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git config --list of %s: %w: %s", p, err, strings.TrimSpace(stderr.String()))
+	}
+	var entries []configEntry
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if rec == "" {
+			continue
+		}
+		k, v, hasValue := strings.Cut(rec, "\n")
+		first, last := strings.Index(k, "."), strings.LastIndex(k, ".")
+		if first < 0 {
+			return nil, fmt.Errorf("git config --list of %s: a key without a section: %q", p, k)
+		}
+		e := configEntry{section: k[:first], name: k[last+1:], value: v, bare: !hasValue}
+		if first < last {
+			e.sub = k[first+1 : last]
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// runsProgram reports whether git (or git-lfs) runs a program, or reads
+// another file as configuration, because of the key section.sub.name set
+// to value in a repository's config. From git-config(1): keys naming a
+// command, a helper, a filter or diff driver, an editor or pager, hooks;
+// include.path and includeIf.*.path, which read a file the command may
+// have written anywhere; aliases starting with "!"; protocol.*.allow,
+// which can enable the ext:: transport (a command line as a URL). Any key
+// whose name ends in cmd, command or program counts too, so that keys git
+// adds later of that kind are covered.
+func runsProgram(section, sub, name, value string) bool {
+	section, name = strings.ToLower(section), strings.ToLower(name)
+	bang := strings.HasPrefix(strings.TrimSpace(value), "!")
+	switch {
+	case strings.HasSuffix(name, "cmd"), strings.HasSuffix(name, "command"), strings.HasSuffix(name, "program"):
+		return true
+	}
+	switch name {
+	case "textconv", "helper", "driver", "editor", "pager", "askpass", "hookspath", "gitproxy",
+		"clean", "smudge", "process", "packobjectshook", "uploadpack", "receivepack", "tunnel", "difffilter":
+		return true
+	}
+	switch section {
+	case "include", "includeif", "filter", "hook", "pager", "protocol":
+		return true
+	case "alias":
+		return bang
+	case "submodule":
+		return name == "update" && bang
+	case "core":
+		return name == "fsmonitor" && !isBoolValue(value)
+	case "diff":
+		return name == "external"
+	case "remote":
+		return name == "vcs"
+	case "difftool", "mergetool", "man", "browser", "guitool", "lfs":
+		return name == "path"
+	case "web":
+		return name == "browser"
+	case "sendemail":
+		return name == "smtpserver"
+	}
+	return false
+}
+
+// isBoolValue reports whether v is one of git's boolean spellings:
+// core.fsmonitor = true starts git's own monitor, not a program of the
+// repository's.
+func isBoolValue(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "true", "false", "yes", "no", "on", "off", "1", "0":
+		return true
+	}
+	return false
+}
+
+// mentionsProgramKey reports whether a config file's text names anything
+// runsProgram could match: section and key names cannot be escaped or
+// split in git's syntax, so a file without any of these words holds no
+// such key whatever git makes of it.
+func mentionsProgramKey(text []byte) bool {
+	t := bytes.ToLower(text)
+	for _, w := range []string{"cmd", "command", "program", "textconv", "helper", "driver", "editor", "pager",
+		"askpass", "hookspath", "gitproxy", "clean", "smudge", "process", "packobjectshook", "uploadpack",
+		"receivepack", "tunnel", "difffilter", "include", "filter", "hook", "protocol", "alias", "update",
+		"fsmonitor", "external", "vcs", "path", "browser", "smtpserver"} {
+		if bytes.Contains(t, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeConfig is the text of a config file holding entries, in order.
+func writeConfig(entries []configEntry) []byte {
+	var b bytes.Buffer
+	head := ""
+	for _, e := range entries {
+		h := "[" + e.section + "]"
+		if e.sub != "" {
+			h = "[" + e.section + " \"" + escapeConfig(e.sub, false) + "\"]"
+		}
+		if h != head {
+			b.WriteString(h + "\n")
+			head = h
+		}
+		if e.bare {
+			b.WriteString("\t" + e.name + "\n")
+			continue
+		}
+		b.WriteString("\t" + e.name + " = \"" + escapeConfig(e.value, true) + "\"\n")
+	}
+	return b.Bytes()
+}
+
+// escapeConfig quotes s for a config file: inside double quotes, a
+// backslash and a quote are escaped; in a value, also newline, tab and
+// backspace.
+func escapeConfig(s string, value bool) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\\' || r == '"':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case value && r == '\n':
+			b.WriteString(`\n`)
+		case value && r == '\t':
+			b.WriteString(`\t`)
+		case value && r == '\b':
+			b.WriteString(`\b`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// configHeader is the comment put above a config file kept aside: git
+// reads the copy as a config file still (git config --file).
+func configHeader(p string, keys []string) string {
+	return fmt.Sprintf("# toolhost set this file aside after a run_command call: it is %s as the command left it.\n"+
+		"# These keys make git run a program or read another file, and were removed from %s:\n#   %s\n"+
+		"# A command's sandbox could write them; git would have run them outside it. If you trust\n"+
+		"# them, read them here and set them again with git config.\n",
+		p, p, strings.Join(keys, "\n#   "))
+}
+
+// quarantine is the toolhost-quarantine directory of a git directory,
+// made when something is first kept there.
+type quarantine struct {
+	gd string
+}
+
+func (q *quarantine) dir() (string, error) {
+	d := filepath.Join(q.gd, quarantineDir)
+	fi, err := os.Lstat(d)
+	switch {
+	case err == nil && fi.IsDir():
+		return d, nil
+	case err == nil:
+		// Not a directory of ours (the command made it): moved aside.
+		if err := os.Rename(d, d+fmt.Sprintf(".%d", time.Now().UnixNano())); err != nil {
+			return "", fmt.Errorf("move aside %s: %w", d, err)
+		}
+	}
+	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("make %s to keep what was set aside: %w", d, err)
+	}
+	return d, nil
+}
+
+// free is a name in the quarantine for rel that nothing holds yet.
+func (q *quarantine) free(d, rel string) string {
+	base := filepath.Join(d, strings.ReplaceAll(rel, "/", "-"))
+	p := base
+	for i := 1; pathPresent(p); i++ {
+		p = fmt.Sprintf("%s.%d", base, i)
+	}
+	return p
+}
+
+// move moves rel (a path in the git directory) into the quarantine, as
+// it is: a link stays a link, a directory a directory.
+func (q *quarantine) move(rel string) error {
+	d, err := q.dir()
+	if err != nil {
+		return err
+	}
+	src := filepath.Join(q.gd, rel)
+	dst := q.free(d, rel)
+	if err := os.Rename(src, dst); err != nil {
+		return fmt.Errorf("move %s into %s: %w", src, d, err)
+	}
+	// A hook kept there must not run by mistake.
+	if fi, err := os.Lstat(dst); err == nil && fi.Mode().IsRegular() {
+		os.Chmod(dst, fi.Mode().Perm()&^0o111)
+	}
+	return nil
+}
+
+// keep writes a copy of a file's text, after header, into the
+// quarantine as rel.
+func (q *quarantine) keep(rel, header string, text []byte) error {
+	d, err := q.dir()
+	if err != nil {
+		return err
+	}
+	dst := q.free(d, rel)
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("keep %s before changing it: %w", filepath.Join(q.gd, rel), err)
+	}
+	_, werr := io.WriteString(f, header)
+	if werr == nil {
+		_, werr = f.Write(text)
+	}
+	if err := errors.Join(werr, f.Close()); err != nil {
+		os.Remove(dst)
+		return fmt.Errorf("keep %s before changing it: %w", filepath.Join(q.gd, rel), err)
+	}
+	return nil
+}
+
+// readme writes the quarantine's README, saying what it holds and what to
+// do with it.
+func (q *quarantine) readme() error {
+	d, err := q.dir()
+	if err != nil {
+		return err
+	}
+	text := "toolhost keeps here what it removed from this git directory (" + q.gd + ") after a\n" +
+		"run_command call: config keys that make git run a program (a copy of the config\n" +
+		"file as the command left it, the keys listed at its top) and hooks. The command's\n" +
+		"sandbox could write them, and git run outside the sandbox (your git status, git\n" +
+		"commit) would have run them with your rights.\n\n" +
+		"If you trust them: read each file first, then set the keys again with git config,\n" +
+		"or move a hook back into hooks/ and make it executable. Otherwise delete this directory.\n"
+	p := filepath.Join(d, "README")
+	if pathPresent(p) {
+		return nil
+	}
+	return os.WriteFile(p, []byte(text), 0o600)
+}
+
+// replaceFile replaces p with text in one rename, so git never reads half
+// a file.
+func replaceFile(p string, text []byte, perm fs.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".toolhost-config-")
+	if err != nil {
+		return fmt.Errorf("rewrite %s without the keys git would run: %w", p, err)
+	}
+	_, werr := tmp.Write(text)
+	if err := errors.Join(werr, tmp.Chmod(perm), tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("rewrite %s without the keys git would run: %w", p, err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("rewrite %s without the keys git would run: %w", p, err)
+	}
+	return nil
+}
+
+// settleHint is the lines to append to the command's output for what was
+// set aside, one per git directory, at most a few.
+func settleHint(found []Neutralized, roots []string) string {
+	const most = 5
+	var lines []string
+	for i, n := range found {
+		if i == most {
+			lines = append(lines, fmt.Sprintf("sandbox: and %d more git directories, listed in toolhost's log", len(found)-most))
+			break
+		}
+		var what []string
+		if len(n.Keys) > 0 {
+			what = append(what, "config "+strings.Join(n.Keys, ", "))
+		}
+		if len(n.Files) > 0 {
+			what = append(what, strings.Join(n.Files, ", "))
+		}
+		line := fmt.Sprintf("sandbox: git outside the sandbox would have run what this command wrote in %s (%s); it was removed and kept in %s for the user to review, and will not run", shortPath(n.Repo, roots), strings.Join(what, "; "), shortPath(n.Kept, roots))
+		if n.Err != nil {
+			line = fmt.Sprintf("sandbox: git outside the sandbox could run what this command wrote in %s, and toolhost could not set all of it aside: %v", shortPath(n.Repo, roots), n.Err)
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// shortPath is p relative to the root holding it, for the model.
+func shortPath(p string, roots []string) string {
+	for _, r := range roots {
+		if rel, err := filepath.Rel(r, p); err == nil && within(p, r) {
+			return rel
+		}
+	}
+	return p
+}
