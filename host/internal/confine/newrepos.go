@@ -503,7 +503,11 @@ func writeConfig(entries []configEntry) []byte {
 			b.WriteString("\t" + e.name + "\n")
 			continue
 		}
-		b.WriteString("\t" + e.name + " = \"" + escapeConfig(e.value, true) + "\"\n")
+		v := e.value
+		if strings.TrimSpace(v) != v || v == "" || strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || strings.ContainsRune("\"\\#;", r) }) {
+			v = "\"" + escapeConfig(v, true) + "\""
+		}
+		b.WriteString("\t" + e.name + " = " + v + "\n")
 	}
 	return b.Bytes()
 }

@@ -1,0 +1,255 @@
+package confine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolhost/toolhost/internal/testenv"
+)
+
+// TestRunsProgram: the keys git runs a program for, or reads another
+// file for, and a few that it does not.
+func TestRunsProgram(t *testing.T) {
+	cases := []struct {
+		key, value string
+		want       bool
+	}{
+		{"core.fsmonitor", "touch x; false", true},
+		{"core.fsmonitor", "true", false},
+		{"core.hookspath", ".husky", true},
+		{"core.sshcommand", "ssh -i x", true},
+		{"core.pager", "less", true},
+		{"core.editor", "vi", true},
+		{"core.askpass", "x", true},
+		{"core.gitproxy", "x", true},
+		{"core.alternaterefscommand", "x", true},
+		{"credential.helper", "store", true},
+		{"credential.https://example.com.helper", "x", true},
+		{"filter.lfs.clean", "x", true},
+		{"filter.a.b.process", "x", true},
+		{"filter.x.required", "true", true},
+		{"diff.x.textconv", "x", true},
+		{"diff.x.command", "x", true},
+		{"diff.external", "x", true},
+		{"merge.x.driver", "x", true},
+		{"include.path", "x", true},
+		{"includeif.gitdir:/x/.path", "x", true},
+		{"alias.st", "!touch x", true},
+		{"alias.st", "  !touch x", true},
+		{"alias.st", "status", false},
+		{"gpg.program", "x", true},
+		{"gpg.ssh.program", "x", true},
+		{"gpg.ssh.defaultkeycommand", "x", true},
+		{"sequence.editor", "x", true},
+		{"uploadpack.packobjectshook", "x", true},
+		{"remote.origin.uploadpack", "x", true},
+		{"remote.origin.receivepack", "x", true},
+		{"remote.origin.vcs", "x", true},
+		{"protocol.ext.allow", "always", true},
+		{"protocol.allow", "always", true},
+		{"submodule.x.update", "!x", true},
+		{"submodule.x.update", "rebase", false},
+		{"pager.log", "x", true},
+		{"interactive.difffilter", "x", true},
+		{"difftool.x.cmd", "x", true},
+		{"mergetool.x.path", "x", true},
+		{"man.x.cmd", "x", true},
+		{"browser.x.path", "x", true},
+		{"tar.tgz.command", "x", true},
+		{"trailer.x.command", "x", true},
+		{"sendemail.smtpserver", "/bin/x", true},
+		{"sendemail.tocmd", "x", true},
+		{"imap.tunnel", "x", true},
+		{"hook.x.command", "x", true},
+		{"lfs.customtransfer.x.path", "x", true},
+		{"guitool.x.cmd", "x", true},
+		{"core.repositoryformatversion", "0", false},
+		{"core.bare", "false", false},
+		{"remote.origin.url", "https://example.com/x", false},
+		{"branch.main.merge", "refs/heads/main", false},
+		{"user.name", "x", false},
+		{"submodule.x.url", "../x", false},
+	}
+	for _, c := range cases {
+		first, last := strings.Index(c.key, "."), strings.LastIndex(c.key, ".")
+		sub := ""
+		if first < last {
+			sub = c.key[first+1 : last]
+		}
+		if got := runsProgram(c.key[:first], sub, c.key[last+1:], c.value); got != c.want {
+			t.Errorf("runsProgram(%s = %q) = %v, want %v", c.key, c.value, got, c.want)
+		}
+		if c.want && !mentionsProgramKey([]byte("["+c.key[:first]+"]\n"+c.key[last+1:]+" = v\n")) {
+			t.Errorf("mentionsProgramKey misses %s, which runsProgram names", c.key)
+		}
+	}
+}
+
+// TestNeutralizeConfig: git's own reading of a config file the command
+// wrote, in syntax git accepts but a simple reader might not, loses
+// exactly the keys that run programs; every other key keeps its value;
+// the original is kept with a header naming what was removed.
+func TestNeutralizeConfig(t *testing.T) {
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
+	gd := t.TempDir()
+	p := filepath.Join(gd, "config")
+	text := "[core]\n\trepositoryformatversion = 0\n\tbare\n" +
+		"\tFSMONITOR = \"touch x; \\\n false\" ; a comment\n" +
+		"[Core]\n\tpager = less\n" +
+		"[core \"sub\"]\n\tpager = fine\n" + // core.sub.pager: no key git reads, but named like one
+		"[filter.a]\n\tclean = x\n" +
+		"[remote \"or.igin\"]\n\turl = \"https://example.com/a b\\tc\"\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n" +
+		"[alias]\n\tst = status # comment\n\tx = \"!sh -c 'touch y'\"\n" +
+		"[includeIf \"gitdir:/x/\"]\n\tpath = /elsewhere\n" +
+		"[user]\n\tname = \"a \\\"quoted\\\" name\"\n"
+	mustWrite(t, p, text)
+	q := &quarantine{gd: gd}
+	keys, whole, err := neutralizeConfig(context.Background(), p, q)
+	if err != nil || whole {
+		t.Fatalf("neutralizeConfig: %v (whole %v)", err, whole)
+	}
+	want := []string{"core.fsmonitor", "core.pager", "core.sub.pager", "filter.a.clean", "alias.x", "includeif.gitdir:/x/.path"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("removed %q, want %q", keys, want)
+	}
+	got, err := listConfig(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, e := range got {
+		kept = append(kept, e.key()+"="+e.value)
+	}
+	wantKept := []string{"core.repositoryformatversion=0", "core.bare=", "remote.or.igin.url=https://example.com/a b\tc",
+		"remote.or.igin.fetch=+refs/heads/*:refs/remotes/origin/*", "alias.st=status", `user.name=a "quoted" name`}
+	if !slices.Equal(kept, wantKept) {
+		t.Errorf("kept %q, want %q", kept, wantKept)
+	}
+	b, err := os.ReadFile(filepath.Join(gd, quarantineDir, "config"))
+	if err != nil || !strings.HasSuffix(string(b), text) || !strings.Contains(string(b), "#   core.fsmonitor\n") {
+		t.Errorf("the quarantine does not hold the original after a header naming the keys (%v):\n%s", err, b)
+	}
+	// Kept as a config file git still reads.
+	if again, err := listConfig(context.Background(), filepath.Join(gd, quarantineDir, "config")); err != nil || len(again) != len(got)+len(want) {
+		t.Errorf("git reads the kept copy as %d keys (%v), want %d", len(again), err, len(got)+len(want))
+	}
+}
+
+// TestNeutralizeConfigWithoutGit: with no git to read the file, one that
+// names anything like a program key is set aside whole; one that does
+// not is left.
+func TestNeutralizeConfigWithoutGit(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	gd := t.TempDir()
+	p := filepath.Join(gd, "config")
+	mustWrite(t, p, "[core]\n\tbare = false\n")
+	if keys, whole, err := neutralizeConfig(context.Background(), p, &quarantine{gd: gd}); err != nil || whole || keys != nil {
+		t.Errorf("a harmless config: keys %q, whole %v, %v; want it left", keys, whole, err)
+	}
+	mustWrite(t, p, "[core]\n\tfsmonitor = x\n")
+	if _, whole, err := neutralizeConfig(context.Background(), p, &quarantine{gd: gd}); err != nil || !whole || pathPresent(p) {
+		t.Errorf("a config naming core.fsmonitor without git: whole %v, %v, present %v; want it moved aside", whole, err, pathPresent(p))
+	}
+	if b, err := os.ReadFile(filepath.Join(gd, quarantineDir, "config")); err != nil || !strings.Contains(string(b), "fsmonitor") {
+		t.Errorf("the quarantine does not hold it: %v", err)
+	}
+}
+
+// TestSettle: after a call, a repository the command made loses what
+// git would run (config keys, hooks but samples, a config.worktree); a
+// repository that existed before, whose config and hooks were bound
+// read-only, is left alone even when its config changed during the call
+// (the operator's change); a sample hook stays.
+func TestSettle(t *testing.T) {
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
+	home := fakeHome(t)
+	root := canonicalTempDir(t)
+	gitInitAt(t, root)
+	old := filepath.Join(root, "old")
+	gitInitAt(t, old)
+	s := testSettings(t, home)
+	s.Search = NewSearchCache()
+	_, st, cleanup, err := buildCall(context.Background(), s, Call{ID: "c1", Roots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+
+	// What "the command" does (read-only binds are not in force here: the
+	// writes to old/ stand for the operator's own).
+	mustWrite(t, filepath.Join(old, ".git/config"), "[core]\n\tpager = operators-pager\n")
+	gitInitAt(t, filepath.Join(root, "new"))
+	mustWrite(t, filepath.Join(root, "new/.git/config"), "[core]\n\tbare = false\n\tsshCommand = evil\n")
+	mustWrite(t, filepath.Join(root, "new/.git/config.worktree"), "[core]\n\thooksPath = /evil\n")
+	mustWrite(t, filepath.Join(root, "new/.git/hooks/post-checkout"), "#!/bin/sh\nevil\n")
+	mustWrite(t, filepath.Join(root, "new/.git/hooks/pre-push.sample"), "#!/bin/sh\n")
+	// A submodule's git directory the command made in the root's
+	// .git/modules, and its checkout's .git file.
+	mod := filepath.Join(root, ".git/modules/lib")
+	gitInitBare(t, mod)
+	mustWrite(t, filepath.Join(mod, "config"), "[alias]\n\tx = !evil\n")
+	mustWrite(t, filepath.Join(root, "lib/.git"), "gitdir: ../.git/modules/lib\n")
+
+	found := st.run(context.Background())
+	byDir := map[string]Neutralized{}
+	for _, n := range found {
+		byDir[n.GitDir] = n
+		if n.Err != nil {
+			t.Errorf("%s: %v", n.GitDir, n.Err)
+		}
+	}
+	n := byDir[filepath.Join(root, "new/.git")]
+	if !slices.Equal(n.Keys, []string{"core.sshcommand", "core.hookspath"}) || !slices.Equal(n.Files, []string{"hooks/post-checkout"}) || n.Repo != filepath.Join(root, "new/.git") {
+		t.Errorf("new/.git: %+v; want core.sshcommand, core.hookspath and hooks/post-checkout set aside", n)
+	}
+	if !pathPresent(filepath.Join(root, "new/.git/hooks/pre-push.sample")) || pathPresent(filepath.Join(root, "new/.git/hooks/post-checkout")) {
+		t.Errorf("the hooks left: want the sample, not post-checkout")
+	}
+	if m := byDir[mod]; !slices.Equal(m.Keys, []string{"alias.x"}) || m.Repo != filepath.Join(root, "lib/.git") {
+		t.Errorf("the submodule's git directory: %+v; want alias.x set aside, reported for lib/.git", m)
+	}
+	if o, ok := byDir[filepath.Join(old, ".git")]; ok {
+		t.Errorf("the repository protected before the call was changed: %+v", o)
+	}
+	if b, _ := os.ReadFile(filepath.Join(old, ".git/config")); !strings.Contains(string(b), "operators-pager") {
+		t.Errorf("old/.git/config lost the operator's pager:\n%s", b)
+	}
+	if len(found) != 2 {
+		t.Errorf("found %d git directories to neutralize, want 2: %+v", len(found), found)
+	}
+	h := st.hint(found)
+	if !strings.Contains(h, "new/.git (config core.sshcommand, core.hookspath; hooks/post-checkout)") || !strings.Contains(h, "new/.git/toolhost-quarantine") {
+		t.Errorf("hint = %q, want it to name new/.git, what was removed and where it was kept", h)
+	}
+	// Once: a second run reports the same and changes nothing more.
+	if again := st.run(context.Background()); len(again) != len(found) {
+		t.Errorf("a second run found %d, want the first's %d", len(again), len(found))
+	}
+}
+
+// TestSettleLeavesOldFiles: a repository the search had not found before
+// the call (past its bounds), whose config the command did not change,
+// keeps its keys: only what changed during the call is the command's.
+func TestSettleLeavesOldFiles(t *testing.T) {
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
+	home := fakeHome(t)
+	root := canonicalTempDir(t)
+	deep := filepath.Join(root, "a/b/c/d/e/f/g")
+	gitInitAt(t, deep)
+	mustWrite(t, filepath.Join(deep, ".git/config"), "[core]\n\tpager = mine\n")
+	s := testSettings(t, home)
+	_, st, cleanup, err := buildCall(context.Background(), s, Call{ID: "c1", Roots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	st.since = time.Now().UnixNano() // the call began after the file was written
+	if found := st.neutralize(context.Background(), []string{filepath.Join(deep, ".git")}); len(found) != 0 {
+		t.Errorf("an unchanged config was neutralized: %+v", found)
+	}
+}
