@@ -582,6 +582,8 @@ func (b *builder) protectInside() error {
 		// What an earlier search found is protected whatever this one
 		// reached (walk_known.go).
 		rs := oldestFirst(dedupe(slices.Concat(readKnown(b.s.StateDir, t), f.dotgits, f.gitdirs)))
+		// What another search listed inside a hidden tree stays out.
+		rs = slices.DeleteFunc(rs, func(r string) bool { return underAny(r, skip) })
 		writeKnown(b.s.StateDir, t, rs)
 		repos = append(repos, rs...)
 		projects = append(projects, f.projects...)
