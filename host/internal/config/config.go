@@ -251,28 +251,3 @@ func Default() *Config {
 		Extism:   map[string]ExtismPlugin{},
 	}
 }
-
-// DefaultCodePatterns returns the paths that make common tools run code
-// when they are written: direnv, editors' workspace settings (tasks,
-// launch configurations, extensions; .code-workspace files and the
-// single-file .devcontainer.json carry the same), agents' and MCP
-// clients' settings, shell start-up files, CI workflows, git hook
-// managers, git's user configuration (a root holding a home directory:
-// core.fsmonitor, core.pager and aliases run in every repository) and
-// package managers' settings (.npmrc sets script-shell and node-options,
-// .yarnrc's yarn-path and .yarnrc.yml's yarnPath name the program yarn
-// runs). Writing one is never auto-approved as only creating a new file.
-// Files that only change how tools read data
-// (.gitattributes, .editorconfig) are left out.
-func DefaultCodePatterns() []string {
-	return []string{
-		"**/.envrc", "**/.vscode/**", "**/*.code-workspace", "**/.idea/**", "**/.mcp.json", "**/.claude/**", "**/.cursor/**",
-		"**/.devcontainer/**", "**/.devcontainer.json", "**/.github/workflows/**", "**/.gitlab-ci.yml", "**/.gitmodules",
-		"**/.husky/**", "**/.pre-commit-config.yaml", "**/lefthook*", "**/.lefthook*", "**/.lefthook/**",
-		"**/.gitconfig", "**/.config/git/**",
-		"**/.gemini/**", "**/opencode.json", "**/opencode.jsonc", "**/.opencode/**", "**/.zed/**",
-		"**/.npmrc", "**/.yarnrc", "**/.yarnrc.yml",
-		"**/.bashrc", "**/.bash_profile", "**/.bash_login", "**/.bash_logout", "**/.profile",
-		"**/.zshrc", "**/.zshenv", "**/.zprofile", "**/.zlogin", "**/.config/fish/**",
-	}
-}

@@ -137,7 +137,7 @@ func tomlValue(v any) string {
 
 // InitFile is a complete toolhost.toml holding the defaults, each key
 // explained; `toolhost config init` writes it.
-func InitFile() string { return initFile }
+func InitFile() string { return strings.Replace(initFile, "@code_patterns@", codePatternsTOML(), 1) }
 
 const initFile = `# toolhost configuration. Every key is here with its default; delete a key
 # to keep the default. An environment variable overrides a key: TOOLHOST_
@@ -236,21 +236,11 @@ prompt_side_effects = true
 # A write_file or apply_patch call that only creates new files runs without
 # asking; changing an existing file still asks.
 auto_approve_new_files = true
-# Files that make tools run code when they exist (direnv, editor and agent
-# settings, shell start-up files, CI, git hooks): creating one always asks.
-code_patterns = [
-  "**/.envrc", "**/.vscode/**", "**/*.code-workspace", "**/.idea/**",
-  "**/.mcp.json", "**/.claude/**", "**/.cursor/**", "**/.devcontainer/**",
-  "**/.devcontainer.json", "**/.github/workflows/**", "**/.gitlab-ci.yml",
-  "**/.gitmodules", "**/.husky/**", "**/.pre-commit-config.yaml",
-  "**/lefthook*", "**/.lefthook*", "**/.lefthook/**",
-  "**/.gitconfig", "**/.config/git/**",
-  "**/.gemini/**", "**/opencode.json", "**/opencode.jsonc",
-  "**/.opencode/**", "**/.zed/**", "**/.npmrc", "**/.yarnrc",
-  "**/.yarnrc.yml", "**/.bashrc", "**/.bash_profile", "**/.bash_login",
-  "**/.bash_logout", "**/.profile", "**/.zshrc", "**/.zshenv",
-  "**/.zprofile", "**/.zlogin", "**/.config/fish/**",
-]
+# Files that make tools run code when they exist (direnv and mise, editor
+# and agent settings, shell start-up files, git hooks, CI, package manager
+# and build tool settings): creating one always asks. docs/SECURITY.md says
+# which program loads each; setting this replaces the whole list.
+@code_patterns@
 
 [tools.read_file]
 # Largest read_file result, in bytes (200 KiB); a bigger file must be read
