@@ -167,9 +167,9 @@ type Output struct {
 type Environment struct {
 	// Denylist adds globs of variable names to DefaultEnvDenylist.
 	Denylist []string `mapstructure:"denylist"`
-	// Keep names variables that the secret-looking-name and URL-credential
-	// rules would hide but commands need (SSH_AUTH_SOCK); the denylist
-	// still wins.
+	// Keep names variables that the secret-looking-name, value-shape and
+	// URL-credential rules would hide but commands need (SSH_AUTH_SOCK);
+	// the denylist still wins.
 	Keep []string `mapstructure:"keep"`
 }
 

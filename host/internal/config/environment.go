@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/toolhost/toolhost/host/internal/secrets"
 )
 
 // The environment policy (CFG-ENV-01, FR-EXE-06) lives here, beside its
@@ -18,18 +20,6 @@ import (
 func DefaultEnvDenylist() []string {
 	return []string{"*_KEY", "*_TOKEN", "*_SECRET", "*_PASSWORD", "AWS_*", "ANTHROPIC_*", "OPENAI_*"}
 }
-
-// secretParts are the pieces of a name that mark it as holding a secret,
-// wherever they appear in it (GH_TOKEN, TOKENS, MYAPIKEY, PGPASSWORD,
-// GOOGLE_APPLICATION_CREDENTIALS, NPM_AUTH, OAUTH_CLIENT). A few harmless
-// names go too (TOKENIZERS_PARALLELISM); tools.environment.keep brings
-// them back.
-var secretParts = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"}
-
-// secretWords are whole words of a name (between underscores or other
-// separators) that mark a secret but are too short to match anywhere:
-// GH_PAT but not PATH, DB_PASS but not GIT_ASKPASS, SMTP_PW but not PWD.
-var secretWords = []string{"PAT", "PASS", "PW"}
 
 // urlUserinfo finds the userinfo of URLs in a value: scheme://userinfo@,
 // up to the authority's last '@' as URL parsers read it, so a password
@@ -60,10 +50,15 @@ type EnvRemoval struct {
 //   - its name matches a denylist glob, the defaults or the configured
 //     ones (path.Match syntax, case-insensitive: hiding more is the safe
 //     side on every system);
-//   - its name looks like a secret's (secretParts anywhere, secretWords as
-//     words, case-insensitive), unless Keep names it;
+//   - its name looks like a secret's (secrets.NameRules: PASSWORD,
+//     PASSPHRASE, JWT, WEBHOOK, CONNECTION_STRING anywhere, PAT, DSN, PWD
+//     as words, ..., case-insensitive), unless Keep names it;
 //   - its value opens with user:password@ (a DSN without a scheme), unless
-//     Keep names it.
+//     Keep names it;
+//   - its value holds a credential whatever the name (secrets.Shapes: a
+//     token of a well-known prefix, a JWT, a private key block, a webhook
+//     URL, a connection string's Password= or AccountKey=), unless Keep
+//     names it.
 //
 // Otherwise the credentials of the URLs in its value are removed, unless
 // Keep names it: scheme://user:password@host becomes scheme://host, as
@@ -96,6 +91,34 @@ func (e Environment) Sanitize(environ []string) (kept []string, removed []EnvRem
 	return kept, removed
 }
 
+// Rules lists, as comments, every rule Sanitize applies, in its order:
+// the denylist's globs, the name rules and the value shapes (with their
+// regular expressions), so that an operator sees what is hidden and can
+// bring a variable back with keep.
+func (e Environment) Rules() string {
+	var b strings.Builder
+	b.WriteString("# rules that hide a variable from commands, in order (tools.environment; keep = [\"NAME\"] passes a variable the later rules hide; the denylist always wins):\n")
+	fmt.Fprintf(&b, "#   denylist globs: %s\n", strings.Join(append(DefaultEnvDenylist(), e.Denylist...), ", "))
+	if len(e.Keep) > 0 {
+		fmt.Fprintf(&b, "#   kept, the rules below not applied: %s\n", strings.Join(e.Keep, ", "))
+	}
+	names := make([]string, 0, len(secrets.NameRules()))
+	for _, r := range secrets.NameRules() {
+		names = append(names, r.String())
+	}
+	fmt.Fprintf(&b, "#   secret-looking names, any case: %s\n", strings.Join(names, "; "))
+	b.WriteString("#   value opens with user:password@ (a DSN without a scheme)\n")
+	for _, s := range secrets.Shapes() {
+		fmt.Fprintf(&b, "#   value looks like a credential: %s: %s", s.Name, s.Pattern)
+		if s.Check != "" {
+			fmt.Fprintf(&b, " (and %s)", s.Check)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("#   otherwise the value keeps all but its URL credentials: scheme://user:password@, scheme://token@ (a long user of letters and digits), a proxy's user (*_PROXY)\n")
+	return b.String()
+}
+
 // filter decides one variable: hidden, or the value the command sees;
 // rule is what applied, "" for nothing.
 func (e Environment) filter(deny []string, name, value string) (seen string, hide bool, rule string) {
@@ -110,6 +133,9 @@ func (e Environment) filter(deny []string, name, value string) (seen string, hid
 	}
 	if dsnCredentials.MatchString(value) {
 		return "", true, "value holds credentials (user:password@)"
+	}
+	if shape, ok := secrets.Value(value); ok {
+		return "", true, "value looks like a credential (" + shape.Name + ")"
 	}
 	seen, rule = stripURLCredentials(name, value)
 	return seen, false, rule
@@ -128,49 +154,13 @@ func deniedBy(deny []string, name string) (string, bool) {
 	return "", false
 }
 
+// secretName is the name rule (secrets.NameRules) name matches, as
+// Sanitize reports it, "" for none.
 func secretName(name string) string {
-	upper := strings.ToUpper(name)
-	for _, part := range secretParts {
-		if containsPart(upper, part) {
-			return "secret-looking name (contains " + part + ")"
-		}
-	}
-	words := strings.FieldsFunc(upper, func(r rune) bool { return (r < 'A' || r > 'Z') && (r < '0' || r > '9') })
-	for _, w := range words {
-		for _, sw := range secretWords {
-			if w == sw {
-				return "secret-looking name (the word " + sw + ")"
-			}
-		}
+	if r, ok := secrets.Name(name); ok {
+		return "secret-looking name (" + r.String() + ")"
 	}
 	return ""
-}
-
-// containsPart reports whether part occurs in name. AUTH inside the word
-// AUTHOR or AUTHORS (GIT_AUTHOR_NAME, identity rather than a credential)
-// does not count; AUTHORIZATION and AUTHORITY do.
-func containsPart(name, part string) bool {
-	for i := 0; ; {
-		j := strings.Index(name[i:], part)
-		if j < 0 {
-			return false
-		}
-		i += j + len(part)
-		if part != "AUTH" || !authorWord(name[i:]) {
-			return true
-		}
-	}
-}
-
-// authorWord reports whether rest, what follows AUTH, completes the word
-// AUTHOR or AUTHORS.
-func authorWord(rest string) bool {
-	after, ok := strings.CutPrefix(rest, "OR")
-	if !ok {
-		return false
-	}
-	after = strings.TrimPrefix(after, "S")
-	return after == "" || after[0] < 'A' || after[0] > 'Z'
 }
 
 // stripURLCredentials removes the userinfo of the URLs in value that hold

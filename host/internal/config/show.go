@@ -30,6 +30,7 @@ func (l *Loaded) Show() string {
 		fmt.Fprintf(&b, "tools.definitions[%d] = %s  # %s\n", i, strconv.Quote(d.Name), l.source("tools.definitions"))
 	}
 	b.WriteString(l.hidden())
+	b.WriteString(l.Config.Tools.Environment.Rules())
 	return b.String()
 }
 
@@ -210,12 +211,15 @@ available_capacity_bytes = 65536
 [tools.environment]
 # Variables commands never see, as name globs ("MY_*", any case), on top
 # of *_KEY, *_TOKEN, *_SECRET, *_PASSWORD, AWS_*, ANTHROPIC_* and OPENAI_*.
-# Names that look secret (KEY, TOKEN, SECRET, PASSWORD, AUTH...) are hidden
-# too, and passwords in URLs are cut from values. "toolhost config show"
-# lists what is hidden and why.
+# Names that look secret (KEY, TOKEN, SECRET, PASSWORD, PASSPHRASE, AUTH,
+# JWT, WEBHOOK, CONNECTION_STRING, the words PWD, DSN...) are hidden too, as
+# are values that are credentials whatever their name (ghp_, sk-ant-, AKIA...
+# tokens, JWTs, private keys, webhook URLs, Password= or AccountKey= in a
+# connection string); passwords in URLs are cut from values. "toolhost
+# config show" lists every rule, and what is hidden and why.
 denylist = []
-# Exact names to pass on although they look secret, such as
-# ["SSH_AUTH_SOCK"]. The denylist still wins.
+# Exact names to pass on although their name or value looks secret, such
+# as ["SSH_AUTH_SOCK"]. The denylist still wins.
 keep = []
 
 [tools.approval]

@@ -2,11 +2,14 @@
 // one list that the confinement of run_command hides from commands and
 // that the configuration checks writable directories against. Two copies of it drifted apart once (a directory the
 // configuration accepted as writable was one the confinement then
-// refused at every call), so both read it from here.
+// refused at every call), so both read it from here. It also holds the
+// one set of rules that tells a credential by its name or its text
+// (NameRules, Shapes): the environment filter of commands and the
+// redaction of summaries and journaled arguments both apply them.
 //
 // The package is a leaf: it imports no other toolhost package, performs
-// no I/O and keeps no state; every function returns a fresh slice the
-// caller may change.
+// no I/O and keeps no state (its compiled patterns never change); every
+// function returns a fresh slice the caller may change.
 package secrets
 
 // Home returns the paths, relative to a user's home directory, that no
