@@ -38,8 +38,9 @@ import (
 // safe side of a case-insensitive disk.
 //
 // When no path matches and the call would otherwise run unasked, the
-// symlinks that reach those files are matched too (see linksTo), and a
-// directory too large to look through counts as a match.
+// symlinks that reach those files are matched too (see linksTo), a file
+// an existing build definition includes counts as a match (includedBy),
+// and a directory too large to look through for links counts as one.
 func (p Policy) codeWrite(paths []sandbox.Path) string {
 	matches := func(what, pattern string) string {
 		return fmt.Sprintf("%s, which matches %s (tools.approval.code_patterns)", what, pattern)
@@ -55,6 +56,9 @@ func (p Policy) codeWrite(paths []sandbox.Path) string {
 		if _, pat, ok := p.matchCode([]sandbox.Path{l.Path}); ok {
 			return matches(fmt.Sprintf("%s (through a link: the file written is %s)", l.Rel, l.target), pat)
 		}
+	}
+	if why := includedBy(paths); why != "" {
+		return why
 	}
 	if unseen.dir == "" {
 		return ""
