@@ -128,7 +128,58 @@ func (st *settle) search() []string {
 		repos = append(repos, rs...)
 		st.uncovered = append(st.uncovered, f.uncovered...)
 	}
+	return st.withGitlinks(repos)
+}
+
+// withGitlinks adds to repos the checkouts of the gitlinks of each
+// repository in it (and theirs in turn): where git at the top recurses,
+// at any depth, which the bounded search may not reach. They are the
+// paths .gitmodules names and, when the command changed the index, the
+// gitlinks in it: a gitlink it added (git add of a repository) is in an
+// index it changed.
+func (st *settle) withGitlinks(repos []string) []string {
+	seen := map[string]bool{}
+	for _, r := range repos {
+		seen[r] = true
+	}
+	for i := 0; i < len(repos) && len(repos) < settleMaxGitDirs; i++ {
+		r := repos[i]
+		if filepath.Base(r) != ".git" {
+			continue
+		}
+		top := filepath.Dir(r)
+		links := modulesPaths(filepath.Join(top, ".gitmodules"))
+		gd := r
+		if fi, err := os.Stat(r); err == nil && fi.Mode().IsRegular() {
+			gd = gitdirOf(r)
+		}
+		// The index is only read here: whether the command could write it
+		// directly or its change was applied from a stage, a change made
+		// during the call is the command's.
+		if idx := filepath.Join(gd, "index"); gd != "" && st.changedSince(idx) {
+			l, err := indexGitlinks(idx, hashSizeOf(commonOr(gd)))
+			if err != nil {
+				st.bounds = append(st.bounds, err.Error())
+			}
+			links = append(links, l...)
+		}
+		for _, l := range links {
+			p := filepath.Join(top, filepath.FromSlash(l), ".git")
+			if !seen[p] && within(p, top) && pathPresent(p) {
+				seen[p] = true
+				repos = append(repos, p)
+			}
+		}
+	}
 	return repos
+}
+
+// commonOr is gd's common directory, or gd itself.
+func commonOr(gd string) string {
+	if cd := commonDir(gd); cd != "" {
+		return cd
+	}
+	return gd
 }
 
 // gitDirs are the git directories git uses for the repository at repo
@@ -281,9 +332,12 @@ func (st *settle) isDir(p string) bool {
 // read-only bind covered it) and changed during the call: its ctime is
 // after the call began. A path that does not exist did not change.
 func (st *settle) changed(p string) bool {
-	if !st.writable(p) {
-		return false
-	}
+	return st.writable(p) && st.changedSince(p)
+}
+
+// changedSince reports whether p changed during the call: its ctime is
+// after the call began (less ctimeSlack).
+func (st *settle) changedSince(p string) bool {
 	// dirStampOf's statx takes a file's change time as well; it fails on
 	// systems where commands are not confined anyway.
 	stamp, err := dirStampOf(p)

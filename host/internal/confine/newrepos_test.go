@@ -2,7 +2,9 @@ package confine
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -188,12 +190,12 @@ func TestSettle(t *testing.T) {
 	mustWrite(t, filepath.Join(root, "new/.git/config.worktree"), "[core]\n\thooksPath = /evil\n")
 	mustWrite(t, filepath.Join(root, "new/.git/hooks/post-checkout"), "#!/bin/sh\nevil\n")
 	mustWrite(t, filepath.Join(root, "new/.git/hooks/pre-push.sample"), "#!/bin/sh\n")
-	// A submodule's git directory the command made in the root's
-	// .git/modules, and its checkout's .git file.
-	mod := filepath.Join(root, ".git/modules/lib")
+	// A submodule's git directory in the new repository's .git/modules,
+	// and its checkout's .git file.
+	mod := filepath.Join(root, "new/.git/modules/lib")
 	gitInitBare(t, mod)
 	mustWrite(t, filepath.Join(mod, "config"), "[alias]\n\tx = !evil\n")
-	mustWrite(t, filepath.Join(root, "lib/.git"), "gitdir: ../.git/modules/lib\n")
+	mustWrite(t, filepath.Join(root, "new/lib/.git"), "gitdir: ../.git/modules/lib\n")
 
 	found := st.run(context.Background())
 	byDir := map[string]Neutralized{}
@@ -210,8 +212,8 @@ func TestSettle(t *testing.T) {
 	if !pathPresent(filepath.Join(root, "new/.git/hooks/pre-push.sample")) || pathPresent(filepath.Join(root, "new/.git/hooks/post-checkout")) {
 		t.Errorf("the hooks left: want the sample, not post-checkout")
 	}
-	if m := byDir[mod]; !slices.Equal(m.Keys, []string{"alias.x"}) || m.Repo != filepath.Join(root, "lib/.git") {
-		t.Errorf("the submodule's git directory: %+v; want alias.x set aside, reported for lib/.git", m)
+	if m := byDir[mod]; !slices.Equal(m.Keys, []string{"alias.x"}) || m.Repo != filepath.Join(root, "new/lib/.git") {
+		t.Errorf("the submodule's git directory: %+v; want alias.x set aside, reported for new/lib/.git", m)
 	}
 	if o, ok := byDir[filepath.Join(old, ".git")]; ok {
 		t.Errorf("the repository protected before the call was changed: %+v", o)
@@ -251,5 +253,169 @@ func TestSettleLeavesOldFiles(t *testing.T) {
 	st.since = time.Now().UnixNano() // the call began after the file was written
 	if found := st.neutralize(context.Background(), []string{filepath.Join(deep, ".git")}); len(found) != 0 {
 		t.Errorf("an unchanged config was neutralized: %+v", found)
+	}
+}
+
+// BenchmarkAfterCommand measures what the check after a call costs: a
+// whole confined call (Build with a SearchCache, the command through the
+// launcher, the cleanup) without it ("before") and with it ("after"),
+// in the same run, for `true`, a `git commit` of one file, and an
+// npm-install-like command that writes 10,000 small files in 1,000
+// directories; settle-ms is the check alone. The root is a repository of
+// 1,000 files in 50 directories.
+func BenchmarkAfterCommand(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("git is not installed")
+	}
+	root := canonicalTempDir(b)
+	gitB(b, root, "init", "-q", ".")
+	for i := range 1000 {
+		mustWriteB(b, filepath.Join(root, fmt.Sprintf("src/d%d/f%d.go", i%50, i)), "package x\n")
+	}
+	// The packages the npm-like command unpacks: 1,000 packages of 10
+	// files, in a tar kept in the root (a command reads nothing outside).
+	pkgs := canonicalTempDir(b)
+	for i := range 1000 {
+		for j := range 10 {
+			mustWriteB(b, filepath.Join(pkgs, fmt.Sprintf("node_modules/p%d/lib/f%d.js", i, j)), "module.exports = 1\n")
+		}
+	}
+	if out, err := exec.Command("tar", "-cf", filepath.Join(root, "pkgs.tar"), "-C", pkgs, "node_modules").CombinedOutput(); err != nil {
+		b.Fatalf("tar: %v: %s", err, out)
+	}
+	gitB(b, root, "add", "-A")
+	gitB(b, root, "commit", "-q", "-m", "init")
+	s := Settings{Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: b.TempDir(), Home: b.TempDir(), Path: "/usr/bin:/bin",
+		Environ: []string{"PATH=/usr/bin:/bin", "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com"},
+		Search:  NewSearchCache()}
+	commands := []struct{ name, command string }{
+		{"true", "true"},
+		{"git-commit", "date +%s%N > one.txt && git add one.txt && git commit -q -m one"},
+		{"npm-10k-files", "rm -rf node_modules && tar -xf pkgs.tar"},
+	}
+	for _, c := range commands {
+		for _, after := range []bool{false, true} {
+			name := c.name + "/before"
+			if after {
+				name = c.name + "/after"
+			}
+			b.Run(name, func(b *testing.B) {
+				var settleTime time.Duration
+				for b.Loop() {
+					p, st, cleanup, err := buildCall(context.Background(), s, Call{ID: "bench", Roots: []string{root}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if r := mustRun(b, p, c.command); r.code != 0 {
+						b.Fatalf("%s: exit %d: %s", c.command, r.code, r.stderr)
+					}
+					if after {
+						t0 := time.Now()
+						if found := st.run(context.Background()); len(found) != 0 {
+							b.Fatalf("found %+v", found)
+						}
+						settleTime += time.Since(t0)
+					} else {
+						st.once.Do(func() {}) // the cleanup skips the check
+					}
+					cleanup()
+				}
+				if after {
+					b.ReportMetric(float64(settleTime.Microseconds())/1000/float64(b.N), "settle-ms/op")
+				}
+			})
+		}
+	}
+}
+
+func mustWriteB(b *testing.B, p, s string) {
+	b.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func gitB(b testing.TB, dir string, args ...string) {
+	b.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git %v: %v: %s", args, err, out)
+	}
+}
+
+// TestIndexGitlinks: the gitlinks of an index git wrote, in each version
+// of the format, and nothing else of it.
+func TestIndexGitlinks(t *testing.T) {
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
+	for _, version := range []string{"2", "3", "4"} {
+		t.Run("v"+version, func(t *testing.T) {
+			root := canonicalTempDir(t)
+			gitB(t, root, "init", "-q", ".")
+			for _, d := range []string{"a/sub", "a/sub2", "deep/er/lib"} {
+				gitB(t, filepath.Join(root), "init", "-q", d)
+				gitB(t, filepath.Join(root, d), "commit", "-q", "--allow-empty", "-m", "x")
+			}
+			mustWrite(t, filepath.Join(root, "a/file"), "x")
+			mustWrite(t, filepath.Join(root, "a/sub-file-with-a-long-name"), "x")
+			gitB(t, root, "add", "a/file", "a/sub", "a/sub-file-with-a-long-name", "a/sub2", "deep/er/lib")
+			if version == "3" {
+				mustWrite(t, filepath.Join(root, "a/new"), "x")
+				gitB(t, root, "add", "--intent-to-add", "a/new") // an extended flag
+			}
+			gitB(t, root, "update-index", "--index-version", version)
+			got, err := indexGitlinks(filepath.Join(root, ".git/index"), 20)
+			if err != nil || !slices.Equal(got, []string{"a/sub", "a/sub2", "deep/er/lib"}) {
+				t.Errorf("indexGitlinks = %q, %v; want a/sub, a/sub2, deep/er/lib", got, err)
+			}
+		})
+	}
+}
+
+// BenchmarkIndexGitlinks reads this repository's own index.
+func BenchmarkIndexGitlinks(b *testing.B) {
+	p, _ := filepath.Abs("../../../.git/index")
+	if !pathPresent(p) {
+		b.Skip("not run from a checkout")
+	}
+	for b.Loop() {
+		if _, err := indexGitlinks(p, 20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestSettleDeepGitlink: a repository the command made deeper than the
+// search reads, and added to the root's index as a gitlink (git status
+// at the top recurses into it), or placed where .gitmodules names a
+// submodule, is checked all the same.
+func TestSettleDeepGitlink(t *testing.T) {
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
+	root := canonicalTempDir(t)
+	gitB(t, root, "init", "-q", ".")
+	mustWrite(t, filepath.Join(root, ".gitmodules"), "[submodule \"m\"]\n\tpath = x/y/z/w/v/u/t/mod\n\turl = ../m\n")
+	_, st, cleanup, err := buildCall(context.Background(), testSettings(t, fakeHome(t)), Call{ID: "c1", Roots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	for _, d := range []string{"a/b/c/d/e/f/g/sub", "x/y/z/w/v/u/t/mod"} {
+		gitB(t, root, "init", "-q", d)
+		gitB(t, filepath.Join(root, d), "config", "core.fsmonitor", "touch planted; false")
+	}
+	gitB(t, filepath.Join(root, "a/b/c/d/e/f/g/sub"), "commit", "-q", "--allow-empty", "-m", "x")
+	gitB(t, root, "add", "a/b/c/d/e/f/g/sub")
+	found := st.run(context.Background())
+	var dirs []string
+	for _, n := range found {
+		dirs = append(dirs, strings.TrimPrefix(n.Repo, root+"/"))
+	}
+	slices.Sort(dirs)
+	if !slices.Equal(dirs, []string{"a/b/c/d/e/f/g/sub/.git", "x/y/z/w/v/u/t/mod/.git"}) {
+		t.Errorf("neutralized %q, want both deep repositories", dirs)
 	}
 }
