@@ -20,6 +20,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/registry"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
+	"github.com/toolhost/toolhost/host/internal/secrets"
 )
 
 // Batch is the tool calls of one model response (SRD 2.6).
@@ -556,9 +557,26 @@ type redactor struct {
 // redaction is a rule: its regexp's first group is the secret, replaced
 // by [REDACTED]; the rest of the match stays. Whitespace in a rule is
 // [ \t], never a line break: a secret's value ends at the end of its line,
-// so redaction cannot hide the next line of a command.
+// so redaction cannot hide the next line of a command. A rule without a
+// regexp is a value shape of package secrets, the very shapes that hide
+// a variable from commands, which finds its secrets itself.
 type redaction struct {
-	re *regexp.Regexp
+	re    *regexp.Regexp
+	shape secrets.Shape
+}
+
+// spans are the secrets rule finds in s.
+func (rule redaction) spans(s string) [][2]int {
+	if rule.re == nil {
+		return rule.shape.Find(s)
+	}
+	var out [][2]int
+	for _, m := range rule.re.FindAllStringSubmatchIndex(s, -1) {
+		if m[2] >= 0 {
+			out = append(out, [2]int{m[2], m[3]})
+		}
+	}
+	return out
 }
 
 // maxSummary is FR-APR-06's bound, in characters.
@@ -568,18 +586,22 @@ const maxSummary = 200
 const hidden = "[REDACTED]"
 
 func newRedactor() *redactor {
-	return &redactor{rules: []redaction{
+	rules := []redaction{
 		// Authorization schemes first, so "Authorization: Bearer x" loses x.
-		{regexp.MustCompile(`(?i)\b(?:bearer|basic|token)[ \t]+([A-Za-z0-9._~+/=-]{8,})`)},
+		{re: regexp.MustCompile(`(?i)\b(?:bearer|basic|token)[ \t]+([A-Za-z0-9._~+/=-]{8,})`)},
 		// key=value and key: value where the key names a secret.
-		{regexp.MustCompile(`(?i)\b[a-z0-9_.-]*(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|private[_-]?key)[a-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?([^\s"'&,;]+)`)},
+		{re: regexp.MustCompile(`(?i)\b[a-z0-9_.-]*(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|private[_-]?key)[a-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?([^\s"'&,;]+)`)},
 		// Credentials in URLs.
-		{regexp.MustCompile(`://[^/\s:@]+:([^@\s/]+)@`)},
-		// Well-known token shapes, wherever they appear.
-		{regexp.MustCompile(`\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|glpat-[A-Za-z0-9_-]{20,})`)},
-		// Private key blocks, over as many lines as they take.
-		{regexp.MustCompile(`(?s)(-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$))`)},
-	}}
+		{re: regexp.MustCompile(`://[^/\s:@]+:([^@\s/]+)@`)},
+	}
+	// Credentials told by their text wherever they appear (token prefixes,
+	// JWTs, private key blocks over as many lines as they take, webhook
+	// URLs, connection strings' passwords): `toolhost config show` lists
+	// them.
+	for _, s := range secrets.Shapes() {
+		rules = append(rules, redaction{shape: s})
+	}
+	return &redactor{rules: rules}
 }
 
 // summary is what a person is asked to approve, from the plugin's text
@@ -611,7 +633,7 @@ func (r *redactor) headline(s string, keep []string) (text string, redacted, tru
 // wholly within an occurrence of a keep text, and reports whether it
 // redacted any.
 func (rule redaction) apply(s string, keep []string) (string, bool) {
-	ms := rule.re.FindAllStringSubmatchIndex(s, -1)
+	ms := rule.spans(s)
 	if ms == nil {
 		return s, false
 	}
@@ -619,8 +641,8 @@ func (rule redaction) apply(s string, keep []string) (string, bool) {
 	var b strings.Builder
 	last := 0
 	for _, m := range ms {
-		from, to := m[2], m[3]
-		if from < 0 || within(s, from, to, keep) {
+		from, to := m[0], m[1]
+		if within(s, from, to, keep) {
 			continue
 		}
 		b.WriteString(s[last:from])

@@ -441,6 +441,10 @@ func TestSummaryRendering_FR_APR_06(t *testing.T) {
 		{"a secret longer than the kept path", "password=ok/deploy.sh.bak", []string{"password=ok/deploy.sh"}, "password=[REDACTED]"},
 		{"no redaction across lines", "token\nshutdown-now", nil, "token⏎shutdown-now"},
 		{"private key over lines", "key -----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY----- done", nil, "key [REDACTED] done"},
+		{"webhook URL, by the shapes commands' variables are hidden by", "curl https://hooks.slack.com/services/T0/B0/abcdef", nil, "curl https://hooks.slack.com/services/[REDACTED]"},
+		{"JWT", "x eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl y", nil, "x [REDACTED] y"},
+		{"account key in a connection string", "AccountName=a;AccountKey=abc/+==;EndpointSuffix=x", nil, "AccountName=a;AccountKey=[REDACTED];EndpointSuffix=x"},
+		{"base64 JSON without alg is no JWT", "eyJub3QiOiJhIGp3dCJ9.eyJhIjoxfQ.x", nil, "eyJub3QiOiJhIGp3dCJ9.eyJhIjoxfQ.x"},
 		{"cut in the middle, never in an escape", long, nil, strings.Repeat("a", 99) + "…" + strings.Repeat("b", 100)},
 	}
 	r := newRedactor()

@@ -188,3 +188,59 @@ func svContainsLine(lines []string, want string) bool {
 	}
 	return false
 }
+
+// TestSecretValuesRedactedInJournal: the journal keeps each call's
+// arguments with secrets redacted by the very shapes the environment
+// filter hides variables by: a webhook URL, a JWT, a connection string's
+// AccountKey and a token given in a command never reach
+// `toolhost journal export`'s params.
+func TestSecretValuesRedactedInJournal(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("run_command's confinement is Linux only")
+	}
+	bin := toolhostBinary(t)
+	root := t.TempDir()
+	home := t.TempDir()
+	cfg := filepath.Join(home, "operator.toml")
+	mustWrite(t, cfg, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
+	secretsIn := []string{
+		"svSlackHookSecret012345",
+		svJWT(),
+		"c3ZBY2NvdW50S2V5MDEyMzQ1Njc4OQ==",
+		"ghp_sv0123456789abcdefghijklmnopqrstuvwx",
+	}
+	command := "true https://hooks.slack.com/services/T0SV00000/B0SV00000/" + secretsIn[0] +
+		" " + secretsIn[1] + " 'AccountName=a;AccountKey=" + secretsIn[2] + "' " + secretsIn[3]
+	flags := []string{"--state-dir", filepath.Join(home, "state"), "--config", cfg, "--plugins", realPlugins(t)}
+	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".state"), "TOOLHOST_CACHE_DIR="+testplugin.CacheDir(t))
+	run := exec.Command(bin, append(flags, "call", "run_command", "--allow", "run_command", "--args", fmt.Sprintf(`{"command":%q}`, command))...)
+	run.Dir, run.Env = root, env
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("toolhost call run_command: %v\n%s", err, out)
+	}
+	export := exec.Command(bin, append(flags, "journal", "export", "--since", "24h")...)
+	export.Dir, export.Env = root, env
+	out, err := export.Output()
+	if err != nil {
+		t.Fatalf("toolhost journal export: %v\n%s", err, out)
+	}
+	var params string
+	for _, line := range strings.Split(string(out), "\n") {
+		var ev struct {
+			Type   string          `json:"type"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "tool.call" {
+			params += string(ev.Params)
+		}
+	}
+	if !strings.Contains(params, "hooks.slack.com") {
+		t.Fatalf("the journal holds no call to run_command:\n%s", out)
+	}
+	for _, s := range secretsIn {
+		if strings.Contains(params, s) {
+			t.Errorf("the journal's arguments hold the secret %q: %s", s, params)
+		}
+	}
+}
