@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
+	"github.com/toolhost/toolhost/host/internal/secrets"
 )
 
 // Journal durably records what a batch asks, what is decided, what runs
@@ -440,7 +441,7 @@ func (e *Engine) redactValue(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, x := range v {
-			if secretName.MatchString(k) {
+			if secretArg(k) {
 				x = hidden // {"GITHUB_TOKEN": …}: the name says what the value is, whatever its type
 			} else {
 				x = e.redactValue(x)
@@ -463,6 +464,14 @@ func (e *Engine) redactValue(v any) any {
 // secretName matches an argument name that names a secret, as the
 // key=value rule of the redactor does.
 var secretName = regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|private[_-]?key)`)
+
+// secretArg reports whether an argument's name says its value is a
+// secret: by the redactor's key=value names, or by the name rules that
+// hide a variable from commands (passphrase, jwt, webhook_url, dsn...).
+func secretArg(name string) bool {
+	_, ok := secrets.Name(name)
+	return ok || secretName.MatchString(name)
+}
 
 // Abandon records, for a plan that will never run (a batch cancelled
 // before it ran), the results its caller gave its calls, and ends the
