@@ -115,12 +115,19 @@ type Shape struct {
 	Check string
 	re    *regexp.Regexp
 	check func(string) bool
+	hints []string
+	fold  bool
 }
 
-// shape is a Shape's definition.
+// shape is a Shape's definition. hints are texts one of which every
+// match holds (compared lower-cased with fold): the pattern runs only on a
+// text that holds one, since a journaled argument may be hundreds of
+// kilobytes and most shapes never occur in it.
 type shape struct {
 	name, pattern, check string
 	test                 func(string) bool
+	hints                []string
+	fold                 bool
 }
 
 // shapeDefs are the shapes. Each token pattern starts at a word boundary
@@ -128,30 +135,30 @@ type shape struct {
 // characters), so that a word that merely begins like one (sk-learn)
 // is not taken for a key.
 var shapeDefs = []shape{
-	{name: "private key block (-----BEGIN … PRIVATE KEY-----)", pattern: `(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$))`},
-	{name: "JSON Web Token (three base64url segments)", pattern: `\b(ey[IJ][A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*)`,
+	{name: "private key block (-----BEGIN … PRIVATE KEY-----)", hints: []string{"PRIVATE KEY"}, pattern: `(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$))`},
+	{name: "JSON Web Token (three base64url segments)", hints: []string{"eyJ", "eyI"}, pattern: `\b(ey[IJ][A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*)`,
 		check: `its first segment decodes (base64url) to a JSON object with "alg"`, test: jwtHeader},
-	{name: "connection string credential (Password=, Pwd=, AccountKey=, SharedAccessKey=)", pattern: `(?i)(?:^|[;\s"'])[ \t]*(?:password|pwd|accountkey|sharedaccesskey|sharedsecret)[ \t]*=[ \t]*([^;\s"']+)`},
-	{name: "shared access signature (?sig= or &sig= in a URL)", pattern: `[?&]sig=([A-Za-z0-9%+/=_-]{16,})`},
-	{name: "Slack webhook (hooks.slack.com/services/…)", pattern: `(?i)https?://hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_-]+)`},
-	{name: "Discord webhook (discord.com/api/webhooks/…)", pattern: `(?i)https?://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/([0-9]+/[A-Za-z0-9_-]+)`},
-	{name: "Microsoft Teams webhook (webhook.office.com/webhookb2/…)", pattern: `(?i)https?://[a-z0-9.-]*(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/(\S+)`},
-	{name: "Google Chat webhook (chat.googleapis.com/v1/spaces/…/messages?key=…)", pattern: `(?i)https?://chat\.googleapis\.com/v1/spaces/[^/\s]+/messages\?(\S+)`},
-	{name: "Telegram bot token (<digits>:AA…)", pattern: `\b(?:bot)?([0-9]{6,}:AA[A-Za-z0-9_-]{30,})`},
-	{name: "chat or automation webhook (…/hooks/<secret>)", pattern: `(?i)https?://[^\s/]+(?:/[^\s/]+)*/hooks/(?:catch/)?([A-Za-z0-9_/-]{20,})`},
-	{name: "GitHub token (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_)", pattern: `\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`},
-	{name: "GitLab token (glpat-, gldt-, glptt-, glrt-, ...)", pattern: `\b(gl(?:pat|dt|ptt|rt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,})`},
-	{name: "Slack token (xoxb-, xoxp-, xoxa-, xoxs-, xoxe-, xapp-)", pattern: `\b(xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})`},
-	{name: "Anthropic key (sk-ant-)", pattern: `\b(sk-ant-[A-Za-z0-9_-]{20,})`},
-	{name: "API key (sk-, sk-proj-, with letters and digits)", pattern: `\b(sk-[A-Za-z0-9_-]{20,})`,
+	{name: "connection string credential (Password=, Pwd=, AccountKey=, SharedAccessKey=)", fold: true, hints: []string{"password", "pwd", "accountkey", "sharedaccesskey", "sharedsecret"}, pattern: `(?i)(?:^|[;\s"'])[ \t]*(?:password|pwd|accountkey|sharedaccesskey|sharedsecret)[ \t]*=[ \t]*([^;\s"']+)`},
+	{name: "shared access signature (?sig= or &sig= in a URL)", hints: []string{"sig="}, pattern: `[?&]sig=([A-Za-z0-9%+/=_-]{16,})`},
+	{name: "Slack webhook (hooks.slack.com/services/…)", fold: true, hints: []string{"hooks.slack.com"}, pattern: `(?i)https?://hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_-]+)`},
+	{name: "Discord webhook (discord.com/api/webhooks/…)", fold: true, hints: []string{"/api/webhooks/"}, pattern: `(?i)https?://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/([0-9]+/[A-Za-z0-9_-]+)`},
+	{name: "Microsoft Teams webhook (webhook.office.com/webhookb2/…)", fold: true, hints: []string{"webhook"}, pattern: `(?i)https?://[a-z0-9.-]*(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/(\S+)`},
+	{name: "Google Chat webhook (chat.googleapis.com/v1/spaces/…/messages?key=…)", fold: true, hints: []string{"chat.googleapis.com"}, pattern: `(?i)https?://chat\.googleapis\.com/v1/spaces/[^/\s]+/messages\?(\S+)`},
+	{name: "Telegram bot token (<digits>:AA…)", hints: []string{":AA"}, pattern: `\b(?:bot)?([0-9]{6,}:AA[A-Za-z0-9_-]{30,})`},
+	{name: "chat or automation webhook (…/hooks/<secret>)", fold: true, hints: []string{"/hooks/"}, pattern: `(?i)https?://[^\s/]+(?:/[^\s/]+)*/hooks/(?:catch/)?([A-Za-z0-9_/-]{20,})`},
+	{name: "GitHub token (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_)", hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, pattern: `\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`},
+	{name: "GitLab token (glpat-, gldt-, glptt-, glrt-, ...)", hints: []string{"glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "gloas-", "glsoat-", "glft-", "glimt-", "glagent-"}, pattern: `\b(gl(?:pat|dt|ptt|rt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,})`},
+	{name: "Slack token (xoxb-, xoxp-, xoxa-, xoxs-, xoxe-, xapp-)", hints: []string{"xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-"}, pattern: `\b(xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})`},
+	{name: "Anthropic key (sk-ant-)", hints: []string{"sk-ant-"}, pattern: `\b(sk-ant-[A-Za-z0-9_-]{20,})`},
+	{name: "API key (sk-, sk-proj-, with letters and digits)", hints: []string{"sk-"}, pattern: `\b(sk-[A-Za-z0-9_-]{20,})`,
 		check: "it mixes letters and digits", test: lettersAndDigits},
-	{name: "Stripe key (sk_live_, rk_test_, whsec_, ...)", pattern: `\b((?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{20,})`},
-	{name: "AWS access key id (AKIA, ASIA, ...)", pattern: `\b((?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16})\b`},
-	{name: "Google API key or OAuth secret (AIza, ya29., GOCSPX-)", pattern: `\b(AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[A-Za-z0-9_-]{20,})`},
-	{name: "npm token (npm_)", pattern: `\b(npm_[A-Za-z0-9]{36,})`},
-	{name: "PyPI token (pypi-)", pattern: `\b(pypi-AgE[A-Za-z0-9_-]{40,})`},
-	{name: "Hugging Face token (hf_)", pattern: `\b(hf_[A-Za-z0-9]{30,})`},
-	{name: "other service tokens (SG., dop_v1_, shpat_, dckr_pat_, hvs., glsa_, lin_api_, PMAK-, sntrys_, AGE-SECRET-KEY-1)",
+	{name: "Stripe key (sk_live_, rk_test_, whsec_, ...)", hints: []string{"_live_", "_test_", "whsec_"}, pattern: `\b((?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{20,})`},
+	{name: "AWS access key id (AKIA, ASIA, ...)", hints: []string{"AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}, pattern: `\b((?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16})\b`},
+	{name: "Google API key or OAuth secret (AIza, ya29., GOCSPX-)", hints: []string{"AIza", "ya29.", "GOCSPX-"}, pattern: `\b(AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[A-Za-z0-9_-]{20,})`},
+	{name: "npm token (npm_)", hints: []string{"npm_"}, pattern: `\b(npm_[A-Za-z0-9]{36,})`},
+	{name: "PyPI token (pypi-)", hints: []string{"pypi-AgE"}, pattern: `\b(pypi-AgE[A-Za-z0-9_-]{40,})`},
+	{name: "Hugging Face token (hf_)", hints: []string{"hf_"}, pattern: `\b(hf_[A-Za-z0-9]{30,})`},
+	{name: "other service tokens (SG., dop_v1_, shpat_, dckr_pat_, hvs., glsa_, lin_api_, PMAK-, sntrys_, AGE-SECRET-KEY-1)", hints: []string{"SG.", "_v1_", "shpat_", "shpca_", "shppa_", "shpss_", "dckr_pat_", "hvs.", "hvb.", "glsa_", "lin_api_", "PMAK-", "sntrys_", "AGE-SECRET-KEY-1"},
 		pattern: `\b(SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|do[opr]_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|dckr_pat_[A-Za-z0-9_-]{20,}|hv[sb]\.[A-Za-z0-9_-]{20,}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|lin_api_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|sntrys_[A-Za-z0-9+/=_]{20,}|AGE-SECRET-KEY-1[0-9A-Z]{58})`},
 }
 
@@ -161,7 +168,7 @@ var shapes = compileShapes(shapeDefs)
 func compileShapes(defs []shape) []Shape {
 	out := make([]Shape, len(defs))
 	for i, d := range defs {
-		out[i] = Shape{Name: d.name, Pattern: d.pattern, Check: d.check, re: regexp.MustCompile(d.pattern), check: d.test}
+		out[i] = Shape{Name: d.name, Pattern: d.pattern, Check: d.check, re: regexp.MustCompile(d.pattern), check: d.test, hints: d.hints, fold: d.fold}
 	}
 	return out
 }
@@ -173,6 +180,9 @@ func Shapes() []Shape { return append([]Shape(nil), shapes...) }
 // Find returns the spans of text holding a secret of this shape: the
 // first group of each match where the pattern has one, else the match.
 func (s Shape) Find(text string) [][2]int {
+	if !s.hinted(text) {
+		return nil
+	}
 	var out [][2]int
 	for _, m := range s.re.FindAllStringSubmatchIndex(text, -1) {
 		from, to := m[0], m[1]
@@ -185,6 +195,19 @@ func (s Shape) Find(text string) [][2]int {
 		out = append(out, [2]int{from, to})
 	}
 	return out
+}
+
+// hinted reports whether text holds one of the shape's hints.
+func (s Shape) hinted(text string) bool {
+	if s.fold {
+		text = strings.ToLower(text)
+	}
+	for _, h := range s.hints {
+		if strings.Contains(text, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // Value returns the first shape found in value, and whether one is.
