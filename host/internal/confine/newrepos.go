@@ -66,6 +66,7 @@ type settle struct {
 	mounts []Mount
 	since  int64 // nanoseconds since the epoch: what changed after it is the call's
 	once   sync.Once
+	watch  *gitlinkWatch // while the command runs; nil when nothing is watched
 	found  []Neutralized
 	// uncovered is what the search after the call could not reach;
 	// bounds are what the check's own bounds left out.
@@ -91,7 +92,11 @@ func (st *settle) hint(found []Neutralized) string {
 // newSettle returns the check for the call c under the policy p, built
 // at start.
 func newSettle(s Settings, c Call, p *Policy, start time.Time) *settle {
-	return &settle{s: s, c: c, mounts: p.Mounts, since: start.Add(-ctimeSlack).UnixNano()}
+	st := &settle{s: s, c: c, mounts: p.Mounts, since: start.Add(-ctimeSlack).UnixNano()}
+	if s.Mode == ModeWorkspaceWrite {
+		st.watch = st.startWatch()
+	}
+	return st
 }
 
 // run does the check once, and returns what it set aside. It must run
@@ -102,11 +107,12 @@ func (st *settle) run(ctx context.Context) []Neutralized {
 		return nil
 	}
 	st.once.Do(func() {
+		early := st.watch.stop()
 		if st.s.Mode != ModeWorkspaceWrite {
 			return
 		}
 		repos := st.search()
-		st.found = st.neutralize(ctx, repos)
+		st.found = mergeFound(early, st.neutralize(ctx, repos))
 	})
 	return st.found
 }
@@ -256,6 +262,37 @@ func (st *settle) neutralize(ctx context.Context, repos []string) []Neutralized 
 			n.Repo = repoOf(gd, repos)
 			out = append(out, n)
 		}
+	}
+	return out
+}
+
+// mergeFound is what the watch while the command ran (early) and the
+// check after it (late) set aside, one entry per git directory.
+func mergeFound(early, late []Neutralized) []Neutralized {
+	var out []Neutralized
+	at := map[string]int{}
+	for _, n := range slices.Concat(early, late) {
+		i, ok := at[n.GitDir]
+		if !ok {
+			at[n.GitDir] = len(out)
+			out = append(out, n)
+			continue
+		}
+		m := &out[i]
+		for _, k := range n.Keys {
+			if !slices.Contains(m.Keys, k) {
+				m.Keys = append(m.Keys, k)
+			}
+		}
+		for _, f := range n.Files {
+			if !slices.Contains(m.Files, f) {
+				m.Files = append(m.Files, f)
+			}
+		}
+		if m.Kept == "" {
+			m.Kept = n.Kept
+		}
+		m.Err = errors.Join(m.Err, n.Err)
 	}
 	return out
 }

@@ -419,3 +419,41 @@ func TestSettleDeepGitlink(t *testing.T) {
 		t.Errorf("neutralized %q, want both deep repositories", dirs)
 	}
 }
+
+// TestSettleWatchesEmptySubmodules: while the command runs, a repository
+// made in a submodule's directory that was empty when the call began
+// loses its core.fsmonitor as soon as it is written, before the check
+// after the call; that check reports it.
+func TestSettleWatchesEmptySubmodules(t *testing.T) {
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
+	root := canonicalTempDir(t)
+	gitB(t, root, "init", "-q", ".")
+	mustWrite(t, filepath.Join(root, ".gitmodules"), "[submodule \"lib\"]\n\tpath = lib\n\turl = ../lib\n")
+	mustMkdir(t, filepath.Join(root, "lib"))
+	_, st, cleanup, err := buildCall(context.Background(), testSettings(t, fakeHome(t)), Call{ID: "c1", Roots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if st.watch == nil {
+		t.Fatal("lib/, an empty submodule directory, is not watched")
+	}
+	lib := filepath.Join(root, "lib")
+	gitB(t, lib, "init", "-q")
+	gitB(t, lib, "config", "core.fsmonitor", "touch planted; false")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(lib, ".git/config"))
+		if !strings.Contains(string(b), "fsmonitor") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lib/.git/config still holds core.fsmonitor 5 s after it was written:\n%s", b)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	found := st.run(context.Background())
+	if len(found) != 1 || found[0].Repo != filepath.Join(lib, ".git") || !slices.Contains(found[0].Keys, "core.fsmonitor") {
+		t.Errorf("found %+v, want lib/.git's core.fsmonitor", found)
+	}
+}

@@ -7,8 +7,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolhost/toolhost/internal/testenv"
+	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
 // plantGitEnv is the environment of the git the tests run as the
@@ -170,4 +172,57 @@ func plantUpstream(t *testing.T) string {
 func plantPresent(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// TestPlantedWhileCommandRuns: a command checks out (here: makes) the
+// repository of a submodule the clone left empty, writes a
+// core.fsmonitor into it, and keeps running; meanwhile the operator runs
+// git status at the top, which recurses into the submodule.
+// Expected: by the time the operator's git runs (a fifth of a second
+// after the write), the key is set aside already, not only when the
+// command ends; the call's output says so.
+func TestPlantedWhileCommandRuns(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("run_command's confinement is Linux only")
+	}
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
+	bin := toolhostBinary(t)
+	upstream := plantUpstream(t)
+	root := t.TempDir()
+	home := t.TempDir()
+	mark := filepath.Join(t.TempDir(), "ran-outside")
+	plantGit(t, home, root, "clone", "-q", filepath.Join(upstream, "top"), ".")
+	cfg := filepath.Join(home, "operator.toml")
+	mustWrite(t, cfg, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
+	command := "cd lib && git init -q && git config core.fsmonitor 'touch " + mark + "; false' && touch ../configured && sleep 3 && echo planted"
+	cmd := exec.Command(bin, "--state-dir", filepath.Join(home, "state"), "--config", cfg, "--plugins", realPlugins(t),
+		"call", "run_command", "--allow", "run_command", "--args", jsonArgs(t, map[string]string{"command": command}))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "TOOLHOST_CACHE_DIR="+testplugin.CacheDir(t), "HOME="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_STATE_HOME="+filepath.Join(home, ".state"))
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !plantPresent(filepath.Join(root, "configured")) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the command did not configure lib/ within 30 s:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	plantGit(t, home, root, "status")
+	if plantPresent(mark) {
+		t.Errorf("the operator's git status, run while the command ran, ran the core.fsmonitor it wrote into lib/ (%s exists)", mark)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("toolhost call: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "planted") || !strings.Contains(out.String(), "core.fsmonitor") || !strings.Contains(out.String(), "lib/.git/toolhost-quarantine") {
+		t.Errorf("the call's output does not say that lib/'s core.fsmonitor was set aside, and where:\n%s", out.String())
+	}
 }
