@@ -33,9 +33,10 @@ type Settings struct {
 	// temporary directories are made under StateDir/sandbox. It must be
 	// absolute.
 	StateDir string
-	// Protected are toolhost's own configuration files and directories:
-	// read-only inside when they lie in a writable tree. Those inside
-	// StateDir are hidden with it.
+	// Protected are toolhost's own files and directories that commands may
+	// read but never change (the plugins, their compile cache, projects'
+	// configuration files): read-only inside when they lie in a writable
+	// tree. Those inside StateDir are hidden with it.
 	Protected []string
 	// Hidden are toolhost's files that hold what no command may read: the
 	// operator's configuration files (the HTTP token), the user's
