@@ -8,7 +8,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
 	"golang.org/x/term"
 )
 
@@ -26,13 +28,24 @@ type approver struct {
 	// question is shown (the window may have been resized); nil or 0
 	// means defaultWidth.
 	width func() int
+	// view is what a person deciding a call is shown (engine.Approval,
+	// the same on every surface); nil shows the confirmation alone.
+	view func(context.Context, engine.Confirmation) engine.Approval
 }
 
 // defaultWidth is the width assumed when the terminal does not say.
 const defaultWidth = 80
 
-func newApprover(allow []string) *approver {
+// newApprover asks at the terminal about the calls of conversation on
+// h that allow does not cover.
+func newApprover(h *host.Host, conversation string, allow []string) *approver {
 	return &approver{allow: allow, in: os.Stdin, out: os.Stderr, tty: term.IsTerminal(int(os.Stdin.Fd())),
+		view: func(ctx context.Context, c engine.Confirmation) engine.Approval {
+			// Unbounded: the arguments are in this process already, and
+			// the question shows their first and last lines until asked
+			// for all of them.
+			return h.Inside(inside.Key{}).Engine.Approval(ctx, c, engine.ApprovalOptions{Conversation: conversation, MaxArgumentBytes: -1})
+		},
 		width: func() int {
 			w, _, err := term.GetSize(int(os.Stderr.Fd()))
 			if err != nil {
@@ -42,7 +55,7 @@ func newApprover(allow []string) *approver {
 		}}
 }
 
-func (a *approver) Approve(_ context.Context, cs []engine.Confirmation) (engine.Decision, error) {
+func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engine.Decision, error) {
 	approved, ask := engine.Preapproved(cs, a.allow)
 	if len(ask) == 0 {
 		return engine.ApproveSelected("--allow", approved...), nil
@@ -52,7 +65,11 @@ func (a *approver) Approve(_ context.Context, cs []engine.Confirmation) (engine.
 	}
 	r := bufio.NewReader(a.in)
 	for _, c := range ask {
-		if a.ask(r, c) {
+		v := engine.Approval{Confirmation: c, SummaryNote: c.SummaryNote()}
+		if a.view != nil {
+			v = a.view(ctx, c)
+		}
+		if a.ask(r, v) {
 			approved = append(approved, c.CallID)
 		}
 	}
@@ -61,7 +78,7 @@ func (a *approver) Approve(_ context.Context, cs []engine.Confirmation) (engine.
 
 // ask asks about c until the answer is not v (view all arguments), and
 // reports whether it was yes.
-func (a *approver) ask(r *bufio.Reader, c engine.Confirmation) bool {
+func (a *approver) ask(r *bufio.Reader, c engine.Approval) bool {
 	all := false
 	for {
 		a.show(c, all)
@@ -82,38 +99,30 @@ func (a *approver) ask(r *bufio.Reader, c engine.Confirmation) bool {
 // is being approved out of sight.
 const shownLines = 40
 
-// show writes the question for c: the summary as a
-// headline, why policy asks, every argument as it will run (all of each
-// value when all is set, otherwise the first and last lines of a long
-// one), then a recap and the question. The summary and details are
-// rendered visibly already (engine.Visible); the rest may hold the
-// model's text too (the call id, the tool name in the reason), so no
-// line break, control or format character of theirs reaches the
-// terminal either. Every row is folded to the terminal's width, so the
-// terminal wraps nothing itself: only toolhost's own lines start at the
-// margin, and the arguments, indented, cannot draw one. The recap, a
-// few rows whatever the arguments, comes right before the question, so
-// what is approved is on the screen when the person answers, however
-// long the arguments above it.
-func (a *approver) show(c engine.Confirmation, all bool) {
+// show writes the question for c: engine.Approval's text, as every
+// text surface shows it (the summary as a headline, why policy asks,
+// every argument as it will run, all of each value when all is set and
+// otherwise the first and last lines of a long one, the diff of a dry
+// run, and the recap), then the question. Every row is folded to the
+// terminal's width, so the terminal wraps nothing itself: only
+// toolhost's own lines start at the margin, and the arguments, indented,
+// cannot draw one. The recap, a few rows whatever the arguments, comes
+// right before the question, so what is approved is on the screen when
+// the person answers, however long the arguments above it.
+func (a *approver) show(c engine.Approval, all bool) {
 	w := defaultWidth
 	if a.width != nil {
 		if tw := a.width(); tw > 0 {
 			w = tw
 		}
 	}
-	const cont = "    ┆"
 	l := engine.Layout{Width: w, MaxLines: shownLines, More: "answer v to view all"}
 	if all {
 		l.MaxLines = 0
 	}
 	var b strings.Builder
 	b.WriteString("\n")
-	b.WriteString(engine.Fold(engine.Visible(strings.ToUpper(string(c.Risk)))+" risk: "+c.Summary, "", cont, w))
-	b.WriteString(engine.Fold("reason: "+engine.Visible(c.Reason), "  ", cont, w))
-	b.WriteString(engine.Fold(fmt.Sprintf("call %s (%s) will run with these arguments:", engine.Visible(c.CallID), engine.Visible(c.Tool)), "  ", cont, w))
-	b.WriteString(c.DetailsLayout(l))
-	b.WriteString(c.Recap(w))
+	b.WriteString(c.Text(l))
 	b.WriteString(engine.Fold("y runs it, v shows every argument in full, anything else denies it", "┗━ ", "   ", w))
 	fmt.Fprintf(&b, "Approve call %s? [y/N] ", questionID(c.CallID))
 	io.WriteString(a.out, b.String())

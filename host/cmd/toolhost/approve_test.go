@@ -163,7 +163,7 @@ func TestApproverRecapAndViewAll(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out strings.Builder
 			a := &approver{tty: true, out: &out, width: func() int { return 80 }}
-			if got := a.ask(bufio.NewReader(strings.NewReader(tt.answers)), c); got != tt.approved {
+			if got := a.ask(bufio.NewReader(strings.NewReader(tt.answers)), engine.Approval{Confirmation: c, SummaryNote: c.SummaryNote()}); got != tt.approved {
 				t.Errorf("approved %v, want %v", got, tt.approved)
 			}
 			rows := strings.Split(out.String(), "\n")

@@ -56,7 +56,7 @@ Exit status: 0 when every call succeeded, 1 when any failed, 2 for usage errors.
 				return err
 			}
 			defer h.Close(ctx)
-			p, results := h.Process(ctx, b, host.BatchOptions{Approver: newApprover(rf.allow), Events: rf.streamEvents()})
+			p, results := h.Process(ctx, b, host.BatchOptions{Approver: newApprover(h, b.Conversation, rf.allow), Events: rf.streamEvents()})
 			out := batchOutput{BatchID: p.Batch.ID, Results: make([]batchResult, len(results))}
 			for i, r := range results {
 				out.Results[i] = batchResult{Result: r, JournalID: journal.CallJournalID(p.Batch.ID, i+1)}

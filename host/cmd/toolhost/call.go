@@ -104,7 +104,7 @@ func runCall(cmd *cobra.Command, g *globals, f *callFlags, tool string) error {
 	b := engine.Batch{ID: engine.NewBatchID(), Conversation: f.conversation}
 	journalID := journal.CallJournalID(b.ID, 1)
 	b.Calls = []engine.Call{{ID: cmp.Or(f.id, journalID), Name: tool, Arguments: raw}}
-	p, results := h.Process(ctx, b, host.BatchOptions{Approver: newApprover(f.allow), Events: f.streamEvents()})
+	p, results := h.Process(ctx, b, host.BatchOptions{Approver: newApprover(h, b.Conversation, f.allow), Events: f.streamEvents()})
 	res := results[0]
 	if err := printJSON(callOutput{Result: res, BatchID: p.Batch.ID, JournalID: journalID}); err != nil {
 		return err

@@ -386,13 +386,16 @@ func printBatch(w io.Writer, b *journal.Batch, id string, full bool) error {
 	}
 	for _, c := range onlyCall(b, id).Calls {
 		sb.WriteString("\n")
-		writeCall(&sb, c, full)
+		writeCall(&sb, c, full, b.State == journal.StateOpen)
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
 
-func writeCall(sb *strings.Builder, c journal.Call, full bool) {
+// writeCall writes one call of a batch; open says the batch has not
+// ended, so a call asked about and not yet decided still awaits its
+// decision.
+func writeCall(sb *strings.Builder, c journal.Call, full, open bool) {
 	fmt.Fprintf(sb, "call %s  %s\n", vis(c.JournalID), vis(c.Tool))
 	if c.ID != c.JournalID {
 		fmt.Fprintf(sb, "  client's id   %s\n", vis(c.ID))
@@ -403,6 +406,10 @@ func writeCall(sb *strings.Builder, c journal.Call, full bool) {
 		fmt.Fprintf(sb, "  decision      %s by %s\n", vis(string(c.Decision)), vis(c.DecidedBy))
 	case c.Decision != "":
 		fmt.Fprintf(sb, "  decision      %s\n", vis(string(c.Decision)))
+	case open && c.Disposition == string(engine.RequiresConfirmation) && c.Result == nil:
+		// The journal keeps arguments redacted: they are not what a
+		// person decides on.
+		fmt.Fprintf(sb, "  decision      none yet: it awaits one; the arguments below are redacted, as the journal keeps them: decide on what the asking surface shows (its question, or the call's \"approval\" in GET /v1/batches/%s on the server holding it), never on these\n", vis(c.JournalID[:max(0, strings.LastIndexByte(c.JournalID, '.'))]))
 	default:
 		fmt.Fprintf(sb, "  decision      none (nobody was asked)\n")
 	}

@@ -39,6 +39,9 @@ type Argument struct {
 	// Size is the value's length in bytes as given: a string's text,
 	// anything else its JSON.
 	Size int `json:"size,omitempty"`
+	// Omitted says Lines are left out: the arguments are larger than an
+	// approval shows (Approval.Omitted says where to read them).
+	Omitted bool `json:"omitted,omitempty"`
 
 	text     string // the value as given, for a string
 	isString bool
@@ -150,6 +153,8 @@ func (c Confirmation) DetailsLayout(l Layout) string {
 	}
 	for _, a := range c.Arguments {
 		switch {
+		case a.Omitted:
+			b.WriteString(Fold(a.Name+": "+a.size()+", not shown here (too large; see above)", "  ", foldMark, l.Width))
 		case len(a.Lines) == 1 && a.Lines[0] != "":
 			l.writeLine(&b, a.Name+": "+a.Lines[0], "  ")
 		case len(a.Lines) <= 1:
@@ -435,14 +440,7 @@ func writeRecapPath(b *strings.Builder, p PathInfo, width int) {
 // size is how big the value is, for a recap: its bytes and, for more
 // than one, its lines and how many of them are empty.
 func (a Argument) size() string {
-	n := a.Size
-	if n == 0 { // an argument built by hand: its rendering is close
-		for _, l := range a.Lines {
-			n += len(l) + 1
-		}
-		n = max(0, n-1)
-	}
-	s := count(n, "byte")
+	s := count(a.size0(), "byte")
 	if len(a.Lines) > 1 {
 		s += ", " + count(len(a.Lines), "line")
 		if empty := countEmpty(a.Lines); empty > 0 {
@@ -450,6 +448,19 @@ func (a Argument) size() string {
 		}
 	}
 	return s
+}
+
+// size0 is the value's length in bytes: Size, or for an argument built
+// by hand, the length of its rendering, which is close.
+func (a Argument) size0() int {
+	if a.Size != 0 {
+		return a.Size
+	}
+	n := 0
+	for _, l := range a.Lines {
+		n += len(l) + 1
+	}
+	return max(0, n-1)
 }
 
 // cut shortens rendered text to limit characters, keeping its start and

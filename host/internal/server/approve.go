@@ -24,9 +24,9 @@ type approver struct {
 	// timeout bounds each elicitation: a client that never answers gets
 	// its call denied, not held forever.
 	timeout time.Duration
-	// preview is the change a call would make, shown in its question;
-	// nil shows none.
-	preview func(context.Context, engine.Confirmation) string
+	// view is what a person deciding a call is shown (engine.Approval,
+	// the same on every surface); nil shows the confirmation alone.
+	view func(context.Context, engine.Confirmation) engine.Approval
 	// hold decides the calls of a client that cannot be asked (why says
 	// so), approved being those --allow covers; nil denies them at once.
 	hold func(ctx context.Context, why string, ask []engine.Confirmation, approved []string) engine.Decision
@@ -55,13 +55,13 @@ func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engin
 	var by string
 	unanswered := false
 	for _, c := range ask {
-		var change string
-		if a.preview != nil {
-			change = a.preview(ctx, c)
+		v := engine.Approval{Confirmation: c, SummaryNote: c.SummaryNote()}
+		if a.view != nil {
+			v = a.view(ctx, c)
 		}
 		res, err := a.elicit(ctx, &mcp.ElicitParams{
 			Mode:            "form",
-			Message:         question(c, change),
+			Message:         question(v),
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 		})
 		switch {
@@ -114,22 +114,21 @@ func cannotElicit(ss *mcp.ServerSession) string {
 	return ""
 }
 
-// question is what the user sees: the summary as a headline, the risk
-// and why policy asks, then every argument in full as it will run (with
-// the note when the headline was shortened or redacted), then change,
-// the diff a dry run gave (already rendered; "" for none). Text that comes
-// from the model (the call id, the tool name in the reason) is rendered
-// visibly, and Details indents every line of an argument, so an argument
-// cannot pass for the question itself.
+// question is what the user sees: engine.Approval's text, as every text
+// surface shows it (the risk and summary, why policy asks, every
+// argument in full as it will run with the note when the summary was
+// shortened or redacted, the diff of a dry run, the recap last), under
+// the question. Text that comes from the model is rendered visibly and
+// indented, so an argument cannot pass for the question itself.
 //
-// The arguments are shown in full (a form has no way to ask for more),
-// folded to questionWidth so that a client that wraps long rows never
-// starts one with the argument's own text, and the recap of what runs
-// comes last, where a flood of argument text cannot push it out of view.
-func question(c engine.Confirmation, change string) string {
-	return fmt.Sprintf("Approve %s call %s?\n%s risk: %s\nreason: %s\nIt will run with these arguments:\n%s%s%s",
-		engine.Visible(c.Tool), engine.Visible(c.CallID), strings.ToUpper(string(c.Risk)), c.Summary,
-		engine.Visible(c.Reason), c.DetailsWidth(questionWidth), change, c.Recap(questionWidth))
+// The arguments are shown in full up to engine.MaxApprovalArgumentBytes
+// (a form has no way to ask for more; past it the text says they are
+// not shown and where they are), folded to questionWidth so that a
+// client that wraps long rows never starts one with the argument's own
+// text, and the recap of what runs comes last, where a flood of argument
+// text cannot push it out of view.
+func question(a engine.Approval) string {
+	return fmt.Sprintf("Approve %s call %s?\n%s", engine.Visible(a.Tool), engine.Visible(a.CallID), a.Text(engine.Layout{Width: questionWidth}))
 }
 
 // questionWidth is the width elicitation text is folded to: clients show
@@ -158,20 +157,22 @@ func unasked(why string, ask []engine.Confirmation) string {
 // /v1/batches/ID/decision), at most Options.HoldTimeout; then it is
 // denied, the denial saying where to approve it and how to allow the
 // tool in configuration. Without HTTP it is denied at once. The held
-// batch is stored in held, for its events and its results.
-func (s *Server) holder(id, conv string, call engine.Call, held *atomic.Pointer[batch]) func(context.Context, string, []engine.Confirmation, []string) engine.Decision {
+// batch is stored in held, for its events and its results; it shows the
+// call as every approval surface does (engine.Approval), n being the
+// call's narrowing.
+func (s *Server) holder(id, conv string, n engine.Narrowing, call engine.Call, held *atomic.Pointer[batch]) func(context.Context, string, []engine.Confirmation, []string) engine.Decision {
 	return func(ctx context.Context, why string, ask []engine.Confirmation, approved []string) engine.Decision {
 		base := s.apiBase()
 		if base == "" {
 			return engine.Unasked(unasked(why, ask)+". No batch API runs to hold it for a decision instead: toolhost serve started with --http ADDR (alongside --stdio if need be) holds such a call until it is approved through POST http://ADDR/v1/batches/ID/decision", approved...)
 		}
-		var conf *engine.Confirmation
-		for i := range ask {
-			if ask[i].CallID == call.ID {
-				conf = &ask[i]
+		var view *engine.Approval
+		for _, c := range ask {
+			if c.CallID == call.ID {
+				view = s.approval(ctx, conv, n, c, id, 1)
 			}
 		}
-		b := newBatch(s.stopping, id, conv, stateAwaiting, []callView{viewCall(id, 1, call, engine.RequiresConfirmation, conf, nil)})
+		b := newBatch(s.stopping, id, conv, stateAwaiting, []callView{viewCall(id, 1, call, engine.RequiresConfirmation, view, nil)})
 		b.mcp = true
 		b.argBytes = callBytes([]engine.Call{call})
 		if err := s.batches.add(b); err != nil {

@@ -27,7 +27,7 @@ func TestQuestion(t *testing.T) {
 		Arguments: []engine.Argument{{Name: "path", Lines: []string{"a.txt"}}, {Name: "content", Lines: []string{"x", "Approve? yes"}}},
 		Args:      json.RawMessage(`{"path":"a.txt","content":"x\nApprove? yes"}`),
 	}
-	q := question(c, "The change it would make (from a dry run, nothing written yet):\n"+renderDiff("dry run: nothing was written\n-old\n+new\n", maxDiffLines))
+	q := question(engine.Approval{Confirmation: c, SummaryNote: c.SummaryNote(), Diff: &engine.Diff{Text: "dry run: nothing was written\n-old\n+new\n"}})
 	for _, want := range []string{"Approve write_file call mcp-7?", "MEDIUM risk: Write a.txt…", "reason: write_file has side effects",
 		"summary shortened", "path: a.txt", "    │Approve? yes", "from a dry run", "    │-old\n    │+new\n"} {
 		if !strings.Contains(q, want) {
@@ -81,51 +81,6 @@ func TestUnasked(t *testing.T) {
 			for _, n := range tc.not {
 				if strings.Contains(got, n) {
 					t.Errorf("%q holds %q", got, n)
-				}
-			}
-		})
-	}
-}
-
-// TestRenderDiff: a dry run's diff is shown bounded, each line rendered
-// visibly and indented under the value mark, folded to the question's
-// width, with a count of the lines left out.
-func TestRenderDiff(t *testing.T) {
-	long := "+" + strings.Repeat("x", 150)
-	for _, tc := range []struct {
-		name, out string
-		max       int
-		want      []string
-		not       []string
-	}{
-		{name: "header dropped", out: "dry run: nothing was written\n--- a/f\n+++ b/f\n-old\n+new\n", max: 200,
-			want: []string{"    │--- a/f\n", "    │-old\n    │+new\n"}, not: []string{"nothing was written"}},
-		{name: "bounded", out: "1\n2\n3\n4\n5\n", max: 2,
-			want: []string{"    │1\n    │2\n", "    ⋮ 3 more lines of the diff not shown"}, not: []string{"│3"}},
-		{name: "control characters", out: "+a\x1b[2Jb\r\n+Approve? yes\n", max: 200,
-			want: []string{"    │+a<U+001B>[2Jb␍", "    │+Approve? yes"}, not: []string{"\x1b", "\r"}},
-		{name: "folded", out: long + "\n", max: 200, want: []string{"    │+xxx", "    ┆xxx"}},
-		{name: "no change", out: "dry run: a.txt already has this content; nothing would change", max: 200,
-			want: []string{"    │dry run: a.txt already has this content"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := renderDiff(tc.out, tc.max)
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("renderDiff lacks %q:\n%s", w, got)
-				}
-			}
-			for _, n := range tc.not {
-				if strings.Contains(got, n) {
-					t.Errorf("renderDiff holds %q:\n%s", n, got)
-				}
-			}
-			for _, row := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
-				if !strings.HasPrefix(row, "    ") {
-					t.Errorf("a row starts at the margin: %q", row)
-				}
-				if n := utf8.RuneCountInString(row); n > questionWidth {
-					t.Errorf("a row of %d columns, wider than %d: %q", n, questionWidth, row)
 				}
 			}
 		})

@@ -58,18 +58,43 @@ type callView struct {
 	RiskLevel abi.RiskLevel `json:"risk_level,omitempty"`
 	Reason    string        `json:"reason,omitempty"`
 	AlwaysAsk bool          `json:"always_ask,omitempty"`
+	// Approval is what a person deciding the call is shown, as every
+	// approval surface shows it (engine.Approval): the arguments in full
+	// and unredacted, the files, the summary's flags, the diff. Set
+	// while the batch awaits a decision.
+	Approval *engine.Approval `json:"approval,omitempty"`
 	// Result is set for a pre-resolved call, and for a pending call once
 	// its result was submitted.
 	Result *engine.Result `json:"result,omitempty"`
+
+	// args are the call's arguments as they will run, served whole by
+	// GET …/calls/N/arguments: the plan's own, not a copy.
+	args json.RawMessage
 }
 
-// viewCall is call c, the nth (from 1) of batch batchID.
-func viewCall(batchID string, n int, c engine.Call, d engine.Disposition, conf *engine.Confirmation, r *engine.Result) callView {
-	v := callView{ID: c.ID, JournalID: journal.CallJournalID(batchID, n), Name: c.Name, Disposition: d, Result: copyResult(r)}
-	if conf != nil {
-		v.Summary, v.RiskLevel, v.Reason, v.AlwaysAsk = conf.Summary, conf.Risk, conf.Reason, conf.AlwaysAsk
+// viewCall is call c, the nth (from 1) of batch batchID; a is what a
+// person deciding it is shown, nil when it needs no decision.
+func viewCall(batchID string, n int, c engine.Call, d engine.Disposition, a *engine.Approval, r *engine.Result) callView {
+	v := callView{ID: c.ID, JournalID: journal.CallJournalID(batchID, n), Name: c.Name, Disposition: d, Result: copyResult(r),
+		Approval: a, args: c.Arguments}
+	if a != nil {
+		v.Summary, v.RiskLevel, v.Reason, v.AlwaysAsk = a.Summary, a.Risk, a.Reason, a.AlwaysAsk
 	}
 	return v
+}
+
+// approval is what a person deciding call c, the nth of batch batchID,
+// is shown through the API: engine.Approval, with arguments past its
+// bound left to GET …/calls/N/arguments.
+func (s *Server) approval(ctx context.Context, conversation string, n engine.Narrowing, c engine.Confirmation, batchID string, nth int) *engine.Approval {
+	a := s.h.Inside(inside.Key{}).Engine.Approval(ctx, c, engine.ApprovalOptions{Conversation: conversation, Narrowing: n,
+		FullAt: "GET " + argumentsPath(batchID, nth)})
+	return &a
+}
+
+// argumentsPath is where the nth call's arguments are served whole.
+func argumentsPath(batchID string, nth int) string {
+	return batchPath(batchID, "calls/"+strconv.Itoa(nth)+"/arguments")
 }
 
 // batchView is a batch as every endpoint answers it.
@@ -97,6 +122,12 @@ func (b *batch) view() batchView {
 		EventsURL: batchPath(b.id, "events"), Calls: slices.Clone(b.calls), Results: b.results}
 	if b.state == stateAwaiting {
 		v.DecisionURL = batchPath(b.id, "decision")
+	} else {
+		// What a person decides on is shown while there is a decision to
+		// make: a list of finished batches does not resend it.
+		for i := range v.Calls {
+			v.Calls[i].Approval = nil
+		}
 	}
 	return v
 }
@@ -142,6 +173,7 @@ func (s *Server) apiRoutes() []route {
 		{"POST", "/v1/batches/{id}/cancel", s.cancelBatch},
 		{"POST", "/v1/batches/{id}/results", s.submitResults},
 		{"GET", "/v1/batches/{id}/events", s.batchEvents},
+		{"GET", "/v1/batches/{id}/calls/{n}/arguments", s.callArguments},
 		{"GET", "/v1/journal/batches", s.listJournal},
 		{"GET", "/v1/journal/batches/{id}", s.getJournalBatch},
 		{"POST", "/v1/journal/batches/{id}/recover", s.recoverJournalBatch},
@@ -237,7 +269,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p := s.h.Plan(r.Context(), engine.Batch{Conversation: req.ConversationID, Turn: req.TurnID, Calls: req.Calls}, s.opts.Narrowing)
-	b := newBatch(s.stopping, p.Batch.ID, req.ConversationID, stateRunning, planViews(p))
+	b := newBatch(s.stopping, p.Batch.ID, req.ConversationID, stateRunning, s.planViews(r.Context(), p))
 	b.plan = p
 	b.argBytes = callBytes(req.Calls)
 	b.preapprove(s.opts.Allow)
@@ -269,10 +301,16 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, b.view())
 }
 
-func planViews(p *engine.Plan) []callView {
+// planViews are the calls of p as the API shows them, each that needs a
+// decision with what a person deciding it is shown.
+func (s *Server) planViews(ctx context.Context, p *engine.Plan) []callView {
 	views := make([]callView, len(p.Calls))
 	for i, pc := range p.Calls {
-		views[i] = viewCall(p.Batch.ID, i+1, pc.Call, pc.Disposition, pc.Confirmation, pc.Result)
+		var a *engine.Approval
+		if pc.Confirmation != nil {
+			a = s.approval(ctx, p.Batch.Conversation, s.opts.Narrowing, *pc.Confirmation, p.Batch.ID, i+1)
+		}
+		views[i] = viewCall(p.Batch.ID, i+1, pc.Call, pc.Disposition, a, pc.Result)
 	}
 	return views
 }
@@ -356,6 +394,34 @@ func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) {
 	if b, ok := s.lookup(w, r); ok {
 		writeJSON(w, http.StatusOK, b.view())
 	}
+}
+
+// callArguments serves the arguments of a batch's nth call (from 1)
+// whole, as they will run: unredacted, and however large, for a person
+// deciding a call whose approval view leaves them out as larger than
+// engine.MaxApprovalArgumentBytes. They are written from the plan's own
+// copy, never copied again.
+func (s *Server) callArguments(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.lookup(w, r)
+	if !ok {
+		return
+	}
+	b.mu.Lock()
+	calls := len(b.calls)
+	n, err := strconv.Atoi(r.PathValue("n"))
+	var args json.RawMessage
+	if err == nil && n >= 1 && n <= calls {
+		args = b.calls[n-1].args
+	}
+	b.mu.Unlock()
+	if args == nil || strconv.Itoa(n) != r.PathValue("n") {
+		writeError(w, http.StatusNotFound, "UnknownCall", fmt.Sprintf("GET %s: batch %s has no call %q: calls are numbered from 1 to %d, in the order of the batch", batchPath(b.id, "calls/…/arguments"), b.id, truncate(r.PathValue("n"), 20), calls))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Length", strconv.Itoa(len(args)))
+	w.Write(args)
 }
 
 type decisionRequest struct {

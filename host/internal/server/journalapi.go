@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/host/internal/journal"
 )
@@ -71,6 +72,11 @@ type JournalCall struct {
 	Result      *JournalResult   `json:"result,omitempty"`
 	Processes   []JournalProcess `json:"processes,omitempty"`
 	Changes     []JournalChange  `json:"changes,omitempty"`
+	// Approval is what a person deciding the call is shown, for a call
+	// that awaits a decision on this server now: the arguments in full
+	// and unredacted (the journal keeps them redacted), as every
+	// approval surface shows them (engine.Approval).
+	Approval *engine.Approval `json:"approval,omitempty"`
 }
 
 // JournalResult is a journaled call's result. Content is as the journal
@@ -306,8 +312,28 @@ func (s *Server) getJournalBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if b, ok := s.journalBatch(r.Context(), w, r, j); ok {
-		writeJSON(w, http.StatusOK, ViewJournalBatch(b))
+		writeJSON(w, http.StatusOK, s.withApprovals(ViewJournalBatch(b)))
 	}
+}
+
+// withApprovals adds to v's calls that await a decision on this server
+// what a person deciding them is shown, as GET /v1/batches/{id} does: a
+// pending call read from the journal is otherwise shown redacted, not as
+// it will run.
+func (s *Server) withApprovals(v JournalBatch) JournalBatch {
+	live, ok := s.batches.get(v.BatchID)
+	if !ok {
+		return v
+	}
+	lv := live.view()
+	for i := range v.Calls {
+		for _, c := range lv.Calls {
+			if c.JournalID == v.Calls[i].JournalID && c.Approval != nil {
+				v.Calls[i].Approval = c.Approval
+			}
+		}
+	}
+	return v
 }
 
 // recoverRequest is the body of POST /v1/journal/batches/{id}/recover.

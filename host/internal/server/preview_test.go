@@ -35,7 +35,7 @@ func TestApprovalShowsDiff(t *testing.T) {
 		{name: "patch", read: true, tool: "apply_patch", args: map[string]any{"patch": patch}, answer: "decline",
 			want: []string{"    │-old\n    │+patched\n"}, after: "old\n"},
 		{name: "dry run fails", read: true, tool: "apply_patch", args: map[string]any{"patch": strings.Replace(patch, "R\nold", "R\nabsent", 1)}, answer: "accept",
-			want: []string{"The change it would make:\n    ⋮ diff unavailable: PatchFailed: ", " …\n"}, not: []string{"│+patched", "<U+2026>"}, after: "old\n", result: "absent"},
+			want: []string{"The change it would make:\n    ⋮ diff unavailable: PatchFailed: ", "not found"}, not: []string{"│+patched", "<U+2026>"}, after: "old\n", result: "absent"},
 		// Replacing an unread file would fail as stale after the person
 		// accepted: it is refused before anyone is asked.
 		{name: "unread", tool: "write_file", args: map[string]any{"path": "a.txt", "content": "new\n"}, answer: "accept",

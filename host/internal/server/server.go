@@ -295,7 +295,10 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, n engin
 	call := engine.Call{ID: journal.CallJournalID(b.ID, 1), Name: req.Params.Name, Arguments: args}
 	b.Calls = []engine.Call{call}
 	a := &approver{session: req.Session, allow: s.opts.Allow, log: s.log, timeout: s.opts.AskTimeout,
-		preview: func(ctx context.Context, c engine.Confirmation) string { return s.preview(ctx, conv, c, n) }}
+		view: func(ctx context.Context, c engine.Confirmation) engine.Approval {
+			return s.h.Inside(inside.Key{}).Engine.Approval(ctx, c, engine.ApprovalOptions{Conversation: conv, Narrowing: n,
+				FullAt: "the tools/call request the MCP client sent"})
+		}}
 	prog := newProgress(ctx, req.Session, req.Params.GetProgressToken(), call.ID, s.opts.ProgressInterval)
 	events := prog.sink()
 	// A call a client that cannot be asked makes may be held for a
@@ -303,7 +306,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, n engin
 	// go to the held batch's log too.
 	var held atomic.Pointer[batch]
 	if s.opts.HoldTimeout > 0 && cannotElicit(req.Session) != "" {
-		a.hold = s.holder(b.ID, conv, call, &held)
+		a.hold = s.holder(b.ID, conv, n, call, &held)
 		events = teeSink{next: events, held: &held}
 	}
 	p, results := s.h.Process(ctx, b, host.BatchOptions{Approver: a, Events: events, Narrowing: n})
