@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,7 +156,7 @@ func (st *settle) withGitlinks(repos []string) []string {
 		links := modulesPaths(filepath.Join(top, ".gitmodules"))
 		gd := r
 		if fi, err := os.Stat(r); err == nil && fi.Mode().IsRegular() {
-			gd = gitdirOf(r)
+			gd = gitFileDir(r)
 		}
 		// The index is only read here: whether the command could write it
 		// directly or its change was applied from a stage, a change made
@@ -182,10 +181,61 @@ func (st *settle) withGitlinks(repos []string) []string {
 
 // commonOr is gd's common directory, or gd itself.
 func commonOr(gd string) string {
-	if cd := commonDir(gd); cd != "" {
+	if cd := commonDirOf(gd); cd != "" {
 		return cd
 	}
 	return gd
+}
+
+// gitFileDir is gitdirOf, and commonDirOf commonDir, reading only a
+// regular file: a FIFO a command left as a .git or commondir must not
+// hold the check (openRegular).
+func gitFileDir(dotgit string) string {
+	gd, ok := strings.CutPrefix(regularFirstLine(dotgit), "gitdir: ")
+	if !ok || gd == "" {
+		return ""
+	}
+	if !filepath.IsAbs(gd) {
+		gd = filepath.Join(filepath.Dir(dotgit), gd)
+	}
+	return filepath.Clean(gd)
+}
+
+func commonDirOf(gd string) string {
+	cd := regularFirstLine(filepath.Join(gd, "commondir"))
+	if cd == "" {
+		return ""
+	}
+	if !filepath.IsAbs(cd) {
+		cd = filepath.Join(gd, cd)
+	}
+	return filepath.Clean(cd)
+}
+
+// regularFirstLine is the first line of the regular file p (a link
+// followed, as git does), "" when it is not one.
+func regularFirstLine(p string) string {
+	f, err := openRegular(p, true)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	n, _ := io.ReadFull(f, buf)
+	line, _, _ := strings.Cut(string(buf[:n]), "\n")
+	return strings.TrimSpace(line)
+}
+
+// quarantineReadme is the README of the quarantine of the git directory
+// gd.
+func quarantineReadme(gd string) string {
+	return "toolhost keeps here what it removed from this git directory (" + gd + ") after a\n" +
+		"run_command call: config keys that make git run a program (a copy of the config\n" +
+		"file as the command left it, the keys listed at its top) and hooks. The command's\n" +
+		"sandbox could write them, and git run outside the sandbox (your git status, git\n" +
+		"commit) would have run them with your rights.\n\n" +
+		"If you trust them: read each file first, then set the keys again with git config,\n" +
+		"or move a hook back into hooks/ and make it executable. Otherwise delete this directory.\n"
 }
 
 // gitDirs are the git directories git uses for the repository at repo
@@ -215,13 +265,13 @@ func (st *settle) gitDirs(repos []string) []string {
 		switch {
 		case err != nil:
 		case fi.Mode().IsRegular():
-			if gd := gitdirOf(r); gd != "" {
+			if gd := gitFileDir(r); gd != "" {
 				add(gd)
-				add(commonDir(gd))
+				add(commonDirOf(gd))
 			}
 		case fi.IsDir():
 			add(r)
-			add(commonDir(r))
+			add(commonDirOf(r))
 		}
 	}
 	// modules/ and worktrees/ of each, and theirs in turn (a submodule's
@@ -301,68 +351,11 @@ func mergeFound(early, late []Neutralized) []Neutralized {
 // .git, or gd itself.
 func repoOf(gd string, repos []string) string {
 	for _, r := range repos {
-		if r == gd || filepath.Base(r) == ".git" && (resolved(r) == gd || gitdirOf(r) == gd) {
+		if r == gd || filepath.Base(r) == ".git" && (resolved(r) == gd || gitFileDir(r) == gd) {
 			return r
 		}
 	}
 	return gd
-}
-
-// neutralizeGitDir sets aside, from the git directory gd, the config
-// keys that run programs and the hooks, where the command could write
-// them and they changed during the call.
-func (st *settle) neutralizeGitDir(ctx context.Context, gd string) Neutralized {
-	n := Neutralized{GitDir: gd}
-	var q *quarantine
-	for _, name := range []string{"config", "config.worktree"} {
-		p := filepath.Join(gd, name)
-		if !st.changed(p) {
-			continue
-		}
-		if q == nil {
-			q = &quarantine{gd: gd}
-		}
-		keys, whole, err := neutralizeConfig(ctx, p, q)
-		n.Keys = append(n.Keys, keys...)
-		if whole {
-			n.Files = append(n.Files, name)
-		}
-		n.Err = errors.Join(n.Err, err)
-	}
-	hooks := filepath.Join(gd, "hooks")
-	if st.writable(filepath.Join(hooks, "x")) {
-		if st.changed(hooks) && !st.isDir(hooks) {
-			// A hooks that is a file or a link to another directory: git
-			// follows the link to the hooks there.
-			if q == nil {
-				q = &quarantine{gd: gd}
-			}
-			n.Err = errors.Join(n.Err, q.move("hooks"))
-			n.Files = append(n.Files, "hooks")
-		} else if entries, err := os.ReadDir(hooks); err == nil {
-			for _, e := range entries {
-				p := filepath.Join(hooks, e.Name())
-				if strings.HasSuffix(e.Name(), ".sample") || !st.changed(p) {
-					continue
-				}
-				if q == nil {
-					q = &quarantine{gd: gd}
-				}
-				n.Err = errors.Join(n.Err, q.move(filepath.Join("hooks", e.Name())))
-				n.Files = append(n.Files, filepath.Join("hooks", e.Name()))
-			}
-		}
-	}
-	if q != nil && (len(n.Keys) > 0 || len(n.Files) > 0) {
-		n.Err = errors.Join(n.Err, q.readme())
-		n.Kept = filepath.Join(gd, quarantineDir)
-	}
-	return n
-}
-
-func (st *settle) isDir(p string) bool {
-	fi, err := os.Lstat(p)
-	return err == nil && fi.IsDir()
 }
 
 // changed reports whether p is something the command could write (no
@@ -399,59 +392,6 @@ func (st *settle) writable(p string) bool {
 	return best >= 0 && kind == MountWrite
 }
 
-// neutralizeConfig removes from the config file p the keys git would run
-// a program for (runsProgram), keeping the original in q, and returns
-// the keys removed. A file that is not a regular file (git follows a
-// link), is too large, or that git cannot list is set aside whole
-// (whole) when it names anything runsProgram might match.
-func neutralizeConfig(ctx context.Context, p string, q *quarantine) (keys []string, whole bool, err error) {
-	name := filepath.Base(p)
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return nil, false, nil
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > settleMaxConfig {
-		return nil, true, q.move(name)
-	}
-	orig, err := os.ReadFile(p)
-	if err != nil {
-		return nil, false, fmt.Errorf("read %s to check it for programs git runs: %w", p, err)
-	}
-	entries, lerr := listConfig(ctx, p)
-	if lerr != nil {
-		// git cannot list it (no git here, or a file git refuses): set it
-		// aside when any word git could read as a program key is in it;
-		// a file git refuses, git refuses outside too.
-		if !mentionsProgramKey(orig) {
-			return nil, false, nil
-		}
-		return nil, true, q.move(name)
-	}
-	var kept []configEntry
-	for _, e := range entries {
-		if runsProgram(e.section, e.sub, e.name, e.value) {
-			keys = append(keys, e.key())
-			continue
-		}
-		kept = append(kept, e)
-	}
-	if len(keys) == 0 {
-		return nil, false, nil
-	}
-	if err := q.keep(name, configHeader(p, keys), orig); err != nil {
-		return nil, false, err
-	}
-	if err := replaceFile(p, writeConfig(kept), fi.Mode().Perm()); err != nil {
-		return keys, false, err
-	}
-	// What git lists now must be what was kept: a rewrite git reads
-	// differently is set aside whole.
-	if again, err := listConfig(ctx, p); err != nil || !slices.EqualFunc(again, kept, func(a, b configEntry) bool { return a.key() == b.key() && a.value == b.value && a.bare == b.bare }) {
-		return keys, true, errors.Join(q.move(name), errors.New("the rewritten "+p+" did not read back as written; it was set aside whole"))
-	}
-	return keys, false, nil
-}
-
 // configEntry is one key git lists from a config file.
 type configEntry struct {
 	section, sub, name string // section and name lower case, as git lists them
@@ -466,18 +406,27 @@ func (e configEntry) key() string {
 	return e.section + "." + e.sub + "." + e.name
 }
 
-// listConfig is git's own reading of the config file p (git config
-// --list): a hand-written parser could read a file differently from the
-// git that later runs it. git is run with no system or global
-// configuration, from /, and does not follow include.path.
-func listConfig(ctx context.Context, p string) ([]configEntry, error) {
+// listConfig is git's own reading of the config file at path p (git
+// config --list): a hand-written parser could read a file differently
+// from the git that later runs it. git is run with no system or global
+// configuration, from /, and does not follow include.path. When f is not
+// nil, git reads it (as /dev/fd/3) instead of p, so that what it reads is
+// the file already opened, whatever p leads to now.
+func listConfig(ctx context.Context, p string, f *os.File) ([]configEntry, error) {
 	git, err := exec.LookPath("git")
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, git, "config", "--file", p, "--no-includes", "--list", "--null")
+	file := p
+	if f != nil {
+		file = "/dev/fd/3"
+	}
+	cmd := exec.CommandContext(ctx, git, "config", "--file", file, "--no-includes", "--list", "--null")
+	if f != nil {
+		cmd.ExtraFiles = []*os.File{f}
+	}
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "LC_ALL=C", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
 	var stderr bytes.Buffer
@@ -634,122 +583,6 @@ func configHeader(p string, keys []string) string {
 		"# A command's sandbox could write them; git would have run them outside it. If you trust\n"+
 		"# them, read them here and set them again with git config.\n",
 		p, p, strings.Join(keys, "\n#   "))
-}
-
-// quarantine is the toolhost-quarantine directory of a git directory,
-// made when something is first kept there.
-type quarantine struct {
-	gd string
-}
-
-func (q *quarantine) dir() (string, error) {
-	d := filepath.Join(q.gd, quarantineDir)
-	fi, err := os.Lstat(d)
-	switch {
-	case err == nil && fi.IsDir():
-		return d, nil
-	case err == nil:
-		// Not a directory of ours (the command made it): moved aside.
-		if err := os.Rename(d, d+fmt.Sprintf(".%d", time.Now().UnixNano())); err != nil {
-			return "", fmt.Errorf("move aside %s: %w", d, err)
-		}
-	}
-	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", fmt.Errorf("make %s to keep what was set aside: %w", d, err)
-	}
-	return d, nil
-}
-
-// free is a name in the quarantine for rel that nothing holds yet.
-func (q *quarantine) free(d, rel string) string {
-	base := filepath.Join(d, strings.ReplaceAll(rel, "/", "-"))
-	p := base
-	for i := 1; pathPresent(p); i++ {
-		p = fmt.Sprintf("%s.%d", base, i)
-	}
-	return p
-}
-
-// move moves rel (a path in the git directory) into the quarantine, as
-// it is: a link stays a link, a directory a directory.
-func (q *quarantine) move(rel string) error {
-	d, err := q.dir()
-	if err != nil {
-		return err
-	}
-	src := filepath.Join(q.gd, rel)
-	dst := q.free(d, rel)
-	if err := os.Rename(src, dst); err != nil {
-		return fmt.Errorf("move %s into %s: %w", src, d, err)
-	}
-	// A hook kept there must not run by mistake.
-	if fi, err := os.Lstat(dst); err == nil && fi.Mode().IsRegular() {
-		os.Chmod(dst, fi.Mode().Perm()&^0o111)
-	}
-	return nil
-}
-
-// keep writes a copy of a file's text, after header, into the
-// quarantine as rel.
-func (q *quarantine) keep(rel, header string, text []byte) error {
-	d, err := q.dir()
-	if err != nil {
-		return err
-	}
-	dst := q.free(d, rel)
-	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("keep %s before changing it: %w", filepath.Join(q.gd, rel), err)
-	}
-	_, werr := io.WriteString(f, header)
-	if werr == nil {
-		_, werr = f.Write(text)
-	}
-	if err := errors.Join(werr, f.Close()); err != nil {
-		os.Remove(dst)
-		return fmt.Errorf("keep %s before changing it: %w", filepath.Join(q.gd, rel), err)
-	}
-	return nil
-}
-
-// readme writes the quarantine's README, saying what it holds and what to
-// do with it.
-func (q *quarantine) readme() error {
-	d, err := q.dir()
-	if err != nil {
-		return err
-	}
-	text := "toolhost keeps here what it removed from this git directory (" + q.gd + ") after a\n" +
-		"run_command call: config keys that make git run a program (a copy of the config\n" +
-		"file as the command left it, the keys listed at its top) and hooks. The command's\n" +
-		"sandbox could write them, and git run outside the sandbox (your git status, git\n" +
-		"commit) would have run them with your rights.\n\n" +
-		"If you trust them: read each file first, then set the keys again with git config,\n" +
-		"or move a hook back into hooks/ and make it executable. Otherwise delete this directory.\n"
-	p := filepath.Join(d, "README")
-	if pathPresent(p) {
-		return nil
-	}
-	return os.WriteFile(p, []byte(text), 0o600)
-}
-
-// replaceFile replaces p with text in one rename, so git never reads half
-// a file.
-func replaceFile(p string, text []byte, perm fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".toolhost-config-")
-	if err != nil {
-		return fmt.Errorf("rewrite %s without the keys git would run: %w", p, err)
-	}
-	_, werr := tmp.Write(text)
-	if err := errors.Join(werr, tmp.Chmod(perm), tmp.Close()); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("rewrite %s without the keys git would run: %w", p, err)
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("rewrite %s without the keys git would run: %w", p, err)
-	}
-	return nil
 }
 
 // settleHint is the lines to append to the command's output for what was

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -25,7 +24,7 @@ const gitlinkMode = 0o160000
 // (20 for SHA-1, 32 for SHA-256). Versions 2, 3 and 4 of the format are
 // read.
 func indexGitlinks(p string, hashSize int) ([]string, error) {
-	f, err := os.Open(p)
+	f, err := openRegular(p, true)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +112,7 @@ func indexVarint(b []byte) (uint64, int) {
 // directory is gd: 32 when its config sets extensions.objectFormat =
 // sha256, 20 otherwise.
 func hashSizeOf(gd string) int {
-	f, err := os.Open(filepath.Join(gd, "config"))
+	f, err := openRegular(filepath.Join(gd, "config"), true)
 	if err != nil {
 		return 20
 	}
@@ -133,7 +132,7 @@ func hashSizeOf(gd string) int {
 // until they are checked out. A small reading of "path = X" lines; what
 // it misses, the gitlinks of the index cover.
 func modulesPaths(p string) []string {
-	f, err := os.Open(p)
+	f, err := openRegular(p, true)
 	if err != nil {
 		return nil
 	}

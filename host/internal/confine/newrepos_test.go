@@ -1,3 +1,5 @@
+//go:build linux
+
 package confine
 
 import (
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/toolhost/toolhost/internal/testenv"
 )
@@ -110,8 +114,7 @@ func TestNeutralizeConfig(t *testing.T) {
 		"[includeIf \"gitdir:/x/\"]\n\tpath = /elsewhere\n" +
 		"[user]\n\tname = \"a \\\"quoted\\\" name\"\n"
 	mustWrite(t, p, text)
-	q := &quarantine{gd: gd}
-	keys, whole, err := neutralizeConfig(context.Background(), p, q)
+	keys, whole, err := testGitDirHandle(t, gd).neutralizeConfig(context.Background(), "config")
 	if err != nil || whole {
 		t.Fatalf("neutralizeConfig: %v (whole %v)", err, whole)
 	}
@@ -119,7 +122,7 @@ func TestNeutralizeConfig(t *testing.T) {
 	if !slices.Equal(keys, want) {
 		t.Errorf("removed %q, want %q", keys, want)
 	}
-	got, err := listConfig(context.Background(), p)
+	got, err := listConfig(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +140,7 @@ func TestNeutralizeConfig(t *testing.T) {
 		t.Errorf("the quarantine does not hold the original after a header naming the keys (%v):\n%s", err, b)
 	}
 	// Kept as a config file git still reads.
-	if again, err := listConfig(context.Background(), filepath.Join(gd, quarantineDir, "config")); err != nil || len(again) != len(got)+len(want) {
+	if again, err := listConfig(context.Background(), filepath.Join(gd, quarantineDir, "config"), nil); err != nil || len(again) != len(got)+len(want) {
 		t.Errorf("git reads the kept copy as %d keys (%v), want %d", len(again), err, len(got)+len(want))
 	}
 }
@@ -150,11 +153,11 @@ func TestNeutralizeConfigWithoutGit(t *testing.T) {
 	gd := t.TempDir()
 	p := filepath.Join(gd, "config")
 	mustWrite(t, p, "[core]\n\tbare = false\n")
-	if keys, whole, err := neutralizeConfig(context.Background(), p, &quarantine{gd: gd}); err != nil || whole || keys != nil {
+	if keys, whole, err := testGitDirHandle(t, gd).neutralizeConfig(context.Background(), "config"); err != nil || whole || keys != nil {
 		t.Errorf("a harmless config: keys %q, whole %v, %v; want it left", keys, whole, err)
 	}
 	mustWrite(t, p, "[core]\n\tfsmonitor = x\n")
-	if _, whole, err := neutralizeConfig(context.Background(), p, &quarantine{gd: gd}); err != nil || !whole || pathPresent(p) {
+	if _, whole, err := testGitDirHandle(t, gd).neutralizeConfig(context.Background(), "config"); err != nil || !whole || pathPresent(p) {
 		t.Errorf("a config naming core.fsmonitor without git: whole %v, %v, present %v; want it moved aside", whole, err, pathPresent(p))
 	}
 	if b, err := os.ReadFile(filepath.Join(gd, quarantineDir, "config")); err != nil || !strings.Contains(string(b), "fsmonitor") {
@@ -455,5 +458,94 @@ func TestSettleWatchesEmptySubmodules(t *testing.T) {
 	found := st.run(context.Background())
 	if len(found) != 1 || found[0].Repo != filepath.Join(lib, ".git") || !slices.Contains(found[0].Keys, "core.fsmonitor") {
 		t.Errorf("found %+v, want lib/.git's core.fsmonitor", found)
+	}
+}
+
+// testGitDirHandle opens the git directory gd for the set-aside, as the
+// check after a call does.
+func testGitDirHandle(t *testing.T, gd string) *gitDirHandle {
+	t.Helper()
+	fd, err := unix.Open(gd, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &gitDirHandle{st: &settle{}, path: gd, fd: fd, q: -1}
+	t.Cleanup(h.close)
+	return h
+}
+
+// TestSettleLinksAndFifos: what a command leaves to mislead the check
+// run with the operator's rights: a git directory reached through a link
+// to a repository outside the roots (whose config toolhost must not
+// rewrite), a config that is a link to a file outside, a hooks that is
+// a link, and FIFOs where git reads a .git file, a commondir, an index
+// (which must not hold the check).
+func TestSettleLinksAndFifos(t *testing.T) {
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
+	root := canonicalTempDir(t)
+	outside := canonicalTempDir(t)
+	gitB(t, root, "init", "-q", ".")
+	_, st, cleanup, err := buildCall(context.Background(), testSettings(t, fakeHome(t)), Call{ID: "c1", Roots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	// The operator's repository outside, changed recently.
+	gitB(t, outside, "init", "-q", "theirs")
+	gitB(t, filepath.Join(outside, "theirs"), "config", "core.pager", "their-pager")
+	mustWrite(t, filepath.Join(outside, "theirs/.git/hooks/pre-commit"), "#!/bin/sh\n")
+	mustWrite(t, filepath.Join(outside, "elsewhere.config"), "[core]\n\teditor = their-editor\n")
+	// In the root: a link to it, a repository whose config and hooks are
+	// links out, and FIFOs.
+	if err := os.Symlink(filepath.Join(outside, "theirs"), filepath.Join(root, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	gitB(t, root, "init", "-q", "links")
+	os.Remove(filepath.Join(root, "links/.git/config"))
+	os.Symlink(filepath.Join(outside, "elsewhere.config"), filepath.Join(root, "links/.git/config"))
+	os.RemoveAll(filepath.Join(root, "links/.git/hooks"))
+	os.Symlink(filepath.Join(outside, "theirs/.git/hooks"), filepath.Join(root, "links/.git/hooks"))
+	mustMkdir(t, filepath.Join(root, "fifo"))
+	for _, p := range []string{"fifo/.git", "links/.git/commondir", "links/.git/index"} {
+		if err := unix.Mkfifo(filepath.Join(root, p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitB(t, root, "init", "-q", "lib")
+	mustWrite(t, filepath.Join(root, ".gitmodules"), "[submodule \"lib\"]\n\tpath = lib\n")
+
+	done := make(chan []Neutralized, 1)
+	go func() { done <- st.run(context.Background()) }()
+	var found []Neutralized
+	select {
+	case found = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the check after the call did not end within 30 s: a FIFO held it")
+	}
+	// A git directory found before the command swapped a directory on
+	// its path for a link (a race the watch meets while the command runs).
+	if n := st.neutralizeGitDir(context.Background(), filepath.Join(root, "linked/.git")); len(n.Keys) > 0 || len(n.Files) > 0 || n.Err == nil {
+		t.Errorf("a git directory reached through a link: %+v; want nothing done, and an error saying why", n)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "theirs/.git/config")); !strings.Contains(string(b), "their-pager") {
+		t.Errorf("the config of a repository outside the roots was rewritten:\n%s", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "elsewhere.config")); !strings.Contains(string(b), "their-editor") {
+		t.Errorf("a file outside the roots, a config's link target, was rewritten:\n%s", b)
+	}
+	if !pathPresent(filepath.Join(outside, "theirs/.git/hooks/pre-commit")) || pathPresent(filepath.Join(outside, "theirs/.git", quarantineDir)) {
+		t.Errorf("a hook outside the roots was moved")
+	}
+	var links *Neutralized
+	for i := range found {
+		if found[i].GitDir == filepath.Join(root, "links/.git") {
+			links = &found[i]
+		}
+	}
+	if links == nil || !slices.Equal(links.Files, []string{"config", "hooks"}) {
+		t.Fatalf("links/.git: %+v; want its linked config and hooks moved aside whole", found)
+	}
+	if fi, err := os.Lstat(filepath.Join(root, "links/.git", quarantineDir, "config")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the linked config is not kept, as a link, in the quarantine: %v", err)
 	}
 }
