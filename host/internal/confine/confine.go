@@ -56,6 +56,7 @@ const (
 	MountWrite = spec.MountWrite
 	MountTmpfs = spec.MountTmpfs
 	MountHide  = spec.MountHide
+	MountStage = spec.MountStage
 )
 
 // startTimeout bounds how long the host waits for the launcher to report

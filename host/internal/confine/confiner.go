@@ -257,6 +257,12 @@ func (r *Run) Hint(stderr ...[]byte) string {
 		return ""
 	}
 	h := Hint(r.policy, bytes.Join(stderr, nil))
+	for _, l := range r.applyStaged() {
+		if h != "" {
+			h += "\n"
+		}
+		h += l
+	}
 	for _, l := range []string{UncoveredHint(r.policy), r.settle.hint(r.afterCommand())} {
 		if l != "" {
 			if h != "" {
@@ -274,6 +280,18 @@ func (r *Run) Hint(stderr ...[]byte) string {
 	return h
 }
 
+// applyStaged applies to the real git directories what the command
+// wrote in their stages, once it has ended, before the check of the
+// repositories it made looks at them, and logs and returns what it
+// refused; a second call finds nothing left to apply.
+func (r *Run) applyStaged() []string {
+	notes := applyStaged(r.policy)
+	for _, n := range notes {
+		r.log.Warn("confine: a command's change to a git directory was not kept", "call", r.call, "what", n)
+	}
+	return notes
+}
+
 // Close removes what Prepare made: the call's proxy and its connections,
 // the cgroup (killing anything left in it), and the private tmp.
 func (r *Run) Close() {
@@ -285,6 +303,7 @@ func (r *Run) Close() {
 			r.log.Error("confine: the command's cgroup could not be emptied and removed", "call", r.call, "err", err)
 		}
 	}
+	r.applyStaged()
 	if r.settle != nil {
 		r.afterCommand()
 	}

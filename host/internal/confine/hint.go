@@ -139,7 +139,7 @@ func (h *hinter) line(l string) {
 func (h *hinter) write(path string) {
 	abs := h.abs(path)
 	m := h.effective(abs)
-	if m != nil && (m.Kind == MountWrite || m.Kind == MountTmpfs) {
+	if m != nil && (m.Kind == MountWrite || m.Kind == MountTmpfs || m.Kind == MountStage) {
 		return
 	}
 	if m != nil && m.Kind == MountHide {

@@ -132,7 +132,7 @@ func buildCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(
 		once.Do(func() {
 			st.run(context.Background())
 			os.RemoveAll(tmp)
-			b.removeStrays()
+			b.afterCall()
 		})
 	}
 	p, err := b.build(tmp)
@@ -165,9 +165,14 @@ type builder struct {
 	// reach (Policy.Uncovered); unprotected names the roots whose nested
 	// repositories were not all protected (Policy.Unprotected).
 	uncovered, unprotected []string
-	// strays are files no command may leave behind, absent when Build
-	// ran: the cleanup removes them (removeStrays).
-	strays []string
+	// staged are the directories shown through a stage (stage.go), by
+	// real path; stageRoot holds their stages.
+	staged    map[string]bool
+	stageRoot string
+	// made are the directories Build made to bind them read-only (a
+	// core.hooksPath not made yet): the cleanup removes those still
+	// empty (afterCall).
+	made []string
 }
 
 func newBuilder(ctx context.Context, s Settings, c Call) (*builder, error) {
@@ -204,7 +209,7 @@ func newBuilder(ctx context.Context, s Settings, c Call) (*builder, error) {
 	if c.Environ != nil {
 		environ = c.Environ
 	}
-	b := &builder{ctx: ctx, s: s, c: c, environ: environ, env: envMap(environ), last: map[string]int{}, have: map[Mount]bool{}}
+	b := &builder{ctx: ctx, s: s, c: c, environ: environ, env: envMap(environ), last: map[string]int{}, have: map[Mount]bool{}, staged: map[string]bool{}}
 	b.secrets = secretPaths(s.Home, b.env)
 	if c.Environ != nil {
 		// What the operator's environment names a secret (an agent's
@@ -737,8 +742,56 @@ func (b *builder) protectDotGit(dotgit string, trees []string) {
 	case fi.IsDir():
 		b.protectGitDir(dotgit, trees)
 	}
-	if hp := hooksPath(filepath.Dir(dotgit)); hp != "" {
+	b.protectHooksPath(filepath.Dir(dotgit), trees)
+}
+
+// protectHooksPath binds read-only each core.hooksPath of tree's
+// repository (its config, config.worktree, the user's configuration)
+// that names a directory in a writable tree: git outside runs the hooks
+// there. One that does not exist yet is made first, empty, as the
+// hooks directory is, or the command could make it and fill it.
+func (b *builder) protectHooksPath(tree string, trees []string) {
+	for _, hp := range hooksPaths(tree, b.s.Home) {
+		if !pathPresent(hp) {
+			b.makeInside(hp, trees)
+		}
 		b.bindInside(MountRead, hp, trees)
+	}
+}
+
+// makeInside makes the directory p, and its missing parents, when p lies
+// in one of trees; the directories are made beneath the tree's own, with
+// no symlink followed, so what a command left there cannot make Build
+// create a directory elsewhere. Those made are remembered (b.made).
+func (b *builder) makeInside(p string, trees []string) {
+	top := ""
+	for _, t := range trees {
+		if within(p, t) && p != t && len(t) > len(top) {
+			top = t
+		}
+	}
+	if top == "" {
+		return
+	}
+	root, err := os.OpenRoot(top)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	rel, err := filepath.Rel(top, p)
+	if err != nil {
+		return
+	}
+	d := "."
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		d = filepath.Join(d, name)
+		if _, err := root.Lstat(d); err == nil {
+			continue
+		}
+		if err := root.Mkdir(d, 0o755); err != nil {
+			return
+		}
+		b.made = append(b.made, filepath.Join(top, d))
 	}
 }
 
@@ -773,14 +826,24 @@ func (b *builder) modulesRead(mods string, limit int) ([]string, int) {
 	return dirs, l.n
 }
 
-// protectGitDir binds the git directory gd onto itself, writable, and
-// its hooks, config and info read-only, and pins it where it is: every
-// directory between its root and it becomes a mount point, so a command
-// cannot move the repository where the next call's search does not look
-// (deeper than walkMaxDepth) and write its hooks there.
+// protectGitDir shows the git directory gd to the command through a
+// stage (stage.go): what it writes at the top (the index, HEAD, lock
+// files) is applied after the call from the names git writes there, so
+// a commondir, config.worktree or gitdir it writes never reaches the
+// real directory. objects, refs, logs, modules and worktrees are bound
+// through, writable (the submodules' and worktrees' git directories are
+// staged in turn), objects/info is staged too (alternates), and hooks,
+// config, config.worktree, info, commondir and gitdir are read-only. The
+// git directory is pinned where it is: every directory between its root
+// and it becomes a mount point, so a command cannot move the repository
+// where the next call's search does not look (deeper than walkMaxDepth)
+// and write its hooks there.
 func (b *builder) protectGitDir(gd string, trees []string) {
-	real := b.bindInside(MountWrite, gd, trees)
-	if real == "" {
+	real, err := filepath.EvalSymlinks(gd)
+	if err != nil || !underAny(real, trees) || b.exposes(real) {
+		return
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() || b.staged[real] {
 		return
 	}
 	b.pin(real)
@@ -788,36 +851,62 @@ func (b *builder) protectGitDir(gd string, trees []string) {
 	// git outside then runs: it is made, empty, so it can be bound.
 	// When that fails, there is nothing to bind and the gap stays.
 	_ = os.Mkdir(filepath.Join(real, "hooks"), 0o755)
-	for _, name := range []string{"hooks", "config", "config.worktree", "info"} {
+	if !b.stage(real) {
+		b.protectGitFiles(real, trees)
+		return
+	}
+	for _, name := range stagedThrough {
+		p := filepath.Join(real, name)
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+			b.add(Mount{Kind: MountWrite, Source: p, Target: p}, "")
+		}
+	}
+	if info := filepath.Join(real, "objects", "info"); isDir(filepath.Join(real, "objects")) {
+		// git init makes it; a repository without it gets it, empty, to
+		// stage it, or the command could write alternates there.
+		_ = os.Mkdir(info, 0o755)
+		if fi, err := os.Lstat(info); err == nil && fi.IsDir() {
+			b.stage(info)
+		}
+	}
+	b.protectGitFiles(real, trees)
+	wts, _ := b.modulesRead(filepath.Join(real, "worktrees"), walkMaxEntries)
+	for _, wt := range wts {
+		b.protectGitDir(wt, trees)
+	}
+}
+
+// protectGitFiles binds read-only what git reads in the git directory
+// real as its configuration and code, where it exists.
+func (b *builder) protectGitFiles(real string, trees []string) {
+	for _, name := range []string{"hooks", "config", "config.worktree", "info", "commondir", "gitdir"} {
 		p := filepath.Join(real, name)
 		b.bindInside(MountRead, p, trees)
 		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			// A link (.git/hooks -> ../.githooks) is an entry of the
-			// writable git directory: the link itself is listed too, for
-			// the launcher to keep in place, or a command replaces it
-			// with a directory of its own hooks.
+			// git directory: the link itself is listed too, for the
+			// launcher to keep in place, or a command replaces it with
+			// a directory of its own hooks.
 			if m := (Mount{Kind: MountRead, Source: hostPath(p), Target: p}); !b.have[m] {
 				b.add(m, "")
 			}
 		}
 	}
-	// commondir moves a repository's config and hooks to the directory it
-	// names. git writes one only in a linked worktree's git directory,
-	// where it exists already; one that appears during the call is the
-	// command's, and cannot be bound before it exists: the cleanup
-	// removes it before git outside can read it.
-	if cd := filepath.Join(real, "commondir"); !pathPresent(cd) {
-		b.strays = append(b.strays, cd)
-	}
 }
 
-// removeStrays removes the strays that a command made during the call.
-// RemoveAll does not follow a link.
-func (b *builder) removeStrays() {
-	for _, p := range b.strays {
-		if pathPresent(p) {
-			os.RemoveAll(p)
-		}
+// afterCall runs once the command has ended: it applies what the
+// command wrote in the staged git directories (a caller that reports
+// what was refused has applied them already: applyStaged empties each
+// stage), removes the stages, and the directories Build made that are
+// still empty.
+func (b *builder) afterCall() {
+	if b.stageRoot != "" {
+		p := &Policy{Mounts: b.mounts}
+		applyStaged(p)
+		removeStages(b.stageRoot)
+	}
+	for i := len(b.made) - 1; i >= 0; i-- {
+		os.Remove(b.made[i]) // only when empty
 	}
 }
 
@@ -1070,38 +1159,64 @@ func commonDir(gitdir string) string {
 	return filepath.Clean(cd)
 }
 
-// hooksPath is core.hooksPath of tree's repository when it names a
-// directory of the tree (husky's .husky, say): git outside runs those
-// hooks too. A small reading of .git/config: the [core] section's
-// hooksPath, relative to the tree.
-func hooksPath(tree string) string {
-	f, err := os.Open(filepath.Join(tree, ".git", "config"))
+// hooksPaths are the core.hooksPath values that apply to tree's
+// repository (husky's .husky, say), as absolute paths: git outside runs
+// the hooks there. They are read, in a small reading of each file's
+// [core] section, from the repository's config and config.worktree (in
+// the git directory a .git file names, and its commondir) and from the
+// user's configuration; a relative path is the tree's, a "~/" one home's.
+func hooksPaths(tree, home string) []string {
+	gd := filepath.Join(tree, ".git")
+	if g := gitdirOf(gd); g != "" {
+		gd = g
+	}
+	files := []string{filepath.Join(gd, "config"), filepath.Join(gd, "config.worktree")}
+	if cd := commonDir(gd); cd != "" {
+		files = append(files, filepath.Join(cd, "config"))
+	}
+	if home != "" {
+		files = append(files, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
+	}
+	var out []string
+	for _, f := range files {
+		v := coreHooksPath(f)
+		switch {
+		case v == "":
+			continue
+		case strings.HasPrefix(v, "~/") && home != "":
+			v = filepath.Join(home, v[2:])
+		case strings.HasPrefix(v, "~"):
+			continue // another user's home
+		case !filepath.IsAbs(v):
+			v = filepath.Join(tree, v)
+		}
+		out = append(out, filepath.Clean(v))
+	}
+	return dedupe(out)
+}
+
+// coreHooksPath is the last core.hooksPath set in the config file p, ""
+// when none or unreadable.
+func coreHooksPath(p string) string {
+	f, err := os.Open(p)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(io.LimitReader(f, 64<<10))
-	core := false
+	core, v := false, ""
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(line, "[") {
 			core = strings.EqualFold(strings.Trim(line, "[] \t"), "core")
 			continue
 		}
-		k, v, ok := strings.Cut(line, "=")
-		if !core || !ok || !strings.EqualFold(strings.TrimSpace(k), "hookspath") {
-			continue
+		k, val, ok := strings.Cut(line, "=")
+		if core && ok && strings.EqualFold(strings.TrimSpace(k), "hookspath") {
+			v = strings.Trim(strings.TrimSpace(val), `"`)
 		}
-		v = strings.Trim(strings.TrimSpace(v), `"`)
-		if v == "" || strings.HasPrefix(v, "~") {
-			return ""
-		}
-		if !filepath.IsAbs(v) {
-			v = filepath.Join(tree, v)
-		}
-		return filepath.Clean(v)
 	}
-	return ""
+	return v
 }
 
 // firstLine is the first line of a small file, "" when unreadable.

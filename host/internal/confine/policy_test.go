@@ -357,8 +357,8 @@ func TestBuildProtectsGit(t *testing.T) {
 	mustWrite(t, filepath.Join(lure, ".git"), "gitdir: "+filepath.Join(home, ".ssh")+"\n")
 
 	p := mustBuild(t, testSettings(t, home), Call{ID: "c1", Roots: []string{root, wt, lure}, Dir: root})
-	if m := findMount(p, MountWrite, git); m == nil {
-		t.Errorf(".git is not a mount point")
+	if m := findMount(p, MountStage, git); m == nil {
+		t.Errorf(".git is not staged")
 	}
 	for _, ro := range []string{".git/hooks", ".git/config", ".git/info", ".git/modules/sub/hooks", ".git/modules/sub/config", ".husky"} {
 		if m := effectiveMount(p, filepath.Join(root, ro)); m == nil || m.Kind != MountRead {
@@ -371,8 +371,8 @@ func TestBuildProtectsGit(t *testing.T) {
 	if m := effectiveMount(p, filepath.Join(wt, ".git")); m == nil || m.Kind != MountRead {
 		t.Errorf("worktree's .git file: %+v, want read-only", m)
 	}
-	if m := findMount(p, MountWrite, filepath.Join(git, "worktrees/wt")); m == nil {
-		t.Errorf("the worktree's git directory is not a mount point")
+	if m := findMount(p, MountStage, filepath.Join(git, "worktrees/wt")); m == nil {
+		t.Errorf("the worktree's git directory is not staged")
 	}
 	for _, m := range p.Mounts {
 		if m.Kind != MountHide && within(m.Source, filepath.Join(home, ".ssh")) {
@@ -700,31 +700,71 @@ func TestBuildSweepsTmpOfDeadToolhost(t *testing.T) {
 	}
 }
 
-// TestBuildRemovesPlantedCommondir: a .git/commondir that appears during
-// the call (it would move the repository's hooks and config to a
-// directory the command wrote) is removed by the cleanup, while a linked
-// worktree's own commondir stays (the red team's commondir).
-func TestBuildRemovesPlantedCommondir(t *testing.T) {
+// TestBuildStagesGitDir: what a command writes at the top of a git
+// directory lands in its stage (here written there directly, as the
+// overlay would); the cleanup applies to the real directory what git
+// writes in its work (the index, HEAD, a rebase's state) and nothing
+// else: not a commondir (the red team's), a config.worktree, a gitdir,
+// an objects/info/alternates. A linked worktree's own commondir stays,
+// read-only.
+func TestBuildStagesGitDir(t *testing.T) {
 	home := fakeHome(t)
 	root := t.TempDir()
 	git := filepath.Join(root, ".git")
-	mustMkdir(t, filepath.Join(git, "hooks"))
+	mustWrite(t, filepath.Join(git, "HEAD"), "ref: refs/heads/main\n")
+	mustMkdir(t, filepath.Join(git, "objects"))
+	mustMkdir(t, filepath.Join(git, "refs"))
 	wtGitdir := filepath.Join(git, "worktrees/wt")
 	mustWrite(t, filepath.Join(wtGitdir, "commondir"), "../..\n")
 	wt := t.TempDir()
 	mustWrite(t, filepath.Join(wt, ".git"), "gitdir: "+wtGitdir+"\n")
-	_, cleanup, err := Build(context.Background(), testSettings(t, home), Call{ID: "c1", Roots: []string{root, wt}})
+	s := testSettings(t, home)
+	p, cleanup, err := Build(context.Background(), s, Call{ID: "c1", Roots: []string{root, wt}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	planted := filepath.Join(git, "commondir")
-	mustWrite(t, planted, "../evil\n")
-	cleanup()
-	if pathExists(planted) {
-		t.Errorf("%s, made during the call, is still there after the cleanup", planted)
+	for _, through := range []string{"objects", "refs", "worktrees"} {
+		if findMount(p, MountWrite, filepath.Join(git, through)) == nil {
+			t.Errorf(".git/%s is not bound through", through)
+		}
 	}
-	if !pathExists(filepath.Join(wtGitdir, "commondir")) {
-		t.Errorf("the worktree's own commondir was removed")
+	if m := effectiveMount(p, filepath.Join(wtGitdir, "commondir")); m == nil || m.Kind != MountRead {
+		t.Errorf("the worktree's commondir: %+v, want read-only", m)
+	}
+	upper := func(target string) string {
+		m := findMount(p, MountStage, target)
+		if m == nil {
+			t.Fatalf("%s is not staged", target)
+		}
+		return filepath.Join(m.Stage, "upper")
+	}
+	up := upper(git)
+	mustWrite(t, filepath.Join(up, "commondir"), "../evil\n")
+	mustWrite(t, filepath.Join(up, "config.worktree"), "[core]\n")
+	mustWrite(t, filepath.Join(up, "gitdir"), "/elsewhere\n")
+	mustWrite(t, filepath.Join(up, "HEAD"), "ref: refs/heads/feature\n")
+	mustWrite(t, filepath.Join(up, "index"), "DIRC")
+	mustWrite(t, filepath.Join(up, "index.lock"), "left by a killed git")
+	mustWrite(t, filepath.Join(up, "rebase-merge/git-rebase-todo"), "pick 1234\n")
+	mustWrite(t, filepath.Join(upper(filepath.Join(git, "objects/info")), "alternates"), "/tmp/o\n")
+	mustWrite(t, filepath.Join(upper(filepath.Join(git, "objects/info")), "commit-graph"), "CGPH")
+	mustWrite(t, filepath.Join(upper(wtGitdir), "commondir"), "../../evil\n")
+	cleanup()
+	for _, rel := range []string{"commondir", "config.worktree", "gitdir", "index.lock", "objects/info/alternates"} {
+		if pathExists(filepath.Join(git, rel)) {
+			t.Errorf(".git/%s, written by the command, was applied", rel)
+		}
+	}
+	for rel, want := range map[string]string{
+		"HEAD": "ref: refs/heads/feature\n", "index": "DIRC", "rebase-merge/git-rebase-todo": "pick 1234\n",
+		"objects/info/commit-graph": "CGPH", "worktrees/wt/commondir": "../..\n",
+	} {
+		if b, err := os.ReadFile(filepath.Join(git, rel)); err != nil || string(b) != want {
+			t.Errorf(".git/%s = %q, %v; want %q", rel, b, err, want)
+		}
+	}
+	if ms, _ := filepath.Glob(filepath.Join(s.StateDir, "sandbox", "stage", "*")); len(ms) != 0 {
+		t.Errorf("the stages were left behind: %v", ms)
 	}
 }
 

@@ -71,7 +71,7 @@ func TestBuildProtectsNestedRepositories(t *testing.T) {
 		}
 	}
 	for _, gd := range []string{"sub/.git", "a/b/c/d/e/.git", ".git/modules/x", "remotes/origin.git"} {
-		if findMount(p, MountWrite, filepath.Join(root, gd)) == nil {
+		if findMount(p, MountStage, filepath.Join(root, gd)) == nil {
 			t.Errorf("%s is not a mount point: a command could rename it away and put another in its place", gd)
 		}
 	}
@@ -369,7 +369,7 @@ func TestBuildPinsNestedRepositories(t *testing.T) {
 	gitInitBare(t, bare)
 	p := mustBuild(t, testSettings(t, home), Call{ID: "c1", Roots: []string{root}})
 	for _, d := range []string{"a", "a/vendor", "a/vendor/lib", "a/vendor/lib/.git", "remotes", "remotes/origin.git"} {
-		if findMount(p, MountWrite, filepath.Join(root, d)) == nil {
+		if findMount(p, MountWrite, filepath.Join(root, d)) == nil && findMount(p, MountStage, filepath.Join(root, d)) == nil {
 			t.Errorf("%s is not a mount point: a command could move the repository below it out of the next search's reach", d)
 		}
 	}

@@ -206,6 +206,8 @@ func (r *roots) mount(m spec.Mount) error {
 		err = r.tmpfs(m.Target)
 	case spec.MountHide:
 		err = r.hide(m.Target)
+	case spec.MountStage:
+		err = r.stage(m)
 	default:
 		err = fmt.Errorf("unknown kind %q", m.Kind)
 	}
@@ -247,6 +249,93 @@ func (r *roots) bind(m spec.Mount) error {
 		attr |= unix.MOUNT_ATTR_RDONLY
 	}
 	return bindFD(src, dst, attr)
+}
+
+// stage mounts at m.Target an overlay whose lower layer is m.Source and
+// whose upper and work directories are m.Stage's "upper" and "work": the
+// command sees m.Source and writes as if to it, but what it writes lands
+// in m.Stage, which the host applies after the command ended, keeping
+// only what it allows. The real directory is never written through it,
+// so git outside never sees there what the command wrote, even while it
+// runs. A user namespace may mount an overlay (Linux 5.11) with its
+// extended attributes in the user.* namespace (userxattr). The layers
+// are named by the descriptors opened beneath /oldroot, through
+// /proc/self/fd, so no symlink on their paths is followed.
+func (r *roots) stage(m spec.Mount) error {
+	lower, link, err := r.openSource(m.Source)
+	if err != nil {
+		return err
+	}
+	if lower < 0 {
+		return fmt.Errorf("the source %s is a symlink (to %s); only a directory can be staged", m.Source, link)
+	}
+	defer unix.Close(lower)
+	layers := map[string]int{"lowerdir": lower}
+	for _, name := range []string{"upper", "work"} {
+		fd, l, err := r.openSource(filepath.Join(m.Stage, name))
+		if err == nil && fd < 0 {
+			err = fmt.Errorf("%s is a symlink (to %s)", filepath.Join(m.Stage, name), l)
+		}
+		if err != nil {
+			return fmt.Errorf("the staging directory: %w", err)
+		}
+		defer unix.Close(fd)
+		layers[name+"dir"] = fd
+	}
+	dst, err := r.target(m.Target, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dst)
+	fs, err := unix.Fsopen("overlay", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("open an overlay: %w (the kernel needs overlayfs, Linux 5.11 or later for a user namespace to mount one)", err)
+	}
+	defer unix.Close(fs)
+	for _, key := range []string{"lowerdir", "upperdir", "workdir"} {
+		if err := unix.FsconfigSetString(fs, key, fmt.Sprintf("%s/proc/self/fd/%d", oldRoot, layers[key])); err != nil {
+			return fmt.Errorf("configure the overlay's %s: %w%s", key, err, fsLog(fs))
+		}
+	}
+	// volatile: the overlay does not sync the upper layer's whole
+	// filesystem when it is unmounted (tens of milliseconds at the end of
+	// every call on a disk); the stage is read by the host from its page
+	// cache, and one lost to a crash leaves the real directory as it was.
+	for _, flag := range []string{"userxattr", "volatile"} {
+		if err := unix.FsconfigSetFlag(fs, flag); err != nil {
+			return fmt.Errorf("configure the overlay: %s: %w%s", flag, err, fsLog(fs))
+		}
+	}
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return fmt.Errorf("create the overlay (the state directory's filesystem must support user extended attributes, as ext4, xfs, btrfs and tmpfs do): %w%s", err, fsLog(fs))
+	}
+	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	if err != nil {
+		return fmt.Errorf("mount the overlay: %w%s", err, fsLog(fs))
+	}
+	defer unix.Close(mnt)
+	if err := unix.MoveMount(mnt, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return attachErr("attach the overlay", err)
+	}
+	return nil
+}
+
+// fsLog is what the filesystem said about a failed configuration
+// (the messages read from its fsopen descriptor), "" when nothing.
+func fsLog(fs int) string {
+	var msgs []string
+	buf := make([]byte, 1024)
+	for range 8 {
+		n, err := unix.Read(fs, buf)
+		if err != nil || n <= 0 {
+			break
+		}
+		msgs = append(msgs, strings.TrimSpace(string(buf[:n])))
+	}
+	if len(msgs) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(msgs, "; ") + ")"
 }
 
 // bindFD attaches a recursive copy of the tree at src on dst, with the

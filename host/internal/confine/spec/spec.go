@@ -84,6 +84,13 @@ const (
 	// directory, /dev/null for a file. For secrets inside a tree that is
 	// otherwise visible.
 	MountHide MountKind = "hide"
+	// MountStage shows Source at Target through an overlay whose upper
+	// layer is Stage's "upper" directory (its work directory Stage's
+	// "work"): what the command writes there lands in Stage, and Source
+	// is left as it was, for the host to apply what it allows after the
+	// command ended. For a repository's git directory, where git writes
+	// its lock files next to what git outside reads as configuration.
+	MountStage MountKind = "stage"
 )
 
 // Mount is one path of the command's root.
@@ -91,6 +98,7 @@ type Mount struct {
 	Kind   MountKind `json:"kind"`
 	Source string    `json:"source,omitempty"` // absolute path on the host
 	Target string    `json:"target"`           // absolute path inside; usually Source
+	Stage  string    `json:"stage,omitempty"`  // MountStage's directory on the host
 }
 
 // Policy is everything one confined command may do. The host builds it
@@ -193,6 +201,10 @@ func (p *Policy) Check() error {
 				return fmt.Errorf("the mount source %q of %s is not an absolute path", m.Source, m.Target)
 			}
 		case MountTmpfs, MountHide:
+		case MountStage:
+			if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.Stage) {
+				return fmt.Errorf("the staged mount of %s needs absolute source and stage paths (got %q, %q)", m.Target, m.Source, m.Stage)
+			}
 		default:
 			return fmt.Errorf("the mount of %s has an unknown kind %q", m.Target, m.Kind)
 		}

@@ -262,6 +262,9 @@ echo done`
 	if !strings.Contains(out, "done") {
 		t.Fatalf("git inside the sandbox failed:\n%s", out)
 	}
+	if strings.Contains(out, "not kept") || strings.Contains(out, "could not be") {
+		t.Errorf("something git wrote in ordinary work was not kept:\n%s", out)
+	}
 	if got := strings.TrimSpace(gdlGit(t, home, root, "rev-parse", "--abbrev-ref", "HEAD")); got != "feature" {
 		t.Errorf("after the call HEAD is %q, want feature (the command checked it out)", got)
 	}
