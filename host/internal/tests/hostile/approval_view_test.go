@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -72,12 +73,14 @@ var (
 	approvalViewToken    = regexp.MustCompile(`bearer token: ([A-Za-z0-9]+) \(made at start`)
 )
 
-func approvalViewServe(t *testing.T) *approvalViewServer {
+// approvalViewServe starts it with the operator configuration's [tools]
+// table holding tools (TOML lines, "" for the defaults).
+func approvalViewServe(t *testing.T, tools string) *approvalViewServer {
 	t.Helper()
 	bin := toolhostBinary(t)
 	home, root := t.TempDir(), t.TempDir()
 	cfg := filepath.Join(home, "operator.toml")
-	os.WriteFile(cfg, []byte("[tools.approval]\nmode = \"prompt\"\ndenylist = []\nauto_approve_new_files = false\n"), 0o600)
+	os.WriteFile(cfg, []byte("[tools]\n"+tools+"\n[tools.approval]\nmode = \"prompt\"\ndenylist = []\nauto_approve_new_files = false\n"), 0o600)
 	cmd := exec.Command(bin, "--state-dir", filepath.Join(home, "state"), "--config", cfg, "--plugins", realPlugins(t),
 		"serve", "--http", "127.0.0.1:0", "--root", root)
 	cmd.Dir = root
@@ -189,7 +192,7 @@ func approvalViewCheckCommand(t *testing.T, where string, v approvalViewOf) {
 // diff; the journal still stores the arguments redacted; denying runs
 // nothing.
 func TestApprovalViewShowsWhatRuns(t *testing.T) {
-	s := approvalViewServe(t)
+	s := approvalViewServe(t, "")
 	files := approvalViewFiles()
 	patch := approvalViewPatch(files)
 	body, _ := json.Marshal(map[string]any{"conversation_id": "approval-view", "calls": []map[string]any{
@@ -330,4 +333,78 @@ func (l *approvalViewText) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestApprovalViewLargeArgumentsAreNotCut: arguments larger than an
+// approval shows (1 MiB) are left out of the view whole, never cut: the
+// view names each argument with its size and files, says where the
+// arguments are served, and that address serves them exactly as they
+// will run; the answer stays far smaller than the arguments.
+func TestApprovalViewLargeArgumentsAreNotCut(t *testing.T) {
+	// The operator lets a call's arguments be 8 MiB (256 KiB by default).
+	s := approvalViewServe(t, "max_tool_args_bytes = 8388608")
+	content := strings.Repeat("line of a large generated file\n", 2<<20/31)
+	args, _ := json.Marshal(map[string]any{"path": "big.txt", "content": content})
+	body := `{"conversation_id": "approval-view-large", "calls": [{"id": "big", "name": "write_file", "arguments": ` + string(args) + `}]}`
+	req, _ := http.NewRequest("POST", s.base+"/v1/batches", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	start := time.Now()
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	t.Logf("POST of %d bytes of arguments: %d bytes answered in %v", len(args), len(answer), time.Since(start))
+	var planned struct {
+		BatchID string `json:"batch_id"`
+		Calls   []struct {
+			Approval *struct {
+				Arguments       json.RawMessage `json:"arguments"`
+				ArgumentBytes   int             `json:"argument_bytes"`
+				Omitted         string          `json:"omitted"`
+				ArgumentDetails []struct {
+					Name    string   `json:"name"`
+					Lines   []string `json:"lines"`
+					Size    int      `json:"size"`
+					Omitted bool     `json:"omitted"`
+				} `json:"argument_details"`
+				Paths []struct {
+					Rel string `json:"rel"`
+				} `json:"paths"`
+			} `json:"approval"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal(answer, &planned); err != nil || len(planned.Calls) != 1 || planned.Calls[0].Approval == nil {
+		t.Fatalf("POST /v1/batches: %d %v, want one call with its approval:\n%.2000s", resp.StatusCode, err, answer)
+	}
+	a := planned.Calls[0].Approval
+	where := "/v1/batches/" + planned.BatchID + "/calls/1/arguments"
+	if string(a.Arguments) != "null" || a.ArgumentBytes != len(args) || !strings.Contains(a.Omitted, where) {
+		t.Errorf("arguments %.80s (%d bytes), omitted %q: want none shown, their size %d, and where they are (%s)", a.Arguments, a.ArgumentBytes, a.Omitted, len(args), where)
+	}
+	for _, d := range a.ArgumentDetails {
+		if !d.Omitted || d.Lines != nil || d.Size == 0 {
+			t.Errorf("argument %s: omitted %v, %d lines, size %d: want it named with its size, its text left out", d.Name, d.Omitted, len(d.Lines), d.Size)
+		}
+	}
+	if len(a.Paths) != 1 || a.Paths[0].Rel != "big.txt" {
+		t.Errorf("paths %+v, want big.txt", a.Paths)
+	}
+	if len(answer) > len(args)/4 {
+		t.Errorf("the answer holds %d bytes for %d bytes of arguments: the view was not bounded", len(answer), len(args))
+	}
+	req, _ = http.NewRequest("GET", s.base+where, nil)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err = s.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(served) != string(args) {
+		t.Errorf("GET %s: %d, %d bytes; want 200 and the %d bytes of arguments as sent", where, resp.StatusCode, len(served), len(args))
+	}
+	var decided map[string]any
+	s.do(t, "POST", "/v1/batches/"+planned.BatchID+"/decision", `{"decision":"deny_all"}`, &decided)
 }
