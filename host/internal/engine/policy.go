@@ -343,5 +343,9 @@ func (e *Engine) policyFor(ns []Narrowing) Policy {
 	return pol
 }
 
+// MaxCallsPerBatch is how many calls of a batch narrowed by ns may run
+// (FR-LIM-01); 0 or less means no limit.
+func (e *Engine) MaxCallsPerBatch(ns ...Narrowing) int { return e.policyFor(ns).MaxCallsPerBatch }
+
 // Denylisted reports whether policy denies the tool outright.
 func (e *Engine) Denylisted(tool string) bool { return e.policy.denied(tool) }

@@ -246,7 +246,7 @@ type createRequest struct {
 func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 	const where = "POST /v1/batches"
 	var req createRequest
-	if !decodeBody(w, r, where, &req) {
+	if !s.decodeCreate(w, r, where, &req) {
 		return
 	}
 	switch {
