@@ -549,3 +549,29 @@ func TestSettleLinksAndFifos(t *testing.T) {
 		t.Errorf("the linked config is not kept, as a link, in the quarantine: %v", err)
 	}
 }
+
+// BenchmarkSettleThisRepository measures the check after a call on this
+// package's own checkout when the tests run from one, with a warm
+// SearchCache, as after a command that changed nothing: nothing counts as
+// changed (since lies in the future), so the check cannot touch the
+// checkout.
+func BenchmarkSettleThisRepository(b *testing.B) {
+	repo, err := filepath.Abs("../../..")
+	if err != nil || !isDir(filepath.Join(repo, ".git")) {
+		b.Skip("not run from a checkout")
+	}
+	s := Settings{Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: b.TempDir(), Home: b.TempDir(), Path: "/usr/bin:/bin", Search: NewSearchCache()}
+	var settleTime time.Duration
+	for b.Loop() {
+		_, st, cleanup, err := buildCall(context.Background(), s, Call{ID: "bench", Roots: []string{repo}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st.since = 1 << 62
+		t0 := time.Now()
+		st.run(context.Background())
+		settleTime += time.Since(t0)
+		cleanup()
+	}
+	b.ReportMetric(float64(settleTime.Microseconds())/1000/float64(b.N), "settle-ms/op")
+}
