@@ -169,6 +169,12 @@ type builder struct {
 	// real path; stageRoot holds their stages.
 	staged    map[string]bool
 	stageRoot string
+	// stageErr is why stages cannot be had (stageBase), once known;
+	// strays are then the files no command may leave in a git directory
+	// bound writable instead, absent when Build ran: the cleanup removes
+	// them (afterCall).
+	stageErr error
+	strays   []string
 	// made are the directories Build made to bind them read-only (a
 	// core.hooksPath not made yet): the cleanup removes those still
 	// empty (afterCall).
@@ -897,13 +903,18 @@ func (b *builder) protectGitFiles(real string, trees []string) {
 // afterCall runs once the command has ended: it applies what the
 // command wrote in the staged git directories (a caller that reports
 // what was refused has applied them already: applyStaged empties each
-// stage), removes the stages, and the directories Build made that are
-// still empty.
+// stage), removes the stages, the strays, and the directories Build
+// made that are still empty.
 func (b *builder) afterCall() {
 	if b.stageRoot != "" {
 		p := &Policy{Mounts: b.mounts}
 		applyStaged(p)
 		removeStages(b.stageRoot)
+	}
+	for _, p := range b.strays {
+		if pathPresent(p) {
+			os.RemoveAll(p) // not following a link
+		}
 	}
 	for i := len(b.made) - 1; i >= 0; i-- {
 		os.Remove(b.made[i]) // only when empty

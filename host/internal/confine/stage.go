@@ -94,21 +94,27 @@ func transient(name string) bool {
 }
 
 // stageDir makes a new stage, with its upper and work directories, in
-// the call's staging directory under the state directory (made on first
-// use, named as the call's tmp is so that sweepTmp removes it after a
-// crash), and returns it.
+// the call's staging directory (made on first use in stageBase, named as
+// the call's tmp is so that sweepTmp removes it after a crash), and
+// returns it.
 func (b *builder) stageDir() (string, error) {
+	if b.stageErr != nil {
+		return "", b.stageErr
+	}
 	if b.stageRoot == "" {
-		base := filepath.Join(b.s.StateDir, "sandbox", "stage")
-		if err := os.MkdirAll(base, 0o700); err != nil {
-			return "", fmt.Errorf("confine: call %s: the directory that stages git directories: %w", b.c.ID, err)
+		base, err := stageBase(b.s.StateDir)
+		if err == nil {
+			sweepTmp(base)
+			var d string
+			if d, err = os.MkdirTemp(base, fmt.Sprintf("call-%d-%s-", os.Getpid(), safeName(b.c.ID))); err == nil {
+				b.stageRoot = hostPath(d)
+			}
 		}
-		sweepTmp(base)
-		d, err := os.MkdirTemp(base, fmt.Sprintf("call-%d-%s-", os.Getpid(), safeName(b.c.ID)))
 		if err != nil {
-			return "", fmt.Errorf("confine: call %s: the directory that stages git directories: %w", b.c.ID, err)
+			b.stageErr = err
+			b.uncovered = append(b.uncovered, fmt.Sprintf("git directories are bound writable, not staged (%v): a commondir, config.worktree or objects/info/alternates a command writes there is read by git outside until the call ends, when it is removed", err))
+			return "", err
 		}
-		b.stageRoot = hostPath(d)
 	}
 	d := filepath.Join(b.stageRoot, fmt.Sprint(len(b.staged)))
 	for _, sub := range []string{"upper", "work"} {
@@ -121,15 +127,26 @@ func (b *builder) stageDir() (string, error) {
 
 // stage shows the directory real (a git directory, or its objects/info)
 // to the command through a stage (MountStage), and reports whether it
-// did.
+// did. When it cannot, real is bound writable as before stages existed,
+// and the names git would read as configuration that are absent are
+// removed after the call if the command made them (strays): a gap for
+// the call's length, which Policy.Uncovered states.
 func (b *builder) stage(real string) bool {
 	if b.staged[real] {
 		return true
 	}
 	d, err := b.stageDir()
 	if err != nil {
-		b.uncovered = append(b.uncovered, fmt.Sprintf("%s could not be staged and is writable: %v", real, err))
 		b.add(Mount{Kind: MountWrite, Source: real, Target: real}, "")
+		names := []string{"commondir", "config.worktree", "gitdir", "objects/info/alternates"}
+		if isObjectsInfo(real) {
+			names = []string{"alternates"}
+		}
+		for _, n := range names {
+			if p := filepath.Join(real, n); !pathPresent(p) {
+				b.strays = append(b.strays, p)
+			}
+		}
 		return false
 	}
 	b.staged[real] = true

@@ -4,6 +4,7 @@ package confine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -92,4 +93,57 @@ func stageBound(mounts []Mount) []Mount {
 		out = append(out, m)
 	}
 	return out
+}
+
+// TestStageUsable: a staging directory must be this user's alone and on
+// a filesystem an overlay can keep its upper layer on.
+func TestStageUsable(t *testing.T) {
+	ok := filepath.Join(t.TempDir(), "stage")
+	if err := stageUsable(ok); err != nil {
+		t.Errorf("a fresh directory under the test's: %v", err)
+	}
+	open := t.TempDir()
+	os.Chmod(open, 0o755)
+	link := filepath.Join(t.TempDir(), "link")
+	os.Symlink(ok, link)
+	for _, d := range []string{open, link} {
+		if err := stageUsable(d); err == nil {
+			t.Errorf("%s was accepted to hold stages", d)
+		}
+	}
+}
+
+// TestBuildUnstagedFallsBack: where no stage can be had, a git directory
+// is bound writable, as before stages, and what git reads as
+// configuration that the command made there is removed after the call.
+func TestBuildUnstagedFallsBack(t *testing.T) {
+	home := fakeHome(t)
+	root := t.TempDir()
+	git := filepath.Join(root, ".git")
+	mustMkdir(t, filepath.Join(git, "objects"))
+	b, err := newBuilder(context.Background(), testSettings(t, home), Call{ID: "c1", Roots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := b.makeDirs("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.stageErr = errors.New("no stage here")
+	p, err := b.build(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if findMount(p, MountWrite, git) == nil || findMount(p, MountStage, git) != nil {
+		t.Fatalf(".git is not bound writable: %+v", effectiveMount(p, git))
+	}
+	for _, rel := range []string{"commondir", "config.worktree", "objects/info/alternates"} {
+		mustWrite(t, filepath.Join(git, rel), "planted\n")
+	}
+	b.afterCall()
+	for _, rel := range []string{"commondir", "config.worktree", "objects/info/alternates"} {
+		if pathExists(filepath.Join(git, rel)) {
+			t.Errorf(".git/%s, made during the call, is still there after it", rel)
+		}
+	}
 }
