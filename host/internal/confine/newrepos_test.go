@@ -575,3 +575,44 @@ func BenchmarkSettleThisRepository(b *testing.B) {
 	}
 	b.ReportMetric(float64(settleTime.Microseconds())/1000/float64(b.N), "settle-ms/op")
 }
+
+// TestSettleWatchesIndex: while the command runs, a repository it adds
+// to the root's index as a gitlink (where git is bound writable rather
+// than staged, the index changes at once) loses its core.fsmonitor as
+// soon as the index names it.
+func TestSettleWatchesIndex(t *testing.T) {
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
+	root := canonicalTempDir(t)
+	gitB(t, root, "init", "-q", ".")
+	_, st, cleanup, err := buildCall(context.Background(), testSettings(t, fakeHome(t)), Call{ID: "c1", Roots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if st.watch == nil {
+		t.Fatal("the root's git directory is not watched for its index")
+	}
+	sub := filepath.Join(root, "sub")
+	gitB(t, root, "init", "-q", "sub")
+	gitB(t, sub, "commit", "-q", "--allow-empty", "-m", "x")
+	gitB(t, sub, "config", "core.fsmonitor", "touch planted; false")
+	time.Sleep(50 * time.Millisecond)
+	if b, _ := os.ReadFile(filepath.Join(sub, ".git/config")); !strings.Contains(string(b), "fsmonitor") {
+		t.Fatalf("sub/, not yet a gitlink, was changed before the index named it:\n%s", b)
+	}
+	gitB(t, root, "add", "sub")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(sub, ".git/config"))
+		if !strings.Contains(string(b), "fsmonitor") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sub/.git/config still holds core.fsmonitor 5 s after the index named sub:\n%s", b)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if found := st.run(context.Background()); len(found) != 1 || found[0].Repo != filepath.Join(sub, ".git") {
+		t.Errorf("found %+v, want sub/.git", found)
+	}
+}

@@ -19,6 +19,10 @@ import (
 // are watched with inotify while it runs: when a .git appears in one, its
 // git directory is watched too, and what git would run is set aside as
 // soon as it is written (neutralizeGitDir), not when the command ends.
+// The git directories of the repositories found before the call are
+// watched for a new index too: a gitlink the command adds (git add of a
+// repository it made) makes git at the top recurse into it from then on,
+// so the repositories an index names are looked at when it changes.
 // The window left is the time from the command's write to the set-aside:
 // the inotify event and two runs of git config, a few milliseconds.
 
@@ -28,7 +32,7 @@ import (
 // quarantine).
 const (
 	watchMaxDirs    = 256
-	watchMaxActions = 64
+	watchMaxActions = 256
 )
 
 // gitlinkWatch is the watch of one call.
@@ -41,6 +45,7 @@ type gitlinkWatch struct {
 	wds   map[int32]watched
 	found []Neutralized
 	acted int
+	seen  map[string]bool // the .git entries and directories met already
 }
 
 // watched is what one watch descriptor watches: an empty submodule
@@ -49,23 +54,29 @@ type watched struct {
 	path   string
 	gitDir string // "" for a submodule's directory
 	repo   string // the .git that appeared, for the report
+	// top is, for a git directory watched for its index, the top of its
+	// working tree.
+	top string
 }
 
 // startWatch starts watching the empty submodule directories of the
 // repositories in the writable trees; nil when there are none, or the
 // kernel has no inotify for us (the check after the call still runs).
 func (st *settle) startWatch() *gitlinkWatch {
-	var dirs []string
+	var dirs []watched
 	for _, t := range dedupe(append(append([]string(nil), st.c.Roots...), st.s.ExtraWritable...)) {
 		for _, r := range readKnown(st.s.StateDir, t) {
-			if filepath.Base(r) != ".git" {
+			if filepath.Base(r) != ".git" || len(dirs) >= watchMaxDirs {
 				continue
 			}
 			top := filepath.Dir(r)
+			if gd := resolvedGitDir(r); gd != "" {
+				dirs = append(dirs, watched{path: gd, top: top})
+			}
 			for _, l := range modulesPaths(filepath.Join(top, ".gitmodules")) {
 				d := filepath.Join(top, l)
 				if len(dirs) < watchMaxDirs && within(d, top) && st.isDir(d) && !pathPresent(filepath.Join(d, ".git")) {
-					dirs = append(dirs, d)
+					dirs = append(dirs, watched{path: d})
 				}
 			}
 		}
@@ -77,9 +88,9 @@ func (st *settle) startWatch() *gitlinkWatch {
 	if err != nil {
 		return nil
 	}
-	w := &gitlinkWatch{st: st, file: os.NewFile(uintptr(fd), "inotify"), done: make(chan struct{}), wds: map[int32]watched{}}
+	w := &gitlinkWatch{st: st, file: os.NewFile(uintptr(fd), "inotify"), done: make(chan struct{}), wds: map[int32]watched{}, seen: map[string]bool{}}
 	for _, d := range dirs {
-		w.add(watched{path: d})
+		w.add(d)
 	}
 	go w.loop()
 	return w
@@ -89,7 +100,7 @@ func (st *settle) startWatch() *gitlinkWatch {
 // directory, written).
 func (w *gitlinkWatch) add(at watched) {
 	mask := uint32(unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW)
-	if at.gitDir != "" {
+	if at.gitDir != "" || at.top != "" {
 		mask |= unix.IN_CLOSE_WRITE
 	}
 	w.mu.Lock()
@@ -139,16 +150,13 @@ func (w *gitlinkWatch) loop() {
 // event handles name made or written in the watched at.
 func (w *gitlinkWatch) event(at watched, name string) {
 	switch {
-	case at.gitDir == "" && name == ".git":
-		// A submodule's directory got its .git: watch its git directory
-		// (and common directory), then look at once at what is there
-		// already, written before the watch began.
-		repo := filepath.Join(at.path, ".git")
-		for _, gd := range w.st.gitDirs([]string{repo}) {
-			w.add(watched{path: gd, gitDir: gd, repo: repo})
-			w.add(watched{path: filepath.Join(gd, "hooks"), gitDir: gd, repo: repo})
-			w.act(gd, repo)
+	case at.top != "":
+		if name == "index" {
+			w.indexChanged(at)
 		}
+	case at.gitDir == "" && name == ".git":
+		// A submodule's directory got its .git.
+		w.repoAppeared(filepath.Join(at.path, ".git"))
 	case at.gitDir != "" && at.path == at.gitDir && name == "hooks":
 		w.add(watched{path: filepath.Join(at.gitDir, "hooks"), gitDir: at.gitDir, repo: at.repo})
 		w.act(at.gitDir, at.repo)
@@ -157,6 +165,65 @@ func (w *gitlinkWatch) event(at watched, name string) {
 	case at.gitDir != "" && at.path != at.gitDir:
 		w.act(at.gitDir, at.repo) // in hooks/
 	}
+}
+
+// repoAppeared watches the git directory (and common directory) of the
+// repository whose .git is repo, then looks at once at what is there
+// already, written before the watch began.
+func (w *gitlinkWatch) repoAppeared(repo string) {
+	for _, gd := range w.st.gitDirs([]string{repo}) {
+		w.mu.Lock()
+		met := w.seen[gd]
+		w.seen[gd] = true
+		w.mu.Unlock()
+		if !met {
+			w.add(watched{path: gd, gitDir: gd, repo: repo})
+			w.add(watched{path: filepath.Join(gd, "hooks"), gitDir: gd, repo: repo})
+		}
+		w.act(gd, repo)
+	}
+}
+
+// indexChanged looks at the gitlinks of the index of the git directory
+// at: a repository checked out at one is looked at (and watched) now; an
+// empty directory at one is watched for its .git.
+func (w *gitlinkWatch) indexChanged(at watched) {
+	links, err := indexGitlinks(filepath.Join(at.path, "index"), hashSizeOf(commonOr(at.path)))
+	if err != nil {
+		return // the check after the call reads it again
+	}
+	for _, l := range links {
+		d := filepath.Join(at.top, filepath.FromSlash(l))
+		if !within(d, at.top) {
+			continue
+		}
+		w.mu.Lock()
+		met := w.seen[d]
+		w.seen[d] = true
+		w.mu.Unlock()
+		switch {
+		case pathPresent(filepath.Join(d, ".git")):
+			w.repoAppeared(filepath.Join(d, ".git"))
+		case !met && w.st.isDir(d):
+			w.add(watched{path: d})
+		}
+	}
+}
+
+// resolvedGitDir is the git directory of the .git entry r, links
+// resolved; "" when there is none.
+func resolvedGitDir(r string) string {
+	gd := r
+	if fi, err := os.Stat(r); err != nil {
+		return ""
+	} else if fi.Mode().IsRegular() {
+		gd = gitFileDir(r)
+	}
+	real, err := filepath.EvalSymlinks(gd)
+	if err != nil {
+		return ""
+	}
+	return real
 }
 
 // act sets aside what git would run from the git directory gd.

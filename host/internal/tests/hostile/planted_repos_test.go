@@ -174,10 +174,11 @@ func plantPresent(p string) bool {
 	return err == nil
 }
 
-// TestPlantedWhileCommandRuns: a command checks out (here: makes) the
-// repository of a submodule the clone left empty, writes a
-// core.fsmonitor into it, and keeps running; meanwhile the operator runs
-// git status at the top, which recurses into the submodule.
+// TestPlantedWhileCommandRuns: a command plants a repository git at the
+// top recurses into, writes a core.fsmonitor into it, and keeps running;
+// meanwhile the operator runs git status at the top. The repository is
+// the checkout of a submodule the clone left empty, or one the command
+// made and added to the index as a gitlink.
 // Expected: by the time the operator's git runs (a fifth of a second
 // after the write), the key is set aside already, not only when the
 // command ends; the call's output says so.
@@ -188,41 +189,50 @@ func TestPlantedWhileCommandRuns(t *testing.T) {
 	testenv.LookPath(t, "git", "apt-get install git (as root)")
 	bin := toolhostBinary(t)
 	upstream := plantUpstream(t)
-	root := t.TempDir()
-	home := t.TempDir()
-	mark := filepath.Join(t.TempDir(), "ran-outside")
-	plantGit(t, home, root, "clone", "-q", filepath.Join(upstream, "top"), ".")
-	cfg := filepath.Join(home, "operator.toml")
-	mustWrite(t, cfg, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
-	command := "cd lib && git init -q && git config core.fsmonitor 'touch " + mark + "; false' && touch ../configured && sleep 3 && echo planted"
-	cmd := exec.Command(bin, "--state-dir", filepath.Join(home, "state"), "--config", cfg, "--plugins", realPlugins(t),
-		"call", "run_command", "--allow", "run_command", "--args", jsonArgs(t, map[string]string{"command": command}))
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "TOOLHOST_CACHE_DIR="+testplugin.CacheDir(t), "HOME="+home,
-		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_STATE_HOME="+filepath.Join(home, ".state"))
-	var out strings.Builder
-	cmd.Stdout = &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	cases := []struct{ name, repo, command string }{
+		{"populate an empty submodule", "lib", "cd lib && git init -q && git config core.fsmonitor 'touch MARK; false' && cd .."},
+		{"add a gitlink", "sub", plantIdentity + "git init -q sub && git -C sub commit -q --allow-empty -m x && " +
+			"git -C sub config core.fsmonitor 'touch MARK; false' && git add sub 2>/dev/null"},
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !plantPresent(filepath.Join(root, "configured")) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("the command did not configure lib/ within 30 s:\n%s", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
-	plantGit(t, home, root, "status")
-	if plantPresent(mark) {
-		t.Errorf("the operator's git status, run while the command ran, ran the core.fsmonitor it wrote into lib/ (%s exists)", mark)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("toolhost call: %v\n%s", err, out.String())
-	}
-	if !strings.Contains(out.String(), "planted") || !strings.Contains(out.String(), "core.fsmonitor") || !strings.Contains(out.String(), "lib/.git/toolhost-quarantine") {
-		t.Errorf("the call's output does not say that lib/'s core.fsmonitor was set aside, and where:\n%s", out.String())
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			home := t.TempDir()
+			mark := filepath.Join(t.TempDir(), "ran-outside")
+			plantGit(t, home, root, "clone", "-q", filepath.Join(upstream, "top"), ".")
+			cfg := filepath.Join(home, "operator.toml")
+			mustWrite(t, cfg, "[tools.approval]\nmode = \"auto\"\ndenylist = []\n")
+			command := strings.ReplaceAll(c.command, "MARK", mark) + " && touch configured && sleep 3 && echo planted"
+			cmd := exec.Command(bin, "--state-dir", filepath.Join(home, "state"), "--config", cfg, "--plugins", realPlugins(t),
+				"call", "run_command", "--allow", "run_command", "--args", jsonArgs(t, map[string]string{"command": command}))
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "TOOLHOST_CACHE_DIR="+testplugin.CacheDir(t), "HOME="+home,
+				"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_STATE_HOME="+filepath.Join(home, ".state"))
+			var out strings.Builder
+			cmd.Stdout = &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for !plantPresent(filepath.Join(root, "configured")) {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatalf("the command did not plant %s/ within 30 s:\n%s", c.repo, out.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(200 * time.Millisecond)
+			plantGit(t, home, root, "status")
+			if plantPresent(mark) {
+				t.Errorf("the operator's git status, run while the command ran, ran the core.fsmonitor it wrote into %s/ (%s exists)", c.repo, mark)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("toolhost call: %v\n%s", err, out.String())
+			}
+			if !strings.Contains(out.String(), "planted") || !strings.Contains(out.String(), "core.fsmonitor") || !strings.Contains(out.String(), c.repo+"/.git/toolhost-quarantine") {
+				t.Errorf("the call's output does not say that %s/'s core.fsmonitor was set aside, and where:\n%s", c.repo, out.String())
+			}
+		})
 	}
 }
