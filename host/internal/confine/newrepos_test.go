@@ -319,7 +319,9 @@ func BenchmarkAfterCommand(b *testing.B) {
 						}
 						settleTime += time.Since(t0)
 					} else {
-						st.once.Do(func() {}) // the cleanup skips the check
+						// The cleanup skips the check; the watch, started by
+						// buildCall, is what BenchmarkWatch measures.
+						st.once.Do(func() { st.watch.stop() })
 					}
 					cleanup()
 				}
@@ -614,5 +616,30 @@ func TestSettleWatchesIndex(t *testing.T) {
 	}
 	if found := st.run(context.Background()); len(found) != 1 || found[0].Repo != filepath.Join(sub, ".git") {
 		t.Errorf("found %+v, want sub/.git", found)
+	}
+}
+
+// BenchmarkWatch measures starting and stopping the watch of a call in a
+// root that is one repository with one empty submodule directory.
+func BenchmarkWatch(b *testing.B) {
+	root := canonicalTempDir(b)
+	gitB(b, root, "init", "-q", ".")
+	mustWriteB(b, filepath.Join(root, ".gitmodules"), "[submodule \"lib\"]\n\tpath = lib\n")
+	if err := os.Mkdir(filepath.Join(root, "lib"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	s := Settings{Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: b.TempDir(), Home: b.TempDir(), Path: "/usr/bin:/bin"}
+	_, st, cleanup, err := buildCall(context.Background(), s, Call{ID: "bench", Roots: []string{root}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st.watch.stop()
+	defer cleanup()
+	for b.Loop() {
+		w := st.startWatch()
+		if w == nil || len(w.wds) != 2 {
+			b.Fatalf("watching %v, want the git directory and lib/", w)
+		}
+		w.stop()
 	}
 }
