@@ -32,7 +32,9 @@ type Access struct {
 type Output struct {
 	CallID string
 	// Bytes is the length of the plugin's result (its content, or its
-	// error's message).
+	// error's message) as far as the host read it: of a toolhost/v1
+	// plugin's output it reads at most twice Limit and 4 KiB, so a
+	// longer result counts as that.
 	Bytes int
 	// Limit is the call's output limit: min(max_output_bytes, the room
 	// left in the model's context) (FR-REG-04b).

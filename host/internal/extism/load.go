@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/toolhost/toolhost/host/internal/pool"
+	"github.com/toolhost/toolhost/host/internal/reclaim"
 )
 
 // Grant is what toolhost's configuration gives one plugin
@@ -78,6 +79,8 @@ type Loader struct {
 	modules []*Module
 	used    map[string]bool // plugin names loaded, for unused grants
 	closed  bool
+
+	reclaim reclaim.Reclaimer // gives inflated instances' memory back
 }
 
 // NewLoader prepares to load modules and installs Guard.

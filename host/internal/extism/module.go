@@ -117,12 +117,26 @@ func instanceConfig() wazero.ModuleConfig {
 	return wazero.NewModuleConfig().WithSysWalltime().WithSysNanotime().WithRandSource(rand.Reader)
 }
 
-// release returns a healthy instance to the pool, or closes it.
+// release returns a healthy instance to the pool, or closes it. One
+// whose memory (go-sdk's, where input and output are kept) grew past
+// maxIdleMemory is closed, and the memory given back: pooled, it would
+// hold what one call's output grew it to for good.
 func (m *Module) release(ctx context.Context, in *instance, healthy bool) {
-	if !healthy || !m.idle.Put(in) {
+	inflated := false
+	if mem := in.p.Memory(); mem != nil {
+		inflated = uint64(mem.Size()) > maxIdleMemory
+	}
+	if !healthy || inflated || !m.idle.Put(in) {
 		in.p.Close(context.WithoutCancel(ctx))
 	}
+	if inflated {
+		m.loader.reclaim.Request()
+	}
 }
+
+// maxIdleMemory bounds the memory of an instance kept warm, as
+// runtime.DefaultIdleMemoryBytes does for toolhost/v1 plugins.
+const maxIdleMemory = 32 << 20
 
 // warm readies up to n idle instances.
 func (m *Module) warm(ctx context.Context, n int) error {

@@ -50,11 +50,23 @@ func (p *Plugin[S]) newInstance(ctx context.Context) (*instance[S], error) {
 }
 
 // release returns an instance that finished a call cleanly to the pool,
-// unless the pool is full or the plugin closed.
+// unless the pool is full, the plugin closed, or the instance's memory
+// grew past Config.IdleMemoryBytes: a guest's memory never shrinks, so
+// pooled it would hold what one call grew it to for good.
 func (p *Plugin[S]) release(inst *instance[S]) {
 	// The context-checking engine may close a module as its deadline
 	// fires even though the guest had returned: never pool a closed one.
-	if inst.mod.IsClosed() || !p.idle.Put(inst) {
+	if inst.mod.IsClosed() {
+		inst.close(context.Background())
+		return
+	}
+	if size := uint64(inst.mod.Memory().Size()); size > p.rt.cfg.IdleMemoryBytes {
+		p.rt.log.Debug("closing a plugin instance whose memory grew past the bound of a warm one", "plugin", p.name(), "memory", size, "bound", p.rt.cfg.IdleMemoryBytes)
+		inst.close(context.Background())
+		p.rt.reclaim.Request()
+		return
+	}
+	if !p.idle.Put(inst) {
 		inst.close(context.Background())
 	}
 }

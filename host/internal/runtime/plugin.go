@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -270,16 +271,23 @@ func (e *InterruptedError) Unwrap() error { return e.Cause }
 // host functions act on (HostFunction.Func); they refuse when it is nil.
 // Build a fresh one for every call (SRD FR-REG-04a).
 func (p *Plugin[S]) Call(ctx context.Context, state *S, req abi.Request) (abi.Result, error) {
-	return p.invoke(ctx, callState[S]{state: state}, abi.ExportCall, abi.AppendRequest(nil, req))
+	return p.invoke(ctx, callState[S]{state: state}, abi.ExportCall, abi.AppendRequest(nil, req), readBound(req.Limits))
 }
 
 // Summary runs the plugin's summary export with every host function
 // refused, so a summary can never perform I/O (SRD FR-REG-01a).
 func (p *Plugin[S]) Summary(ctx context.Context, args []byte) (abi.Result, error) {
-	return p.invoke(ctx, callState[S]{refusal: refuseSummary}, abi.ExportSummary, args)
+	return p.invoke(ctx, callState[S]{refusal: refuseSummary}, abi.ExportSummary, args, readBound(abi.Limits{}))
 }
 
-func (p *Plugin[S]) invoke(ctx context.Context, call callState[S], export string, in []byte) (abi.Result, error) {
+// readBound is how much of a result's content the host copies out of
+// the guest: twice the output limit and a little more, so that what
+// sanitizing removes still leaves the engine more than the limit to cut
+// with its marker (FR-OUT-04). The rest is never copied: a plugin
+// returning 60 MiB costs the host this much, not 60 MiB more.
+func readBound(l abi.Limits) int { return int(2*l.WithDefaults().OutputLimit()) + 4096 }
+
+func (p *Plugin[S]) invoke(ctx context.Context, call callState[S], export string, in []byte, bound int) (abi.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return abi.Result{}, &InterruptedError{Plugin: p.name(), Cause: err}
 	}
@@ -290,25 +298,26 @@ func (p *Plugin[S]) invoke(ctx context.Context, call callState[S], export string
 	defer p.leave()
 	w := inst.watch(ctx)
 	inst.call = call
-	res, err := inst.invoke(withCall(ctx, &inst.call), export, in)
+	res, err := inst.invoke(withCall(ctx, &inst.call), export, in, bound)
 	inst.call = callState[S]{} // the state is the caller's: do not keep it alive
 	fired := w.end()
 	switch {
 	case err != nil && fired:
-		inst.close(context.WithoutCancel(ctx))
+		p.discard(inst)
 		return abi.Result{}, &InterruptedError{Plugin: p.name(), Cause: context.Cause(ctx)}
 	case err != nil && p.isClosed():
-		inst.close(context.WithoutCancel(ctx))
+		p.discard(inst)
 		return abi.Result{}, fmt.Errorf("plugin %s was %w while the call ran (%v)", p.name(), ErrClosed, err)
 	case err != nil:
-		inst.close(context.WithoutCancel(ctx))
-		return abi.Result{}, &TrapError{Plugin: p.name(), Message: inst.failure(err)}
+		msg := inst.failure(err)
+		p.discard(inst)
+		return abi.Result{}, &TrapError{Plugin: p.name(), Message: msg}
 	case fired, res.Kind == abi.KindPanicked:
 		// The guest returned a result, so its work is done and reported
 		// even though the deadline fired meanwhile (a timeout here would make a model retry a write that happened).
 		// Its flag may be set, or a panic have left it broken: it is not
 		// pooled.
-		inst.close(context.WithoutCancel(ctx))
+		p.discard(inst)
 	default:
 		p.release(inst)
 	}
@@ -371,7 +380,7 @@ func (i *instance[S]) export(name string) api.Function {
 	return fn
 }
 
-func (i *instance[S]) invoke(ctx context.Context, export string, in []byte) (abi.Result, error) {
+func (i *instance[S]) invoke(ctx context.Context, export string, in []byte, bound int) (abi.Result, error) {
 	fn := i.export(export)
 	if fn == nil {
 		return abi.Result{}, fmt.Errorf("module does not export %s", export)
@@ -389,14 +398,39 @@ func (i *instance[S]) invoke(ctx context.Context, export string, in []byte) (abi
 	if err := fn.CallWithStack(ctx, stack); err != nil {
 		return abi.Result{}, err
 	}
-	out, err := i.read(stack[0])
-	if err != nil {
-		return abi.Result{}, err
-	}
-	res, err := abi.DecodeResult(out)
+	res, err := i.result(stack[0], bound)
 	if err != nil {
 		return abi.Result{}, fmt.Errorf("%s: %w", export, err)
 	}
+	return res, nil
+}
+
+// result decodes the packed (ptr, len) result envelope in guest memory
+// where it lies, copying out at most bound bytes of its content (cut at
+// a character's start) and its details only when they fit in bound
+// (cut, JSON would not parse).
+func (i *instance[S]) result(packed uint64, bound int) (abi.Result, error) {
+	ptr, n := abi.Unpack(packed)
+	view, ok := i.mod.Memory().Read(ptr, n)
+	if !ok {
+		return abi.Result{}, fmt.Errorf("guest returned an out-of-bounds result (%d bytes at %#x)", n, ptr)
+	}
+	res, err := abi.DecodeResult(view)
+	if err != nil {
+		return abi.Result{}, err
+	}
+	if len(res.Content) > bound {
+		end := bound
+		for end > 0 && !utf8.RuneStart(res.Content[end]) {
+			end--
+		}
+		res.Content = res.Content[:end]
+	}
+	res.Content = bytes.Clone(res.Content)
+	if len(res.Details) > bound {
+		res.Details = nil
+	}
+	res.Details = bytes.Clone(res.Details)
 	return res, nil
 }
 
@@ -421,6 +455,19 @@ func (i *instance[S]) failure(err error) string {
 }
 
 func (i *instance[S]) close(ctx context.Context) { i.mod.Close(ctx) }
+
+// discard closes an instance that must not serve another call, and has
+// its memory given back when the call inflated it.
+func (p *Plugin[S]) discard(inst *instance[S]) {
+	inflated := false
+	if mem := inst.mod.Memory(); mem != nil {
+		inflated = uint64(mem.Size()) > p.rt.cfg.IdleMemoryBytes
+	}
+	inst.close(context.Background())
+	if inflated {
+		p.rt.reclaim.Request()
+	}
+}
 
 // tailBuffer keeps the first max bytes written to it: a Go guest's panic
 // message comes first, its goroutine dump after.

@@ -21,6 +21,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/loopguard"
 	"github.com/toolhost/toolhost/host/internal/pool"
+	"github.com/toolhost/toolhost/host/internal/reclaim"
 	"github.com/toolhost/toolhost/host/internal/wasmbin"
 )
 
@@ -35,6 +36,12 @@ type Config[S any] struct {
 	MemoryLimitPages uint32
 	// PoolSize is how many idle instances each plugin keeps. Zero means 4.
 	PoolSize int
+	// IdleMemoryBytes bounds the linear memory of an instance kept warm:
+	// one whose memory grew past it during a call (a large result, a
+	// large file) is closed after the call instead of pooled, so what it
+	// grew to is given back rather than held by every idle instance.
+	// Zero means DefaultIdleMemoryBytes.
+	IdleMemoryBytes uint64
 	// Interpreter uses wazero's interpreter instead of its compiler: no
 	// native code generation, so modules start at once but run slower.
 	Interpreter bool
@@ -58,6 +65,12 @@ type Config[S any] struct {
 
 // DefaultMemoryLimitPages is 256 MiB.
 const DefaultMemoryLimitPages = 4096
+
+// DefaultIdleMemoryBytes is eight times what a Go plugin's warm
+// instance holds after returning a result of the output limit (4 MiB,
+// measured), so only an instance a call inflated is closed; starting a
+// new one costs 7–8 ms.
+const DefaultIdleMemoryBytes = 32 << 20
 
 // DefaultStartupTimeout is far above what a healthy plugin needs: a Go
 // plugin starts in 4–25 ms compiled, and Pack, in the interpreter,
@@ -92,6 +105,8 @@ type Runtime[S any] struct {
 	mu      sync.Mutex
 	plugins map[*Plugin[S]]struct{} // loaded and not closed
 	closed  bool
+
+	reclaim reclaim.Reclaimer // gives inflated instances' memory back
 }
 
 // New creates a runtime and instantiates WASI for plugins (no preopens, no
@@ -103,6 +118,9 @@ func New[S any](ctx context.Context, cfg Config[S]) (*Runtime[S], error) {
 	}
 	if cfg.PoolSize <= 0 {
 		cfg.PoolSize = 4
+	}
+	if cfg.IdleMemoryBytes == 0 {
+		cfg.IdleMemoryBytes = DefaultIdleMemoryBytes
 	}
 	if cfg.StartupTimeout <= 0 {
 		cfg.StartupTimeout = DefaultStartupTimeout
