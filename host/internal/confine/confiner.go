@@ -54,8 +54,24 @@ func NewConfiner(settings Settings, support Support, launcher string, log *slog.
 	c := &Confiner{settings: settings, support: support, launcher: launcher, log: log, seq: new(atomic.Uint64)}
 	if settings.Mode == ModeOff {
 		c.reason = "set by the operator"
+	} else {
+		c.recoverStages()
 	}
 	return c
+}
+
+// recoverStages applies the git directories' stages that a toolhost
+// killed during a call left (recoverStages in stage_recover.go): before
+// each call, so that what the killed call's command did is in place
+// before another command or the operator's git builds on it. With no
+// stage left, it costs two directory reads.
+func (c *Confiner) recoverStages() {
+	if c.settings.StateDir == "" {
+		return
+	}
+	for _, n := range recoverAllStages(c.settings.StateDir) {
+		c.log.Warn("confine: applied a stage a killed toolhost left", "what", n)
+	}
 }
 
 // Unconfined returns a confiner that runs commands with toolhost's own
@@ -132,6 +148,7 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 	if c.launcher == "" {
 		return nil, fmt.Errorf("%w: this program cannot re-execute itself as the launcher; run commands through the toolhost binary, or set [tools.run_command] sandbox = \"off\" in the operator's configuration", ErrUnavailable)
 	}
+	c.recoverStages()
 	seq := c.seq.Add(1)
 	r := &Run{log: c.log, call: call.ID}
 	settings := c.settings

@@ -104,7 +104,8 @@ func (b *builder) stageDir() (string, error) {
 	if b.stageRoot == "" {
 		base, err := stageBase(b.s.StateDir)
 		if err == nil {
-			sweepTmp(base)
+			// Stages left by a toolhost that is gone were applied and
+			// removed before this call was built (Confiner.recoverStages).
 			var d string
 			if d, err = os.MkdirTemp(base, fmt.Sprintf("call-%d-%s-", os.Getpid(), safeName(b.c.ID))); err == nil {
 				b.stageRoot = hostPath(d)
@@ -136,6 +137,11 @@ func (b *builder) stage(real string) bool {
 		return true
 	}
 	d, err := b.stageDir()
+	if err == nil {
+		// Without its record a stage left by a killed toolhost could
+		// not be applied, and what the command did would be lost.
+		err = recordStage(d, real)
+	}
 	if err != nil {
 		b.add(Mount{Kind: MountWrite, Source: real, Target: real}, "")
 		names := []string{"commondir", "config.worktree", "gitdir", "objects/info/alternates"}
