@@ -41,10 +41,14 @@ var (
 		"packed-refs", "shallow", "description", "gc.log",
 	}
 	gitDirPrefixes = []string{"BISECT_", "sharedindex."}
-	// gitDirDirs are the directories of such state, applied whole; refs
-	// and logs are here for a repository that had none when the call
-	// began (they are bound through otherwise).
-	gitDirDirs = []string{"rebase-merge", "rebase-apply", "sequencer", "rr-cache", "NOTES_MERGE_WORKTREE", "lost-found", "refs", "logs", "lfs"}
+	// gitDirDirs are the directories of such state, applied whole; refs,
+	// logs, modules and worktrees are here for a repository that had
+	// none when the call began (they are bound through otherwise): a
+	// repository's first git submodule add or git worktree add makes
+	// them. What the command wrote in a submodule's or worktree's git
+	// directory is then checked as a repository it made
+	// (newrepos.go), after the stage is applied.
+	gitDirDirs = []string{"rebase-merge", "rebase-apply", "sequencer", "rr-cache", "NOTES_MERGE_WORKTREE", "lost-found", "refs", "logs", "lfs", "modules", "worktrees"}
 	// objectsInfoNames are what git gc and git commit-graph write in
 	// objects/info; alternates, which makes git read another store's
 	// objects, is not among them.
