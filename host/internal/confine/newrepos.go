@@ -120,11 +120,7 @@ func (st *settle) run(ctx context.Context) []Neutralized {
 // search before the call found (readKnown) and what this one finds. Those
 // it finds are remembered for later calls (walk_known.go).
 func (st *settle) search() []string {
-	skip := []string{st.s.StateDir}
-	if r := resolved(st.s.StateDir); r != "" {
-		skip = append(skip, r)
-	}
-	s := search{skip: skip, lim: searchLimits{walkMaxDepth, walkMaxEntries}, projects: st.s.ProjectFileNames, cache: st.s.Search, start: time.Now().UnixNano()}
+	s := search{skip: searchSkip(st.s), lim: searchLimits{walkMaxDepth, walkMaxEntries}, projects: st.s.ProjectFileNames, cache: st.s.Search, start: time.Now().UnixNano()}
 	var repos []string
 	for _, t := range dedupe(append(slices.Clone(st.c.Roots), st.s.ExtraWritable...)) {
 		f := searchTree(t, s)

@@ -581,13 +581,7 @@ func (b *builder) protectInside() error {
 	// The roots and extra writable paths are searched; the user's caches
 	// that ShareCaches makes writable are not: nobody runs git there,
 	// nor in what hideState hides (a mount below a hide cannot be made).
-	skip := append([]string{b.s.StateDir}, b.s.Hidden...)
-	for _, p := range skip {
-		if r := resolved(p); r != "" {
-			skip = append(skip, r)
-		}
-	}
-	s := search{skip: skip, lim: searchLimits{walkMaxDepth, walkMaxEntries}, projects: b.s.ProjectFileNames, cache: b.s.Search, start: time.Now().UnixNano()}
+	s := search{skip: searchSkip(b.s), lim: searchLimits{walkMaxDepth, walkMaxEntries}, projects: b.s.ProjectFileNames, cache: b.s.Search, start: time.Now().UnixNano()}
 	var repos, projects []string
 	for _, t := range dedupe(append(slices.Clone(b.c.Roots), b.s.ExtraWritable...)) {
 		f := searchTree(t, s)
@@ -595,13 +589,26 @@ func (b *builder) protectInside() error {
 		// reached (walk_known.go).
 		rs := oldestFirst(dedupe(slices.Concat(readKnown(b.s.StateDir, t), f.dotgits, f.gitdirs)))
 		// What another search listed inside a hidden tree stays out.
-		rs = slices.DeleteFunc(rs, func(r string) bool { return underAny(r, skip) })
+		rs = slices.DeleteFunc(rs, func(r string) bool { return underAny(r, s.skip) })
 		writeKnown(b.s.StateDir, t, rs)
 		repos = append(repos, rs...)
 		projects = append(projects, f.projects...)
 		b.uncovered = append(b.uncovered, f.uncovered...)
 	}
 	return b.protectNested(b.nestedUnits(repos, projects, trees), trees)
+}
+
+// searchSkip are the trees the searches for repositories do not enter,
+// as given and resolved: the state directory and what hideState hides
+// (a mount below a hide cannot be made, and no command reaches there).
+func searchSkip(s Settings) []string {
+	skip := append([]string{s.StateDir}, s.Hidden...)
+	for _, p := range skip {
+		if r := resolved(p); r != "" {
+			skip = append(skip, r)
+		}
+	}
+	return skip
 }
 
 // maxNestedMounts bounds the mounts that protecting the nested
