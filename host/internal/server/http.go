@@ -25,11 +25,12 @@ const (
 	DefaultMaxSessions    = 64
 	DefaultMaxBodyBytes   = 4 << 20
 	DefaultSessionTimeout = 30 * time.Minute
-	// DefaultMaxConnections bounds the connections open at once, with or
-	// without a token: each costs a descriptor and buffers, so a flood
+	// DefaultMaxConnections bounds the connections open at once that
+	// showed the token: each costs a descriptor and buffers, so a flood
 	// of idle connections must not run the process out of descriptors
 	// its tools need. Far above what the sessions (64), their calls and
-	// the event streams (256) take.
+	// the event streams (256) take. Connections that did not show it
+	// have a quarter of that of their own (connLimiter).
 	DefaultMaxConnections = 1024
 )
 
@@ -71,9 +72,12 @@ type HTTPOptions struct {
 	// HeaderTimeout is how long a client may take to send a request's
 	// headers before its connection is closed; 0 means 10 s.
 	HeaderTimeout time.Duration
-	// MaxConnections bounds the connections open at once; past it the
-	// server accepts no more until one closes. 0 means
-	// DefaultMaxConnections.
+	// MaxConnections bounds the connections open at once that showed
+	// the token; past it the server accepts no more until one closes.
+	// Connections that have not shown it (new ones, health checks) are
+	// bounded apart, by a quarter of it: when those are full, the oldest
+	// is closed to admit a new one, so they never keep out a client
+	// holding the token. 0 means DefaultMaxConnections.
 	MaxConnections int
 }
 
@@ -161,9 +165,11 @@ func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
+		ConnContext:       func(ctx context.Context, c net.Conn) context.Context { return withConn(ctx, c) },
+		ConnState:         connState,
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(limitConnections(ln, o.MaxConnections)) }()
+	go func() { served <- srv.Serve(limitConnections(ln, o.MaxConnections, o.MaxConnections/4)) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serving HTTP on %s: %w", ln.Addr(), err)
@@ -188,51 +194,6 @@ func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions
 	}
 	<-served
 	return nil
-}
-
-// limitListener accepts a connection only while fewer than its limit
-// are open; past it Accept waits for one to close.
-type limitListener struct {
-	net.Listener
-	open   chan struct{} // a token per open connection
-	closed chan struct{}
-	once   sync.Once
-}
-
-func limitConnections(ln net.Listener, max int) net.Listener {
-	return &limitListener{Listener: ln, open: make(chan struct{}, max), closed: make(chan struct{})}
-}
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.open <- struct{}{}:
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.open
-		return nil, err
-	}
-	return &limitedConn{Conn: c, release: sync.OnceFunc(func() { <-l.open })}, nil
-}
-
-// Close also ends an Accept waiting for a place, so shutdown never
-// waits on it.
-func (l *limitListener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return l.Listener.Close()
-}
-
-type limitedConn struct {
-	net.Conn
-	release func()
-}
-
-func (c *limitedConn) Close() error {
-	err := c.Conn.Close()
-	c.release()
-	return err
 }
 
 // httpHandler is the server's HTTP face: the guard in front of every
@@ -469,16 +430,26 @@ func newGuard(addr net.Addr, token string, maxBody int64) (guard, error) {
 
 func (g guard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !g.hostAllowed(r.Host) {
+		msg, o := g.unauthorized(r), r.Header.Get("Origin")
+		hostOK, originOK := g.hostAllowed(r.Host), o == "" || loopbackOrigin(o)
+		if msg == "" && hostOK && originOK {
+			authenticated(r.Context())
+		} else {
+			// Nothing more is served to a client without the token than
+			// this answer: its connection closes with it rather than
+			// idling in the budget of those (connLimiter).
+			w.Header().Set("Connection", "close")
+		}
+		if !hostOK {
 			writeError(w, http.StatusForbidden, "ForbiddenHost", fmt.Sprintf("Host %q is refused: this server answers only to its own address (for example 127.0.0.1:%s or localhost:%s); a web page reaching it by another name is a DNS rebinding attempt", truncate(r.Host, 80), g.port, g.port))
 			return
 		}
-		if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) {
+		if !originOK {
 			writeError(w, http.StatusForbidden, "ForbiddenOrigin", fmt.Sprintf("Origin %q is refused: only pages served from this machine's loopback (http://localhost, http://127.0.0.1, http://[::1]) may call this server", truncate(o, 80)))
 			return
 		}
 		if !(r.Method == http.MethodGet && r.URL.Path == "/v1/health") {
-			if msg := g.unauthorized(r); msg != "" {
+			if msg != "" {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolhost"`)
 				writeError(w, http.StatusUnauthorized, "Unauthorized", msg)
 				return
