@@ -1,7 +1,7 @@
 // Command output_flood is a deliberately broken plugin:
 // it claims to have kept its output within the limit (no_truncate) and
 // returns at least 1 MiB, far past the output cap. toolhost test must
-// fail it in call.output-cap, naming the byte count and the cap.
+// fail it in call.output-cap, naming the bytes it read and the cap.
 package main
 
 import (
