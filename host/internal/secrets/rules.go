@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // The rules below tell a credential by the name it is kept under or by
@@ -139,6 +140,10 @@ var shapeDefs = []shape{
 	{name: "JSON Web Token (three base64url segments)", hints: []string{"eyJ", "eyI"}, pattern: `\b(ey[IJ][A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*)`,
 		check: `its first segment decodes (base64url) to a JSON object with "alg"`, test: jwtHeader},
 	{name: "connection string credential (Password=, Pwd=, AccountKey=, SharedAccessKey=)", fold: true, hints: []string{"password", "pwd", "accountkey", "sharedaccesskey", "sharedsecret"}, pattern: `(?i)(?:^|[;\s"'])[ \t]*(?:password|pwd|accountkey|sharedaccesskey|sharedsecret)[ \t]*=[ \t]*([^;\s"']+)`},
+	{name: "HTTP Authorization header (Authorization: Basic, Bearer, token or Digest and a credential)", fold: true, hints: []string{"authorization"},
+		pattern: `(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?` + authCredential, check: authCheck, test: authLike},
+	{name: "HTTP authorization credential alone (a value or line that is only Basic, Bearer, token or Digest and a credential)", fold: true, hints: []string{"basic", "bearer", "token", "digest"},
+		pattern: `(?im)^[ \t]*["']?` + authCredential + `["']?[ \t]*\r?$`, check: authCheck, test: authLike},
 	{name: "shared access signature (?sig= or &sig= in a URL)", hints: []string{"sig="}, pattern: `[?&]sig=([A-Za-z0-9%+/=_-]{16,})`},
 	{name: "Slack webhook (hooks.slack.com/services/…)", fold: true, hints: []string{"hooks.slack.com"}, pattern: `(?i)https?://hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_-]+)`},
 	{name: "Discord webhook (discord.com/api/webhooks/…)", fold: true, hints: []string{"/api/webhooks/"}, pattern: `(?i)https?://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/([0-9]+/[A-Za-z0-9_-]+)`},
@@ -161,6 +166,17 @@ var shapeDefs = []shape{
 	{name: "other service tokens (SG., dop_v1_, shpat_, dckr_pat_, hvs., glsa_, lin_api_, PMAK-, sntrys_, AGE-SECRET-KEY-1)", hints: []string{"SG.", "_v1_", "shpat_", "shpca_", "shppa_", "shpss_", "dckr_pat_", "hvs.", "hvb.", "glsa_", "lin_api_", "PMAK-", "sntrys_", "AGE-SECRET-KEY-1"},
 		pattern: `\b(SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|do[opr]_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|dckr_pat_[A-Za-z0-9_-]{20,}|hv[sb]\.[A-Za-z0-9_-]{20,}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|lin_api_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|sntrys_[A-Za-z0-9+/=_]{20,}|AGE-SECRET-KEY-1[0-9A-Z]{58})`},
 }
+
+// authCredential is an HTTP authorization scheme (RFC 9110 11.4) and
+// the credential after it, the first group of the shapes that find one:
+// Digest's parameters (name=value or name="value", comma-separated, the
+// quotes perhaps escaped as JSON writes them), else a token68 (base64, a
+// bearer token). The scheme is part of the secret so that authLike can
+// judge the credential by it.
+const authCredential = `((?i:basic|bearer|token|digest)[ \t]+(?:[A-Za-z0-9_-]+=(?:\\?"[^"\r\n]*"|[^\s,"]+)(?:[ \t]*,[ \t]*[A-Za-z0-9_-]+=(?:\\?"[^"\r\n]*"|[^\s,"]+))*|[A-Za-z0-9._~+/-]+=*))`
+
+// authCheck says, in words, what authLike tests.
+const authCheck = "the credential is one, not a placeholder or a sentence's next word: Basic's decodes (base64) to user:password, Bearer's and token's have 8 characters or more with letters and digits (or 20 or more of two kinds among lower case, upper case and digits), Digest's parameters hold a response="
 
 // shapes are shapeDefs compiled; never changed once made.
 var shapes = compileShapes(shapeDefs)
@@ -234,6 +250,42 @@ func jwtHeader(token string) bool {
 	}
 	_, ok := h["alg"]
 	return ok
+}
+
+// authLike reports whether an authorization scheme and what follows it
+// (as authCredential finds them) carry a credential rather than a
+// placeholder or the next word of a sentence ("Bearer token", "Basic
+// Authentication", "YOUR_TOKEN"): see authCheck.
+func authLike(s string) bool {
+	scheme, cred := s, ""
+	if i := strings.IndexAny(s, " \t"); i >= 0 {
+		scheme, cred = s[:i], strings.TrimLeft(s[i:], " \t")
+	}
+	switch strings.ToLower(scheme) {
+	case "basic":
+		raw, err := base64.StdEncoding.DecodeString(cred)
+		if err != nil {
+			raw, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(cred, "="))
+		}
+		return err == nil && utf8.Valid(raw) && strings.Contains(string(raw), ":")
+	case "digest":
+		return strings.Contains(strings.ToLower(cred), "response=")
+	}
+	if len(cred) < 8 {
+		return false
+	}
+	var lower, upper, digit int
+	for _, r := range cred {
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower = 1
+		case r >= 'A' && r <= 'Z':
+			upper = 1
+		case r >= '0' && r <= '9':
+			digit = 1
+		}
+	}
+	return digit == 1 && lower+upper > 0 || len(cred) >= 20 && lower+upper+digit >= 2
 }
 
 // lettersAndDigits reports whether s has both: generated keys do, words

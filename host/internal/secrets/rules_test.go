@@ -24,6 +24,8 @@ func TestShapesFindTheirSecret(t *testing.T) {
 		{"connection string credential", "Server=db;Uid=sa;Pwd=Pa55", "Pa55"},
 		{"connection string credential", "AccountName=a;AccountKey=abc/+==;EndpointSuffix=x", "abc/+=="},
 		{"connection string credential", "Endpoint=sb://n/;SharedAccessKeyName=r;SharedAccessKey=k0=", "k0="},
+		{"HTTP Authorization header", "curl -H 'Authorization: Bearer opaqueToken0123456789' https://api.example", "Bearer opaqueToken0123456789"},
+		{"HTTP authorization credential alone", "Basic eC1hY2Nlc3MtdG9rZW46Z2hzX3NlY3JldA==", "Basic eC1hY2Nlc3MtdG9rZW46Z2hzX3NlY3JldA=="},
 		{"shared access signature", "https://a.blob.example/c?sv=2020&sig=abcdefghijklmnop%3D", "abcdefghijklmnop%3D"},
 		{"Slack webhook", "https://hooks.slack.com/services/T0/B0/secret", "T0/B0/secret"},
 		{"Discord webhook", "https://discord.com/api/webhooks/123/tok_en", "123/tok_en"},
@@ -82,6 +84,12 @@ func TestShapesLeaveOrdinaryText(t *testing.T) {
 		"postgres://db.example:5432/app?sslmode=disable",
 		"/home/u/.cache/hf_hub/models", "AKIA-is-a-prefix", "pass=word without a separator before",
 		"--max-old-space-size=4096", "GIT_ASKPASS=/usr/bin/ask",
+		"Bearer", "bearer", "token", "Basic", "Authorization", // a scheme's name alone
+		"Authorization: Bearer <token>", "Authorization: Bearer $GITHUB_TOKEN", "Authorization: token YOUR_TOKEN",
+		"Authorization: Basic Authentication", "Authorization: Bearer followed by the token",
+		"Send the header Authorization: Bearer, then your token.",
+		"Use a Bearer token for every request.", "token expires after an hour",
+		"Digest Authentication", "Bearer xxxxxxxxxxxx", "Bearer Authentication",
 	} {
 		if s, ok := Value(text); ok {
 			t.Errorf("%q taken for a credential (%s)", text, s.Name)
@@ -104,6 +112,60 @@ func TestNameRules(t *testing.T) {
 	for _, tt := range tests {
 		if r, ok := Name(tt.name); ok != tt.secret {
 			t.Errorf("Name(%q) = %v, %v; want %v", tt.name, r, ok, tt.secret)
+		}
+	}
+}
+
+// HTTP authorization credentials (FR-EXE-06, CFG-ENV-01): a header
+// however it is written (a git http.extraheader, curl's -H, JSON), or a
+// value that is only a scheme and its credential; what is found is the
+// scheme and the credential, never the header's name.
+func TestAuthorizationShapes(t *testing.T) {
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:ghs_notARealToken"))
+	tests := []struct {
+		text, secret string // secret "" means none is found
+	}{
+		{"Authorization: Bearer opaqueToken0123456789", "Bearer opaqueToken0123456789"},
+		{"AUTHORIZATION: basic " + basic, "basic " + basic},
+		{"Authorization: Basic " + strings.TrimRight(basic, "="), "Basic " + strings.TrimRight(basic, "=")},
+		{"Authorization: token 0123456789abcdef", "token 0123456789abcdef"},
+		{"Proxy-Authorization: Bearer abcdefghijklmnopqrstuvwxyz_ABC", "Bearer abcdefghijklmnopqrstuvwxyz_ABC"},
+		{`{"headers":{"Authorization":"Bearer tok3n.value-01"}}`, "Bearer tok3n.value-01"},
+		{`{"command":"curl -H \"Authorization: Bearer tok3nValue01\" https://x"}`, "Bearer tok3nValue01"},
+		{"http.extraheader=Authorization: Bearer tok3nValue01", "Bearer tok3nValue01"},
+		{`Authorization: Digest username="u", realm="r", nonce="n0", uri="/", response="6629fae49393a05397450978507c4ef1"`,
+			`Digest username="u", realm="r", nonce="n0", uri="/", response="6629fae49393a05397450978507c4ef1"`},
+		{"Bearer opaqueToken0123456789", "Bearer opaqueToken0123456789"},
+		{"  token 0123456789abcdef  ", "token 0123456789abcdef"},
+		{"first line\nBearer opaqueToken0123456789\r\nlast line", "Bearer opaqueToken0123456789"},
+		// Not credentials.
+		{"Bearer", ""},
+		{"Authorization: Bearer", ""},
+		{"Authorization: Bearer <token>", ""},
+		{"Authorization: Bearer ${TOKEN}", ""},
+		{"Authorization: Bearer YOUR_ACCESS_TOKEN_HERE", ""},
+		{"Authorization: Basic Authentication", ""},
+		{"Authorization: Basic dXNlcm5hbWU=", ""}, // "username", no password
+		{"Authorization: Digest Authentication", ""},
+		{"Authorization: token short1", ""},
+		{"The token abcd1234 below the line is shown once.", ""},
+		{"Bearer opaqueToken0123456789 is what the server returned", ""},
+	}
+	for _, tt := range tests {
+		var found []string
+		for _, s := range Shapes() {
+			if !strings.HasPrefix(s.Name, "HTTP ") {
+				continue
+			}
+			for _, sp := range s.Find(tt.text) {
+				found = append(found, tt.text[sp[0]:sp[1]])
+			}
+		}
+		switch {
+		case tt.secret == "" && len(found) != 0:
+			t.Errorf("%q: found %q, want nothing", tt.text, found)
+		case tt.secret != "" && (len(found) != 1 || found[0] != tt.secret):
+			t.Errorf("%q: found %q, want [%q]", tt.text, found, tt.secret)
 		}
 	}
 }
