@@ -60,6 +60,13 @@ type EnvRemoval struct {
 //     URL, a connection string's Password= or AccountKey=), unless Keep
 //     names it.
 //
+// git's configuration in the environment is one group, decided before
+// these rules (gitConfigPairs, gitConfigParameters): GIT_CONFIG_COUNT and
+// its pairs GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n, each pair dropped
+// whole when it carries a credential or would stop git, the rest
+// renumbered, and the entries of GIT_CONFIG_PARAMETERS likewise, so that
+// git keeps working with the rest; the name rules do not apply to them.
+//
 // Otherwise the credentials of the URLs in its value are removed, unless
 // Keep names it: scheme://user:password@host becomes scheme://host, as
 // does scheme://token@host where the user is long and mixes letters and
@@ -73,9 +80,21 @@ type EnvRemoval struct {
 // modified.
 func (e Environment) Sanitize(environ []string) (kept []string, removed []EnvRemoval) {
 	deny := append(DefaultEnvDenylist(), e.Denylist...)
+	git := e.gitConfigPairs(deny, environ)
+	done := map[string]bool{}
 	kept = make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
+		if _, pair := gitPairIndex(name); pair || name == gitCount {
+			if r, ok := git.removed[name]; ok && !done[name] {
+				removed = append(removed, r)
+			}
+			if name == gitCount && !done[name] {
+				kept = append(kept, git.entries...)
+			}
+			done[name] = true
+			continue
+		}
 		seen, hide, rule := e.filter(deny, name, value)
 		if rule != "" {
 			removed = append(removed, EnvRemoval{Name: name, Rule: rule, Stripped: !hide})
@@ -102,6 +121,7 @@ func (e Environment) Rules() string {
 	if len(e.Keep) > 0 {
 		fmt.Fprintf(&b, "#   kept, the rules below not applied: %s\n", strings.Join(e.Keep, ", "))
 	}
+	b.WriteString("#   " + gitRules + "\n")
 	names := make([]string, 0, len(secrets.NameRules()))
 	for _, r := range secrets.NameRules() {
 		names = append(names, r.String())
@@ -127,6 +147,9 @@ func (e Environment) filter(deny []string, name, value string) (seen string, hid
 	}
 	if slices.Contains(e.Keep, name) {
 		return value, false, ""
+	}
+	if name == gitParameters {
+		return e.gitConfigParameters(value)
 	}
 	if rule := secretName(name); rule != "" {
 		return "", true, rule
