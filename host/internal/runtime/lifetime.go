@@ -60,8 +60,8 @@ func (p *Plugin[S]) release(inst *instance[S]) {
 		inst.close(context.Background())
 		return
 	}
-	if size := uint64(inst.mod.Memory().Size()); size > p.rt.cfg.IdleMemoryBytes {
-		p.rt.log.Debug("closing a plugin instance whose memory grew past the bound of a warm one", "plugin", p.name(), "memory", size, "bound", p.rt.cfg.IdleMemoryBytes)
+	if mem := inst.mod.Memory(); mem != nil && uint64(mem.Size()) > p.rt.cfg.IdleMemoryBytes {
+		p.rt.log.Debug("closing a plugin instance whose memory grew past the bound of a warm one", "plugin", p.name(), "memory", mem.Size(), "bound", p.rt.cfg.IdleMemoryBytes)
 		inst.close(context.Background())
 		p.rt.reclaim.Request()
 		return
