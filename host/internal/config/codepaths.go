@@ -22,23 +22,40 @@ type CodePath struct {
 }
 
 // CodePathEntries returns the one maintained list of the files that make
-// agents, editors and build tools launch programs. Files left out on
-// purpose, and why:
+// agents, editors and build tools launch programs. The line it draws: a
+// new file is asked about when a tool loads and runs it without the
+// operator choosing to run that project's code — on opening the project
+// in an editor or IDE (language servers, linters, test explorers, CMake,
+// Cargo, MSBuild, Gradle and Bazel project loading), on entering the
+// directory (direnv, mise, a shell's start-up files), on starting an
+// interpreter there (.irbrc, .Rprofile, sitecustomize.py), at a command
+// the operator runs there for another purpose (git, npm, cargo), or
+// because a build definition the operator already runs pulls it in
+// (Directory.Build.props, .bazelrc, node_modules of an install; a
+// makefile, CMake file, git config or .envrc that includes it, and a
+// GNUmakefile beside a Makefile, are found by the engine's includes
+// check rather than listed). Files left out on purpose, and why:
 //   - instructions a model reads (CLAUDE.md, AGENTS.md, GEMINI.md,
 //     .github/copilot-instructions.md, .cursorrules, .goosehints): text,
 //     not programs; a model that follows them still asks for tool calls
 //     through the operator's agent, and cursor's and cline's rules
 //     directories are listed anyway for the hooks they hold;
-//   - build definitions run by the command that names them: a new
-//     Makefile, package.json, pyproject.toml, setup.py, Cargo.toml or
-//     build.gradle runs only when the operator builds there, as any new
-//     source file does (replacing an existing one is always asked about,
-//     and a new file an existing Makefile or git config includes is asked
-//     about too: see the engine's includes);
+//   - new source a person chooses to build: a new project's Makefile,
+//     CMakeLists.txt, package.json, pyproject.toml, setup.py or pom.xml,
+//     and new source files, run only when the operator builds or runs
+//     them (replacing an existing file is always asked about). Cargo.toml
+//     and build.gradle are listed, not left out, because rust-analyzer and
+//     the IDEs' Gradle import run them when the folder opens;
 //   - go.work and go.mod toolchain lines: go fetches only checksummed
 //     toolchains, and a Go build runs no project code;
 //   - files that only change how tools read data (.gitattributes,
-//     .editorconfig, .prettierrc).
+//     .editorconfig), and formatters' settings (.prettierrc,
+//     .clang-format), read when a file is formatted, not when the project
+//     opens;
+//   - a pyproject.toml's or setup.cfg's [tool.pylint] init-hook, run by
+//     an editor's pylint extension: asking for every new pyproject.toml
+//     would ask for every new Python package, and pylint's own files
+//     (.pylintrc, pylintrc) are listed.
 func CodePathEntries() []CodePath {
 	return []CodePath{
 		// The shell entering a directory.
@@ -168,6 +185,41 @@ func CodePathEntries() []CodePath {
 		{"**/mvnw", "Maven wrapper, IDEs", "the script IDEs run on import", "mvnw"},
 		{"**/mvnw.cmd", "Maven wrapper", "as mvnw, on Windows", "mvnw.cmd"},
 		{"**/.mvn/**", "Maven", "extensions.xml loads code into every build; jvm.config and the wrapper's files", ".mvn/extensions.xml"},
+
+		// Editors and IDEs opening the project: language servers, linters
+		// and test explorers load these by themselves.
+		{"**/eslint.config.*", "ESLint (editors' ESLint servers: VS Code's extension, others')", "JavaScript the editor's ESLint server imports when a file of the project opens", "eslint.config.js"},
+		{"**/.eslintrc*", "ESLint (editors' ESLint servers)", ".eslintrc.js and .eslintrc.cjs are JavaScript it runs; any spelling names parsers and plugins it loads, a relative path among them", ".eslintrc.js"},
+		{"**/stylelint.config.*", "Stylelint (editors' Stylelint servers)", "JavaScript the editor's Stylelint server imports when a stylesheet opens", "stylelint.config.js"},
+		{"**/.stylelintrc*", "Stylelint (editors' Stylelint servers)", "as stylelint.config.js; any spelling names plugins it loads", ".stylelintrc.js"},
+		{"**/jest.config.*", "Jest (editors' test explorers)", "JavaScript the editor's Jest extension runs to list and run the tests when the folder opens", "jest.config.js"},
+		{"**/vitest.config.*", "Vitest (editors' test explorers)", "JavaScript the editor's Vitest extension runs to list the tests when the folder opens", "vitest.config.ts"},
+		{"**/vite.config.*", "Vite, Vitest (editors' test explorers)", "Vitest's configuration when there is no vitest.config, run as vitest.config", "vite.config.ts"},
+		{"**/playwright.config.*", "Playwright (editors' test explorers)", "JavaScript the editor's Playwright extension runs to list the tests when the folder opens", "playwright.config.ts"},
+		{"**/tailwind.config.*", "Tailwind CSS IntelliSense", "JavaScript the editor's Tailwind server imports when the folder opens", "tailwind.config.js"},
+		{"**/.pylintrc", "pylint (editors' pylint extensions)", "init-hook is Python it runs and load-plugins imports modules, when the editor lints a file on open", ".pylintrc"},
+		{"**/pylintrc", "pylint (editors' pylint extensions)", "as .pylintrc", "pylintrc"},
+		{"**/CMakePresets.json", "CMake, IDEs (VS Code's CMake Tools, CLion, Visual Studio)", "IDEs configure the project with a preset when it opens: its cache variables (CMAKE_PROJECT_INCLUDE, a toolchain file) and environment name scripts and programs CMake runs", "CMakePresets.json"},
+		{"**/CMakeUserPresets.json", "CMake, IDEs (VS Code's CMake Tools, CLion, Visual Studio)", "as CMakePresets.json, the user's own presets read beside it", "CMakeUserPresets.json"},
+		{"**/Cargo.toml", "cargo, rust-analyzer", "the editor runs cargo when the folder opens, which runs each package's build script (`build =` names any file, not only build.rs) and proc macros; a workspace's member globs pull a new package in", "Cargo.toml"},
+		{"**/build.gradle", "Gradle, IDEs (IntelliJ, VS Code's Java extension)", "the build script IDEs run when they import the project on open, and again when it changes on disk", "build.gradle"},
+		{"**/build.gradle.kts", "Gradle, IDEs (IntelliJ, VS Code's Java extension)", "as build.gradle, in Kotlin", "build.gradle.kts"},
+		{"**/Directory.Build.*", "MSBuild, dotnet, IDEs (Visual Studio, C# Dev Kit, Rider)", "Directory.Build.props and .targets are imported into every project below them, which IDEs evaluate on open; their targets run commands (Exec); .rsp adds switches to every build", "Directory.Build.props"},
+		{"**/Directory.Solution.*", "MSBuild, dotnet", "imported into every build of a solution below them", "Directory.Solution.targets"},
+		{"**/*.bazelrc", "Bazel, bazelisk, IDE plugins", "a workspace's .bazelrc, and the files it imports (user.bazelrc), are read by every bazel command and the IDE's sync: --run_under, --repo_env and startup options run programs", ".bazelrc"},
+		{"**/.bazelversion", "bazelisk", "names the Bazel it downloads and runs for every bazel command, a fork's (fork/version) among them", ".bazelversion"},
+		{"**/tools/bazel", "Bazel", "bazel's launcher runs a workspace's tools/bazel in its place for every command", "tools/bazel"},
+		{"**/node_modules/**", "Node.js, editors' language servers (ESLint, TypeScript)", "an install's packages are code every script, test and editor server loads: a file added there runs as that package", "node_modules/eslint/lib/api.js"},
+		{"**/.pnp.cjs", "Yarn Plug'n'Play, editors' SDKs", "loaded into every node process of the project, the editor's servers among them", ".pnp.cjs"},
+		{"**/.pnp.loader.mjs", "Yarn Plug'n'Play", "as .pnp.cjs, for ES modules", ".pnp.loader.mjs"},
+
+		// Interpreters started in the directory.
+		{"**/.irbrc", "irb (and rails console)", "Ruby run when irb starts in the directory", ".irbrc"},
+		{"**/.pryrc", "pry", "Ruby run when pry starts in the directory", ".pryrc"},
+		{"**/.Rprofile", "R, RStudio", "R run when R starts in the directory, which RStudio does on opening the project", ".Rprofile"},
+		{"**/.Renviron", "R, RStudio", "read when R starts in the directory: R_PROFILE_USER and R_LIBS name code it runs", ".Renviron"},
+		{"**/.octaverc", "GNU Octave", "run when Octave starts in the directory", ".octaverc"},
+		{"**/.ghci", "GHCi", "its commands (:! and :def among them) run when ghci starts in the directory", ".ghci"},
 	}
 }
 
@@ -179,6 +231,17 @@ func DefaultCodePatterns() []string {
 		out[i] = e.Pattern
 	}
 	return out
+}
+
+// CodePathLoader returns the program that loads files matching pattern,
+// an entry of CodePathEntries, or "" for a pattern of the operator's.
+func CodePathLoader(pattern string) string {
+	for _, e := range CodePathEntries() {
+		if e.Pattern == pattern {
+			return e.Loader
+		}
+	}
+	return ""
 }
 
 // codePatternsTOML is the code_patterns line of the init file: every

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
@@ -43,7 +44,11 @@ import (
 // and a directory too large to look through for links counts as one.
 func (p Policy) codeWrite(paths []sandbox.Path) string {
 	matches := func(what, pattern string) string {
-		return fmt.Sprintf("%s, which matches %s (tools.approval.code_patterns)", what, pattern)
+		why := fmt.Sprintf("%s, which matches %s (tools.approval.code_patterns)", what, pattern)
+		if loader := config.CodePathLoader(pattern); loader != "" {
+			why += ", loaded by " + loader
+		}
+		return why
 	}
 	if sp, pat, ok := p.matchCode(paths); ok {
 		return matches(sp.Rel, pat)

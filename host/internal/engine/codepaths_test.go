@@ -144,7 +144,7 @@ func TestCodePathsNotAutoApproved(t *testing.T) {
 		want   string
 		reason string
 	}{
-		{"envrc", nil, ".envrc", "confirm", "write_file writes .envrc, which matches **/.envrc (tools.approval.code_patterns): tools run code from such files"},
+		{"envrc", nil, ".envrc", "confirm", "write_file writes .envrc, which matches **/.envrc (tools.approval.code_patterns), loaded by direnv: tools run code from such files"},
 		{"nested envrc", nil, "sub/.envrc", "confirm", "**/.envrc"},
 		{"editor tasks", nil, ".vscode/tasks.json", "confirm", "**/.vscode/**"},
 		{"workflow", nil, ".github/workflows/ci.yml", "confirm", "**/.github/workflows/**"},
