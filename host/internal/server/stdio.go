@@ -30,8 +30,9 @@ type fastConn struct {
 	s   *Server
 	out *lockedWriter
 	// session is the SDK's session on this connection, set once Connect
-	// returns; no call is answered before it is.
+	// returns; no call is answered before it is. ready is closed then.
 	session atomic.Pointer[mcp.ServerSession]
+	ready   chan struct{}
 	// base is the context of the calls answered here: it ends when the
 	// connection does.
 	base context.Context
@@ -80,7 +81,7 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.conn = &fastConn{Connection: inner, s: t.s, out: out, base: context.WithoutCancel(ctx), inflight: map[string][]*flight{}}
+	t.conn = &fastConn{Connection: inner, s: t.s, out: out, base: context.WithoutCancel(ctx), inflight: map[string][]*flight{}, ready: make(chan struct{})}
 	return t.conn, nil
 }
 
@@ -88,7 +89,10 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 // fast path.
 func (s *Server) serveStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	t := &fastTransport{s: s, r: r, w: w}
-	return s.serve(ctx, t, func(ss *mcp.ServerSession) { t.conn.session.Store(ss) })
+	return s.serve(ctx, t, func(ss *mcp.ServerSession) {
+		t.conn.session.Store(ss)
+		close(t.conn.ready)
+	})
 }
 
 // Read returns the next message the SDK is to handle.
@@ -106,6 +110,18 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if req.Method == "notifications/cancelled" {
 			c.cancelled(req)
 			return msg, nil // the SDK's own requests may be the ones meant
+		}
+		if req.Method == "tools/call" && c.session.Load() == nil {
+			// The SDK may answer initialize before Connect returns
+			// and the session is stored: a call the client sends the
+			// moment it has the answer would go to the SDK while the
+			// next, on the same id, comes here, and one of the two
+			// was never answered.
+			select {
+			case <-c.ready:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		}
 		if c.answer(req) {
 			continue

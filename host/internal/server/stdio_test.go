@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -141,5 +142,50 @@ func TestFastPathSameIDTwice(t *testing.T) {
 	}
 	if len(texts) != 2 || !strings.Contains(strings.Join(texts, "\n"), "slow") {
 		t.Errorf("answers %q, want the listing and the slow command's output", texts)
+	}
+}
+
+// A client that sends its calls the moment initialize is answered gets
+// every call answered, two on one id included: the SDK answers
+// initialize before Connect returns and the session is stored, and a
+// call read in between went to the SDK, which dropped one of the two.
+func TestFastPathCallsRightAfterInitialize(t *testing.T) {
+	s, _ := testServer(t, Options{}, true)
+	for i := range 20 {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		served := make(chan error, 1)
+		go func() { served <- s.serveStdio(context.Background(), inR, outW) }()
+		answers := make(chan int, 1)
+		go func() {
+			lines := bufio.NewReader(outR)
+			io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+			if _, err := lines.ReadString('\n'); err != nil {
+				answers <- 0
+				return
+			}
+			io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+				`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_directory","arguments":{}}}`+"\n"+
+				`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_directory","arguments":{}}}`+"\n")
+			n := 0
+			for n < 2 {
+				if _, err := lines.ReadString('\n'); err != nil {
+					break
+				}
+				n++
+			}
+			answers <- n
+		}()
+		select {
+		case n := <-answers:
+			if n != 2 {
+				t.Fatalf("round %d: %d answers to the two calls, want 2", i, n)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("round %d: a call sent the moment initialize was answered was never answered", i)
+		}
+		inW.Close()
+		<-served
+		outR.Close()
 	}
 }
