@@ -67,7 +67,11 @@ type Approval struct {
 // Diff is the change a write would make, as its dry run reported it.
 type Diff struct {
 	// Text is the dry run's unified diff (or its sentence saying nothing
-	// would change), sanitized, whole up to the output limit.
+	// would change), whole up to the output limit, each line rendered
+	// visibly as the arguments' are (Visible): every byte the write
+	// would write shows, a carriage return as ␍, an escape, a bidi
+	// override or a zero-width space as <U+XXXX>, none dropped and none
+	// raw.
 	Text string `json:"text,omitempty"`
 	// Truncated says the dry run's output was cut at the output limit:
 	// the arguments hold the whole change.
@@ -223,10 +227,30 @@ func (a Approval) DiffText(width, max int) string {
 			b.WriteString(Fold(fmt.Sprintf("%s of the diff not shown", count(len(lines)-max, "more line")), noteMark, noteMark, width))
 			break
 		}
-		b.WriteString(Fold(Visible(line), valueMark, foldMark, width))
+		b.WriteString(Fold(rendered(line), valueMark, foldMark, width))
 	}
 	if a.Diff.Truncated {
 		b.WriteString(Fold("the diff is longer than a dry run's output may be: the arguments above are the whole change", noteMark, noteMark, width))
+	}
+	return b.String()
+}
+
+// rendered is a line of text Visible already rendered, as a text
+// surface shows it: the rendering's own glyphs (⏎ ␍ ⇥ …) stay, and any
+// other invisible character, which a Diff built elsewhere may hold, is
+// written out too, so the line holds no control or format character
+// whoever built it.
+func rendered(line string) string {
+	line = strings.ToValidUTF8(line, "\uFFFD")
+	var b strings.Builder
+	b.Grow(len(line))
+	for _, r := range line {
+		switch r {
+		case '⏎', '␍', '⇥', '…':
+			b.WriteRune(r)
+		default:
+			b.WriteString(render(r))
+		}
 	}
 	return b.String()
 }

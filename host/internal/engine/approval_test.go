@@ -111,3 +111,41 @@ func TestDiffText(t *testing.T) {
 		})
 	}
 }
+
+// FR-APR-03: a write's diff shows every byte the write would write. The
+// dry run's lines are rendered visibly as the arguments are (a carriage
+// return, escape sequences, bidi and zero-width characters written
+// out, none dropped), and a text surface shows that rendering as it is,
+// never rendered twice.
+func TestApprovalDiffShowsEveryByte(t *testing.T) {
+	f := policyFixture(t, withPolicy(func(p *Policy) { p.Denylist = nil }))
+	f.write(t, "v.txt", "line1\nold\n")
+	f.read(t, "v.txt")
+	content := "line1\nsafe\rrm -rf ~ \u001b[2K\u001b[1A\nline2\u202e\u200b\tend\n"
+	raw, _ := json.Marshal(map[string]any{"path": "v.txt", "content": content})
+	p := f.eng.Plan(context.Background(), batch(call("1", "write_file", string(raw))))
+	cs := p.Confirmations()
+	if len(cs) != 1 {
+		t.Fatalf("%d confirmations (%+v)", len(cs), p.Calls[0].Result)
+	}
+	a := f.eng.Approval(context.Background(), cs[0], ApprovalOptions{Conversation: "c"})
+	if a.Diff == nil || a.Diff.Unavailable != "" {
+		t.Fatalf("diff %+v, want one", a.Diff)
+	}
+	want := []string{"+safe␍rm -rf ~ <U+001B>[2K<U+001B>[1A", "+line2<U+202E><U+200B>⇥end"}
+	for _, surface := range []struct{ name, text string }{{"Diff.Text", a.Diff.Text}, {"DiffText", a.DiffText(0, 0)}, {"Text", a.Text(Layout{Width: 200})}} {
+		for _, w := range want {
+			if !strings.Contains(surface.text, w) {
+				t.Errorf("%s does not show %q:\n%s", surface.name, w, surface.text)
+			}
+		}
+		if strings.ContainsAny(surface.text, "\r\u001b\u202e\u200b\t") {
+			t.Errorf("%s holds a control or format character raw: %q", surface.name, surface.text)
+		}
+	}
+	// A diff built by hand holding raw characters is still shown visibly.
+	hand := Approval{Diff: &Diff{Text: "+a\u202eb\r"}}
+	if got := hand.DiffText(0, 0); !strings.Contains(got, "+a<U+202E>b␍") || strings.ContainsAny(got, "\r\u202e") {
+		t.Errorf("DiffText of a raw diff: %q", got)
+	}
+}

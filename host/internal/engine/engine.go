@@ -295,7 +295,30 @@ func (e *Engine) runTool(ctx context.Context, call Call, tool *registry.Tool, en
 		}
 		return failed(call, pluginError(call.Name, out))
 	}
+	if opts.DryRun {
+		return Result{ID: call.ID, Name: call.Name, OK: true, Content: shownDryRun(string(out.Content), int(limits.OutputLimit()))}
+	}
 	return Result{ID: call.ID, Name: call.Name, OK: true, Content: e.content(call, out, int(limits.OutputLimit()))}
+}
+
+// shownDryRun is an approval's dry run as a person is shown it
+// (FR-APR-03): its diff must show every byte the write would write, so
+// rather than sanitized (which drops a carriage return and escape
+// sequences without a trace) each line is rendered visibly as the
+// arguments are (Visible), within limit before it is rendered.
+func shownDryRun(s string, limit int) string {
+	s = truncate(s, limit)
+	var b strings.Builder
+	b.Grow(len(s))
+	for {
+		line, rest, more := strings.Cut(s, "\n")
+		b.WriteString(Visible(line))
+		if !more {
+			return b.String()
+		}
+		b.WriteByte('\n')
+		s = rest
+	}
 }
 
 // content is a successful result's text: sanitized (JSON-aware, so a listing stays valid JSON with its names' controls escaped), and within limit
