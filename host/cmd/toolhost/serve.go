@@ -285,9 +285,16 @@ func printEndpoint(w io.Writer, addr net.Addr, token, from string, profiles []st
 // collection, unless the operator set GOGC. A server's live heap is a
 // few megabytes and each call leaves about a hundred kilobytes of
 // garbage, so the default collects every few calls: measured over stdio
-// that is a tenth of the CPU, for a few megabytes more memory.
+// that is a tenth of the CPU, for a few megabytes more memory. A server
+// keeping batches holds up to hundreds of MiB, five times which is
+// gigabytes, so the heap is also held to server.MemoryLimit (twice what
+// the batches may keep), unless the operator set GOMEMLIMIT: past it
+// the runtime collects sooner rather than growing.
 func tuneGC() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(400)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(server.MemoryLimit)
 	}
 }

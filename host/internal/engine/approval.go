@@ -129,6 +129,25 @@ func (e *Engine) Approval(ctx context.Context, c Confirmation, o ApprovalOptions
 	return a
 }
 
+// HeldBytes is about what a kept in memory holds: the arguments' JSON,
+// each argument's text and files, the diff, the summary and reason, and
+// what their structures take besides. A server keeping views waiting
+// for a decision counts it against its budget, since a view of a long
+// write holds several times the arguments sent.
+func (a Approval) HeldBytes() int64 {
+	n := len(a.Args) + len(a.Summary) + len(a.Reason) + len(a.CallID) + len(a.Tool) + len(a.Omitted) + 512
+	for _, arg := range a.Arguments {
+		n += arg.heldBytes()
+	}
+	for _, p := range a.Paths {
+		n += len(p.Root) + len(p.Rel) + 32
+	}
+	if a.Diff != nil {
+		n += len(a.Diff.Text) + len(a.Diff.Unavailable)
+	}
+	return int64(n)
+}
+
 // omitArguments leaves the arguments out of the view, keeping each
 // argument's name, size and files, and says where to read them.
 func (a *Approval) omitArguments(limit int, fullAt string) {

@@ -149,3 +149,31 @@ func TestApprovalDiffShowsEveryByte(t *testing.T) {
 		t.Errorf("DiffText of a raw diff: %q", got)
 	}
 }
+
+// An argument keeps a string's text once, and shows it split into
+// visibly rendered lines on every surface and in its JSON.
+func TestArgumentKeepsTextOnce(t *testing.T) {
+	a := scalar("content", "x\n\ny\u202e\n")
+	if a.Lines != nil {
+		t.Errorf("Lines %q: a string's lines are split only when shown", a.Lines)
+	}
+	want := []string{"x", "", "y<U+202E>", ""}
+	if got := a.lines(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("lines %q, want %q", got, want)
+	}
+	data, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Name  string   `json:"name"`
+		Lines []string `json:"lines"`
+		Size  int      `json:"size"`
+	}
+	if err := json.Unmarshal(data, &back); err != nil || back.Name != "content" || back.Size != 8 || strings.Join(back.Lines, "|") != strings.Join(want, "|") {
+		t.Errorf("JSON %s: %+v %v", data, back, err)
+	}
+	if got := a.size(); got != "8 bytes, 4 lines (2 empty)" {
+		t.Errorf("size %q", got)
+	}
+}

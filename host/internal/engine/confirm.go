@@ -31,7 +31,11 @@ type Argument struct {
 	Name string `json:"name"`
 	// Lines is the whole value, one element per line (split at line
 	// feeds), each rendered by Visible: nothing cut, nothing redacted. A
-	// value that is not a string is its JSON text, on one line.
+	// value that is not a string is its JSON text, on one line. A string
+	// of the arguments keeps its text once instead and is split when it
+	// is shown (lines, MarshalJSON): a slice of 80,000 one-character
+	// lines takes ten times the text it holds, for every call a batch
+	// keeps waiting for a decision.
 	Lines []string `json:"lines"`
 	// Paths are the files the value names, as the sandbox resolved them:
 	// one for a path argument, one per file for a patch.
@@ -45,6 +49,70 @@ type Argument struct {
 
 	text     string // the value as given, for a string
 	isString bool
+}
+
+// lines is the value rendered one element per line, as Lines holds it:
+// Lines, or the lines of a string's text, each rendered by Visible.
+func (a Argument) lines() []string {
+	if a.Lines != nil || !a.isString {
+		return a.Lines
+	}
+	lines := strings.Split(a.text, "\n")
+	for i, l := range lines {
+		lines[i] = Visible(l)
+	}
+	return lines
+}
+
+// lineCounts is how many lines the value has and how many of them are
+// empty, without splitting a string's text.
+func (a Argument) lineCounts() (lines, empty int) {
+	if a.Lines != nil || !a.isString {
+		return len(a.Lines), countEmpty(a.Lines)
+	}
+	for s := a.text; ; {
+		line, rest, more := strings.Cut(s, "\n")
+		lines++
+		if line == "" {
+			empty++
+		}
+		if !more {
+			return lines, empty
+		}
+		s = rest
+	}
+}
+
+// heldBytes is about what the value holds in memory: its text, or its
+// lines, with its name and files.
+func (a Argument) heldBytes() int {
+	n := len(a.Name) + len(a.text) + 64
+	for _, l := range a.Lines {
+		n += len(l) + 16
+	}
+	for _, p := range a.Paths {
+		n += len(p.Root) + len(p.Rel) + 32
+	}
+	return n
+}
+
+// argumentJSON is an Argument as the surfaces' JSON shows it.
+type argumentJSON struct {
+	Name    string          `json:"name"`
+	Lines   json.RawMessage `json:"lines"`
+	Paths   []PathInfo      `json:"paths,omitempty"`
+	Size    int             `json:"size,omitempty"`
+	Omitted bool            `json:"omitted,omitempty"`
+}
+
+// MarshalJSON writes the argument with its lines, split from a string's
+// text only while it is written.
+func (a Argument) MarshalJSON() ([]byte, error) {
+	lines, err := json.Marshal(a.lines())
+	if err != nil {
+		return nil, fmt.Errorf("argument %s: encoding its lines: %w", a.Name, err)
+	}
+	return json.Marshal(argumentJSON{Name: a.Name, Lines: lines, Paths: a.Paths, Size: a.Size, Omitted: a.Omitted})
 }
 
 // PathInfo is a path as the sandbox resolved it: the cleaned canonical
@@ -152,16 +220,17 @@ func (c Confirmation) DetailsLayout(l Layout) string {
 		b.WriteString("  no arguments\n")
 	}
 	for _, a := range c.Arguments {
+		lines := a.lines()
 		switch {
 		case a.Omitted:
 			b.WriteString(Fold(a.Name+": "+a.size()+", not shown here (too large; see above)", "  ", foldMark, l.Width))
-		case len(a.Lines) == 1 && a.Lines[0] != "":
-			l.writeLine(&b, a.Name+": "+a.Lines[0], "  ")
-		case len(a.Lines) <= 1:
+		case len(lines) == 1 && lines[0] != "":
+			l.writeLine(&b, a.Name+": "+lines[0], "  ")
+		case len(lines) <= 1:
 			b.WriteString(Fold(a.Name+": (empty)", "  ", foldMark, l.Width))
 		default:
-			b.WriteString(Fold(a.Name+": "+count(len(a.Lines), "line"), "  ", foldMark, l.Width))
-			l.writeLines(&b, a.Lines)
+			b.WriteString(Fold(a.Name+": "+count(len(lines), "line"), "  ", foldMark, l.Width))
+			l.writeLines(&b, lines)
 		}
 		for _, p := range a.Paths {
 			b.WriteString(Fold("→ file "+Visible(p.String()), "    ", foldMark, l.Width))
@@ -441,9 +510,9 @@ func writeRecapPath(b *strings.Builder, p PathInfo, width int) {
 // than one, its lines and how many of them are empty.
 func (a Argument) size() string {
 	s := count(a.size0(), "byte")
-	if len(a.Lines) > 1 {
-		s += ", " + count(len(a.Lines), "line")
-		if empty := countEmpty(a.Lines); empty > 0 {
+	if lines, empty := a.lineCounts(); lines > 1 {
+		s += ", " + count(lines, "line")
+		if empty > 0 {
 			s += " (" + group(empty) + " empty)"
 		}
 	}
@@ -599,9 +668,5 @@ func scalar(name string, tok json.Token) Argument {
 		b, _ := json.Marshal(tok)
 		return Argument{Name: name, Lines: []string{string(b)}, Size: len(b)}
 	}
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = Visible(l)
-	}
-	return Argument{Name: name, Lines: lines, Size: len(s), text: s, isString: true}
+	return Argument{Name: name, Size: len(s), text: s, isString: true}
 }

@@ -93,8 +93,8 @@ func TestConfirmationShowsWhatRuns(t *testing.T) {
 				t.Errorf("truncated=%v redacted=%v, want %v %v (summary %q)", c.SummaryTruncated, c.SummaryRedacted, tt.truncated, tt.redacted, c.Summary)
 			}
 			a := argument(t, c, tt.arg)
-			if strings.Join(a.Lines, "\n") != strings.Join(tt.lines, "\n") || len(a.Lines) != len(tt.lines) {
-				t.Errorf("%s lines %q, want %q", tt.arg, a.Lines, tt.lines)
+			if strings.Join(a.lines(), "\n") != strings.Join(tt.lines, "\n") || len(a.lines()) != len(tt.lines) {
+				t.Errorf("%s lines %q, want %q", tt.arg, a.lines(), tt.lines)
 			}
 			if tt.paths != nil && !samePaths(a.Paths, tt.paths) {
 				t.Errorf("%s paths %+v, want %+v", tt.arg, a.Paths, tt.paths)
@@ -167,7 +167,7 @@ func TestConfirmationArguments(t *testing.T) {
 	flatten("", json.RawMessage(`{"cmd":"a","cmd":"b","n":1.50,"ok":true,"none":null,"env":{"HOME":"/h","a.b":"x\u202e"},"argv":["x",{"y":[]}],"e":{}}`), &out)
 	var got []string
 	for _, a := range out {
-		got = append(got, a.Name+"="+strings.Join(a.Lines, "|"))
+		got = append(got, a.Name+"="+strings.Join(a.lines(), "|"))
 	}
 	want := []string{"cmd=a", "cmd=b", "n=1.50", "ok=true", "none=null", "env.HOME=/h", `env["a.b"]=x<U+202E>`, "argv[0]=x", "argv[1].y=[]", "e={}"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -63,6 +63,9 @@ type callView struct {
 	// and unredacted, the files, the summary's flags, the diff. Set
 	// while the batch awaits a decision.
 	Approval *engine.Approval `json:"approval,omitempty"`
+	// ApprovalOmitted says that a list of batches left Approval out,
+	// and where to read it.
+	ApprovalOmitted string `json:"approval_omitted,omitempty"`
 	// Result is set for a pre-resolved call, and for a pending call once
 	// its result was submitted.
 	Result *engine.Result `json:"result,omitempty"`
@@ -353,9 +356,10 @@ func (s *Server) drive(b *batch) {
 			if !finished(b.state) {
 				b.cancelBeforeLocked("toolhost serve shut down before it ran")
 			}
-			results := b.results
+			results, plan := b.results, b.plan
 			b.mu.Unlock()
-			s.h.Abandon(context.WithoutCancel(b.ctx), b.plan, results)
+			s.h.Abandon(context.WithoutCancel(b.ctx), plan, results)
+			b.release()
 			return
 		}
 	}
@@ -372,13 +376,46 @@ func (s *Server) listBatches(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	views := []batchView{}
+	var shown int64
+	left := 0
 	for _, b := range s.batches.list() {
-		if v := b.view(); state == "" || v.State == state {
-			views = append(views, v)
+		v := b.view()
+		if state != "" && v.State != state {
+			continue
 		}
+		// The list is built whole before it is sent: past its bound, a
+		// batch's views are left out, and GET /v1/batches/{id} shows them.
+		var n int64
+		for _, c := range v.Calls {
+			if c.Approval != nil {
+				n += c.Approval.HeldBytes()
+			}
+		}
+		if n > 0 && shown+n > maxListedViewBytes {
+			for i := range v.Calls {
+				if v.Calls[i].Approval != nil {
+					v.Calls[i].Approval = nil
+					v.Calls[i].ApprovalOmitted = "left out of this list: GET " + batchPath(v.BatchID, "") + " shows it"
+					left++
+				}
+			}
+		} else {
+			shown += n
+		}
+		views = append(views, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"batches": views})
+	answer := map[string]any{"batches": views}
+	if left > 0 {
+		answer["omitted"] = fmt.Sprintf("%d approval views are left out of this list, which shows at most %s of them: each call left out says so (approval_omitted), and GET /v1/batches/{id} shows its batch whole", left, mib(maxListedViewBytes))
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
+
+// maxListedViewBytes bounds the approval views one list of batches
+// shows (engine.Approval.HeldBytes): a list of every held batch, each
+// holding megabytes of arguments and diffs, would be built whole in
+// memory, hundreds of MiB for one request.
+const maxListedViewBytes = 16 << 20
 
 // lookup is the batch the request's path names; it answers 404 itself.
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (*batch, bool) {

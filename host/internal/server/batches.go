@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/reclaim"
 )
 
 // Batch states. A batch waits in awaitingApproval for
@@ -47,6 +48,14 @@ const (
 	// own oldest events. An agent's batches hold kilobytes.
 	defaultMaxKeptBytes = 256 << 20
 	defaultMaxLogBytes  = 128 << 20
+	// MemoryLimit is the soft memory limit for the Go runtime of a
+	// process serving the batch API (debug.SetMemoryLimit): twice what
+	// its batches may keep, their budget and their event logs', the
+	// other half for the runtime, the compiled plugins and the calls in
+	// flight. Without it a heap let grow to five times what is live
+	// (toolhost serve's GOGC) held 1.2 GB resident for 250 MiB of
+	// batches awaiting a decision.
+	MemoryLimit = 2 * (defaultMaxKeptBytes + defaultMaxLogBytes)
 	// defaultMaxStreams bounds the event streams open on the server at
 	// once and defaultMaxBatchStreams those on one batch: each holds a
 	// connection and a goroutine, and an agent follows a batch with one
@@ -133,10 +142,15 @@ type batch struct {
 	// the registry's budget when it is added; reg is the registry, once
 	// added, and kept what it counts for the batch there (under reg.mu).
 	argBytes int64
-	reg      *registry
-	kept     int64
-	streams  int        // event streams open on it (under reg.mu)
-	calls    []callView // as planned, in call order
+	// views is what the calls' approval views hold (their arguments'
+	// text, files and diff: engine.Approval.HeldBytes), counted with
+	// argBytes while the batch waits, and given back once it no longer
+	// does (release).
+	views   int64
+	reg     *registry
+	kept    int64
+	streams int        // event streams open on it (under reg.mu)
+	calls   []callView // as planned, in call order
 	// confirmations are the call ids a decision may approve.
 	confirmations map[string]bool
 	// preapproved are the calls the operator's --allow approved when the
@@ -172,8 +186,30 @@ func newBatch(parent context.Context, id, conversation, state string, calls []ca
 		if c.Disposition == engine.RequiresConfirmation {
 			b.confirmations[c.ID] = true
 		}
+		if c.Approval != nil {
+			b.views += c.Approval.HeldBytes()
+		}
 	}
 	return b
+}
+
+// release lets what b held for a decision go once it has none to
+// await: its calls' views and its plan (the arguments as planned and
+// their confirmations). The registry then counts them no more, and once
+// enough is let go it gives the memory back to the system.
+func (b *batch) release() {
+	b.mu.Lock()
+	n := b.views
+	b.views = 0
+	for i := range b.calls {
+		b.calls[i].Approval = nil
+	}
+	b.plan = nil
+	b.mu.Unlock()
+	if b.reg != nil && n > 0 {
+		b.reg.charge(b, -n)
+		b.reg.released(n)
+	}
 }
 
 // preapprove takes the calls the operator's standing approval (allow,
@@ -218,6 +254,13 @@ func (b *batch) Send(_ context.Context, ev engine.Event) error {
 // b's last event. b.mu is held.
 func (b *batch) setStateLocked(state string) {
 	b.state = state
+	if state != stateAwaiting {
+		// What a person decides on is no longer shown (view): its memory
+		// need not wait for release.
+		for i := range b.calls {
+			b.calls[i].Approval = nil
+		}
+	}
 	ev := stateEvent{Kind: eventState, BatchID: b.id, State: state}
 	end := finished(state)
 	if end {
@@ -259,6 +302,7 @@ func (b *batch) finish(results []engine.Result) {
 	if b.reg != nil {
 		b.reg.charge(b, n)
 	}
+	b.release()
 }
 
 // callBytes is what calls hold in a batch kept: the engine's plan keeps
@@ -405,10 +449,16 @@ func (l *eventLog) since(id int64) (events []logEvent, missed int64, ended bool,
 type registry struct {
 	max       int
 	retention time.Duration
-	// maxBytes bounds the bytes the batches kept hold (their arguments
-	// and results); logs is the budget their event logs share.
+	// maxBytes bounds the bytes the batches kept hold (their arguments,
+	// approval views and results); logs is the budget their event logs
+	// share.
 	maxBytes int64
 	logs     *logBudget
+	// reclaim gives the memory of what the batches let go back to the
+	// system once freed (unreclaimed, under mu) passes reclaimAt: the
+	// runtime would keep it for minutes, or for good in an idle server.
+	reclaim     reclaim.Reclaimer
+	unreclaimed int64
 	// maxStreams and maxBatchStreams bound the event streams open, in all
 	// and on one batch; streamWriteTimeout bounds a write to one.
 	maxStreams, maxBatchStreams int
@@ -442,6 +492,27 @@ func newRegistry() *registry {
 		streamWriteTimeout: defaultStreamWriteTimeout, decisionTimeout: defaultBatchRetention, batches: map[string]*batch{}}
 }
 
+// reclaimAt is how much the batches let go before the memory is given
+// back to the system: a collection costs milliseconds on the live heap,
+// worth it for tens of MiB, not for every small batch.
+const reclaimAt = 32 << 20
+
+// released records that n bytes the batches held were let go, and has
+// the memory given back once enough was.
+func (r *registry) released(n int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.releasedLocked(n)
+}
+
+func (r *registry) releasedLocked(n int64) {
+	r.unreclaimed += n
+	if r.unreclaimed >= reclaimAt {
+		r.unreclaimed = 0
+		r.reclaim.Request()
+	}
+}
+
 // errTooManyBatches refuses a batch when every place is taken by an
 // unfinished one, or when the unfinished ones hold so much that it does
 // not fit the budget (maxBytes > 0).
@@ -453,7 +524,7 @@ type errTooManyBatches struct {
 func (e errTooManyBatches) Error() string {
 	const what = "decide (POST /v1/batches/ID/decision), or submit the results of (POST /v1/batches/ID/results), or cancel (POST /v1/batches/ID/cancel) some of those listed by GET /v1/batches?state=awaiting_approval and GET /v1/batches?state=pending_results, then retry"
 	if e.maxBytes > 0 {
-		return fmt.Sprintf("the unfinished batches hold %s of arguments and results, and this batch's %s would pass the %s this server keeps: %s, or send smaller arguments", mib(e.held), mib(e.size), mib(e.maxBytes), what)
+		return fmt.Sprintf("the unfinished batches hold %s of arguments, approval views and results, and this batch's %s would pass the %s this server keeps: %s, or send smaller arguments", mib(e.held), mib(e.size), mib(e.maxBytes), what)
 	}
 	return fmt.Sprintf("%d batches are unfinished, the most this server keeps: %s", e.max, what)
 }
@@ -470,7 +541,8 @@ func (r *registry) add(b *batch) error {
 	if _, dup := r.batches[b.id]; dup {
 		return fmt.Errorf("batch id %s is already in use", b.id)
 	}
-	for len(r.order) >= r.max || r.bytes+b.argBytes > r.maxBytes {
+	size := b.argBytes + b.views
+	for len(r.order) >= r.max || r.bytes+size > r.maxBytes {
 		i := slices.IndexFunc(r.order, (*batch).isFinished)
 		switch {
 		case i >= 0:
@@ -478,13 +550,13 @@ func (r *registry) add(b *batch) error {
 		case len(r.order) >= r.max:
 			return errTooManyBatches{max: r.max}
 		default:
-			return errTooManyBatches{held: r.bytes, size: b.argBytes, maxBytes: r.maxBytes}
+			return errTooManyBatches{held: r.bytes, size: size, maxBytes: r.maxBytes}
 		}
 	}
 	r.batches[b.id] = b
 	r.order = append(r.order, b)
-	r.bytes += b.argBytes
-	b.kept = b.argBytes
+	r.bytes += size
+	b.kept = size
 	b.reg = r
 	b.mu.Lock()
 	b.log.budget = r.logs
@@ -622,6 +694,7 @@ func (r *registry) removeLocked(i int) {
 	delete(r.batches, b.id)
 	r.order = slices.Delete(r.order, i, i+1)
 	r.bytes -= b.kept
+	r.releasedLocked(b.kept)
 	b.mu.Lock()
 	if b.log.budget != nil {
 		b.log.budget.used.Add(-int64(b.log.bytes))
