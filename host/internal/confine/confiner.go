@@ -61,16 +61,24 @@ func NewConfiner(settings Settings, support Support, launcher string, log *slog.
 }
 
 // recoverStages applies the git directories' stages that a toolhost
-// killed during a call left (recoverStages in stage_recover.go): before
-// each call, so that what the killed call's command did is in place
-// before another command or the operator's git builds on it. With no
-// stage left, it costs two directory reads.
+// killed during a call left (recoverStages in stage_recover.go), then
+// runs the check after each such call (recoverChecks), which the killed
+// toolhost never ran: before each call, so that what the killed call's
+// command did is in place, and what it planted for git outside to run is
+// set aside, before another command or the operator's git builds on it.
+// With nothing left, it costs three directory reads.
 func (c *Confiner) recoverStages() {
 	if c.settings.StateDir == "" {
 		return
 	}
 	for _, n := range recoverAllStages(c.settings.StateDir) {
 		c.log.Warn("confine: applied a stage a killed toolhost left", "what", n)
+	}
+	for _, rc := range recoverChecks(context.Background(), c.settings) {
+		c.log.Warn("confine: ran the check after a call of a toolhost killed before it ran it", "pid", rc.PID, "call", rc.Call, "set_aside", len(rc.Found), "uncovered", rc.Notes)
+		for _, n := range rc.Found {
+			c.log.Warn("confine: a command of a killed toolhost wrote config or hooks that git outside the sandbox would run; removed and kept for review", "pid", rc.PID, "call", rc.Call, "repo", n.Repo, "keys", n.Keys, "files", n.Files, "kept", n.Kept, "err", n.Err)
+		}
 	}
 }
 

@@ -21,16 +21,28 @@ import (
 // recurses into a gitlink and runs the submodule's core.fsmonitor. The
 // read-only binds of protectInside cover only the repositories that
 // existed when the call started. So when a command ends, before its
-// result is returned, the writable trees are searched again (the same
-// bounded searchTree, with the SearchCache, so unchanged directories are
-// not read again), and every git directory found whose config or hooks
-// the command could write (no read-only bind covered them) and that
-// changed during the call (ctime, which no system call sets back) loses
+// result is returned, the writable trees are searched again (searchTree,
+// with the SearchCache, so unchanged directories are not read again),
+// and every git directory found whose config or hooks the command could
+// reach (writable) and that changed during the call (ctime, which no
+// system call sets back) loses
 // what git would run: the config keys that name a program or another
 // file to read (runsProgram) and the hooks. What is removed is kept
 // aside in the git directory's toolhost-quarantine, with a README saying
 // how to restore it, and reported to the model (Run.Hint) and the
 // operator (a warning in the log).
+//
+// The search after the call reads the trees at any depth (a repository
+// deeper than the search before the call reaches is still one git add -A
+// at the top makes an embedded repository and git status recurses into),
+// within the same bound of entries, oldest first; what that bound leaves
+// out is said in the call's output. A hard link can reach a config or
+// hook by another path than the read-only bind covers, so whether the
+// command changed a file is its ctime, whichever path wrote it; and the
+// binds of the next call break such links first (breakLinks). A toolhost
+// killed during a call never runs its check: Build records what the
+// check needs in the state directory (newrepos_record.go), and the next
+// toolhost runs it.
 
 // quarantineDir is the directory, in a git directory, that holds what
 // was set aside from it.
@@ -44,6 +56,9 @@ const (
 	// settleMaxConfig is the largest config file read and rewritten;
 	// a larger one the command wrote is set aside whole.
 	settleMaxConfig = 1 << 20
+	// settleMaxDepth is no bound in practice: the search after the call
+	// reads as deep as the tree goes, within settleMaxEntries.
+	settleMaxDepth = 1 << 30
 	// gitTimeout bounds each run of git that lists a config file.
 	gitTimeout = 10 * time.Second
 )
@@ -60,42 +75,89 @@ type Neutralized struct {
 
 // settle is the check that runs when a call's command has ended.
 type settle struct {
-	s      Settings
-	c      Call
+	s Settings
+	c Call
+	// mounts are the policy's writable, hidden and tmpfs mounts: what
+	// decides whether the command could reach a path (writable).
 	mounts []Mount
 	since  int64 // nanoseconds since the epoch: what changed after it is the call's
+	// copies are the files Build replaced by a copy to break a hard link
+	// (breakLinks), as it left them: their ctime is the call's, not the
+	// command's doing.
+	copies map[string]ownCopy
+	// record is the file in the state directory that lets another
+	// toolhost run this check if this one is killed first; "" when none.
+	record string
 	once   sync.Once
 	watch  *gitlinkWatch // while the command runs; nil when nothing is watched
 	found  []Neutralized
 	// uncovered is what the search after the call could not reach;
-	// bounds are what the check's own bounds left out.
+	// bounds are what the check's own bounds left out, each a sentence
+	// for the command's output and the log.
 	uncovered, bounds []string
 }
 
-// notes is what the check left out by its own bounds.
+// ownCopy is a file toolhost replaced by a copy: its inode and ctime
+// (nanoseconds since the epoch) right after.
+type ownCopy struct {
+	Ino   uint64 `json:"ino"`
+	Ctime int64  `json:"ctime"`
+}
+
+// notes is what the check left out by its own bounds, and what it could
+// not search.
 func (st *settle) notes() []string {
 	if st == nil {
 		return nil
 	}
-	return st.bounds
+	return slices.Concat(st.bounds, st.uncovered)
 }
 
-// hint is the lines for the command's output saying what was set aside.
+// hint is the lines for the command's output saying what was set aside,
+// and where the check's bounds stopped it.
 func (st *settle) hint(found []Neutralized) string {
 	if st == nil {
 		return ""
 	}
-	return settleHint(found, st.c.Roots)
+	lines := []string{settleHint(found, st.c.Roots)}
+	for _, b := range st.bounds {
+		lines = append(lines, "sandbox: "+b)
+	}
+	return strings.Trim(strings.Join(lines, "\n"), "\n")
 }
 
 // newSettle returns the check for the call c under the policy p, built
-// at start.
-func newSettle(s Settings, c Call, p *Policy, start time.Time) *settle {
-	st := &settle{s: s, c: c, mounts: p.Mounts, since: start.Add(-ctimeSlack).UnixNano()}
-	if s.Mode == ModeWorkspaceWrite {
-		st.watch = st.startWatch()
+// at start; copies are the files Build replaced to break hard links. In
+// workspace-write mode it records the check in the state directory
+// first (writeRecord), so that a toolhost killed before it runs leaves
+// it to the next.
+func newSettle(s Settings, c Call, p *Policy, start time.Time, copies map[string]ownCopy) (*settle, error) {
+	st := &settle{s: s, c: c, mounts: reachMounts(p.Mounts), since: start.Add(-ctimeSlack).UnixNano(), copies: copies}
+	if s.Mode != ModeWorkspaceWrite {
+		return st, nil
 	}
-	return st
+	if err := st.writeRecord(); err != nil {
+		return nil, err
+	}
+	st.watch = st.startWatch()
+	return st, nil
+}
+
+// reachMounts are the mounts of ms that decide what a command could
+// write: writable ones, and hidden and tmpfs ones that cover parts of
+// them. Read-only binds inside a writable tree (a repository's config
+// and hooks) are left out: a hard link the command made while the file
+// was writable reaches the same file by another path, so only the file's
+// ctime says whether it changed.
+func reachMounts(ms []Mount) []Mount {
+	var out []Mount
+	for _, m := range ms {
+		switch m.Kind {
+		case MountWrite, MountHide, MountTmpfs:
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // run does the check once, and returns what it set aside. It must run
@@ -112,6 +174,7 @@ func (st *settle) run(ctx context.Context) []Neutralized {
 		}
 		repos := st.search()
 		st.found = mergeFound(early, st.neutralize(ctx, repos))
+		st.removeRecord()
 	})
 	return st.found
 }
@@ -120,14 +183,18 @@ func (st *settle) run(ctx context.Context) []Neutralized {
 // search before the call found (readKnown) and what this one finds. Those
 // it finds are remembered for later calls (walk_known.go).
 func (st *settle) search() []string {
-	s := search{skip: searchSkip(st.s), lim: searchLimits{walkMaxDepth, walkMaxEntries}, projects: st.s.ProjectFileNames, cache: st.s.Search, start: time.Now().UnixNano()}
+	s := search{skip: searchSkip(st.s), lim: searchLimits{settleMaxDepth, settleMaxEntries}, projects: st.s.ProjectFileNames, cache: st.s.Search, start: time.Now().UnixNano()}
 	var repos []string
 	for _, t := range dedupe(append(slices.Clone(st.c.Roots), st.s.ExtraWritable...)) {
 		f := searchTree(t, s)
 		rs := oldestFirst(dedupe(slices.Concat(readKnown(st.s.StateDir, t), f.dotgits, f.gitdirs)))
+		rs = slices.DeleteFunc(rs, func(r string) bool { return underAny(r, s.skip) })
 		writeKnown(st.s.StateDir, t, rs)
 		repos = append(repos, rs...)
 		st.uncovered = append(st.uncovered, f.uncovered...)
+		if f.stopped {
+			st.bounds = append(st.bounds, fmt.Sprintf("the check for repositories this command made stopped after %d entries of %s, read oldest first: a repository among the newest files was not checked, and git run outside the sandbox (git add -A and git status at the top, or git inside it) could run what the command wrote into its config or hooks. Remove what the project does not need from %s (build output, dependencies), or look at the .git/config and .git/hooks of repositories made there before running git outside", settleMaxEntries, t, t))
+		}
 	}
 	return st.withGitlinks(repos)
 }
@@ -160,7 +227,7 @@ func (st *settle) withGitlinks(repos []string) []string {
 		if idx := filepath.Join(gd, "index"); gd != "" && st.changedSince(idx) {
 			l, err := indexGitlinks(idx, hashSizeOf(commonOr(gd)))
 			if err != nil {
-				st.bounds = append(st.bounds, err.Error())
+				st.bounds = append(st.bounds, fmt.Sprintf("the check for repositories this command made did not read the gitlinks of an index it changed (%v): a repository it added there that the search did not reach was not checked", err))
 			}
 			links = append(links, l...)
 		}
@@ -290,7 +357,7 @@ func (st *settle) gitDirs(repos []string) []string {
 		}
 	}
 	if budget <= 0 || len(dirs) >= settleMaxGitDirs {
-		st.bounds = append(st.bounds, fmt.Sprintf("the check after the call stopped at %d git directories (%d entries of modules/ and worktrees/ directories); the others were not looked at", len(dirs), settleMaxEntries))
+		st.bounds = append(st.bounds, fmt.Sprintf("the check for repositories this command made stopped at %d git directories (%d entries of modules/ and worktrees/ directories) in %s; the others were not looked at, and git run outside the sandbox there could run what the command wrote into their config or hooks: remove the repositories the project does not need", len(dirs), settleMaxEntries, strings.Join(st.c.Roots, ", ")))
 	}
 	return dirs
 }
@@ -354,9 +421,9 @@ func repoOf(gd string, repos []string) string {
 	return gd
 }
 
-// changed reports whether p is something the command could write (no
-// read-only bind covered it) and changed during the call: its ctime is
-// after the call began. A path that does not exist did not change.
+// changed reports whether p is something the command could reach
+// (writable) and changed during the call: its ctime is after the call
+// began. A path that does not exist did not change.
 func (st *settle) changed(p string) bool {
 	return st.writable(p) && st.changedSince(p)
 }
@@ -370,10 +437,13 @@ func (st *settle) changedSince(p string) bool {
 	return err == nil && stamp.ctime >= st.since
 }
 
-// writable reports whether the host path p was writable for the command:
-// the mount whose source holds p most closely is a writable one. A
-// read-only bind of a repository's config or hooks (protectGitDir) holds
-// them more closely than the root's writable mount.
+// writable reports whether the command could reach the host path p to
+// write it: of the writable, hidden and tmpfs mounts (reachMounts), the
+// one whose source holds p most closely is a writable one. A read-only
+// bind of a repository's config or hooks in a writable tree does not
+// count: a hard link reaches the file past it (whether the command wrote
+// it is its ctime). A repository elsewhere (a .git file naming a git
+// directory outside the trees) is never touched.
 func (st *settle) writable(p string) bool {
 	best, kind := -1, MountRead
 	for _, m := range st.mounts {

@@ -61,8 +61,9 @@ type gitDirHandle struct {
 }
 
 // neutralizeGitDir sets aside, from the git directory gd, the config
-// keys that run programs and the hooks, where the command could write
-// them and they changed during the call.
+// keys that run programs and the hooks, where the command could reach
+// them (writable: a read-only bind does not stop a hard link) and they
+// changed during the call.
 func (st *settle) neutralizeGitDir(ctx context.Context, gd string) Neutralized {
 	n := Neutralized{GitDir: gd}
 	fd, err := unix.Openat2(unix.AT_FDCWD, gd, &unix.OpenHow{
@@ -111,16 +112,21 @@ func (h *gitDirHandle) close() {
 }
 
 // changed is settle.changed for the entry name of the directory dirfd,
-// whose host path is p.
+// whose host path is p. A copy Build made of p (breakLinks), still as
+// Build left it, did not change.
 func (h *gitDirHandle) changed(dirfd int, name, p string) bool {
 	if !h.st.writable(p) {
 		return false
 	}
 	var stx unix.Statx_t
-	if unix.Statx(dirfd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME, &stx) != nil || stx.Mask&unix.STATX_CTIME == 0 {
+	if unix.Statx(dirfd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME|unix.STATX_INO, &stx) != nil || stx.Mask&unix.STATX_CTIME == 0 {
 		return false
 	}
-	return stx.Ctime.Sec*1e9+int64(stx.Ctime.Nsec) >= h.st.since
+	ctime := stx.Ctime.Sec*1e9 + int64(stx.Ctime.Nsec)
+	if c, ok := h.st.copies[p]; ok && stx.Mask&unix.STATX_INO != 0 && c.Ino == stx.Ino && c.Ctime == ctime {
+		return false
+	}
+	return ctime >= h.st.since
 }
 
 // neutralizeHooks moves into the quarantine the hooks the command made or
@@ -367,4 +373,119 @@ func (h *gitDirHandle) readme() error {
 func (st *settle) isDir(p string) bool {
 	fi, err := os.Lstat(p)
 	return err == nil && fi.IsDir()
+}
+
+// Bounds of breakLinks: the largest file copied, and the entries of a
+// hooks directory looked at.
+const (
+	maxLinkCopy   = 64 << 20
+	maxHookBreaks = 1024
+)
+
+// breakLinks replaces each regular file among names in the git directory
+// real (and, for "hooks", each file in it) that has other hard links by
+// a copy of its own, same content and mode, in one rename: the read-only
+// bind protectGitFiles then makes covers the only path to the file. A
+// hard link a command made while the repository was writable (its own,
+// made in an earlier call) would otherwise write the config or a hook
+// past the bind. What was copied is remembered for the check after the
+// call (b.copies): its new ctime is toolhost's, not the command's.
+func (b *builder) breakLinks(real string, names []string) {
+	dfd, err := unix.Openat2(unix.AT_FDCWD, real, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return // nothing to bind either
+	}
+	defer unix.Close(dfd)
+	for _, name := range names {
+		if name != "hooks" {
+			b.breakLink(dfd, real, name)
+			continue
+		}
+		hfd, err := unix.Openat(dfd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // none, or a link whose target is bound in its place
+		}
+		dir := os.NewFile(uintptr(hfd), filepath.Join(real, "hooks"))
+		hooks, _ := dir.Readdirnames(maxHookBreaks)
+		for _, h := range hooks {
+			// git never runs a sample, and the bind keeps it from being
+			// renamed into a hook.
+			if !strings.HasSuffix(h, ".sample") {
+				b.breakLink(hfd, filepath.Join(real, "hooks"), h)
+			}
+		}
+		dir.Close()
+	}
+}
+
+// breakLink is breakLinks of the entry name of the directory dirfd, whose
+// host path is dir.
+func (b *builder) breakLink(dirfd int, dir, name string) {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink <= 1 {
+		return
+	}
+	p := filepath.Join(dir, name)
+	c, err := copyOver(dirfd, name, p)
+	if err != nil {
+		b.uncovered = append(b.uncovered, fmt.Sprintf("%s has other hard links and could not be replaced by a copy (%v): a command can write it by another path past its read-only bind; remove the other links (find -samefile %s)", p, err, p))
+		return
+	}
+	if b.copies == nil {
+		b.copies = map[string]ownCopy{}
+	}
+	b.copies[p] = c
+}
+
+// copyOver replaces the regular file name of dirfd by a copy of it,
+// through a temporary file renamed over it, and returns the copy's inode
+// and ctime.
+func copyOver(dirfd int, name, p string) (ownCopy, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ownCopy{}, err
+	}
+	src, err := regularFile(fd, p)
+	if err != nil {
+		return ownCopy{}, err
+	}
+	defer src.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &st); err != nil {
+		return ownCopy{}, err
+	}
+	if st.Size > maxLinkCopy {
+		return ownCopy{}, fmt.Errorf("larger than %d bytes", maxLinkCopy)
+	}
+	tmp := fmt.Sprintf(".toolhost-unlink-%s-%d", name, time.Now().UnixNano())
+	tfd, err := unix.Openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return ownCopy{}, err
+	}
+	dst := os.NewFile(uintptr(tfd), tmp)
+	_, err = io.Copy(dst, io.LimitReader(src, maxLinkCopy))
+	if err == nil {
+		err = unix.Fchmod(tfd, st.Mode&0o7777)
+	}
+	if err == nil {
+		// The times stay the operator's: a tool that compares them sees
+		// the same file.
+		err = unix.UtimesNanoAt(dirfd, tmp, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	err = errors.Join(err, dst.Close())
+	if err == nil {
+		err = unix.Renameat(dirfd, tmp, dirfd, name)
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+		return ownCopy{}, err
+	}
+	var stx unix.Statx_t
+	if err := unix.Statx(dirfd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME|unix.STATX_INO, &stx); err != nil {
+		return ownCopy{}, err
+	}
+	return ownCopy{Ino: stx.Ino, Ctime: stx.Ctime.Sec*1e9 + int64(stx.Ctime.Nsec)}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,9 +168,11 @@ func TestNeutralizeConfigWithoutGit(t *testing.T) {
 
 // TestSettle: after a call, a repository the command made loses what
 // git would run (config keys, hooks but samples, a config.worktree); a
-// repository that existed before, whose config and hooks were bound
-// read-only, is left alone even when its config changed during the call
-// (the operator's change); a sample hook stays.
+// repository that existed before, whose config and hook had hard links
+// (a command's, made while it was writable), keeps the operator's keys
+// and hook: Build replaced them by copies, which the writes through the
+// links do not reach and the check does not count as changed; a sample
+// hook stays.
 func TestSettle(t *testing.T) {
 	testenv.LookPath(t, "git", "apt-get install git (as root)")
 	home := fakeHome(t)
@@ -177,6 +180,13 @@ func TestSettle(t *testing.T) {
 	gitInitAt(t, root)
 	old := filepath.Join(root, "old")
 	gitInitAt(t, old)
+	mustWrite(t, filepath.Join(old, ".git/config"), "[core]\n\tpager = operators-pager\n")
+	mustWrite(t, filepath.Join(old, ".git/hooks/pre-commit"), "#!/bin/sh\noperators\n")
+	for from, to := range map[string]string{"old/.git/config": "notes.txt", "old/.git/hooks/pre-commit": "hook.txt"} {
+		if err := os.Link(filepath.Join(root, from), filepath.Join(root, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s := testSettings(t, home)
 	s.Search = NewSearchCache()
 	_, st, cleanup, err := buildCall(context.Background(), s, Call{ID: "c1", Roots: []string{root}})
@@ -184,10 +194,15 @@ func TestSettle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cleanup()
+	for _, p := range []string{"old/.git/config", "old/.git/hooks/pre-commit"} {
+		if fi, err := os.Stat(filepath.Join(root, p)); err != nil || fi.Sys().(*syscall.Stat_t).Nlink != 1 {
+			t.Errorf("%s still has other hard links after Build: %v", p, err)
+		}
+	}
 
-	// What "the command" does (read-only binds are not in force here: the
-	// writes to old/ stand for the operator's own).
-	mustWrite(t, filepath.Join(old, ".git/config"), "[core]\n\tpager = operators-pager\n")
+	// What "the command" does (read-only binds are not in force here).
+	appendFile(t, filepath.Join(root, "notes.txt"), "[core]\n\tfsmonitor = evil\n")
+	appendFile(t, filepath.Join(root, "hook.txt"), "evil\n")
 	gitInitAt(t, filepath.Join(root, "new"))
 	mustWrite(t, filepath.Join(root, "new/.git/config"), "[core]\n\tbare = false\n\tsshCommand = evil\n")
 	mustWrite(t, filepath.Join(root, "new/.git/config.worktree"), "[core]\n\thooksPath = /evil\n")
@@ -221,8 +236,11 @@ func TestSettle(t *testing.T) {
 	if o, ok := byDir[filepath.Join(old, ".git")]; ok {
 		t.Errorf("the repository protected before the call was changed: %+v", o)
 	}
-	if b, _ := os.ReadFile(filepath.Join(old, ".git/config")); !strings.Contains(string(b), "operators-pager") {
-		t.Errorf("old/.git/config lost the operator's pager:\n%s", b)
+	if b, _ := os.ReadFile(filepath.Join(old, ".git/config")); !strings.Contains(string(b), "operators-pager") || strings.Contains(string(b), "evil") {
+		t.Errorf("old/.git/config: want the operator's pager and not the command's fsmonitor:\n%s", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(old, ".git/hooks/pre-commit")); string(b) != "#!/bin/sh\noperators\n" {
+		t.Errorf("old/.git/hooks/pre-commit: want the operator's hook as it was:\n%s", b)
 	}
 	if len(found) != 2 {
 		t.Errorf("found %d git directories to neutralize, want 2: %+v", len(found), found)
@@ -234,6 +252,55 @@ func TestSettle(t *testing.T) {
 	// Once: a second run reports the same and changes nothing more.
 	if again := st.run(context.Background()); len(again) != len(found) {
 		t.Errorf("a second run found %d, want the first's %d", len(again), len(found))
+	}
+}
+
+// appendFile appends text to the file p, as a shell's >> does: in place.
+func appendFile(t *testing.T, p, text string) {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// TestSettleSeesWritesPastBinds: a repository that existed before the
+// call, its config and hooks bound read-only, whose config and a hook
+// are written in place during the call, as a hard link Build could not
+// break would write them, loses what git would run: whether the command
+// changed a file is its ctime, not the path the bind covers. One not
+// written keeps its keys.
+func TestSettleSeesWritesPastBinds(t *testing.T) {
+	testenv.LookPath(t, "git", "apt-get install git (as root)")
+	root := canonicalTempDir(t)
+	gitInitAt(t, root)
+	for _, d := range []string{"a", "b"} {
+		gitInitAt(t, filepath.Join(root, d))
+		mustWrite(t, filepath.Join(root, d, ".git/config"), "[core]\n\tpager = mine\n")
+		mustWrite(t, filepath.Join(root, d, ".git/hooks/post-merge"), "#!/bin/sh\nmine\n")
+	}
+	p, st, cleanup, err := buildCall(context.Background(), testSettings(t, fakeHome(t)), Call{ID: "c1", Roots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if m := deciding(p.Mounts, lastByTarget(p.Mounts), filepath.Join(root, "a/.git/config")); m == nil || m.Kind != MountRead {
+		t.Fatalf("a/.git/config is not bound read-only: %+v", m)
+	}
+	st.since = time.Now().UnixNano() // what was written before is the operator's
+	time.Sleep(20 * time.Millisecond)
+	appendFile(t, filepath.Join(root, "a/.git/config"), "[core]\n\tfsmonitor = evil\n")
+	appendFile(t, filepath.Join(root, "a/.git/hooks/post-merge"), "evil\n")
+	found := st.run(context.Background())
+	if len(found) != 1 || found[0].GitDir != filepath.Join(root, "a/.git") || !slices.Equal(found[0].Keys, []string{"core.pager", "core.fsmonitor"}) || !slices.Equal(found[0].Files, []string{"hooks/post-merge"}) {
+		t.Errorf("found %+v; want a/.git's core.pager, core.fsmonitor and hooks/post-merge set aside, nothing of b/.git", found)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "b/.git/config")); !strings.Contains(string(b), "pager = mine") {
+		t.Errorf("b/.git/config, unchanged, lost its key:\n%s", b)
 	}
 }
 
@@ -641,5 +708,51 @@ func BenchmarkWatch(b *testing.B) {
 			b.Fatalf("watching %v, want the git directory and lib/", w)
 		}
 		w.stop()
+	}
+}
+
+// BenchmarkSettleDeepTree measures the check after a call in a root of
+// 10,000 files in 2,000 directories, half of them deeper than the search
+// before a call reads (walkMaxDepth): "warm" after a command that changed
+// nothing (a warm SearchCache), "new" after one that made every
+// directory (none cached).
+func BenchmarkSettleDeepTree(b *testing.B) {
+	root := canonicalTempDir(b)
+	gitB(b, root, "init", "-q", ".")
+	for i := range 2000 {
+		// 200 chains of 10 directories, 5 files in each.
+		d := filepath.Join(root, fmt.Sprintf("c%d", i/10))
+		for j := range i % 10 {
+			d = filepath.Join(d, fmt.Sprintf("l%d", j))
+		}
+		for k := range 5 {
+			mustWriteB(b, filepath.Join(d, fmt.Sprintf("f%d.txt", k)), "x\n")
+		}
+	}
+	time.Sleep(ctimeSlack + 500*time.Millisecond) // older than a cache forgets
+	s := Settings{Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: b.TempDir(), Home: b.TempDir(), Path: "/usr/bin:/bin", Search: NewSearchCache()}
+	for _, warm := range []bool{true, false} {
+		name := "new"
+		if warm {
+			name = "warm"
+		}
+		b.Run(name, func(b *testing.B) {
+			var settleTime time.Duration
+			for b.Loop() {
+				if !warm {
+					s.Search = NewSearchCache()
+				}
+				_, st, cleanup, err := buildCall(context.Background(), s, Call{ID: "bench", Roots: []string{root}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				st.since = 1 << 62
+				t0 := time.Now()
+				st.run(context.Background())
+				settleTime += time.Since(t0)
+				cleanup()
+			}
+			b.ReportMetric(float64(settleTime.Microseconds())/1000/float64(b.N), "settle-ms/op")
+		})
 	}
 }

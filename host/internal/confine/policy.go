@@ -140,7 +140,10 @@ func buildCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(
 		cleanup()
 		return nil, nil, func() {}, err
 	}
-	st = newSettle(s, c, p, start)
+	if st, err = newSettle(s, c, p, start, b.copies); err != nil {
+		cleanup()
+		return nil, nil, func() {}, fmt.Errorf("confine: call %s: %w", c.ID, err)
+	}
 	return p, st, cleanup, nil
 }
 
@@ -179,6 +182,9 @@ type builder struct {
 	// core.hooksPath not made yet): the cleanup removes those still
 	// empty (afterCall).
 	made []string
+	// copies are the files of git directories Build replaced by a copy
+	// to break their hard links (breakLinks).
+	copies map[string]ownCopy
 }
 
 func newBuilder(ctx context.Context, s Settings, c Call) (*builder, error) {
@@ -890,8 +896,13 @@ func (b *builder) protectGitDir(gd string, trees []string) {
 }
 
 // protectGitFiles binds read-only what git reads in the git directory
-// real as its configuration and code, where it exists.
+// real as its configuration and code, where it exists. A file (or hook)
+// with other hard links is first replaced by a copy (breakLinks): a bind
+// covers one path to a file, not the others.
 func (b *builder) protectGitFiles(real string, trees []string) {
+	if underAny(real, trees) && !b.exposes(real) {
+		b.breakLinks(real, []string{"hooks", "config", "config.worktree", "commondir", "gitdir"})
+	}
 	for _, name := range []string{"hooks", "config", "config.worktree", "info", "commondir", "gitdir"} {
 		p := filepath.Join(real, name)
 		b.bindInside(MountRead, p, trees)

@@ -41,6 +41,8 @@ type found struct {
 	gitdirs   []string // bare repositories' directories (HEAD, objects, refs)
 	projects  []string // project files (search.projects) at any depth
 	uncovered []string
+	// stopped reports that the bound of entries stopped the search.
+	stopped bool
 	// read counts the directories whose entries were read, not taken from
 	// a SearchCache.
 	read int
@@ -84,7 +86,7 @@ func searchTree(tree string, s search) found {
 		f.uncovered = append(f.uncovered, fmt.Sprintf("%s could not be searched for nested repositories and project files: %v", tree, err))
 		return f
 	}
-	r := s.cache.begin(tree, s.projects, dev, hasDev, s.start)
+	r := s.cache.begin(tree, s.projects, lim.depth, dev, hasDev, s.start)
 	defer s.cache.end(r)
 	queue := &dirQueue{}
 	queue.push(queued{path: tree})
@@ -140,6 +142,7 @@ func searchTree(tree string, s search) found {
 				example = queue.pop().path
 			}
 			f.uncovered = append(f.uncovered, fmt.Sprintf("the search of %s for nested repositories and project files stopped after %d entries; %d more directories, such as %s, were not searched, so a repository there keeps its hooks and config writable", tree, lim.entries, left+1, example))
+			f.stopped = true
 			break
 		}
 	}

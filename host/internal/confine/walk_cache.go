@@ -67,13 +67,17 @@ type treeSearch struct {
 	old, next map[string]listing
 	dev       uint64
 	start     int64 // when the search started, on the clock ctimes are taken from
+	// tree and depth are the tree searched and how deep the search reads
+	// (searchLimits).
+	tree  string
+	depth int
 }
 
 // begin returns the cache's part in a search of tree on device dev for
-// the project files named projects, started at start (nanoseconds since
-// the epoch); nil when there is no cache or the tree's filesystem cannot
-// be trusted with it (stableFS).
-func (c *SearchCache) begin(tree string, projects []string, dev uint64, hasDev bool, start int64) *treeSearch {
+// the project files named projects, down to depth levels, started at
+// start (nanoseconds since the epoch); nil when there is no cache or the
+// tree's filesystem cannot be trusted with it (stableFS).
+func (c *SearchCache) begin(tree string, projects []string, depth int, dev uint64, hasDev bool, start int64) *treeSearch {
 	if c == nil || !hasDev || !stableFS(tree) {
 		return nil
 	}
@@ -81,7 +85,7 @@ func (c *SearchCache) begin(tree string, projects []string, dev uint64, hasDev b
 	c.mu.Lock()
 	old := c.trees[key]
 	c.mu.Unlock()
-	return &treeSearch{key: key, old: old, next: make(map[string]listing, len(old)), dev: dev, start: start}
+	return &treeSearch{key: key, tree: tree, depth: depth, old: old, next: make(map[string]listing, len(old)), dev: dev, start: start}
 }
 
 // searchKey is what a listing was read for: the tree and the project
@@ -103,6 +107,19 @@ func (c *SearchCache) end(s *treeSearch) {
 	if c.trees == nil {
 		c.trees = map[string]map[string]listing{}
 	}
+	// A search that stops at a depth (Build's) keeps what a deeper one
+	// (the check after a call, at any depth) left below it, which it
+	// could not validate: each is validated before use anyway, and the
+	// deeper search drops those gone. Otherwise each would read again
+	// what the other dropped.
+	for dir, l := range s.old {
+		if s.depth >= settleMaxDepth {
+			break
+		}
+		if _, ok := s.next[dir]; !ok && depthBelow(s.tree, dir) > s.depth {
+			s.next[dir] = l
+		}
+	}
 	if _, ok := c.trees[s.key]; !ok && len(c.trees) >= maxCachedTrees {
 		for k := range c.trees {
 			delete(c.trees, k)
@@ -110,6 +127,14 @@ func (c *SearchCache) end(s *treeSearch) {
 		}
 	}
 	c.trees[s.key] = s.next
+}
+
+// depthBelow is how many levels dir lies below tree, which holds it.
+func depthBelow(tree, dir string) int {
+	if tree == "/" {
+		return strings.Count(dir, "/")
+	}
+	return strings.Count(dir[len(tree):], "/")
 }
 
 // readDir is walk's readDir, answered from the cache when dir is in the
