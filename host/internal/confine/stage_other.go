@@ -5,6 +5,7 @@ package confine
 import (
 	"errors"
 	"io/fs"
+	"time"
 )
 
 // Stages exist only where commands are confined (Linux).
@@ -14,3 +15,7 @@ func isOpaque(string) bool        { return false }
 func stageBase(string) (string, error) {
 	return "", errors.New("git directories are staged only on Linux")
 }
+
+func changeTime(fs.FileInfo) time.Time { return time.Time{} }
+
+func sweepLinks(string, time.Time) ([]sweptEntry, error) { return nil, nil }
