@@ -206,7 +206,7 @@ func (b *batch) release() {
 	}
 	b.plan = nil
 	b.mu.Unlock()
-	if b.reg != nil && n > 0 {
+	if b.reg != nil {
 		b.reg.charge(b, -n)
 		b.reg.released(n)
 	}
@@ -459,6 +459,10 @@ type registry struct {
 	// runtime would keep it for minutes, or for good in an idle server.
 	reclaim     reclaim.Reclaimer
 	unreclaimed int64
+	// idle gives the memory back reclaimIdle after the last batch ended,
+	// whatever it held: what its calls left behind (the request, the
+	// plugins' memory) is garbage the runtime would otherwise keep.
+	idle *time.Timer
 	// maxStreams and maxBatchStreams bound the event streams open, in all
 	// and on one batch; streamWriteTimeout bounds a write to one.
 	maxStreams, maxBatchStreams int
@@ -497,12 +501,22 @@ func newRegistry() *registry {
 // worth it for tens of MiB, not for every small batch.
 const reclaimAt = 32 << 20
 
-// released records that n bytes the batches held were let go, and has
-// the memory given back once enough was.
+// reclaimIdle is how long after the last batch ended the memory is
+// given back: a server busy with batches is not slowed by it.
+const reclaimIdle = 2 * time.Second
+
+// released records that a batch ended, letting go of n bytes it held,
+// and has the memory given back once enough was, or once no batch ended
+// for reclaimIdle.
 func (r *registry) released(n int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.releasedLocked(n)
+	if r.idle == nil {
+		r.idle = time.AfterFunc(reclaimIdle, r.reclaim.Request)
+	} else {
+		r.idle.Reset(reclaimIdle)
+	}
 }
 
 func (r *registry) releasedLocked(n int64) {

@@ -147,3 +147,47 @@ func TestApprovalMemoryHeldViewsCountAndAreGivenBack(t *testing.T) {
 		t.Errorf("after deny_all on every batch the server keeps %v, more than %d MiB: what the batches held is not given back", idle, avmIdleBound>>20)
 	}
 }
+
+// Thirty batches of eight new 240 KB files, which run at once (new files
+// outside code paths are not asked about): the server stays under
+// 1 GiB while they run and gives the memory back once they ended.
+func TestApprovalMemoryBatchesThatRunAreGivenBack(t *testing.T) {
+	s := pinServe(t, realPlugins(t))
+	before := pinRSS(t, s.pid)
+	content := strings.Repeat(strings.Repeat("y", 99)+"\n", 2400)
+	var peak pinMemory
+	for n := range 30 {
+		var calls []map[string]any
+		for i := range 8 {
+			calls = append(calls, map[string]any{"id": fmt.Sprintf("w%d", i), "name": "write_file",
+				"arguments": map[string]any{"path": fmt.Sprintf("data/f%d_%d.txt", n, i), "content": content}})
+		}
+		body, _ := json.Marshal(map[string]any{"conversation_id": fmt.Sprintf("avm-run-%d", n), "calls": calls})
+		if status, out := s.do(t, "POST", "/v1/batches", body); status != http.StatusCreated {
+			t.Fatalf("batch %d: %d %.300s", n, status, out)
+		}
+		if peak = pinRSS(t, s.pid); peak.rss > avmRSSBound {
+			t.Fatalf("after %d batches the server holds %v, more than %d MiB", n+1, peak, avmRSSBound>>20)
+		}
+	}
+	for end := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		_, out := s.do(t, "GET", "/v1/batches?state=running", nil)
+		if strings.Contains(string(out), `"batches":[]`) {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("batches still run after a minute: %.300s", out)
+		}
+	}
+	var idle pinMemory
+	for end := time.Now().Add(15 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		idle = pinRSS(t, s.pid)
+		if idle.rss <= avmIdleBound || time.Now().After(end) {
+			break
+		}
+	}
+	t.Logf("server memory: before %v; after 30 batches of eight 240 KB writes %v; idle %v", before, peak, idle)
+	if idle.rss > avmIdleBound {
+		t.Errorf("once the batches ended the server keeps %v, more than %d MiB: what they left is not given back", idle, avmIdleBound>>20)
+	}
+}
