@@ -290,6 +290,10 @@ func sweepThrough(m Mount) []string {
 	for _, name := range stagedThrough {
 		removed, err := sweepLinks(filepath.Join(m.Source, name), start)
 		for _, r := range removed {
+			if r.state {
+				notes = append(notes, fmt.Sprintf("sandbox: %s: %s", filepath.Join(m.Target, name, r.rel), r.what))
+				continue
+			}
 			notes = append(notes, fmt.Sprintf("sandbox: %s, %s the command made where git outside the sandbox writes, was removed: git would have followed it outside the repository", filepath.Join(m.Target, name, r.rel), r.what))
 		}
 		if err != nil {
@@ -300,8 +304,12 @@ func sweepThrough(m Mount) []string {
 }
 
 // sweptEntry is an entry sweepLinks removed: its path in the directory
-// swept and what it was ("a symbolic link to /home/u/.bashrc").
-type sweptEntry struct{ rel, what string }
+// swept and what it was ("a symbolic link to /home/u/.bashrc"); or, when
+// state, a rebase's state file it changed and what it disabled there.
+type sweptEntry struct {
+	rel, what string
+	state     bool
+}
 
 // stageApply is the application of one stage.
 type stageApply struct {

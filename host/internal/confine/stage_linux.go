@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -105,7 +106,11 @@ const (
 // sweepLinks removes from the directory tree dir every entry that is
 // neither a regular file nor a directory (a symbolic link, a fifo, a
 // socket, a device) and that changed at or after start, without
-// following any link, and returns what it removed. A directory is read
+// following any link, and returns what it removed. In the git
+// directories of worktrees and submodules the command made there
+// (written through, not staged), the state files of a rebase it left
+// stopped that changed since start go through stateFilter, as a staged
+// one does, and are rewritten in place. A directory is read
 // only when it changed since start (an entry was made, removed or
 // renamed in it) or when it holds directories (its link count, 2 with
 // none, on ext4, xfs and tmpfs; btrfs reads them all): a call that wrote
@@ -119,15 +124,16 @@ func sweepLinks(dir string, start time.Time) ([]sweptEntry, error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
-	s := linkSweep{start: start.UnixNano(), budget: sweepMaxEntries}
+	s := linkSweep{start: start.UnixNano(), budget: sweepMaxEntries, top: filepath.Base(dir)}
 	s.dir(fd, "", 0)
 	return s.removed, s.err
 }
 
 // linkSweep is one sweepLinks.
 type linkSweep struct {
-	start   int64 // ns since the epoch
-	budget  int   // entries left to read
+	start   int64  // ns since the epoch
+	top     string // the name of the directory swept, in the git directory
+	budget  int    // entries left to read
 	removed []sweptEntry
 	err     error // the first place the walk stopped short
 }
@@ -148,7 +154,10 @@ func (s *linkSweep) dir(fd int, rel string, depth int) {
 		return
 	}
 	changed := st.Ctim.Nano() >= s.start
-	if !changed && st.Nlink == 2 {
+	// A rebase's state is read whole: a file of it written in place
+	// does not change the directory.
+	state := slices.Contains(stateDirs, filepath.Base(rel))
+	if !changed && st.Nlink == 2 && !state {
 		return
 	}
 	if depth >= sweepMaxDepth {
@@ -162,7 +171,7 @@ func (s *linkSweep) dir(fd int, rel string, depth int) {
 				s.stop(fmt.Errorf("more than %d entries", sweepMaxEntries))
 				return
 			}
-			s.entry(fd, filepath.Join(rel, e.Name()), e, changed, depth)
+			s.entry(fd, filepath.Join(rel, e.Name()), e, changed, state, depth)
 		}
 		if err != nil {
 			if err != io.EOF {
@@ -174,16 +183,20 @@ func (s *linkSweep) dir(fd int, rel string, depth int) {
 }
 
 // entry sweeps the entry e of the directory fd, which changed since the
-// start when changed.
-func (s *linkSweep) entry(fd int, rel string, e fs.DirEntry, changed bool, depth int) {
+// start when changed and is the state of a rebase, a cherry-pick or a
+// revert when state.
+func (s *linkSweep) entry(fd int, rel string, e fs.DirEntry, changed, state bool, depth int) {
 	name := e.Name()
 	switch t := e.Type(); {
 	case t.IsRegular():
+		if state {
+			s.filterState(fd, rel)
+		}
 	case t.IsDir():
 		// Most directories (the fan-out ones of objects/) neither
 		// changed nor hold directories: one stat, not an open.
 		var st unix.Stat_t
-		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Ctim.Nano() < s.start && st.Nlink == 2 {
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Ctim.Nano() < s.start && st.Nlink == 2 && !slices.Contains(stateDirs, name) {
 			return
 		}
 		sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -217,4 +230,67 @@ func (s *linkSweep) entry(fd int, rel string, e fs.DirEntry, changed bool, depth
 		}
 		s.removed = append(s.removed, sweptEntry{rel: rel, what: what})
 	}
+}
+
+// filterState applies stateFilter to the regular file rel of the
+// directory fd when it changed since the start: rewritten through a
+// temporary file renamed onto it, or removed when refused.
+func (s *linkSweep) filterState(fd int, rel string) {
+	filter := stateFilter(filepath.Join(s.top, rel))
+	if filter == nil {
+		return
+	}
+	name := filepath.Base(rel)
+	src, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(src), rel)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(src, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Ctim.Nano() < s.start {
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
+	if err != nil || len(data) > maxStateFile {
+		s.stop(fmt.Errorf("%s was not read to check it (%v, %d bytes at most)", rel, err, maxStateFile))
+		return
+	}
+	out, note, keep := filter(data)
+	if note == "" {
+		return
+	}
+	if keep {
+		err = replaceAt(fd, name, out)
+	} else {
+		err = unix.Unlinkat(fd, name, 0)
+	}
+	if err != nil {
+		s.stop(fmt.Errorf("%s: %s, but it could not be changed: %w", rel, note, err))
+		return
+	}
+	s.removed = append(s.removed, sweptEntry{rel: rel, what: note, state: true})
+}
+
+// replaceAt replaces the file name of the directory fd with data,
+// through name.toolhost-tmp renamed onto it.
+func replaceAt(fd int, name string, data []byte) error {
+	tmp := name + ".toolhost-tmp"
+	unix.Unlinkat(fd, tmp, 0)
+	w, err := unix.Openat(fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(w), tmp)
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(fd, tmp, fd, name)
+	}
+	if err != nil {
+		unix.Unlinkat(fd, tmp, 0)
+	}
+	return err
 }

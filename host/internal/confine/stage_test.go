@@ -227,8 +227,10 @@ func TestBuildStagesLogs(t *testing.T) {
 
 // TestApplyStageSweepsLinks: after the call, what the command made in
 // the directories bound through that git would follow (a link, a fifo)
-// is removed and named; regular files, directories and a link made
-// before the call stay; a second application finds nothing to do.
+// is removed and named, and what would run a program in the state of a
+// rebase in a worktree's git directory it made is disabled; regular
+// files, directories and a link made before the call stay; a second
+// application finds nothing to do.
 func TestApplyStageSweepsLinks(t *testing.T) {
 	git := filepath.Join(t.TempDir(), ".git")
 	for _, d := range []string{"objects/ab", "objects/pack", "refs/heads/a/b/c", "modules/lib/logs"} {
@@ -258,6 +260,12 @@ func TestApplyStageSweepsLinks(t *testing.T) {
 	made = append(made, "objects/ab/fifo")
 	mustWrite(t, filepath.Join(git, "objects", "ab", "0123"), "object")
 	mustWrite(t, filepath.Join(git, "refs", "heads", "a", "b", "c", "d"), "ref")
+	// A worktree's git directory the command made, written through.
+	wt := filepath.Join(git, "worktrees", "new", "rebase-merge")
+	mustMkdir(t, wt)
+	mustWrite(t, filepath.Join(wt, "git-rebase-todo"), "pick 1 a\nexec touch x\n")
+	mustWrite(t, filepath.Join(wt, "strategy"), "slevil\n")
+	mustWrite(t, filepath.Join(wt, "head-name"), "refs/heads/side\n")
 
 	notes := applyStage(Mount{Kind: MountStage, Source: git, Target: git, Stage: d})
 	t.Logf("notes: %q", notes)
@@ -269,10 +277,19 @@ func TestApplyStageSweepsLinks(t *testing.T) {
 			t.Errorf("no note names .git/%s", rel)
 		}
 	}
-	for _, rel := range []string{"objects/ab/0123", "refs/heads/a/b/c/d", "objects/pack/old-link"} {
+	for _, rel := range []string{"objects/ab/0123", "refs/heads/a/b/c/d", "objects/pack/old-link", "worktrees/new/rebase-merge/head-name"} {
 		if !pathExists(filepath.Join(git, rel)) {
 			t.Errorf(".git/%s was removed", rel)
 		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(wt, "git-rebase-todo")); string(b) != "pick 1 a\n"+execPrefix+"exec touch x\n" {
+		t.Errorf("the new worktree's to-do list after the call: %q", b)
+	}
+	if pathExists(filepath.Join(wt, "strategy")) {
+		t.Errorf("the new worktree's merge strategy slevil is still there")
+	}
+	if len(notes) != len(made)+2 {
+		t.Errorf("%d notes, want %d", len(notes), len(made)+2)
 	}
 	if again := applyStage(Mount{Kind: MountStage, Source: git, Target: git, Stage: d}); len(again) != 0 {
 		t.Errorf("the second application: %q, want nothing", again)

@@ -42,6 +42,8 @@ func TestStageLinksGitOutsideStaysInRoots(t *testing.T) {
 	bin := toolhostBinary(t)
 	cases := []struct {
 		name string
+		// setup prepares the repository, as the operator.
+		setup func(t *testing.T, home, root string)
 		// command plants; TARGET is a file outside the roots, OUTDIR an
 		// empty directory outside them, MARK a file that must never
 		// appear.
@@ -96,6 +98,18 @@ func TestStageLinksGitOutsideStaysInRoots(t *testing.T) {
 			`c=$(git rev-parse HEAD) && GIT_SEQUENCE_EDITOR="printf 'break\npick $c\n' >" git rebase -i HEAD~2; echo slevil > .git/rebase-merge/strategy`,
 		outside: [][]string{{"rebase", "--continue"}},
 		said:    "slevil",
+	}, {
+		// The repository has a linked worktree, so .git/worktrees is
+		// bound through, and a worktree the command adds is written
+		// there directly, not staged.
+		name: "rebase exec line in a new worktree",
+		setup: func(t *testing.T, home, root string) {
+			gdlGit(t, home, root, "worktree", "add", "-q", "-b", "op", filepath.Join(home, "op-wt"))
+		},
+		command: gdlIdentity + `git worktree add -q -b side wt2 && cd wt2 && echo 2 > two.txt && git add two.txt && git commit -q -m two && ` +
+			`GIT_SEQUENCE_EDITOR="printf 'break\nexec touch MARK\n' >" git rebase -i HEAD~1`,
+		outside: [][]string{{"-C", "wt2", "status"}, {"-C", "wt2", "rebase", "--continue"}},
+		said:    "exec touch",
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,6 +122,9 @@ func TestStageLinksGitOutsideStaysInRoots(t *testing.T) {
 			os.Mkdir(outdir, 0o755)
 			mark := filepath.Join(home, "PWNED")
 			gdlRepo(t, home, root)
+			if tc.setup != nil {
+				tc.setup(t, home, root)
+			}
 			command := strings.NewReplacer("TARGET", target, "OUTDIR", outdir, "MARK", mark).Replace(tc.command)
 			c := gdlStart(t, bin, home, root, "("+command+"; echo planted=$?)"+gdlHold)
 			gdlAwait(t, c, root)
