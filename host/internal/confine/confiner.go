@@ -308,11 +308,12 @@ func (r *Run) Hint(stderr ...[]byte) string {
 // applyStaged applies to the real git directories what the command
 // wrote in their stages, once it has ended, before the check of the
 // repositories it made looks at them, and logs and returns what it
-// refused; a second call finds nothing left to apply.
+// refused, disabled or removed; a second call finds nothing left to
+// apply.
 func (r *Run) applyStaged() []string {
 	notes := applyStaged(r.policy)
 	for _, n := range notes {
-		r.log.Warn("confine: a command's change to a git directory was not kept", "call", r.call, "what", n)
+		r.log.Warn("confine: a command's change to a git directory was not kept as it was written", "call", r.call, "what", n)
 	}
 	return notes
 }

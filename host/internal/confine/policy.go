@@ -140,7 +140,7 @@ func buildCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(
 		cleanup()
 		return nil, nil, func() {}, err
 	}
-	if st, err = newSettle(s, c, p, start, b.copies); err != nil {
+	if st, err = newSettle(s, c, p, start, b.bound); err != nil {
 		cleanup()
 		return nil, nil, func() {}, fmt.Errorf("confine: call %s: %w", c.ID, err)
 	}
@@ -182,9 +182,9 @@ type builder struct {
 	// core.hooksPath not made yet): the cleanup removes those still
 	// empty (afterCall).
 	made []string
-	// copies are the files of git directories Build replaced by a copy
-	// to break their hard links (breakLinks).
-	copies map[string]ownCopy
+	// bound are the files of git directories Build bound read-only, as
+	// breakLinks left them, for the check after the call.
+	bound map[string]boundFile
 }
 
 func newBuilder(ctx context.Context, s Settings, c Call) (*builder, error) {
@@ -849,10 +849,12 @@ func (b *builder) modulesRead(mods string, limit int) ([]string, int) {
 // stage (stage.go): what it writes at the top (the index, HEAD, lock
 // files) is applied after the call from the names git writes there, so
 // a commondir, config.worktree or gitdir it writes never reaches the
-// real directory. objects, refs, logs, modules and worktrees are bound
-// through, writable (the submodules' and worktrees' git directories are
-// staged in turn), objects/info is staged too (alternates), and hooks,
-// config, config.worktree, info, commondir and gitdir are read-only. The
+// real directory. objects, refs, modules, worktrees and lfs are bound
+// through, writable, and swept after the call for the links the
+// command made there (submodules' and worktrees' git directories are
+// staged in turn; the reflogs are staged with the top), objects/info is
+// staged too (alternates), and hooks, config, config.worktree, info,
+// commondir and gitdir are read-only. The
 // git directory is pinned where it is: every directory between its root
 // and it becomes a mount point, so a command cannot move the repository
 // where the next call's search does not look (deeper than walkMaxDepth)
