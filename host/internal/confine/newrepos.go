@@ -81,10 +81,9 @@ type settle struct {
 	// decides whether the command could reach a path (writable).
 	mounts []Mount
 	since  int64 // nanoseconds since the epoch: what changed after it is the call's
-	// copies are the files Build replaced by a copy to break a hard link
-	// (breakLinks), as it left them: their ctime is the call's, not the
-	// command's doing.
-	copies map[string]ownCopy
+	// bound are the files Build replaced by a copy to break a hard link
+	// before it bound them read-only (breakLinks), as it left them.
+	bound map[string]boundFile
 	// record is the file in the state directory that lets another
 	// toolhost run this check if this one is killed first; "" when none.
 	record string
@@ -97,9 +96,15 @@ type settle struct {
 	uncovered, bounds []string
 }
 
-// ownCopy is a file toolhost replaced by a copy: its inode and ctime
-// (nanoseconds since the epoch) right after.
-type ownCopy struct {
+// boundFile is a copy Build made of a file of a git directory to break
+// a hard link: its inode and ctime (nanoseconds since the epoch) right
+// after. That ctime is toolhost's doing, not the command's: the copy, as
+// long as it is that inode with that ctime, did not change. Another
+// inode there is judged by its ctime like any file: telling the
+// operator's replacement (git config renames a new file into place)
+// from one a concurrent call's command made, and linked, is not
+// possible from here.
+type boundFile struct {
 	Ino   uint64 `json:"ino"`
 	Ctime int64  `json:"ctime"`
 }
@@ -127,12 +132,12 @@ func (st *settle) hint(found []Neutralized) string {
 }
 
 // newSettle returns the check for the call c under the policy p, built
-// at start; copies are the files Build replaced to break hard links. In
+// at start; bound are the files Build bound read-only (breakLinks). In
 // workspace-write mode it records the check in the state directory
 // first (writeRecord), so that a toolhost killed before it runs leaves
 // it to the next.
-func newSettle(s Settings, c Call, p *Policy, start time.Time, copies map[string]ownCopy) (*settle, error) {
-	st := &settle{s: s, c: c, mounts: reachMounts(p.Mounts), since: start.Add(-ctimeSlack).UnixNano(), copies: copies}
+func newSettle(s Settings, c Call, p *Policy, start time.Time, bound map[string]boundFile) (*settle, error) {
+	st := &settle{s: s, c: c, mounts: reachMounts(p.Mounts), since: start.Add(-ctimeSlack).UnixNano(), bound: bound}
 	if s.Mode != ModeWorkspaceWrite {
 		return st, nil
 	}

@@ -112,7 +112,7 @@ func (h *gitDirHandle) close() {
 }
 
 // changed is settle.changed for the entry name of the directory dirfd,
-// whose host path is p. A copy Build made of p (breakLinks), still as
+// whose host path is p. A copy Build made of p (boundFile), still as
 // Build left it, did not change.
 func (h *gitDirHandle) changed(dirfd int, name, p string) bool {
 	if !h.st.writable(p) {
@@ -123,7 +123,7 @@ func (h *gitDirHandle) changed(dirfd int, name, p string) bool {
 		return false
 	}
 	ctime := stx.Ctime.Sec*1e9 + int64(stx.Ctime.Nsec)
-	if c, ok := h.st.copies[p]; ok && stx.Mask&unix.STATX_INO != 0 && c.Ino == stx.Ino && c.Ctime == ctime {
+	if b, ok := h.st.bound[p]; ok && stx.Mask&unix.STATX_INO != 0 && b.Ino == stx.Ino && b.Ctime == ctime {
 		return false
 	}
 	return ctime >= h.st.since
@@ -389,7 +389,7 @@ const (
 // hard link a command made while the repository was writable (its own,
 // made in an earlier call) would otherwise write the config or a hook
 // past the bind. What was copied is remembered for the check after the
-// call (b.copies): its new ctime is toolhost's, not the command's.
+// call (b.bound): the copy's new ctime is toolhost's, not the command's.
 func (b *builder) breakLinks(real string, names []string) {
 	dfd, err := unix.Openat2(unix.AT_FDCWD, real, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
@@ -434,36 +434,36 @@ func (b *builder) breakLink(dirfd int, dir, name string) {
 		b.uncovered = append(b.uncovered, fmt.Sprintf("%s has other hard links and could not be replaced by a copy (%v): a command can write it by another path past its read-only bind; remove the other links (find -samefile %s)", p, err, p))
 		return
 	}
-	if b.copies == nil {
-		b.copies = map[string]ownCopy{}
+	if b.bound == nil {
+		b.bound = map[string]boundFile{}
 	}
-	b.copies[p] = c
+	b.bound[p] = c
 }
 
 // copyOver replaces the regular file name of dirfd by a copy of it,
 // through a temporary file renamed over it, and returns the copy's inode
 // and ctime.
-func copyOver(dirfd int, name, p string) (ownCopy, error) {
+func copyOver(dirfd int, name, p string) (boundFile, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return ownCopy{}, err
+		return boundFile{}, err
 	}
 	src, err := regularFile(fd, p)
 	if err != nil {
-		return ownCopy{}, err
+		return boundFile{}, err
 	}
 	defer src.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(int(src.Fd()), &st); err != nil {
-		return ownCopy{}, err
+		return boundFile{}, err
 	}
 	if st.Size > maxLinkCopy {
-		return ownCopy{}, fmt.Errorf("larger than %d bytes", maxLinkCopy)
+		return boundFile{}, fmt.Errorf("larger than %d bytes", maxLinkCopy)
 	}
 	tmp := fmt.Sprintf(".toolhost-unlink-%s-%d", name, time.Now().UnixNano())
 	tfd, err := unix.Openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return ownCopy{}, err
+		return boundFile{}, err
 	}
 	dst := os.NewFile(uintptr(tfd), tmp)
 	_, err = io.Copy(dst, io.LimitReader(src, maxLinkCopy))
@@ -481,11 +481,11 @@ func copyOver(dirfd int, name, p string) (ownCopy, error) {
 	}
 	if err != nil {
 		unix.Unlinkat(dirfd, tmp, 0)
-		return ownCopy{}, err
+		return boundFile{}, err
 	}
 	var stx unix.Statx_t
 	if err := unix.Statx(dirfd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME|unix.STATX_INO, &stx); err != nil {
-		return ownCopy{}, err
+		return boundFile{}, err
 	}
-	return ownCopy{Ino: stx.Ino, Ctime: stx.Ctime.Sec*1e9 + int64(stx.Ctime.Nsec)}, nil
+	return boundFile{Ino: stx.Ino, Ctime: stx.Ctime.Sec*1e9 + int64(stx.Ctime.Nsec)}, nil
 }

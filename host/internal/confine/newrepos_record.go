@@ -16,7 +16,7 @@ import (
 // for good, since the next call's check looks only at what changed after
 // its own start. So Build records what the check needs (when the call
 // started, its roots, its writable and hidden mounts, the copies it
-// made) in a small file in the state directory, where no command
+// made of hard-linked files) in a small file in the state directory, where no command
 // reaches, named after toolhost's pid as the calls' tmps and stages are;
 // the check removes it once it has run. A toolhost that finds the record
 // of one that is gone claims it (a rename under its own pid) and runs the
@@ -25,13 +25,13 @@ import (
 
 // checkRecord is what the check after one call needs.
 type checkRecord struct {
-	ID            string             `json:"id"`
-	Since         int64              `json:"since"`
-	Roots         []string           `json:"roots"`
-	ExtraWritable []string           `json:"extra_writable,omitempty"`
-	Hidden        []string           `json:"hidden,omitempty"`
-	Mounts        []Mount            `json:"mounts"`
-	Copies        map[string]ownCopy `json:"copies,omitempty"`
+	ID            string               `json:"id"`
+	Since         int64                `json:"since"`
+	Roots         []string             `json:"roots"`
+	ExtraWritable []string             `json:"extra_writable,omitempty"`
+	Hidden        []string             `json:"hidden,omitempty"`
+	Mounts        []Mount              `json:"mounts"`
+	Bound         map[string]boundFile `json:"bound,omitempty"`
 }
 
 // checkBase is the directory of the records of stateDir's calls.
@@ -46,7 +46,7 @@ func (st *settle) writeRecord() error {
 		return fmt.Errorf("record the check after the call in %s, which a toolhost killed during the call leaves to the next: %w", dir, err)
 	}
 	b, err := json.Marshal(checkRecord{ID: st.c.ID, Since: st.since, Roots: st.c.Roots, ExtraWritable: st.s.ExtraWritable,
-		Hidden: st.s.Hidden, Mounts: st.mounts, Copies: st.copies})
+		Hidden: st.s.Hidden, Mounts: st.mounts, Bound: st.bound})
 	if err != nil {
 		return fmt.Errorf("record the check after the call: %w", err)
 	}
@@ -134,7 +134,7 @@ func runRecord(ctx context.Context, s Settings, pid int, p string) recoveredChec
 	rc.Call = rec.ID
 	s.Mode = ModeWorkspaceWrite
 	s.ExtraWritable, s.Hidden = rec.ExtraWritable, rec.Hidden
-	st := &settle{s: s, c: Call{ID: rec.ID, Roots: rec.Roots}, mounts: rec.Mounts, since: rec.Since, copies: rec.Copies, record: p}
+	st := &settle{s: s, c: Call{ID: rec.ID, Roots: rec.Roots}, mounts: rec.Mounts, since: rec.Since, bound: rec.Bound, record: p}
 	rc.Found = st.run(ctx)
 	rc.Notes = append(rc.Notes, st.notes()...)
 	return rc

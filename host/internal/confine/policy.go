@@ -140,7 +140,7 @@ func buildCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(
 		cleanup()
 		return nil, nil, func() {}, err
 	}
-	if st, err = newSettle(s, c, p, start, b.copies); err != nil {
+	if st, err = newSettle(s, c, p, start, b.bound); err != nil {
 		cleanup()
 		return nil, nil, func() {}, fmt.Errorf("confine: call %s: %w", c.ID, err)
 	}
@@ -182,9 +182,10 @@ type builder struct {
 	// core.hooksPath not made yet): the cleanup removes those still
 	// empty (afterCall).
 	made []string
-	// copies are the files of git directories Build replaced by a copy
-	// to break their hard links (breakLinks).
-	copies map[string]ownCopy
+	// bound are the files of git directories Build replaced by a copy
+	// to break their hard links (breakLinks), for the check after the
+	// call.
+	bound map[string]boundFile
 }
 
 func newBuilder(ctx context.Context, s Settings, c Call) (*builder, error) {
