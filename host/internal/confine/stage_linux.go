@@ -85,6 +85,18 @@ func isOpaque(p string) bool {
 	return err == nil && n > 0 && buf[0] == 'y'
 }
 
+// sweptAttr marks a stage whose directories bound through were swept
+// (sweepThrough); the filesystem of stages has user extended attributes
+// (stageUsable).
+const sweptAttr = "user.toolhost-swept"
+
+func stageSwept(d string) bool {
+	_, err := unix.Getxattr(d, sweptAttr, nil)
+	return err == nil
+}
+
+func markSwept(d string) { unix.Setxattr(d, sweptAttr, []byte("1"), 0) }
+
 // changeTime is the time fi's inode last changed (ctime): set by the
 // kernel when the entry is made, renamed or written, never by a command.
 func changeTime(fi fs.FileInfo) time.Time {

@@ -19,3 +19,6 @@ func stageBase(string) (string, error) {
 func changeTime(fs.FileInfo) time.Time { return time.Time{} }
 
 func sweepLinks(string, time.Time) ([]sweptEntry, error) { return nil, nil }
+
+func stageSwept(string) bool { return false }
+func markSwept(string)       {}

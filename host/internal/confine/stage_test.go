@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // BenchmarkStagedGitDir measures what staging the git directory costs a
@@ -435,6 +437,7 @@ func BenchmarkSweepThrough(b *testing.B) {
 			for b.Loop() {
 				i++
 				b.StopTimer()
+				unix.Removexattr(d, sweptAttr)
 				if command == "commit" {
 					for _, fan := range []string{"0a", "7f", "e3"} {
 						os.WriteFile(filepath.Join(git, "objects", fan, fmt.Sprintf("c%037x", i)), []byte("x"), 0o444)
