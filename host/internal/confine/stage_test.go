@@ -475,3 +475,21 @@ func BenchmarkApplyReflog(b *testing.B) {
 		b.Fatalf("the reflog was not applied: %v", err)
 	}
 }
+
+// TestSweepLinksBounded: a tree deeper than the sweep reads is not
+// walked past its bound, and the sweep says so rather than stay silent.
+func TestSweepLinksBounded(t *testing.T) {
+	refs := filepath.Join(t.TempDir(), "refs")
+	deep := refs
+	for i := range sweepMaxDepth + 2 {
+		deep = filepath.Join(deep, fmt.Sprint(i%10))
+	}
+	mustMkdir(t, deep)
+	if err := os.Symlink("/elsewhere", filepath.Join(deep, "link")); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := sweepLinks(refs, time.Now().Add(-time.Minute))
+	if err == nil || !strings.Contains(err.Error(), "directories deep") {
+		t.Errorf("a link %d directories deep: removed %v, err %v; want the bound named", sweepMaxDepth+2, removed, err)
+	}
+}
