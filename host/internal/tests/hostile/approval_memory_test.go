@@ -74,7 +74,7 @@ func TestApprovalMemoryHeldViewsCountAndAreGivenBack(t *testing.T) {
 		if m := pinRSS(t, s.pid); m.rss > avmRSSBound {
 			t.Fatalf("after %d batches (%d refused) the server holds %v, more than %d MiB: what a held batch holds is not what its budget counts", n+1, refused, m, avmRSSBound>>20)
 		}
-		if refused == 3 {
+		if refused == 2 {
 			break // the budget is full: the server keeps no more
 		}
 	}
