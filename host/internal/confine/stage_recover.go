@@ -64,11 +64,18 @@ func recoverStages(base string) []string {
 		for _, s := range stages {
 			d := filepath.Join(root, s.Name())
 			real := firstLine(filepath.Join(d, stageRecord))
-			if up, _ := os.ReadDir(filepath.Join(d, "upper")); !isAbsClean(real) || len(up) == 0 {
+			if !isAbsClean(real) {
 				continue
 			}
-			notes = append(notes, fmt.Sprintf("sandbox: a toolhost (pid %d) ended during a call before it applied what its command changed in the git directory %s; applied now", pid, real))
-			notes = append(notes, applyStage(Mount{Kind: MountStage, Source: real, Target: real, Stage: d})...)
+			// Applied even with nothing in the upper layer: the sweep of
+			// what was bound through (links a command made in objects or
+			// refs) runs as part of it.
+			up, _ := os.ReadDir(filepath.Join(d, "upper"))
+			applied := applyStage(Mount{Kind: MountStage, Source: real, Target: real, Stage: d})
+			if len(applied) > 0 || len(up) > 0 {
+				notes = append(notes, fmt.Sprintf("sandbox: a toolhost (pid %d) ended during a call before it applied what its command changed in the git directory %s; applied now", pid, real))
+			}
+			notes = append(notes, applied...)
 		}
 		removeStages(root)
 	}
