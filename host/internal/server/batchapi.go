@@ -271,6 +271,10 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 			req.Calls[i].Arguments = []byte("{}")
 		}
 	}
+	if err := s.batches.fits(callBytes(req.Calls)); err != nil {
+		writeAddError(w, where, err)
+		return
+	}
 	p := s.h.Plan(r.Context(), engine.Batch{Conversation: req.ConversationID, Turn: req.TurnID, Calls: req.Calls}, s.opts.Narrowing)
 	b := newBatch(s.stopping, p.Batch.ID, req.ConversationID, stateRunning, s.planViews(r.Context(), p))
 	b.plan = p

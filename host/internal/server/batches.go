@@ -579,6 +579,26 @@ func (r *registry) add(b *batch) error {
 	return nil
 }
 
+// fits reports, before a batch is planned, whether size bytes would fit
+// beside what the unfinished batches hold (finished ones would make
+// room): a batch refused anyway is not planned, nor its views built
+// with a dry run each.
+func (r *registry) fits(size int64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sweepLocked(time.Now())
+	var held int64
+	for _, b := range r.order {
+		if !b.isFinished() {
+			held += b.kept
+		}
+	}
+	if held+size > r.maxBytes {
+		return errTooManyBatches{held: held, size: size, maxBytes: r.maxBytes}
+	}
+	return nil
+}
+
 // errTooManyStreams refuses an event stream past a limit.
 type errTooManyStreams struct {
 	batch string // the batch at its limit; "" when the server is at its
