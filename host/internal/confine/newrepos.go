@@ -96,10 +96,12 @@ type settle struct {
 	uncovered, bounds []string
 }
 
-// boundFile is a copy Build made of a file of a git directory to break
-// a hard link: its inode and ctime (nanoseconds since the epoch) right
-// after. That ctime is toolhost's doing, not the command's: the copy, as
-// long as it is that inode with that ctime, did not change. Another
+// boundFile is an entry of a git directory as Build left it before the
+// command ran (a config, a hook, the hooks directory or link), or a copy
+// Build made of one to break a hard link: its inode and ctime
+// (nanoseconds since the epoch). That ctime is the operator's or
+// toolhost's doing, not the command's: the entry, as long as it is that
+// inode with that ctime, did not change. Another
 // inode there is judged by its ctime like any file: telling the
 // operator's replacement (git config renames a new file into place)
 // from one a concurrent call's command made, and linked, is not
@@ -439,6 +441,9 @@ func (st *settle) changedSince(p string) bool {
 	// dirStampOf's statx takes a file's change time as well; it fails on
 	// systems where commands are not confined anyway.
 	stamp, err := dirStampOf(p)
+	if b, ok := st.bound[p]; ok && err == nil && b.Ino == stamp.ino && b.Ctime == stamp.ctime {
+		return false // as Build found it (boundFile)
+	}
 	return err == nil && stamp.ctime >= st.since
 }
 

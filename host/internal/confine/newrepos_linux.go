@@ -406,7 +406,10 @@ func (b *builder) breakLinks(real string, names []string) {
 		}
 		hfd, err := unix.Openat(dfd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			continue // none, or a link whose target is bound in its place
+			// None, or a link whose target is bound in its place: the
+			// link as it is now is what the operator made.
+			b.snapshot(dfd, real, "hooks")
+			continue
 		}
 		dir := os.NewFile(uintptr(hfd), filepath.Join(real, "hooks"))
 		hooks, _ := dir.Readdirnames(maxHookBreaks)
@@ -418,14 +421,36 @@ func (b *builder) breakLinks(real string, names []string) {
 			}
 		}
 		dir.Close()
+		b.snapshot(dfd, real, "hooks")
 	}
+}
+
+// snapshot remembers the entry name of the directory dirfd (host path
+// dir) as it is before the command runs, its inode and ctime
+// (b.bound): the check after the call then tells the command's change
+// from the operator's by the ctime itself, not by when the call began,
+// which the coarse clock's slack (ctimeSlack) blurs: a hook or config
+// the operator wrote a second before the call is not the command's.
+func (b *builder) snapshot(dirfd int, dir, name string) {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return
+	}
+	if b.bound == nil {
+		b.bound = map[string]boundFile{}
+	}
+	b.bound[filepath.Join(dir, name)] = boundFile{Ino: st.Ino, Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec}
 }
 
 // breakLink is breakLinks of the entry name of the directory dirfd, whose
 // host path is dir.
 func (b *builder) breakLink(dirfd int, dir, name string) {
 	var st unix.Stat_t
-	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink <= 1 {
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink <= 1 {
+		b.snapshot(dirfd, dir, name)
 		return
 	}
 	p := filepath.Join(dir, name)
