@@ -306,3 +306,12 @@ func replaceAt(fd int, name string, data []byte) error {
 	}
 	return err
 }
+
+// privateDir reports whether d is a directory (not a link) of this user's
+// alone (mode 0700 or stricter), as stageUsable makes it: a stage base
+// another user could write (a /dev/shm directory made by someone else
+// under this user's name) is never recovered from.
+func privateDir(d string) bool {
+	var st unix.Stat_t
+	return unix.Lstat(d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && int(st.Uid) == os.Getuid() && st.Mode&0o077 == 0
+}

@@ -22,3 +22,5 @@ func sweepLinks(string, time.Time) ([]sweptEntry, error) { return nil, nil }
 
 func stageSwept(string) bool { return false }
 func markSwept(string)       {}
+
+func privateDir(string) bool { return false }

@@ -20,11 +20,13 @@ func recordStage(d, real string) error {
 }
 
 // stageBases are the directories stages may have been made in for
-// stateDir (stageBase), those that exist.
+// stateDir (stageBase), those that exist and are this user's alone: a
+// stage is applied to the git directory its record names, so one another
+// user planted (in /dev/shm, which anyone can write) must never be.
 func stageBases(stateDir string) []string {
 	var bases []string
 	for _, d := range []string{filepath.Join(stateDir, "sandbox", "stage"), fmt.Sprintf("/dev/shm/toolhost-stage-%d", os.Getuid())} {
-		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+		if privateDir(d) {
 			bases = append(bases, d)
 		}
 	}

@@ -78,3 +78,36 @@ func TestRecoverStagesOfKilledToolhost(t *testing.T) {
 		t.Errorf("a second recovery did something: %q", again)
 	}
 }
+
+// TestRecoverStagesOnlyFromPrivateBases: a stage base others can write
+// (as a /dev/shm directory another user made could be) is never
+// recovered from: its stages could name any git directory.
+func TestRecoverStagesOnlyFromPrivateBases(t *testing.T) {
+	state := t.TempDir()
+	base := filepath.Join(state, "sandbox", "stage")
+	gitDir := filepath.Join(t.TempDir(), ".git")
+	d := filepath.Join(base, fmt.Sprintf("call-%d-c1-x", deadPID(t)), "0")
+	for _, sub := range []string{"upper", "work"} {
+		if err := os.MkdirAll(filepath.Join(d, sub), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(gitDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := recordStage(d, gitDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "upper", "HEAD"), []byte("ref: refs/heads/planted\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if notes := recoverAllStages(state); len(notes) != 0 {
+		t.Errorf("recovered from a base others can write: %q", notes)
+	}
+	if _, err := os.Lstat(filepath.Join(gitDir, "HEAD")); err == nil {
+		t.Errorf("a stage in a base others can write was applied")
+	}
+}

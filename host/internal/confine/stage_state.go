@@ -53,8 +53,26 @@ func stateFilter(rel string) func([]byte) ([]byte, string, bool) {
 		return checkStrategy
 	case "opts":
 		return disableOptsStrategy
+	case "apply-opt":
+		return checkApplyOpt
 	}
 	return nil
+}
+
+// applyOptKept is what git am writes in rebase-apply/apply-opt: the
+// options it was given for git apply, each shell-quoted. Any other
+// option there is passed to the apply of the operator's git am
+// --continue or --skip, and some write files (--build-fake-ancestor
+// names a path anywhere).
+var applyOptKept = regexp.MustCompile(`^(\s*'(--whitespace=[a-z-]+|-C[0-9]+|-p[0-9]+|--reject|--ignore-whitespace|--ignore-space-change|--directory=[^'/][^']*|--exclude=[^']*|--include=[^']*)')*\s*$`)
+
+// checkApplyOpt keeps an apply-opt (rebase-apply/apply-opt) holding only
+// the options git am itself writes there, and refuses any other.
+func checkApplyOpt(data []byte) ([]byte, string, bool) {
+	if applyOptKept.Match(data) {
+		return data, "", true
+	}
+	return nil, fmt.Sprintf("the options for git apply the command wrote in rebase-apply/apply-opt (%s) were not applied: git am --continue would pass them to git apply, and some write files anywhere; only --whitespace, -C, -p, --reject, --ignore-whitespace, --ignore-space-change, --directory, --exclude and --include are kept", stateClip(string(data))), false
 }
 
 // execPrefix begins each exec line disabled.

@@ -321,6 +321,11 @@ func TestStateFilter(t *testing.T) {
 		{"sequencer/opts", "[options]\n\tstrategy = slevil\n\tsignoff = true\n", "[options]\n# disabled by toolhost, a sandboxed command wrote it: strategy = slevil\n\tsignoff = true\n", true, "slevil"},
 		{"sequencer/opts", "[x \"a][\"][options]STRATEGY=\"ort\"\n", "# disabled by toolhost, a sandboxed command wrote it: [x \"a][\"][options]STRATEGY=\"ort\"\n", true, "STRATEGY"},
 		{"sequencer/opts", "[options]\n\tstrategy\n", "[options]\n# disabled by toolhost, a sandboxed command wrote it: strategy\n", true, "strategy"},
+		{"rebase-apply/apply-opt", "", "", true, ""},
+		{"rebase-apply/apply-opt", " '--whitespace=fix' '-C1' '-p2' '--directory=sub' '--reject'", " '--whitespace=fix' '-C1' '-p2' '--directory=sub' '--reject'", true, ""},
+		{"rebase-apply/apply-opt", " '--build-fake-ancestor=/home/u/.bashrc'", "", false, "build-fake-ancestor"},
+		{"rebase-apply/apply-opt", " '--directory=/etc'", "", false, "apply-opt"},
+		{"worktrees/wt/rebase-apply/apply-opt", " '--whitespace=fix' '--index'", "", false, "--index"},
 		// Not state git --continue reads as such.
 		{"refs/heads/rebase-merge/strategy", "1234\n", "1234\n", true, ""},
 		{"rebase-merge/done", "exec a\n", "exec a\n", true, ""},
