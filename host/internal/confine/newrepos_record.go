@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 )
 
 // A toolhost killed during a call (SIGKILL, the OOM killer) never runs
@@ -88,27 +86,9 @@ type recoveredCheck struct {
 // roots, writable paths and hidden paths in place of s's), and removes
 // the records.
 func recoverChecks(ctx context.Context, s Settings) []recoveredCheck {
-	base := checkBase(s.StateDir)
-	entries, err := os.ReadDir(base)
-	if err != nil {
-		return nil
-	}
 	var out []recoveredCheck
-	self := os.Getpid()
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), "call-")
-		pidText, _, _ := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 || pid == self || !processGone(pid) {
-			continue
-		}
-		// Claimed first, under this toolhost's pid, as stages are
-		// (recoverStages).
-		claimed := filepath.Join(base, fmt.Sprintf("call-%d-recovered-%s", self, e.Name()))
-		if os.Rename(filepath.Join(base, e.Name()), claimed) != nil {
-			continue
-		}
-		out = append(out, runRecord(ctx, s, pid, claimed))
+	for _, l := range claimLeftovers(checkBase(s.StateDir)) {
+		out = append(out, runRecord(ctx, s, l.pid, l.path))
 	}
 	return out
 }

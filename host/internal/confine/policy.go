@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -305,12 +304,8 @@ func sweepTmp(dir string) {
 	if err != nil {
 		return
 	}
-	self := os.Getpid()
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), "call-")
-		pidText, _, _ := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 || pid == self || !processGone(pid) {
+		if _, ok := deadOwner(e.Name()); !ok {
 			continue
 		}
 		// RemoveAll does not follow links out of the tmp.

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 )
 
 // stageRecord is the file in each stage naming the git directory it
@@ -42,26 +40,9 @@ func stageBases(stateDir string) []string {
 // ended with the toolhost that ran them. It returns one sentence for each
 // stage applied and each change refused.
 func recoverStages(base string) []string {
-	entries, err := os.ReadDir(base)
-	if err != nil {
-		return nil
-	}
 	var notes []string
-	self := os.Getpid()
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), "call-")
-		pidText, _, _ := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 || pid == self || !processGone(pid) {
-			continue
-		}
-		// Claimed first, under this toolhost's pid: another toolhost
-		// sharing the directory, or another call of this one, skips it,
-		// and one that dies while applying leaves it to the next.
-		root := filepath.Join(base, fmt.Sprintf("call-%d-recovered-%s", self, e.Name()))
-		if os.Rename(filepath.Join(base, e.Name()), root) != nil {
-			continue
-		}
+	for _, l := range claimLeftovers(base) {
+		pid, root := l.pid, l.path
 		stages, _ := os.ReadDir(root)
 		for _, s := range stages {
 			d := filepath.Join(root, s.Name())
