@@ -116,7 +116,7 @@ func (e *Engine) Approval(ctx context.Context, c Confirmation, o ApprovalOptions
 	if a.Paths == nil {
 		a.Paths = []PathInfo{}
 	}
-	if hasDryRun(c.Tool) {
+	if e.hasDryRun(c.Tool) {
 		a.Diff = e.dryRunDiff(ctx, c, o)
 	}
 	limit := o.MaxArgumentBytes
@@ -166,12 +166,28 @@ func (a *Approval) omitArguments(limit int, fullAt string) {
 	}
 }
 
-// hasDryRun reports the tools whose dry run an approval shows:
-// toolhost's write_file and apply_patch, which with "dry_run": true check
-// the change as a write would and return its unified diff, writing
-// nothing (fs_commit with abi.CommitDryRun).
-func hasDryRun(tool string) bool {
-	return tool == "write_file" || tool == "apply_patch"
+// hasDryRun reports the tools whose dry run an approval shows: those
+// with side effects whose parameters declare a boolean "dry_run"
+// (write_file, apply_patch, the edit tools, delete_file, move_file),
+// which with "dry_run": true check the change as the call would and
+// describe it, writing nothing. Whatever a plugin does with the
+// argument, the dry run is narrowed: its host functions refuse every
+// write and command (Narrowing.DryRun).
+func (e *Engine) hasDryRun(name string) bool {
+	tool, ok := e.cfg.Registry.Lookup(name)
+	if !ok || !tool.Manifest.SideEffecting {
+		return false
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(tool.Manifest.Parameters, &schema) != nil {
+		return false
+	}
+	p, ok := schema.Properties["dry_run"]
+	return ok && p.Type == "boolean"
 }
 
 // dryRunDiff runs c's call again with "dry_run": true and returns its
