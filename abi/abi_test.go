@@ -2,6 +2,7 @@ package abi
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 )
@@ -11,26 +12,84 @@ func TestResultRoundTrip(t *testing.T) {
 		{},
 		{Content: []byte("hello")},
 		{Kind: KindStaleFile, Flags: ResultNoTruncate, Content: []byte("msg"), Details: []byte(`{"file":"a"}`)},
+		{Content: []byte("2 files"), Structured: []byte(`{"files":2}`)},
+		{Flags: ResultNoTruncate, Content: []byte("x"), Details: []byte(`{"a":1}`), Structured: []byte(`{}`)},
 	}
 	for _, want := range tests {
 		got, err := DecodeResult(AppendResult(nil, want))
 		if err != nil {
 			t.Fatalf("DecodeResult(%+v): %v", want, err)
 		}
-		if got.Kind != want.Kind || got.Flags != want.Flags || !bytes.Equal(got.Content, want.Content) || !bytes.Equal(got.Details, want.Details) {
+		if got.Kind != want.Kind || got.Flags != want.Flags || !bytes.Equal(got.Content, want.Content) ||
+			!bytes.Equal(got.Details, want.Details) || !bytes.Equal(got.Structured, want.Structured) {
 			t.Errorf("round trip: got %+v, want %+v", got, want)
 		}
+	}
+}
+
+// decodeResultBefore is DecodeResult as it was before results could carry
+// a structured field: exactly three fields, nothing after them. Hosts
+// built then decode results this way.
+func decodeResultBefore(b []byte) (Result, error) {
+	if len(b) < 8 || string(b[:4]) != "THR1" {
+		return Result{}, ErrMalformedResult
+	}
+	r := Result{Flags: uint32(b[4]) | uint32(b[5])<<8 | uint32(b[6])<<16 | uint32(b[7])<<24}
+	rest := b[8:]
+	var kind []byte
+	var err error
+	for _, f := range []*[]byte{&kind, &r.Content, &r.Details} {
+		if *f, rest, err = nextField(rest); err != nil {
+			return Result{}, err
+		}
+	}
+	if len(rest) != 0 {
+		return Result{}, ErrMalformedResult
+	}
+	r.Kind = ErrorKind(kind)
+	return r, nil
+}
+
+// A result without a structured field is the same bytes both ways: a
+// plugin built before the field reaches a host that knows it, and a
+// plugin built after it that sets none reaches a host that does not.
+func TestResultWithoutStructuredIsTheEarlierLayout(t *testing.T) {
+	// The success result "2 lines" of abi/README.md, as plugins wrote it
+	// before the structured field.
+	earlier := []byte("THR1\x00\x00\x00\x00\x00\x00\x00\x00\x07\x00\x00\x002 lines\x00\x00\x00\x00")
+	got, err := DecodeResult(earlier)
+	if err != nil || string(got.Content) != "2 lines" || got.Kind != "" || got.Structured != nil {
+		t.Fatalf("DecodeResult(earlier layout) = %+v, %v; want content \"2 lines\" and no structured", got, err)
+	}
+	if now := AppendResult(nil, Result{Content: []byte("2 lines")}); !bytes.Equal(now, earlier) {
+		t.Errorf("AppendResult without structured = % x, want the earlier layout % x", now, earlier)
+	}
+	for _, r := range []Result{{Content: []byte("a")}, {Kind: KindBadArgs, Content: []byte("no path"), Details: []byte(`{"argument":"path"}`)}} {
+		if _, err := decodeResultBefore(AppendResult(nil, r)); err != nil {
+			t.Errorf("a host predating structured results cannot decode %+v: %v", r, err)
+		}
+	}
+	// One with a structured field is refused by such a host, not misread.
+	if _, err := decodeResultBefore(AppendResult(nil, Result{Content: []byte("a"), Structured: []byte(`{}`)})); err == nil {
+		t.Error("a host predating structured results decoded one carrying a structured field")
+	}
+	// An empty structured field written out is the same as none.
+	explicit := binary.LittleEndian.AppendUint32(bytes.Clone(earlier), 0)
+	if got, err := DecodeResult(explicit); err != nil || got.Structured != nil {
+		t.Errorf("DecodeResult(empty structured field) = %+v, %v", got, err)
 	}
 }
 
 func TestDecodeResultRejectsMalformed(t *testing.T) {
 	good := AppendResult(nil, Result{Content: []byte("abc")})
 	tests := map[string][]byte{
-		"empty":          nil,
-		"bad magic":      append([]byte("XXXX"), good[4:]...),
-		"truncated":      good[:len(good)-2],
-		"trailing bytes": append(bytes.Clone(good), 0),
-		"huge length":    append(bytes.Clone(good[:8]), 0xff, 0xff, 0xff, 0x7f),
+		"empty":            nil,
+		"bad magic":        append([]byte("XXXX"), good[4:]...),
+		"truncated":        good[:len(good)-2],
+		"trailing bytes":   append(bytes.Clone(good), 0),
+		"huge length":      append(bytes.Clone(good[:8]), 0xff, 0xff, 0xff, 0x7f),
+		"structured cut":   AppendResult(nil, Result{Content: []byte("a"), Structured: []byte(`{"a":1}`)})[:30],
+		"after structured": append(AppendResult(nil, Result{Structured: []byte(`{}`)}), 0, 0, 0, 0),
 	}
 	for name, b := range tests {
 		if _, err := DecodeResult(b); !errors.Is(err, ErrMalformedResult) {

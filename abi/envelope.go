@@ -133,11 +133,20 @@ type Result struct {
 	Flags   uint32
 	Content []byte
 	Details []byte // JSON object or empty
+	// Structured is a successful call's output as one JSON object, beside
+	// Content (MCP's structuredContent), or empty. The host checks it like
+	// Content: a plugin's word, never trusted as more than data.
+	Structured []byte
 }
 
 // Result envelope layout, little-endian:
 //
 //	u32 magic "THR1" | u32 flags | u32 len + kind | u32 len + content | u32 len + details
+//	[| u32 len + structured]
+//
+// The structured field came later: AppendResult writes it only when it is
+// not empty, so a result without one is byte for byte what hosts that
+// predate it decode, and DecodeResult reads a result with or without it.
 const resultMagic = 0x31524854 // "THR1"
 
 // AppendResult encodes r after dst.
@@ -146,7 +155,11 @@ func AppendResult(dst []byte, r Result) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, r.Flags)
 	dst = appendField(dst, []byte(r.Kind))
 	dst = appendField(dst, r.Content)
-	return appendField(dst, r.Details)
+	dst = appendField(dst, r.Details)
+	if len(r.Structured) > 0 {
+		dst = appendField(dst, r.Structured)
+	}
+	return dst
 }
 
 func appendField(dst, b []byte) []byte {
@@ -169,6 +182,14 @@ func DecodeResult(b []byte) (Result, error) {
 	for _, f := range []*[]byte{&kind, &r.Content, &r.Details} {
 		if *f, rest, err = nextField(rest); err != nil {
 			return Result{}, err
+		}
+	}
+	if len(rest) != 0 {
+		if r.Structured, rest, err = nextField(rest); err != nil {
+			return Result{}, err
+		}
+		if len(r.Structured) == 0 {
+			r.Structured = nil
 		}
 	}
 	if len(rest) != 0 {
