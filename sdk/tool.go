@@ -25,11 +25,23 @@ type Call struct {
 	Conversation string
 	Limits       abi.Limits
 	noTruncate   bool
+	structured   []byte
 }
 
 // SelfLimited tells the host that the handler kept its output within
 // Limits.OutputLimit itself and the host must not truncate it (FR-TOOL-READ-01b).
 func (c *Call) SelfLimited() { c.noTruncate = true }
+
+// SetStructured gives the call's output as one JSON object (obj, encoded
+// by the plugin) beside the text the handler returns: MCP clients receive
+// it as structuredContent, /v1 batches as structured. The last call wins;
+// nil or empty sets none. It goes with a successful result only.
+//
+// The host fails a call whose obj is not exactly one JSON object, and
+// leaves obj out when it and the text together are over
+// Limits.OutputLimit, so keep both within it. The text should still say
+// what a model needs: clients that show only the text are many.
+func (c *Call) SetStructured(obj []byte) { c.structured = append([]byte(nil), obj...) }
 
 // plugin is the type-erased form of a registered Tool.
 type plugin struct {
@@ -91,7 +103,7 @@ func runCall[A any](dec *decoder, t Tool[A], raw []byte) (r abi.Result) {
 	if err != nil {
 		return toResult(err)
 	}
-	r = abi.Result{Content: []byte(out)}
+	r = abi.Result{Content: []byte(out), Structured: c.structured}
 	if c.noTruncate {
 		r.Flags |= abi.ResultNoTruncate
 	}

@@ -29,6 +29,12 @@ var echo = Tool[echoArgs]{
 			return "", &HostError{Status: abi.StatusStale, HostError: abi.HostError{Kind: abi.KindStaleFile, Message: "stale"}}
 		case "limited":
 			c.SelfLimited()
+		case "structured":
+			c.SetStructured([]byte(`{"text":"discarded"}`))
+			c.SetStructured([]byte(`{"text":"` + a.Text + `"}`))
+		case "structured-fail":
+			c.SetStructured([]byte(`{"text":"` + a.Text + `"}`))
+			return "", BadArgs("no")
 		}
 		return c.ID + ":" + a.Text, nil
 	},
@@ -64,6 +70,25 @@ func TestRunCall(t *testing.T) {
 	}
 	if r := runCall(newDecoder(), echo, []byte("garbage")); r.Kind != abi.KindExecutionFailed {
 		t.Errorf("malformed envelope: %+v", r)
+	}
+}
+
+// A handler's structured object reaches the result envelope beside its
+// text, the last one set; an error result carries none.
+func TestRunCallStructured(t *testing.T) {
+	r := runEcho(t, `{"text":"hi","mode":"structured"}`)
+	if r.Kind != "" || string(r.Content) != "c1:hi" || string(r.Structured) != `{"text":"hi"}` {
+		t.Errorf("structured call: got %s %q structured %q", r.Kind, r.Content, r.Structured)
+	}
+	got, err := abi.DecodeResult(abi.AppendResult(nil, r))
+	if err != nil || string(got.Structured) != `{"text":"hi"}` {
+		t.Errorf("structured call's envelope decodes to %+v, %v", got, err)
+	}
+	if r := runEcho(t, `{"text":"hi","mode":"structured-fail"}`); r.Kind != abi.KindBadArgs || r.Structured != nil {
+		t.Errorf("failed call: got %s structured %q, want BadArgs without structured", r.Kind, r.Structured)
+	}
+	if r := runEcho(t, `{"text":"hi"}`); r.Structured != nil {
+		t.Errorf("call without SetStructured: structured %q", r.Structured)
 	}
 }
 
