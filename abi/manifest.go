@@ -66,7 +66,18 @@ type Manifest struct {
 	// OpenWorld says the tool reaches beyond the sandbox's files (the
 	// network). Capabilities imply it too; a host sets it for a plugin
 	// it grants network hosts, whatever the plugin says.
-	OpenWorld    bool         `json:"open_world,omitempty"`
+	OpenWorld bool `json:"open_world,omitempty"`
+	// Additive says the tool only adds: it creates files or directories
+	// and never replaces or removes what exists (create_directory). The
+	// host holds it to that (fs_commit refuses a replacement, a removal
+	// or a move from it), so such a tool holding fs.write may stay low
+	// risk, and clients are told it is not destructive.
+	Additive bool `json:"additive,omitempty"`
+	// Idempotent says a second identical call changes nothing more than
+	// the first (creating a directory that then exists). It is only told
+	// to clients (MCP's idempotentHint); a tool without side effects is
+	// idempotent anyway.
+	Idempotent   bool         `json:"idempotent,omitempty"`
 	Capabilities []Capability `json:"capabilities,omitempty"`
 }
 
@@ -79,18 +90,23 @@ type Hints struct {
 
 // Hints derives the behaviour hints from the manifest. A tool without
 // side effects is read-only, and reading again changes nothing
-// (idempotent). A side-effecting tool may replace what was there
-// (destructive), and nothing in a manifest says a second identical call
-// is harmless, so it is not claimed idempotent. A tool's world is closed
-// when it reaches only the sandbox's files; any other capability (running
-// a command: any program the root holds, with effects no manifest can
-// list) opens it.
+// (idempotent). A side-effecting tool may replace or remove what was
+// there (destructive) unless it is additive, which the host enforces;
+// it is idempotent only when its manifest says so. A tool's world is
+// closed when it reaches only the sandbox's files (removing and moving
+// them included); any other capability (running a command: any program
+// the root holds, with effects no manifest can list) opens it.
 func (m Manifest) Hints() Hints {
 	open := m.OpenWorld
 	for _, c := range m.Capabilities {
-		if c != CapFSRead && c != CapFSWrite && c != CapFSList {
+		if c != CapFSRead && c != CapFSWrite && c != CapFSList && c != CapFSDelete {
 			open = true
 		}
 	}
-	return Hints{ReadOnly: !m.SideEffecting, Destructive: m.SideEffecting, Idempotent: !m.SideEffecting, OpenWorld: open}
+	return Hints{
+		ReadOnly:    !m.SideEffecting,
+		Destructive: m.SideEffecting && !m.Additive,
+		Idempotent:  !m.SideEffecting || m.Idempotent,
+		OpenWorld:   open,
+	}
 }

@@ -57,6 +57,10 @@ const (
 	CapFSWrite  Capability = "fs.write"
 	CapFSList   Capability = "fs.list"
 	CapProcExec Capability = "proc.exec"
+	// CapFSDelete lets fs_commit remove and move files and directories
+	// (abi.CommitDelete, abi.CommitMove), so that a tool that only edits
+	// cannot delete.
+	CapFSDelete Capability = "fs.delete"
 )
 
 // CapabilityFunctions maps each capability to the host functions it grants.
@@ -67,6 +71,7 @@ func CapabilityFunctions() map[Capability][]string {
 		CapFSWrite:  {FnFSStat, FnFSWrite, FnFSDiff, FnFSCommit},
 		CapFSList:   {FnFSStat, FnFSList},
 		CapProcExec: {FnProcRun},
+		CapFSDelete: {FnFSStat, FnFSCommit},
 	}
 }
 

@@ -184,11 +184,16 @@ func DecodeWriteInfo(b []byte) (WriteInfo, error) {
 	}, nil
 }
 
-// CommitFile is one file of an FnFSCommit request.
+// CommitFile is one operation of an FnFSCommit request: by default a
+// file's new content; with CommitDelete, CommitMkdir or CommitMove a
+// removal, a directory or a move. Every operation of a request is made
+// all or nothing.
 type CommitFile struct {
-	Flags uint32 // CommitNew, CommitCreateDirs
+	Flags uint32 // CommitNew, CommitCreateDirs, CommitDelete, ...
 	Path  string
-	Data  []byte
+	// Data is the file's new content; for CommitMove the source path;
+	// empty for CommitDelete and CommitMkdir.
+	Data []byte
 }
 
 // Flags of a CommitFile.
@@ -198,11 +203,38 @@ const (
 	CommitNew uint32 = 1 << iota
 	// CommitCreateDirs creates missing parent directories of a new file.
 	CommitCreateDirs
+	// CommitDelete removes Path: a file, or a symbolic link itself (never
+	// what it leads to); a directory only with CommitRecursive. It needs
+	// the capability fs.delete, and no earlier read.
+	CommitDelete
+	// CommitRecursive lets CommitDelete remove a directory with
+	// everything below it. The host refuses the whole removal when any
+	// entry below is one no tool may write (git's internals, toolhost's
+	// configuration, a denied pattern), naming it.
+	CommitRecursive
+	// CommitMkdir creates the directory Path and its missing parents; a
+	// directory already there is success. It needs fs.write.
+	CommitMkdir
+	// CommitMove moves the file, symbolic link or directory at the path
+	// Data holds to Path, creating Path's missing parent directories. It
+	// needs fs.delete. An existing Path is refused unless CommitOverwrite.
+	CommitMove
+	// CommitOverwrite lets CommitMove replace an existing file at Path;
+	// the file must have been read in this conversation and be unchanged,
+	// as for any other replacement.
+	CommitOverwrite
 )
+
+// CommitOps are the flags that make a CommitFile something other than a
+// file's new content; at most one may be set.
+const CommitOps = CommitDelete | CommitMkdir | CommitMove
 
 // A commit request is u32 count | count × (u32 flags | u32 len + path |
 // u32 len + data). A commit response is u32 count | count × WriteInfo, one
-// per file in request order; a dry run responds with the diff text.
+// per operation in request order (for a removal or a move: the bytes
+// removed or moved, and the path removed or moved to; for a directory
+// made: WriteCreated when it did not exist); a dry run responds with the
+// diff text, and for a removal or a move the host's description of it.
 
 // AppendCommitRequest encodes files after dst.
 func AppendCommitRequest(dst []byte, files []CommitFile) []byte {

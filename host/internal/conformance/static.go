@@ -296,6 +296,13 @@ func checkLeastPrivilege(_ context.Context, s *subject, _ *abi.Manifest) Result 
 		}
 		without := slices.DeleteFunc(slices.Clone(keep), func(k abi.Capability) bool { return k == c })
 		granted, _ := runtime.Granted(without)
+		if commitOps(c) && slices.Contains(uses, abi.FnFSCommit) {
+			// fs.write and fs.delete grant different operations of
+			// fs_commit (writing; removing and moving), which an
+			// import cannot tell apart: neither makes the other
+			// redundant.
+			granted = slices.DeleteFunc(granted, func(fn string) bool { return fn == abi.FnFSCommit })
+		}
 		if covered(uses, granted) {
 			findings = append(findings, fmt.Sprintf("capability %s is declared but the other capabilities already grant what it is used for (%s): remove %q from capabilities",
 				c, strings.Join(uses, ", "), c))
@@ -309,6 +316,9 @@ func checkLeastPrivilege(_ context.Context, s *subject, _ *abi.Manifest) Result 
 	}
 	return pass("every capability is used: " + strings.Join(used, "; "))
 }
+
+// commitOps reports whether c grants operations of fs_commit of its own.
+func commitOps(c abi.Capability) bool { return c == abi.CapFSWrite || c == abi.CapFSDelete }
 
 func covered(fns, granted []string) bool {
 	for _, fn := range fns {
@@ -507,14 +517,18 @@ func isStringProperty(raw json.RawMessage, strict bool) bool {
 // capabilities (a plugin holding fs.write or proc.exec that claims no side effects, or low risk, fails; SRD FR-APR-03/06).
 func checkEffects(_ context.Context, _ *subject, m *abi.Manifest) Result {
 	var findings []string
-	for _, c := range []abi.Capability{abi.CapFSWrite, abi.CapProcExec} {
+	for _, c := range []abi.Capability{abi.CapFSWrite, abi.CapFSDelete, abi.CapProcExec} {
 		if !slices.Contains(m.Capabilities, c) {
 			continue
 		}
 		if !m.SideEffecting {
 			findings = append(findings, fmt.Sprintf("holds %s but side_effecting is false: a tool that can change files has side effects; set \"side_effecting\": true", c))
 		}
-		if m.RiskLevel == abi.RiskLow {
+		if c == abi.CapFSDelete && m.Additive {
+			findings = append(findings, "holds fs.delete but says it is additive: a tool that can remove or move files does more than add; remove \"additive\"")
+		}
+		// fs_commit holds an additive tool to only creating.
+		if m.RiskLevel == abi.RiskLow && !(c == abi.CapFSWrite && m.Additive) {
 			findings = append(findings, fmt.Sprintf("holds %s but risk_level is \"low\": set \"risk_level\" to \"medium\" or \"high\"", c))
 		}
 	}

@@ -108,6 +108,19 @@ func goodModule() wasm {
 	}
 }
 
+// commitModule is goodModule importing fs_commit alone (its type does
+// not matter to the capability checks).
+func commitModule() wasm {
+	w := goodModule()
+	w.imports = [][3]any{{abi.HostModule, abi.FnFSCommit, uint32(3)}, w.imports[2]}
+	for k, v := range w.exports {
+		if v > 0 {
+			w.exports[k] = v - 1
+		}
+	}
+	return w
+}
+
 func subjectOf(w wasm, caps ...abi.Capability) *subject {
 	m := abi.Manifest{ABI: abi.Version, Name: "t", Capabilities: caps}
 	return &subject{module: w.bytes(), kind: KindNative, described: []abi.Manifest{m}}
@@ -183,6 +196,13 @@ func TestABIChecks(t *testing.T) {
 		{"a capability only for what another grants", goodModule, []abi.Capability{abi.CapFSRead, abi.CapFSList}, checkLeastPrivilege, StatusFail,
 			[]string{`capability fs\.list is declared but the other capabilities already grant what it is used for \(fs_stat\)`}},
 		{"no capability", func() wasm { w := goodModule(); w.imports = nil; return w }, nil, checkLeastPrivilege, StatusPass, []string{`no capability`}},
+		{"fs.delete without fs_commit", goodModule, []abi.Capability{abi.CapFSRead, abi.CapFSDelete}, checkLeastPrivilege, StatusFail,
+			[]string{`capability fs\.delete is declared but the other capabilities already grant what it is used for \(fs_stat\)`}},
+		{"fs.delete unused", func() wasm { w := goodModule(); w.imports = w.imports[:1]; return w }, []abi.Capability{abi.CapFSRead, abi.CapFSDelete}, checkLeastPrivilege, StatusFail,
+			[]string{`capability fs\.delete is declared but no import uses it \(it grants fs_stat, fs_commit\): remove "fs\.delete"`}},
+		{"fs.delete and fs.write share fs_commit", commitModule, []abi.Capability{abi.CapFSWrite, abi.CapFSDelete}, checkLeastPrivilege, StatusPass,
+			[]string{`fs\.delete \(fs_commit\); fs\.write \(fs_commit\)`}},
+		{"fs.delete alone commits", commitModule, []abi.Capability{abi.CapFSDelete}, checkLeastPrivilege, StatusPass, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := subjectOf(tc.module(), tc.caps...)
@@ -263,6 +283,12 @@ func TestManifestChecks(t *testing.T) {
 		{"proc.exec without approval", func(m *abi.Manifest) {
 			m.Capabilities, m.SideEffecting, m.RiskLevel = []abi.Capability{abi.CapProcExec}, true, abi.RiskHigh
 		}, checkEffects, StatusFail, []string{`holds proc\.exec but requires_approval is false`}},
+		{"fs.delete claiming low risk and additive", func(m *abi.Manifest) {
+			m.Capabilities, m.SideEffecting, m.Additive = []abi.Capability{abi.CapFSDelete}, true, true
+		}, checkEffects, StatusFail, []string{`holds fs\.delete but says it is additive`, `holds fs\.delete but risk_level is "low"`}},
+		{"an additive fs.write tool may be low risk", func(m *abi.Manifest) {
+			m.Capabilities, m.SideEffecting, m.Additive = []abi.Capability{abi.CapFSWrite}, true, true
+		}, checkEffects, StatusPass, nil},
 		{"honest fs.write", func(m *abi.Manifest) {
 			m.Capabilities, m.SideEffecting, m.RiskLevel = []abi.Capability{abi.CapFSWrite}, true, abi.RiskMedium
 		}, checkEffects, StatusPass, nil},

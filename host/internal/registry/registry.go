@@ -21,6 +21,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/argpath"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/runtime"
 )
@@ -287,6 +288,16 @@ func ValidateManifest(m abi.Manifest) error {
 		problems = append(problems, fmt.Sprintf("timeout_ms %d is more than %d (%v); an operator who wants longer sets tools.overrides.%s.timeout_seconds",
 			m.TimeoutMillis, maxManifestTimeout.Milliseconds(), maxManifestTimeout, m.Name))
 	}
+	for _, a := range m.PathArgs {
+		if _, err := argpath.Parse(a); err != nil {
+			problems = append(problems, fmt.Sprintf("path_args: %v", err))
+		}
+	}
+	for _, a := range m.CreateArgs {
+		if _, err := argpath.Parse(a); err != nil {
+			problems = append(problems, fmt.Sprintf("create_args: %v", err))
+		}
+	}
 	for _, a := range m.CreateArgs {
 		if !slices.Contains(m.PathArgs, a) {
 			problems = append(problems, fmt.Sprintf("create_args names %q, which is not in path_args", a))
@@ -304,14 +315,24 @@ func ValidateManifest(m abi.Manifest) error {
 // implied raises what m says about itself to what its capabilities imply,
 // because approval and parallelism are decided on the manifest and a
 // plugin that understates itself would otherwise run unasked or beside
-// other calls: fs.write makes a tool side-effecting and at least medium
-// risk; proc.exec makes it side-effecting, high risk and approval-required,
+// other calls: fs.write and fs.delete make a tool side-effecting and at
+// least medium risk (an additive fs.write tool, which fs_commit holds to
+// only creating, may stay low); proc.exec makes it side-effecting, high risk and approval-required,
 // like run_command (SRD 3.6.10, FR-APR-06). Configuration can still lift
 // requires_approval for a tool by name (tools.overrides).
 func implied(m abi.Manifest) abi.Manifest {
-	if slices.Contains(m.Capabilities, abi.CapFSWrite) {
+	if slices.Contains(m.Capabilities, abi.CapFSDelete) {
+		// Removing or moving is never only adding.
+		m.Additive = false
+	}
+	for _, c := range []abi.Capability{abi.CapFSWrite, abi.CapFSDelete} {
+		if !slices.Contains(m.Capabilities, c) {
+			continue
+		}
 		m.SideEffecting = true
-		if m.RiskLevel == abi.RiskLow {
+		// An additive tool is held to only creating by fs_commit, so it
+		// may stay low risk.
+		if m.RiskLevel == abi.RiskLow && !m.Additive {
 			m.RiskLevel = abi.RiskMedium
 		}
 	}

@@ -39,6 +39,13 @@ func TestValidateManifest(t *testing.T) {
 		{"timeout past any bound", func(m *abi.Manifest) { m.TimeoutMillis = 1 << 62 }, "timeout_ms 4611686018427387904 is more than 3600000"},
 		{"timeout of an hour", func(m *abi.Manifest) { m.TimeoutMillis = 3600000 }, ""},
 		{"unnamed writes without fs.write", func(m *abi.Manifest) { m.WritesUnnamedPaths = true }, "writes_unnamed_paths"},
+		{"path args inside arrays", func(m *abi.Manifest) {
+			m.PathArgs, m.CreateArgs = []string{"path", "paths/*", "edits/*/path"}, []string{"edits/*/path"}
+		}, ""},
+		{"a path arg with an empty segment", func(m *abi.Manifest) { m.PathArgs = []string{"edits//path"} }, `path_args: path argument "edits//path" has an empty segment`},
+		{"a path arg with another wildcard", func(m *abi.Manifest) { m.PathArgs = []string{"paths/**"} }, `path_args: path argument "paths/**" has "**" inside a key`},
+		{"a create arg that starts with a wildcard", func(m *abi.Manifest) { m.PathArgs, m.CreateArgs = []string{"*/path"}, []string{"*/path"} }, `create_args: path argument "*/path" starts with "*"`},
+		{"a create arg not in path_args", func(m *abi.Manifest) { m.PathArgs, m.CreateArgs = []string{"paths/*"}, []string{"paths"} }, `create_args names "paths", which is not in path_args`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,6 +91,36 @@ func TestCapabilitiesImplySideEffectsAndRisk(t *testing.T) {
 			}
 			got := tool.Manifest
 			if s := fmt.Sprintf("%v/%v/%s", got.SideEffecting, got.RequiresApproval, got.RiskLevel); s != tt.want {
+				t.Errorf("loaded as %s, want %s", s, tt.want)
+			}
+		})
+	}
+}
+
+// fs.delete implies side effects and at least medium risk as fs.write
+// does; an additive fs.write tool (held by fs_commit to only creating)
+// keeps its low risk, unless it also holds fs.delete, which can never be
+// additive.
+func TestAdditiveAndDeleteCapabilities(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		caps     []abi.Capability
+		additive bool
+		want     string // side_effecting/additive/risk after loading
+	}{
+		{"fs.delete is side-effecting, at least medium", []abi.Capability{abi.CapFSDelete}, false, "true/false/medium"},
+		{"an additive fs.write tool stays low", []abi.Capability{abi.CapFSWrite}, true, "true/true/low"},
+		{"fs.delete is never additive", []abi.Capability{abi.CapFSWrite, abi.CapFSDelete}, true, "true/false/medium"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := manifest("liar")
+			m.Capabilities, m.RiskLevel, m.Additive = tt.caps, abi.RiskLow, tt.additive
+			tool, err := NewTool(m, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := tool.Manifest
+			if s := fmt.Sprintf("%v/%v/%s", got.SideEffecting, got.Additive, got.RiskLevel); s != tt.want {
 				t.Errorf("loaded as %s, want %s", s, tt.want)
 			}
 		})
