@@ -78,7 +78,8 @@ func Diff(path string, data []byte) (string, error) {
 	return string(resp), err
 }
 
-// Commit replaces every file in files, all or none. The host refuses
+// Commit replaces every file in files, and makes every operation
+// (Remove, Move, Mkdir) among them, all or none. The host refuses
 // (StaleFile) an existing file this conversation did not read or that
 // changed since, and a file flagged abi.CommitNew that exists now. Use
 // Read with abi.ReadForUpdate to get content to base the change on.
@@ -90,8 +91,42 @@ func Commit(files []abi.CommitFile) ([]abi.WriteInfo, error) {
 	return abi.DecodeCommitResult(resp)
 }
 
+// Remove is the commit operation that removes path: a file, or a
+// symbolic link itself (never what it leads to); a directory with
+// everything below it only when recursive. Commit runs it; the plugin
+// needs the capability fs.delete, and no earlier read.
+func Remove(path string, recursive bool) abi.CommitFile {
+	f := abi.CommitFile{Flags: abi.CommitDelete, Path: path}
+	if recursive {
+		f.Flags |= abi.CommitRecursive
+	}
+	return f
+}
+
+// Move is the commit operation that moves the file, link or directory at
+// src to dst, creating dst's missing parents. An existing dst is refused
+// unless overwrite, and then it must have been read in this conversation
+// and be unchanged. The plugin needs the capability fs.delete.
+func Move(src, dst string, overwrite bool) abi.CommitFile {
+	f := abi.CommitFile{Flags: abi.CommitMove, Path: dst, Data: []byte(src)}
+	if overwrite {
+		f.Flags |= abi.CommitOverwrite
+	}
+	return f
+}
+
+// Mkdir is the commit operation that creates the directory path and its
+// missing parents; a directory already there is success. The plugin
+// needs the capability fs.write.
+func Mkdir(path string) abi.CommitFile {
+	return abi.CommitFile{Flags: abi.CommitMkdir, Path: path}
+}
+
 // CommitDiff checks files as Commit would and returns unified diffs of the
-// changes instead of writing.
+// changes instead of writing; for a removal or a move, the host's
+// description of what would be removed or moved (a file's size, line
+// count and first lines, a directory's files and bytes) and whether undo
+// could restore it.
 func CommitDiff(files []abi.CommitFile) (string, error) {
 	resp, err := result(fsCommit(abi.AppendCommitRequest(nil, files), abi.CommitDryRun))
 	return string(resp), err
