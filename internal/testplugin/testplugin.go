@@ -103,7 +103,10 @@ func BuiltIns(t testing.TB) string {
 		return filepath.Join(filepath.Dir(bin), "plugins")
 	}
 	shared.once.Do(func() {
-		pkgs := []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command"}
+		var pkgs []string
+		if pkgs, shared.err = builtInPackages(ModuleRoot(t)); shared.err != nil {
+			return
+		}
 		shared.dir, shared.err = SharedDir("built-ins", pkgs...)
 		if shared.err != nil {
 			return
@@ -116,4 +119,19 @@ func BuiltIns(t testing.TB) string {
 		t.Fatal(shared.err)
 	}
 	return shared.dir
+}
+
+// builtInPackages lists the built-in plugins as `make plugins` finds them:
+// every directory of plugins/ with a main.go (plugins/internal holds code
+// they share).
+func builtInPackages(root string) ([]string, error) {
+	mains, err := filepath.Glob(filepath.Join(root, "plugins", "*", "main.go"))
+	if err != nil || len(mains) == 0 {
+		return nil, fmt.Errorf("no built-in plugins under %s (plugins/*/main.go): %v", filepath.Join(root, "plugins"), err)
+	}
+	pkgs := make([]string, len(mains))
+	for i, m := range mains {
+		pkgs[i] = "plugins/" + filepath.Base(filepath.Dir(m))
+	}
+	return pkgs, nil
 }

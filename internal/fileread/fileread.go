@@ -1,0 +1,210 @@
+// Package fileread reads a file the way the read_file tool returns it, so
+// that read_file and read_multiple_files give the same text for the same
+// file: UTF-8 text as it is on disk (optionally a line range, optionally
+// each line prefixed with its number), or a binary file base64-encoded
+// under a [binary:base64] header (SRD FR-TOOL-READ-01).
+package fileread
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/sdk"
+)
+
+// Markers the output uses. NumberSep separates a line's number from the
+// line (`12→text`); the edit tools strip exactly this prefix, so it must
+// not change.
+const (
+	BinaryHeader = "[binary:base64]"
+	Truncated    = "[truncated]"
+	NumberSep    = "→"
+)
+
+// Options says what to read and how to show it.
+type Options struct {
+	// StartLine and EndLine select lines, 1-based and inclusive; nil
+	// means from the first line and through the last. With either set
+	// the file must be text.
+	StartLine, EndLine *uint32
+	// LineNumbers prefixes every line with its number in the file and
+	// NumberSep.
+	LineNumbers bool
+	// Room is the most bytes the text may take (at least 1).
+	Room int64
+	// Cut says what to do with text that does not fit in Room or in the
+	// call's read limit: cut it after the last whole line that fits and
+	// say so (Result.Cut), instead of failing (a whole-file read past the
+	// read limit) or leaving the host to truncate it.
+	Cut bool
+}
+
+// Result is one file as read.
+type Result struct {
+	Text     string
+	Binary   bool
+	Size     int64 // the file's size in bytes
+	Cut      bool  // Text holds less than was asked for
+	Recorded bool  // the host recorded the read for stale-file protection
+}
+
+// Read reads path as read_file does.
+func Read(c *sdk.Call, path string, o Options) (Result, error) {
+	if o.StartLine != nil || o.EndLine != nil {
+		return readRange(path, o)
+	}
+	limit := c.Limits.ReadLimit()
+	info, data, err := sdk.Read(path, 0, limit, abi.ReadRecord)
+	if err != nil {
+		return Result{}, err
+	}
+	if info.Flags&abi.ReadIsBinary != 0 {
+		r, err := readBinary(path, info.FileSize, o.Room)
+		r.Recorded = info.Flags&abi.ReadRecorded != 0
+		return r, err
+	}
+	r := Result{Size: info.FileSize, Recorded: info.Flags&abi.ReadRecorded != 0}
+	whole := info.Flags&abi.ReadEOF != 0
+	if !whole && !o.Cut {
+		return Result{}, sdk.Failed("%s is %d bytes, more than the read limit of %d bytes, %s; read it in parts with start_line and end_line", path, info.FileSize, limit, LimitKey(c.Limits))
+	}
+	if !whole {
+		// The host may have cut inside a line, or inside a character:
+		// only whole lines are shown.
+		data = data[:lastLineEnd(data)]
+	}
+	r.Text, r.Cut = show(data, 1, o, !whole, path, info.FileSize)
+	return r, nil
+}
+
+// LimitKey names the setting that makes the read limit what it is: the
+// limit is the smaller of two (SRD 3.6.8), and an operator looking for
+// the number must find the one in force, not the other.
+func LimitKey(l abi.Limits) string {
+	if l.AvailableCapacityBytes > 0 && (l.MaxFileReadBytes <= 0 || l.AvailableCapacityBytes < l.MaxFileReadBytes) {
+		return "set by available_capacity_bytes (tools.output.available_capacity_bytes), the room left for a result, which is less than tools.read_file.max_file_read_bytes"
+	}
+	return "set by tools.read_file.max_file_read_bytes"
+}
+
+func readRange(path string, o Options) (Result, error) {
+	start, end := uint32(1), uint32(0)
+	if o.StartLine != nil {
+		start = *o.StartLine
+	}
+	if o.EndLine != nil {
+		end = *o.EndLine
+	}
+	if start == 0 || (o.EndLine != nil && end == 0) {
+		return Result{}, sdk.BadArgs("start_line and end_line are 1-based; 0 is not a line number")
+	}
+	if end != 0 && start > end {
+		return Result{}, sdk.BadArgs("start_line %d is after end_line %d", start, end)
+	}
+	info, data, err := sdk.ReadLines(path, start, end, abi.ReadRecord)
+	if err != nil {
+		return Result{}, err
+	}
+	if info.Flags&abi.ReadIsBinary != 0 {
+		return Result{}, sdk.BadArgs("%s is a binary file; line ranges apply only to text files, so read it without start_line/end_line", path)
+	}
+	if info.Lines == 0 && start > 1 {
+		return Result{}, sdk.BadArgs("start_line %d is past the end of %s", start, path)
+	}
+	r := Result{Size: info.FileSize, Recorded: info.Flags&abi.ReadRecorded != 0}
+	r.Text, r.Cut = show(data, start, o, false, path, info.FileSize)
+	return r, nil
+}
+
+// show numbers data's lines from first when asked and, with o.Cut, fits
+// the text in o.Room. partial says data is already less than the file.
+func show(data []byte, first uint32, o Options, partial bool, path string, size int64) (string, bool) {
+	text := data
+	if o.LineNumbers {
+		text = Number(data, first)
+	}
+	if !o.Cut || (!partial && int64(len(text)) <= o.Room) {
+		return string(text), false
+	}
+	// Leave room for the note, whose numbers are at most this long.
+	note := cutNote(path, first, first+uint32(countLines(text)), size)
+	keep := text[:lastLineEnd(text[:max(0, min(int64(len(text)), o.Room-int64(len(note))))])]
+	shown := uint32(countLines(keep))
+	if shown == 0 {
+		// Not one whole line fits: the note alone says where to read.
+		return cutNote(path, first, first-1, size), true
+	}
+	return string(keep) + cutNote(path, first, first+shown-1, size), true
+}
+
+// cutNote says which lines a cut text shows and how to read on.
+func cutNote(path string, first, last uint32, size int64) string {
+	if last < first {
+		return fmt.Sprintf("%s not even line %d fits in the room left (%s is %d bytes); read it with read_file start_line and end_line\n", Truncated, first, path, size)
+	}
+	return fmt.Sprintf("%s showing lines %d-%d of %s (%d bytes); read on with read_file start_line %d\n", Truncated, first, last, path, size, uint64(last)+1)
+}
+
+// Number prefixes each line of data with its number, counting from first,
+// and NumberSep: "1→alpha\n2→beta". A final line without a newline is
+// numbered too; empty data stays empty.
+func Number(data []byte, first uint32) []byte {
+	if len(data) == 0 {
+		return data
+	}
+	out := make([]byte, 0, len(data)+countLines(data)*(len(NumberSep)+4))
+	n := first
+	atStart := true
+	for _, b := range data {
+		if atStart {
+			out = strconv.AppendUint(out, uint64(n), 10)
+			out = append(out, NumberSep...)
+			n++
+			atStart = false
+		}
+		out = append(out, b)
+		if b == '\n' {
+			atStart = true
+		}
+	}
+	return out
+}
+
+// countLines counts lines, a final one without a newline included.
+func countLines(b []byte) int {
+	n := 0
+	for i, c := range b {
+		if c == '\n' || i == len(b)-1 {
+			n++
+		}
+	}
+	return n
+}
+
+// lastLineEnd is the length of b's whole lines: up to and including its
+// last newline.
+func lastLineEnd(b []byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == '\n' {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// readBinary returns as much of the file as fits in room, base64-encoded;
+// the host must not cut it further (FR-TOOL-READ-01b).
+func readBinary(path string, size, room int64) (Result, error) {
+	avail := room - int64(len(BinaryHeader+Truncated+"\n"))
+	raw := max(avail/4*3, 0)
+	_, data, err := sdk.Read(path, 0, raw, abi.ReadBase64)
+	if err != nil {
+		return Result{}, err
+	}
+	header := BinaryHeader
+	if raw < size {
+		header += Truncated
+	}
+	return Result{Text: header + "\n" + string(data), Binary: true, Size: size, Cut: raw < size}, nil
+}

@@ -1,0 +1,72 @@
+package fileread
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNumber(t *testing.T) {
+	tests := []struct {
+		name, in string
+		first    uint32
+		want     string
+	}{
+		{"empty", "", 1, ""},
+		{"one line", "alpha\n", 1, "1→alpha\n"},
+		{"no final newline", "a\nb", 1, "1→a\n2→b"},
+		{"range starts later", "x\ny\n", 98, "98→x\n99→y\n"},
+		{"empty lines", "\n\n", 1, "1→\n2→\n"},
+		{"crlf kept", "a\r\nb\r\n", 1, "1→a\r\n2→b\r\n"},
+		{"tabs kept", "\tgo\n", 7, "7→\tgo\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(Number([]byte(tt.in), tt.first)); got != tt.want {
+				t.Errorf("Number(%q, %d) = %q, want %q", tt.in, tt.first, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestShowCutsAtWholeLines(t *testing.T) {
+	// Ten lines of 40 bytes: more than a note and two lines.
+	var b strings.Builder
+	for _, w := range []string{"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"} {
+		b.WriteString(w + strings.Repeat(".", 39-len(w)) + "\n")
+	}
+	data := []byte(b.String())
+	line := func(w string) string { return w + strings.Repeat(".", 39-len(w)) + "\n" }
+	note := int64(len(cutNote("f.txt", 1, 11, 500)))
+	tests := []struct {
+		name     string
+		o        Options
+		partial  bool
+		want     string // prefix of the text
+		wantNote string // in the text when cut
+		cut      bool
+	}{
+		{"fits", Options{Room: 1000, Cut: true}, false, string(data), "", false},
+		{"fits without cut", Options{Room: 3}, false, string(data), "", false},
+		{"partial fits still says so", Options{Room: 1000, Cut: true}, true, string(data) + Truncated, "lines 1-10 of f.txt (500 bytes); read on with read_file start_line 11", true},
+		{"cut", Options{Room: note + 85, Cut: true}, false, line("one") + line("two") + "[truncated] showing lines 1-2 of", "start_line 3", true},
+		{"numbered and cut", Options{Room: note + 85, Cut: true, LineNumbers: true}, false, "1→" + line("one") + "[truncated] showing lines 1-1", "start_line 2", true},
+		{"nothing fits", Options{Room: 10, Cut: true}, false, Truncated + " not even line 1 fits", "read_file start_line and end_line", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, cut := show(data, 1, tt.o, tt.partial, "f.txt", 500)
+			if cut != tt.cut || !strings.HasPrefix(got, tt.want) || !strings.Contains(got, tt.wantNote) {
+				t.Fatalf("show = %q, cut %v; want prefix %q containing %q, cut %v", got, cut, tt.want, tt.wantNote, tt.cut)
+			}
+			if tt.o.Cut && int64(len(got)) > tt.o.Room && len(got) > len(cutNote("f.txt", 1, 0, 500)) {
+				t.Errorf("show returned %d bytes, more than the room of %d", len(got), tt.o.Room)
+			}
+			if cut {
+				body, _, _ := strings.Cut(got, Truncated)
+				if body != "" && !strings.HasSuffix(body, "\n") {
+					t.Errorf("cut inside a line: %q", body)
+				}
+			}
+		})
+	}
+}
