@@ -141,11 +141,15 @@ func (e *ToolError) Error() string { return string(e.Kind) + ": " + e.Message }
 
 // Result is the outcome of one call: Content when OK, Error otherwise.
 type Result struct {
-	ID      string     `json:"id"`
-	Name    string     `json:"name"`
-	OK      bool       `json:"ok"`
-	Content string     `json:"content,omitempty"`
-	Error   *ToolError `json:"error,omitempty"`
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Content string `json:"content,omitempty"`
+	// Structured is the output as one JSON object beside Content, when
+	// the plugin gave one (abi.Result's Structured): the host's own
+	// sanitized encoding of it, within the output limit with Content.
+	Structured json.RawMessage `json:"structured,omitempty"`
+	Error      *ToolError      `json:"error,omitempty"`
 	// Confinement is the sandbox each command the call ran was confined
 	// by, in order; empty when it ran none.
 	Confinement []Confinement `json:"confinement,omitempty"`
@@ -285,7 +289,7 @@ func (e *Engine) runTool(ctx context.Context, call Call, tool *registry.Tool, en
 		return failed(call, e.runError(ctx, call.Name, e.manifest(tool).SideEffecting, err, timeout, time.Since(started)))
 	}
 	if opts.ObserveOutput != nil {
-		opts.ObserveOutput(Output{CallID: call.ID, Bytes: len(out.Content), Limit: int(limits.OutputLimit()), NoTruncate: out.Flags&abi.ResultNoTruncate != 0})
+		opts.ObserveOutput(Output{CallID: call.ID, Bytes: len(out.Content) + len(out.Structured), Limit: int(limits.OutputLimit()), NoTruncate: out.Flags&abi.ResultNoTruncate != 0})
 	}
 	if out.Kind != "" {
 		// A host function that saw the deadline (a command killed at
@@ -298,7 +302,12 @@ func (e *Engine) runTool(ctx context.Context, call Call, tool *registry.Tool, en
 	if opts.DryRun {
 		return Result{ID: call.ID, Name: call.Name, OK: true, Content: shownDryRun(string(out.Content), int(limits.OutputLimit()))}
 	}
-	return Result{ID: call.ID, Name: call.Name, OK: true, Content: e.content(call, out, int(limits.OutputLimit()))}
+	text := e.content(call, out, int(limits.OutputLimit()))
+	obj, terr := e.structured(call, e.manifest(tool).SideEffecting, out, len(text), int(limits.OutputLimit()))
+	if terr != nil {
+		return failed(call, terr)
+	}
+	return Result{ID: call.ID, Name: call.Name, OK: true, Content: text, Structured: obj}
 }
 
 // shownDryRun is an approval's dry run as a person is shown it

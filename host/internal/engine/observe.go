@@ -31,10 +31,10 @@ type Access struct {
 // host sanitized or cut it (RunOptions.ObserveOutput).
 type Output struct {
 	CallID string
-	// Bytes is the length of the plugin's result (its content, or its
-	// error's message) as far as the host read it: of a toolhost/v1
-	// plugin's output it reads at most twice Limit and 4 KiB, so a
-	// longer result counts as that.
+	// Bytes is the length of the plugin's result (its content and its
+	// structured object, or its error's message) as far as the host read
+	// it: of each of the two a toolhost/v1 plugin returns it reads at most
+	// twice Limit and 4 KiB, so a longer one counts as that.
 	Bytes int
 	// Limit is the call's output limit: min(max_output_bytes, the room
 	// left in the model's context) (FR-REG-04b).

@@ -138,6 +138,7 @@ func TestCallResult(t *testing.T) {
 		{"resource link", `{"content":[{"type":"resource_link","uri":"https://x","name":"doc"}]}`, "", "[resource link https://x doc]"},
 		{"unknown block", `{"content":[{"type":"widget","n":1}]}`, "", `{"type":"widget","n":1}`},
 		{"structured", `{"content":[],"structuredContent":{"a":1}}`, "", `{"a":1}`},
+		{"structured beside text", `{"content":[{"type":"text","text":"one"}],"structuredContent":{"a":1}}`, "", "one"},
 		{"error", `{"isError":true,"content":[{"type":"text","text":"no"}]}`, abi.KindExecutionFailed, "no"},
 		{"error without text", `{"isError":true}`, abi.KindExecutionFailed, "t reported an error without a message"},
 		{"not a result", `[1,2]`, abi.KindExecutionFailed, "not an MCP CallToolResult"},
@@ -149,6 +150,16 @@ func TestCallResult(t *testing.T) {
 				t.Errorf("result %s %q, want %s %q", r.Kind, r.Content, tt.kind, tt.want)
 			}
 		})
+	}
+	for out, want := range map[string]string{
+		`{"content":[{"type":"text","text":"one"}],"structuredContent":{"a":1}}`: `{"a":1}`,
+		`{"content":[],"structuredContent":{"a":1}}`:                             `{"a":1}`,
+		`{"content":[{"type":"text","text":"one"}],"structuredContent":[1]}`:     "",
+		`{"content":[{"type":"text","text":"one"}]}`:                             "",
+	} {
+		if r := callResult("t", []byte(out), 1000); string(r.Structured) != want {
+			t.Errorf("%s: structured %q, want %q", out, r.Structured, want)
+		}
 	}
 	big, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("x", 1<<20)}}})
 	if r := callResult("t", big, 1000); len(r.Content) > 2*1000+4096+len("…") {

@@ -46,7 +46,9 @@ func (b *contentBlock) UnmarshalJSON(data []byte) error {
 
 // callResult maps a CallToolResult to toolhost's result: text blocks as
 // they are, other blocks described in one line (a model gains nothing from
-// base64), structuredContent as JSON when there is no content; isError
+// base64), structuredContent as JSON when there is no content, and as
+// the result's structured object (which the engine checks as it does a
+// toolhost/v1 plugin's) when it is an object; isError
 // makes it an ExecutionFailed error with that text. The text is built up
 // to a bound above limit only: the engine cuts it to limit with its
 // marker, and the plugin's output (in memory already, under the memory
@@ -78,7 +80,12 @@ func callResult(tool string, out []byte, limit int) abi.Result {
 		}
 		return abi.Result{Kind: abi.KindExecutionFailed, Content: []byte(text)}
 	}
-	return abi.Result{Content: []byte(b.String())}
+	res := abi.Result{Content: []byte(b.String())}
+	if t := strings.TrimSpace(string(r.StructuredContent)); strings.HasPrefix(t, "{") {
+		// Cut past the bound, the engine leaves it out as too big.
+		res.Structured = []byte(t[:min(len(t), bound)])
+	}
+	return res
 }
 
 // describe is a content block as text.

@@ -407,8 +407,9 @@ func (i *instance[S]) invoke(ctx context.Context, export string, in []byte, boun
 
 // result decodes the packed (ptr, len) result envelope in guest memory
 // where it lies, copying out at most bound bytes of its content (cut at
-// a character's start) and its details only when they fit in bound
-// (cut, JSON would not parse).
+// a character's start) and of its structured object (cut, it is over the
+// limit and never parsed: the engine leaves it out), and its details
+// only when they fit in bound (cut, JSON would not parse).
 func (i *instance[S]) result(packed uint64, bound int) (abi.Result, error) {
 	ptr, n := abi.Unpack(packed)
 	view, ok := i.mod.Memory().Read(ptr, n)
@@ -431,6 +432,7 @@ func (i *instance[S]) result(packed uint64, bound int) (abi.Result, error) {
 		res.Details = nil
 	}
 	res.Details = bytes.Clone(res.Details)
+	res.Structured = bytes.Clone(res.Structured[:min(len(res.Structured), bound)])
 	return res, nil
 }
 

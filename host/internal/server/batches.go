@@ -326,7 +326,7 @@ const callOverhead = 4 << 10
 func resultBytes(rs []engine.Result) int64 {
 	var n int64
 	for _, r := range rs {
-		n += int64(len(r.ID) + len(r.Name) + len(r.Content))
+		n += int64(len(r.ID) + len(r.Name) + len(r.Content) + len(r.Structured))
 		if r.Error != nil {
 			n += int64(len(r.Error.Message) + len(r.Error.Details))
 		}

@@ -18,16 +18,21 @@ import (
 
 // toResult is an engine result as MCP's: the whole text as text content;
 // a failure flagged isError, its kind and message first so a model reads
-// what went wrong ("SandboxViolation: …"). structured says the tool
-// composes its output, so a JSON object result is also given as
+// what went wrong ("SandboxViolation: …"). The structured object a tool
+// gave beside its text (engine.Result.Structured, already checked and
+// encoded by the host) is structuredContent; without one, composed says
+// the tool composes its output, so a JSON object result is also given as
 // structuredContent, byte for byte the text.
-func toResult(r engine.Result, structured bool) *mcp.CallToolResult {
+func toResult(r engine.Result, composed bool) *mcp.CallToolResult {
 	var res *mcp.CallToolResult
 	if !r.OK {
 		res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: errorText(r.Error)}}}
 	} else {
 		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Content}}}
-		if structured && isJSONObject(r.Content) {
+		switch {
+		case len(r.Structured) > 0:
+			res.StructuredContent = r.Structured
+		case composed && isJSONObject(r.Content):
 			res.StructuredContent = json.RawMessage(r.Content)
 		}
 	}
@@ -37,6 +42,13 @@ func toResult(r engine.Result, structured bool) *mcp.CallToolResult {
 		res.Meta = mcp.Meta{confinementMeta: r.Confinement}
 	}
 	return res
+}
+
+// MCPResult is r as an MCP tools/call result: the text, structuredContent
+// by the rule the server follows for the tool m describes, and isError.
+// toolhost call --format json prints it.
+func MCPResult(r engine.Result, m abi.Manifest) *mcp.CallToolResult {
+	return toResult(r, composesOutput(m))
 }
 
 // confinementMeta is the _meta key of a result's confinement record.

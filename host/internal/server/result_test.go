@@ -15,8 +15,8 @@ import (
 )
 
 // TestToResult: text always carries the whole result; structuredContent
-// only for a composing tool's JSON object, byte for byte the text; a
-// failure is isError with its kind first.
+// is the tool's structured object, else a composing tool's JSON object
+// text, byte for byte; a failure is isError with its kind first.
 func TestToResult(t *testing.T) {
 	listing := `{"path":".","entries":[],"truncated":false}`
 	for _, tc := range []struct {
@@ -33,6 +33,12 @@ func TestToResult(t *testing.T) {
 		{name: "listing cut short, not JSON", r: engine.Result{OK: true, Content: `{"path":".","entries":[` + "\n[truncated]"}, structured: true, wantText: `{"path":".","entries":[` + "\n[truncated]"},
 		{name: "array is no structuredContent", r: engine.Result{OK: true, Content: `[1,2]`}, structured: true, wantText: `[1,2]`},
 		{name: "empty", r: engine.Result{OK: true}, structured: true, wantText: ""},
+		{name: "the tool's structured object", r: engine.Result{OK: true, Content: "1 file", Structured: json.RawMessage(`{"files":1}`)},
+			wantText: "1 file", wantSC: `{"files":1}`},
+		{name: "the tool's object before a composed text", r: engine.Result{OK: true, Content: listing, Structured: json.RawMessage(`{"n":0}`)},
+			structured: true, wantText: listing, wantSC: `{"n":0}`},
+		{name: "no object beside an error", r: engine.Result{Structured: json.RawMessage(`{"n":0}`), Error: &engine.ToolError{Kind: abi.KindExecutionFailed, Message: "no"}},
+			wantText: "ExecutionFailed: no", wantErr: true},
 		{name: "error", r: engine.Result{Error: &engine.ToolError{Kind: abi.KindSandboxViolation, Message: `path "../x" is not allowed`}},
 			wantText: `SandboxViolation: path "../x" is not allowed`, wantErr: true},
 	} {
