@@ -52,8 +52,10 @@ func (e *Engine) dropStructured(call Call, textLen, objLen, limit int) {
 
 // canonicalObject is raw, which must hold exactly one JSON object,
 // encoded again: compact, members sorted, a repeated name once with its
-// last value (as encoding/json decodes it), numbers as written, and
-// control characters in strings escaped (output.SanitizeJSON).
+// last value (as encoding/json decodes it), numbers as written, and every
+// string, names included, sanitized as text is (output.Sanitize). Escaping
+// a control character would not do: a client decodes the escape back into
+// the live character before it shows the string.
 func canonicalObject(raw []byte) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // integers beyond 2^53 stay exact
@@ -70,10 +72,29 @@ func canonicalObject(raw []byte) (json.RawMessage, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := enc.Encode(sanitizeValue(v)); err != nil {
 		return nil, err
 	}
-	return json.RawMessage(output.SanitizeJSON(string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))))), nil
+	return json.RawMessage(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
+}
+
+// sanitizeValue is v with every string and member name sanitized.
+func sanitizeValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return output.Sanitize(v)
+	case []any:
+		for i, x := range v {
+			v[i] = sanitizeValue(x)
+		}
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[output.Sanitize(k)] = sanitizeValue(x)
+		}
+		return out
+	}
+	return v
 }
 
 func jsonKind(v any) string {

@@ -10,8 +10,10 @@ import (
 )
 
 // A structured result is passed on as the host's own encoding of one JSON
-// object: compact, sorted, a repeated name once, control characters in
-// its strings escaped. Anything else fails the call as the plugin's fault.
+// object: compact, sorted, a repeated name once, its strings and names
+// sanitized as text is (escaped or not, a control sequence is gone: a
+// client decodes escapes before it shows a string). Anything else fails
+// the call as the plugin's fault.
 func TestStructuredIsOneSanitizedObject(t *testing.T) {
 	tests := []struct {
 		name, raw, want, fail string
@@ -22,10 +24,11 @@ func TestStructuredIsOneSanitizedObject(t *testing.T) {
 		{"big integer exact", `{"n":12345678901234567890123}`, `{"n":12345678901234567890123}`, ""},
 		{"repeated name", `{"path":"a.txt","path":"../../etc/passwd"}`, `{"path":"../../etc/passwd"}`, ""},
 		{"html kept", `{"s":"<a&b>"}`, `{"s":"<a&b>"}`, ""},
-		{"escape sequence in a string", "{\"s\":\"\\u001b[31mred\"}", `{"s":"\u001b[31mred"}`, ""},
-		{"C1 control raw in a string", "{\"s\":\"a\u009bb\"}", `{"s":"a\u009bb"}`, ""},
-		{"C1 control raw in a name", "{\"a\u009b\":1}", `{"a\u009b":1}`, ""},
-		{"DEL raw", "{\"s\":\"a\x7fb\"}", `{"s":"a\u007fb"}`, ""},
+		{"escaped escape sequence in a string", "{\"s\":\"\\u001b[31mred\\u001b]0;title\\u0007\"}", `{"s":"red"}`, ""},
+		{"C1 control raw in a string", "{\"s\":\"a\u009b31mb\"}", `{"s":"ab"}`, ""},
+		{"C1 control in a name", "{\"a\\u0085\":1}", `{"a":1}`, ""},
+		{"DEL raw", "{\"s\":\"a\x7fb\"}", `{"s":"ab"}`, ""},
+		{"line breaks and tabs kept", `{"s":"a\nb\tc\r\nd"}`, `{"s":"a\nb\tc\r\nd"}`, ""},
 		{"invalid UTF-8", "{\"s\":\"a\xffb\"}", "{\"s\":\"a\uFFFDb\"}", ""},
 		{"array", `[{"a":1}]`, "", "an array"},
 		{"string", `"{}"`, "", "a string"},
@@ -72,7 +75,7 @@ func TestStructuredWithinTheLimitWithText(t *testing.T) {
 		{"exactly the limit", obj, 2, true},
 		{"over with the text", obj, 3, false},
 		{"text alone at the limit", []byte(`{}`), 100, false},
-		{"longer once escaped", []byte("{\"a\":\"" + strings.Repeat("\u0085", 40) + "\"}"), 0, false},
+		{"longer once encoded", []byte("{\"a\":\"" + strings.Repeat("\u2028", 30) + "\"}"), 0, false},
 		{"cut by the runtime, never parsed", bytes.Repeat([]byte("{"), 500), 0, false},
 	}
 	for _, tt := range tests {
