@@ -37,8 +37,10 @@ type Manifest struct {
 	TimeoutMillis    int64        `json:"timeout_ms,omitempty"` // 0: use TimeoutClass
 	TimeoutClass     TimeoutClass `json:"timeout_class,omitempty"`
 
-	// PathArgs names the top-level string arguments that are paths; the host
-	// checks them against the sandbox before the plugin runs.
+	// PathArgs names the arguments that are paths; the host checks them
+	// against the sandbox before the plugin runs. Each is a selector:
+	// object keys separated by "/", with "*" for every element of an
+	// array ("path", "paths/*", "edits/*/path").
 	PathArgs []string `json:"path_args,omitempty"`
 	// CreateArgs names path arguments the call writes. The planner refuses
 	// a call writing a read-only path before anyone is asked, and when none

@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/argpath"
 	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/registry"
@@ -445,10 +446,12 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // pathLike matches a property name that holds a path.
 var pathLike = regexp.MustCompile(`^(path|file|filename|dir|directory|cwd)$|_(path|file|dir)$`)
 
-// checkPathArgs: every path_args entry is a string property of the
-// schema, and no property named like a path escapes path_args, where the
-// host would not check it against the sandbox (SRD FR-VAL-07, FR-VAL-04). A tool without filesystem or process capabilities reaches
-// no file, so its property names are not held against it.
+// checkPathArgs: every path_args entry reaches a string property of the
+// schema (through arrays' items for "paths/*", "edits/*/path"), and no
+// property named like a path escapes path_args, where the host would not
+// check it against the sandbox (SRD FR-VAL-07, FR-VAL-04). A tool without
+// filesystem or process capabilities reaches no file, so its property
+// names are not held against it.
 func checkPathArgs(_ context.Context, _ *subject, m *abi.Manifest) Result {
 	var schema struct {
 		Properties map[string]json.RawMessage `json:"properties"`
@@ -458,10 +461,10 @@ func checkPathArgs(_ context.Context, _ *subject, m *abi.Manifest) Result {
 	}
 	var findings []string
 	for _, a := range m.PathArgs {
-		prop, ok := schema.Properties[a]
+		prop, problem := selectorSchema(m.Parameters, a)
 		switch {
-		case !ok:
-			findings = append(findings, fmt.Sprintf("path_args names %q, which is not a property of the schema: add the property or remove it from path_args", a))
+		case problem != "":
+			findings = append(findings, fmt.Sprintf("path_args names %q, %s: add the property or remove it from path_args", a, problem))
 		case !isStringProperty(prop, true):
 			findings = append(findings, fmt.Sprintf("path_args names %q, whose schema type is not string: path arguments are strings", a))
 		}
@@ -480,6 +483,48 @@ func checkPathArgs(_ context.Context, _ *subject, m *abi.Manifest) Result {
 		return pass("no path arguments")
 	}
 	return pass("path arguments " + strings.Join(m.PathArgs, ", ") + " are string properties")
+}
+
+// selectorSchema is the schema of the values a path_args selector reaches
+// in arguments of schema params: each key a property of an object's
+// schema, each "*" the items of an array's; problem says where the
+// schema has no such place.
+func selectorSchema(params json.RawMessage, selector string) (json.RawMessage, string) {
+	sel, err := argpath.Parse(selector)
+	if err != nil {
+		return nil, "which is not a path argument selector (" + err.Error() + ")"
+	}
+	cur, at := params, ""
+	for _, key := range sel.Keys() {
+		var s struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+			Items      json.RawMessage            `json:"items"`
+		}
+		_ = json.Unmarshal(cur, &s)
+		next, ok := s.Properties[key]
+		if key == argpath.Wildcard {
+			next, ok = s.Items, len(s.Items) > 0 && string(s.Items) != "null"
+		}
+		if !ok {
+			where := "the schema"
+			if at != "" {
+				where = fmt.Sprintf("the schema of %q", at)
+			}
+			if key == argpath.Wildcard {
+				return nil, fmt.Sprintf("but %s is not an array with items", where)
+			}
+			if at == "" {
+				return nil, "which is not a property of the schema"
+			}
+			return nil, fmt.Sprintf("but %q is not a property of %s", key, where)
+		}
+		if at != "" {
+			at += "/"
+		}
+		at += key
+		cur = next
+	}
+	return cur, ""
 }
 
 // reachesFiles reports whether a tool's capabilities reach the

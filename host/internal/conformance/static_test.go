@@ -270,6 +270,16 @@ func TestManifestChecks(t *testing.T) {
 		{"path arg not in the schema, or not a string", func(m *abi.Manifest) {
 			m.PathArgs = []string{"path", "dest", "n"}
 		}, checkPathArgs, StatusFail, []string{`path_args names "dest", which is not a property`, `path_args names "n", whose schema type is not string`}},
+		{"path args inside arrays", func(m *abi.Manifest) {
+			m.Parameters = json.RawMessage(`{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string"}},"edits":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string"}}}}}}`)
+			m.PathArgs = []string{"paths/*", "edits/*/path"}
+		}, checkPathArgs, StatusPass, []string{`path arguments paths/\*, edits/\*/path are string properties`}},
+		{"path args inside arrays the schema does not have", func(m *abi.Manifest) {
+			m.Parameters = json.RawMessage(`{"type":"object","properties":{"paths":{"type":"string"},"edits":{"type":"array","items":{"type":"object","properties":{"file":{"type":"string"}}}},"ns":{"type":"array","items":{"type":"integer"}}}}`)
+			m.PathArgs = []string{"paths/*", "edits/*/path", "ns/*", "none/*"}
+		}, checkPathArgs, StatusFail, []string{`path_args names "paths/\*", but the schema of "paths" is not an array with items`,
+			`path_args names "edits/\*/path", but "path" is not a property of the schema of "edits/\*"`,
+			`path_args names "ns/\*", whose schema type is not string`, `path_args names "none/\*", which is not a property of the schema`}},
 		{"a path property the host would not check", func(m *abi.Manifest) {
 			m.Parameters = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"out_file":{"type":"string"},"cwd":{}}}`)
 		}, checkPathArgs, StatusFail, []string{`property "out_file" is named like a path but is not in path_args`, `property "cwd"`}},

@@ -449,19 +449,17 @@ func (e *Engine) writtenPaths(m abi.Manifest, decoded any, resolved map[string]s
 	if !slices.Contains(m.Capabilities, abi.CapFSWrite) {
 		return nil
 	}
-	obj, _ := decoded.(map[string]any)
-	named := m.CreateArgs
-	if len(named) == 0 {
-		named = m.PathArgs
-	}
 	var out []sandbox.Path
-	for _, name := range named {
-		s, _ := obj[name].(string)
-		if p, ok := resolved[pathArgText(name, s)]; ok {
+	for _, f := range pathArgs(writeArgs(m), decoded) {
+		if f.Absent {
+			continue
+		}
+		if p, ok := resolved[argText(f)]; ok {
 			out = append(out, p)
 		}
 	}
 	if m.WritesUnnamedPaths {
+		obj, _ := decoded.(map[string]any)
 		keys := make([]string, 0, len(obj))
 		for k := range obj {
 			keys = append(keys, k)

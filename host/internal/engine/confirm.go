@@ -49,6 +49,7 @@ type Argument struct {
 
 	text     string // the value as given, for a string
 	isString bool
+	ptr      string // where the value is (RFC 6901): "/edits/2/path"
 }
 
 // lines is the value rendered one element per line, as Lines holds it:
@@ -546,22 +547,35 @@ func cut(s string, limit int) string {
 
 // arguments renders a call's arguments for approval: every value in the
 // order the call gives them (a key given twice never gets here: it is
-// refused as BadArgs), path arguments with the path each resolves to, and
-// a writer's LP1 patch with the files it names.
+// refused as BadArgs), path arguments with the path each resolves to
+// (inside arrays too: "edits[2].path"), and a writer's LP1 patch with the
+// files it names.
 func (e *Engine) arguments(m abi.Manifest, raw json.RawMessage, resolved map[string]sandbox.Path) []Argument {
 	var out []Argument
 	flatten("", raw, &out)
+	var paths map[string]string // pointer to the text preflight resolved
+	if len(m.PathArgs) > 0 {
+		var decoded any
+		_ = json.Unmarshal(raw, &decoded)
+		found := pathArgs(m.PathArgs, decoded)
+		paths = make(map[string]string, len(found))
+		for _, f := range found {
+			if !f.Absent {
+				paths[f.Pointer] = argText(f)
+			}
+		}
+	}
 	for i := range out {
 		a := &out[i]
-		if !a.isString || !plainKey.MatchString(a.Name) { // not a top-level string
+		if !a.isString {
 			continue
 		}
-		if slices.Contains(m.PathArgs, a.Name) {
-			if p, ok := resolved[pathArgText(a.Name, a.text)]; ok {
+		if given, ok := paths[a.ptr]; ok {
+			if p, ok := resolved[given]; ok {
 				a.Paths = []PathInfo{e.pathInfo(p)}
 			}
 		}
-		if m.WritesUnnamedPaths {
+		if m.WritesUnnamedPaths && strings.Count(a.ptr, "/") == 1 { // a top-level string
 			for _, p := range e.resolvePatch(a.text) {
 				a.Paths = append(a.Paths, e.pathInfo(p))
 			}
@@ -598,14 +612,6 @@ func (e *Engine) pathInfo(p sandbox.Path) PathInfo {
 	return info
 }
 
-// pathArgText is the text preflight resolved for a path argument.
-func pathArgText(name, s string) string {
-	if s == "" && name == "path" {
-		return "."
-	}
-	return s
-}
-
 // plainKey is a key shown as it is; any other is quoted.
 var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
@@ -623,42 +629,54 @@ func keyName(prefix, k string) string {
 // flatten appends the values of raw at prefix: an object or array by its
 // members, in the order given, a scalar as itself.
 func flatten(prefix string, raw json.RawMessage, out *[]Argument) {
+	flattenAt(prefix, "", raw, out)
+}
+
+// flattenAt is flatten of the value at JSON pointer ptr.
+func flattenAt(prefix, ptr string, raw json.RawMessage, out *[]Argument) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	tok, err := dec.Token()
 	if err != nil {
-		*out = append(*out, Argument{Name: prefix, Lines: []string{Visible(string(raw))}, Size: len(raw)})
+		*out = append(*out, Argument{Name: prefix, Lines: []string{Visible(string(raw))}, Size: len(raw), ptr: ptr})
 		return
 	}
 	delim, ok := tok.(json.Delim)
 	if !ok {
-		*out = append(*out, scalar(prefix, tok))
+		a := scalar(prefix, tok)
+		a.ptr = ptr
+		*out = append(*out, a)
 		return
 	}
 	n := len(*out)
 	for i := 0; dec.More(); i++ {
-		name := fmt.Sprintf("%s[%d]", prefix, i)
+		name, at := fmt.Sprintf("%s[%d]", prefix, i), ptr+"/"+strconv.Itoa(i)
 		if delim == '{' {
 			k, err := dec.Token()
 			if err != nil {
 				break
 			}
 			ks, _ := k.(string)
-			name = keyName(prefix, ks)
+			name, at = keyName(prefix, ks), ptr+"/"+pointerKey(ks)
 		}
 		var v json.RawMessage
 		if dec.Decode(&v) != nil {
 			break
 		}
-		flatten(name, v, out)
+		flattenAt(name, at, v, out)
 	}
 	if len(*out) == n && prefix != "" { // an empty object or array
 		empty := "{}"
 		if delim == '[' {
 			empty = "[]"
 		}
-		*out = append(*out, Argument{Name: prefix, Lines: []string{empty}, Size: 2})
+		*out = append(*out, Argument{Name: prefix, Lines: []string{empty}, Size: 2, ptr: ptr})
 	}
+}
+
+// pointerKey is key k as a segment of a JSON pointer (RFC 6901).
+func pointerKey(k string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }
 
 // scalar is the argument for a JSON string, number, boolean or null.

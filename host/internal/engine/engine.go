@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/argpath"
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
@@ -250,18 +251,24 @@ func (e *Engine) readScope(m abi.Manifest, call Call, resolved map[string]sandbo
 	for _, p := range resolved {
 		s.Paths[p.Abs] = true
 	}
-	absent := len(resolved) < len(m.PathArgs) && slices.Contains(m.PathArgs, "path")
+	// Only an absent "path" (the working directory) and a patch's files
+	// are not among the paths resolved. With top-level path arguments
+	// alone, fewer resolved than declared is what says "path" may be
+	// absent; path arguments inside arrays make the count say nothing.
+	absent := slices.Contains(m.PathArgs, "path") &&
+		(len(resolved) < len(m.PathArgs) || slices.ContainsFunc(m.PathArgs, func(a string) bool { return strings.Contains(a, "/") }))
 	if !absent && !m.WritesUnnamedPaths {
 		return s // no need to decode the arguments again
 	}
 	var decoded any
-	_ = json.Unmarshal(call.Arguments, &decoded)
-	obj, _ := decoded.(map[string]any)
-	if _, given := obj["path"]; absent && !given && e.cfg.Sandbox != nil {
-		// An absent "path" is the working directory, as an empty one is
-		// (pathArgText); preflight resolves only the arguments given.
-		if p, err := e.cfg.Sandbox.Resolve("."); err == nil {
-			s.Paths[p.Abs] = true
+	_ = json.Unmarshal(args(call), &decoded)
+	for _, f := range pathArgs(m.PathArgs, decoded) {
+		if f.Absent && f.Selector == "path" && e.cfg.Sandbox != nil {
+			// An absent "path" is the working directory, as an empty one is
+			// (argText); preflight resolves only the arguments given.
+			if p, err := e.cfg.Sandbox.Resolve("."); err == nil {
+				s.Paths[p.Abs] = true
+			}
 		}
 	}
 	for _, p := range e.writtenPaths(m, decoded, resolved) {
@@ -410,19 +417,20 @@ func ambiguous(call Call, ptr, first, second string) *ToolError {
 }
 
 // pathArgCase refuses an argument named like a path argument in another
-// case ("PATH" for "path"): the sandbox checks the exact name, and a
-// plugin matching names regardless of case would take the unchecked one.
+// case ("PATH" for "path", "edits/0/PATH" for "edits/*/path"): the
+// sandbox checks the exact name, and a plugin matching names regardless
+// of case would take the unchecked one.
 func pathArgCase(call Call, m abi.Manifest, decoded any) *ToolError {
-	obj, _ := decoded.(map[string]any)
-	for key := range obj {
-		for _, name := range m.PathArgs {
-			if key != name && strings.EqualFold(key, name) {
-				return &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf(
-					"call %s: argument %q is not %s's path argument %q (names are matched exactly); rename it %q", call.ID, key, call.Name, name, name)}
-			}
-		}
+	mm, found := argpath.Mismatched(m.PathArgs, decoded)
+	if !found {
+		return nil
 	}
-	return nil
+	what := fmt.Sprintf("argument %q is not %s's path argument %q", mm.Given, call.Name, mm.Want)
+	if mm.Pointer != "/"+mm.Given {
+		what = fmt.Sprintf("argument %q (key %q) is not %s's path argument %q", mm.Pointer, mm.Given, call.Name, mm.Selector)
+	}
+	return &ToolError{Kind: abi.KindBadArgs, Message: fmt.Sprintf(
+		"call %s: %s (names are matched exactly); rename it %q", call.ID, what, mm.Want)}
 }
 
 func args(call Call) json.RawMessage {
@@ -448,30 +456,46 @@ func badArgs(call Call, violations []registry.Violation) *ToolError {
 
 // preflight resolves every path argument through the sandbox before the
 // plugin runs (FR-VAL-02); the resolved paths are handed to the host
-// functions so the work is not repeated.
+// functions so the work is not repeated. A path argument may sit inside
+// arrays ("edits/*/path"): every string its selector reaches is one, and
+// a refusal names it by its JSON pointer.
 func (e *Engine) preflight(call Call, m abi.Manifest, decoded any) (map[string]sandbox.Path, *ToolError) {
 	if len(m.PathArgs) == 0 {
 		return nil, nil
 	}
-	obj, _ := decoded.(map[string]any)
-	resolved := make(map[string]sandbox.Path, len(m.PathArgs))
-	for _, name := range m.PathArgs {
-		s, ok := obj[name].(string)
-		if !ok {
+	found, err := argpath.Find(m.PathArgs, decoded, maxPathArgs)
+	var te *argpath.TypeError
+	var le *argpath.LimitError
+	switch {
+	case errors.As(err, &le):
+		return nil, denial(abi.DenialLimitsExceeded, fmt.Sprintf(
+			"call %s names %d paths in its arguments, more than the %d one call may name; none was checked or read. Split the work into calls of at most %d paths each",
+			call.ID, le.Count, le.Limit, le.Limit), map[string]any{"paths": le.Count, "limit": le.Limit})
+	case errors.As(err, &te):
+		details, _ := json.Marshal(map[string]string{"argument": te.Pointer, "selector": te.Selector})
+		return nil, &ToolError{Kind: abi.KindBadArgs, Details: details, Message: fmt.Sprintf(
+			"call %s: %v; send %s at %s", call.ID, te, te.Want, te.Pointer)}
+	case err != nil:
+		return nil, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf("call %s: %s's path arguments: %v", call.ID, call.Name, err)}
+	}
+	resolved := make(map[string]sandbox.Path, len(found))
+	for _, f := range found {
+		if f.Absent {
 			continue
 		}
-		if s == "" && name == "path" {
-			s = "."
+		s := argText(f)
+		if _, done := resolved[s]; done {
+			continue
 		}
 		p, err := e.cfg.Sandbox.Resolve(s)
 		if err != nil {
 			var de *sandbox.DenialError
 			if errors.As(err, &de) {
-				return nil, denial(abi.DenialReason(de.Reason.String()), fmt.Sprintf("call %s, argument %q: %s", call.ID, name, de.Error()), map[string]any{
-					"argument": name, "attempted": de.Attempted, "resolved": de.Resolved, "pattern": de.Pattern,
+				return nil, denial(abi.DenialReason(de.Reason.String()), fmt.Sprintf("call %s, argument %q: %s", call.ID, f.Name(), de.Error()), map[string]any{
+					"argument": f.Name(), "attempted": de.Attempted, "resolved": de.Resolved, "pattern": de.Pattern,
 				})
 			}
-			return nil, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf("call %s, argument %q: %v", call.ID, name, err)}
+			return nil, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf("call %s, argument %q: %v", call.ID, f.Name(), err)}
 		}
 		resolved[s] = p
 	}

@@ -385,21 +385,21 @@ func mintedID(id string) bool {
 }
 
 // firstPath is the first path pc's call names: its tool's first path
-// argument given, as the sandbox resolved it when planning did, redacted
-// as its arguments are.
+// argument given (the first element of an array of them), as the sandbox
+// resolved it when planning did, redacted as its arguments are.
 func (e *Engine) firstPath(pc *PlannedCall) string {
-	if pc.tool == nil {
+	if pc.tool == nil || len(pc.tool.Manifest.PathArgs) == 0 {
 		return ""
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(args(pc.planned), &obj) != nil {
+	var decoded any
+	if json.Unmarshal(args(pc.planned), &decoded) != nil {
 		return ""
 	}
-	for _, name := range pc.tool.Manifest.PathArgs {
-		var given string
-		if json.Unmarshal(obj[name], &given) != nil {
+	for _, f := range pathArgs(pc.tool.Manifest.PathArgs, decoded) {
+		if f.Absent {
 			continue
 		}
+		given := f.Text
 		if p, ok := pc.resolved[given]; ok && p.Abs != "" {
 			given = p.Abs
 		}

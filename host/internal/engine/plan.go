@@ -367,18 +367,21 @@ func (pc *PlannedCall) pathTexts() []string {
 const summaryTimeout = 5 * time.Second
 
 // written returns the paths the call writes, its create_args in manifest
-// order, keyed by the argument as given. complete is false when an
-// argument is absent, so the call's writes are not all known.
+// order (and within one inside arrays, in the arrays' order), keyed by the
+// argument as given. complete is false when an argument is absent (a
+// top-level one, or a key of an array's element), so the call's writes
+// are not all known; an absent or empty array names no path, and leaves
+// complete as it is.
 func written(m abi.Manifest, decoded any, resolved map[string]sandbox.Path) (paths []string, complete bool) {
-	obj, _ := decoded.(map[string]any)
 	complete = true
-	for _, name := range m.CreateArgs {
-		s, _ := obj[name].(string)
-		if _, ok := resolved[s]; !ok {
+	for _, f := range pathArgs(m.CreateArgs, decoded) {
+		if _, ok := resolved[f.Text]; f.Absent || !ok {
 			complete = false
 			continue
 		}
-		paths = append(paths, s)
+		if !slices.Contains(paths, f.Text) {
+			paths = append(paths, f.Text)
+		}
 	}
 	return paths, complete
 }

@@ -19,7 +19,8 @@ import (
 //     creating files, so it runs only because a person confirmed the call
 //     or the configuration lets the tool's side effects run unasked;
 //   - otherwise the call writes only the paths its create_args name, or,
-//     for a tool without create_args, its path_args: create-only when the
+//     for a tool without create_args, its path_args (every string their
+//     selectors reach, inside arrays too): create-only when the
 //     call was planned as creating them all (creates), so a file that
 //     appears before it writes is not replaced unasked; replace-or-create
 //     otherwise.
@@ -30,22 +31,17 @@ func writeGrants(m abi.Manifest, decoded any, resolved map[string]sandbox.Path, 
 	if m.WritesUnnamedPaths {
 		return nil
 	}
-	named := m.CreateArgs
-	if len(named) == 0 {
-		named = m.PathArgs
-	}
 	grant := hostfn.WriteAny
 	if creates {
 		grant = hostfn.WriteCreateOnly
 	}
-	obj, _ := decoded.(map[string]any)
-	grants := make(map[string]hostfn.WriteGrant, len(named))
-	for _, name := range named {
-		s, _ := obj[name].(string)
-		if s == "" && name == "path" {
-			s = "." // as preflight resolves it
+	found := pathArgs(writeArgs(m), decoded)
+	grants := make(map[string]hostfn.WriteGrant, len(found))
+	for _, f := range found {
+		if f.Absent {
+			continue
 		}
-		if p, ok := resolved[s]; ok {
+		if p, ok := resolved[argText(f)]; ok {
 			grants[p.Abs] = grant
 		}
 	}
