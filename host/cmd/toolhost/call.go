@@ -6,13 +6,17 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/host/internal/journal"
+	"github.com/toolhost/toolhost/host/internal/server"
 )
 
 type callFlags struct {
@@ -20,7 +24,15 @@ type callFlags struct {
 	args, argsFile string
 	conversation   string
 	id             string
+	format         string
 }
+
+// Output formats of toolhost call.
+const (
+	callFormatResult = "result" // the result record, with batch and journal ids
+	callFormatJSON   = "json"   // what an MCP client receives: content, structuredContent, isError
+	callFormatText   = "text"   // the text a model reads, alone
+)
 
 func newCallCommand(g *globals) *cobra.Command {
 	f := &callFlags{}
@@ -28,10 +40,14 @@ func newCallCommand(g *globals) *cobra.Command {
 		Use:   "call <tool> (--args JSON | --args-file FILE)",
 		Short: "Run one tool call and print its result as JSON",
 		Long: `Run one tool call and print its result as JSON:
-  {"id", "name", "ok": true, "content", "batch_id", "journal_id"} or
+  {"id", "name", "ok": true, "content", "structured", "batch_id", "journal_id"} or
   {"id", "name", "ok": false, "error": {"kind", "message", "details"}, "batch_id", "journal_id"}
 batch_id and journal_id name the batch and the call in the journal, for toolhost journal show
-and toolhost undo; id is --id, or the journal id when --id is not given.
+and toolhost undo; id is --id, or the journal id when --id is not given. structured is the
+output as one JSON object, when the tool gives one beside its text.
+--format json prints what an MCP client receives instead: {"content": text,
+"structuredContent": object, "isError": bool}; --format text prints the text alone
+(a failure's as "Kind: message").
 Exit status: 0 when the call succeeded, 1 when the tool returned an error, 2 for usage errors.
 Calls with the same --conversation share what was read, which stale-file protection checks
 before an existing file is overwritten.
@@ -52,6 +68,7 @@ default denial of run_command, NFR-SEC-06).`,
 	fl.StringVar(&f.argsFile, "args-file", "", "file holding the arguments as a JSON object (- for stdin)")
 	fl.StringVar(&f.conversation, "conversation", "default", "conversation id: calls with the same id share their read cache")
 	fl.StringVar(&f.id, "id", "", "the call's id as a model would give it (default: its journal id, unique in the journal)")
+	fl.StringVar(&f.format, "format", callFormatResult, "output: result (the result record), json (content, structuredContent, isError, as over MCP) or text (the text alone)")
 	f.runFlags.register(fl)
 	return cmd
 }
@@ -91,6 +108,11 @@ func runCall(cmd *cobra.Command, g *globals, f *callFlags, tool string) error {
 	if err != nil {
 		return err
 	}
+	switch f.format {
+	case callFormatResult, callFormatJSON, callFormatText:
+	default:
+		return usageErrorf("--format %q: give result, json or text", f.format)
+	}
 	h, err := openHost(ctx, g, &f.runFlags)
 	if err != nil {
 		return err
@@ -106,7 +128,7 @@ func runCall(cmd *cobra.Command, g *globals, f *callFlags, tool string) error {
 	b.Calls = []engine.Call{{ID: cmp.Or(f.id, journalID), Name: tool, Arguments: raw}}
 	p, results := h.Process(ctx, b, host.BatchOptions{Approver: newApprover(h, b.Conversation, f.allow), Events: f.streamEvents()})
 	res := results[0]
-	if err := printJSON(callOutput{Result: res, BatchID: p.Batch.ID, JournalID: journalID}); err != nil {
+	if err := printCall(h, f.format, callOutput{Result: res, BatchID: p.Batch.ID, JournalID: journalID}); err != nil {
 		return err
 	}
 	if !res.OK {
@@ -121,6 +143,40 @@ type callOutput struct {
 	engine.Result
 	BatchID   string `json:"batch_id"`
 	JournalID string `json:"journal_id"`
+}
+
+// printCall prints a call's result in format.
+func printCall(h *host.Host, format string, out callOutput) error {
+	if format == callFormatResult {
+		return printJSON(out)
+	}
+	// Formatted as the MCP server formats it, by the rule it follows for
+	// this tool (an unknown tool has no manifest: no composed output).
+	var m abi.Manifest
+	for _, t := range h.Tools() {
+		if t.Name == out.Name {
+			m = t
+		}
+	}
+	res := server.MCPResult(out.Result, m)
+	var text string
+	if len(res.Content) == 1 {
+		if t, ok := res.Content[0].(*mcp.TextContent); ok {
+			text = t.Text
+		}
+	}
+	if format == callFormatText {
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		_, err := os.Stdout.WriteString(text)
+		return err
+	}
+	return printJSON(struct {
+		Content           string `json:"content"`
+		StructuredContent any    `json:"structuredContent,omitempty"`
+		IsError           bool   `json:"isError"`
+	}{text, res.StructuredContent, res.IsError})
 }
 
 // checkDenylisted refuses, as a usage error, a tool the policy denies
