@@ -22,6 +22,9 @@ func TestAnnotations(t *testing.T) {
 		{name: "apply_patch", m: abi.Manifest{SideEffecting: true, Capabilities: []abi.Capability{abi.CapFSRead, abi.CapFSWrite}}, destructive: true},
 		{name: "run_command", m: abi.Manifest{SideEffecting: true, Capabilities: []abi.Capability{abi.CapProcExec}}, destructive: true, openWorld: true},
 		{name: "compute only", m: abi.Manifest{}, readOnly: true, idempotent: true, composes: true},
+		{name: "create_directory", m: abi.Manifest{SideEffecting: true, Additive: true, Idempotent: true, Capabilities: []abi.Capability{abi.CapFSWrite}}, idempotent: true, composes: true},
+		{name: "edit_file", m: abi.Manifest{SideEffecting: true, Capabilities: []abi.Capability{abi.CapFSRead, abi.CapFSWrite}}, destructive: true},
+		{name: "delete_file", m: abi.Manifest{SideEffecting: true, Capabilities: []abi.Capability{abi.CapFSWrite, abi.CapFSDelete}}, destructive: true, composes: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := annotations(tc.m)
