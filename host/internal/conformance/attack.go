@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/argpath"
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
@@ -333,6 +334,19 @@ func callEscape(ctx context.Context, s *subject, m *abi.Manifest) Result {
 			tried++
 			if res.OK {
 				findings = append(findings, fmt.Sprintf("argument %s = %q (%s) was accepted: %s", name, f.path, f.why, show([]byte(res.Content))))
+			}
+		}
+	}
+	for _, s := range nestedPathArgs(m) {
+		for _, f := range forms {
+			args := deepCopy(base).(map[string]any)
+			setPaths(args, s.Keys(), func() string { return f.path }, true)
+			raw := mustJSON(args)
+			res := w.call(ctx, m.Name, raw)
+			calls = append(calls, res)
+			tried++
+			if res.OK {
+				findings = append(findings, fmt.Sprintf("argument %s = %q (%s) was accepted: %s", s, f.path, f.why, show([]byte(res.Content))))
 			}
 		}
 	}
@@ -707,6 +721,16 @@ func namedPaths(g generator, props map[string]map[string]any, args map[string]an
 			v = "."
 		}
 		out = append(out, filepath.Clean(v))
+	}
+	var nested []string
+	for _, s := range nestedPathArgs(g.m) {
+		nested = append(nested, s.String())
+	}
+	found, _ := argpath.Find(nested, args, 0)
+	for _, f := range found {
+		if !f.Absent {
+			out = append(out, filepath.Clean(f.Text))
+		}
 	}
 	return out
 }

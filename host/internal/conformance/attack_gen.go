@@ -110,6 +110,7 @@ func (g generator) valid(n int) []map[string]any {
 			cands[name] = values(props[name], 0)
 		}
 	}
+	nested := nestedPathArgs(g.m)
 	out := make([]map[string]any, n)
 	for k := range out {
 		obj := map[string]any{}
@@ -119,6 +120,15 @@ func (g generator) valid(n int) []map[string]any {
 				continue
 			}
 			obj[name] = c[(k+i)%len(c)]
+		}
+		if len(nested) > 0 && len(g.paths) > 0 {
+			// Paths inside arrays take the fixture paths in turn too.
+			obj = deepCopy(obj).(map[string]any)
+			j := k
+			next := func() string { j++; return g.paths[j%len(g.paths)] }
+			for _, s := range nested {
+				setPaths(obj, s.Keys(), next, false)
+			}
 		}
 		out[k] = obj
 	}
