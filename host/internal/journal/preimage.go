@@ -12,12 +12,43 @@ import (
 )
 
 // Image is a file's state at one moment: whether it existed, and if so
-// its mode, size and content digest.
+// its mode, size and content digest. Mode's type bits say a directory
+// (fs.ModeDir) or a symbolic link (fs.ModeSymlink, whose content is its
+// target); none, a regular file.
 type Image struct {
 	Exists bool
 	Mode   fs.FileMode
 	Size   int64
 	SHA256 string // hex
+}
+
+// entryKind is how the preimages table names the kind of entry mode
+// says (schema version 3).
+func entryKind(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeDir != 0:
+		return "dir"
+	case mode&fs.ModeSymlink != 0:
+		return "symlink"
+	}
+	return "file"
+}
+
+// kindMode is the type bits of an entry kind of the preimages table.
+func kindMode(kind string) fs.FileMode {
+	switch kind {
+	case "dir":
+		return fs.ModeDir
+	case "symlink":
+		return fs.ModeSymlink
+	}
+	return 0
+}
+
+// entryMode is the part of a mode the journal keeps: the permission bits
+// and whether it is a directory or a link.
+func entryMode(mode fs.FileMode) fs.FileMode {
+	return mode & (fs.ModePerm | fs.ModeDir | fs.ModeSymlink)
 }
 
 // Preimage is what a file held before a call changed it.
@@ -54,7 +85,7 @@ func (j *Journal) RecordPreimage(ctx context.Context, p Preimage) (undoable bool
 	undoable, reason := true, ""
 	if p.Exists {
 		sum := sha256.Sum256(p.Content)
-		img.Mode, img.Size, img.SHA256 = p.Mode, int64(len(p.Content)), hex.EncodeToString(sum[:])
+		img.Mode, img.Size, img.SHA256 = entryMode(p.Mode), int64(len(p.Content)), hex.EncodeToString(sum[:])
 		if img.Size > j.opts.MaxPreimageBytes {
 			undoable = false
 			reason = fmt.Sprintf("the previous content of %s is %d bytes, more than journal max_preimage_bytes (%d), so it was not kept",
@@ -79,9 +110,9 @@ func (j *Journal) RecordPreimage(ctx context.Context, p Preimage) (undoable bool
 			}
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO preimages
-			(batch_id, call_id, path, seq, recorded_at, existed, mode, size, sha256, blob, undoable, reason)
-			VALUES (?, ?, ?, (SELECT count(*) FROM preimages WHERE batch_id = ? AND call_id = ?), ?, ?, ?, ?, ?, ?, ?, ?)`,
-			p.BatchID, p.CallID, p.Path, p.BatchID, p.CallID, nanos(now()), img.Exists, int64(img.Mode), img.Size, img.SHA256, blob, undoable, reason)
+			(batch_id, call_id, path, seq, recorded_at, existed, mode, kind, size, sha256, blob, undoable, reason)
+			VALUES (?, ?, ?, (SELECT count(*) FROM preimages WHERE batch_id = ? AND call_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			p.BatchID, p.CallID, p.Path, p.BatchID, p.CallID, nanos(now()), img.Exists, int64(img.Mode.Perm()), entryKind(img.Mode), img.Size, img.SHA256, blob, undoable, reason)
 		return err
 	})
 	return undoable, err
@@ -90,9 +121,9 @@ func (j *Journal) RecordPreimage(ctx context.Context, p Preimage) (undoable bool
 // RecordPostimage records what a call left at path after it changed it,
 // so that undo can tell whether the file changed again since.
 func (j *Journal) RecordPostimage(ctx context.Context, batchID, callID, path string, after Image) error {
-	res, err := j.db.ExecContext(ctx, `UPDATE preimages SET after_exists = ?, after_mode = ?, after_size = ?, after_sha256 = ?
+	res, err := j.db.ExecContext(ctx, `UPDATE preimages SET after_exists = ?, after_mode = ?, after_kind = ?, after_size = ?, after_sha256 = ?
 		WHERE batch_id = ? AND call_id = ? AND path = ?`,
-		after.Exists, int64(after.Mode), after.Size, after.SHA256, batchID, callID, path)
+		after.Exists, int64(after.Mode.Perm()), entryKind(after.Mode), after.Size, after.SHA256, batchID, callID, path)
 	if err != nil {
 		return j.fail("record new content of "+path, err)
 	}
@@ -116,8 +147,8 @@ func (j *Journal) Changes(ctx context.Context, batchID, callID string) ([]Change
 // changes lists the changes of a batch, or of one of its calls, with the
 // call that made each, in call order, then first change within the call.
 func (j *Journal) changes(ctx context.Context, batchID, callID string) ([]CallChange, error) {
-	q := `SELECT p.call_id, p.path, p.existed, p.mode, p.size, p.sha256, p.undoable, p.reason,
-		p.after_exists, p.after_mode, p.after_size, p.after_sha256
+	q := `SELECT p.call_id, p.path, p.existed, p.mode, p.kind, p.size, p.sha256, p.undoable, p.reason,
+		p.after_exists, p.after_mode, p.after_kind, p.after_size, p.after_sha256
 		FROM preimages p JOIN calls c ON c.batch_id = p.batch_id AND c.id = p.call_id
 		WHERE p.batch_id = ?`
 	args := []any{batchID}
@@ -130,16 +161,17 @@ func (j *Journal) changes(ctx context.Context, batchID, callID string) ([]CallCh
 	err := j.rows(ctx, "list changes of batch "+batchID, q, args, func(rs *sql.Rows) error {
 		var c CallChange
 		var mode int64
+		var kind string
 		var aExists sql.NullBool
 		var aMode, aSize sql.NullInt64
-		var aSum sql.NullString
-		if err := rs.Scan(&c.CallID, &c.Path, &c.Before.Exists, &mode, &c.Before.Size, &c.Before.SHA256, &c.Undoable, &c.Reason,
-			&aExists, &aMode, &aSize, &aSum); err != nil {
+		var aKind, aSum sql.NullString
+		if err := rs.Scan(&c.CallID, &c.Path, &c.Before.Exists, &mode, &kind, &c.Before.Size, &c.Before.SHA256, &c.Undoable, &c.Reason,
+			&aExists, &aMode, &aKind, &aSize, &aSum); err != nil {
 			return err
 		}
-		c.Before.Mode = fs.FileMode(mode)
+		c.Before.Mode = fs.FileMode(mode).Perm() | kindMode(kind)
 		if aExists.Valid {
-			c.After = &Image{Exists: aExists.Bool, Mode: fs.FileMode(aMode.Int64), Size: aSize.Int64, SHA256: aSum.String}
+			c.After = &Image{Exists: aExists.Bool, Mode: fs.FileMode(aMode.Int64).Perm() | kindMode(aKind.String), Size: aSize.Int64, SHA256: aSum.String}
 		}
 		out = append(out, c)
 		return nil

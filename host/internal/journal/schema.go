@@ -116,6 +116,14 @@ CREATE TABLE logs (
 	// A call's journal id (BATCH.N) is derived from its batch and place,
 	// so it needs no column and every call already recorded has one.
 	`ALTER TABLE calls ADD COLUMN path TEXT NOT NULL DEFAULT '';`,
+	// 3: what kind of entry a pre-image and a post-image are: a file, a
+	// directory (a removal or a move takes a tree, and undo recreates its
+	// directories with their modes, empty ones included) or a symbolic
+	// link (its content is its target). Rows recorded before are files.
+	// A toolhost that knows only version 2 refuses this journal rather
+	// than restoring a directory or a link as a file.
+	`ALTER TABLE preimages ADD COLUMN kind TEXT NOT NULL DEFAULT 'file' CHECK (kind IN ('file', 'dir', 'symlink'));
+ALTER TABLE preimages ADD COLUMN after_kind TEXT CHECK (after_kind IN ('file', 'dir', 'symlink'));`,
 }
 
 // SchemaVersion is the schema version this toolhost writes.

@@ -12,7 +12,8 @@ import (
 
 // FileBefore is a file's state just before a call changes it, as the host
 // functions read it: Content holds the whole file only when its length
-// is Size. A file larger than MaxPreimageBytes is not read whole (the
+// is Size. Mode's type bits say a directory or a symbolic link (whose
+// Content is its target), as Image's do. A file larger than MaxPreimageBytes is not read whole (the
 // reader stops one byte past the cap), so its change is not undoable.
 type FileBefore struct {
 	Path    string // canonical absolute path
@@ -70,7 +71,7 @@ func (j *Journal) recordBefore(ctx context.Context, tx *sql.Tx, batchID, callID 
 	var blob sql.NullString
 	undoable, reason := true, ""
 	if f.Exists {
-		img.Mode, img.Size = f.Mode.Perm(), f.Size
+		img.Mode, img.Size = entryMode(f.Mode), f.Size
 		switch whole := int64(len(f.Content)) == f.Size; {
 		case !whole || f.Size > j.opts.MaxPreimageBytes:
 			undoable = false
@@ -90,9 +91,9 @@ func (j *Journal) recordBefore(ctx context.Context, tx *sql.Tx, batchID, callID 
 		}
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO preimages
-		(batch_id, call_id, path, seq, recorded_at, existed, mode, size, sha256, blob, undoable, reason)
-		VALUES (?, ?, ?, (SELECT count(*) FROM preimages WHERE batch_id = ? AND call_id = ?), ?, ?, ?, ?, ?, ?, ?, ?)`,
-		batchID, callID, f.Path, batchID, callID, nanos(now()), img.Exists, int64(img.Mode), img.Size, img.SHA256, blob, undoable, reason)
+		(batch_id, call_id, path, seq, recorded_at, existed, mode, kind, size, sha256, blob, undoable, reason)
+		VALUES (?, ?, ?, (SELECT count(*) FROM preimages WHERE batch_id = ? AND call_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		batchID, callID, f.Path, batchID, callID, nanos(now()), img.Exists, int64(img.Mode.Perm()), entryKind(img.Mode), img.Size, img.SHA256, blob, undoable, reason)
 	return undoable, err
 }
 
@@ -102,9 +103,9 @@ func (j *Journal) recordBefore(ctx context.Context, tx *sql.Tx, batchID, callID 
 func (j *Journal) RecordPostimages(ctx context.Context, batchID, callID string, files []FileAfter) error {
 	return j.tx(ctx, "record new content for call "+callID, func(tx *sql.Tx) error {
 		for _, f := range files {
-			res, err := tx.ExecContext(ctx, `UPDATE preimages SET after_exists = ?, after_mode = ?, after_size = ?, after_sha256 = ?
+			res, err := tx.ExecContext(ctx, `UPDATE preimages SET after_exists = ?, after_mode = ?, after_kind = ?, after_size = ?, after_sha256 = ?
 				WHERE batch_id = ? AND call_id = ? AND path = ?`,
-				f.Exists, int64(f.Mode.Perm()), f.Size, f.SHA256, batchID, callID, f.Path)
+				f.Exists, int64(f.Mode.Perm()), entryKind(f.Mode), f.Size, f.SHA256, batchID, callID, f.Path)
 			if err != nil {
 				return err
 			}
