@@ -30,6 +30,12 @@ type Manifest struct {
 	Version     string          `json:"version"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"` // JSON Schema, Draft 2020-12
+	// OutputSchema, when set, is the JSON Schema (Draft 2020-12, of
+	// type "object") of the structured object every successful call
+	// gives beside its text (Result.Structured). MCP clients are given
+	// it as the tool's outputSchema; the host fails a call whose object
+	// does not match it, or that gives none.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 
 	SideEffecting    bool         `json:"side_effecting"`
 	RequiresApproval bool         `json:"requires_approval"`

@@ -28,6 +28,10 @@ func appendManifest(b []byte, m abi.Manifest) []byte {
 	} else {
 		b = append(b, m.Parameters...)
 	}
+	if len(m.OutputSchema) > 0 {
+		b = append(b, `,"output_schema":`...)
+		b = append(b, m.OutputSchema...)
+	}
 	b = append(b, `,"side_effecting":`...)
 	b = strconv.AppendBool(b, m.SideEffecting)
 	b = append(b, `,"requires_approval":`...)
@@ -68,6 +72,12 @@ func appendManifest(b []byte, m abi.Manifest) []byte {
 	}
 	if m.OpenWorld {
 		b = append(b, `,"open_world":true`...)
+	}
+	if m.Additive {
+		b = append(b, `,"additive":true`...)
+	}
+	if m.Idempotent {
+		b = append(b, `,"idempotent":true`...)
 	}
 	caps := make([]string, len(m.Capabilities))
 	for i, c := range m.Capabilities {

@@ -19,6 +19,7 @@ func TestAppendManifestMatchesEncodingJSON(t *testing.T) {
 		{ABI: abi.Version, Name: "patch", Parameters: []byte(`{}`), SideEffecting: true, RiskLevel: abi.RiskMedium,
 			WritesUnnamedPaths: true, Capabilities: []abi.Capability{abi.CapFSRead, abi.CapFSWrite}},
 	}
+	tests = append(tests, everyField(t))
 	for _, m := range tests {
 		var got, want abi.Manifest
 		if err := json.Unmarshal(appendManifest(nil, m), &got); err != nil {
@@ -32,4 +33,33 @@ func TestAppendManifestMatchesEncodingJSON(t *testing.T) {
 			t.Errorf("got %+v\nwant %+v", got, want)
 		}
 	}
+}
+
+// everyField is a manifest with every field set, so a field added to
+// abi.Manifest that appendManifest does not write fails the test above
+// instead of vanishing from every plugin's manifest.
+func everyField(t *testing.T) abi.Manifest {
+	var m abi.Manifest
+	v := reflect.ValueOf(&m).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch {
+		case f.Type() == reflect.TypeFor[json.RawMessage]():
+			f.Set(reflect.ValueOf(json.RawMessage(`{"type":"object","title":"` + v.Type().Field(i).Name + `"}`)))
+		case f.Kind() == reflect.String:
+			f.SetString("v-" + v.Type().Field(i).Name)
+		case f.Kind() == reflect.Bool:
+			f.SetBool(true)
+		case f.Kind() == reflect.Int64:
+			f.SetInt(int64(1000 + i))
+		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
+			s := reflect.MakeSlice(f.Type(), 2, 2)
+			s.Index(0).SetString("a")
+			s.Index(1).SetString("b/*/c")
+			f.Set(s)
+		default:
+			t.Fatalf("abi.Manifest.%s is a %s, which this test does not know how to set; teach it", v.Type().Field(i).Name, f.Type())
+		}
+	}
+	return m
 }
