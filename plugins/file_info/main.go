@@ -1,0 +1,218 @@
+// Command file_info is the file_info tool: what is at a path (a file, a
+// directory or a symbolic link), its size, mode and modification time,
+// and for a file whether it is text, how many lines it has and its
+// SHA-256, as far as the call's scan limit reaches. It only looks: its
+// reads are not recorded as reads of the file, so they never let a later
+// write replace it.
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/sdk"
+)
+
+type args struct {
+	Path string `json:"path"`
+}
+
+const schema = `{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "minLength": 1, "description": "Path of a file, directory or symbolic link, relative to the workspace root."}
+  },
+  "required": ["path"],
+  "additionalProperties": false
+}`
+
+func init() {
+	sdk.Register(sdk.Tool[args]{
+		Manifest: abi.Manifest{
+			Name:         "file_info",
+			Version:      "1.0.0",
+			Description:  "Describe a path without reading it out: type (file, dir, symlink), size in bytes, permission mode, modification time, and for a file whether it is binary, its line count and SHA-256 (for files within the scan limit). Does not count as reading the file.",
+			Parameters:   []byte(schema),
+			RiskLevel:    abi.RiskLow,
+			TimeoutClass: abi.TimeoutFile,
+			PathArgs:     []string{"path"},
+			Capabilities: []abi.Capability{abi.CapFSRead},
+		},
+		Summary: func(a args) (string, error) { return "Describe " + a.Path, nil },
+		Handle:  handle,
+	})
+}
+
+func main() {}
+
+// info is what file_info reports; lines and sha256 only for a file the
+// scan read whole.
+type info struct {
+	path     string
+	resolved string // the path it resolved to, when not path itself
+	typ      string
+	size     int64
+	mode     uint32
+	mtime    time.Time
+	binary   bool
+	lines    int64 // -1: not counted
+	sha256   string
+	scanStop int64 // > 0: the scan limit that left lines and sha256 out
+}
+
+func handle(c *sdk.Call, a args) (string, error) {
+	fi, err := sdk.Stat(a.Path)
+	if err != nil {
+		return "", err
+	}
+	in := info{
+		path:  fi.Path,
+		typ:   fi.Type.String(),
+		size:  fi.Size,
+		mode:  fi.Mode,
+		mtime: time.Unix(0, fi.ModTime).UTC(),
+		lines: -1,
+	}
+	// The host resolves symbolic links inside the roots: what is
+	// described is what the path leads to, and the answer says where.
+	if asked := path.Clean(a.Path); !path.IsAbs(asked) && asked != fi.Path {
+		in.path, in.resolved = asked, fi.Path
+	}
+	if fi.Type == abi.TypeFile {
+		if err := scan(c, a.Path, &in); err != nil {
+			return "", err
+		}
+	}
+	c.SetStructured(in.json())
+	return in.text(), nil
+}
+
+// scan reads the file in pieces, at most the call's scan limit, to tell
+// whether it is binary (as read_file would: the first piece is what
+// read_file reads) and to count its lines and hash it. The reads are not
+// recorded (no abi.ReadRecord): looking at a file is not reading it for
+// the stale-file rule.
+func scan(c *sdk.Call, path string, in *info) error {
+	limit := c.Limits.WithDefaults().MaxScanBytes
+	var (
+		h       hash.Hash = sha256.New()
+		off     int64
+		newline int64
+		last    byte
+	)
+	for {
+		want := c.Limits.ReadLimit()
+		if off+want > limit {
+			want = limit - off + 1 // one byte more tells a file past the limit
+		}
+		ri, data, err := sdk.Read(path, off, want, 0)
+		if err != nil {
+			return err
+		}
+		if off == 0 {
+			in.binary = ri.Flags&abi.ReadIsBinary != 0
+		}
+		if off+int64(len(data)) > limit {
+			in.scanStop = limit
+			return nil
+		}
+		h.Write(data)
+		for _, b := range data {
+			if b == '\n' {
+				newline++
+			}
+		}
+		if len(data) > 0 {
+			last = data[len(data)-1]
+		}
+		off += int64(len(data))
+		if ri.Flags&abi.ReadEOF != 0 {
+			break
+		}
+		if len(data) == 0 {
+			// Not at the end, yet nothing came: the file shrank under
+			// the scan. What was read describes no version of it.
+			return sdk.Failed("%s changed while it was being scanned (%d bytes read, %d expected); ask again", path, off, ri.FileSize)
+		}
+	}
+	in.size = off
+	in.sha256 = hex.EncodeToString(h.Sum(nil))
+	if !in.binary {
+		in.lines = newline
+		if off > 0 && last != '\n' {
+			in.lines++ // a last line without a newline is a line
+		}
+	}
+	return nil
+}
+
+func (in info) modeString() string { return fmt.Sprintf("%04o", in.mode&0o7777) }
+
+func (in info) json() []byte {
+	b := []byte(`{"path":`)
+	b = sdk.AppendJSONString(b, in.path)
+	if in.resolved != "" {
+		b = append(b, `,"resolved":`...)
+		b = sdk.AppendJSONString(b, in.resolved)
+	}
+	b = append(b, `,"type":`...)
+	b = sdk.AppendJSONString(b, in.typ)
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, in.size, 10)
+	b = append(b, `,"mode":`...)
+	b = sdk.AppendJSONString(b, in.modeString())
+	b = append(b, `,"mtime":`...)
+	b = sdk.AppendJSONString(b, in.mtime.Format(time.RFC3339Nano))
+	b = append(b, `,"binary":`...)
+	b = strconv.AppendBool(b, in.binary)
+	if in.lines >= 0 {
+		b = append(b, `,"lines":`...)
+		b = strconv.AppendInt(b, in.lines, 10)
+	}
+	if in.sha256 != "" {
+		b = append(b, `,"sha256":`...)
+		b = sdk.AppendJSONString(b, in.sha256)
+	}
+	if in.scanStop > 0 {
+		b = append(b, `,"scan_limit_bytes":`...)
+		b = strconv.AppendInt(b, in.scanStop, 10)
+	}
+	return append(b, '}')
+}
+
+func (in info) text() string {
+	var b strings.Builder
+	name := in.path
+	if in.resolved != "" {
+		name += " (resolves to " + in.resolved + ")"
+	}
+	fmt.Fprintf(&b, "%s: %s, %d bytes", name, in.typ, in.size)
+	if in.typ == "file" {
+		switch {
+		case in.binary:
+			b.WriteString(", binary")
+		case in.lines >= 0:
+			fmt.Fprintf(&b, ", text, %d line", in.lines)
+			if in.lines != 1 {
+				b.WriteString("s")
+			}
+		default:
+			b.WriteString(", text")
+		}
+	}
+	fmt.Fprintf(&b, ", mode %s, modified %s\n", in.modeString(), in.mtime.Format(time.RFC3339Nano))
+	if in.sha256 != "" {
+		fmt.Fprintf(&b, "sha256 %s\n", in.sha256)
+	}
+	if in.scanStop > 0 {
+		fmt.Fprintf(&b, "larger than the scan limit of %d bytes (max_scan_bytes): lines and sha256 not computed\n", in.scanStop)
+	}
+	return b.String()
+}

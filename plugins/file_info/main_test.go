@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestInfoJSONAndText(t *testing.T) {
+	mtime := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
+	tests := []struct {
+		name string
+		in   info
+		want map[string]any
+		text []string
+	}{
+		{"text file", info{path: "a.txt", typ: "file", size: 4, mode: 0o644, mtime: mtime, lines: 1, sha256: "ab"},
+			map[string]any{"path": "a.txt", "type": "file", "size": 4.0, "mode": "0644", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": false, "lines": 1.0, "sha256": "ab"},
+			[]string{"a.txt: file, 4 bytes, text, 1 line, mode 0644, modified 2026-01-02T03:04:05.0000006Z\n", "sha256 ab\n"}},
+		{"binary file", info{path: "b.bin", typ: "file", size: 3, mode: 0o600, mtime: mtime, binary: true, lines: -1, sha256: "cd"},
+			map[string]any{"path": "b.bin", "type": "file", "size": 3.0, "mode": "0600", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": true, "sha256": "cd"},
+			[]string{"b.bin: file, 3 bytes, binary, mode 0600"}},
+		{"past the scan limit", info{path: "big", typ: "file", size: 9, mode: 0o644, mtime: mtime, lines: -1, scanStop: 8},
+			map[string]any{"path": "big", "type": "file", "size": 9.0, "mode": "0644", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": false, "scan_limit_bytes": 8.0},
+			[]string{"big: file, 9 bytes, text, mode", "larger than the scan limit of 8 bytes (max_scan_bytes): lines and sha256 not computed"}},
+		{"directory through a link", info{path: "l", resolved: "d\x1b", typ: "dir", size: 4096, mode: 0o755, mtime: mtime, lines: -1},
+			map[string]any{"path": "l", "resolved": "d\x1b", "type": "dir", "size": 4096.0, "mode": "0755", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": false},
+			[]string{"l (resolves to d\x1b): dir, 4096 bytes, mode 0755"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got map[string]any
+			if err := json.Unmarshal(tt.in.json(), &got); err != nil {
+				t.Fatalf("json() = %s: %v", tt.in.json(), err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("json() = %v, want %v", got, tt.want)
+			}
+			text := tt.in.text()
+			for _, w := range tt.text {
+				if !strings.Contains(text, w) {
+					t.Errorf("text() = %q, want it to contain %q", text, w)
+				}
+			}
+		})
+	}
+}
