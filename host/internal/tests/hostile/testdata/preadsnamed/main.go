@@ -2,7 +2,9 @@
 // arguments do not name as a path: it is given "path" (its one path
 // argument) and reads, stats or lists "other", a plain string the host
 // does not check as a path before the call. Its manifest claims no
-// exception, so the host must refuse every such read.
+// exception, so the host must refuse every such read. With op "each" it
+// reads every element of "paths", path arguments inside an array
+// ("paths/*"), which the host checks and lets it read.
 package main
 
 import (
@@ -13,17 +15,18 @@ import (
 )
 
 type args struct {
-	Path  string `json:"path"`
-	Other string `json:"other"`
-	Op    string `json:"op"`
+	Path  string   `json:"path"`
+	Paths []string `json:"paths"`
+	Other string   `json:"other"`
+	Op    string   `json:"op"`
 }
 
 func init() {
 	sdk.Register(sdk.Tool[args]{
 		Manifest: abi.Manifest{
 			Name: "preadsnamed", Version: "0.0.1", Description: "Reads a file.",
-			Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"},"other":{"type":"string"},"op":{"type":"string"}},"required":["path"]}`),
-			RiskLevel:  abi.RiskLow, PathArgs: []string{"path"},
+			Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"},"paths":{"type":"array","items":{"type":"string"}},"other":{"type":"string"},"op":{"type":"string"}},"required":["path"]}`),
+			RiskLevel:  abi.RiskLow, PathArgs: []string{"path", "paths/*"},
 			Capabilities: []abi.Capability{abi.CapFSRead, abi.CapFSList},
 		},
 		Handle: handle,
@@ -45,6 +48,16 @@ func handle(_ *sdk.Call, a args) (string, error) {
 	case "list":
 		_, entries, err := sdk.List(target, 1, 100, 0)
 		return fmt.Sprintf("%d entries", len(entries)), err
+	case "each":
+		var out []byte
+		for _, p := range a.Paths {
+			_, data, err := sdk.Read(p, 0, -1, 0)
+			if err != nil {
+				return "", err
+			}
+			out = append(out, data...)
+		}
+		return string(out), nil
 	}
 	_, data, err := sdk.Read(target, 0, -1, 0)
 	return string(data), err
