@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,11 +13,12 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/registry"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
 
 // arrayTool is a manifest whose path arguments sit inside arrays, as
 // read_multiple_files' and multi_edit's do.
-func arrayTool(t *testing.T, caps ...abi.Capability) *registry.Tool {
+func arrayTool(t testing.TB, caps ...abi.Capability) *registry.Tool {
 	t.Helper()
 	m := abi.Manifest{
 		ABI: abi.Version, Name: "many", Description: "d", RiskLevel: abi.RiskMedium,
@@ -184,5 +187,42 @@ func TestPathArgsInArraysGrantScopeAndApproval(t *testing.T) {
 	resolved, _ = f.eng.preflight(Call{ID: "c"}, m, decoded)
 	if got := writeGrants(m, decoded, resolved, false); !maps.Equal(got, map[string]hostfn.WriteGrant{abs["a.txt"]: hostfn.WriteAny, abs["n1.txt"]: hostfn.WriteAny}) {
 		t.Errorf("replacing: grants %v", got)
+	}
+}
+
+// BenchmarkPreflightPathArgs is what checking the paths of one call
+// costs before its plugin runs, up to the bound (maxPathArgs): each
+// resolved through the sandbox, half of them existing files.
+func BenchmarkPreflightPathArgs(b *testing.B) {
+	root := b.TempDir()
+	sb, err := sandbox.New(sandbox.Config{Roots: []string{root}, IncludeDefaultDenies: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { sb.Close() })
+	e := &Engine{cfg: Config{Sandbox: sb}}
+	tool := arrayTool(b, abi.CapFSRead)
+	for _, n := range []int{1, 100, maxPathArgs} {
+		ps := make([]any, n)
+		for i := range ps {
+			name := fmt.Sprintf("d%d/f%d.txt", i%10, i)
+			if i%2 == 0 {
+				if err := os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755); err != nil {
+					b.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(root, name), []byte("x\n"), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ps[i] = name
+		}
+		decoded := map[string]any{"paths": ps}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, terr := e.preflight(Call{ID: "c"}, tool.Manifest, decoded); terr != nil {
+					b.Fatal(terr)
+				}
+			}
+		})
 	}
 }
