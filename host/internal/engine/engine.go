@@ -310,7 +310,7 @@ func (e *Engine) runTool(ctx context.Context, call Call, tool *registry.Tool, en
 		return Result{ID: call.ID, Name: call.Name, OK: true, Content: shownDryRun(string(out.Content), int(limits.OutputLimit()))}
 	}
 	text := e.content(call, out, int(limits.OutputLimit()))
-	obj, terr := e.structured(call, e.manifest(tool).SideEffecting, out, len(text), int(limits.OutputLimit()))
+	obj, terr := e.structured(call, tool, out, len(text), int(limits.OutputLimit()))
 	if terr != nil {
 		return failed(call, terr)
 	}

@@ -2,11 +2,13 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/registry"
 )
 
 // A structured result is passed on as the host's own encoding of one JSON
@@ -39,10 +41,11 @@ func TestStructuredIsOneSanitizedObject(t *testing.T) {
 		{"trailing garbage", `{"a":1} x`, "", "more follows"},
 	}
 	e := New(Config{})
+	tool := structuredTool(t, false, "")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			call := Call{ID: "c1", Name: "shape"}
-			got, terr := e.structured(call, false, abi.Result{Structured: []byte(tt.raw)}, 5, 1000)
+			got, terr := e.structured(call, tool, abi.Result{Structured: []byte(tt.raw)}, 5, 1000)
 			if tt.fail != "" {
 				if terr == nil || terr.Kind != abi.KindExecutionFailed || !strings.Contains(terr.Message, tt.fail) ||
 					!strings.Contains(terr.Message, "shape failed") || !strings.Contains(terr.Message, "plugin's fault") {
@@ -80,7 +83,7 @@ func TestStructuredWithinTheLimitWithText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		logged.Reset()
-		got, terr := e.structured(call, false, abi.Result{Structured: tt.raw}, tt.textLen, 100)
+		got, terr := e.structured(call, structuredTool(t, false, ""), abi.Result{Structured: tt.raw}, tt.textLen, 100)
 		if terr != nil {
 			t.Errorf("%s: %+v", tt.name, terr)
 			continue
@@ -98,8 +101,54 @@ func TestStructuredWithinTheLimitWithText(t *testing.T) {
 // acted: a model retrying it blindly could apply a change twice.
 func TestStructuredRefusedSaysTheCallMayHaveActed(t *testing.T) {
 	e := New(Config{})
-	_, terr := e.structured(Call{ID: "c1", Name: "edit"}, true, abi.Result{Structured: []byte(`[]`)}, 0, 100)
+	_, terr := e.structured(Call{ID: "c1", Name: "edit"}, structuredTool(t, true, ""), abi.Result{Structured: []byte(`[]`)}, 0, 100)
 	if terr == nil || !strings.Contains(terr.Message, "may have changed files") {
 		t.Fatalf("refusal of a side-effecting call's object: %+v", terr)
+	}
+}
+
+// structuredTool is a tool as the registry makes it, side-effecting or
+// not, with outputSchema ("" for none).
+func structuredTool(t *testing.T, sideEffecting bool, outputSchema string) *registry.Tool {
+	t.Helper()
+	m := abi.Manifest{Name: "shape", Version: "1", Description: "Shapes.", Parameters: json.RawMessage(`{"type":"object"}`),
+		RiskLevel: abi.RiskMedium, SideEffecting: sideEffecting}
+	if outputSchema != "" {
+		m.OutputSchema = json.RawMessage(outputSchema)
+	}
+	tool, err := registry.NewTool(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool
+}
+
+// A tool declaring an output_schema promises an object matching it with
+// every result: one that breaks it, none at all, or one left out for the
+// limit fails the call as the plugin's fault, saying why.
+func TestStructuredHeldToTheOutputSchema(t *testing.T) {
+	e := New(Config{})
+	tool := structuredTool(t, false, `{"type":"object","properties":{"files":{"type":"integer","maximum":9007199254740993}},"required":["files"]}`)
+	tests := []struct {
+		name, raw string
+		textLen   int
+		want      string // the object passed on; "" when the call fails
+		fail      string
+	}{
+		{"matches", `{"files":2}`, 0, `{"files":2}`, ""},
+		{"big integer", `{"files":9007199254740993}`, 0, `{"files":9007199254740993}`, ""},
+		{"wrong type", `{"files":"two"}`, 0, "", "does not match its output_schema; at /files"},
+		{"missing member", `{"file":2}`, 0, "", "does not match its output_schema; at (root)"},
+		{"none", "", 0, "", "returned no structured result, which its output_schema promises"},
+		{"over the limit with the text", `{"files":2}`, 95, "", "does not fit beside its 95 bytes of text in the call's 100-byte output limit"},
+	}
+	for _, tt := range tests {
+		got, terr := e.structured(Call{ID: "c1", Name: "shape"}, tool, abi.Result{Structured: []byte(tt.raw)}, tt.textLen, 100)
+		switch {
+		case tt.fail == "" && (terr != nil || string(got) != tt.want):
+			t.Errorf("%s: %s, %+v; want %s", tt.name, got, terr, tt.want)
+		case tt.fail != "" && (terr == nil || !strings.Contains(terr.Message, tt.fail) || !strings.Contains(terr.Message, "plugin's fault")):
+			t.Errorf("%s: %s, %+v; want a failure saying %q", tt.name, got, terr, tt.fail)
+		}
 	}
 }

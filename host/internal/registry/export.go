@@ -47,13 +47,17 @@ func Definitions(ms []abi.Manifest, format string) (any, error) {
 	case "mcp":
 		return mapTools(ms, func(m abi.Manifest) any {
 			h := m.Hints()
-			return map[string]any{
+			def := map[string]any{
 				"name": m.Name, "description": m.Description, "inputSchema": json.RawMessage(m.Parameters),
 				"annotations": map[string]any{
 					"readOnlyHint": h.ReadOnly, "destructiveHint": h.Destructive,
 					"idempotentHint": h.Idempotent, "openWorldHint": h.OpenWorld,
 				},
 			}
+			if len(m.OutputSchema) > 0 {
+				def["outputSchema"] = json.RawMessage(m.OutputSchema)
+			}
+			return def
 		}), nil
 	case "gemini":
 		decls := make([]any, 0, len(ms))

@@ -21,33 +21,45 @@ import (
 // matched by, so one that Prose would change is refused rather than
 // rewritten: the plugin would then read arguments under a name no client
 // was shown.
+//
+// The output schema is cleaned the same way: clients are shown it too.
 func cleanText(m abi.Manifest) (abi.Manifest, error) {
 	m.Description = output.Prose(m.Description)
 	m.Version = output.Prose(m.Version)
-	if len(m.Parameters) == 0 {
-		return m, nil
+	var err error
+	if m.Parameters, err = cleanSchema("parameters schema", m.Parameters); err != nil {
+		return m, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(m.Parameters))
+	m.OutputSchema, err = cleanSchema("output_schema", m.OutputSchema)
+	return m, err
+}
+
+// cleanSchema is raw with its text cleaned (cleanValue); what names it in
+// errors.
+func cleanSchema(what string, raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		return raw, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var schema any
 	if err := dec.Decode(&schema); err != nil {
-		return m, nil // compileSchema says what is wrong with it
+		return raw, nil // compileSchema says what is wrong with it
 	}
-	cleaned, changed, err := cleanValue(schema)
+	cleaned, changed, err := cleanValue(what, schema)
 	if err != nil || !changed {
-		return m, err
+		return raw, err
 	}
-	raw, err := json.Marshal(cleaned)
+	out, err := json.Marshal(cleaned)
 	if err != nil {
-		return m, fmt.Errorf("parameters schema: re-encoding its cleaned text: %w", err)
+		return raw, fmt.Errorf("%s: re-encoding its cleaned text: %w", what, err)
 	}
-	m.Parameters = raw
-	return m, nil
+	return out, nil
 }
 
 // cleanValue returns v with every string passed through output.Prose,
 // and whether any changed. A key Prose would change is an error.
-func cleanValue(v any) (any, bool, error) {
+func cleanValue(what string, v any) (any, bool, error) {
 	switch v := v.(type) {
 	case string:
 		c := output.Prose(v)
@@ -55,7 +67,7 @@ func cleanValue(v any) (any, bool, error) {
 	case []any:
 		changed := false
 		for i, x := range v {
-			c, ch, err := cleanValue(x)
+			c, ch, err := cleanValue(what, x)
 			if err != nil {
 				return nil, false, err
 			}
@@ -66,9 +78,9 @@ func cleanValue(v any) (any, bool, error) {
 		changed := false
 		for k, x := range v {
 			if output.Prose(k) != k {
-				return nil, false, fmt.Errorf("parameters schema: key %q holds control or bidi characters; name properties with printable text", k)
+				return nil, false, fmt.Errorf("%s: key %q holds control or bidi characters; name properties with printable text", what, k)
 			}
-			c, ch, err := cleanValue(x)
+			c, ch, err := cleanValue(what, x)
 			if err != nil {
 				return nil, false, err
 			}

@@ -7,6 +7,7 @@ package registry
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ type Tool struct {
 	Manifest abi.Manifest
 	Plugin   Plugin
 	schema   *jsonschema.Schema
+	output   *jsonschema.Schema // nil: the manifest declares no output_schema
 }
 
 // Plugin is the code behind a tool: a native toolhost module
@@ -254,7 +256,24 @@ func NewTool(m abi.Manifest, p Plugin) (*Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tool{Manifest: m, Plugin: p, schema: schema}, nil
+	output, err := compileOutputSchema(m.Name, m.OutputSchema)
+	if err != nil {
+		return nil, err
+	}
+	return &Tool{Manifest: m, Plugin: p, schema: schema, output: output}, nil
+}
+
+// compileOutputSchema compiles a manifest's output_schema, which MCP
+// requires to describe an object; nil when there is none.
+func compileOutputSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var top map[string]any
+	if err := json.Unmarshal(raw, &top); err != nil || top["type"] != "object" {
+		return nil, fmt.Errorf(`tool %q: output_schema must be a JSON Schema object with "type": "object" (MCP's outputSchema describes structuredContent, an object)`, name)
+	}
+	return compileNamed(name, "output_schema", raw)
 }
 
 // maxManifestTimeout bounds the timeout a manifest may ask for.
@@ -354,6 +373,11 @@ func compileSchema(name string, raw []byte) (*jsonschema.Schema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, fmt.Errorf("tool %q: parameters schema is missing", name)
 	}
+	return compileNamed(name, "parameters", raw)
+}
+
+// compileNamed compiles raw, the schema of the manifest field what.
+func compileNamed(name, what string, raw []byte) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	// The compiler would read file:// references from the host's disk (a
@@ -362,13 +386,13 @@ func compileSchema(name string, raw []byte) (*jsonschema.Schema, error) {
 	c.LoadURL = func(u string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("the schema refers to %s; toolhost loads no schema from outside the manifest: inline it", u)
 	}
-	url := "toolhost:///" + name + "/parameters.json"
+	url := "toolhost:///" + name + "/" + what + ".json"
 	if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
-		return nil, fmt.Errorf("tool %q: parameters schema is not valid JSON: %w", name, err)
+		return nil, fmt.Errorf("tool %q: %s schema is not valid JSON: %w", name, what, err)
 	}
 	s, err := c.Compile(url)
 	if err != nil {
-		return nil, fmt.Errorf("tool %q: parameters schema does not compile as JSON Schema Draft 2020-12: %w", name, err)
+		return nil, fmt.Errorf("tool %q: %s schema does not compile as JSON Schema Draft 2020-12: %w", name, what, err)
 	}
 	return s, nil
 }
@@ -381,8 +405,23 @@ type Violation struct {
 
 // ValidateArgs checks decoded arguments (from json.Unmarshal into any)
 // against the tool's schema and returns every violation (FR-VAL-01).
-func (t *Tool) ValidateArgs(args any) []Violation {
-	err := t.schema.Validate(args)
+func (t *Tool) ValidateArgs(args any) []Violation { return violations(t.schema, args) }
+
+// HasOutputSchema reports whether the manifest declares an output_schema.
+func (t *Tool) HasOutputSchema() bool { return t.output != nil }
+
+// ValidateStructured checks a structured object (decoded, numbers as
+// json.Number or float64) against the tool's output_schema and returns
+// every violation; none when it declares no output_schema.
+func (t *Tool) ValidateStructured(obj any) []Violation {
+	if t.output == nil {
+		return nil
+	}
+	return violations(t.output, obj)
+}
+
+func violations(schema *jsonschema.Schema, v any) []Violation {
+	err := schema.Validate(v)
 	if err == nil {
 		return nil
 	}

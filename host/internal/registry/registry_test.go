@@ -319,3 +319,47 @@ func TestNewToolCleansManifestText(t *testing.T) {
 		t.Errorf("a description of controls only: err = %v", err)
 	}
 }
+
+// An output_schema is compiled like the parameters, must describe an
+// object (MCP's outputSchema describes structuredContent), has its text
+// cleaned, reaches the MCP definitions, and is what ValidateStructured
+// holds an object to.
+func TestOutputSchema(t *testing.T) {
+	for name, schema := range map[string]string{
+		"not an object schema": `{"type":"array"}`,
+		"no type":              `{"properties":{}}`,
+		"not JSON":             `{"type":`,
+		"does not compile":     `{"type":"object","properties":{"a":{"type":7}}}`,
+		"reads a host file":    `{"type":"object","properties":{"a":{"$ref":"file:///etc/passwd"}}}`,
+	} {
+		m := manifest("t")
+		m.OutputSchema = []byte(schema)
+		if _, err := NewTool(m, nil); err == nil || !strings.Contains(err.Error(), "output_schema") {
+			t.Errorf("%s: err = %v, want a refusal naming output_schema", name, err)
+		}
+	}
+	m := manifest("t")
+	m.OutputSchema = []byte(`{"type":"object","description":"Counts\u001b[2J.","properties":{"files":{"type":"integer"}},"required":["files"]}`)
+	tool, err := NewTool(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"description":"Counts.","properties":{"files":{"type":"integer"}},"required":["files"],"type":"object"}`; string(tool.Manifest.OutputSchema) != want {
+		t.Errorf("output_schema %s, want %s", tool.Manifest.OutputSchema, want)
+	}
+	if !tool.HasOutputSchema() || tool.ValidateStructured(map[string]any{"files": json.Number("2")}) != nil {
+		t.Errorf("a matching object: %v", tool.ValidateStructured(map[string]any{"files": json.Number("2")}))
+	}
+	if v := tool.ValidateStructured(map[string]any{"files": "2"}); len(v) != 1 || v[0].Pointer != "/files" {
+		t.Errorf("a string where an integer is: %+v", v)
+	}
+	plain, _ := NewTool(manifest("p"), nil)
+	if plain.HasOutputSchema() || plain.ValidateStructured([]any{}) != nil {
+		t.Error("a tool without output_schema holds objects to one")
+	}
+	defs, _ := Definitions([]abi.Manifest{tool.Manifest, plain.Manifest}, "mcp")
+	b, _ := json.Marshal(defs)
+	if strings.Count(string(b), `"outputSchema"`) != 1 || !strings.Contains(string(b), `"outputSchema":{"description":"Counts."`) {
+		t.Errorf("MCP definitions: %s", b)
+	}
+}

@@ -10,8 +10,8 @@ import (
 	"github.com/toolhost/toolhost/abi"
 )
 
-// toolFor is the MCP definition of a tool: its schema as inputSchema and
-// the four behaviour hints, so clients' plan or review modes let the
+// toolFor is the MCP definition of a tool: its schema as inputSchema, its
+// output_schema as outputSchema, and the four behaviour hints, so clients' plan or review modes let the
 // read-only tools through and ask about the rest.
 func toolFor(m abi.Manifest) (*mcp.Tool, error) {
 	var schema map[string]any
@@ -21,12 +21,18 @@ func toolFor(m abi.Manifest) (*mcp.Tool, error) {
 	if schema["type"] != "object" {
 		return nil, fmt.Errorf("tool %s: MCP needs an object schema for its arguments, it declares type %v", m.Name, schema["type"])
 	}
-	return &mcp.Tool{
+	t := &mcp.Tool{
 		Name:        m.Name,
 		Description: m.Description,
 		InputSchema: json.RawMessage(m.Parameters),
 		Annotations: annotations(m),
-	}, nil
+	}
+	if len(m.OutputSchema) > 0 {
+		// The registry compiled it, checked it describes an object and
+		// cleaned its text; the engine holds every result to it.
+		t.OutputSchema = json.RawMessage(m.OutputSchema)
+	}
+	return t, nil
 }
 
 // annotations are the manifest's behaviour hints (abi.Manifest.Hints),

@@ -50,6 +50,14 @@ func TestToolForSchema(t *testing.T) {
 	if got := string(tool.InputSchema.(json.RawMessage)); got != schema {
 		t.Errorf("inputSchema %s, want %s", got, schema)
 	}
+	if tool.OutputSchema != nil {
+		t.Errorf("outputSchema %v for a tool without output_schema", tool.OutputSchema)
+	}
+	out := `{"type":"object","properties":{"lines":{"type":"integer"}}}`
+	tool, err = toolFor(abi.Manifest{Name: "read_file", Parameters: json.RawMessage(schema), OutputSchema: json.RawMessage(out)})
+	if err != nil || string(tool.OutputSchema.(json.RawMessage)) != out {
+		t.Errorf("outputSchema %v (%v), want %s", tool.OutputSchema, err, out)
+	}
 	for _, bad := range []string{`{"type":"string"}`, `not json`} {
 		if _, err := toolFor(abi.Manifest{Name: "odd", Parameters: json.RawMessage(bad)}); err == nil {
 			t.Errorf("schema %s: offered, want an error naming the tool", bad)

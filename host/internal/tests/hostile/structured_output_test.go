@@ -210,3 +210,55 @@ func TestStructuredOutputCallFormatJSON(t *testing.T) {
 		t.Errorf("--format yaml was accepted: %s", out)
 	}
 }
+
+// A tool declaring an output_schema: an MCP client is given it as the
+// tool's outputSchema and receives only objects matching it; a result
+// that breaks it (a wrong type, a member it forbids) or gives none is an
+// error blaming the plugin, never an object the schema does not describe.
+func TestStructuredOutputHeldToTheOutputSchema(t *testing.T) {
+	sv := serveHost(t, server.Options{}, server.HTTPOptions{}, func(_ *config.Config, o *host.Options) {
+		o.PluginDir = pluginDir(t, "structuredschema")
+	})
+	cs, err := sv.connect(t, "/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema any
+	for _, tool := range tools.Tools {
+		if tool.Name == "structuredschema" {
+			schema = tool.OutputSchema
+		}
+	}
+	if m, _ := schema.(map[string]any); m["type"] != "object" || m["required"] == nil {
+		t.Fatalf("outputSchema of structuredschema: %#v", schema)
+	}
+	for _, tt := range []struct {
+		mode, fail string
+	}{
+		{"ok", ""},
+		{"mismatch", "does not match its output_schema; at /files"},
+		{"extra", "does not match its output_schema; at (root)"},
+		{"none", "returned no structured result, which its output_schema promises"},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "structuredschema", Arguments: map[string]any{"mode": tt.mode}})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.mode, err)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if tt.fail == "" {
+			if m, _ := res.StructuredContent.(map[string]any); res.IsError || text != "2 files" || len(m) != 1 || m["files"] != float64(2) {
+				t.Errorf("%s: isError %v, text %q, structuredContent %#v", tt.mode, res.IsError, text, res.StructuredContent)
+			}
+			continue
+		}
+		if !res.IsError || res.StructuredContent != nil || !strings.Contains(text, tt.fail) || !strings.Contains(text, "plugin's fault") {
+			t.Errorf("%s: isError %v, text %q, structuredContent %#v; want an error saying %q", tt.mode, res.IsError, text, res.StructuredContent, tt.fail)
+		}
+	}
+}
