@@ -71,11 +71,15 @@ type Found struct {
 
 // Name is how a message names the argument: a top-level one by its key,
 // as a model wrote it, one inside an array or object by its pointer.
-func (f Found) Name() string {
-	if strings.Count(f.Pointer, "/") == 1 {
-		return unescape(f.Pointer[1:])
+func (f Found) Name() string { return Name(f.Pointer) }
+
+// Name is how a message names the argument at JSON pointer ptr: a
+// top-level one by its key, any other by its pointer.
+func Name(ptr string) string {
+	if len(ptr) > 1 && strings.Count(ptr, "/") == 1 {
+		return unescape(ptr[1:])
 	}
-	return f.Pointer
+	return ptr
 }
 
 // TypeError is a value at a selector's place of a type that is not what
@@ -90,7 +94,7 @@ type TypeError struct {
 }
 
 func (e *TypeError) Error() string {
-	return fmt.Sprintf("argument %q is %s, but the tool's path argument %q needs %s there", e.Pointer, e.Got, e.Selector, e.Want)
+	return fmt.Sprintf("argument %q is %s, but the tool's path argument %q needs %s there", Name(e.Pointer), e.Got, e.Selector, e.Want)
 }
 
 // LimitError says the arguments name more paths than allowed.

@@ -108,7 +108,7 @@ func TestFind(t *testing.T) {
 				if !errors.As(err, &te) || te.Pointer != tc.typeErr {
 					t.Fatalf("Find = %q, %v; want a type error at %s", at(found), err, tc.typeErr)
 				}
-				if !strings.Contains(err.Error(), tc.typeErr) || !strings.Contains(err.Error(), te.Want) {
+				if !strings.Contains(err.Error(), Name(tc.typeErr)) || !strings.Contains(err.Error(), te.Want) {
 					t.Errorf("the error %q should name %s and what belongs there", err, tc.typeErr)
 				}
 			case err != nil:
@@ -144,7 +144,7 @@ func TestFindLimit(t *testing.T) {
 }
 
 func TestFoundName(t *testing.T) {
-	for ptr, want := range map[string]string{"/path": "path", "/edits/2/path": "/edits/2/path", "/a~1b": "a/b", "/paths/0": "/paths/0"} {
+	for ptr, want := range map[string]string{"/path": "path", "/edits/2/path": "/edits/2/path", "/a~1b": "a/b", "/paths/0": "/paths/0", "/": "/"} {
 		if got := (Found{Pointer: ptr}).Name(); got != want {
 			t.Errorf("Name of %s = %q, want %q", ptr, got, want)
 		}

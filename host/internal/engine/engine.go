@@ -472,9 +472,9 @@ func (e *Engine) preflight(call Call, m abi.Manifest, decoded any) (map[string]s
 			"call %s names %d paths in its arguments, more than the %d one call may name; none was checked or read. Split the work into calls of at most %d paths each",
 			call.ID, le.Count, le.Limit, le.Limit), map[string]any{"paths": le.Count, "limit": le.Limit})
 	case errors.As(err, &te):
-		details, _ := json.Marshal(map[string]string{"argument": te.Pointer, "selector": te.Selector})
+		details, _ := json.Marshal(map[string]string{"argument": argpath.Name(te.Pointer), "selector": te.Selector})
 		return nil, &ToolError{Kind: abi.KindBadArgs, Details: details, Message: fmt.Sprintf(
-			"call %s: %v; send %s at %s", call.ID, te, te.Want, te.Pointer)}
+			"call %s: %v; send %s as %q", call.ID, te, te.Want, argpath.Name(te.Pointer))}
 	case err != nil:
 		return nil, &ToolError{Kind: abi.KindExecutionFailed, Message: fmt.Sprintf("call %s: %s's path arguments: %v", call.ID, call.Name, err)}
 	}

@@ -63,7 +63,7 @@ func TestPreflightPathArgsInArrays_FR_VAL_02(t *testing.T) {
 		{"a denied path in an array", `{"paths":["a.txt","../etc/passwd"]}`, abi.KindSandboxViolation, []string{`argument "/paths/1"`}, nil},
 		{"a denied path in an array of objects", `{"edits":[{"path":"a.txt"},{"path":"ok.txt"},{"path":".ssh/id_rsa"}]}`, abi.KindSandboxViolation, []string{`argument "/edits/2/path"`}, nil},
 		{"a number among the paths", `{"paths":["a.txt",3]}`, abi.KindBadArgs, []string{`"/paths/1" is a number`, `"paths/*" needs a string`}, nil},
-		{"a string where the array is", `{"edits":"a.txt"}`, abi.KindBadArgs, []string{`"/edits" is a string`, "needs an array"}, nil},
+		{"a string where the array is", `{"edits":"a.txt"}`, abi.KindBadArgs, []string{`argument "edits" is a string`, "needs an array", `send an array as "edits"`}, nil},
 		{"at the bound", many(maxPathArgs), "", nil, nil},
 		{"past the bound", many(maxPathArgs + 1), abi.KindSandboxViolation, []string{"1001 paths", "more than the 1000 one call may name", "Split the work into calls of at most 1000"}, nil},
 	} {
