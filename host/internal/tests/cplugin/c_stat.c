@@ -111,6 +111,15 @@ static uint64_t result(const char *kind, const uint8_t *content, uint32_t conten
 	return pack(out.p, out.len);
 }
 
+/* structured_result is a success whose output is also one JSON object,
+ * in the optional field after details: ... | u32 len + structured */
+static uint64_t structured_result(const uint8_t *content, uint32_t content_len,
+                                  const uint8_t *structured, uint32_t structured_len) {
+	result("", content, content_len, NULL, 0);
+	put_field(&out, structured, structured_len);
+	return pack(out.p, out.len);
+}
+
 static uint64_t failure(const char *kind, const char *message) {
 	return result(kind, (const uint8_t *)message, (uint32_t)strlen(message), NULL, 0);
 }
@@ -401,5 +410,15 @@ EXPORT("toolhost_call") uint64_t toolhost_call(const uint8_t *req, uint32_t n) {
 	put_uint(&scratch, size, 10, 1);
 	puts_(&scratch, " bytes, mode ");
 	put_uint(&scratch, mode, 8, 4);
-	return result("", scratch.p, scratch.len, NULL, 0);
+	/* The same as one JSON object: {"type":"file","size":14,"mode":420}. */
+	static buf shape;
+	shape.len = 0;
+	puts_(&shape, "{\"type\":\"");
+	puts_(&shape, type_name(info.p[0]));
+	puts_(&shape, "\",\"size\":");
+	put_uint(&shape, size, 10, 1);
+	puts_(&shape, ",\"mode\":");
+	put_uint(&shape, mode, 10, 1);
+	puts_(&shape, "}");
+	return structured_result(scratch.p, scratch.len, shape.p, shape.len);
 }

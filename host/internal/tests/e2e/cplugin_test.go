@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -57,7 +58,23 @@ func TestCPlugin(t *testing.T) {
 		})
 	}
 
-	out, stderr, code := w.run(t, "test", dir)
+	// Its structured object (the envelope's optional last field) reaches
+	// the result as the host's encoding of it.
+	out, stderr, code := w.run(t, "call", "c_stat", "--args", `{"path":"notes.txt"}`, "--plugins", dir, "--format", "json")
+	var mcpResult struct {
+		Content           string          `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	if err := json.Unmarshal([]byte(out), &mcpResult); code != 0 || err != nil {
+		t.Fatalf("toolhost call c_stat --format json: exit %d, %v\n%s\n%s", code, err, out, stderr)
+	}
+	var compact bytes.Buffer
+	json.Compact(&compact, mcpResult.StructuredContent)
+	if want := `{"mode":420,"size":14,"type":"file"}`; compact.String() != want || !strings.HasPrefix(mcpResult.Content, "notes.txt: file") {
+		t.Errorf("c_stat --format json: content %q, structuredContent %s; want %s", mcpResult.Content, compact.String(), want)
+	}
+
+	out, stderr, code = w.run(t, "test", dir)
 	if code != 0 {
 		t.Fatalf("toolhost test on the C plugin: exit %d\n%s\n%s", code, out, stderr)
 	}
