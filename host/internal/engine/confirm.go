@@ -49,7 +49,6 @@ type Argument struct {
 
 	text     string // the value as given, for a string
 	isString bool
-	ptr      string // where the value is (RFC 6901): "/edits/2/path"
 }
 
 // lines is the value rendered one element per line, as Lines holds it:
@@ -551,17 +550,18 @@ func cut(s string, limit int) string {
 // (inside arrays too: "edits[2].path"), and a writer's LP1 patch with the
 // files it names.
 func (e *Engine) arguments(m abi.Manifest, raw json.RawMessage, resolved map[string]sandbox.Path) []Argument {
-	var out []Argument
-	flatten("", raw, &out)
+	var f flat
+	flattenAt("", "", raw, &f)
+	out := f.args
 	var paths map[string]string // pointer to the text preflight resolved
 	if len(m.PathArgs) > 0 {
 		var decoded any
 		_ = json.Unmarshal(raw, &decoded)
 		found := pathArgs(m.PathArgs, decoded)
 		paths = make(map[string]string, len(found))
-		for _, f := range found {
-			if !f.Absent {
-				paths[f.Pointer] = argText(f)
+		for _, pa := range found {
+			if !pa.Absent {
+				paths[pa.Pointer] = argText(pa)
 			}
 		}
 	}
@@ -570,12 +570,12 @@ func (e *Engine) arguments(m abi.Manifest, raw json.RawMessage, resolved map[str
 		if !a.isString {
 			continue
 		}
-		if given, ok := paths[a.ptr]; ok {
+		if given, ok := paths[f.ptrs[i]]; ok {
 			if p, ok := resolved[given]; ok {
 				a.Paths = []PathInfo{e.pathInfo(p)}
 			}
 		}
-		if m.WritesUnnamedPaths && strings.Count(a.ptr, "/") == 1 { // a top-level string
+		if m.WritesUnnamedPaths && strings.Count(f.ptrs[i], "/") == 1 { // a top-level string
 			for _, p := range e.resolvePatch(a.text) {
 				a.Paths = append(a.Paths, e.pathInfo(p))
 			}
@@ -629,26 +629,41 @@ func keyName(prefix, k string) string {
 // flatten appends the values of raw at prefix: an object or array by its
 // members, in the order given, a scalar as itself.
 func flatten(prefix string, raw json.RawMessage, out *[]Argument) {
-	flattenAt(prefix, "", raw, out)
+	f := flat{args: *out}
+	flattenAt(prefix, "", raw, &f)
+	*out = f.args
+}
+
+// flat is what flattenAt appends: the arguments, and beside each where
+// it is in the call's arguments (RFC 6901: "/edits/2/path"), which is how
+// a path argument's selector names it. The pointers are not kept in the
+// Argument: a call waiting for a decision holds its arguments, and they
+// are needed only while they are made.
+type flat struct {
+	args []Argument
+	ptrs []string
+}
+
+func (f *flat) add(a Argument, ptr string) {
+	f.args = append(f.args, a)
+	f.ptrs = append(f.ptrs, ptr)
 }
 
 // flattenAt is flatten of the value at JSON pointer ptr.
-func flattenAt(prefix, ptr string, raw json.RawMessage, out *[]Argument) {
+func flattenAt(prefix, ptr string, raw json.RawMessage, out *flat) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	tok, err := dec.Token()
 	if err != nil {
-		*out = append(*out, Argument{Name: prefix, Lines: []string{Visible(string(raw))}, Size: len(raw), ptr: ptr})
+		out.add(Argument{Name: prefix, Lines: []string{Visible(string(raw))}, Size: len(raw)}, ptr)
 		return
 	}
 	delim, ok := tok.(json.Delim)
 	if !ok {
-		a := scalar(prefix, tok)
-		a.ptr = ptr
-		*out = append(*out, a)
+		out.add(scalar(prefix, tok), ptr)
 		return
 	}
-	n := len(*out)
+	n := len(out.args)
 	for i := 0; dec.More(); i++ {
 		name, at := fmt.Sprintf("%s[%d]", prefix, i), ptr+"/"+strconv.Itoa(i)
 		if delim == '{' {
@@ -665,12 +680,12 @@ func flattenAt(prefix, ptr string, raw json.RawMessage, out *[]Argument) {
 		}
 		flattenAt(name, at, v, out)
 	}
-	if len(*out) == n && prefix != "" { // an empty object or array
+	if len(out.args) == n && prefix != "" { // an empty object or array
 		empty := "{}"
 		if delim == '[' {
 			empty = "[]"
 		}
-		*out = append(*out, Argument{Name: prefix, Lines: []string{empty}, Size: 2, ptr: ptr})
+		out.add(Argument{Name: prefix, Lines: []string{empty}, Size: 2}, ptr)
 	}
 }
 
