@@ -565,8 +565,8 @@ func callOutputCap(ctx context.Context, s *subject, m *abi.Manifest) Result {
 				findings = append(findings, fmt.Sprintf("args %s: returned %s, over the output cap of %d bytes%s", show(raw), size, o.Limit, claim))
 			}
 		}
-		if limit > 0 && len(res.Content) > limit {
-			findings = append(findings, fmt.Sprintf("args %s: the host passed on %d bytes, over the cap of %d", show(raw), len(res.Content), limit))
+		if n := len(res.Content) + len(res.Structured); limit > 0 && n > limit {
+			findings = append(findings, fmt.Sprintf("args %s: the host passed on %d bytes (text and structured object), over the cap of %d", show(raw), n, limit))
 		}
 		if timedOut(res) {
 			break

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -59,6 +60,10 @@ type Expect struct {
 	Contains        []string `json:"contains"`
 	ErrorKind       string   `json:"error_kind"`
 	MessageContains []string `json:"message_contains"`
+	// Structured is a JSON object whose every member the result's
+	// structured object must hold, with an equal value; members it does
+	// not name (a time, a hash) are not checked.
+	Structured json.RawMessage `json:"structured"`
 }
 
 // caseFile is a case file as found: its id, and the case or why it could
@@ -395,6 +400,7 @@ func (e *Expect) mismatches(got engine.Result) []string {
 			out = append(out, fmt.Sprintf("content: expected it to contain %s, got %s", quote(sub), quote(got.Content)))
 		}
 	}
+	out = append(out, e.structuredMismatches(got)...)
 	if got.OK {
 		return out
 	}
@@ -404,6 +410,33 @@ func (e *Expect) mismatches(got engine.Result) []string {
 	for _, sub := range e.MessageContains {
 		if !strings.Contains(got.Error.Message, sub) {
 			out = append(out, fmt.Sprintf("error message: expected it to contain %s, got %s", quote(sub), quote(got.Error.Message)))
+		}
+	}
+	return out
+}
+
+// structuredMismatches lists the members of Expect.Structured that the
+// result's structured object lacks or holds with another value.
+func (e *Expect) structuredMismatches(got engine.Result) []string {
+	if len(e.Structured) == 0 {
+		return nil
+	}
+	var want, have map[string]any
+	if err := json.Unmarshal(e.Structured, &want); err != nil {
+		return []string{fmt.Sprintf("structured: the case's expectation is not a JSON object (%v): %s", err, quote(string(e.Structured)))}
+	}
+	if len(got.Structured) == 0 || json.Unmarshal(got.Structured, &have) != nil {
+		return []string{fmt.Sprintf("structured: expected an object holding %s, got none", quote(string(e.Structured)))}
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if v, ok := have[k]; !ok || !reflect.DeepEqual(v, want[k]) {
+			w, _ := json.Marshal(want[k])
+			g, _ := json.Marshal(v)
+			if !ok {
+				g = []byte("nothing")
+			}
+			out = append(out, fmt.Sprintf("structured: expected %q to be %s, got %s", k, quote(string(w)), quote(string(g))))
 		}
 	}
 	return out

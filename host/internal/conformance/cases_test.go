@@ -2,11 +2,13 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
@@ -149,5 +151,42 @@ func TestQuoteCuts(t *testing.T) {
 	q := quote(long)
 	if len(q) > maxShown+40 || !strings.HasPrefix(q, `"start`) || !strings.HasSuffix(q, `end"`) || !strings.Contains(q, "bytes)") {
 		t.Fatalf("quote = %s", q)
+	}
+}
+
+// expect.structured names members the result's structured object must
+// hold with equal values; others are not checked, and a result without
+// an object, or with another value, is a mismatch naming the member.
+func TestExpectStructured(t *testing.T) {
+	got := engine.Result{OK: true, Content: "2 files", Structured: json.RawMessage(`{"files":2,"paths":["a","b"],"mtime":"2026-01-01T00:00:00Z"}`)}
+	for _, tc := range []struct {
+		expect string
+		want   []string // substrings of the mismatches, one each; none: it holds
+	}{
+		{`{"files": 2}`, nil},
+		{`{"files": 2, "paths": ["a", "b"]}`, nil},
+		{`{}`, nil},
+		{`{"files": 3}`, []string{`"files" to be "3", got "2"`}},
+		{`{"paths": ["a"], "owner": "root"}`, []string{`"owner" to be "\"root\"", got "nothing"`, `"paths" to be`}},
+		{`[1]`, []string{"not a JSON object"}},
+	} {
+		var e Expect
+		if err := json.Unmarshal([]byte(`{"structured":`+tc.expect+`}`), &e); err != nil {
+			t.Fatal(err)
+		}
+		ms := e.mismatches(got)
+		if len(ms) != len(tc.want) {
+			t.Errorf("%s: mismatches %q, want %d", tc.expect, ms, len(tc.want))
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.Contains(ms[i], w) {
+				t.Errorf("%s: mismatch %q, want it to say %q", tc.expect, ms[i], w)
+			}
+		}
+	}
+	e := Expect{Structured: json.RawMessage(`{"files": 2}`)}
+	if ms := e.mismatches(engine.Result{OK: true, Content: "2 files"}); len(ms) != 1 || !strings.Contains(ms[0], "got none") {
+		t.Errorf("a result without an object: %q", ms)
 	}
 }
