@@ -190,6 +190,26 @@ func TestPathArgsInArraysGrantScopeAndApproval(t *testing.T) {
 	}
 }
 
+// A call that would write a read-only path named inside an array is
+// refused while it is planned, before anyone is asked, naming the path.
+func TestReadOnlyPathInArrayRefusedBeforeAsking(t *testing.T) {
+	f := newFixture(t, abi.Limits{})
+	tool := arrayTool(t, abi.CapFSRead, abi.CapFSWrite)
+	args := `{"edits":[{"path":"ok.txt"},{"path":"frozen/x.txt"}]}`
+	var decoded any
+	if err := json.Unmarshal([]byte(args), &decoded); err != nil {
+		t.Fatal(err)
+	}
+	resolved, terr := f.eng.preflight(Call{ID: "c"}, tool.Manifest, decoded)
+	if terr != nil {
+		t.Fatal(terr)
+	}
+	terr = f.eng.readOnlyCheck(Call{ID: "c"}, tool.Manifest, decoded, resolved)
+	if terr == nil || terr.Kind != abi.KindSandboxViolation || !strings.Contains(string(terr.Details), "frozen/x.txt") {
+		t.Fatalf("readOnlyCheck = %+v, want a SandboxViolation naming frozen/x.txt", terr)
+	}
+}
+
 // BenchmarkPreflightPathArgs is what checking the paths of one call
 // costs before its plugin runs, up to the bound (maxPathArgs): each
 // resolved through the sandbox, half of them existing files.
