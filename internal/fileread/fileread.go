@@ -20,6 +20,8 @@ const (
 	BinaryHeader = "[binary:base64]"
 	Truncated    = "[truncated]"
 	NumberSep    = "→"
+	// MaxNote bounds the note after a cut text, besides the path it names.
+	MaxNote = 160
 )
 
 // Options says what to read and how to show it.
@@ -31,12 +33,14 @@ type Options struct {
 	// LineNumbers prefixes every line with its number in the file and
 	// NumberSep.
 	LineNumbers bool
-	// Room is the most bytes the text may take (at least 1).
+	// Room is the most bytes of the file's text to show. A binary
+	// file's header and base64 fit in it; a text cut to fit is followed
+	// by a note of at most len(path)+MaxNote bytes besides.
 	Room int64
 	// Cut says what to do with text that does not fit in Room or in the
 	// call's read limit: cut it after the last whole line that fits and
-	// say so (Result.Cut), instead of failing (a whole-file read past the
-	// read limit) or leaving the host to truncate it.
+	// say so in a note (Result.Cut), instead of failing (a whole-file read
+	// past the read limit) or leaving the host to truncate it.
 	Cut bool
 }
 
@@ -118,7 +122,9 @@ func readRange(path string, o Options) (Result, error) {
 }
 
 // show numbers data's lines from first when asked and, with o.Cut, fits
-// the text in o.Room. partial says data is already less than the file.
+// the text in o.Room, after which a note says where it was cut (the note
+// is not counted in o.Room). partial says data is already less than the
+// file.
 func show(data []byte, first uint32, o Options, partial bool, path string, size int64) (string, bool) {
 	text := data
 	if o.LineNumbers {
@@ -127,9 +133,7 @@ func show(data []byte, first uint32, o Options, partial bool, path string, size 
 	if !o.Cut || (!partial && int64(len(text)) <= o.Room) {
 		return string(text), false
 	}
-	// Leave room for the note, whose numbers are at most this long.
-	note := cutNote(path, first, first+uint32(countLines(text)), size)
-	keep := text[:lastLineEnd(text[:max(0, min(int64(len(text)), o.Room-int64(len(note))))])]
+	keep := text[:lastLineEnd(text[:max(0, min(int64(len(text)), o.Room))])]
 	shown := uint32(countLines(keep))
 	if shown == 0 {
 		// Not one whole line fits: the note alone says where to read.

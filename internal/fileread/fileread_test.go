@@ -36,7 +36,6 @@ func TestShowCutsAtWholeLines(t *testing.T) {
 	}
 	data := []byte(b.String())
 	line := func(w string) string { return w + strings.Repeat(".", 39-len(w)) + "\n" }
-	note := int64(len(cutNote("f.txt", 1, 11, 500)))
 	tests := []struct {
 		name     string
 		o        Options
@@ -48,8 +47,8 @@ func TestShowCutsAtWholeLines(t *testing.T) {
 		{"fits", Options{Room: 1000, Cut: true}, false, string(data), "", false},
 		{"fits without cut", Options{Room: 3}, false, string(data), "", false},
 		{"partial fits still says so", Options{Room: 1000, Cut: true}, true, string(data) + Truncated, "lines 1-10 of f.txt (500 bytes); read on with read_file start_line 11", true},
-		{"cut", Options{Room: note + 85, Cut: true}, false, line("one") + line("two") + "[truncated] showing lines 1-2 of", "start_line 3", true},
-		{"numbered and cut", Options{Room: note + 85, Cut: true, LineNumbers: true}, false, "1→" + line("one") + "[truncated] showing lines 1-1", "start_line 2", true},
+		{"cut", Options{Room: 85, Cut: true}, false, line("one") + line("two") + "[truncated] showing lines 1-2 of", "start_line 3", true},
+		{"numbered and cut", Options{Room: 85, Cut: true, LineNumbers: true}, false, "1→" + line("one") + "[truncated] showing lines 1-1", "start_line 2", true},
 		{"nothing fits", Options{Room: 10, Cut: true}, false, Truncated + " not even line 1 fits", "read_file start_line and end_line", true},
 	}
 	for _, tt := range tests {
@@ -58,8 +57,11 @@ func TestShowCutsAtWholeLines(t *testing.T) {
 			if cut != tt.cut || !strings.HasPrefix(got, tt.want) || !strings.Contains(got, tt.wantNote) {
 				t.Fatalf("show = %q, cut %v; want prefix %q containing %q, cut %v", got, cut, tt.want, tt.wantNote, tt.cut)
 			}
-			if tt.o.Cut && int64(len(got)) > tt.o.Room && len(got) > len(cutNote("f.txt", 1, 0, 500)) {
-				t.Errorf("show returned %d bytes, more than the room of %d", len(got), tt.o.Room)
+			if body, _, _ := strings.Cut(got, Truncated); tt.o.Cut && int64(len(body)) > tt.o.Room {
+				t.Errorf("show returned %d bytes of text, more than the room of %d", len(body), tt.o.Room)
+			}
+			if note := len(got) - len(strings.SplitN(got, Truncated, 2)[0]); note > len("f.txt")+MaxNote {
+				t.Errorf("the note is %d bytes, more than len(path)+MaxNote", note)
 			}
 			if cut {
 				body, _, _ := strings.Cut(got, Truncated)

@@ -55,7 +55,7 @@ func TestMCPProfiles(t *testing.T) {
 		{"HTTP /mcp/reviewer", connect("/mcp/reviewer", nil), []string{"list_directory", "read_file"}, true},
 		{"stdio --profile reviewer", stdio.session, []string{"list_directory", "read_file"}, true},
 		{"HTTP /mcp/coder asks even before a read", connect("/mcp/coder", declines), []string{"read_file", "write_file"}, false},
-		{"HTTP /mcp, the whole policy", connect("/mcp", nil), []string{"apply_patch", "list_directory", "read_file", "write_file"}, true},
+		{"HTTP /mcp, the whole policy", connect("/mcp", nil), profileAllButCommands(t), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,4 +91,23 @@ func TestMCPProfileUnknown(t *testing.T) {
 	if code != 2 || out != "" || !strings.Contains(stderr, `no profile "admin"`) || !strings.Contains(stderr, "coder, reviewer") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 naming the profiles", code, out, stderr)
 	}
+}
+
+// profileAllButCommands is every built-in tool beside the binary but
+// run_command, which the default policy denies: what the whole policy
+// offers.
+func profileAllButCommands(t *testing.T) []string {
+	t.Helper()
+	mods, err := filepath.Glob(filepath.Join(filepath.Dir(toolhost), "plugins", "*.wasm"))
+	if err != nil || len(mods) == 0 {
+		t.Fatalf("no plugins beside %s: %v", toolhost, err)
+	}
+	var names []string
+	for _, m := range mods {
+		if name := strings.TrimSuffix(filepath.Base(m), ".wasm"); name != "run_command" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
