@@ -33,15 +33,19 @@ type Options struct {
 	// LineNumbers prefixes every line with its number in the file and
 	// NumberSep.
 	LineNumbers bool
-	// Room is the most bytes of the file's text to show. A binary
-	// file's header and base64 fit in it; a text cut to fit is followed
-	// by a note of at most len(path)+MaxNote bytes besides.
-	Room int64
-	// Cut says what to do with text that does not fit in Room or in the
-	// call's read limit: cut it after the last whole line that fits and
-	// say so in a note (Result.Cut), instead of failing (a whole-file read
-	// past the read limit) or leaving the host to truncate it.
+	// Room is the most bytes of the file's text to show; a text cut to
+	// fit is followed by a note of at most len(path)+MaxNote bytes
+	// besides. Slack is more room a text that fits whole (and so needs
+	// no note) may take, and a binary file's header and base64 too: the
+	// caller's room for the note, when it has set one aside.
+	Room, Slack int64
+	// Cut says what to do with text that does not fit in Room: cut it
+	// after the last whole line that fits and say so in a note
+	// (Result.Cut), instead of leaving the host to truncate it.
 	Cut bool
+	// Partial shows a file past the call's read limit cut as Cut does,
+	// instead of failing and asking for a line range.
+	Partial bool
 }
 
 // Result is one file as read.
@@ -64,13 +68,13 @@ func Read(c *sdk.Call, path string, o Options) (Result, error) {
 		return Result{}, err
 	}
 	if info.Flags&abi.ReadIsBinary != 0 {
-		r, err := readBinary(path, info.FileSize, o.Room)
+		r, err := readBinary(path, info.FileSize, o.Room+o.Slack)
 		r.Recorded = info.Flags&abi.ReadRecorded != 0
 		return r, err
 	}
 	r := Result{Size: info.FileSize, Recorded: info.Flags&abi.ReadRecorded != 0}
 	whole := info.Flags&abi.ReadEOF != 0
-	if !whole && !o.Cut {
+	if !whole && !o.Partial {
 		return Result{}, sdk.Failed("%s is %d bytes, more than the read limit of %d bytes, %s; read it in parts with start_line and end_line", path, info.FileSize, limit, LimitKey(c.Limits))
 	}
 	if !whole {
@@ -123,14 +127,15 @@ func readRange(path string, o Options) (Result, error) {
 
 // show numbers data's lines from first when asked and, with o.Cut, fits
 // the text in o.Room, after which a note says where it was cut (the note
-// is not counted in o.Room). partial says data is already less than the
-// file.
+// is not counted in o.Room; a text that fits whole in o.Room+o.Slack
+// needs none).
+// partial says data is already less than the file.
 func show(data []byte, first uint32, o Options, partial bool, path string, size int64) (string, bool) {
 	text := data
 	if o.LineNumbers {
 		text = Number(data, first)
 	}
-	if !o.Cut || (!partial && int64(len(text)) <= o.Room) {
+	if !o.Cut || (!partial && int64(len(text)) <= o.Room+o.Slack) {
 		return string(text), false
 	}
 	keep := text[:lastLineEnd(text[:max(0, min(int64(len(text)), o.Room))])]

@@ -46,6 +46,8 @@ func TestShowCutsAtWholeLines(t *testing.T) {
 	}{
 		{"fits", Options{Room: 1000, Cut: true}, false, string(data), "", false},
 		{"fits without cut", Options{Room: 3}, false, string(data), "", false},
+		{"fits in the room and the slack", Options{Room: 300, Slack: 100, Cut: true}, false, string(data), "", false},
+		{"one byte past both", Options{Room: 300, Slack: 99, Cut: true}, false, line("one") + line("two") + line("three") + line("four") + line("five") + line("six") + line("seven") + Truncated, "start_line", true},
 		{"partial fits still says so", Options{Room: 1000, Cut: true}, true, string(data) + Truncated, "lines 1-10 of f.txt (500 bytes); read on with read_file start_line 11", true},
 		{"cut", Options{Room: 85, Cut: true}, false, line("one") + line("two") + "[truncated] showing lines 1-2 of", "start_line 3", true},
 		{"numbered and cut", Options{Room: 85, Cut: true, LineNumbers: true}, false, "1→" + line("one") + "[truncated] showing lines 1-1", "start_line 2", true},
@@ -57,8 +59,12 @@ func TestShowCutsAtWholeLines(t *testing.T) {
 			if cut != tt.cut || !strings.HasPrefix(got, tt.want) || !strings.Contains(got, tt.wantNote) {
 				t.Fatalf("show = %q, cut %v; want prefix %q containing %q, cut %v", got, cut, tt.want, tt.wantNote, tt.cut)
 			}
-			if body, _, _ := strings.Cut(got, Truncated); tt.o.Cut && int64(len(body)) > tt.o.Room {
-				t.Errorf("show returned %d bytes of text, more than the room of %d", len(body), tt.o.Room)
+			room := tt.o.Room
+			if !cut {
+				room += tt.o.Slack // no note: the text may use the slack
+			}
+			if body, _, _ := strings.Cut(got, Truncated); tt.o.Cut && int64(len(body)) > room {
+				t.Errorf("show returned %d bytes of text, more than the room of %d", len(body), room)
 			}
 			if note := len(got) - len(strings.SplitN(got, Truncated, 2)[0]); note > len("f.txt")+MaxNote {
 				t.Errorf("the note is %d bytes, more than len(path)+MaxNote", note)

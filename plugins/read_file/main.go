@@ -65,16 +65,22 @@ func bound(n *uint32, def string) string {
 }
 
 func handle(c *sdk.Call, a args) (string, error) {
+	// Text past the output limit (line numbers make a file longer) is
+	// cut at a whole line with a note saying where to read on, within
+	// the limit, rather than cut anywhere by the host.
+	note := int64(len(a.Path) + fileread.MaxNote)
 	r, err := fileread.Read(c, a.Path, fileread.Options{
 		StartLine:   a.StartLine,
 		EndLine:     a.EndLine,
 		LineNumbers: a.LineNumbers,
-		Room:        c.Limits.OutputLimit(),
+		Room:        c.Limits.OutputLimit() - note,
+		Slack:       note,
+		Cut:         true,
 	})
 	if err != nil {
 		return "", err
 	}
-	if r.Binary {
+	if r.Binary || r.Cut {
 		c.SelfLimited()
 	}
 	return r.Text, nil

@@ -102,10 +102,13 @@ func handle(c *sdk.Call, a args) (string, error) {
 	for i, room := range rooms {
 		p := a.Paths[i]
 		room += carry
-		if a.MaxBytesEach > 0 {
-			room = min(room, a.MaxBytesEach)
+		// The room set aside for a cut note may hold a file that fits
+		// whole, unless max_bytes_each bounds it.
+		slack := int64(len(p) + fileread.MaxNote)
+		if a.MaxBytesEach > 0 && room+slack > a.MaxBytesEach {
+			room, slack = min(room, a.MaxBytesEach), max(a.MaxBytesEach-room, 0)
 		}
-		body, wasCut, err := readOne(c, p, room, a.LineNumbers)
+		body, wasCut, err := readOne(c, p, room, slack, a.LineNumbers)
 		if err != nil {
 			failed++
 			body = errorText(err, room)
@@ -182,8 +185,8 @@ func estimate(path string, lineNumbers bool) int64 {
 }
 
 // readOne is one file as read_file shows it, within room bytes.
-func readOne(c *sdk.Call, path string, room int64, lineNumbers bool) (string, bool, error) {
-	r, err := fileread.Read(c, path, fileread.Options{LineNumbers: lineNumbers, Room: room, Cut: true})
+func readOne(c *sdk.Call, path string, room, slack int64, lineNumbers bool) (string, bool, error) {
+	r, err := fileread.Read(c, path, fileread.Options{LineNumbers: lineNumbers, Room: room, Slack: slack, Cut: true, Partial: true})
 	if err != nil {
 		return "", false, err
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -148,5 +149,32 @@ func TestReadMultipleFilesThroughCLI(t *testing.T) {
 	r = readToolsCall(t, w, "read_file", `{"path":"c.txt","line_numbers":true}`, conv...)
 	if r.IsError || r.Content != "1→changed on disk\n" {
 		t.Errorf("read_file line_numbers: isError %v, %q", r.IsError, r.Content)
+	}
+}
+
+// read_file with line numbers on a file whose numbered text passes the
+// output limit: cut after a whole line, within the limit, saying where to
+// read on, not cut anywhere by the host.
+func TestReadFileLineNumbersCutAtALine(t *testing.T) {
+	w := newWorkspace(t).withEnv("TOOLHOST_TOOLS_OUTPUT_AVAILABLE_CAPACITY_BYTES=2000")
+	var b strings.Builder
+	for i := range 300 {
+		b.WriteString(strings.Repeat("x", i%7) + "\n")
+	}
+	w.file(t, "long.txt", b.String())
+	r := readToolsCall(t, w, "read_file", `{"path":"long.txt","line_numbers":true}`)
+	body, note, cut := strings.Cut(r.Content, "[truncated] showing lines 1-")
+	if r.IsError || !cut || len(r.Content) > 2000 || !strings.HasSuffix(body, "\n") {
+		t.Fatalf("isError %v, %d bytes (limit 2000):\n%s", r.IsError, len(r.Content), r.Content)
+	}
+	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+	last := len(lines)
+	for i, l := range lines {
+		if want := fmt.Sprintf("%d→%s", i+1, strings.Repeat("x", i%7)); l != want {
+			t.Fatalf("line %d is %q, want %q", i+1, l, want)
+		}
+	}
+	if want := fmt.Sprintf("%d of long.txt (%d bytes); read on with read_file start_line %d\n", last, b.Len(), last+1); note != want {
+		t.Errorf("note %q, want %q", note, want)
 	}
 }
