@@ -48,8 +48,11 @@ func TestFileInfoFieldsThroughCLI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Chmod(filepath.Join(w.dir, "notes.txt"), 0o640); err != nil {
-		t.Fatal(err)
+	// Modes set whatever the umask.
+	for name, mode := range map[string]os.FileMode{"notes.txt": 0o640, "blob.bin": 0o644, "big.txt": 0o644, "src": 0o750} {
+		if err := os.Chmod(filepath.Join(w.dir, name), mode); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
 
