@@ -33,6 +33,26 @@ const schema = `{
   "additionalProperties": false
 }`
 
+// outputSchema is the structured object's: MCP clients get it as the
+// tool's outputSchema, and the host holds every result to it.
+const outputSchema = `{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "The path as asked."},
+    "resolved": {"type": "string", "description": "The path it resolved to through symbolic links, when not path itself."},
+    "type": {"enum": ["file", "dir", "symlink", "other"]},
+    "size": {"type": "integer", "minimum": 0, "description": "Bytes."},
+    "mode": {"type": "string", "pattern": "^[0-7]{4}$", "description": "Permission bits in octal, e.g. 0644."},
+    "mtime": {"type": "string", "description": "Modification time, RFC 3339, UTC."},
+    "binary": {"type": "boolean", "description": "A file read_file would return base64-encoded."},
+    "lines": {"type": "integer", "minimum": 0, "description": "Lines of a text file read whole within the scan limit; a last line without a newline counts."},
+    "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "SHA-256 of a file read whole within the scan limit."},
+    "scan_limit_bytes": {"type": "integer", "minimum": 1, "description": "Set when the file is larger than the scan limit: lines and sha256 are left out."}
+  },
+  "required": ["path", "type", "size", "mode", "mtime", "binary"],
+  "additionalProperties": false
+}`
+
 func init() {
 	sdk.Register(sdk.Tool[args]{
 		Manifest: abi.Manifest{
@@ -40,6 +60,7 @@ func init() {
 			Version:      "1.0.0",
 			Description:  "Describe a path without reading it out: type (file, dir, symlink), size in bytes, permission mode, modification time, and for a file whether it is binary, its line count and SHA-256 (for files within the scan limit). Does not count as reading the file.",
 			Parameters:   []byte(schema),
+			OutputSchema: []byte(outputSchema),
 			RiskLevel:    abi.RiskLow,
 			TimeoutClass: abi.TimeoutFile,
 			PathArgs:     []string{"path"},

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 func TestInfoJSONAndText(t *testing.T) {
@@ -16,11 +18,11 @@ func TestInfoJSONAndText(t *testing.T) {
 		want map[string]any
 		text []string
 	}{
-		{"text file", info{path: "a.txt", typ: "file", size: 4, mode: 0o644, mtime: mtime, lines: 1, sha256: "ab"},
-			map[string]any{"path": "a.txt", "type": "file", "size": 4.0, "mode": "0644", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": false, "lines": 1.0, "sha256": "ab"},
-			[]string{"a.txt: file, 4 bytes, text, 1 line, mode 0644, modified 2026-01-02T03:04:05.0000006Z\n", "sha256 ab\n"}},
-		{"binary file", info{path: "b.bin", typ: "file", size: 3, mode: 0o600, mtime: mtime, binary: true, lines: -1, sha256: "cd"},
-			map[string]any{"path": "b.bin", "type": "file", "size": 3.0, "mode": "0600", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": true, "sha256": "cd"},
+		{"text file", info{path: "a.txt", typ: "file", size: 4, mode: 0o644, mtime: mtime, lines: 1, sha256: strings.Repeat("ab", 32)},
+			map[string]any{"path": "a.txt", "type": "file", "size": 4.0, "mode": "0644", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": false, "lines": 1.0, "sha256": strings.Repeat("ab", 32)},
+			[]string{"a.txt: file, 4 bytes, text, 1 line, mode 0644, modified 2026-01-02T03:04:05.0000006Z\n", "sha256 " + strings.Repeat("ab", 32) + "\n"}},
+		{"binary file", info{path: "b.bin", typ: "file", size: 3, mode: 0o600, mtime: mtime, binary: true, lines: -1, sha256: strings.Repeat("cd", 32)},
+			map[string]any{"path": "b.bin", "type": "file", "size": 3.0, "mode": "0600", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": true, "sha256": strings.Repeat("cd", 32)},
 			[]string{"b.bin: file, 3 bytes, binary, mode 0600"}},
 		{"past the scan limit", info{path: "big", typ: "file", size: 9, mode: 0o644, mtime: mtime, lines: -1, scanStop: 8},
 			map[string]any{"path": "big", "type": "file", "size": 9.0, "mode": "0644", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": false, "scan_limit_bytes": 8.0},
@@ -29,11 +31,18 @@ func TestInfoJSONAndText(t *testing.T) {
 			map[string]any{"path": "l", "resolved": "d\x1b", "type": "dir", "size": 4096.0, "mode": "0755", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": false},
 			[]string{"l (resolves to d\x1b): dir, 4096 bytes, mode 0755"}},
 	}
+	out, err := jsonschema.CompileString("output_schema.json", outputSchema)
+	if err != nil {
+		t.Fatalf("outputSchema does not compile: %v", err)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got map[string]any
 			if err := json.Unmarshal(tt.in.json(), &got); err != nil {
 				t.Fatalf("json() = %s: %v", tt.in.json(), err)
+			}
+			if err := out.Validate(got); err != nil {
+				t.Errorf("json() = %s does not match outputSchema: %v", tt.in.json(), err)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("json() = %v, want %v", got, tt.want)
