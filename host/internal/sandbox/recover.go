@@ -18,9 +18,11 @@ import (
 // An intent record is one file in the recovery directory, "<id>.txn",
 // holding JSON lines:
 //
-//	{"file": {...}}       one per staged file, written before its temporary file
-//	                      (for a removal, before its commit renames it away)
-//	{"dropped": "<tmp>"}  a file whose staging failed after it was recorded
+//	{"file": {...}}       one per staged entry, written before its temporary file
+//	                      (for a removal or a move, before its commit renames
+//	                      anything; for a directory, before it is made)
+//	{"dropped": "<tmp>"}  an entry whose staging failed after it was recorded
+//	{"copied": "<tmp>"}   a move's copy to another file system is complete
 //	{"commit": true}      written before the first rename (synced, for several files)
 //	{"rolledback": true}  the Txn undid a failed commit itself
 //
@@ -43,15 +45,28 @@ type intentFile struct {
 	Tmp     string `json:"tmp"`
 	Backup  string `json:"backup"`
 	Created bool   `json:"created,omitempty"` // the target did not exist when staged
-	// Remove: the target is removed, not replaced (Txn.StageDelete).
+	// Remove: the target is removed, not replaced (Txn.StageRemove).
 	// Its commit renames it to Backup; Tmp is never created.
-	Remove bool   `json:"remove,omitempty"`
-	SHA256 string `json:"sha256"` // of the new content; "" for a removal
+	Remove bool `json:"remove,omitempty"`
+	// Mkdir: the target is a directory the Txn created when staging.
+	Mkdir bool `json:"mkdir,omitempty"`
+	// Move: the entry Src in SrcDir is moved to the target. Its commit
+	// renames an existing target to Backup (overwrite), then renames Src
+	// to the target or, across file systems, renames the complete copy
+	// Tmp to the target and then Src to SrcBackup.
+	Move      bool   `json:"move,omitempty"`
+	SrcDir    string `json:"srcdir,omitempty"`
+	Src       string `json:"src,omitempty"`
+	SrcBackup string `json:"srcbackup,omitempty"`
+	SHA256    string `json:"sha256"` // of the new content; "" for all but writes
+
+	copied bool // a "copied" line names Tmp
 }
 
 type intentLine struct {
 	File       *intentFile `json:"file,omitempty"`
 	Dropped    string      `json:"dropped,omitempty"`
+	Copied     string      `json:"copied,omitempty"`
 	Commit     bool        `json:"commit,omitempty"`
 	RolledBack bool        `json:"rolledback,omitempty"`
 }
@@ -96,6 +111,18 @@ func (in *intent) append(line intentLine) error {
 func (in *intent) add(f intentFile) error { return in.append(intentLine{File: &f}) }
 
 func (in *intent) drop(tmp string) { in.append(intentLine{Dropped: tmp}) }
+
+// copied records that a move's copy is complete (and synced): Recover
+// then knows a destination without its temporary name is that copy.
+func (in *intent) copied(tmp string) error {
+	if err := in.append(intentLine{Copied: tmp}); err != nil {
+		return err
+	}
+	if err := in.f.Sync(); err != nil {
+		return fmt.Errorf("sync the transaction's recovery record %s: %w", in.path, err)
+	}
+	return nil
+}
 
 // markCommit records that renames begin. With sync it makes the record
 // durable first, so that after a power failure no rename is on disk that
@@ -151,6 +178,9 @@ type Recovered struct {
 	Completed bool
 	Restored  []string
 	Removed   []string
+	// Moved lists the entries moved back to their source, as
+	// "destination -> source".
+	Moved []string
 	// Kept lists what Recover left alone because a file changed after the
 	// crash, each with what was done and where the old content is.
 	Kept []string
@@ -160,8 +190,10 @@ type Recovered struct {
 // records in Config.RecoveryDir: all or nothing, as the commit promised. A
 // commit that had renamed every file stands (its backups are removed);
 // one that had not is undone — every target that has a backup gets its old
-// content back, files it created are removed, and its temporary files are
-// removed. A transaction still running in this or another process is left
+// content back, files it created are removed, an entry it removed gets
+// its name back, an entry it moved goes back to its source — and its
+// temporary files and copies, and the directories it made if they are
+// still empty, are removed. A transaction still running in this or another process is left
 // alone. Call it once at start-up, before tools run; it is harmless later.
 //
 // A record that cannot be replayed (its root is no longer configured, a
@@ -232,22 +264,26 @@ func (s *Sandbox) replay(name string) (Recovered, error) {
 		}
 	}()
 	for _, fl := range files {
-		if _, ok := dirs[fl.Dir]; ok {
-			continue
+		for _, dir := range fl.dirs() {
+			if _, ok := dirs[dir]; ok {
+				continue
+			}
+			d, err := s.openRecordedDir(dir)
+			if err != nil {
+				return rec, fmt.Errorf("sandbox: recovery record %s: %w; it is kept for the next start", name, err)
+			}
+			dirs[dir] = d // nil: the directory is gone, and with it every leftover
 		}
-		d, err := s.openRecordedDir(fl.Dir)
-		if err != nil {
-			return rec, fmt.Errorf("sandbox: recovery record %s: %w; it is kept for the next start", name, err)
-		}
-		dirs[fl.Dir] = d // nil: the directory is gone, and with it every leftover
 	}
 	if commit && !rolledBack {
 		// A directory gone since the crash hides whether its file was
 		// renamed: taking the commit as complete could drop the only copy
 		// of old content elsewhere, so a person decides.
 		for _, fl := range files {
-			if dirs[fl.Dir] == nil {
-				return rec, fmt.Errorf("sandbox: recovery record %s: directory %s, where %s was being replaced, no longer exists, so toolhost cannot tell whether that commit finished; it is kept for the next start. Check the files it names and restore any .toolhost-bak-* file beside them by hand, then delete the record", name, fl.Dir, fl.Target)
+			for _, dir := range fl.dirs() {
+				if dirs[dir] == nil && !fl.Mkdir {
+					return rec, fmt.Errorf("sandbox: recovery record %s: directory %s, where %s was being replaced, removed or moved, no longer exists, so toolhost cannot tell whether that commit finished; it is kept for the next start. Check the files it names and restore any .toolhost-bak-* file beside them by hand, then delete the record", name, dir, fl.Target)
+				}
 			}
 		}
 	}
@@ -255,18 +291,34 @@ func (s *Sandbox) replay(name string) (Recovered, error) {
 	switch {
 	case !commit || rolledBack:
 		// Nothing was renamed, or the Txn undid its renames itself.
-	case !slices.ContainsFunc(files, func(fl intentFile) bool { return pending(dirs[fl.Dir], fl) }):
+	case !slices.ContainsFunc(files, func(fl intentFile) bool { return pending(dirs, fl) }):
 		rec.Completed = true
 		for _, fl := range files {
 			errs = append(errs, removeLeftover(dirs[fl.Dir], fl.Backup))
+			if fl.Move {
+				errs = append(errs, removeLeftover(dirs[fl.SrcDir], fl.SrcBackup))
+			}
 		}
 	default:
 		for _, fl := range slices.Backward(files) {
-			errs = append(errs, undo(dirs[fl.Dir], fl, &rec))
+			if fl.Move {
+				errs = append(errs, undoMove(dirs, fl, &rec))
+			} else if !fl.Mkdir {
+				errs = append(errs, undo(dirs[fl.Dir], fl, &rec))
+			}
 		}
 	}
 	for _, fl := range files {
 		errs = append(errs, removeLeftover(dirs[fl.Dir], fl.Tmp))
+	}
+	if !rec.Completed {
+		// Directories staging made, newest first, once the temporary
+		// files in them are gone; one holding anything else is kept.
+		for _, fl := range slices.Backward(files) {
+			if d := dirs[fl.Dir]; fl.Mkdir && d != nil && rmdirRecorded(d, fl.Target) {
+				rec.Removed = append(rec.Removed, filepath.Join(fl.Dir, fl.Target))
+			}
+		}
 	}
 	for _, d := range dirs {
 		if d != nil {
@@ -297,7 +349,7 @@ func readIntent(r io.Reader) (files []intentFile, commit, rolledBack bool, err e
 	if err := sc.Err(); err != nil {
 		return nil, false, false, err
 	}
-	dropped := map[string]bool{}
+	dropped, copied := map[string]bool{}, map[string]bool{}
 	for i, b := range lines {
 		var l intentLine
 		if err := json.Unmarshal(b, &l); err != nil {
@@ -314,11 +366,16 @@ func readIntent(r io.Reader) (files []intentFile, commit, rolledBack bool, err e
 			files = append(files, *l.File)
 		case l.Dropped != "":
 			dropped[l.Dropped] = true
+		case l.Copied != "":
+			copied[l.Copied] = true
 		}
 		commit = commit || l.Commit
 		rolledBack = rolledBack || l.RolledBack
 	}
 	files = slices.DeleteFunc(files, func(f intentFile) bool { return dropped[f.Tmp] })
+	for i := range files {
+		files[i].copied = copied[files[i].Tmp]
+	}
 	return files, commit, rolledBack, nil
 }
 
@@ -328,9 +385,21 @@ func validIntentFile(f intentFile) bool {
 	single := func(n string) bool {
 		return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, `/`+string(filepath.Separator))
 	}
-	return filepath.IsAbs(f.Dir) && filepath.Clean(f.Dir) == f.Dir && single(f.Target) &&
-		single(f.Tmp) && single(f.Backup) &&
-		strings.HasPrefix(f.Tmp, LeftoverPrefix+tmpKind+"-") && strings.HasPrefix(f.Backup, LeftoverPrefix+bakKind+"-")
+	dir := func(d string) bool { return filepath.IsAbs(d) && filepath.Clean(d) == d }
+	bak := func(n string) bool { return single(n) && strings.HasPrefix(n, LeftoverPrefix+bakKind+"-") }
+	if f.Move && !(dir(f.SrcDir) && single(f.Src) && bak(f.SrcBackup)) {
+		return false
+	}
+	return dir(f.Dir) && single(f.Target) && single(f.Tmp) && bak(f.Backup) &&
+		strings.HasPrefix(f.Tmp, LeftoverPrefix+tmpKind+"-")
+}
+
+// dirs returns the directories an entry of a record names.
+func (f intentFile) dirs() []string {
+	if f.Move && f.SrcDir != f.Dir {
+		return []string{f.Dir, f.SrcDir}
+	}
+	return []string{f.Dir}
 }
 
 // openRecordedDir opens a directory a record names, through the root that
@@ -357,13 +426,111 @@ func (s *Sandbox) openRecordedDir(dir string) (*os.Root, error) {
 
 // pending reports that the commit had not yet done f's step when it was
 // interrupted: a replacement's or creation's temporary file is still
-// there, or a removal's target is and its backup is not (renaming the
-// target to the backup is the removal).
-func pending(d *os.Root, f intentFile) bool {
-	if f.Remove {
+// there, a removal's target is and its backup is not (renaming the
+// target to the backup is the removal), or a move's source is still
+// there (its last step, rename or removal, takes the source's name
+// away). A directory was made when staged.
+func pending(dirs map[string]*os.Root, f intentFile) bool {
+	d := dirs[f.Dir]
+	switch {
+	case f.Mkdir:
+		return false
+	case f.Move:
+		return exists(dirs[f.SrcDir], f.Src)
+	case f.Remove:
 		return exists(d, f.Target) && !exists(d, f.Backup)
 	}
 	return exists(d, f.Tmp)
+}
+
+// undoMove puts one move of an interrupted commit back: the source gets
+// its entry back (from its backup name after a copy, or from the
+// destination after a rename), a copy placed at the destination goes,
+// and the destination's old entry (overwrite) gets its name back.
+//
+// The destination holds the moved entry when its old entry is still
+// kept under the backup name, or there was none (Created): once a
+// rollback had put the old entry back, the backup name is gone.
+func undoMove(dirs map[string]*os.Root, f intentFile, rec *Recovered) error {
+	dd, sd := dirs[f.Dir], dirs[f.SrcDir]
+	if dd == nil || sd == nil {
+		return nil
+	}
+	target, source := filepath.Join(f.Dir, f.Target), filepath.Join(f.SrcDir, f.Src)
+	ours := !exists(dd, f.Tmp) && exists(dd, f.Target) && (f.Created || exists(dd, f.Backup))
+	if f.copied {
+		if exists(sd, f.SrcBackup) {
+			if err := renameRecorded(sd, f.SrcBackup, sd, f.Src); err != nil {
+				return err
+			}
+		}
+		if ours && exists(sd, f.Src) {
+			// The copy goes to its temporary name first, so that a crash
+			// while it is removed leaves a leftover, not half a tree
+			// under the destination's name.
+			if err := renameRecorded(dd, f.Target, dd, f.Tmp); err != nil {
+				return err
+			}
+			if err := removeLeftover(dd, f.Tmp); err != nil {
+				return err
+			}
+		}
+	} else if ours && !exists(sd, f.Src) {
+		if err := renameRecorded(dd, f.Target, sd, f.Src); err != nil {
+			return err
+		}
+		rec.Moved = append(rec.Moved, target+" -> "+source)
+	}
+	if exists(dd, f.Backup) {
+		if exists(dd, f.Target) {
+			rec.Kept = append(rec.Kept, fmt.Sprintf("%s was created again after the interrupted commit and is kept; what was there before is in %s",
+				target, filepath.Join(f.Dir, f.Backup)))
+			return nil
+		}
+		if err := renameRecorded(dd, f.Backup, dd, f.Target); err != nil {
+			return err
+		}
+		rec.Restored = append(rec.Restored, target)
+	}
+	return nil
+}
+
+// renameRecorded renames from in d1 to to in d2 without replacing
+// anything at to (renameRecorded's directories come from a record, each
+// opened and checked like a write's parent).
+func renameRecorded(d1 *os.Root, from string, d2 *os.Root, to string) error {
+	a, err := d1.Open(".")
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, err := d2.Open(".")
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	err = renameAt(a, from, b, to, true)
+	if !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	if exists(d2, to) {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
+	}
+	err = renameAt(a, from, b, to, false)
+	if errors.Is(err, errors.ErrUnsupported) && d1 == d2 {
+		return d1.Rename(from, to)
+	}
+	return err
+}
+
+// rmdirRecorded removes the directory name in d if it is empty.
+func rmdirRecorded(d *os.Root, name string) bool {
+	f, err := d.Open(".")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return rmdirEmpty(&parentDir{root: d, file: f}, name)
 }
 
 // undo puts one file of an interrupted commit back as it was.
@@ -428,15 +595,10 @@ func undo(d *os.Root, f intentFile, rec *Recovered) error {
 	return removeLeftover(d, f.Backup)
 }
 
-// restoreRemoved gives a removed file its name back without replacing a
-// file created there meanwhile where the system can (a hard link, which
-// fails on an existing name); removeLeftover then drops the backup name.
+// restoreRemoved gives a removed entry (a file, a link, a tree) its name
+// back without replacing one created there meanwhile.
 func restoreRemoved(d *os.Root, backup, target string) error {
-	err := d.Link(backup, target)
-	if err != nil && linkUnsupported(err) {
-		return d.Rename(backup, target)
-	}
-	return err
+	return renameRecorded(d, backup, d, target)
 }
 
 func exists(d *os.Root, name string) bool {
@@ -478,12 +640,14 @@ func holds(d *os.Root, name, sum string) (bool, error) {
 	return fmt.Sprintf("%x", h.Sum(nil)) == sum, nil
 }
 
-// removeLeftover removes a temporary or backup file, if it is there.
+// removeLeftover removes a temporary or backup file, or a tree (a
+// removed directory, a copy), if it is there. os.Root.RemoveAll follows
+// no symbolic link.
 func removeLeftover(d *os.Root, name string) error {
 	if d == nil {
 		return nil
 	}
-	if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := d.RemoveAll(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil

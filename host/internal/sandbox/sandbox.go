@@ -119,8 +119,12 @@ type Sandbox struct {
 	// pause a process that a test then kills), testHookAfterStage after
 	// the i-th file is staged, testHookAfterRenames after the last
 	// rename and before the backups are removed, testHookAfterRollback
-	// when a failed commit has been undone.
+	// when a failed commit has been undone, testHookStep before entry
+	// i's commit (step "") and between the steps of a move ("backup",
+	// "copy", "placed") and of a copy across file systems ("copied" after
+	// each entry copied).
 	testHookBeforeRename  func(i int) error
+	testHookStep          func(i int, step string) error
 	testHookAfterStage    func(i int)
 	testHookAfterRenames  func()
 	testHookAfterRollback func()

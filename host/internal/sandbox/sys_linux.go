@@ -108,3 +108,66 @@ func renameNoReplace(dir *os.File, from, to string) error {
 	}
 	return nil
 }
+
+// renameAt renames from in the directory fromDir to to in the directory
+// toDir, both open directories, so that no path string is looked up
+// again: a parent swapped for a symlink since it was opened cannot
+// redirect it. With noReplace it fails with fs.ErrExist when to exists,
+// atomically, and returns errors.ErrUnsupported where the kernel or
+// filesystem lacks RENAME_NOREPLACE. Across file systems it fails with
+// an error matching syscall.EXDEV.
+func renameAt(fromDir *os.File, from string, toDir *os.File, to string, noReplace bool) error {
+	var flags uint
+	if noReplace {
+		flags = unix.RENAME_NOREPLACE
+	}
+	var rerr error
+	err := withFds(fromDir, toDir, func(ffd, tfd int) {
+		rerr = ignoringEINTR(func() error { return unix.Renameat2(ffd, from, tfd, to, flags) })
+	})
+	switch {
+	case err != nil:
+		return err
+	case noReplace && (errors.Is(rerr, unix.EINVAL) || errors.Is(rerr, unix.ENOSYS)):
+		return errors.ErrUnsupported
+	case rerr != nil:
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: rerr}
+	}
+	return nil
+}
+
+// rmdirAt removes name in dir if it is an empty directory, and nothing
+// else: a file that took its name is never removed.
+func rmdirAt(dir *os.File, name string) error {
+	var rerr error
+	err := withFds(dir, dir, func(fd, _ int) {
+		rerr = ignoringEINTR(func() error { return unix.Unlinkat(fd, name, unix.AT_REMOVEDIR) })
+	})
+	if err != nil {
+		return err
+	}
+	if rerr != nil {
+		return &os.PathError{Op: "rmdir", Path: name, Err: rerr}
+	}
+	return nil
+}
+
+// withFds runs fn with the descriptors of two open files.
+func withFds(a, b *os.File, fn func(afd, bfd int)) error {
+	ra, err := a.SyscallConn()
+	if err != nil {
+		return err
+	}
+	rb, err := b.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cerr error
+	err = ra.Control(func(afd uintptr) {
+		cerr = rb.Control(func(bfd uintptr) { fn(int(afd), int(bfd)) })
+	})
+	if err != nil {
+		return err
+	}
+	return cerr
+}

@@ -20,3 +20,9 @@ func linkUnsupported(err error) bool {
 // another process from a dead one, so run one toolhost per state
 // directory on such systems.
 func lockFile(*os.File, bool) error { return nil }
+
+func sameDevice(os.FileInfo, os.FileInfo) bool { return true }
+
+func isCrossDevice(error) bool { return false }
+
+func isNotEmpty(err error) bool { return errors.Is(err, fs.ErrExist) }

@@ -21,3 +21,11 @@ func openedPath(*os.File) (string, bool) { return "", false }
 
 // renameNoReplace is unavailable here; the caller falls back to a hard link.
 func renameNoReplace(*os.File, string, string) error { return errors.ErrUnsupported }
+
+// renameAt is unavailable here: a rename between two directories goes
+// through the root (renameIn), and across roots it is a copy.
+func renameAt(*os.File, string, *os.File, string, bool) error { return errors.ErrUnsupported }
+
+// rmdirAt is unavailable here; the caller checks the name is a directory
+// and removes it through the root.
+func rmdirAt(*os.File, string) error { return errors.ErrUnsupported }

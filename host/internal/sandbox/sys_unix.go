@@ -42,3 +42,22 @@ func lockFile(f *os.File, wait bool) error {
 		return err
 	}
 }
+
+// sameDevice reports whether two files are on the same file system, so a
+// rename between them can work; unknown counts as the same (the rename
+// then says EXDEV, and the move copies).
+func sameDevice(a, b os.FileInfo) bool {
+	sa, ok1 := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	return !ok1 || !ok2 || sa.Dev == sb.Dev
+}
+
+// isCrossDevice reports a rename refused because its two names are on
+// different file systems (or mounts).
+func isCrossDevice(err error) bool { return errors.Is(err, syscall.EXDEV) }
+
+// isNotEmpty reports a directory that could not be removed because it
+// holds entries.
+func isNotEmpty(err error) bool {
+	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -43,20 +44,46 @@ type Txn struct {
 	dirs   parentDirs
 	intent *intent // nil without a recovery directory
 	closed bool
+	// committed: every step succeeded, so the directories staging made
+	// stay.
+	committed bool
 }
 
+// opKind is what a staged entry of a Txn does at commit.
+type opKind uint8
+
+const (
+	opWrite  opKind = iota // new content renamed into place (Stage)
+	opRemove               // the entry renamed to its backup name (StageRemove)
+	opMkdir                // a directory, created when staged (StageMkdir, createDirs)
+	opMove                 // an entry renamed, or copied and renamed, elsewhere (StageMove)
+)
+
 type txnFile struct {
-	p       Path
+	kind    opKind
+	p       Path        // the target: a write's file, a removal's entry, a move's destination
 	dir     fs.FileInfo // the parent directory as staged, to know it again
 	base    string
 	id      string // ties the temporary and backup names to this file
-	tmp     string // "" once renamed into place
-	backup  string // hard link to the old content while committing
+	tmp     string // "" once renamed into place (or for a removal or directory)
+	backup  string // the old content (a hard link, or the renamed entry) while committing
 	created bool
-	// remove: the file is deleted rather than replaced. Commit renames
-	// it to its backup name, which a later failure renames back and
-	// the end of the commit removes.
-	remove bool
+	// done: the commit did this entry's step (for a directory, staging
+	// did), so a rollback undoes it.
+	done bool
+	// tree: the entry is a directory, whose backup or copy is removed as
+	// a tree.
+	tree bool
+
+	// A move's source, its parent as staged, and the name the source has
+	// once a copy replaced it (removed at the end of the commit).
+	src       Path
+	srcDir    fs.FileInfo
+	srcBase   string
+	srcBackup string
+	overwrite bool
+	copied    bool // tmp holds a complete copy of the source (another file system)
+	placed    bool // the destination holds the moved entry
 }
 
 // RollbackError reports a failed commit whose restore failed too: the
@@ -111,39 +138,9 @@ func (t *Txn) StageMode(p Path, data []byte, mode fs.FileMode, createDirs bool) 
 	return t.stageWith(p, data, createDirs, false, &perm)
 }
 
-// StageDelete stages the removal of p, which must be a regular file now
-// (ErrNotRegular otherwise, an error matching fs.ErrNotExist when it is
-// missing). Commit removes it with the other files, all or nothing: it is
-// renamed to a backup name first, so a later failure, or Recover after a
-// crash, puts it back.
-func (t *Txn) StageDelete(p Path) error {
-	if err := t.checkStage(p); err != nil {
-		return err
-	}
-	d, err := t.dirs.open(p, nil)
-	if err != nil {
-		return err
-	}
-	f := &txnFile{p: p, dir: d.id, base: path.Base(p.Rel), id: newStageID(), remove: true}
-	_, created, err := stagedMode(d.root, f.base, p.Attempted)
-	if err == nil && created {
-		err = &fs.PathError{Op: "remove", Path: p.Attempted, Err: fs.ErrNotExist}
-	}
-	if err == nil && t.s.recoveryDir != "" {
-		err = t.record(f, false, nil)
-	}
-	if err != nil {
-		return err
-	}
-	t.files = append(t.files, f)
-	if hook := t.s.testHookAfterStage; hook != nil {
-		hook(len(t.files) - 1)
-	}
-	return nil
-}
-
 // checkStage refuses what no transaction may stage: a closed Txn, a
-// path of another sandbox, a root, a file staged already.
+// path of another sandbox or one the sandbox does not let a tool write
+// (CheckWrite), a root, an entry staged already.
 func (t *Txn) checkStage(p Path) error {
 	if t.closed {
 		return errors.New("sandbox: Stage on a closed transaction")
@@ -155,7 +152,9 @@ func (t *Txn) checkStage(p Path) error {
 		return &fs.PathError{Op: "write", Path: p.Attempted, Err: ErrNotRegular}
 	}
 	for _, f := range t.files {
-		if f.p.Abs == p.Abs {
+		// A directory staged (made) already is no conflict: creating
+		// it again is a no-op, and files go into it.
+		if (f.kind != opMkdir && f.p.Abs == p.Abs) || (f.kind == opMove && f.src.Abs == p.Abs) {
 			return &fs.PathError{Op: "stage", Path: p.Attempted, Err: errors.New("the same file is staged twice in one transaction")}
 		}
 	}
@@ -173,17 +172,15 @@ func (t *Txn) stageWith(p Path, data []byte, createDirs, mustCreate bool, perm *
 		return false, err
 	}
 	if createDirs {
-		if dirRel := path.Dir(p.Rel); dirRel != "." {
-			if err := p.Root.MkdirAll(dirRel, 0o755); err != nil {
-				return false, err
-			}
+		if err := t.mkdirParents(p); err != nil {
+			return false, err
 		}
 	}
 	d, err := t.dirs.open(p, nil)
 	if err != nil {
 		return false, err
 	}
-	f := &txnFile{p: p, dir: d.id, base: path.Base(p.Rel), id: newStageID()}
+	f := &txnFile{kind: opWrite, p: p, dir: d.id, base: path.Base(p.Rel), id: newStageID()}
 	f.tmp = leftoverName(tmpKind, f.id, f.base)
 	mode, created, err := stagedMode(d.root, f.base, p.Attempted)
 	if err == nil && mustCreate && !created {
@@ -226,22 +223,31 @@ func (t *Txn) record(f *txnFile, created bool, data []byte) error {
 		}
 		t.intent = in
 	}
+	// Every entry has the same names, recorded whether or not its kind
+	// ever creates them, so that a record keeps one shape.
 	in := intentFile{
-		Dir: filepath.Dir(f.p.Abs), Target: f.base, Tmp: f.tmp, Backup: leftoverName(bakKind, f.id, f.base),
-		Created: created, SHA256: fmt.Sprintf("%x", sha256.Sum256(data)),
+		Dir: filepath.Dir(f.p.Abs), Target: f.base,
+		Tmp: leftoverName(tmpKind, f.id, f.base), Backup: leftoverName(bakKind, f.id, f.base),
+		Created: created,
 	}
-	if f.remove {
-		// A removal has no new content and no temporary file; the name
-		// is recorded all the same (never created), so that a record
-		// keeps one shape.
-		in.Tmp, in.SHA256, in.Remove = leftoverName(tmpKind, f.id, f.base), "", true
+	switch f.kind {
+	case opWrite:
+		in.Tmp, in.SHA256 = f.tmp, fmt.Sprintf("%x", sha256.Sum256(data))
+	case opRemove:
+		in.Remove = true
+	case opMkdir:
+		in.Mkdir = true
+	case opMove:
+		in.Move, in.SrcDir, in.Src, in.SrcBackup = true, filepath.Dir(f.src.Abs), f.srcBase, leftoverName(bakKind, f.id, f.srcBase)
 	}
 	return t.intent.add(in)
 }
 
-// Commit renames every staged file into place, in staging order. On
-// failure it undoes what it did and returns the error (a *RollbackError if
-// undoing failed). Commit runs once; Close the Txn afterwards either way.
+// Commit does every staged step in staging order: renames new content
+// into place, removes, moves (directories were made when staged). On
+// failure it undoes what it did, in reverse, and returns the error (a
+// *RollbackError if undoing failed). Commit runs once; Close the Txn
+// afterwards either way.
 func (t *Txn) Commit() error {
 	if t.closed {
 		return errors.New("sandbox: Commit on a closed transaction")
@@ -249,19 +255,32 @@ func (t *Txn) Commit() error {
 	defer t.Close()
 	if t.intent != nil {
 		// Past this line a crash is undone (or completed) by Recover;
-		// before it, Recover only removes temporary files. Only a
-		// commit of several files has backups worth a sync: one file's
-		// rename is atomic by itself.
-		if err := t.intent.markCommit(len(t.files) > 1); err != nil {
+		// before it, Recover only removes temporary files and the
+		// directories staging made. Only a commit of one file's write
+		// needs no sync: its rename is atomic by itself.
+		sync := len(t.files) > 1 || (len(t.files) == 1 && t.files[0].kind != opWrite)
+		if err := t.intent.markCommit(sync); err != nil {
 			return fmt.Errorf("commit: %w (no file was changed)", err)
 		}
 	}
 	for i, f := range t.files {
-		// The last file needs no backup: nothing after it can fail.
-		if err := t.replace(i, f, i < len(t.files)-1); err != nil {
-			return t.rollback(i, fmt.Errorf("commit %s: %w", f.p.Attempted, err))
+		var err error
+		switch f.kind {
+		case opMkdir:
+			err = t.step(i, "")
+		case opRemove:
+			err = t.commitRemove(i, f)
+		case opMove:
+			err = t.commitMove(i, f)
+		default:
+			// The last file needs no backup: nothing after it can fail.
+			err = t.replace(i, f, i < len(t.files)-1)
+		}
+		if err != nil {
+			return t.rollback(fmt.Errorf("commit %s: %w", f.p.Attempted, err))
 		}
 	}
+	t.committed = true
 	if hook := t.s.testHookAfterRenames; hook != nil {
 		hook()
 	}
@@ -274,7 +293,7 @@ func (t *Txn) Commit() error {
 			continue
 		}
 		if f.backup != "" {
-			d.root.Remove(f.backup)
+			d.root.RemoveAll(f.backup)
 			f.backup = ""
 		}
 		// Durability of the renames, where the platform can sync a
@@ -283,6 +302,35 @@ func (t *Txn) Commit() error {
 			_ = d.file.Sync()
 			synced[d.abs] = true
 		}
+		if f.kind != opMove {
+			continue
+		}
+		if sd, err := t.dirs.open(f.src, f.srcDir); err == nil {
+			if f.srcBackup != "" {
+				sd.root.RemoveAll(f.srcBackup)
+				f.srcBackup = ""
+			}
+			if !synced[sd.abs] {
+				_ = sd.file.Sync()
+				synced[sd.abs] = true
+			}
+		}
+	}
+	return nil
+}
+
+// step runs the test hook before entry i's commit (step "") or between
+// the steps of a move; it is nil outside tests.
+func (t *Txn) step(i int, name string) error {
+	if name == "" {
+		if hook := t.s.testHookBeforeRename; hook != nil {
+			if err := hook(i); err != nil {
+				return err
+			}
+		}
+	}
+	if hook := t.s.testHookStep; hook != nil {
+		return hook(i, name)
 	}
 	return nil
 }
@@ -290,26 +338,18 @@ func (t *Txn) Commit() error {
 // replace renames file i into place, first linking a backup of the old
 // content when a later failure may have to restore it.
 func (t *Txn) replace(i int, f *txnFile, backup bool) error {
-	if hook := t.s.testHookBeforeRename; hook != nil {
-		if err := hook(i); err != nil {
-			return err
-		}
+	if err := t.step(i, ""); err != nil {
+		return err
 	}
 	d, err := t.dirs.open(f.p, f.dir)
 	if err != nil {
 		return err
 	}
 	if f.created {
-		return create(d, f)
-	}
-	if f.remove {
-		// One rename removes the file and keeps its content for a
-		// rollback; the end of the commit removes the backup.
-		name := leftoverName(bakKind, f.id, f.base)
-		if err := d.root.Rename(f.base, name); err != nil {
-			return fmt.Errorf("remove: %w", err)
+		if err := create(d, f); err != nil {
+			return err
 		}
-		f.backup = name
+		f.done = true
 		return nil
 	}
 	if backup {
@@ -322,7 +362,7 @@ func (t *Txn) replace(i int, f *txnFile, backup bool) error {
 	if err := d.root.Rename(f.tmp, f.base); err != nil {
 		return err
 	}
-	f.tmp = ""
+	f.tmp, f.done = "", true
 	return nil
 }
 
@@ -366,36 +406,17 @@ func create(d *parentDir, f *txnFile) error {
 	return nil
 }
 
-// rollback restores files 0..failed-1 (already replaced) in reverse order.
-func (t *Txn) rollback(failed int, cause error) error {
+// rollback undoes, in reverse order, every step the commit did, then
+// removes what staging made: temporary files and copies, and the
+// directories it created, if they are still empty.
+func (t *Txn) rollback(cause error) error {
 	unrestored := map[string]string{}
-	for i := failed - 1; i >= 0; i-- {
-		f := t.files[i]
-		d, err := t.dirs.open(f.p, f.dir)
-		if err == nil && f.created {
-			err = d.root.Remove(f.base)
-		} else if err == nil {
-			err = d.root.Rename(f.backup, f.base)
+	for _, f := range slices.Backward(t.files) {
+		if target, where, err := t.undo(f); err != nil {
+			unrestored[target] = where
 		}
-		if err != nil {
-			backup := ""
-			if !f.created {
-				backup = filepath.Join(filepath.Dir(f.p.Abs), f.backup)
-			}
-			unrestored[f.p.Abs] = backup
-			f.backup = "" // keep it: it is the only copy of the old content
-			continue
-		}
-		f.backup = ""
-		_ = d.file.Sync()
 	}
-	if failed < len(t.files) && t.files[failed].backup != "" {
-		f := t.files[failed]
-		if d, err := t.dirs.open(f.p, f.dir); err == nil {
-			d.root.Remove(f.backup)
-		}
-		f.backup = ""
-	}
+	t.removeStaged()
 	if t.intent != nil {
 		// Recover must not mistake the rolled-back files for a finished
 		// commit and remove backups that the error below names.
@@ -410,25 +431,89 @@ func (t *Txn) rollback(failed int, cause error) error {
 	return cause
 }
 
-// Close removes temporary files that were not committed, releases the
-// directories, and drops the intent record. It is safe to call more than
-// once.
-func (t *Txn) Close() error {
-	if t.closed {
-		return nil
+// undo puts back what the commit did to f. On failure it returns the
+// path that is not as it was and where its old content is ("" for none),
+// and keeps that backup: it is the only copy.
+func (t *Txn) undo(f *txnFile) (target, where string, err error) {
+	if f.kind == opMove {
+		return t.undoMove(f)
 	}
-	t.closed = true
+	d, err := t.dirs.open(f.p, f.dir)
+	backupPath := func() string {
+		if f.backup == "" {
+			return ""
+		}
+		return filepath.Join(filepath.Dir(f.p.Abs), f.backup)
+	}
+	switch {
+	case f.kind == opMkdir:
+		return "", "", nil // removed with the temporary files, below
+	case f.kind == opWrite && !f.done:
+		if err == nil && f.backup != "" {
+			d.root.Remove(f.backup)
+		}
+		f.backup = ""
+		return "", "", nil
+	case !f.done:
+		return "", "", nil
+	case err != nil:
+	case f.kind == opWrite && f.created:
+		err = d.root.Remove(f.base)
+	case f.kind == opWrite:
+		err = d.root.Rename(f.backup, f.base)
+	default: // a removal: its entry gets its name back
+		err = renameEntry(d, f.backup, d, f.base)
+	}
+	if err != nil {
+		where := backupPath()
+		f.backup = "" // keep it: it is the only copy of the old content
+		return f.p.Abs, where, err
+	}
+	f.backup, f.done = "", false
+	_ = d.file.Sync()
+	return "", "", nil
+}
+
+// removeStaged removes what staging made and no commit used: temporary
+// files and copies, then, unless the commit succeeded, the directories
+// staging created, newest first, each only if it is still empty.
+func (t *Txn) removeStaged() {
 	for _, f := range t.files {
-		if f.tmp == "" {
+		if f.tmp == "" || (f.kind != opWrite && f.kind != opMove) {
 			continue
 		}
 		// A directory swapped since staging keeps the temporary file:
 		// removing a name in whatever is there now could remove
 		// someone else's file.
 		if d, err := t.dirs.open(f.p, f.dir); err == nil {
-			d.root.Remove(f.tmp)
+			d.root.RemoveAll(f.tmp)
 		}
+		f.tmp = ""
 	}
+	if t.committed {
+		return
+	}
+	for _, f := range slices.Backward(t.files) {
+		if f.kind != opMkdir || !f.done {
+			continue
+		}
+		if d, err := t.dirs.open(f.p, f.dir); err == nil {
+			rmdirEmpty(d, f.base)
+		}
+		f.done = false
+	}
+}
+
+// Close removes temporary files and copies that were not committed and,
+// for a Txn that did not commit, the directories its staging created
+// that are still empty; it releases the directories and drops the intent
+// record. It is safe to call more than once.
+func (t *Txn) Close() error {
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	t.removeStaged()
 	t.dirs.close()
 	if t.intent != nil {
 		t.intent.remove()
@@ -449,6 +534,11 @@ type parentDir struct {
 	root *os.Root
 	file *os.File
 	id   fs.FileInfo // what it was when opened, to know it again
+	// top and rel: the sandbox root and the directory's path in it, for
+	// a rename between two directories where the system cannot rename
+	// between two open directories.
+	top *os.Root
+	rel string
 }
 
 func (d *parentDir) close() {
@@ -523,7 +613,7 @@ func openParent(p Path, abs string) (*parentDir, error) {
 		}
 		return nil, err
 	}
-	d := &parentDir{abs: abs, root: root}
+	d := &parentDir{abs: abs, root: root, top: p.Root, rel: dirRel}
 	d.file, err = root.Open(".")
 	if err != nil {
 		root.Close()

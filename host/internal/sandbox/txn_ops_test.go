@@ -1,0 +1,275 @@
+//go:build unix
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// snapshot describes every entry under root: a file by its mode and
+// content, a link by its target, a directory by its mode.
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case rel == ".":
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			out[rel] = "link -> " + target
+		case fi.IsDir():
+			out[rel] = fmt.Sprintf("dir %v", fi.Mode().Perm())
+		default:
+			b, _ := os.ReadFile(p)
+			out[rel] = fmt.Sprintf("file %v %q", fi.Mode().Perm(), b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// diffSnapshots says how got differs from want, "" when it does not.
+func diffSnapshots(got, want map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if got[k] != want[k] {
+			fmt.Fprintf(&b, "\n  %s: %q, want %q", k, got[k], want[k])
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := want[k]; !ok {
+			fmt.Fprintf(&b, "\n  %s: %q, want nothing", k, got[k])
+		}
+	}
+	return b.String()
+}
+
+// opsTree is the tree the tests of removals and moves start from: files
+// of several modes, a nested directory, a link inside, a link out of the
+// root and a link to the recovery directory.
+func opsTree(t *testing.T, root, outside, recovery string) {
+	t.Helper()
+	for name, content := range map[string]string{
+		"a.txt": "A", "b.txt": "B", "dir/x.txt": "X", "dir/sub/y.txt": "Y", "dir/sub/z.sh": "Z",
+		"other/o.txt": "O",
+	} {
+		mustWrite(t, filepath.Join(root, name), content)
+	}
+	must(t, os.Chmod(filepath.Join(root, "dir/sub/z.sh"), 0o751))
+	must(t, os.Chmod(filepath.Join(root, "dir/sub"), 0o750))
+	must(t, os.Symlink("a.txt", filepath.Join(root, "in-link")))
+	must(t, os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(root, "out-link")))
+	must(t, os.Symlink(recovery, filepath.Join(root, "state-link")))
+	must(t, os.Symlink("../a.txt", filepath.Join(root, "dir/sub/rel-link")))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// opsFixture makes the tree in a new root and a sandbox on it (and on
+// extra roots) with a recovery directory outside the root.
+func opsFixture(t *testing.T, extraRoots ...string) (s *Sandbox, root, outside, recovery string) {
+	t.Helper()
+	root, outside = canonTempDir(t), canonTempDir(t)
+	recovery = filepath.Join(canonTempDir(t), "txn")
+	must(t, os.MkdirAll(recovery, 0o700))
+	mustWrite(t, filepath.Join(outside, "secret.txt"), "SECRET")
+	opsTree(t, root, outside, recovery)
+	s, err := New(Config{Roots: append([]string{root}, extraRoots...), RecoveryDir: recovery})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, root, outside, recovery
+}
+
+// entry resolves name as the entry it names: a final symbolic link is
+// the link itself (its parent resolved, then Child), as a removal or a
+// move takes it.
+func entry(t *testing.T, s *Sandbox, name string) Path {
+	t.Helper()
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	parent, err := s.Resolve(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := parent.Child(base)
+	if fi, err := p.Lstat(); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return p
+	}
+	p, err = s.Resolve(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// StageRemove removes a file, a link (the link only, wherever it points:
+// inside, out of the root, at the recovery directory) or a tree, and
+// refuses a directory without recursive and what is not there.
+func TestTxn_StageRemove(t *testing.T) {
+	tests := []struct {
+		name      string
+		recursive bool
+		gone      []string // entries that must be gone
+		wantErr   error
+	}{
+		{name: "a.txt", gone: []string{"a.txt"}},
+		{name: "in-link", gone: []string{"in-link"}},
+		{name: "out-link", gone: []string{"out-link"}},
+		{name: "state-link", gone: []string{"state-link"}},
+		{name: "dir/sub/rel-link", gone: []string{"dir/sub/rel-link"}},
+		{name: "dir", recursive: true, gone: []string{"dir", "dir/x.txt", "dir/sub", "dir/sub/y.txt", "dir/sub/z.sh", "dir/sub/rel-link"}},
+		{name: "dir/sub", recursive: true, gone: []string{"dir/sub", "dir/sub/y.txt", "dir/sub/z.sh", "dir/sub/rel-link"}},
+		{name: "dir", wantErr: ErrIsDirectory},
+		{name: "missing.txt", wantErr: fs.ErrNotExist},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s recursive=%v", tt.name, tt.recursive), func(t *testing.T) {
+			s, root, outside, recovery := opsFixture(t)
+			before := snapshot(t, root)
+			txn := s.Begin()
+			defer txn.Close()
+			err := txn.StageRemove(entry(t, s, tt.name), tt.recursive)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("StageRemove = %v, want %v", err, tt.wantErr)
+				}
+				txn.Close()
+				if d := diffSnapshots(snapshot(t, root), before); d != "" {
+					t.Errorf("a refused removal changed the tree:%s", d)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := diffSnapshots(snapshot(t, root), before); d != "" {
+				t.Errorf("staging changed the tree:%s", d)
+			}
+			if err := txn.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			want := maps.Clone(before)
+			for _, g := range tt.gone {
+				delete(want, g)
+			}
+			if d := diffSnapshots(snapshot(t, root), want); d != "" {
+				t.Errorf("after the commit:%s", d)
+			}
+			wantContents(t, outside, map[string]string{"secret.txt": "SECRET"})
+			if fi, err := os.Stat(recovery); err != nil || !fi.IsDir() {
+				t.Errorf("recovery directory: %v", err)
+			}
+			if left, _ := os.ReadDir(recovery); len(left) != 0 {
+				t.Errorf("recovery directory still holds %v", left)
+			}
+		})
+	}
+}
+
+// StageDelete, which undo uses, still refuses anything but a regular
+// file, a link included.
+func TestTxn_StageDeleteRefusesLinksAndDirectories(t *testing.T) {
+	s, _, _, _ := opsFixture(t)
+	for _, name := range []string{"in-link", "dir"} {
+		txn := s.Begin()
+		if err := txn.StageDelete(entry(t, s, name)); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("StageDelete(%s) = %v, want ErrNotRegular", name, err)
+		}
+		txn.Close()
+	}
+}
+
+// StageMkdir makes missing directories, says whether it made p, refuses
+// a file in the way, and a Txn that does not commit removes what it made
+// while it is empty.
+func TestTxn_StageMkdir(t *testing.T) {
+	tests := []struct {
+		name    string
+		commit  bool
+		created bool
+		made    []string
+		wantErr error
+	}{
+		{name: "new", commit: true, created: true, made: []string{"new"}},
+		{name: "n1/n2/n3", commit: true, created: true, made: []string{"n1", "n1/n2", "n1/n2/n3"}},
+		{name: "dir/new", commit: true, created: true, made: []string{"dir/new"}},
+		{name: "dir/sub", commit: true},
+		{name: "n1/n2/n3", commit: false, created: true},
+		{name: "a.txt", wantErr: ErrNotDirectory},
+		{name: "a.txt/x", wantErr: ErrNotDirectory},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s commit=%v", tt.name, tt.commit), func(t *testing.T) {
+			s, root, _, _ := opsFixture(t)
+			before := snapshot(t, root)
+			p, err := s.Resolve(tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			txn := s.Begin()
+			created, err := txn.StageMkdir(p)
+			if tt.wantErr != nil || err != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("StageMkdir = %v, want %v", err, tt.wantErr)
+				}
+				txn.Close()
+				if d := diffSnapshots(snapshot(t, root), before); d != "" {
+					t.Errorf("a refused mkdir changed the tree:%s", d)
+				}
+				return
+			}
+			if created != tt.created {
+				t.Errorf("created = %v, want %v", created, tt.created)
+			}
+			want := maps.Clone(before)
+			if tt.commit {
+				if err := txn.Commit(); err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range tt.made {
+					want[m] = fmt.Sprintf("dir %v", fs.FileMode(0o777&^umask()))
+				}
+			} else {
+				txn.Close()
+			}
+			if d := diffSnapshots(snapshot(t, root), want); d != "" {
+				t.Errorf("after the transaction:%s", d)
+			}
+		})
+	}
+}
+
+func umask() fs.FileMode {
+	m := syscall.Umask(0)
+	syscall.Umask(m)
+	return fs.FileMode(m)
+}
