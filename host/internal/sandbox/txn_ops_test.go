@@ -99,7 +99,7 @@ func opsFixture(t *testing.T, extraRoots ...string) (s *Sandbox, root, outside, 
 	must(t, os.MkdirAll(recovery, 0o700))
 	mustWrite(t, filepath.Join(outside, "secret.txt"), "SECRET")
 	opsTree(t, root, outside, recovery)
-	s, err := New(Config{Roots: append([]string{root}, extraRoots...), RecoveryDir: recovery})
+	s, err := New(Config{Roots: append([]string{root}, extraRoots...), RecoveryDir: recovery, AllowAbsolute: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,4 +272,160 @@ func umask() fs.FileMode {
 	m := syscall.Umask(0)
 	syscall.Umask(m)
 	return fs.FileMode(m)
+}
+
+// shmRoot returns a new directory on another file system than dir, or
+// skips the test saying why there is none.
+func shmRoot(t *testing.T, dir string) string {
+	t.Helper()
+	var a, b syscall.Stat_t
+	if err := syscall.Stat("/dev/shm", &a); err != nil {
+		t.Skipf("no /dev/shm for a second file system: %v", err)
+	}
+	if err := syscall.Stat(dir, &b); err != nil {
+		t.Fatal(err)
+	}
+	if a.Dev == b.Dev {
+		t.Skip("/dev/shm is on the same file system as the test's temporary directory; no second file system to move across")
+	}
+	d, err := os.MkdirTemp("/dev/shm", "toolhost-txn-")
+	if err != nil {
+		t.Skipf("cannot create a directory in /dev/shm: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	canon, err := filepath.EvalSymlinks(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return canon
+}
+
+// snapshotRoots is snapshot of several roots, each entry prefixed by
+// its root's key.
+func snapshotRoots(t *testing.T, roots map[string]string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for key, dir := range roots {
+		for rel, v := range snapshot(t, dir) {
+			out[key+"/"+rel] = v
+		}
+	}
+	return out
+}
+
+// moved is want after moving src (and everything under it) to dst,
+// replacing whatever dst was.
+func moved(want map[string]string, src, dst string) map[string]string {
+	under := func(k, top string) bool { return k == top || strings.HasPrefix(k, top+"/") }
+	out := map[string]string{}
+	for k, v := range want {
+		if !under(k, src) && !under(k, dst) {
+			out[k] = v
+		}
+	}
+	for k, v := range want {
+		if under(k, src) {
+			out[dst+strings.TrimPrefix(k, src)] = v
+		}
+	}
+	return out
+}
+
+// StageMove moves a file, a link (as a link) or a tree, within a
+// directory, to another, to another root on the same file system and to
+// one on another file system (a copy keeping modes and links), over an
+// existing destination only with overwrite, and refuses moving a
+// directory into itself or over what contains it.
+func TestTxn_StageMove(t *testing.T) {
+	tests := []struct {
+		src, dst   string // "R1/..." the main root, "R2/..." the second
+		overwrite  bool
+		createDirs bool
+		wantErr    error // nil: success
+		errText    string
+	}{
+		{src: "R1/a.txt", dst: "R1/a2.txt"},
+		{src: "R1/a.txt", dst: "R1/other/a.txt"},
+		{src: "R1/dir", dst: "R1/other/dir2"},
+		{src: "R1/out-link", dst: "R1/other/out-link"},
+		{src: "R1/state-link", dst: "R1/other/state-link"},
+		{src: "R1/a.txt", dst: "R1/b.txt", overwrite: true},
+		{src: "R1/dir/sub", dst: "R1/other", overwrite: true},
+		{src: "R1/a.txt", dst: "R1/new/deep/a.txt", createDirs: true},
+		{src: "R1/a.txt", dst: "R1/b.txt", wantErr: fs.ErrExist},
+		{src: "R1/a.txt", dst: "R1/nodir/a.txt", wantErr: fs.ErrNotExist},
+		{src: "R1/missing", dst: "R1/m2", wantErr: fs.ErrNotExist},
+		{src: "R1/dir", dst: "R1/dir/sub/dir", errText: "into itself"},
+		{src: "R1/dir", dst: "R1/dir", errText: "into itself"},
+		{src: "R1/dir/sub", dst: "R1/dir", overwrite: true, errText: "contains"},
+		{src: "R1/a.txt", dst: "R2/a.txt"},
+		{src: "R1/dir", dst: "R2/dir"},
+		{src: "R1/out-link", dst: "R2/out-link"},
+		{src: "R1/a.txt", dst: "R2/o.txt", overwrite: true},
+		{src: "R1/dir", dst: "R2/sub/dir", createDirs: true},
+	}
+	for _, fsKind := range []string{"same-fs", "other-fs"} {
+		for _, tt := range tests {
+			if fsKind == "other-fs" && !strings.HasPrefix(tt.dst, "R2/") {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s %s to %s overwrite=%v", fsKind, tt.src, tt.dst, tt.overwrite), func(t *testing.T) {
+				second := canonTempDir(t)
+				if fsKind == "other-fs" {
+					second = shmRoot(t, second)
+				}
+				mustWrite(t, filepath.Join(second, "o.txt"), "R2 O")
+				s, root, outside, recovery := opsFixture(t, second)
+				roots := map[string]string{"R1": root, "R2": second}
+				abs := func(name string) string {
+					key, rel, _ := strings.Cut(name, "/")
+					return filepath.Join(roots[key], rel)
+				}
+				before := snapshotRoots(t, roots)
+				fi, err := os.Lstat(filepath.Join(root, "a.txt"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				mtimeA := fi.ModTime()
+				txn := s.Begin()
+				defer txn.Close()
+				err = txn.StageMove(entry(t, s, abs(tt.src)), entry(t, s, abs(tt.dst)), tt.overwrite, tt.createDirs)
+				if err == nil {
+					err = txn.Commit()
+				}
+				if tt.wantErr != nil || tt.errText != "" {
+					if err == nil || (tt.wantErr != nil && !errors.Is(err, tt.wantErr)) || !strings.Contains(err.Error(), tt.errText) {
+						t.Fatalf("move = %v, want %v %q", err, tt.wantErr, tt.errText)
+					}
+					txn.Close()
+					if d := diffSnapshots(snapshotRoots(t, roots), before); d != "" {
+						t.Errorf("a refused move changed the tree:%s", d)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := moved(before, tt.src, tt.dst)
+				if tt.createDirs {
+					for d := filepath.Dir(tt.dst); before[d] == "" && strings.Contains(d, "/"); d = filepath.Dir(d) {
+						want[d] = fmt.Sprintf("dir %v", fs.FileMode(0o777&^umask()))
+					}
+				}
+				if d := diffSnapshots(snapshotRoots(t, roots), want); d != "" {
+					t.Errorf("after the move:%s", d)
+				}
+				wantContents(t, outside, map[string]string{"secret.txt": "SECRET"})
+				if left, _ := os.ReadDir(recovery); len(left) != 0 {
+					t.Errorf("recovery directory still holds %v", left)
+				}
+				if fsKind == "other-fs" && tt.src == "R1/a.txt" {
+					// A copy keeps the modification time too.
+					if fi, err := os.Lstat(abs(tt.dst)); err != nil || !fi.ModTime().Equal(mtimeA) {
+						t.Errorf("%s: modification time %v (%v), want a.txt's %v", tt.dst, fi.ModTime(), err, mtimeA)
+					}
+				}
+			})
+		}
+	}
 }
