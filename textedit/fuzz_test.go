@@ -1,0 +1,102 @@
+package textedit
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// FuzzReplace checks what must hold for any file and strings: no panic;
+// a failed edit changes nothing; a successful one keeps the byte order
+// mark and every line before the first and after the last line it
+// reports writing, byte for byte (the line after may be the rest of the
+// line the match ended in); an exact single match is what
+// strings.Replace would do.
+func FuzzReplace(f *testing.F) {
+	seeds := [][4]string{
+		{"a\r\nb  \r\n\tc\r\n", "b\nc", "x\n  y", ""},
+		{"\ufeffx := “1”\n", "x := \"1\"", "x := 2", ""},
+		{"    if x {\n        y\n    }\n", "\tif x {\n\t\ty\n\t}", "\tz", ""},
+		{"a\nb\na\nb\n", "1→a\n2→b", "c", "all"},
+		{"", "a", "b", ""},
+		{"a\n", "\n", "", "all"},
+	}
+	for _, s := range seeds {
+		f.Add(s[0], s[1], s[2], s[3] == "all")
+	}
+	f.Fuzz(func(t *testing.T, file, old, new string, all bool) {
+		fl, err := Parse([]byte(file))
+		if err != nil {
+			return
+		}
+		before := fl.Text()
+		res, err := fl.Replace(old, new, all)
+		after := fl.Text()
+		if err != nil {
+			if after != before {
+				t.Fatalf("a failed edit changed %q to %q", before, after)
+			}
+			return
+		}
+		if got := string(fl.Bytes()); strings.HasPrefix(file, "\ufeff") != strings.HasPrefix(got, "\ufeff") {
+			t.Fatalf("byte order mark lost or added: %q -> %q", file, got)
+		}
+		if res.Replacements < 1 || res.Start < 1 || res.End < res.Start {
+			t.Fatalf("result %+v", res)
+		}
+		bl, al := strings.SplitAfter(before, "\n"), strings.SplitAfter(after, "\n")
+		if res.End > len(al) {
+			t.Fatalf("result %+v past the end of %q", res, after)
+		}
+		if !slices.Equal(al[:res.Start-1], bl[:res.Start-1]) {
+			t.Fatalf("lines before %d changed: %q -> %q (%+v)", res.Start, before, after, res)
+		}
+		// The first line after the region may be the rest of the line
+		// the region ended in; the lines after it are whole.
+		tail := al[res.End:]
+		if len(tail) > len(bl) || len(tail) > 0 && (!slices.Equal(tail[1:], bl[len(bl)-len(tail)+1:]) ||
+			!strings.HasSuffix(bl[len(bl)-len(tail)], tail[0])) {
+			t.Fatalf("lines after %d changed: %q -> %q (%+v)", res.End, before, after, res)
+		}
+		if res.Layer == Exact && res.Replacements == 1 && !all {
+			if want := strings.Replace(before, old, fl.toFileEOL(new), 1); after != want {
+				t.Fatalf("exact edit gave %q, want %q", after, want)
+			}
+		}
+	})
+}
+
+// FuzzReplaceLines checks that a region edit never panics, changes
+// nothing when it fails, and keeps the lines before the region (the
+// last of a file without a final newline gains one when appended to,
+// and the line before the last lines loses it when they are deleted).
+func FuzzReplaceLines(f *testing.F) {
+	f.Add("a\nb\nc", 2, 2, "x")
+	f.Add("a\r\nb\r\n", 3, 2, "y\n")
+	f.Add("", 1, 0, "")
+	f.Fuzz(func(t *testing.T, file string, start, end int, content string) {
+		fl, err := Parse([]byte(file))
+		if err != nil {
+			return
+		}
+		before := fl.Text()
+		res, err := fl.ReplaceLines(start, end, content, nil)
+		after := fl.Text()
+		if err != nil {
+			if after != before {
+				t.Fatalf("a failed edit changed %q to %q", before, after)
+			}
+			return
+		}
+		// Appending to a file without a final newline ends its last line.
+		bl, al := strings.SplitAfter(before, "\n"), strings.SplitAfter(after, "\n")
+		if res.Start != start || len(al) < start-1 {
+			t.Fatalf("result %+v for lines %d-%d of %q", res, start, end, before)
+		}
+		for k := range start - 1 {
+			if al[k] != bl[k] && al[k] != bl[k]+fl.LineEnding() && (k != start-2 || bl[k] != al[k]+"\n" && bl[k] != al[k]+"\r\n") {
+				t.Fatalf("line %d changed: %q -> %q", k+1, before, after)
+			}
+		}
+	})
+}

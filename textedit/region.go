@@ -1,0 +1,108 @@
+package textedit
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+)
+
+// ReplaceLines replaces lines start..end (1-based, inclusive) with
+// content; end = start-1 inserts content before line start (start one
+// past the last line appends). content is whole lines: a final line
+// break is added when missing, and every break is written in the file's
+// style. The file keeps its final-newline state: content that ends the
+// file ends without a break when the file did.
+//
+// With expected non-nil, the lines must equal *expected once line
+// endings are normalized (a final line break on either side is
+// ignored); otherwise the file is unchanged and the error shows a diff
+// of expected against the lines as they are.
+func (f *File) ReplaceLines(start, end int, content string, expected *string) (Result, error) {
+	lines := strings.SplitAfter(f.text, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	n := len(lines)
+	switch {
+	case start < 1 || start > n+1:
+		return Result{}, &Error{Reason: BadRange, Msg: fmt.Sprintf("start_line %d is outside the file, which has %d lines: give 1 to %d (%d appends at the end)", start, n, n+1, n+1)}
+	case end < start-1 || end > n:
+		return Result{}, &Error{Reason: BadRange, Msg: fmt.Sprintf("end_line %d does not fit start_line %d in a file of %d lines: give %d to %d (%d inserts before line %d without replacing it)", end, start, n, start-1, n, start-1, start)}
+	}
+	if expected != nil {
+		actual := strings.Join(lines[start-1:end], "")
+		if lineText(actual) != lineText(*expected) {
+			label := fmt.Sprintf("actual (lines %d-%d)", start, end)
+			if end < start {
+				label = "actual (no lines: an insertion)"
+			}
+			diff := udiff.Unified("expected", label, lineText(*expected), lineText(actual))
+			return Result{}, &Error{Reason: Mismatch, Lines: []int{start, end}, Msg: fmt.Sprintf(
+				"lines %d-%d are not what expected says, so nothing was changed; the file may have changed since it was read. Expected against actual (→ is a tab, · a trailing space in the lines below):\n%s\nRead the lines again and retry with them.",
+				start, end, visibleDiff(diff))}
+		}
+	}
+	if content != "" && !strings.HasSuffix(content, "\n") {
+		content += "\n"
+	}
+	content = f.toFileEOL(content)
+	before := strings.Join(lines[:start-1], "")
+	after := strings.Join(lines[end:], "")
+	noFinalEOL := n > 0 && !strings.HasSuffix(lines[n-1], "\n")
+	if noFinalEOL && after == "" {
+		// What is written now ends the file, which had no final newline:
+		// it still has none.
+		switch {
+		case content != "":
+			content = strings.TrimSuffix(content, f.eol)
+			if start == n+1 {
+				before += f.eol // the old last line is no longer last
+			}
+		case end >= start && start > 1 && strings.TrimRight(lines[start-2], "\r\n") != "":
+			// The last lines went: the line before them is last now
+			// (unless it is empty, which without its break would be gone).
+			if strings.HasSuffix(before, "\r\n") {
+				before = before[:len(before)-2]
+			} else {
+				before = strings.TrimSuffix(before, "\n")
+			}
+		}
+	}
+	f.text = before + content + after
+	res := Result{Replacements: 1, Start: start, End: start}
+	if k := strings.Count(content, "\n"); content != "" {
+		if !strings.HasSuffix(content, "\n") {
+			k++
+		}
+		res.End = start + k - 1
+	}
+	return res, nil
+}
+
+// lineText is s with LF line endings and no final line break, for
+// comparing lines however they end.
+func lineText(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.TrimSuffix(s, "\n") + "\n"
+}
+
+// visibleDiff shows the invisible characters of a diff's lines.
+func visibleDiff(diff string) string {
+	var b strings.Builder
+	for line := range strings.Lines(diff) {
+		b.WriteString(Visible(line))
+		b.WriteByte('\n')
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Diff is a unified diff from before to after, labelled as git labels
+// path (a/path, b/path) and as the host labels its own diffs; empty when
+// they are equal.
+func Diff(path, before, after string) string {
+	if before == after {
+		return ""
+	}
+	return udiff.Unified("a/"+path, "b/"+path, before, after)
+}

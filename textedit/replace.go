@@ -1,0 +1,180 @@
+package textedit
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// Result is an edit that was made.
+type Result struct {
+	Replacements int
+	// Start and End are the first and last line, 1-based, of the text
+	// the edit wrote, in the file as it is now; End is Start when the
+	// edit only removed text.
+	Start, End int
+	Layer      Layer // zero for a region edit
+}
+
+// candidate is one place old_string matched: the bytes to replace and,
+// from the Indentation layer on, how to re-indent new_string for it.
+type candidate struct {
+	beg, end int
+	first    bool // the match starts at the start of a line
+	indent   reindent
+}
+
+// Replace replaces old with new in the file: the one place old occurs,
+// or with all every place. It tries the layers in order and uses the
+// first that finds old; a layer that finds it in several places is an
+// error unless all. On error the file is unchanged.
+func (f *File) Replace(old, new string, all bool) (Result, error) {
+	switch {
+	case old == "":
+		return Result{}, &Error{Reason: Empty, Msg: "old_string is empty, and an edit needs text to find; to create a file or replace its whole content, use write_file"}
+	case old == new:
+		return Result{}, &Error{Reason: NoChange, Msg: "old_string and new_string are the same, so there is nothing to do; the file is unchanged"}
+	}
+	oldStripped, numbered := stripLineNumbers(old)
+	newStripped := new
+	if numbered {
+		if s, ok := stripLineNumbers(new); ok {
+			newStripped = s
+		}
+	}
+	hasCR := strings.Contains(f.text, "\r") || strings.Contains(old, "\r")
+	for l := Exact; l <= Punctuation; l++ {
+		o, n := old, new
+		if l >= LineNumbers && numbered {
+			o, n = oldStripped, newStripped
+		}
+		switch {
+		case l == LineEndings && !hasCR, l == LineNumbers && !numbered:
+			continue // the same text as the layer before: nothing new to find
+		}
+		cands := f.find(o, l)
+		if len(cands) == 0 {
+			continue
+		}
+		if len(cands) > 1 && !all {
+			return Result{}, f.ambiguous(l, cands)
+		}
+		return f.apply(cands, n, l), nil
+	}
+	return Result{}, f.notFound(old, new, oldStripped, newStripped, numbered)
+}
+
+// find returns every place layer l finds old, in order, none overlapping.
+func (f *File) find(old string, l Layer) []candidate {
+	var out []candidate
+	if l == Exact {
+		for off := 0; ; {
+			i := strings.Index(f.text[off:], old)
+			if i < 0 {
+				return out
+			}
+			beg := off + i
+			out = append(out, candidate{beg: beg, end: beg + len(old), first: beg == 0 || f.text[beg-1] == '\n'})
+			off = beg + len(old)
+		}
+	}
+	nold := normalizeString(old, l)
+	if strings.TrimSpace(nold) == "" {
+		return nil // only blanks: every layer from here on would find them anywhere
+	}
+	nt := normalize(f.text, l)
+	var oldLines []string
+	if l >= Indentation {
+		oldLines = strings.Split(strings.ReplaceAll(old, "\r\n", "\n"), "\n")
+	}
+	tabs := func() bool { return usesTabs(f.text) }
+	for off := 0; off < len(nt.s); {
+		i := bytes.Index(nt.s[off:], []byte(nold))
+		if i < 0 {
+			break
+		}
+		s, e := off+i, off+i+len(nold)
+		if nt.splits(s) || nt.splits(e) {
+			off = s + 1 // inside what one character folded to ("…" to "...")
+			continue
+		}
+		c := candidate{beg: nt.beg[s], end: nt.end[e-1]}
+		if l >= TrailingSpace && (e == len(nt.s) || nt.s[e] == '\n') {
+			for c.end < len(f.text) && isBlank(f.text[c.end]) {
+				c.end++
+			}
+		}
+		if l >= Indentation && (s == 0 || nt.s[s-1] == '\n') {
+			for c.beg > 0 && isBlank(f.text[c.beg-1]) {
+				c.beg--
+			}
+		}
+		c.first = c.beg == 0 || f.text[c.beg-1] == '\n'
+		if l >= Indentation {
+			fileLines := strings.Split(strings.ReplaceAll(f.text[c.beg:c.end], "\r\n", "\n"), "\n")
+			r, ok := matchIndent(oldLines, fileLines, c.first, tabs)
+			if !ok {
+				off = s + 1
+				continue
+			}
+			c.indent = r
+		}
+		out = append(out, c)
+		off = e
+	}
+	return out
+}
+
+// apply replaces every candidate with new and reports where the new
+// text is.
+func (f *File) apply(cands []candidate, new string, l Layer) Result {
+	new = strings.ReplaceAll(new, "\r\n", "\n")
+	var b strings.Builder
+	b.Grow(len(f.text) + len(cands)*len(new))
+	res := Result{Replacements: len(cands), Layer: l}
+	prev, line := 0, 1
+	for k, c := range cands {
+		chunk := f.text[prev:c.beg]
+		line += strings.Count(chunk, "\n")
+		b.WriteString(chunk)
+		repl := new
+		if l >= Indentation {
+			repl = c.indent.apply(repl, c.first)
+		}
+		repl = f.toFileEOL(repl)
+		b.WriteString(repl)
+		start := line
+		n := strings.Count(repl, "\n")
+		end := start + n
+		if strings.HasSuffix(repl, "\n") && n > 0 {
+			end--
+		}
+		if k == 0 {
+			res.Start = start
+		}
+		res.End = end
+		line += n
+		prev = c.end
+	}
+	b.WriteString(f.text[prev:])
+	f.text = b.String()
+	return res
+}
+
+// ambiguous is the error of a layer that found old_string in several
+// places.
+func (f *File) ambiguous(l Layer, cands []candidate) *Error {
+	lines := make([]int, len(cands))
+	strs := make([]string, len(cands))
+	for i, c := range cands {
+		lines[i] = lineAt(f.text, c.beg)
+		strs[i] = fmt.Sprint(lines[i])
+	}
+	how := "exactly"
+	if l != Exact {
+		how = "(" + strings.TrimPrefix(l.Phrase(), "matched ") + ")"
+	}
+	return &Error{Reason: Ambiguous, Lines: lines, Msg: fmt.Sprintf(
+		"old_string matches %d places %s, starting at lines %s; nothing was changed; add lines around it to old_string so it matches one place, or set replace_all to change every one",
+		len(cands), how, strings.Join(strs, ", "))}
+}
