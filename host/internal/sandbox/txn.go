@@ -479,7 +479,7 @@ func (t *Txn) undo(f *txnFile) (target, where string, err error) {
 // staging created, newest first, each only if it is still empty.
 func (t *Txn) removeStaged() {
 	for _, f := range t.files {
-		if f.tmp == "" || (f.kind != opWrite && f.kind != opMove) {
+		if f.tmp == "" || (f.kind != opWrite && f.kind != opMove) || f.placed {
 			continue
 		}
 		// A directory swapped since staging keeps the temporary file:

@@ -381,7 +381,8 @@ func (t *Txn) commitMove(i int, f *txnFile) error {
 	if err := renameEntry(dd, f.tmp, dd, f.base); err != nil {
 		return existsAs(f.p, err)
 	}
-	f.tmp, f.placed = "", true
+	// tmp keeps the name: a rollback renames the copy back to it.
+	f.placed = true
 	if err := t.step(i, "placed"); err != nil {
 		return err
 	}
