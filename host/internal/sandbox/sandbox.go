@@ -121,8 +121,9 @@ type Sandbox struct {
 	// rename and before the backups are removed, testHookAfterRollback
 	// when a failed commit has been undone, testHookStep before entry
 	// i's commit (step "") and between the steps of a move ("backup",
-	// "copy", "placed") and of a copy across file systems ("copied" after
-	// each entry copied).
+	// "copy", "placed"), of a copy across file systems ("copied" after
+	// each entry copied), and before a rollback undoes entry i ("undo",
+	// whose error is ignored).
 	testHookBeforeRename  func(i int) error
 	testHookStep          func(i int, step string) error
 	testHookAfterStage    func(i int)

@@ -411,7 +411,10 @@ func create(d *parentDir, f *txnFile) error {
 // directories it created, if they are still empty.
 func (t *Txn) rollback(cause error) error {
 	unrestored := map[string]string{}
-	for _, f := range slices.Backward(t.files) {
+	for i, f := range slices.Backward(t.files) {
+		if hook := t.s.testHookStep; hook != nil {
+			hook(i, "undo")
+		}
 		if target, where, err := t.undo(f); err != nil {
 			unrestored[target] = where
 		}

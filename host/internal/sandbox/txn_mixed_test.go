@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A mixed transaction: writes, removals of a file, links and trees,
@@ -237,5 +238,122 @@ func TestTxn_MixedRollsBackAtEveryStep(t *testing.T) {
 	}
 	if n < 20 {
 		t.Fatalf("only %d steps seen: %v", n, events)
+	}
+}
+
+// The child half of TestRecover_KilledMidMixed: with the variable set it
+// runs the mixed transaction on the fixture it names and, at the point
+// it names, says "ready" and waits for the SIGKILL. A point is
+// "EVENT#N", the N-th time the hooks pass EVENT, or "EVENT#N/FAIL#M",
+// which first makes the commit fail at FAIL's M-th time, so that the
+// kill comes during the rollback.
+const mixedChildEnv = "TOOLHOST_TEST_TXN_MIXED_CHILD"
+
+func TestRecoverMixed_Child(t *testing.T) {
+	spec := os.Getenv(mixedChildEnv)
+	if spec == "" {
+		t.Skip("run by TestRecover_KilledMidMixed in a child process")
+	}
+	parts := strings.Split(spec, "|")
+	dirs := strings.Split(parts[0], ",")
+	d := mixedDirs{root: dirs[0], second: dirs[1], outside: dirs[2], recovery: parts[1]}
+	kill, fail, _ := strings.Cut(parts[2], "/")
+	s := d.sandbox(t)
+	seen := map[string]int{}
+	pass := func(ev string) error {
+		seen[ev]++
+		at := fmt.Sprintf("%s#%d", ev, seen[ev])
+		if at == kill {
+			fmt.Println("ready")
+			os.Stdout.Sync()
+			time.Sleep(time.Minute) // killed long before
+			os.Exit(3)
+		}
+		if at == fail {
+			return errors.New("injected failure")
+		}
+		return nil
+	}
+	s.testHookAfterStage = func(i int) { pass(fmt.Sprintf("stage:%d", i)) }
+	s.testHookStep = func(i int, step string) error { return pass(fmt.Sprintf("step:%d:%s", i, step)) }
+	s.testHookAfterRenames = func() { pass("renamed") }
+	s.testHookAfterRollback = func() { pass("rolledback") }
+	err := stageMixed(t, s, d).Commit()
+	t.Fatalf("the commit ended (%v); the kill point %s was never reached", err, kill)
+}
+
+// numbered gives each event its occurrence: "EVENT#N".
+func numbered(events []string) []string {
+	seen := map[string]int{}
+	out := make([]string, len(events))
+	for i, ev := range events {
+		seen[ev]++
+		out[i] = fmt.Sprintf("%s#%d", ev, seen[ev])
+	}
+	return out
+}
+
+// A process killed at any point of the mixed transaction — while it
+// stages (and copies to another file system), between any two steps of
+// its commit, once every step is done, and anywhere in a rollback —
+// leaves what Recover puts back to exactly the tree before or, only once
+// every step was done, exactly the tree after: every file old or new,
+// none lost, none twice, no leftover, no record.
+func TestRecover_KilledMidMixed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process per kill point")
+	}
+	events, before, after := mixedEvents(t)
+	points := numbered(events)
+	// Kill points inside a rollback: the commit fails at its last step,
+	// and the kill comes before each undo and once it is done.
+	last := ""
+	for _, p := range points {
+		if strings.HasPrefix(p, "step:") {
+			last = p
+		}
+	}
+	n := 0 // entries: every one passes "step:I:" at commit
+	for _, p := range points {
+		if i, ok := strings.CutPrefix(p, "step:"); ok && strings.HasSuffix(i, ":#1") {
+			n++
+		}
+	}
+	for i := range n {
+		points = append(points, fmt.Sprintf("step:%d:undo#1/%s", i, last))
+	}
+	points = append(points, "rolledback#1/"+last)
+	for _, point := range points {
+		t.Run(point, func(t *testing.T) {
+			d := newMixedDirs(t)
+			if diff := diffSnapshots(d.snap(t), before); diff != "" {
+				t.Fatalf("the fixture differs from the reference run's:%s", diff)
+			}
+			killChildAt(t, "TestRecoverMixed_Child", mixedChildEnv, d.String(), d.recovery, point)
+			s := d.sandbox(t)
+			recs, err := s.Recover()
+			if err != nil {
+				t.Fatalf("Recover: %v", err)
+			}
+			got := d.snap(t)
+			toBefore, toAfter := diffSnapshots(got, before), diffSnapshots(got, after)
+			wantAfter := strings.HasPrefix(point, "renamed#")
+			switch {
+			case wantAfter && toAfter != "":
+				t.Errorf("killed once every step was done, Recover left a tree that is not the committed one:%s", toAfter)
+			case !wantAfter && toBefore != "":
+				t.Errorf("killed before the commit finished, Recover left a tree that is not the old one:%s", toBefore)
+			}
+			if len(recs) != 1 || recs[0].Completed != wantAfter || len(recs[0].Kept) != 0 {
+				t.Errorf("Recover = %+v, want one record, completed %v, nothing kept", recs, wantAfter)
+			}
+			noTempFiles(t, d.root, d.second)
+			if left, _ := os.ReadDir(d.recovery); len(left) != 0 {
+				t.Errorf("recovery directory still holds %v", left)
+			}
+			if again, err := s.Recover(); len(again) != 0 || err != nil {
+				t.Errorf("second Recover = %+v, %v; want nothing to do", again, err)
+			}
+		})
 	}
 }
