@@ -323,6 +323,11 @@ func callEscape(ctx context.Context, s *subject, m *abi.Manifest) Result {
 	var findings []string
 	calls := []engine.Result{w.call(ctx, m.Name, mustJSON(base))}
 	forms := escapeForms(w)
+	// A tool that removes or moves (fs.delete) acts on the entry a path
+	// names: a final symbolic link is the link itself, never what it
+	// leads to, so removing or moving a link that leads out of the root
+	// stays inside it.
+	entries := slices.Contains(m.Capabilities, abi.CapFSDelete)
 	tried := 0
 	for _, name := range stringPathArgs(g) {
 		for _, f := range forms {
@@ -332,7 +337,7 @@ func callEscape(ctx context.Context, s *subject, m *abi.Manifest) Result {
 			res := w.call(ctx, m.Name, raw)
 			calls = append(calls, res)
 			tried++
-			if res.OK {
+			if res.OK && !(entries && f.link) {
 				findings = append(findings, fmt.Sprintf("argument %s = %q (%s) was accepted: %s", name, f.path, f.why, show([]byte(res.Content))))
 			}
 		}
@@ -345,7 +350,7 @@ func callEscape(ctx context.Context, s *subject, m *abi.Manifest) Result {
 			res := w.call(ctx, m.Name, raw)
 			calls = append(calls, res)
 			tried++
-			if res.OK {
+			if res.OK && !(entries && f.link) {
 				findings = append(findings, fmt.Sprintf("argument %s = %q (%s) was accepted: %s", s, f.path, f.why, show([]byte(res.Content))))
 			}
 		}
@@ -353,7 +358,7 @@ func callEscape(ctx context.Context, s *subject, m *abi.Manifest) Result {
 	for _, res := range calls {
 		as, _ := w.observed(res.ID)
 		for _, a := range as {
-			if where := w.escapes(a); where != "" {
+			if where := w.escapes(a, entries && a.Function == abi.FnFSCommit); where != "" {
 				findings = append(findings, fmt.Sprintf("call %s: %s %q, %s, %s", res.ID, a.Function, a.Path, where, outcome(a)))
 			}
 		}
@@ -367,21 +372,26 @@ func callEscape(ctx context.Context, s *subject, m *abi.Manifest) Result {
 	return pass(fmt.Sprintf("%d escaping path arguments refused; no host function reached outside the root", tried))
 }
 
-// escapeForm is a path out of the sandbox, and what kind it is.
-type escapeForm struct{ path, why string }
+// escapeForm is a path out of the sandbox, and what kind it is; link
+// marks a path whose final component is a symbolic link leading out,
+// which names the link itself for a tool that removes or moves.
+type escapeForm struct {
+	path, why string
+	link      bool
+}
 
 func escapeForms(w *workspace) []escapeForm {
 	outside := filepath.Join(w.dir, "outside", "secret.txt")
 	return []escapeForm{
-		{"../x", "a .. component"},
-		{"a/../../x", "a .. component inside the path"},
-		{outside, "an absolute path outside the root"},
-		{"out/secret.txt", "a symlink in the root pointing out of it"},
-		{"out", "a symlink in the root pointing out of it"},
-		{".env", "a denied pattern (" + deniedFixture + ")"},
-		{"keys/id_rsa", "a default denied pattern (**/id_rsa*)"},
-		{w.state, "the state directory"},
-		{filepath.Join(w.state, "journal.db"), "a file in the state directory"},
+		{"../x", "a .. component", false},
+		{"a/../../x", "a .. component inside the path", false},
+		{outside, "an absolute path outside the root", false},
+		{"out/secret.txt", "a symlink in the root pointing out of it", false},
+		{"out", "a symlink in the root pointing out of it", true},
+		{".env", "a denied pattern (" + deniedFixture + ")", false},
+		{"keys/id_rsa", "a default denied pattern (**/id_rsa*)", false},
+		{w.state, "the state directory", false},
+		{filepath.Join(w.state, "journal.db"), "a file in the state directory", false},
 	}
 }
 
@@ -399,8 +409,10 @@ func stringPathArgs(g generator) []string {
 
 // escapes says where an access went that a tool must never go: outside
 // the root (lexically, or through a symlink), to a denied path, or into
-// the state directory; "" when it stayed inside.
-func (w *workspace) escapes(a engine.Access) string {
+// the state directory; "" when it stayed inside. An entry access (a
+// removal or a move) names its final component itself, so only the
+// directories above it are followed.
+func (w *workspace) escapes(a engine.Access, entry bool) string {
 	switch a.Denial {
 	case string(abi.DenialTraversal), string(abi.DenialAbsolutePath), string(abi.DenialPathOutsideSandbox):
 		return "outside the root"
@@ -425,7 +437,11 @@ func (w *workspace) escapes(a engine.Access) string {
 	if err != nil {
 		return ""
 	}
-	if real := resolveExisting(abs); !within(real, realRoot) {
+	real := resolveExisting(abs)
+	if entry {
+		real = filepath.Join(resolveExisting(filepath.Dir(abs)), filepath.Base(abs))
+	}
+	if !within(real, realRoot) {
 		return "outside the root (through a symlink)"
 	}
 	return ""

@@ -446,7 +446,9 @@ func followLink(r *os.Root, rootDir, rel string) (string, bool) {
 // tool that writes unnamed paths, the files of an LP1 patch in its
 // arguments. Only tools with fs.write write anything.
 func (e *Engine) writtenPaths(m abi.Manifest, decoded any, resolved map[string]sandbox.Path) []sandbox.Path {
-	if !slices.Contains(m.Capabilities, abi.CapFSWrite) {
+	// A move writes its destination, and may make a git directory of
+	// the one it lands in as a write would (a HEAD beside objects/).
+	if !slices.Contains(m.Capabilities, abi.CapFSWrite) && !slices.Contains(m.Capabilities, abi.CapFSDelete) {
 		return nil
 	}
 	var out []sandbox.Path

@@ -215,7 +215,8 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 		Call: hostfn.Call{
 			CallID: call.ID, Sandbox: e.cfg.Sandbox, Resolved: resolved, Limits: limits, DryRun: opts.DryRun,
 			Emit: opts.Emit, Journal: opts.Journal, Observe: opts.Observe,
-			Readable: e.readScope(e.manifest(tool), call, resolved),
+			Readable:     e.readScope(e.manifest(tool), call, resolved),
+			Capabilities: e.manifest(tool).Capabilities, Additive: e.manifest(tool).Additive,
 		},
 		Files: hostfn.Files{
 			Writes: opts.Writes, MaxCommitFiles: e.cfg.MaxCommitFiles,
@@ -487,7 +488,7 @@ func (e *Engine) preflight(call Call, m abi.Manifest, decoded any) (map[string]s
 		if _, done := resolved[s]; done {
 			continue
 		}
-		p, err := e.cfg.Sandbox.Resolve(s)
+		p, err := e.resolveArg(m, s)
 		if err != nil {
 			var de *sandbox.DenialError
 			if errors.As(err, &de) {
@@ -500,6 +501,17 @@ func (e *Engine) preflight(call Call, m abi.Manifest, decoded any) (map[string]s
 		resolved[s] = p
 	}
 	return resolved, nil
+}
+
+// resolveArg resolves a path argument of a tool. A tool that removes or
+// moves (fs.delete) acts on the entry an argument names: a final symbolic
+// link is the link itself, never what it leads to (hostfn.ResolveEntry),
+// so that removing a link to toolhost's state removes the link only.
+func (e *Engine) resolveArg(m abi.Manifest, s string) (sandbox.Path, error) {
+	if slices.Contains(m.Capabilities, abi.CapFSDelete) {
+		return hostfn.ResolveEntry(e.cfg.Sandbox, s)
+	}
+	return e.cfg.Sandbox.Resolve(s)
 }
 
 func denial(reason abi.DenialReason, msg string, extra map[string]any) *ToolError {

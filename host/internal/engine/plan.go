@@ -420,7 +420,9 @@ func (e *Engine) readOnlyCheck(call Call, m abi.Manifest, decoded any, resolved 
 // The check at the write stays, under the file's lock: a file that
 // changes between this check and the write is refused there.
 func (e *Engine) freshCheck(ctx context.Context, reads *readcache.Cache, call Call, m abi.Manifest, decoded any, resolved map[string]sandbox.Path) *ToolError {
-	if e.cfg.Sandbox == nil || !slices.Contains(m.Capabilities, abi.CapFSWrite) {
+	// An additive tool replaces nothing (the host functions hold it to
+	// that), so no read is the basis of its change.
+	if e.cfg.Sandbox == nil || !slices.Contains(m.Capabilities, abi.CapFSWrite) || m.Additive {
 		return nil
 	}
 	type change struct {
@@ -681,7 +683,7 @@ func within(s string, from, to int, keep []string) bool {
 // nothing.
 func onlyTouchesFiles(m abi.Manifest) bool {
 	for _, c := range m.Capabilities {
-		if c != abi.CapFSRead && c != abi.CapFSList && c != abi.CapFSWrite {
+		if c != abi.CapFSRead && c != abi.CapFSList && c != abi.CapFSWrite && c != abi.CapFSDelete {
 			return false
 		}
 	}

@@ -13,7 +13,9 @@ import (
 // writeGrants is what a call may write (hostfn.Env.Writes), keyed by
 // canonical absolute path, so that the host functions hold a plugin to
 // what approval covered:
-//   - a tool without fs.write writes nothing;
+//   - a tool without fs.write or fs.delete writes nothing (a removal
+//     or a move writes both its paths: move_file's source and
+//     destination are both path arguments, and both granted);
 //   - a tool that declares writes_unnamed_paths (apply_patch) writes
 //     wherever the sandbox allows: the planner never approves it as only
 //     creating files, so it runs only because a person confirmed the call
@@ -25,7 +27,7 @@ import (
 //     appears before it writes is not replaced unasked; replace-or-create
 //     otherwise.
 func writeGrants(m abi.Manifest, decoded any, resolved map[string]sandbox.Path, creates bool) map[string]hostfn.WriteGrant {
-	if !slices.Contains(m.Capabilities, abi.CapFSWrite) {
+	if !slices.Contains(m.Capabilities, abi.CapFSWrite) && !slices.Contains(m.Capabilities, abi.CapFSDelete) {
 		return map[string]hostfn.WriteGrant{}
 	}
 	if m.WritesUnnamedPaths {

@@ -52,11 +52,20 @@ func tooLargeToUpdate(name string, size, limit int64) error {
 		"%s is %d bytes, more than max_scan_bytes (%d), too large to edit in place; replace it with write_file or raise tools.read_file.max_scan_bytes", name, size, limit)
 }
 
-// commitTarget is one validated file of an fs_commit request.
+// commitTarget is one validated operation of an fs_commit request: a
+// file's new content, or a removal, directory or move (ops.go).
 type commitTarget struct {
 	abi.CommitFile
 	p     sandbox.Path
 	grant WriteGrant
+
+	op  opKind
+	src sandbox.Path // a move's source
+	// Found under the locks (checkOpNow):
+	tree   *tree          // what a removal or move takes
+	dsts   []sandbox.Path // where a move puts each entry of tree
+	exists bool           // a directory to make is there already; a move's destination is replaced
+	made   []sandbox.Path // directories a mkdir or a move creates, top-most first
 }
 
 // mustCreate says the file may only be created: the plugin flagged it
@@ -95,9 +104,9 @@ func fsCommit(ctx context.Context, c *Call, f *Files, mem api.Memory, stack []ui
 		}
 		return dryRun(ctx, c, targets)
 	}
-	paths := make([]sandbox.Path, len(targets))
-	for i, t := range targets {
-		paths[i] = t.p
+	var paths []sandbox.Path
+	for _, t := range targets {
+		paths = append(paths, t.paths()...)
 	}
 	// Every file stays locked from its freshness check to the last
 	// rename; Lock takes them in sorted order, so two commits of
@@ -144,6 +153,14 @@ func dryRun(ctx context.Context, c *Call, targets []commitTarget) ([]byte, error
 			diff.WriteString("[diffs of " + itoa(uint32(len(targets)-i)) + " more files omitted: the output limit is reached]\n")
 			break
 		}
+		if t.op != opWrite {
+			d, err := describeOp(ctx, c, t)
+			if err != nil {
+				return nil, err
+			}
+			diff.WriteString(d)
+			continue
+		}
 		d, err := diffFile(ctx, c, t.p, t.Path, t.Data, t.Flags&abi.CommitNew == 0)
 		if err != nil {
 			return nil, err
@@ -159,9 +176,21 @@ func resolveCommit(c *Call, f *Files, files []abi.CommitFile) ([]commitTarget, e
 	targets := make([]commitTarget, len(files))
 	seen := make(map[string]string, len(files))
 	fileLimit, total := c.commitFileLimit(), int64(0)
+	ops := false
 	for i, cf := range files {
-		if len(cf.Path) > maxPathBytes {
-			return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_commit: file %d has a path of %d bytes, longer than any file path may be", i, len(cf.Path))
+		if len(cf.Path) > maxPathBytes || (cf.Flags&abi.CommitMove != 0 && len(cf.Data) > maxPathBytes) {
+			return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_commit: file %d has a path of %d bytes, longer than any file path may be", i, max(len(cf.Path), len(cf.Data)))
+		}
+		if err := c.checkOp(i, cf); err != nil {
+			return nil, err
+		}
+		if kindOf(cf.Flags) != opWrite {
+			t, err := resolveOp(c, f, cf)
+			if err != nil {
+				return nil, err
+			}
+			targets[i], ops = t, true
+			continue
 		}
 		// A commit reads each file to diff or update it: a path the call
 		// may not read, it may not commit either.
@@ -187,6 +216,11 @@ func resolveCommit(c *Call, f *Files, files []abi.CommitFile) ([]commitTarget, e
 		}
 		targets[i] = commitTarget{CommitFile: cf, p: p, grant: grant}
 	}
+	if ops {
+		if err := overlapping(targets); err != nil {
+			return nil, err
+		}
+	}
 	return targets, nil
 }
 
@@ -194,6 +228,12 @@ func resolveCommit(c *Call, f *Files, files []abi.CommitFile) ([]commitTarget, e
 // validation, before any write).
 func checkCommit(ctx context.Context, c *Call, f *Files, targets []commitTarget) error {
 	for i := range targets {
+		if targets[i].op != opWrite {
+			if err := checkOpNow(ctx, c, f, &targets[i]); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := c.checkCreateOnly(targets[i].p, targets[i].Path, targets[i].grant); err != nil {
 			return err
 		}
@@ -235,10 +275,25 @@ func commitFiles(ctx context.Context, c *Call, f *Files, targets []commitTarget)
 	txn := c.Sandbox.Begin()
 	defer txn.Close()
 	created := make([]bool, len(targets))
-	paths := make([]sandbox.Path, len(targets))
-	data := make([][]byte, len(targets))
-	for i, t := range targets {
-		paths[i], data[i] = t.p, t.Data
+	var paths []sandbox.Path
+	var data [][]byte
+	for i := range targets {
+		t := &targets[i]
+		if t.op != opWrite {
+			switch t.op {
+			case opMkdir:
+				t.made = missingDirs(t.p)
+			case opMove:
+				t.made = missingDirs(parentDir(t.p))
+			}
+			made, err := stageOp(txn, *t)
+			if err != nil {
+				return nil, commitError(t.Path, err)
+			}
+			created[i] = made
+			continue
+		}
+		paths, data = append(paths, t.p), append(data, t.Data)
 		made, err := stage(txn, t.p, t.Data, t.Flags&abi.CommitCreateDirs != 0, t.mustCreate())
 		if errors.Is(err, fs.ErrExist) {
 			return nil, c.appeared(t.p, t.Path, t.grant)
@@ -248,9 +303,10 @@ func commitFiles(ctx context.Context, c *Call, f *Files, targets []commitTarget)
 		}
 		created[i] = made
 	}
-	// Every file's previous content is journaled, in one transaction,
-	// before any is replaced.
-	if err := c.beforeChange(ctx, paths); err != nil {
+	// Every file's previous content, and everything an operation takes,
+	// is journaled, in one transaction, before anything changes.
+	opAfter, err := c.beforeCommit(ctx, paths, targets)
+	if err != nil {
 		return nil, err
 	}
 	if err := txn.Commit(); err != nil {
@@ -266,9 +322,13 @@ func commitFiles(ctx context.Context, c *Call, f *Files, targets []commitTarget)
 		}
 		return nil, commitError("", err)
 	}
-	c.afterChange(ctx, paths, data)
+	c.afterCommit(ctx, paths, data, opAfter, targets)
 	resp := binary.LittleEndian.AppendUint32(nil, uint32(len(targets)))
 	for i, t := range targets {
+		if t.op != opWrite {
+			resp = abi.AppendWriteInfo(resp, opInfo(c, t, created[i]))
+			continue
+		}
 		f.observe(c, t.p, sha256.Sum256(t.Data), true)
 		wi := abi.WriteInfo{Size: int64(len(t.Data)), Path: c.display(t.p)}
 		if created[i] {

@@ -33,7 +33,7 @@ func commitEnv(t *testing.T) (*Env, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	env := &Env{Call: Call{Sandbox: sb}, Files: Files{Reads: readcache.New()}}
+	env := &Env{Call: Call{Sandbox: sb, Capabilities: writerCaps()}, Files: Files{Reads: readcache.New()}}
 	for name, content := range map[string]string{"a.txt": "A", "b.txt": "B", "gen/config": "G"} {
 		p, _ := sb.Resolve(name)
 		env.Reads.Record(p.Abs, sha256.Sum256([]byte(content)), time.Now())

@@ -67,6 +67,14 @@ type Call struct {
 	// Journal records what the call does that outlives it (the files it
 	// changes, the processes it starts); nil records nothing.
 	Journal CallJournal
+	// Capabilities are what the plugin's manifest declares. fs_commit,
+	// which fs.write and fs.delete both grant, makes only the operations
+	// they grant: writing files and making directories for fs.write,
+	// removing and moving for fs.delete (ops.go).
+	Capabilities []abi.Capability
+	// Additive holds the call to only creating (abi.Manifest.Additive):
+	// fs_commit refuses it any replacement, removal or move.
+	Additive bool
 	// Observe, when set, receives every host function the plugin calls,
 	// allowed or refused (observe.go); `toolhost test` judges plugins by
 	// it.

@@ -124,7 +124,7 @@ func newWorkspace(t testing.TB, files map[string]string) *workspace {
 
 // env is a fresh call of the conversation, as the engine makes one.
 func (w *workspace) env(id string) *Env {
-	return &Env{Call: Call{CallID: id, Sandbox: w.sb}, Files: Files{Reads: w.reads, ReadsAt: w.reads.Generation()}}
+	return &Env{Call: Call{CallID: id, Sandbox: w.sb, Capabilities: writerCaps()}, Files: Files{Reads: w.reads, ReadsAt: w.reads.Generation()}}
 }
 
 // abs is the canonical path of a workspace file, the key of Files.Writes.

@@ -38,12 +38,16 @@ type CallJournal interface {
 	AfterChange(ctx context.Context, files []FileState)
 }
 
-// FileState is a file's state at one moment, by canonical absolute path.
+// FileState is a file's state at one moment, by canonical absolute path:
+// a regular file, or, when Mode says so, a directory or a symbolic link
+// (entries a removal, a move or a new directory takes or leaves).
 type FileState struct {
 	Path   string
 	Exists bool
-	Mode   fs.FileMode // permission bits
-	Size   int64
+	// Mode is the permission bits, with fs.ModeDir for a directory and
+	// fs.ModeSymlink for a link (whose Content is its target).
+	Mode fs.FileMode
+	Size int64
 	// Content is the content before a change, whole only when its length
 	// is Size: a larger file than the journal keeps is read no further
 	// than one byte past MaxPreimageBytes. Unset after a change.
@@ -56,37 +60,72 @@ type FileState struct {
 // staged, in the call's journal. The caller holds their locks. An error
 // is the call's, saying nothing was changed.
 func (c *Call) beforeChange(ctx context.Context, paths []sandbox.Path) error {
+	_, err := c.beforeCommit(ctx, paths, nil)
+	return err
+}
+
+// beforeCommit records, in one journal transaction, the pre-images of
+// paths and of everything the operations among targets take (ops.go),
+// and returns what those operations will leave, for afterCommit. Each
+// operation keeps at most the journal's pre-image cap of content: past
+// it the rest is journaled as not undoable.
+func (c *Call) beforeCommit(ctx context.Context, paths []sandbox.Path, targets []commitTarget) ([]FileState, error) {
 	if c.Journal == nil {
-		return nil
+		return nil, nil
 	}
 	limit := c.Journal.MaxPreimageBytes()
-	states := make([]FileState, len(paths))
+	states := make([]FileState, len(paths), len(paths)+len(targets))
 	for i, p := range paths {
 		st, err := readPreimage(ctx, p, limit)
 		if err != nil {
-			return commitError(p.Attempted, err)
+			return nil, commitError(p.Attempted, err)
 		}
 		states[i] = st
 	}
-	if err := c.Journal.BeforeChange(ctx, states); err != nil {
-		name := paths[0].Attempted
-		if len(paths) > 1 {
-			name += " and " + itoa(uint32(len(paths)-1)) + " more files"
+	var opAfter []FileState
+	for _, t := range targets {
+		if t.op == opWrite {
+			continue
 		}
-		return fail(abi.StatusIO, abi.KindExecutionFailed,
+		budget := limit
+		before, after, err := opStates(ctx, t, &budget)
+		if err != nil {
+			return nil, commitError(t.Path, err)
+		}
+		states, opAfter = append(states, before...), append(opAfter, after...)
+	}
+	if len(states) == 0 {
+		return nil, nil
+	}
+	if err := c.Journal.BeforeChange(ctx, states); err != nil {
+		name := c.displayAbs(states[0].Path)
+		if len(paths) > 0 {
+			name = paths[0].Attempted
+		}
+		if len(states) > 1 {
+			name += " and " + itoa(uint32(len(states)-1)) + " more files"
+		}
+		return nil, fail(abi.StatusIO, abi.KindExecutionFailed,
 			"call %s did not change %s: toolhost journals the previous content of every file before changing it, so the change can be undone, and that failed: %v. Nothing was written; fix the journal as it says, then retry",
 			c.CallID, name, err)
 	}
-	return nil
+	return opAfter, nil
 }
 
 // afterChange records what a committed change left at paths: data[i]
 // at paths[i], with the mode the file has now.
 func (c *Call) afterChange(ctx context.Context, paths []sandbox.Path, data [][]byte) {
+	c.afterCommit(ctx, paths, data, nil, nil)
+}
+
+// afterCommit records, in one journal transaction, what a committed
+// change left at paths and what its operations left (opAfter, from
+// beforeCommit), with the modes of the directories they made.
+func (c *Call) afterCommit(ctx context.Context, paths []sandbox.Path, data [][]byte, opAfter []FileState, targets []commitTarget) {
 	if c.Journal == nil {
 		return
 	}
-	states := make([]FileState, len(paths))
+	states := make([]FileState, len(paths), len(paths)+len(opAfter))
 	for i, p := range paths {
 		st := FileState{Path: p.Abs, Exists: true, Size: int64(len(data[i])), SHA256: sha256.Sum256(data[i])}
 		if fi, err := p.Lstat(); err == nil {
@@ -94,7 +133,13 @@ func (c *Call) afterChange(ctx context.Context, paths []sandbox.Path, data [][]b
 		}
 		states[i] = st
 	}
-	c.Journal.AfterChange(ctx, states)
+	for _, t := range targets {
+		madeModes(t, opAfter)
+	}
+	states = append(states, opAfter...)
+	if len(states) > 0 {
+		c.Journal.AfterChange(ctx, states)
+	}
 }
 
 // readPreimage reads what p holds now: nothing when it does not exist,

@@ -276,7 +276,7 @@ func TestLimits_DiffsReadOnlyRegularFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dev.Close() })
-	devEnv := &Env{Call: Call{CallID: "c2", Sandbox: dev}}
+	devEnv := &Env{Call: Call{CallID: "c2", Sandbox: dev, Capabilities: writerCaps()}}
 	tests := []struct {
 		name, path string
 		env        *Env
