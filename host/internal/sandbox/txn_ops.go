@@ -72,6 +72,11 @@ func (t *Txn) stageRemove(p Path, recursive, regularOnly bool) error {
 		return err
 	}
 	f.tree = fi.IsDir()
+	if f.tree {
+		if err := t.s.checkTree(p, nil); err != nil {
+			return err
+		}
+	}
 	if t.s.recoveryDir != "" {
 		if err := t.record(f, false, nil); err != nil {
 			return err
@@ -79,6 +84,49 @@ func (t *Txn) stageRemove(p Path, recursive, regularOnly bool) error {
 	}
 	t.add(f)
 	return nil
+}
+
+// checkTree refuses a directory whose removal or move would take
+// something no tool may write: another root of the sandbox, or any entry
+// CheckWrite refuses (git's internals, toolhost's configuration and
+// state, a denied or read-only path). With dst set (a move) each entry's
+// new path must be writable too: nothing is carried into a place no tool
+// writes. Links are entries and never followed. Callers that list the
+// tree anyway check the same; the sandbox checks it whatever they do.
+func (s *Sandbox) checkTree(top Path, dst *Path) error {
+	for _, r := range s.roots {
+		if r.dir != top.Abs && within(r.dir, top.Abs) {
+			return fmt.Errorf("%w: %s holds %s, another root of the sandbox, which no tool may remove or move; nothing was changed", ErrDenied, top.Attempted, r.dir)
+		}
+	}
+	var walk func(dir Path, to *Path) error
+	walk = func(dir Path, to *Path) error {
+		entries, err := dir.ReadDir()
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			c := dir.Child(e.Name())
+			if err := s.CheckWrite(c); err != nil {
+				return err
+			}
+			var ct *Path
+			if to != nil {
+				n := to.Child(e.Name())
+				if err := s.CheckWrite(n); err != nil {
+					return err
+				}
+				ct = &n
+			}
+			if e.IsDir() {
+				if err := walk(c, ct); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(top, dst)
 }
 
 // entryPath is p as a write checks it: a removal, a move or a directory
@@ -278,6 +326,11 @@ func (t *Txn) StageMove(src, dst Path, overwrite, createDirs bool) error {
 		return err
 	}
 	f.tree = fi.IsDir()
+	if f.tree {
+		if err := t.s.checkTree(src, &dst); err != nil {
+			return err
+		}
+	}
 	dd, err := t.dirs.open(dst, nil)
 	if err != nil {
 		return err

@@ -429,3 +429,116 @@ func TestTxn_StageMove(t *testing.T) {
 		}
 	}
 }
+
+// A tree is neither removed nor moved when it holds what no tool may
+// write (git's internals, toolhost's configuration, a denied file,
+// toolhost's state, another root), nor moved where an entry would
+// become such a path; a parent directory swapped for a symlink between
+// staging and commit is refused and changes nothing.
+func TestTxn_TreeAndSwapRefusals(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, root, second, recovery string)
+		stage func(txn *Txn, s *Sandbox, root string) error
+		// swap runs between staging and commit; nil: staging must fail.
+		swap func(t *testing.T, root, outside string)
+	}{
+		{name: "remove a tree holding .git", setup: func(t *testing.T, root, _, _ string) {
+			mustWrite(t, filepath.Join(root, "dir/repo/.git/config"), "[core]")
+		}, stage: func(txn *Txn, s *Sandbox, root string) error {
+			return txn.StageRemove(entry(t, s, filepath.Join(root, "dir")), true)
+		}},
+		{name: "move a tree holding toolhost.toml", setup: func(t *testing.T, root, _, _ string) {
+			mustWrite(t, filepath.Join(root, "dir/toolhost.toml"), "x")
+		}, stage: func(txn *Txn, s *Sandbox, root string) error {
+			return txn.StageMove(entry(t, s, filepath.Join(root, "dir")), entry(t, s, filepath.Join(root, "moved")), false, false)
+		}},
+		{name: "remove a tree holding a denied file", setup: func(t *testing.T, root, _, _ string) {
+			mustWrite(t, filepath.Join(root, "dir/.ssh/id_rsa"), "KEY")
+		}, stage: func(txn *Txn, s *Sandbox, root string) error {
+			return txn.StageRemove(entry(t, s, filepath.Join(root, "dir")), true)
+		}},
+		{name: "move a tree to where an entry becomes read-only", setup: func(t *testing.T, root, _, _ string) {
+			must(t, os.MkdirAll(filepath.Join(root, "locked"), 0o755))
+		}, stage: func(txn *Txn, s *Sandbox, root string) error {
+			// "locked/dir" is writable; "locked/dir/x.txt" is not.
+			return txn.StageMove(entry(t, s, filepath.Join(root, "dir")), entry(t, s, filepath.Join(root, "locked/dir")), false, false)
+		}},
+		{name: "remove a tree holding another root", stage: func(txn *Txn, s *Sandbox, root string) error {
+			return txn.StageRemove(entry(t, s, filepath.Join(root, "dir")), true)
+		}},
+		{name: "remove, parent swapped for a link", stage: func(txn *Txn, s *Sandbox, root string) error {
+			return txn.StageRemove(entry(t, s, filepath.Join(root, "dir/x.txt")), false)
+		}, swap: swapDirForLink("dir")},
+		{name: "move, source parent swapped for a link", stage: func(txn *Txn, s *Sandbox, root string) error {
+			return txn.StageMove(entry(t, s, filepath.Join(root, "dir/x.txt")), entry(t, s, filepath.Join(root, "other/x.txt")), false, false)
+		}, swap: swapDirForLink("dir")},
+		{name: "move, destination parent swapped for a link", stage: func(txn *Txn, s *Sandbox, root string) error {
+			return txn.StageMove(entry(t, s, filepath.Join(root, "a.txt")), entry(t, s, filepath.Join(root, "other/a.txt")), false, false)
+		}, swap: swapDirForLink("other")},
+		{name: "remove a tree, its parent swapped for a link", stage: func(txn *Txn, s *Sandbox, root string) error {
+			return txn.StageRemove(entry(t, s, filepath.Join(root, "dir/sub")), true)
+		}, swap: swapDirForLink("dir")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root, outside := canonTempDir(t), canonTempDir(t)
+			recovery := filepath.Join(canonTempDir(t), "txn")
+			must(t, os.MkdirAll(recovery, 0o700))
+			opsTree(t, root, outside, recovery)
+			// A second root inside the first, and a copy of the tree
+			// outside for the swaps to lead to.
+			second := filepath.Join(root, "dir", "inner-root")
+			roots := []string{root}
+			if tt.name == "remove a tree holding another root" {
+				must(t, os.MkdirAll(second, 0o755))
+				roots = append(roots, second)
+			}
+			if tt.setup != nil {
+				tt.setup(t, root, second, recovery)
+			}
+			mustWrite(t, filepath.Join(outside, "dir/x.txt"), "OUTSIDE X")
+			must(t, os.MkdirAll(filepath.Join(outside, "dir/sub"), 0o755))
+			must(t, os.MkdirAll(filepath.Join(outside, "other"), 0o755))
+			s, err := New(Config{Roots: roots, RecoveryDir: recovery, AllowAbsolute: true, IncludeDefaultDenies: true, ReadOnlyPatterns: []string{"locked/**/*.txt"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			txn := s.Begin()
+			defer txn.Close()
+			err = tt.stage(txn, s, root)
+			if tt.swap == nil {
+				if !errors.Is(err, ErrDenied) {
+					t.Fatalf("staging = %v, want a denial", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			outsideBefore := snapshot(t, outside)
+			tt.swap(t, root, outside)
+			before := snapshot(t, root)
+			if err := txn.Commit(); !errors.Is(err, ErrDenied) {
+				t.Fatalf("Commit after the swap = %v, want a denial", err)
+			}
+			if d := diffSnapshots(snapshot(t, root), before); d != "" {
+				t.Errorf("the refused commit changed the root:%s", d)
+			}
+			if d := diffSnapshots(snapshot(t, outside), outsideBefore); d != "" {
+				t.Errorf("the refused commit changed the directory outside:%s", d)
+			}
+		})
+	}
+}
+
+// swapDirForLink moves the directory rel of the root aside and puts a
+// link to the same name outside in its place.
+func swapDirForLink(rel string) func(t *testing.T, root, outside string) {
+	return func(t *testing.T, root, outside string) {
+		t.Helper()
+		must(t, os.Rename(filepath.Join(root, rel), filepath.Join(root, rel+"-aside")))
+		must(t, os.Symlink(filepath.Join(outside, rel), filepath.Join(root, rel)))
+	}
+}
