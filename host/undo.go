@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolhost/toolhost/host/internal/ctxio"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/journal"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
@@ -277,7 +278,7 @@ func (h *Host) undoPlan(ctx context.Context, rep *UndoReport, changes []journal.
 				f.path, f.first.Reason, h.journal.MaxPreimageBytes()))
 			continue
 		}
-		p, err := h.undoPath(f.path)
+		p, err := h.undoPath(f.path, f.entry())
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
@@ -295,9 +296,16 @@ func (h *Host) undoPlan(ctx context.Context, rep *UndoReport, changes []journal.
 	return files, nil
 }
 
-// undoPath resolves a journaled path as a tool's write would be, and
-// refuses what a tool could not write now.
-func (h *Host) undoPath(path string) (sandbox.Path, error) {
+// entry reports whether f is, or was, a symbolic link: its path then
+// names the link itself, never what it leads to.
+func (f *undoFile) entry() bool {
+	return f.first.Before.Mode&fs.ModeSymlink != 0 || (f.after != nil && f.after.Mode&fs.ModeSymlink != 0)
+}
+
+// undoPath resolves a journaled path as a tool's write would be (as a
+// removal's when entry: a final link is the link itself), and refuses
+// what a tool could not write now.
+func (h *Host) undoPath(path string, entry bool) (sandbox.Path, error) {
 	outside := fmt.Errorf("%s is outside the allowed roots now (%s); run the undo with a root that contains it (--root, or tools.sandbox.allowed_roots)",
 		path, strings.Join(h.sb.Roots(), ", "))
 	// A path in the working directory is resolved as a tool gives it,
@@ -310,7 +318,11 @@ func (h *Host) undoPath(path string) (sandbox.Path, error) {
 	} else if !slices.ContainsFunc(roots, func(r string) bool { return within(path, r) }) {
 		return sandbox.Path{}, outside
 	}
-	p, err := h.sb.Resolve(name)
+	resolve := h.sb.Resolve
+	if entry {
+		resolve = func(name string) (sandbox.Path, error) { return hostfn.ResolveEntry(h.sb, name) }
+	}
+	p, err := resolve(name)
 	if err != nil {
 		var de *sandbox.DenialError
 		if errors.As(err, &de) && de.Reason == sandbox.PathOutsideSandbox {
@@ -399,28 +411,69 @@ func (h *Host) undoApply(ctx context.Context, rep *UndoReport, conv string, file
 }
 
 // undoCommit stages every file, journals their pre-images, commits, and
-// journals what the commit left.
+// journals what the commit left. Directories are made before the files
+// in them, in the order they were first changed (a tree's top first);
+// what is removed is removed from the top-most directory down, in one
+// removal of the tree, once every entry in it is known to be one the
+// undo removes. Restored directories get their modes, and restored
+// links their targets, as soon as the transaction has committed.
 func (h *Host) undoCommit(ctx context.Context, rep *UndoReport, files []*undoFile) error {
 	txn := h.sb.Begin()
 	defer txn.Close()
 	var before []journal.FileBefore
 	var after []journal.FileAfter
+	removed := map[string]*undoFile{}
 	for _, f := range files {
-		var err error
-		switch f.action {
-		case UndoUnchanged:
-			continue
-		case UndoRemove:
-			err = txn.StageDelete(f.p)
-			after = append(after, journal.FileAfter{Path: f.path})
-		case UndoRestore:
-			_, err = txn.StageMode(f.p, f.before, f.first.Before.Mode, true)
-			after = append(after, journal.FileAfter{Path: f.path, Image: f.first.Before})
+		if f.action == UndoRemove {
+			removed[f.path] = f
 		}
-		if err != nil {
-			return fmt.Errorf("undo of %s: %s: %w; nothing was changed", rep.what(), f.path, err)
+	}
+	var dirs, links []*undoFile
+	stageAll := func(kind fs.FileMode) error {
+		for _, f := range files {
+			if f.action == UndoUnchanged || f.kind() != kind {
+				continue
+			}
+			var err error
+			switch {
+			case f.action == UndoRemove:
+				after = append(after, journal.FileAfter{Path: f.path})
+				if under(f.path, removed) {
+					break // its directory's removal takes it
+				}
+				if err = h.removable(f, removed); err == nil {
+					err = txn.StageRemove(f.p, f.now.Mode.IsDir())
+				}
+			case kind == fs.ModeDir:
+				if !f.now.Exists {
+					_, err = txn.StageMkdir(f.p)
+				}
+				dirs = append(dirs, f)
+				after = append(after, journal.FileAfter{Path: f.path, Image: f.first.Before})
+			case kind == fs.ModeSymlink:
+				if f.now.Exists {
+					err = fmt.Errorf("a link must be put back where %s is now; remove it by hand first", describeImage(f.now.Image))
+				}
+				links = append(links, f)
+				after = append(after, journal.FileAfter{Path: f.path, Image: f.first.Before})
+			default:
+				_, err = txn.StageMode(f.p, f.before, f.first.Before.Mode, true)
+				after = append(after, journal.FileAfter{Path: f.path, Image: f.first.Before})
+			}
+			if err != nil {
+				return fmt.Errorf("undo of %s: %s: %w; nothing was changed", rep.what(), f.path, err)
+			}
+			before = append(before, journal.FileBefore{Path: f.path, Exists: f.now.Exists, Mode: f.now.Mode, Size: f.now.Size, Content: f.now.content})
 		}
-		before = append(before, journal.FileBefore{Path: f.path, Exists: f.now.Exists, Mode: f.now.Mode, Size: f.now.Size, Content: f.now.content})
+		return nil
+	}
+	// Directories first, so that the files and links in them have a
+	// place; then files and links; a removal is staged where its kind
+	// comes, and never overlaps a restoration.
+	for _, kind := range []fs.FileMode{fs.ModeDir, 0, fs.ModeSymlink} {
+		if err := stageAll(kind); err != nil {
+			return err
+		}
 	}
 	if _, err := h.journal.RecordPreimages(ctx, rep.UndoBatchID, rep.UndoCallID, before); err != nil {
 		return fmt.Errorf("undo of %s: the files' content is journaled before they change, and that failed: %w; nothing was changed", rep.what(), err)
@@ -432,10 +485,81 @@ func (h *Host) undoCommit(ctx context.Context, rep *UndoReport, files []*undoFil
 		}
 		return fmt.Errorf("undo of %s: %w; nothing was changed", rep.what(), err)
 	}
+	var late []string
+	for _, f := range links {
+		if err := f.p.Root.Symlink(string(f.before), f.p.Rel); err != nil {
+			late = append(late, fmt.Sprintf("the link %s (to %q) could not be made: %v", f.path, f.before, err))
+		}
+	}
+	for _, f := range dirs {
+		if err := f.p.Root.Chmod(f.p.Rel, f.first.Before.Mode.Perm()); err != nil {
+			late = append(late, fmt.Sprintf("the mode of %s could not be set to %04o: %v", f.path, f.first.Before.Mode.Perm(), err))
+		}
+	}
 	if err := h.journal.RecordPostimages(ctx, rep.UndoBatchID, rep.UndoCallID, after); err != nil {
 		h.log.Error("cannot record what an undo left in the journal; undoing it will be refused", "batch", rep.UndoBatchID, "id", rep.UndoCallID, "err", err)
 	}
+	if len(late) > 0 {
+		return fmt.Errorf("undo of %s restored the files, but:\n  %s\nput those back by hand", rep.what(), strings.Join(late, "\n  "))
+	}
 	return nil
+}
+
+// kind is the type bits of what the undo puts at f: what was there
+// before, or for a removal what is there now.
+func (f *undoFile) kind() fs.FileMode {
+	if f.action == UndoRemove {
+		return f.now.Mode.Type() & (fs.ModeDir | fs.ModeSymlink)
+	}
+	return f.first.Before.Mode.Type() & (fs.ModeDir | fs.ModeSymlink)
+}
+
+// under reports whether path lies below a directory the undo removes.
+func under(path string, removed map[string]*undoFile) bool {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		if r, ok := removed[dir]; ok && r.now.Mode.IsDir() {
+			return true
+		}
+		if next := filepath.Dir(dir); next == dir {
+			return false
+		}
+	}
+}
+
+// removable refuses to remove a directory holding anything the undo does
+// not remove itself: what was put there since, which undo must not lose.
+func (h *Host) removable(f *undoFile, removed map[string]*undoFile) error {
+	if !f.now.Mode.IsDir() {
+		return nil
+	}
+	entries, err := f.p.ReadDir()
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		child := f.p.Child(e.Name())
+		r, ok := removed[child.Abs]
+		if !ok {
+			return fmt.Errorf("the directory holds %s, which the change did not make, so it is not removed; move that away first", child.Abs)
+		}
+		if err := h.removable(r, removed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// describeImage names what a file's image is, for messages.
+func describeImage(img journal.Image) string {
+	switch {
+	case !img.Exists:
+		return "nothing"
+	case img.Mode.IsDir():
+		return "a directory"
+	case img.Mode&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "a file"
 }
 
 // undoSummary is the undo call's result in the journal.
@@ -460,7 +584,20 @@ func readCurrent(ctx context.Context, p sandbox.Path, limit int64) (current, err
 	if err != nil {
 		return c, err
 	}
-	if !fi.Mode().IsRegular() {
+	switch {
+	case fi.IsDir():
+		c.Image = journal.Image{Exists: true, Mode: fs.ModeDir | fi.Mode().Perm()}
+		return c, nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := p.Root.Readlink(p.Rel)
+		if err != nil {
+			return c, err
+		}
+		sum := sha256.Sum256([]byte(target))
+		c.Image = journal.Image{Exists: true, Mode: fs.ModeSymlink | fi.Mode().Perm(), Size: int64(len(target)), SHA256: hex.EncodeToString(sum[:])}
+		c.content = []byte(target)
+		return c, nil
+	case !fi.Mode().IsRegular():
 		// Not a file a change could have left: it differs.
 		c.Exists, c.Mode, c.SHA256 = true, fi.Mode(), "not a regular file"
 		return c, nil
@@ -498,10 +635,19 @@ func (c *capped) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// sameImage reports whether a file now is as img says.
+// sameImage reports whether a file now is as img says: the same kind of
+// entry, mode and content (a link's content is its target; a
+// directory's is not compared, only its mode).
 func sameImage(now, img journal.Image) bool {
 	if !now.Exists || !img.Exists {
 		return now.Exists == img.Exists
+	}
+	const kind = fs.ModeDir | fs.ModeSymlink
+	if now.Mode&kind != img.Mode&kind {
+		return false
+	}
+	if img.Mode.IsDir() {
+		return now.Mode.Perm() == img.Mode.Perm()
 	}
 	return now.Mode.Perm() == img.Mode.Perm() && now.SHA256 == img.SHA256
 }
@@ -513,7 +659,9 @@ func differs(now, left journal.Image) string {
 		return "it was removed since"
 	case !left.Exists:
 		return "it was created again since"
-	case now.SHA256 != left.SHA256:
+	case now.Mode&(fs.ModeDir|fs.ModeSymlink) != left.Mode&(fs.ModeDir|fs.ModeSymlink):
+		return fmt.Sprintf("it is %s now, and the change left %s", describeImage(now), describeImage(left))
+	case now.SHA256 != left.SHA256 && !left.Mode.IsDir():
 		return fmt.Sprintf("its content changed since (%d bytes now, %d left by the change)", now.Size, left.Size)
 	}
 	return fmt.Sprintf("its mode changed since (%04o now, %04o left by the change)", now.Mode.Perm(), left.Mode.Perm())

@@ -1,0 +1,127 @@
+package host_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolhost/toolhost/host"
+)
+
+// snapshot is every entry below dir: a file's content and mode, a
+// directory's mode, a link's target.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			out[rel] = "link " + target
+		case fi.IsDir():
+			out[rel] = "dir " + fi.Mode().Perm().String()
+		default:
+			b, _ := os.ReadFile(p)
+			out[rel] = "file " + fi.Mode().Perm().String() + " " + string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameSnapshot(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s = %q, want %q", what, k, got[k], v)
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: %s (%q) is there, and was not before", what, k, v)
+		}
+	}
+}
+
+// delete_file of a tree, with its modes, an empty directory and a link,
+// then undo: every entry is back byte for byte with its mode; move_file
+// then undo: back where it was, and the directories the move made are
+// gone again; create_directory then undo: the directories it made are
+// removed.
+func TestUndoDeleteMoveMkdir(t *testing.T) {
+	h, root := undoHost(t, map[string]string{"tree/a.txt": "alpha\n", "tree/sub/b.bin": "\x00\x01\xff", "keep.txt": "k"}, nil)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "tree/empty"), 0o755))
+	must(os.Chmod(filepath.Join(root, "tree/empty"), 0o700))
+	must(os.Chmod(filepath.Join(root, "tree/sub"), 0o750))
+	must(os.Chmod(filepath.Join(root, "tree/sub/b.bin"), 0o600))
+	must(os.Symlink("../keep.txt", filepath.Join(root, "tree/sub/link")))
+	before := snapshot(t, root)
+
+	runBatch(t, h, "batch_del", call("del", "delete_file", `{"path": "tree", "recursive": true}`))
+	if _, err := os.Lstat(filepath.Join(root, "tree")); err == nil {
+		t.Fatal("tree is still there after delete_file")
+	}
+	if _, err := h.Undo(context.Background(), "del", host.UndoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sameSnapshot(t, "after undo of delete_file", snapshot(t, root), before)
+
+	runBatch(t, h, "batch_mv", call("mv", "move_file", `{"source": "tree", "destination": "x/y/moved"}`))
+	if _, err := os.Lstat(filepath.Join(root, "x/y/moved/sub/b.bin")); err != nil {
+		t.Fatalf("the tree was not moved: %v", err)
+	}
+	rep, err := h.Undo(context.Background(), "mv", host.UndoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameSnapshot(t, "after undo of move_file", snapshot(t, root), before)
+	if len(rep.Files) == 0 {
+		t.Errorf("undo report lists no files: %+v", rep)
+	}
+
+	runBatch(t, h, "batch_mk", call("mk", "create_directory", `{"path": "m/n"}`))
+	if fi, err := os.Stat(filepath.Join(root, "m/n")); err != nil || !fi.IsDir() {
+		t.Fatalf("m/n: %v", err)
+	}
+	if _, err := h.Undo(context.Background(), "mk", host.UndoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sameSnapshot(t, "after undo of create_directory", snapshot(t, root), before)
+}
+
+// Undo refuses, changing nothing, to remove a directory a call made when
+// something was put in it since.
+func TestUndoMkdirKeepsWhatWasPutThere(t *testing.T) {
+	h, root := undoHost(t, nil, nil)
+	runBatch(t, h, "batch_mk", call("mk", "create_directory", `{"path": "m"}`))
+	if err := os.WriteFile(filepath.Join(root, "m/later.txt"), []byte("later"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.Undo(context.Background(), "mk", host.UndoOptions{})
+	if err == nil || !strings.Contains(err.Error(), "later.txt") {
+		t.Fatalf("undo = %v, want a refusal naming later.txt", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "m/later.txt")); err != nil || string(b) != "later" {
+		t.Errorf("m/later.txt after a refused undo: %q, %v", b, err)
+	}
+}
