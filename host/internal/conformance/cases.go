@@ -3,6 +3,8 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +24,8 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
+	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
 // Case is one file of a plugin's own cases, conformance/NAME.json: fixtures laid out in a fresh workspace, calls made in order
@@ -35,7 +39,12 @@ type Case struct {
 	Files    map[string]string `json:"files"`
 	Dirs     []string          `json:"dirs"`
 	Symlinks map[string]string `json:"symlinks"`
-	Steps    []Step            `json:"steps"`
+	// Read lists fixture files the case's conversation has read before
+	// its first step, as read_file would record them: a tool that
+	// changes an existing file (edit_file) needs that, and a case calls
+	// only its own plugin's tools.
+	Read  []string `json:"read"`
+	Steps []Step   `json:"steps"`
 	// A case of one call may give it at the top level instead of Steps.
 	Tool   string          `json:"tool"`
 	Args   json.RawMessage `json:"args"`
@@ -151,6 +160,11 @@ func (c *Case) normalize() error {
 	paths = append(paths, c.Dirs...)
 	paths = append(paths, slices.Collect(maps.Keys(c.Symlinks))...)
 	paths = append(paths, slices.Collect(maps.Keys(c.ExpectFiles))...)
+	for _, p := range c.Read {
+		if _, ok := c.Files[p]; !ok {
+			return fmt.Errorf("read names %q, which is not among the case's files", p)
+		}
+	}
 	for _, p := range paths {
 		if !filepath.IsLocal(filepath.FromSlash(p)) {
 			return fmt.Errorf("fixture path %q escapes the workspace root; use a relative path with no .. component", p)
@@ -309,6 +323,10 @@ func runCase(ctx context.Context, s *subject, cf caseFile, r Result) Result {
 		return r
 	}
 	defer w.Close(ctx)
+	if err := w.recordReads(ctx, c.Read); err != nil {
+		r.Status, r.Detail = StatusFail, fmt.Sprintf("case %s: recording the reads it lists: %v", cf.path, err)
+		return r
+	}
 	var findings []string
 	for i, st := range c.Steps {
 		args := st.Args
@@ -522,4 +540,32 @@ func cut(s string, n int) string {
 		start++
 	}
 	return fmt.Sprintf("%s…(%d bytes)…%s", s[:head], start-head, s[start:])
+}
+
+// recordReads records in the workspace's conversation that it read each
+// of paths (fixtures, relative to the root) as they are now, the way
+// read_file's read would: in the journal the host loads a conversation's
+// reads from on its first call.
+func (w *workspace) recordReads(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	j := w.h.Inside(inside.Key{}).Journal
+	if j == nil {
+		return errors.New("the host keeps no journal, so no read can be recorded")
+	}
+	reads := make([]journal.Read, 0, len(paths))
+	for _, p := range paths {
+		abs, err := filepath.EvalSymlinks(filepath.Join(w.root, filepath.FromSlash(p)))
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		reads = append(reads, journal.Read{Path: abs, SHA256: hex.EncodeToString(sum[:]), ReadAt: time.Now()})
+	}
+	return j.SaveReads(ctx, w.conversation, reads)
 }

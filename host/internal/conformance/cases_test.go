@@ -27,6 +27,7 @@ func TestParseCaseRefusesBadFiles(t *testing.T) {
 		{"absolute fixture", `{"tool": "t", "symlinks": {"/tmp/l": "x"}}`, `fixture path "/tmp/l" escapes`},
 		{"expected file escaping the root", `{"tool": "t", "expect_files": {"a/../../x": null}}`, `escapes`},
 		{"two values", `{"tool": "t"} {"tool": "u"}`, "more than one JSON value"},
+		{"read of a file that is no fixture", `{"tool": "t", "files": {"a.txt": "x"}, "read": ["b.txt"]}`, `read names "b.txt"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseCase([]byte(tc.file))
