@@ -150,6 +150,24 @@ func stripLineNumbers(s string) (string, bool) {
 	return strings.Join(lines, "\n"), true
 }
 
+// stripNewLineNumbers removes the prefixes from new_string when
+// old_string had them: from every line if every line has one, else
+// read_file's "12→" from the lines that have it, since a model adds lines
+// without numbers among those it copied. A line starting with digits and
+// a tab is left alone then: it is as likely data (a TSV row) as cat -n.
+func stripNewLineNumbers(s string) string {
+	if out, ok := stripLineNumbers(s); ok {
+		return out
+	}
+	lines := strings.Split(s, "\n")
+	for i, line := range lines {
+		if rest, ok := cutLineNumber(line); ok && !strings.HasPrefix(line[len(line)-len(rest)-1:], "\t") {
+			lines[i] = rest
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 // cutLineNumber removes one line's number prefix: optional spaces,
 // digits, then "→" or a tab.
 func cutLineNumber(line string) (string, bool) {

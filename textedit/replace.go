@@ -38,9 +38,7 @@ func (f *File) Replace(old, new string, all bool) (Result, error) {
 	oldStripped, numbered := stripLineNumbers(old)
 	newStripped := new
 	if numbered {
-		if s, ok := stripLineNumbers(new); ok {
-			newStripped = s
-		}
+		newStripped = stripNewLineNumbers(new)
 	}
 	hasCR := strings.Contains(f.text, "\r") || strings.Contains(old, "\r")
 	for l := Exact; l <= Punctuation; l++ {

@@ -34,6 +34,7 @@ func TestReplaceLayers(t *testing.T) {
 			"class A:\n        def g(self):\n            return 1\n", Indentation, 2, 3, 1},
 		{"read_file line numbers", "alpha\nbeta\ngamma\n", "2→beta\n3→gamma\n", "2→BETA\n3→gamma\n", false, "alpha\nBETA\ngamma\n", LineNumbers, 2, 3, 1},
 		{"cat -n line numbers", "alpha\n\tbeta\ngamma\n", "     2\t\tbeta\n", "     2\t\tBETA\n", false, "alpha\n\tBETA\ngamma\n", LineNumbers, 2, 2, 1},
+		{"line numbers on the copied lines of new_string only", "a\n\tb\nc\n", "2→\tb\n3→c\n", "2→\tb\n\tadded\n3→c\n", false, "a\n\tb\n\tadded\nc\n", LineNumbers, 2, 4, 1},
 		{"line numbers, new_string without", "alpha\nbeta\n", "1→alpha\n", "ALPHA\n", false, "ALPHA\nbeta\n", LineNumbers, 1, 1, 1},
 		{"curly quotes in the file", "msg := “hello” // it’s\n", "msg := \"hello\" // it's\n", "msg := \"bye\"\n", false, "msg := \"bye\"\n", Punctuation, 1, 1, 1},
 		{"straight quotes in the file, curly in the strings", "say('hi') - now...\n", "say(‘hi’) — now…", "say('ho')", false, "say('ho')\n", Punctuation, 1, 1, 1},
