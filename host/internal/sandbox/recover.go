@@ -647,7 +647,7 @@ func removeLeftover(d *os.Root, name string) error {
 	if d == nil {
 		return nil
 	}
-	if err := d.RemoveAll(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := removeTree(d, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil

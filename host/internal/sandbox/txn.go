@@ -293,7 +293,7 @@ func (t *Txn) Commit() error {
 			continue
 		}
 		if f.backup != "" {
-			d.root.RemoveAll(f.backup)
+			removeTree(d.root, f.backup)
 			f.backup = ""
 		}
 		// Durability of the renames, where the platform can sync a
@@ -307,7 +307,7 @@ func (t *Txn) Commit() error {
 		}
 		if sd, err := t.dirs.open(f.src, f.srcDir); err == nil {
 			if f.srcBackup != "" {
-				sd.root.RemoveAll(f.srcBackup)
+				removeTree(sd.root, f.srcBackup)
 				f.srcBackup = ""
 			}
 			if !synced[sd.abs] {
@@ -489,7 +489,7 @@ func (t *Txn) removeStaged() {
 		// removing a name in whatever is there now could remove
 		// someone else's file.
 		if d, err := t.dirs.open(f.p, f.dir); err == nil {
-			d.root.RemoveAll(f.tmp)
+			removeTree(d.root, f.tmp)
 		}
 		f.tmp = ""
 	}

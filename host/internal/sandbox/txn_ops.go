@@ -404,6 +404,15 @@ func (t *Txn) commitMove(i int, f *txnFile) error {
 	if err != nil {
 		return err
 	}
+	fi, err := sd.root.Lstat(f.srcBase)
+	if err != nil {
+		return &fs.PathError{Op: "move", Path: f.src.Attempted, Err: err}
+	}
+	if fi.IsDir() != f.tree {
+		// The tree was checked when staged; a file is not, and the
+		// other way round.
+		return fmt.Errorf("%s changed between directory and file since it was checked; nothing was moved", f.src.Attempted)
+	}
 	if !f.created {
 		// overwrite: what is there now is kept until the commit ends.
 		name := leftoverName(bakKind, f.id, f.base)
@@ -660,4 +669,24 @@ func copyDir(from *os.Root, name string, fi fs.FileInfo, to *os.Root, newName st
 		return err
 	}
 	return to.Chtimes(newName, fi.ModTime(), fi.ModTime())
+}
+
+// removeTree removes a leftover of toolhost's own (a removed entry's
+// backup, a copy) with everything under it. A directory without write
+// or read permission keeps its entries from os.Root.RemoveAll, as from
+// rm -r; the tree is toolhost's to remove, so its directories are given
+// the owner's permissions and the removal is tried again. Like
+// RemoveAll it follows no symbolic link.
+func removeTree(d *os.Root, name string) error {
+	err := d.RemoveAll(name)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	fs.WalkDir(d.FS(), name, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.IsDir() {
+			d.Chmod(p, 0o700) // before WalkDir reads it
+		}
+		return nil
+	})
+	return d.RemoveAll(name)
 }

@@ -542,3 +542,36 @@ func swapDirForLink(rel string) func(t *testing.T, root, outside string) {
 		must(t, os.Symlink(filepath.Join(outside, rel), filepath.Join(root, rel)))
 	}
 }
+
+// A tree with directories the owner may not write or read is removed
+// whole, with no backup left behind.
+func TestTxn_StageRemoveReadOnlyTree(t *testing.T) {
+	s, root, _, _ := opsFixture(t)
+	mustWrite(t, filepath.Join(root, "ro/locked/f.txt"), "F")
+	mustWrite(t, filepath.Join(root, "ro/hidden/g.txt"), "G")
+	must(t, os.Chmod(filepath.Join(root, "ro/locked"), 0o555))
+	must(t, os.Chmod(filepath.Join(root, "ro/hidden"), 0o300))
+	t.Cleanup(func() {
+		os.Chmod(filepath.Join(root, "ro/locked"), 0o755)
+		os.Chmod(filepath.Join(root, "ro/hidden"), 0o755)
+	})
+	if os.Geteuid() == 0 {
+		t.Skip("root ignores directory permissions")
+	}
+	txn := s.Begin()
+	defer txn.Close()
+	// checkTree cannot list ro/hidden: the removal is refused rather
+	// than take entries nobody checked.
+	if err := txn.StageRemove(entry(t, s, "ro"), true); !errors.Is(err, fs.ErrPermission) {
+		t.Fatalf("StageRemove of a tree with an unreadable directory = %v, want a permission error", err)
+	}
+	must(t, os.Chmod(filepath.Join(root, "ro/hidden"), 0o755))
+	txn = s.Begin()
+	defer txn.Close()
+	must(t, txn.StageRemove(entry(t, s, "ro"), true))
+	must(t, txn.Commit())
+	if _, err := os.Lstat(filepath.Join(root, "ro")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ro: %v, want it gone", err)
+	}
+	noTempFiles(t, root)
+}
