@@ -207,7 +207,19 @@ func (e *Engine) dryRunDiff(ctx context.Context, c Confirmation, o ApprovalOptio
 	n := o.Narrowing
 	n.DryRun = true
 	b := Batch{Conversation: o.Conversation, Calls: []Call{{ID: c.CallID + "-dry-run", Name: c.Tool, Arguments: raw}}}
-	_, results := e.Process(ctx, b, nil, RunOptions{Narrowing: n})
+	var approver Approver
+	if tool, ok := e.cfg.Registry.Lookup(c.Tool); ok && onlyTouchesFiles(e.manifest(tool)) {
+		// A tool that requires approval (delete_file, move_file) would
+		// be asked about again for its own dry run. One that reaches
+		// only files can change nothing in a dry run (its host
+		// functions refuse every write), and what it shows goes to the
+		// person deciding on the call: it runs unasked. Any other tool
+		// (a command, the network) is asked about as ever.
+		approver = ApproverFunc(func(context.Context, []Confirmation) (Decision, error) {
+			return ApproveAll("the dry run of call " + c.CallID + " for its approval"), nil
+		})
+	}
+	_, results := e.Process(ctx, b, approver, RunOptions{Narrowing: n})
 	r := results[0]
 	if !r.OK {
 		why := "the dry run failed"

@@ -2,6 +2,7 @@ package hostile_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
@@ -176,5 +179,29 @@ func TestFSOpsDeleteTakesTheLinkNotTheStateDirectory(t *testing.T) {
 	}
 	if _, err := os.Stat(journal); err != nil {
 		t.Errorf("the journal is gone: %v", err)
+	}
+}
+
+// A model asking to delete a file, or to move one over another, is put
+// to a person with the host's own account of what would go (never the
+// plugin's word): the size, line count and first lines of the file, its
+// invisible characters written out as an approval's diff shows them,
+// and whether undo could bring it back.
+func TestFSOpsApprovalShowsWhatWouldGo(t *testing.T) {
+	h, root := openHost(t, nil)
+	fsopsWrite(t, filepath.Join(root, "notes.txt"), "first line\r\nsecond\u202eline\n")
+	c := confirmation(t, h, call("d1", "delete_file", `{"path": "notes.txt"}`))
+	a := h.Inside(inside.Key{}).Engine.Approval(context.Background(), c, engine.ApprovalOptions{})
+	if a.Diff == nil || a.Diff.Unavailable != "" {
+		t.Fatalf("the approval of delete_file has no dry run: %+v", a.Diff)
+	}
+	text := a.DiffText(200, 50)
+	for _, want := range []string{"would delete notes.txt: a file of 26 bytes, 2 lines", "first line␍", "second<U+202E>line", "undo"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the approval's account %q does not show %q", text, want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "notes.txt")); err != nil || len(b) != 26 {
+		t.Errorf("the dry run behind the approval changed notes.txt: %q, %v", b, err)
 	}
 }
