@@ -533,8 +533,13 @@ func cutUTF8(s string, n int) string {
 }
 
 func describeImage(img journal.Image) string {
-	if !img.Exists {
+	switch {
+	case !img.Exists:
 		return "did not exist"
+	case img.Mode.IsDir():
+		return fmt.Sprintf("directory, mode %04o", img.Mode.Perm())
+	case img.Mode&fs.ModeSymlink != 0:
+		return fmt.Sprintf("symbolic link (%d bytes of target)", img.Size)
 	}
 	sum := img.SHA256
 	if len(sum) > 12 {

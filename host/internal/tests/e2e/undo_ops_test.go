@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -78,6 +79,12 @@ func TestUndoDeleteAndMoveThroughTheBinary(t *testing.T) {
 	w.mustCall(t, "delete_file", `{"path": "tree", "recursive": true}`, "--id", "del", "--allow", "delete_file")
 	if _, err := os.Lstat(filepath.Join(w.dir, "tree")); err == nil {
 		t.Fatal("tree is still there after delete_file")
+	}
+	// The history says what each entry was: a directory with its mode,
+	// a link, a file.
+	out, stderr, code := w.run(t, "journal", "show", "del")
+	if code != 0 || !strings.Contains(out, "directory, mode 0750 -> did not exist") || !strings.Contains(out, "symbolic link (14 bytes of target) -> did not exist") {
+		t.Errorf("toolhost journal show del: exit %d\n%s%s", code, out, stderr)
 	}
 	rep := w.undo(t, "del")
 	if len(rep.Files) != 6 {
