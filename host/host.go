@@ -206,7 +206,7 @@ func recoverCommits(sb *sandbox.Sandbox, log *slog.Logger) {
 		if r.Completed {
 			log.Warn("a commit interrupted by a crash had completed; removed its backups", "record", r.Record)
 		} else {
-			log.Warn("undid a commit interrupted by a crash", "record", r.Record, "restored", r.Restored, "removed", r.Removed, "kept", r.Kept)
+			log.Warn("undid a commit interrupted by a crash", "record", r.Record, "restored", r.Restored, "removed", r.Removed, "moved back", r.Moved, "kept", r.Kept)
 		}
 	}
 	if err != nil {
