@@ -271,10 +271,15 @@ func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, bp *
 	paths := e.writtenPaths(m, decoded, pc.resolved)
 	creates := onlyCreates(m, decoded, pc.resolved)
 	pc.writes = writeGrants(m, decoded, pc.resolved, creates)
-	traits := callTraits{sideEffecting: m.SideEffecting, requiresApproval: m.RequiresApproval, onlyCreates: creates,
+	// An additive tool (create_directory) only creates whatever is there:
+	// the host functions refuse it any replacement, so a call naming a
+	// directory that exists already is still only a creation, of
+	// nothing. Its grants stay those of a replacement, so that finding
+	// the directory there is success, not a refusal.
+	traits := callTraits{sideEffecting: m.SideEffecting, requiresApproval: m.RequiresApproval, onlyCreates: creates || m.Additive,
 		gitLayout: gitLayout(paths, earlier)}
 	pc.written, pc.gitAsked = paths, traits.gitLayout != ""
-	if creates {
+	if traits.onlyCreates {
 		if why := pol.codeWrite(paths); why != "" {
 			traits.onlyCreates = false
 			traits.codePath = why

@@ -99,3 +99,23 @@ func TestUndoDeleteAndMoveThroughTheBinary(t *testing.T) {
 	w.undo(t, "mv")
 	opsSameTree(t, "after undo of move_file", opsTree(t, w.dir), before)
 }
+
+// create_directory only adds, and the host holds it to that: it runs
+// without a prompt (no terminal here to ask on), whether the directory
+// is new or there already, while delete_file is always asked about.
+func TestCreateDirectoryIsNeverAskedAbout(t *testing.T) {
+	w := newWorkspace(t)
+	for _, want := range []string{"created: a/b", "exists: a/b (already a directory; nothing changed)"} {
+		r, stderr, code := w.call(t, "create_directory", `{"path": "a/b"}`)
+		if code != 0 || !r.OK || r.Content != want {
+			t.Fatalf("create_directory a/b: exit %d, %+v, want %q\n%s", code, r, want, stderr)
+		}
+	}
+	r, _, code := w.call(t, "delete_file", `{"path": "a", "recursive": true}`)
+	if code != 1 || r.OK || r.Error == nil || !strings.Contains(r.Error.Message, "delete_file requires approval") {
+		t.Fatalf("delete_file without --allow and no terminal: exit %d, %+v; want it refused for want of an approval", code, r)
+	}
+	if fi, err := os.Stat(filepath.Join(w.dir, "a/b")); err != nil || !fi.IsDir() {
+		t.Errorf("a/b after a refused delete: %v", err)
+	}
+}
