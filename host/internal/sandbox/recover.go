@@ -448,9 +448,13 @@ func pending(dirs map[string]*os.Root, f intentFile) bool {
 // destination after a rename), a copy placed at the destination goes,
 // and the destination's old entry (overwrite) gets its name back.
 //
-// The destination holds the moved entry when its old entry is still
-// kept under the backup name, or there was none (Created): once a
-// rollback had put the old entry back, the backup name is gone.
+// After a rename the destination holds the moved entry when the source
+// is gone (a rollback puts the source back before anything else). A
+// copy at the destination is ours when its temporary name is gone and
+// the destination's old entry is still kept under the backup name, or
+// there was none (Created; a commit refuses an overwrite whose
+// destination vanished): once a rollback had put the old entry back, the
+// backup name is gone.
 func undoMove(dirs map[string]*os.Root, f intentFile, rec *Recovered) error {
 	dd, sd := dirs[f.Dir], dirs[f.SrcDir]
 	if dd == nil || sd == nil {
@@ -475,7 +479,7 @@ func undoMove(dirs map[string]*os.Root, f intentFile, rec *Recovered) error {
 				return err
 			}
 		}
-	} else if ours && !exists(sd, f.Src) {
+	} else if !exists(sd, f.Src) && exists(dd, f.Target) {
 		if err := renameRecorded(dd, f.Target, sd, f.Src); err != nil {
 			return err
 		}

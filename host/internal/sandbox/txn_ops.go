@@ -415,14 +415,18 @@ func (t *Txn) commitMove(i int, f *txnFile) error {
 	}
 	if !f.created {
 		// overwrite: what is there now is kept until the commit ends.
+		// One that vanished since staging is a change like any other,
+		// and refused: Recover knows a destination that had an entry
+		// by its backup.
 		name := leftoverName(bakKind, f.id, f.base)
 		err := renameEntry(dd, f.base, dd, name)
 		switch {
-		case err == nil:
-			f.backup = name
-		case !errors.Is(err, fs.ErrNotExist):
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("%s, which the move was to replace, is gone since it was checked; nothing was moved", f.p.Attempted)
+		case err != nil:
 			return fmt.Errorf("keep %s for rollback: %w", f.p.Attempted, err)
 		}
+		f.backup = name
 		if err := t.step(i, "backup"); err != nil {
 			return err
 		}

@@ -575,3 +575,37 @@ func TestTxn_StageRemoveReadOnlyTree(t *testing.T) {
 	}
 	noTempFiles(t, root)
 }
+
+// A move over a destination that vanished or appeared between staging
+// and commit is refused, and nothing moves: the destination was checked
+// as it was when staged.
+func TestTxn_StageMoveDestinationChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		dst       string
+		overwrite bool
+		change    func(root string) error
+	}{
+		{"vanished", "b.txt", true, func(root string) error { return os.Remove(filepath.Join(root, "b.txt")) }},
+		{"appeared", "new.txt", false, func(root string) error { return os.WriteFile(filepath.Join(root, "new.txt"), []byte("theirs"), 0o644) }},
+		{"appeared, overwrite", "new.txt", true, func(root string) error { return os.WriteFile(filepath.Join(root, "new.txt"), []byte("theirs"), 0o644) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, root, _, recovery := opsFixture(t)
+			txn := s.Begin()
+			defer txn.Close()
+			must(t, txn.StageMove(entry(t, s, "a.txt"), entry(t, s, tc.dst), tc.overwrite, false))
+			must(t, tc.change(root))
+			before := snapshot(t, root)
+			if err := txn.Commit(); err == nil {
+				t.Fatal("Commit succeeded")
+			}
+			if d := diffSnapshots(snapshot(t, root), before); d != "" {
+				t.Errorf("the refused move changed the tree:%s", d)
+			}
+			if left, _ := os.ReadDir(recovery); len(left) != 0 {
+				t.Errorf("recovery directory still holds %v", left)
+			}
+		})
+	}
+}
