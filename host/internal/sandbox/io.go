@@ -244,7 +244,7 @@ func (p Path) Child(name string) Path {
 // directory, syncs it, gives it the existing file's permissions (0666
 // less the umask for a new file), renames it over p and syncs the directory where the
 // platform allows. On failure the temporary file is removed and p is
-// untouched (directories made for createDirs stay). It refuses to replace
+// untouched (directories made for createDirs are removed again while empty). It refuses to replace
 // anything but a regular file (ErrNotRegular), so it never writes through
 // a symlink, and any path CheckWrite refuses. created reports that p did
 // not exist before.

@@ -484,10 +484,15 @@ func undoMove(dirs map[string]*os.Root, f intentFile, rec *Recovered) error {
 			return err
 		}
 		rec.Moved = append(rec.Moved, target+" -> "+source)
+	} else if exists(sd, f.Src) && exists(dd, f.Target) && (f.Created || exists(dd, f.Backup)) {
+		// Moved, and the source created again since the crash (or the
+		// destination by someone else): neither is touched.
+		rec.Kept = append(rec.Kept, fmt.Sprintf("%s was moved to %s by the interrupted commit, and %s exists again; both are kept as they are",
+			source, target, source))
 	}
 	if exists(dd, f.Backup) {
 		if exists(dd, f.Target) {
-			rec.Kept = append(rec.Kept, fmt.Sprintf("%s was created again after the interrupted commit and is kept; what was there before is in %s",
+			rec.Kept = append(rec.Kept, fmt.Sprintf("%s is not free (it holds what the interrupted commit moved there, or something created since) and is kept; what was there before is in %s",
 				target, filepath.Join(f.Dir, f.Backup)))
 			return nil
 		}

@@ -25,9 +25,20 @@ import (
 // elsewhere), so one that appeared since, from whatever process, is kept
 // and the commit fails.
 //
+// The same Txn removes entries (StageRemove: a file, a link itself, a
+// tree), moves them (StageMove) and makes directories (StageMkdir), mixed
+// with the writes and committed with them in staging order, all or
+// nothing. A removal and a move are renames at commit, to a backup name
+// or to the destination, which a rollback renames back; see each
+// method. Directories are made when staged, so that what is staged
+// after can go into them, and removed again, while empty, by a Txn that
+// does not commit; so are the parents Stage and StageMove make for
+// createDirs.
+//
 // With a recovery directory (Config.RecoveryDir) a Txn also keeps an
-// intent record there naming every temporary and backup file, so that a
-// process killed mid-commit leaves nothing Recover cannot undo.
+// intent record there naming every step before it is taken (temporary
+// and backup names, directories to make, moves), so that a process
+// killed at any point leaves nothing Recover cannot finish or undo.
 //
 // A Txn holds a bounded number of descriptors however many files it
 // stages: each temporary file is closed once written and

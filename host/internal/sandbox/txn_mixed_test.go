@@ -357,3 +357,47 @@ func TestRecover_KilledMidMixed(t *testing.T) {
 		})
 	}
 }
+
+// A source created again after a crash that had moved it is kept, and
+// so is the moved entry: Recover says so instead of replacing either.
+// The destination's old entry stays in its backup, which it names.
+func TestRecover_MovedSourceRecreatedIsKept(t *testing.T) {
+	events, _, _ := mixedEvents(t)
+	last := ""
+	for _, p := range numbered(events) {
+		if strings.HasPrefix(p, "step:") {
+			last = p
+		}
+	}
+	d := newMixedDirs(t)
+	killChildAt(t, "TestRecoverMixed_Child", mixedChildEnv, d.String(), d.recovery, last)
+	mustWrite(t, filepath.Join(d.root, "t1"), "someone else's t1")
+	mustWrite(t, filepath.Join(d.root, "in-link"), "someone else's in-link")
+	s := d.sandbox(t)
+	recs, err := s.Recover()
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("Recover = %+v, %v", recs, err)
+	}
+	kept := strings.Join(recs[0].Kept, "\n")
+	for _, want := range []string{"t1 was moved to " + filepath.Join(d.root, "t2"), "in-link was moved to", "what was there before is in " + filepath.Join(d.root, ".toolhost-bak-")} {
+		if !strings.Contains(kept, want) {
+			t.Errorf("Kept = %q, want it to say %q", recs[0].Kept, want)
+		}
+	}
+	got := d.snap(t)
+	for k, want := range map[string]string{
+		"R1/t1":         `file -rw-r--r-- "someone else's t1"`,
+		"R1/t2/g/h.txt": `file -rw-r--r-- "T1H"`,
+		"R1/in-link":    `file -rw-r--r-- "someone else's in-link"`,
+		"R1/nd/in-link": "link -> a.txt",
+		"R1/a.txt":      `file -rw-r--r-- "A"`,
+		"R2/o.txt":      `file -rw-r--r-- "R2 O"`,
+	} {
+		if got[k] != want {
+			t.Errorf("%s = %q, want %q", k, got[k], want)
+		}
+	}
+	if n := leftovers(t, d.root); n != 1 {
+		t.Errorf("%d leftovers, want t2's old entry kept in its backup", n)
+	}
+}
