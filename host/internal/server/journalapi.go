@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"slices"
 	"strconv"
@@ -113,7 +114,10 @@ type JournalChange struct {
 // JournalImage is a file's state at one moment; Mode is octal, as chmod
 // takes it.
 type JournalImage struct {
-	Exists bool   `json:"exists"`
+	Exists bool `json:"exists"`
+	// Type is "dir" or "symlink" for an entry a removal, a move or a new
+	// directory took or left; empty for a file.
+	Type   string `json:"type,omitempty"`
 	Mode   string `json:"mode,omitempty"`
 	Size   int64  `json:"size,omitempty"`
 	SHA256 string `json:"sha256,omitempty"`
@@ -173,7 +177,14 @@ func viewImage(img journal.Image) JournalImage {
 	if !img.Exists {
 		return JournalImage{}
 	}
-	return JournalImage{Exists: true, Mode: fmt.Sprintf("%04o", img.Mode.Perm()), Size: img.Size, SHA256: img.SHA256}
+	v := JournalImage{Exists: true, Mode: fmt.Sprintf("%04o", img.Mode.Perm()), Size: img.Size, SHA256: img.SHA256}
+	switch {
+	case img.Mode.IsDir():
+		v.Type = "dir"
+	case img.Mode&fs.ModeSymlink != 0:
+		v.Type = "symlink"
+	}
+	return v
 }
 
 // JournalStates are the states a batch of the journal can be in, as the
