@@ -87,7 +87,8 @@ func (t *Txn) stageRemove(p Path, recursive, regularOnly bool) error {
 }
 
 // checkTree refuses a directory whose removal or move would take
-// something no tool may write: another root of the sandbox, or any entry
+// something no tool may write: another root of the sandbox, a mount
+// point, or any entry
 // CheckWrite refuses (git's internals, toolhost's configuration and
 // state, a denied or read-only path). With dst set (a move) each entry's
 // new path must be writable too: nothing is carried into a place no tool
@@ -98,6 +99,10 @@ func (s *Sandbox) checkTree(top Path, dst *Path) error {
 		if r.dir != top.Abs && within(r.dir, top.Abs) {
 			return fmt.Errorf("%w: %s holds %s, another root of the sandbox, which no tool may remove or move; nothing was changed", ErrDenied, top.Attempted, r.dir)
 		}
+	}
+	topInfo, err := top.Lstat()
+	if err != nil {
+		return err
 	}
 	var walk func(dir Path, to *Path) error
 	walk = func(dir Path, to *Path) error {
@@ -118,10 +123,18 @@ func (s *Sandbox) checkTree(top Path, dst *Path) error {
 				}
 				ct = &n
 			}
-			if e.IsDir() {
-				if err := walk(c, ct); err != nil {
-					return err
-				}
+			if !e.IsDir() {
+				continue
+			}
+			// A file system mounted inside is not the tree's to take:
+			// removing it would empty whatever is mounted there.
+			if fi, err := c.Lstat(); err != nil {
+				return err
+			} else if !sameDevice(fi, topInfo) {
+				return fmt.Errorf("%w: %s holds %s, where another file system is mounted, which no tool may remove or move; nothing was changed", ErrDenied, top.Attempted, c.Attempted)
+			}
+			if err := walk(c, ct); err != nil {
+				return err
 			}
 		}
 		return nil

@@ -609,3 +609,29 @@ func TestTxn_StageMoveDestinationChanged(t *testing.T) {
 		})
 	}
 }
+
+// A tree with a file system mounted inside is neither removed nor moved:
+// that would empty the mounted file system. Needs the right to mount
+// (skipped without).
+func TestTxn_TreeWithMountPointRefused(t *testing.T) {
+	s, root, _, _ := opsFixture(t)
+	mnt := filepath.Join(root, "dir", "mnt")
+	must(t, os.Mkdir(mnt, 0o755))
+	if err := syscall.Mount("none", mnt, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v); the refusal is not tested", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	mustWrite(t, filepath.Join(mnt, "theirs.txt"), "mounted")
+	for _, stage := range []func(*Txn) error{
+		func(txn *Txn) error { return txn.StageRemove(entry(t, s, "dir"), true) },
+		func(txn *Txn) error { return txn.StageMove(entry(t, s, "dir"), entry(t, s, "other/dir"), false, false) },
+	} {
+		txn := s.Begin()
+		err := stage(txn)
+		txn.Close()
+		if !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), "mounted") {
+			t.Errorf("staging = %v, want a denial naming the mount", err)
+		}
+	}
+	wantContents(t, mnt, map[string]string{"theirs.txt": "mounted"})
+}
