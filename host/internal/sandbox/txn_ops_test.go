@@ -635,3 +635,65 @@ func TestTxn_TreeWithMountPointRefused(t *testing.T) {
 	}
 	wantContents(t, mnt, map[string]string{"theirs.txt": "mounted"})
 }
+
+// benchTree writes n small files under dir/rel, 100 to a directory.
+func benchTree(b *testing.B, dir, rel string, n int) {
+	b.Helper()
+	for i := range n {
+		p := filepath.Join(dir, rel, fmt.Sprintf("d%03d", i/100), fmt.Sprintf("f%04d.txt", i))
+		if i%100 == 0 {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(p, []byte("0123456789abcdef"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Removing and moving a tree of 1,000 files, with a recovery record:
+// the walk that checks every entry, the rename, and removing the
+// backup; a move to another file system copies it.
+func BenchmarkTxn_Tree1000(b *testing.B) {
+	for _, kind := range []string{"remove", "move", "move-other-fs"} {
+		b.Run(kind, func(b *testing.B) {
+			root := canonTempDir(b)
+			second := canonTempDir(b)
+			if kind == "move-other-fs" {
+				d, err := os.MkdirTemp("/dev/shm", "toolhost-bench-")
+				if err != nil {
+					b.Skip("no /dev/shm")
+				}
+				b.Cleanup(func() { os.RemoveAll(d) })
+				second = d
+			}
+			s, err := New(Config{Roots: []string{root, second}, RecoveryDir: filepath.Join(canonTempDir(b), "txn"), AllowAbsolute: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				os.RemoveAll(filepath.Join(second, "t"))
+				benchTree(b, root, "t", 1000)
+				src, _ := s.Resolve("t")
+				dst, _ := s.Resolve(filepath.Join(second, "t"))
+				b.StartTimer()
+				txn := s.Begin()
+				if kind == "remove" {
+					err = txn.StageRemove(src, true)
+				} else {
+					err = txn.StageMove(src, dst, false, false)
+				}
+				if err == nil {
+					err = txn.Commit()
+				}
+				txn.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
