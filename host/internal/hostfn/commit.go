@@ -119,6 +119,11 @@ func fsCommit(ctx context.Context, c *Call, f *Files, mem api.Memory, stack []ui
 	if err := checkCommit(ctx, c, f, targets); err != nil {
 		return nil, err
 	}
+	if unlockTrees, err := lockTrees(ctx, c, f, targets); err != nil {
+		return nil, err
+	} else if unlockTrees != nil {
+		defer unlockTrees()
+	}
 	return commitFiles(ctx, c, f, targets)
 }
 

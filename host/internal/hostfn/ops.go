@@ -528,6 +528,67 @@ func checkOpNow(ctx context.Context, c *Call, f *Files, t *commitTarget) error {
 	return checkSum(c, f, t.p, t.Path, sum, "overwriting")
 }
 
+// lockTrees holds, for the rest of the commit, the locks of every entry
+// below a tree removed or moved (the tops are locked already), so that
+// no other call of this host writes one of them between the journal's
+// record and the removal; then it checks the trees again, now that
+// nothing of this host can change them, and refuses one that changed in
+// between. nil when no operation takes a tree.
+func lockTrees(ctx context.Context, c *Call, f *Files, targets []commitTarget) (unlock func(), err error) {
+	var below []sandbox.Path
+	seen := map[string]bool{}
+	for _, t := range targets {
+		if t.tree == nil {
+			continue
+		}
+		for _, e := range t.tree.entries {
+			if e.rel != "" && !seen[e.p.Abs] {
+				seen[e.p.Abs] = true
+				below = append(below, e.p)
+			}
+		}
+	}
+	if len(below) == 0 {
+		return nil, nil
+	}
+	unlock, err = c.lock(ctx, below...)
+	if err != nil {
+		return nil, err
+	}
+	for i := range targets {
+		t := &targets[i]
+		if t.tree == nil {
+			continue
+		}
+		was := t.tree
+		if err := checkOpNow(ctx, c, f, t); err != nil {
+			unlock()
+			return nil, err
+		}
+		if !sameTree(was, t.tree) {
+			unlock()
+			return nil, fail(abi.StatusStale, abi.KindStaleFile,
+				"call %s: %s changed while toolhost checked it (another call or program added, removed or changed an entry); nothing was changed. Look at it again, then retry", c.CallID, t.tree.entries[0].p.Attempted)
+		}
+	}
+	return unlock, nil
+}
+
+// sameTree reports whether two listings of a tree name the same entries
+// of the same kinds and sizes.
+func sameTree(a, b *tree) bool {
+	if len(a.entries) != len(b.entries) {
+		return false
+	}
+	for i, e := range a.entries {
+		o := b.entries[i]
+		if e.p.Abs != o.p.Abs || e.mode != o.mode || (e.mode.IsRegular() && e.size != o.size) {
+			return false
+		}
+	}
+	return true
+}
+
 // missingDirs are the directories making p would create, top-most first.
 func missingDirs(p sandbox.Path) []sandbox.Path {
 	var out []sandbox.Path

@@ -376,3 +376,36 @@ func (j *testJournal) BeforeChange(_ context.Context, files []FileState) error {
 	j.before = append(j.before, files...)
 	return nil
 }
+
+// A tree's removal waits for a write another call is making below it,
+// and a tree that changed meanwhile (a file added while it waited) is
+// refused as stale, not removed with what was never journaled.
+func TestCommitOpsTreeWaitsForWritesBelow(t *testing.T) {
+	env, dir, _ := opsEnv(t)
+	unlock, err := env.Sandbox.Lock(context.Background(), filepath.Join(dir, "d/x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := newGuest(1<<16).commit(context.Background(), env, []abi.CommitFile{remove("d", true)}, 0)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		unlock()
+		t.Fatalf("the removal of d did not wait for the write below it: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "d/new"), []byte("N"), 0o644))
+	unlock()
+	he := hostErr(t, <-done)
+	if he.Kind != abi.KindStaleFile || !strings.Contains(he.Message, "changed while toolhost checked it") {
+		t.Fatalf("error %v, want StaleFile saying d changed", he)
+	}
+	for _, name := range []string{"d/x", "d/sub/y", "d/new"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s is gone after a refused removal: %v", name, err)
+		}
+	}
+}
