@@ -173,8 +173,9 @@ type Recovered struct {
 	Record string // the intent record it replayed (now removed)
 	// Completed says every rename had happened before the crash, so the
 	// commit stands and only its backups were removed. Otherwise the
-	// commit was undone: Restored files hold their old content again and
-	// Removed files, which it had created, are gone.
+	// commit was undone: Restored files hold their old content again,
+	// Removed files and directories, which it had created, are gone, and
+	// Moved entries are back at their source.
 	Completed bool
 	Restored  []string
 	Removed   []string

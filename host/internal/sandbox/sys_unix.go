@@ -61,3 +61,12 @@ func isCrossDevice(err error) bool { return errors.Is(err, syscall.EXDEV) }
 func isNotEmpty(err error) bool {
 	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
 }
+
+// ownerOf returns the owner and group of a file, where the system says.
+func ownerOf(fi os.FileInfo) (uid, gid int, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return int(st.Uid), int(st.Gid), true
+}

@@ -300,8 +300,9 @@ func rmdirEmpty(d *parentDir, name string) (removed bool) {
 // Within one file system Commit renames src to dst (atomically, never
 // replacing: renameat2 RENAME_NOREPLACE on Linux). Across file systems
 // (known when staged, or the rename says EXDEV) the entry is copied to
-// a temporary name beside dst — modes and modification times kept,
-// links copied as links, never followed; a device, FIFO or socket is
+// a temporary name beside dst — modes, modification times and, where
+// the process may, owners kept; links copied as links, never followed;
+// hard links become separate files; a device, FIFO or socket is
 // refused — and Commit renames the copy into place and then removes src
 // the way StageRemove does. Either way all or nothing, with the other
 // steps of the Txn, and recoverable after a crash.
@@ -598,10 +599,26 @@ func copyEntry(from *os.Root, name string, to *os.Root, newName string, onCopied
 	default:
 		return fmt.Errorf("%s is a %v, which cannot be copied to another file system; nothing was moved", name, mode.Type())
 	}
+	keepOwner(to, newName, fi)
 	if onCopied != nil {
 		return onCopied()
 	}
 	return nil
+}
+
+// keepOwner gives a copy the owner and group of the original where the
+// process may (it runs as root, or the group is one of its own); a copy
+// it may not give them keeps the process's, as cp's would.
+func keepOwner(to *os.Root, name string, fi fs.FileInfo) {
+	if uid, gid, ok := ownerOf(fi); ok && (uid != os.Geteuid() || gid != os.Getegid()) {
+		if to.Lchown(name, uid, gid) != nil {
+			to.Lchown(name, -1, gid)
+		}
+		if fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 && fi.Mode()&fs.ModeSymlink == 0 {
+			// chown clears the setuid and setgid bits: set them again.
+			to.Chmod(name, keptMode(fi.Mode()))
+		}
+	}
 }
 
 // keptMode is the part of a mode a copy keeps: permissions and the

@@ -697,3 +697,34 @@ func BenchmarkTxn_Tree1000(b *testing.B) {
 		})
 	}
 }
+
+// A copy to another file system keeps owners and group where the
+// process may give them (as root), the setgid bit included.
+func TestTxn_StageMoveOtherFSKeepsOwners(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root may give a file another owner")
+	}
+	second := shmRoot(t, canonTempDir(t))
+	s, root, _, _ := opsFixture(t, second)
+	for _, rel := range []string{"dir", "dir/x.txt", "dir/sub/z.sh"} {
+		must(t, os.Lchown(filepath.Join(root, rel), 1234, 2345))
+	}
+	must(t, os.Lchown(filepath.Join(root, "dir/sub/rel-link"), 1234, 2345))
+	must(t, os.Chmod(filepath.Join(root, "dir/sub/z.sh"), 0o751|fs.ModeSetgid))
+	txn := s.Begin()
+	defer txn.Close()
+	must(t, txn.StageMove(entry(t, s, filepath.Join(root, "dir")), entry(t, s, filepath.Join(second, "dir")), false, false))
+	must(t, txn.Commit())
+	for _, rel := range []string{"dir", "dir/x.txt", "dir/sub/z.sh", "dir/sub/rel-link"} {
+		fi, err := os.Lstat(filepath.Join(second, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uid, gid, _ := ownerOf(fi); uid != 1234 || gid != 2345 {
+			t.Errorf("%s: owner %d:%d, want 1234:2345", rel, uid, gid)
+		}
+	}
+	if fi, _ := os.Lstat(filepath.Join(second, "dir/sub/z.sh")); fi.Mode() != 0o751|fs.ModeSetgid {
+		t.Errorf("z.sh mode %v, want setgid and 0751", fi.Mode())
+	}
+}
