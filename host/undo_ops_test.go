@@ -11,9 +11,9 @@ import (
 	"github.com/toolhost/toolhost/host"
 )
 
-// snapshot is every entry below dir: a file's content and mode, a
+// undoOpsSnapshot is every entry below dir: a file's content and mode, a
 // directory's mode, a link's target.
-func snapshot(t *testing.T, dir string) map[string]string {
+func undoOpsSnapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -43,7 +43,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-func sameSnapshot(t *testing.T, what string, got, want map[string]string) {
+func undoOpsSame(t *testing.T, what string, got, want map[string]string) {
 	t.Helper()
 	for k, v := range want {
 		if got[k] != v {
@@ -75,7 +75,7 @@ func TestUndoDeleteMoveMkdir(t *testing.T) {
 	must(os.Chmod(filepath.Join(root, "tree/sub"), 0o750))
 	must(os.Chmod(filepath.Join(root, "tree/sub/b.bin"), 0o600))
 	must(os.Symlink("../keep.txt", filepath.Join(root, "tree/sub/link")))
-	before := snapshot(t, root)
+	before := undoOpsSnapshot(t, root)
 
 	runBatch(t, h, "batch_del", call("del", "delete_file", `{"path": "tree", "recursive": true}`))
 	if _, err := os.Lstat(filepath.Join(root, "tree")); err == nil {
@@ -84,7 +84,7 @@ func TestUndoDeleteMoveMkdir(t *testing.T) {
 	if _, err := h.Undo(context.Background(), "del", host.UndoOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	sameSnapshot(t, "after undo of delete_file", snapshot(t, root), before)
+	undoOpsSame(t, "after undo of delete_file", undoOpsSnapshot(t, root), before)
 
 	runBatch(t, h, "batch_mv", call("mv", "move_file", `{"source": "tree", "destination": "x/y/moved"}`))
 	if _, err := os.Lstat(filepath.Join(root, "x/y/moved/sub/b.bin")); err != nil {
@@ -94,7 +94,7 @@ func TestUndoDeleteMoveMkdir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameSnapshot(t, "after undo of move_file", snapshot(t, root), before)
+	undoOpsSame(t, "after undo of move_file", undoOpsSnapshot(t, root), before)
 	if len(rep.Files) == 0 {
 		t.Errorf("undo report lists no files: %+v", rep)
 	}
@@ -106,7 +106,7 @@ func TestUndoDeleteMoveMkdir(t *testing.T) {
 	if _, err := h.Undo(context.Background(), "mk", host.UndoOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	sameSnapshot(t, "after undo of create_directory", snapshot(t, root), before)
+	undoOpsSame(t, "after undo of create_directory", undoOpsSnapshot(t, root), before)
 }
 
 // Undo refuses, changing nothing, to remove a directory a call made when
