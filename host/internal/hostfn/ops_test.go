@@ -61,11 +61,11 @@ func opsEnv(t *testing.T) (*Env, string, string) {
 			t.Fatal(err)
 		}
 	}
-	must(t, os.Chmod(filepath.Join(dir, "a.txt"), 0o640))
-	must(t, os.Chmod(filepath.Join(dir, "d"), 0o750))
-	must(t, os.Chmod(filepath.Join(dir, "d/sub"), 0o700))
-	must(t, os.Symlink("../a.txt", filepath.Join(dir, "d/link")))
-	must(t, os.Symlink(state, filepath.Join(dir, "state")))
+	opsMust(t, os.Chmod(filepath.Join(dir, "a.txt"), 0o640))
+	opsMust(t, os.Chmod(filepath.Join(dir, "d"), 0o750))
+	opsMust(t, os.Chmod(filepath.Join(dir, "d/sub"), 0o700))
+	opsMust(t, os.Symlink("../a.txt", filepath.Join(dir, "d/link")))
+	opsMust(t, os.Symlink(state, filepath.Join(dir, "state")))
 	sb, err := sandbox.New(sandbox.Config{Roots: []string{dir}, ProtectedDirs: []string{state}, ReadOnlyPatterns: []string{"gen/**"}})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func opsEnv(t *testing.T) (*Env, string, string) {
 	return env, dir, state
 }
 
-func must(t *testing.T, err error) {
+func opsMust(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func runOps(env *Env, ops ...abi.CommitFile) ([]abi.WriteInfo, error) {
 	return abi.DecodeCommitResult(resp)
 }
 
-func remove(path string, recursive bool) abi.CommitFile {
+func opsRemove(path string, recursive bool) abi.CommitFile {
 	f := abi.CommitFile{Flags: abi.CommitDelete, Path: path}
 	if recursive {
 		f.Flags |= abi.CommitRecursive
@@ -107,7 +107,7 @@ func remove(path string, recursive bool) abi.CommitFile {
 	return f
 }
 
-func move(src, dst string, overwrite bool) abi.CommitFile {
+func opsMove(src, dst string, overwrite bool) abi.CommitFile {
 	f := abi.CommitFile{Flags: abi.CommitMove, Path: dst, Data: []byte(src)}
 	if overwrite {
 		f.Flags |= abi.CommitOverwrite
@@ -115,7 +115,7 @@ func move(src, dst string, overwrite bool) abi.CommitFile {
 	return f
 }
 
-func mkdir(path string) abi.CommitFile { return abi.CommitFile{Flags: abi.CommitMkdir, Path: path} }
+func opsMkdir(path string) abi.CommitFile { return abi.CommitFile{Flags: abi.CommitMkdir, Path: path} }
 
 // Removals, moves and new directories: what each may touch, and that a
 // refused one changes nothing (all or nothing with the other operations
@@ -130,49 +130,49 @@ func TestCommitOps(t *testing.T) {
 		absent []string // afterwards
 		exist  []string
 	}{
-		{name: "delete a file", ops: []abi.CommitFile{remove("u.txt", false)}, absent: []string{"u.txt"}},
-		{name: "delete a file not read", ops: []abi.CommitFile{remove("a.txt", false)}, absent: []string{"a.txt"}},
-		{name: "a directory needs recursive", ops: []abi.CommitFile{remove("d", false)}, kind: abi.KindExecutionFailed,
+		{name: "delete a file", ops: []abi.CommitFile{opsRemove("u.txt", false)}, absent: []string{"u.txt"}},
+		{name: "delete a file not read", ops: []abi.CommitFile{opsRemove("a.txt", false)}, absent: []string{"a.txt"}},
+		{name: "a directory needs recursive", ops: []abi.CommitFile{opsRemove("d", false)}, kind: abi.KindExecutionFailed,
 			msg: []string{"d is a directory", "set recursive"}, exist: []string{"d/x"}},
-		{name: "delete a tree", ops: []abi.CommitFile{remove("d/", true)}, absent: []string{"d"}, exist: []string{"a.txt"}},
-		{name: "a link is deleted, not what it leads to", ops: []abi.CommitFile{remove("d/link", false)}, absent: []string{"d/link"}, exist: []string{"a.txt"}},
-		{name: "a link to the state directory is deleted, the state kept", ops: []abi.CommitFile{remove("state", false)}, absent: []string{"state"}},
-		{name: "a tree holding a git directory", ops: []abi.CommitFile{remove("g", true)}, kind: abi.KindSandboxViolation,
+		{name: "delete a tree", ops: []abi.CommitFile{opsRemove("d/", true)}, absent: []string{"d"}, exist: []string{"a.txt"}},
+		{name: "a link is deleted, not what it leads to", ops: []abi.CommitFile{opsRemove("d/link", false)}, absent: []string{"d/link"}, exist: []string{"a.txt"}},
+		{name: "a link to the state directory is deleted, the state kept", ops: []abi.CommitFile{opsRemove("state", false)}, absent: []string{"state"}},
+		{name: "a tree holding a git directory", ops: []abi.CommitFile{opsRemove("g", true)}, kind: abi.KindSandboxViolation,
 			msg: []string{"may not delete g", "g/.git", "**/.git", "nothing was changed"}, exist: []string{"g/keep.txt", "g/.git/config"}},
-		{name: "git's config", ops: []abi.CommitFile{remove(".git/config", false)}, kind: abi.KindSandboxViolation, msg: []string{".git/config"}, exist: []string{".git/config"}},
-		{name: "toolhost's configuration", ops: []abi.CommitFile{remove("toolhost.toml", false)}, kind: abi.KindSandboxViolation, msg: []string{"toolhost.toml"}, exist: []string{"toolhost.toml"}},
-		{name: "a read-only file", ops: []abi.CommitFile{remove("gen/out.txt", false)}, kind: abi.KindSandboxViolation, msg: []string{"read-only"}, exist: []string{"gen/out.txt"}},
-		{name: "the root", ops: []abi.CommitFile{remove(".", true)}, kind: abi.KindSandboxViolation, msg: []string{"root of the sandbox"}, exist: []string{"a.txt"}},
-		{name: "outside the root", ops: []abi.CommitFile{remove("../x", false)}, kind: abi.KindSandboxViolation},
-		{name: "missing", ops: []abi.CommitFile{remove("nope", false)}, kind: abi.KindExecutionFailed, msg: []string{"nothing to delete"}},
-		{name: "with a write, all or nothing", ops: []abi.CommitFile{remove("u.txt", false), remove("nope", false)}, kind: abi.KindExecutionFailed, exist: []string{"u.txt"}},
+		{name: "git's config", ops: []abi.CommitFile{opsRemove(".git/config", false)}, kind: abi.KindSandboxViolation, msg: []string{".git/config"}, exist: []string{".git/config"}},
+		{name: "toolhost's configuration", ops: []abi.CommitFile{opsRemove("toolhost.toml", false)}, kind: abi.KindSandboxViolation, msg: []string{"toolhost.toml"}, exist: []string{"toolhost.toml"}},
+		{name: "a read-only file", ops: []abi.CommitFile{opsRemove("gen/out.txt", false)}, kind: abi.KindSandboxViolation, msg: []string{"read-only"}, exist: []string{"gen/out.txt"}},
+		{name: "the root", ops: []abi.CommitFile{opsRemove(".", true)}, kind: abi.KindSandboxViolation, msg: []string{"root of the sandbox"}, exist: []string{"a.txt"}},
+		{name: "outside the root", ops: []abi.CommitFile{opsRemove("../x", false)}, kind: abi.KindSandboxViolation},
+		{name: "missing", ops: []abi.CommitFile{opsRemove("nope", false)}, kind: abi.KindExecutionFailed, msg: []string{"nothing to delete"}},
+		{name: "with a write, all or nothing", ops: []abi.CommitFile{opsRemove("u.txt", false), opsRemove("nope", false)}, kind: abi.KindExecutionFailed, exist: []string{"u.txt"}},
 
-		{name: "move a file, making parents", ops: []abi.CommitFile{move("u.txt", "n/e/w.txt", false)}, absent: []string{"u.txt"}, exist: []string{"n/e/w.txt"}},
-		{name: "move a tree", ops: []abi.CommitFile{move("d", "e", false)}, absent: []string{"d"}, exist: []string{"e/x", "e/sub/y", "e/link"}},
-		{name: "onto an existing file", ops: []abi.CommitFile{move("u.txt", "a.txt", false)}, kind: abi.KindExecutionFailed,
+		{name: "opsMove a file, making parents", ops: []abi.CommitFile{opsMove("u.txt", "n/e/w.txt", false)}, absent: []string{"u.txt"}, exist: []string{"n/e/w.txt"}},
+		{name: "opsMove a tree", ops: []abi.CommitFile{opsMove("d", "e", false)}, absent: []string{"d"}, exist: []string{"e/x", "e/sub/y", "e/link"}},
+		{name: "onto an existing file", ops: []abi.CommitFile{opsMove("u.txt", "a.txt", false)}, kind: abi.KindExecutionFailed,
 			msg: []string{"a.txt exists", "overwrite"}, exist: []string{"u.txt"}},
-		{name: "overwrite a file read", ops: []abi.CommitFile{move("u.txt", "a.txt", true)}, absent: []string{"u.txt"}},
-		{name: "overwrite a file never read", ops: []abi.CommitFile{move("a.txt", "u.txt", true)}, kind: abi.KindStaleFile, exist: []string{"a.txt", "u.txt"}},
-		{name: "git's config out", ops: []abi.CommitFile{move(".git/config", "config", false)}, kind: abi.KindSandboxViolation, msg: []string{".git/config"}, exist: []string{".git/config"}, absent: []string{"config"}},
-		{name: "over toolhost's configuration", ops: []abi.CommitFile{move("u.txt", "toolhost.toml", true)}, kind: abi.KindSandboxViolation, msg: []string{"toolhost.toml"}, exist: []string{"u.txt"}},
-		{name: "a hook into git's directory", ops: []abi.CommitFile{move("u.txt", ".git/hooks/pre-commit", false)}, kind: abi.KindSandboxViolation, exist: []string{"u.txt"}, absent: []string{".git/hooks"}},
-		{name: "a tree holding git's directory", ops: []abi.CommitFile{move("g", "h", false)}, kind: abi.KindSandboxViolation, msg: []string{"g/.git"}, exist: []string{"g/keep.txt"}},
-		{name: "into the read-only place", ops: []abi.CommitFile{move("d", "gen/d", false)}, kind: abi.KindSandboxViolation, exist: []string{"d/x"}},
-		{name: "into itself", ops: []abi.CommitFile{move("d", "d/sub/d", false)}, kind: abi.KindBadArgs, msg: []string{"into itself"}, exist: []string{"d/x"}},
+		{name: "overwrite a file read", ops: []abi.CommitFile{opsMove("u.txt", "a.txt", true)}, absent: []string{"u.txt"}},
+		{name: "overwrite a file never read", ops: []abi.CommitFile{opsMove("a.txt", "u.txt", true)}, kind: abi.KindStaleFile, exist: []string{"a.txt", "u.txt"}},
+		{name: "git's config out", ops: []abi.CommitFile{opsMove(".git/config", "config", false)}, kind: abi.KindSandboxViolation, msg: []string{".git/config"}, exist: []string{".git/config"}, absent: []string{"config"}},
+		{name: "over toolhost's configuration", ops: []abi.CommitFile{opsMove("u.txt", "toolhost.toml", true)}, kind: abi.KindSandboxViolation, msg: []string{"toolhost.toml"}, exist: []string{"u.txt"}},
+		{name: "a hook into git's directory", ops: []abi.CommitFile{opsMove("u.txt", ".git/hooks/pre-commit", false)}, kind: abi.KindSandboxViolation, exist: []string{"u.txt"}, absent: []string{".git/hooks"}},
+		{name: "a tree holding git's directory", ops: []abi.CommitFile{opsMove("g", "h", false)}, kind: abi.KindSandboxViolation, msg: []string{"g/.git"}, exist: []string{"g/keep.txt"}},
+		{name: "into the read-only place", ops: []abi.CommitFile{opsMove("d", "gen/d", false)}, kind: abi.KindSandboxViolation, exist: []string{"d/x"}},
+		{name: "into itself", ops: []abi.CommitFile{opsMove("d", "d/sub/d", false)}, kind: abi.KindBadArgs, msg: []string{"into itself"}, exist: []string{"d/x"}},
 
-		{name: "make directories", ops: []abi.CommitFile{mkdir("m/n/o")}, exist: []string{"m/n/o"}},
-		{name: "an existing directory", ops: []abi.CommitFile{mkdir("d")}, exist: []string{"d/x"}},
-		{name: "over a file", ops: []abi.CommitFile{mkdir("u.txt")}, kind: abi.KindExecutionFailed, msg: []string{"not a directory"}},
-		{name: "in git's directory", ops: []abi.CommitFile{mkdir(".git/hooks")}, kind: abi.KindSandboxViolation, absent: []string{".git/hooks"}},
+		{name: "make directories", ops: []abi.CommitFile{opsMkdir("m/n/o")}, exist: []string{"m/n/o"}},
+		{name: "an existing directory", ops: []abi.CommitFile{opsMkdir("d")}, exist: []string{"d/x"}},
+		{name: "over a file", ops: []abi.CommitFile{opsMkdir("u.txt")}, kind: abi.KindExecutionFailed, msg: []string{"not a directory"}},
+		{name: "in git's directory", ops: []abi.CommitFile{opsMkdir(".git/hooks")}, kind: abi.KindSandboxViolation, absent: []string{".git/hooks"}},
 
-		{name: "delete without fs.delete", caps: writerCaps(), ops: []abi.CommitFile{remove("u.txt", false)}, kind: abi.KindExecutionFailed,
+		{name: "delete without fs.delete", caps: writerCaps(), ops: []abi.CommitFile{opsRemove("u.txt", false)}, kind: abi.KindExecutionFailed,
 			msg: []string{"capability fs.delete"}, exist: []string{"u.txt"}},
-		{name: "move without fs.delete", caps: writerCaps(), ops: []abi.CommitFile{move("u.txt", "v.txt", false)}, kind: abi.KindExecutionFailed, msg: []string{"fs.delete"}, exist: []string{"u.txt"}},
+		{name: "opsMove without fs.delete", caps: writerCaps(), ops: []abi.CommitFile{opsMove("u.txt", "v.txt", false)}, kind: abi.KindExecutionFailed, msg: []string{"fs.delete"}, exist: []string{"u.txt"}},
 		{name: "write without fs.write", caps: []abi.Capability{abi.CapFSDelete}, ops: []abi.CommitFile{{Path: "new.txt", Data: []byte("n"), Flags: abi.CommitNew}},
 			kind: abi.KindExecutionFailed, msg: []string{"capability fs.write"}, absent: []string{"new.txt"}},
 		{name: "unknown flags", ops: []abi.CommitFile{{Path: "u.txt", Flags: 1 << 20}}, kind: abi.KindExecutionFailed, msg: []string{"does not know"}, exist: []string{"u.txt"}},
 		{name: "two operations at once", ops: []abi.CommitFile{{Path: "u.txt", Flags: abi.CommitDelete | abi.CommitMkdir}}, kind: abi.KindExecutionFailed, msg: []string{"more than one"}},
-		{name: "a tree and a file in it", ops: []abi.CommitFile{remove("d", true), {Path: "d/new", Data: []byte("n"), Flags: abi.CommitNew}},
+		{name: "a tree and a file in it", ops: []abi.CommitFile{opsRemove("d", true), {Path: "d/new", Data: []byte("n"), Flags: abi.CommitNew}},
 			kind: abi.KindExecutionFailed, msg: []string{"inside the other"}, exist: []string{"d/x"}},
 	}
 	for _, tt := range tests {
@@ -212,9 +212,9 @@ func TestCommitOps(t *testing.T) {
 }
 
 // An additive tool (create_directory) may create and never replace,
-// remove or move.
+// opsRemove or move.
 func TestCommitOpsAdditive(t *testing.T) {
-	for _, op := range []abi.CommitFile{remove("u.txt", false), move("u.txt", "v.txt", false), {Path: "u.txt", Data: []byte("x")}} {
+	for _, op := range []abi.CommitFile{opsRemove("u.txt", false), opsMove("u.txt", "v.txt", false), {Path: "u.txt", Data: []byte("x")}} {
 		env, dir, _ := opsEnv(t)
 		env.Additive = true
 		_, err := runOps(env, op)
@@ -227,9 +227,9 @@ func TestCommitOpsAdditive(t *testing.T) {
 	}
 	env, dir, _ := opsEnv(t)
 	env.Additive = true
-	infos, err := runOps(env, mkdir("new/dir"))
+	infos, err := runOps(env, opsMkdir("new/dir"))
 	if err != nil || len(infos) != 1 || infos[0].Flags&abi.WriteCreated == 0 {
-		t.Fatalf("mkdir by an additive tool: %+v, %v", infos, err)
+		t.Fatalf("opsMkdir by an additive tool: %+v, %v", infos, err)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "new/dir")); err != nil || !fi.IsDir() {
 		t.Errorf("new/dir: %v", err)
@@ -245,19 +245,19 @@ func TestCommitOpsDryRun(t *testing.T) {
 	for i := range 25 {
 		long.WriteString("line " + strings.Repeat("x", i) + "\r\n")
 	}
-	must(t, os.WriteFile(filepath.Join(dir, "long.txt"), []byte(long.String()), 0o644))
-	env.Journal = &testJournal{max: 1 << 10}
+	opsMust(t, os.WriteFile(filepath.Join(dir, "long.txt"), []byte(long.String()), 0o644))
+	env.Journal = &opsJournal{max: 1 << 10}
 	for _, tt := range []struct {
 		op   abi.CommitFile
 		want []string
 	}{
-		{remove("a.txt", false), []string{"would delete a.txt: a file of 11 bytes, 2 lines", "    1  alpha", "    2  beta", "toolhost undo can restore it"}},
-		{remove("long.txt", false), []string{"25 lines", "   10  line xxxxxxxxx\r", "[15 more lines not shown]"}},
-		{remove("d", true), []string{"would delete d: a directory holding 3 files and 1 directory, 2 bytes in all", "undo can restore"}},
-		{remove("state", false), []string{"a symbolic link to", "the link itself"}},
-		{move("a.txt", "b/a.txt", false), []string{"would move a.txt to b/a.txt, creating directory b", "2 lines", "undo can move it back"}},
-		{mkdir("d"), []string{"d exists already"}},
-		{mkdir("p/q"), []string{"would create directory p/q and its missing parents p"}},
+		{opsRemove("a.txt", false), []string{"would delete a.txt: a file of 11 bytes, 2 lines", "    1  alpha", "    2  beta", "toolhost undo can restore it"}},
+		{opsRemove("long.txt", false), []string{"25 lines", "   10  line xxxxxxxxx\r", "[15 more lines not shown]"}},
+		{opsRemove("d", true), []string{"would delete d: a directory holding 3 files and 1 directory, 2 bytes in all", "undo can restore"}},
+		{opsRemove("state", false), []string{"a symbolic link to", "the link itself"}},
+		{opsMove("a.txt", "b/a.txt", false), []string{"would opsMove a.txt to b/a.txt, creating directory b", "2 lines", "undo can opsMove it back"}},
+		{opsMkdir("d"), []string{"d exists already"}},
+		{opsMkdir("p/q"), []string{"would create directory p/q and its missing parents p"}},
 	} {
 		targets, err := prepareCommit(env, []abi.CommitFile{tt.op})
 		if err != nil {
@@ -273,8 +273,8 @@ func TestCommitOpsDryRun(t *testing.T) {
 			}
 		}
 	}
-	env.Journal = &testJournal{max: 4}
-	targets, _ := prepareCommit(env, []abi.CommitFile{remove("a.txt", false)})
+	env.Journal = &opsJournal{max: 4}
+	targets, _ := prepareCommit(env, []abi.CommitFile{opsRemove("a.txt", false)})
 	out, _ := dryRun(context.Background(), &env.Call, targets)
 	if !strings.Contains(string(out), "cannot be undone") || !strings.Contains(string(out), "max_preimage_bytes (4)") {
 		t.Errorf("a file over the journal's cap: %q, want it to say it cannot be undone", out)
@@ -286,13 +286,13 @@ func TestCommitOpsDryRun(t *testing.T) {
 
 // Everything a removal takes is journaled before it goes: every file with
 // its content and mode, every directory with its mode, every link with
-// its target; afterwards each is recorded absent. A move records both
+// its target; afterwards each is recorded absent. A opsMove records both
 // ends, and the directories it made.
 func TestCommitOpsJournal(t *testing.T) {
 	env, dir, _ := opsEnv(t)
-	j := &testJournal{max: 1 << 20}
+	j := &opsJournal{max: 1 << 20}
 	env.Journal = j
-	if _, err := runOps(env, remove("d", true)); err != nil {
+	if _, err := runOps(env, opsRemove("d", true)); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]FileState{
@@ -319,19 +319,19 @@ func TestCommitOpsJournal(t *testing.T) {
 	}
 
 	env, dir, _ = opsEnv(t)
-	j = &testJournal{max: 1 << 20}
+	j = &opsJournal{max: 1 << 20}
 	env.Journal = j
-	if _, err := runOps(env, move("a.txt", "n/a.txt", false)); err != nil {
+	if _, err := runOps(env, opsMove("a.txt", "n/a.txt", false)); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
 	for _, st := range j.before {
 		rel, _ := filepath.Rel(dir, st.Path)
-		got["before "+filepath.ToSlash(rel)] = describeState(st)
+		got["before "+filepath.ToSlash(rel)] = opsDescribe(st)
 	}
 	for _, st := range j.after {
 		rel, _ := filepath.Rel(dir, st.Path)
-		got["after "+filepath.ToSlash(rel)] = describeState(st)
+		got["after "+filepath.ToSlash(rel)] = opsDescribe(st)
 	}
 	sum := sha256.Sum256([]byte("alpha\nbeta\n"))
 	for k, v := range map[string]string{
@@ -345,34 +345,34 @@ func TestCommitOpsJournal(t *testing.T) {
 	}
 }
 
-func describeState(st FileState) string {
+func opsDescribe(st FileState) string {
 	switch {
 	case !st.Exists:
 		return "absent"
 	case st.Mode.IsDir():
-		return "dir " + modeString(st.Mode)
+		return "dir " + opsMode(st.Mode)
 	case st.Content != nil:
-		return "file " + modeString(st.Mode) + " " + string(st.Content)
+		return "file " + opsMode(st.Mode) + " " + string(st.Content)
 	}
-	return "file " + modeString(st.Mode) + " " + hex.EncodeToString(st.SHA256[:])
+	return "file " + opsMode(st.Mode) + " " + hex.EncodeToString(st.SHA256[:])
 }
 
-func modeString(m fs.FileMode) string { return fmt.Sprintf("%04o", m.Perm()) }
+func opsMode(m fs.FileMode) string { return fmt.Sprintf("%04o", m.Perm()) }
 
-// testJournal keeps what the host functions hand the journal, to check
+// opsJournal keeps what the host functions hand the journal, to check
 // exactly that; the journal's own records of it are tested through
 // host.Open and the binary.
-type testJournal struct {
+type opsJournal struct {
 	max           int64
 	before, after []FileState
 }
 
-func (j *testJournal) ProcessStarted(int) error { return nil }
-func (j *testJournal) MaxPreimageBytes() int64  { return j.max }
-func (j *testJournal) AfterChange(_ context.Context, files []FileState) {
+func (j *opsJournal) ProcessStarted(int) error { return nil }
+func (j *opsJournal) MaxPreimageBytes() int64  { return j.max }
+func (j *opsJournal) AfterChange(_ context.Context, files []FileState) {
 	j.after = append(j.after, files...)
 }
-func (j *testJournal) BeforeChange(_ context.Context, files []FileState) error {
+func (j *opsJournal) BeforeChange(_ context.Context, files []FileState) error {
 	j.before = append(j.before, files...)
 	return nil
 }
@@ -388,7 +388,7 @@ func TestCommitOpsTreeWaitsForWritesBelow(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := newGuest(1<<16).commit(context.Background(), env, []abi.CommitFile{remove("d", true)}, 0)
+		_, err := newGuest(1<<16).commit(context.Background(), env, []abi.CommitFile{opsRemove("d", true)}, 0)
 		done <- err
 	}()
 	select {
@@ -397,7 +397,7 @@ func TestCommitOpsTreeWaitsForWritesBelow(t *testing.T) {
 		t.Fatalf("the removal of d did not wait for the write below it: %v", err)
 	case <-time.After(200 * time.Millisecond):
 	}
-	must(t, os.WriteFile(filepath.Join(dir, "d/new"), []byte("N"), 0o644))
+	opsMust(t, os.WriteFile(filepath.Join(dir, "d/new"), []byte("N"), 0o644))
 	unlock()
 	he := hostErr(t, <-done)
 	if he.Kind != abi.KindStaleFile || !strings.Contains(he.Message, "changed while toolhost checked it") {
