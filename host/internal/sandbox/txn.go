@@ -430,12 +430,18 @@ func (t *Txn) rollback(cause error) error {
 			unrestored[target] = where
 		}
 	}
-	t.removeStaged()
 	if t.intent != nil {
 		// Recover must not mistake the rolled-back files for a finished
-		// commit and remove backups that the error below names.
+		// commit and remove backups that the error below names. Marked
+		// before the directories the Txn made go: a record of a commit
+		// whose directories are gone would look like one Recover cannot
+		// judge.
 		t.intent.markRolledBack(len(unrestored) > 0)
 	}
+	if hook := t.s.testHookStep; hook != nil {
+		hook(len(t.files), "cleanup")
+	}
+	t.removeStaged()
 	if hook := t.s.testHookAfterRollback; hook != nil {
 		hook()
 	}

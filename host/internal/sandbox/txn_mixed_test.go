@@ -322,7 +322,7 @@ func TestRecover_KilledMidMixed(t *testing.T) {
 	for i := range n {
 		points = append(points, fmt.Sprintf("step:%d:undo#1/%s", i, last))
 	}
-	points = append(points, "rolledback#1/"+last)
+	points = append(points, fmt.Sprintf("step:%d:cleanup#1/%s", n, last), "rolledback#1/"+last)
 	for _, point := range points {
 		t.Run(point, func(t *testing.T) {
 			d := newMixedDirs(t)
