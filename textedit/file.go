@@ -1,37 +1,41 @@
 package textedit
 
-import (
-	"bytes"
-	"strings"
-)
+import "strings"
 
 // File is a text file being edited: its text without the byte order
 // mark, and what writing it back must keep.
 type File struct {
 	text string
 	bom  bool
-	eol  string // "\n" or "\r\n": the style new lines are written in
+	// eol is the style new lines are written in, "\n" or "\r\n", found
+	// when first needed: counting the line breaks of a large file costs a
+	// WebAssembly plugin more than an edit that adds none.
+	eol      string
+	modified bool
 }
 
-var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+const utf8BOM = "\uFEFF" // EF BB BF
 
-// Parse reads data as a UTF-8 text file. A file that starts with a UTF-16
+// Parse reads data as a UTF-8 text file; ParseString is Parse for data
+// already held as a string, without copying it. A file that starts with a UTF-16
 // or UTF-32 byte order mark is refused: a model's text cannot be matched
 // against it, and writing it back as UTF-8 would change every byte.
-func Parse(data []byte) (*File, error) {
+func Parse(data []byte) (*File, error) { return ParseString(string(data)) }
+
+// ParseString is Parse of a string.
+func ParseString(data string) (*File, error) {
 	switch {
-	case bytes.HasPrefix(data, []byte{0xFF, 0xFE, 0, 0}), bytes.HasPrefix(data, []byte{0, 0, 0xFE, 0xFF}):
+	case strings.HasPrefix(data, "\xFF\xFE\x00\x00"), strings.HasPrefix(data, "\x00\x00\xFE\xFF"):
 		return nil, &Error{Reason: Encoding, Msg: "the file is UTF-32 (it starts with a UTF-32 byte order mark); the editing tools change UTF-8 text only, so nothing was changed; convert it to UTF-8 first, or rewrite it whole with write_file"}
-	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}), bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
+	case strings.HasPrefix(data, "\xFF\xFE"), strings.HasPrefix(data, "\xFE\xFF"):
 		return nil, &Error{Reason: Encoding, Msg: "the file is UTF-16 (it starts with a UTF-16 byte order mark); the editing tools change UTF-8 text only, so nothing was changed; convert it to UTF-8 first, or rewrite it whole with write_file"}
 	}
 	f := &File{}
-	if bytes.HasPrefix(data, utf8BOM) {
+	if strings.HasPrefix(data, utf8BOM) {
 		f.bom = true
 		data = data[len(utf8BOM):]
 	}
-	f.text = string(data)
-	f.eol = lineEnding(f.text)
+	f.text = data
 	return f, nil
 }
 
@@ -59,14 +63,27 @@ func (f *File) Bytes() []byte {
 	return append(append(out, utf8BOM...), f.text...)
 }
 
+// HasBOM reports whether the file starts with a UTF-8 byte order mark,
+// which Bytes writes back before Text.
+func (f *File) HasBOM() bool { return f.bom }
+
+// Modified reports whether an edit changed the text: one can replace text
+// with what it becomes in the file's style, the same bytes.
+func (f *File) Modified() bool { return f.modified }
+
 // LineEnding is "\r\n" for a file whose lines mostly end in CRLF, else "\n".
-func (f *File) LineEnding() string { return f.eol }
+func (f *File) LineEnding() string {
+	if f.eol == "" {
+		f.eol = lineEnding(f.text)
+	}
+	return f.eol
+}
 
 // toFileEOL writes s's line endings, whichever they are, in the file's
 // style.
 func (f *File) toFileEOL(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
-	if f.eol == "\n" {
+	if !strings.Contains(s, "\n") || f.LineEnding() == "\n" {
 		return s
 	}
 	return strings.ReplaceAll(s, "\n", f.eol)

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/aymanbagabas/go-udiff"
 )
 
 // FuzzReplace checks what must hold for any file and strings: no panic;
@@ -97,6 +99,31 @@ func FuzzReplaceLines(f *testing.F) {
 			if al[k] != bl[k] && al[k] != bl[k]+fl.LineEnding() && (k != start-2 || bl[k] != al[k]+"\n" && bl[k] != al[k]+"\r\n") {
 				t.Fatalf("line %d changed: %q -> %q", k+1, before, after)
 			}
+		}
+	})
+}
+
+// FuzzDiff checks that the diff, made with the shared lines set aside,
+// turns before into after. (It may align repeated lines otherwise than a
+// diff of the whole, which is as correct.)
+func FuzzDiff(f *testing.F) {
+	f.Add("a\nb\nc\nd\ne\nf\ng\nh\n", "a\nb\nc\nd\nE\nf\ng\nh\n")
+	f.Add("a\nb\nc\nd\ne", "a\nb\nc\nd\ne\n")
+	f.Add("0\n\n\n\n\n\n\n\n", "0\n\n\n\n\n\n\n\n\n")
+	f.Fuzz(func(t *testing.T, before, after string) {
+		if before == after {
+			return
+		}
+		d := Diff("f", before, after)
+		got, err := udiff.ApplyUnified(d, before)
+		if err != nil {
+			if _, werr := udiff.ApplyUnified(udiff.Unified("a/f", "b/f", before, after), before); werr != nil {
+				return // the diff package cannot apply its own diff of these
+			}
+			t.Fatalf("applying Diff(%q, %q): %v\n%s", before, after, err, d)
+		}
+		if got != after {
+			t.Fatalf("Diff(%q, %q) applied gives %q\n%s", before, after, got, d)
 		}
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/aymanbagabas/go-udiff"
 )
 
 func TestReplaceLines(t *testing.T) {
@@ -80,6 +82,29 @@ func TestReplaceLinesFailures(t *testing.T) {
 			}
 			if string(f.Bytes()) != file {
 				t.Errorf("a failed edit changed the file")
+			}
+		})
+	}
+}
+
+// Diff of a large file gives the hunks a whole-file diff gives.
+func TestDiffSetsAsideWhatIsShared(t *testing.T) {
+	var b strings.Builder
+	for i := range 200 {
+		b.WriteString(strings.Repeat("x", i%7) + "line\n")
+	}
+	before := b.String()
+	for _, tt := range []struct{ name, after string }{
+		{"middle", strings.Replace(before, "xxxline\nxxxxline\n", "xxxline\nchanged\nxxxxline\n", 1)},
+		{"two places", strings.Replace(before, "xxxxxxline\n", "six\n", 2)},
+		{"start", "new\n" + before},
+		{"end, no final newline", before + "tail"},
+		{"last line removed", before[:len(before)-len("xxxline\n")]},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			want := udiff.Unified("a/f", "b/f", before, tt.after)
+			if got := Diff("f", before, tt.after); got != want {
+				t.Errorf("Diff:\n%s\nwant:\n%s", got, want)
 			}
 		})
 	}

@@ -140,6 +140,9 @@ func (f *File) apply(cands []candidate, new string, l Layer) Result {
 			repl = c.indent.apply(repl, c.first)
 		}
 		repl = f.toFileEOL(repl)
+		if repl != f.text[c.beg:c.end] {
+			f.modified = true
+		}
 		b.WriteString(repl)
 		start := line
 		n := strings.Count(repl, "\n")

@@ -63,7 +63,7 @@ func pluginDir(b *testing.B) string {
 	if bin := os.Getenv("TOOLHOST_BIN"); bin != "" {
 		return filepath.Join(filepath.Dir(bin), "plugins")
 	}
-	return testplugin.BuildAll(b, "plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command")
+	return testplugin.BuildAll(b, "plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command", "plugins/edit_file", "plugins/multi_edit")
 }
 
 func setup(b *testing.B) *env {
