@@ -147,8 +147,8 @@ func TestCommitOps(t *testing.T) {
 		{name: "missing", ops: []abi.CommitFile{opsRemove("nope", false)}, kind: abi.KindExecutionFailed, msg: []string{"nothing to delete"}},
 		{name: "with a write, all or nothing", ops: []abi.CommitFile{opsRemove("u.txt", false), opsRemove("nope", false)}, kind: abi.KindExecutionFailed, exist: []string{"u.txt"}},
 
-		{name: "opsMove a file, making parents", ops: []abi.CommitFile{opsMove("u.txt", "n/e/w.txt", false)}, absent: []string{"u.txt"}, exist: []string{"n/e/w.txt"}},
-		{name: "opsMove a tree", ops: []abi.CommitFile{opsMove("d", "e", false)}, absent: []string{"d"}, exist: []string{"e/x", "e/sub/y", "e/link"}},
+		{name: "move a file, making parents", ops: []abi.CommitFile{opsMove("u.txt", "n/e/w.txt", false)}, absent: []string{"u.txt"}, exist: []string{"n/e/w.txt"}},
+		{name: "move a tree", ops: []abi.CommitFile{opsMove("d", "e", false)}, absent: []string{"d"}, exist: []string{"e/x", "e/sub/y", "e/link"}},
 		{name: "onto an existing file", ops: []abi.CommitFile{opsMove("u.txt", "a.txt", false)}, kind: abi.KindExecutionFailed,
 			msg: []string{"a.txt exists", "overwrite"}, exist: []string{"u.txt"}},
 		{name: "overwrite a file read", ops: []abi.CommitFile{opsMove("u.txt", "a.txt", true)}, absent: []string{"u.txt"}},
@@ -167,7 +167,7 @@ func TestCommitOps(t *testing.T) {
 
 		{name: "delete without fs.delete", caps: writerCaps(), ops: []abi.CommitFile{opsRemove("u.txt", false)}, kind: abi.KindExecutionFailed,
 			msg: []string{"capability fs.delete"}, exist: []string{"u.txt"}},
-		{name: "opsMove without fs.delete", caps: writerCaps(), ops: []abi.CommitFile{opsMove("u.txt", "v.txt", false)}, kind: abi.KindExecutionFailed, msg: []string{"fs.delete"}, exist: []string{"u.txt"}},
+		{name: "move without fs.delete", caps: writerCaps(), ops: []abi.CommitFile{opsMove("u.txt", "v.txt", false)}, kind: abi.KindExecutionFailed, msg: []string{"fs.delete"}, exist: []string{"u.txt"}},
 		{name: "write without fs.write", caps: []abi.Capability{abi.CapFSDelete}, ops: []abi.CommitFile{{Path: "new.txt", Data: []byte("n"), Flags: abi.CommitNew}},
 			kind: abi.KindExecutionFailed, msg: []string{"capability fs.write"}, absent: []string{"new.txt"}},
 		{name: "unknown flags", ops: []abi.CommitFile{{Path: "u.txt", Flags: 1 << 20}}, kind: abi.KindExecutionFailed, msg: []string{"does not know"}, exist: []string{"u.txt"}},
@@ -229,7 +229,7 @@ func TestCommitOpsAdditive(t *testing.T) {
 	env.Additive = true
 	infos, err := runOps(env, opsMkdir("new/dir"))
 	if err != nil || len(infos) != 1 || infos[0].Flags&abi.WriteCreated == 0 {
-		t.Fatalf("opsMkdir by an additive tool: %+v, %v", infos, err)
+		t.Fatalf("mkdir by an additive tool: %+v, %v", infos, err)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "new/dir")); err != nil || !fi.IsDir() {
 		t.Errorf("new/dir: %v", err)
@@ -255,7 +255,7 @@ func TestCommitOpsDryRun(t *testing.T) {
 		{opsRemove("long.txt", false), []string{"25 lines", "   10  line xxxxxxxxx\r", "[15 more lines not shown]"}},
 		{opsRemove("d", true), []string{"would delete d: a directory holding 3 files and 1 directory, 2 bytes in all", "undo can restore"}},
 		{opsRemove("state", false), []string{"a symbolic link to", "the link itself"}},
-		{opsMove("a.txt", "b/a.txt", false), []string{"would opsMove a.txt to b/a.txt, creating directory b", "2 lines", "undo can opsMove it back"}},
+		{opsMove("a.txt", "b/a.txt", false), []string{"would move a.txt to b/a.txt, creating directory b", "2 lines", "undo can move it back"}},
 		{opsMkdir("d"), []string{"d exists already"}},
 		{opsMkdir("p/q"), []string{"would create directory p/q and its missing parents p"}},
 	} {
