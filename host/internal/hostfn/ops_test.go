@@ -409,3 +409,45 @@ func TestCommitOpsTreeWaitsForWritesBelow(t *testing.T) {
 		}
 	}
 }
+
+// A move reaches across the sandbox's roots (and their file systems):
+// the file leaves one root and arrives in the other, journaled at both.
+func TestCommitOpsMoveAcrossRoots(t *testing.T) {
+	var roots []string
+	for range 2 {
+		dir, err := filepath.EvalSymlinks(t.TempDir())
+		opsMust(t, err)
+		roots = append(roots, dir)
+	}
+	if shm, err := os.MkdirTemp("/dev/shm", "opsroot"); err == nil {
+		// Another file system, where there is one: the move copies.
+		t.Cleanup(func() { os.RemoveAll(shm) })
+		roots[1] = shm
+	}
+	opsMust(t, os.WriteFile(filepath.Join(roots[0], "a.txt"), []byte("across\n"), 0o600))
+	sb, err := sandbox.New(sandbox.Config{Roots: roots, AllowAbsolute: true})
+	opsMust(t, err)
+	t.Cleanup(func() { sb.Close() })
+	j := &opsJournal{max: 1 << 10}
+	env := &Env{Call: Call{CallID: "c1", Sandbox: sb, Capabilities: []abi.Capability{abi.CapFSDelete}, Journal: j}, Files: Files{Reads: readcache.New()}}
+	dst := filepath.Join(roots[1], "in/b.txt")
+	if _, err := runOps(env, opsMove("a.txt", dst, false)); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(dst); err != nil || string(b) != "across\n" {
+		t.Errorf("%s = %q, %v", dst, b, err)
+	}
+	if fi, err := os.Stat(dst); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s lost its mode: %v", dst, err)
+	}
+	if _, err := os.Lstat(filepath.Join(roots[0], "a.txt")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a.txt is still in the first root: %v", err)
+	}
+	var paths []string
+	for _, st := range j.after {
+		paths = append(paths, st.Path)
+	}
+	if len(paths) != 3 {
+		t.Errorf("journaled after the move: %v; want the source, the directory made and the destination", paths)
+	}
+}
