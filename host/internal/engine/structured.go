@@ -79,6 +79,16 @@ func (e *Engine) dropStructured(call Call, tool *registry.Tool, textLen, objLen,
 	return nil
 }
 
+// CanonicalObject is raw, which must hold exactly one JSON object, as
+// the host passes on a plugin's structured object (canonicalObject). The
+// MCP server gives a composing tool's JSON object text as structuredContent
+// through it, so that object can hold no more than a plugin's own could:
+// no name given twice, no terminal escape written as a \u escape.
+func CanonicalObject(raw []byte) (json.RawMessage, error) {
+	obj, _, err := canonicalObject(raw)
+	return obj, err
+}
+
 // canonicalObject is raw, which must hold exactly one JSON object,
 // encoded again: compact, members sorted, a repeated name once with its
 // last value (as encoding/json decodes it), numbers as written, and every

@@ -22,7 +22,11 @@ import (
 // gave beside its text (engine.Result.Structured, already checked and
 // encoded by the host) is structuredContent; without one, composed says
 // the tool composes its output, so a JSON object result is also given as
-// structuredContent, byte for byte the text.
+// structuredContent: the host's encoding of it, as a plugin's own object
+// is (engine.CanonicalObject), while the text stays as the tool wrote it.
+// The text's bytes would not do: a name given twice reads differently
+// in different clients, and a terminal escape written as \u001b, harmless
+// in the text, is a live control once a client decodes the object.
 func toResult(r engine.Result, composed bool) *mcp.CallToolResult {
 	var res *mcp.CallToolResult
 	if !r.OK {
@@ -33,7 +37,9 @@ func toResult(r engine.Result, composed bool) *mcp.CallToolResult {
 		case len(r.Structured) > 0:
 			res.StructuredContent = r.Structured
 		case composed && isJSONObject(r.Content):
-			res.StructuredContent = json.RawMessage(r.Content)
+			if obj, err := engine.CanonicalObject([]byte(r.Content)); err == nil {
+				res.StructuredContent = obj
+			}
 		}
 	}
 	if len(r.Confinement) > 0 {
@@ -117,9 +123,10 @@ func stoppedByClient(r *engine.Result, cause error) bool {
 	return true
 }
 
+// isJSONObject reports whether s may be a JSON object: it starts with
+// "{", so only such a text is decoded (engine.CanonicalObject decides).
 func isJSONObject(s string) bool {
-	t := strings.TrimSpace(s)
-	return strings.HasPrefix(t, "{") && json.Valid([]byte(t))
+	return strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "{")
 }
 
 // newConversationID names a session's conversation; it is random so two

@@ -16,9 +16,13 @@ import (
 
 // TestToResult: text always carries the whole result; structuredContent
 // is the tool's structured object, else a composing tool's JSON object
-// text, byte for byte; a failure is isError with its kind first.
+// text as the host encodes a plugin's object (sorted, a repeated name
+// once, strings sanitized) while the text stays as it is; a failure is
+// isError with its kind first.
 func TestToResult(t *testing.T) {
 	listing := `{"path":".","entries":[],"truncated":false}`
+	sorted := `{"entries":[],"path":".","truncated":false}`
+	hostile := `{"status":"ok","status":"\u001b]52;c;cHduZWQ=\u0007\u001b[2J\u001b[31mpwned","k\u009b":{"n":1,"n":2}}`
 	for _, tc := range []struct {
 		name       string
 		r          engine.Result
@@ -29,7 +33,10 @@ func TestToResult(t *testing.T) {
 	}{
 		{name: "file text", r: engine.Result{OK: true, Content: "a\nb\n"}, wantText: "a\nb\n"},
 		{name: "JSON file read", r: engine.Result{OK: true, Content: "{\n \"a\": 1\n}\n"}, wantText: "{\n \"a\": 1\n}\n"},
-		{name: "listing", r: engine.Result{OK: true, Content: listing}, structured: true, wantText: listing, wantSC: listing},
+		{name: "listing", r: engine.Result{OK: true, Content: listing}, structured: true, wantText: listing, wantSC: sorted},
+		{name: "listing after spaces", r: engine.Result{OK: true, Content: " \n" + listing + "\n"}, structured: true, wantText: " \n" + listing + "\n", wantSC: sorted},
+		{name: "repeated names and escaped controls", r: engine.Result{OK: true, Content: hostile}, structured: true, wantText: hostile, wantSC: `{"k":{"n":2},"status":"pwned"}`},
+		{name: "two objects are no structuredContent", r: engine.Result{OK: true, Content: `{"a":1}{"b":2}`}, structured: true, wantText: `{"a":1}{"b":2}`},
 		{name: "listing cut short, not JSON", r: engine.Result{OK: true, Content: `{"path":".","entries":[` + "\n[truncated]"}, structured: true, wantText: `{"path":".","entries":[` + "\n[truncated]"},
 		{name: "array is no structuredContent", r: engine.Result{OK: true, Content: `[1,2]`}, structured: true, wantText: `[1,2]`},
 		{name: "empty", r: engine.Result{OK: true}, structured: true, wantText: ""},
