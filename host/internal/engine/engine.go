@@ -171,8 +171,12 @@ type callOptions struct {
 	AvailableCapacityBytes int64
 	// Writes is what the call may write (hostfn.Files.Writes).
 	Writes map[string]hostfn.WriteGrant
-	// DryRun lets the call write nothing (hostfn.Call.DryRun).
+	// DryRun lets the call write nothing (hostfn.Call.DryRun), and shows
+	// its output as an approval's dry run is shown (shownDryRun).
 	DryRun bool
+	// WritesNothing lets the call write nothing, as DryRun does, its
+	// output given as any call's: a call that asked for its own dry run.
+	WritesNothing bool
 	// ReadsAt and Origin are the read cache's generation when the call's
 	// batch was planned, and the batch (hostfn.Files.ReadsAt,
 	// hostfn.Call.Origin); zero and empty: the generation as the call
@@ -213,7 +217,7 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 	}
 	env := &hostfn.Env{
 		Call: hostfn.Call{
-			CallID: call.ID, Sandbox: e.cfg.Sandbox, Resolved: resolved, Limits: limits, DryRun: opts.DryRun,
+			CallID: call.ID, Sandbox: e.cfg.Sandbox, Resolved: resolved, Limits: limits, DryRun: opts.DryRun || opts.WritesNothing,
 			Emit: opts.Emit, Journal: opts.Journal, Observe: opts.Observe,
 			Readable:     e.readScope(e.manifest(tool), call, resolved),
 			Capabilities: e.manifest(tool).Capabilities, Additive: e.manifest(tool).Additive,

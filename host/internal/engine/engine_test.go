@@ -35,7 +35,7 @@ var (
 func plugins(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		pkgs := []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command", "host/internal/runtime/testdata/spin", "host/internal/runtime/testdata/impure",
+		pkgs := []string{"plugins/read_file", "plugins/write_file", "plugins/list_directory", "plugins/apply_patch", "plugins/run_command", "plugins/edit_file", "plugins/delete_file", "plugins/move_file", "host/internal/runtime/testdata/spin", "host/internal/runtime/testdata/impure",
 			"host/internal/engine/testdata/liar_write", "host/internal/engine/testdata/liar_exec", "host/internal/engine/testdata/liar_big", "host/internal/engine/testdata/sneaky_write"}
 		dir, err := testplugin.SharedDir("engine", pkgs...)
 		if err != nil {

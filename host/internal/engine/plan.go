@@ -95,6 +95,9 @@ type PlannedCall struct {
 	writes map[string]hostfn.WriteGrant
 	// dryRun makes the call write nothing (Narrowing.DryRun).
 	dryRun bool
+	// ownDryRun makes the call write nothing because it asked for a dry
+	// run itself (selfDryRun).
+	ownDryRun bool
 	// written are the paths the call writes, for the git layout check
 	// again when it runs; gitAsked says planning found it laying out a
 	// git directory, so only a person could approve it.
@@ -285,12 +288,16 @@ func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, bp *
 			traits.codePath = why
 		}
 	}
-	if pol.dryRun {
+	switch {
+	case pol.dryRun:
 		pc.writes, pc.dryRun = map[string]hostfn.WriteGrant{}, true
 		if onlyTouchesFiles(m) {
 			// It can change nothing, so there is nothing to approve.
 			traits = callTraits{requiresApproval: m.RequiresApproval}
 		}
+	case e.selfDryRun(m, decoded):
+		pc.writes, pc.ownDryRun = map[string]hostfn.WriteGrant{}, true
+		traits = callTraits{requiresApproval: e.operatorRequiresApproval(m.Name)}
 	}
 	g, reason := pol.decide(call.Name, traits)
 	switch g {
@@ -464,6 +471,25 @@ func (e *Engine) freshCheck(ctx context.Context, reads *readcache.Cache, call Ca
 			"call %s (%s) was not run, and nobody was asked to approve it: %s", call.ID, call.Name, he.Message)}
 	}
 	return nil
+}
+
+// selfDryRun reports that a call asks for its own dry run ("dry_run":
+// true) of a tool that declares one (hasDryRun) and reaches only files.
+// Such a call is held to writing nothing (hostfn.Call.DryRun refuses
+// every write whatever the plugin does with the argument), so it only
+// reads the paths its arguments name, as a read-only tool would: it
+// runs without a prompt, unless the operator asks for every call of the
+// tool (tools.overrides.<tool>.requires_approval). A model can see what
+// a delete or an edit would do before it asks for it.
+func (e *Engine) selfDryRun(m abi.Manifest, decoded any) bool {
+	return dryRunArgs(decoded) && onlyTouchesFiles(m) && e.hasDryRun(m.Name)
+}
+
+// operatorRequiresApproval reports that the operator's configuration,
+// not the plugin's manifest, says every call of tool needs approval.
+func (e *Engine) operatorRequiresApproval(tool string) bool {
+	o, ok := e.policy.Overrides[tool]
+	return ok && o.RequiresApproval != nil && *o.RequiresApproval
 }
 
 // dryRunArgs reports that a call's arguments ask for a dry run

@@ -294,7 +294,7 @@ func (e *Engine) resolveCall(ctx context.Context, p *Plan, i int, d Decision, op
 	var streams callStreams
 	res := e.finish(e.callTool(ctx, call, pc.tool, pc.resolved, callOptions{
 		Conversation: p.Batch.Conversation, AvailableCapacityBytes: opts.AvailableCapacityBytes,
-		Writes: pc.writes, DryRun: pc.dryRun, ReadsAt: p.readsAt, CommandSandbox: p.commandSandbox, CommandNetwork: p.commandNetwork, Origin: p.Batch.ID, Journal: e.callJournal(ctx, p, i),
+		Writes: pc.writes, DryRun: pc.dryRun, WritesNothing: pc.ownDryRun, ReadsAt: p.readsAt, CommandSandbox: p.commandSandbox, CommandNetwork: p.commandNetwork, Origin: p.Batch.ID, Journal: e.callJournal(ctx, p, i),
 		Observe: callObserver(opts.Observe), ObserveOutput: opts.ObserveOutput,
 		Emit: func(ctx context.Context, h hostfn.Event) error {
 			text := streams.write(h.Kind, h.Data)

@@ -43,10 +43,11 @@ func TestStaleCallRefusedBeforeAsking(t *testing.T) {
 			calls: []Call{call("w", "write_file", `{"path":"a.txt","content":"x"}`)},
 			want:  "confirm"},
 		// A dry run writes nothing: write_file's diff of an unread file
-		// succeeds, so it is not refused.
+		// succeeds, so it is not refused, and the host holds it to
+		// writing nothing, so it runs unasked.
 		{name: "a dry run asked for in the arguments",
 			calls: []Call{call("w", "write_file", `{"path":"u.txt","content":"x","dry_run":true}`)},
-			want:  "confirm"},
+			want:  "execute"},
 		{name: "a dry run narrowing (an approval's preview)",
 			narrow: []Narrowing{{DryRun: true}},
 			calls:  []Call{call("w", "write_file", `{"path":"u.txt","content":"x","dry_run":true}`)},
