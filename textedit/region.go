@@ -2,7 +2,6 @@ package textedit
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -98,96 +97,4 @@ func visibleDiff(diff string) string {
 		b.WriteByte('\n')
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// Diff is a unified diff from before to after, labelled as git labels
-// path (a/path, b/path) and as the host labels its own diffs; empty when
-// they are equal.
-//
-// The lines the two share at either end, beyond the three of context a
-// hunk shows, are set aside before diffing and the hunks' line numbers
-// shifted after: an edit changes a few lines of a file that may have
-// thousands, and diffing them all costs a WebAssembly plugin more than
-// the rest of the edit.
-func Diff(path, before, after string) string {
-	if before == after {
-		return ""
-	}
-	const context = 3
-	head := commonLinePrefix(before, after)
-	skip, skipped := 0, 0 // bytes and lines set aside at the start
-	for skipped < head-context {
-		skip += strings.IndexByte(before[skip:], '\n') + 1
-		skipped++
-	}
-	before, after = before[skip:], after[skip:]
-	tail := commonLineSuffix(before, after)
-	for range tail - context {
-		before = before[:strings.LastIndexByte(before[:len(before)-1], '\n')+1]
-		after = after[:strings.LastIndexByte(after[:len(after)-1], '\n')+1]
-	}
-	d := udiff.Unified("a/"+path, "b/"+path, before, after)
-	if skipped == 0 {
-		return d
-	}
-	var b strings.Builder
-	for line := range strings.Lines(d) {
-		if strings.HasPrefix(line, "@@ -") {
-			line = shiftHunk(line, skipped)
-		}
-		b.WriteString(line)
-	}
-	return b.String()
-}
-
-// commonLinePrefix is how many whole lines a and b start with alike.
-func commonLinePrefix(a, b string) int {
-	n := 0
-	for {
-		i := strings.IndexByte(a, '\n')
-		if i < 0 || i >= len(b) || a[:i+1] != b[:i+1] {
-			return n
-		}
-		a, b = a[i+1:], b[i+1:]
-		n++
-	}
-}
-
-// commonLineSuffix is how many whole lines a and b end with alike, each
-// ending in a line break, and never the whole of either.
-func commonLineSuffix(a, b string) int {
-	if !strings.HasSuffix(a, "\n") || !strings.HasSuffix(b, "\n") {
-		return 0
-	}
-	n := 0
-	for {
-		i := strings.LastIndexByte(a[:len(a)-1], '\n')
-		j := strings.LastIndexByte(b[:len(b)-1], '\n')
-		if i < 0 || j < 0 || a[i:] != b[j:] {
-			return n
-		}
-		a, b = a[:i+1], b[:j+1]
-		n++
-	}
-}
-
-// shiftHunk adds n to both start lines of a hunk header
-// ("@@ -12,5 +12,6 @@", "@@ -3 +3 @@").
-func shiftHunk(header string, n int) string {
-	fields := strings.Fields(header)
-	for i, f := range fields {
-		if len(f) < 2 || f[0] != '-' && f[0] != '+' {
-			continue
-		}
-		num, rest, _ := strings.Cut(f[1:], ",")
-		v, err := strconv.Atoi(num)
-		if err != nil {
-			return header
-		}
-		fields[i] = f[:1] + strconv.Itoa(v+n)
-		if rest != "" {
-			fields[i] += "," + rest
-		}
-	}
-	return strings.Join(fields, " ") + "\n"
 }

@@ -40,14 +40,13 @@ func (f *File) Replace(old, new string, all bool) (Result, error) {
 	if numbered {
 		newStripped = stripNewLineNumbers(new)
 	}
-	hasCR := strings.Contains(f.text, "\r") || strings.Contains(old, "\r")
 	for l := Exact; l <= Punctuation; l++ {
 		o, n := old, new
 		if l >= LineNumbers && numbered {
 			o, n = oldStripped, newStripped
 		}
 		switch {
-		case l == LineEndings && !hasCR, l == LineNumbers && !numbered:
+		case l == LineEndings && !strings.Contains(f.text, "\r") && !strings.Contains(old, "\r"), l == LineNumbers && !numbered:
 			continue // the same text as the layer before: nothing new to find
 		}
 		cands := f.find(o, l)
@@ -133,7 +132,7 @@ func (f *File) apply(cands []candidate, new string, l Layer) Result {
 	prev, line := 0, 1
 	for k, c := range cands {
 		chunk := f.text[prev:c.beg]
-		line += strings.Count(chunk, "\n")
+		line += countLF(chunk)
 		b.WriteString(chunk)
 		repl := new
 		if l >= Indentation {
