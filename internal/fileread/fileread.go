@@ -55,15 +55,54 @@ type Result struct {
 	Size     int64 // the file's size in bytes
 	Cut      bool  // Text holds less than was asked for
 	Recorded bool  // the host recorded the read for stale-file protection
+	// shown says Text shows some of the file: a line at least, or all
+	// of it (an empty file), or some of a binary file's bytes.
+	shown bool
 }
 
 // Read reads path as read_file does.
+//
+// The read counts for stale-file protection (abi.ReadRecord: the
+// conversation may then overwrite, append to or edit the file) only when
+// it shows some of the file. A read that showed nothing, not even a first
+// line too long for the room, a range past the end, must not let a model
+// replace a file it never saw. The host records as it reads, before the
+// plugin knows what fits, so unless whatever is read is sure to be shown
+// (sureToShow), the file is read first without recording and, once
+// something of it is shown, read again recording: what that second read
+// found is what is shown. Between the two the file may change for the
+// worse (a first line grown past the room); only someone who can write
+// the file already can do that.
 func Read(c *sdk.Call, path string, o Options) (Result, error) {
-	if o.StartLine != nil || o.EndLine != nil {
-		return readRange(path, o)
-	}
 	limit := c.Limits.ReadLimit()
-	info, data, err := sdk.Read(path, 0, limit, abi.ReadRecord)
+	read := func(record uint32) (Result, error) { return readWhole(c, path, o, limit, record) }
+	if o.StartLine != nil || o.EndLine != nil {
+		read = func(record uint32) (Result, error) { return readRange(path, o, record) }
+	} else if sureToShow(o, limit) {
+		return read(abi.ReadRecord)
+	}
+	r, err := read(0)
+	if err != nil || !r.shown {
+		return r, err
+	}
+	return read(abi.ReadRecord)
+}
+
+// sureToShow reports whether a whole read of a file within limit bytes
+// shows some of it, whatever it holds: its text fits whole in the room
+// (no line numbers to lengthen it, no file past the read limit shown
+// cut), or nothing is cut, and a binary file shows some bytes.
+func sureToShow(o Options, limit int64) bool {
+	if binaryRaw(o.Room+o.Slack) <= 0 {
+		return false
+	}
+	return !o.Cut || (!o.LineNumbers && !o.Partial && limit <= o.Room+o.Slack)
+}
+
+// readWhole reads path from its start, within limit, recording the read
+// as record says (0 or abi.ReadRecord).
+func readWhole(c *sdk.Call, path string, o Options, limit int64, record uint32) (Result, error) {
+	info, data, err := sdk.Read(path, 0, limit, record)
 	if err != nil {
 		return Result{}, err
 	}
@@ -82,7 +121,7 @@ func Read(c *sdk.Call, path string, o Options) (Result, error) {
 		// only whole lines are shown.
 		data = data[:lastLineEnd(data)]
 	}
-	r.Text, r.Cut = show(data, 1, o, !whole, path, info.FileSize)
+	r.Text, r.Cut, r.shown = show(data, 1, o, !whole, path, info.FileSize)
 	return r, nil
 }
 
@@ -96,7 +135,8 @@ func LimitKey(l abi.Limits) string {
 	return "set by tools.read_file.max_file_read_bytes"
 }
 
-func readRange(path string, o Options) (Result, error) {
+// readRange reads o's lines of path, recording the read as record says.
+func readRange(path string, o Options, record uint32) (Result, error) {
 	start, end := uint32(1), uint32(0)
 	if o.StartLine != nil {
 		start = *o.StartLine
@@ -110,7 +150,7 @@ func readRange(path string, o Options) (Result, error) {
 	if end != 0 && start > end {
 		return Result{}, sdk.BadArgs("start_line %d is after end_line %d", start, end)
 	}
-	info, data, err := sdk.ReadLines(path, start, end, abi.ReadRecord)
+	info, data, err := sdk.ReadLines(path, start, end, record)
 	if err != nil {
 		return Result{}, err
 	}
@@ -121,30 +161,31 @@ func readRange(path string, o Options) (Result, error) {
 		return Result{}, sdk.BadArgs("start_line %d is past the end of %s", start, path)
 	}
 	r := Result{Size: info.FileSize, Recorded: info.Flags&abi.ReadRecorded != 0}
-	r.Text, r.Cut = show(data, start, o, false, path, info.FileSize)
+	r.Text, r.Cut, r.shown = show(data, start, o, false, path, info.FileSize)
 	return r, nil
 }
 
 // show numbers data's lines from first when asked and, with o.Cut, fits
 // the text in o.Room, after which a note says where it was cut (the note
 // is not counted in o.Room; a text that fits whole in o.Room+o.Slack
-// needs none).
+// needs none). It returns the text, whether it was cut, and whether it
+// shows anything of data: false when not one whole line fits.
 // partial says data is already less than the file.
-func show(data []byte, first uint32, o Options, partial bool, path string, size int64) (string, bool) {
-	text := data
+func show(data []byte, first uint32, o Options, partial bool, path string, size int64) (text string, cut, shown bool) {
+	all := data
 	if o.LineNumbers {
-		text = Number(data, first)
+		all = Number(data, first)
 	}
-	if !o.Cut || (!partial && int64(len(text)) <= o.Room+o.Slack) {
-		return string(text), false
+	if !o.Cut || (!partial && int64(len(all)) <= o.Room+o.Slack) {
+		return string(all), false, true
 	}
-	keep := text[:lastLineEnd(text[:max(0, min(int64(len(text)), o.Room))])]
-	shown := uint32(countLines(keep))
-	if shown == 0 {
+	keep := all[:lastLineEnd(all[:max(0, min(int64(len(all)), o.Room))])]
+	lines := uint32(countLines(keep))
+	if lines == 0 {
 		// Not one whole line fits: the note alone says where to read.
-		return cutNote(path, first, first-1, size), true
+		return cutNote(path, first, first-1, size), true, false
 	}
-	return string(keep) + cutNote(path, first, first+shown-1, size), true
+	return string(keep) + cutNote(path, first, first+lines-1, size), true, true
 }
 
 // cutNote says which lines a cut text shows and how to read on.
@@ -205,8 +246,7 @@ func lastLineEnd(b []byte) int {
 // readBinary returns as much of the file as fits in room, base64-encoded;
 // the host must not cut it further (FR-TOOL-READ-01b).
 func readBinary(path string, size, room int64) (Result, error) {
-	avail := room - int64(len(BinaryHeader+Truncated+"\n"))
-	raw := max(avail/4*3, 0)
+	raw := binaryRaw(room)
 	_, data, err := sdk.Read(path, 0, raw, abi.ReadBase64)
 	if err != nil {
 		return Result{}, err
@@ -215,5 +255,12 @@ func readBinary(path string, size, room int64) (Result, error) {
 	if raw < size {
 		header += Truncated
 	}
-	return Result{Text: header + "\n" + string(data), Binary: true, Size: size, Cut: raw < size}, nil
+	return Result{Text: header + "\n" + string(data), Binary: true, Size: size, Cut: raw < size, shown: len(data) > 0}, nil
+}
+
+// binaryRaw is how many bytes of a binary file fit in room once
+// base64-encoded under its header.
+func binaryRaw(room int64) int64 {
+	avail := room - int64(len(BinaryHeader+Truncated+"\n"))
+	return max(avail/4*3, 0)
 }

@@ -55,9 +55,14 @@ func TestShowCutsAtWholeLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, cut := show(data, 1, tt.o, tt.partial, "f.txt", 500)
+			got, cut, shown := show(data, 1, tt.o, tt.partial, "f.txt", 500)
 			if cut != tt.cut || !strings.HasPrefix(got, tt.want) || !strings.Contains(got, tt.wantNote) {
 				t.Fatalf("show = %q, cut %v; want prefix %q containing %q, cut %v", got, cut, tt.want, tt.wantNote, tt.cut)
+			}
+			// Nothing of the file is shown only when not a line fits,
+			// and then the read must not count as one.
+			if want := !strings.HasPrefix(got, Truncated); shown != want {
+				t.Errorf("show says shown %v, want %v", shown, want)
 			}
 			room := tt.o.Room
 			if !cut {
@@ -74,6 +79,44 @@ func TestShowCutsAtWholeLines(t *testing.T) {
 				if body != "" && !strings.HasSuffix(body, "\n") {
 					t.Errorf("cut inside a line: %q", body)
 				}
+			}
+		})
+	}
+}
+
+// TestShowEmpty: an empty file, or an empty range of one, is shown whole.
+func TestShowEmpty(t *testing.T) {
+	for _, o := range []Options{{Cut: true}, {Room: 10, Cut: true, LineNumbers: true}, {}} {
+		if got, cut, shown := show(nil, 1, o, false, "e.txt", 0); got != "" || cut || !shown {
+			t.Errorf("show(empty, %+v) = %q, cut %v, shown %v; want \"\", not cut, shown", o, got, cut, shown)
+		}
+	}
+	if got, _, shown := show(nil, 1, Options{Room: 100, Cut: true}, true, "big.txt", 1<<20); shown || !strings.Contains(got, "not even line 1 fits") {
+		t.Errorf("a first line past the read limit: %q, shown %v; want the note alone, not shown", got, shown)
+	}
+}
+
+// TestSureToShow: a read is recorded as it is made only when whatever the
+// file holds, some of it is shown; otherwise Read looks first.
+func TestSureToShow(t *testing.T) {
+	tests := []struct {
+		name  string
+		o     Options
+		limit int64
+		want  bool
+	}{
+		{"read_file: room for the read limit", Options{Room: 60 << 10, Slack: 4 << 10, Cut: true}, 64 << 10, true},
+		{"one byte short of the read limit", Options{Room: 60 << 10, Slack: 4<<10 - 1, Cut: true}, 64 << 10, false},
+		{"line numbers lengthen the text", Options{Room: 1 << 20, Cut: true, LineNumbers: true}, 64 << 10, false},
+		{"partial files are cut", Options{Room: 1 << 20, Cut: true, Partial: true}, 64 << 10, false},
+		{"max_bytes_each 1", Options{Room: 1, Cut: true, Partial: true}, 64 << 10, false},
+		{"not cut", Options{Room: 100}, 64 << 10, true},
+		{"not cut, no room for a binary byte", Options{Room: 20}, 64 << 10, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := sureToShow(tt.o, tt.limit); got != tt.want {
+				t.Errorf("sureToShow(%+v, %d) = %v, want %v", tt.o, tt.limit, got, tt.want)
 			}
 		})
 	}

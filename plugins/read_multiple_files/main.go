@@ -1,8 +1,9 @@
 // Command read_multiple_files is the read_multiple_files tool: several
 // files in one call, each shown as read_file shows it under a header
 // naming it. A file that cannot be read shows its error in its place and
-// the others are read all the same; every file read counts as read for
-// the stale-file rule, as read_file's reads do. The files share the
+// the others are read all the same; every file shown counts as read for
+// the stale-file rule, as read_file's reads do, and one that showed
+// nothing of itself (not even its first line) does not. The files share the
 // output limit: one that does not fit is cut at a whole line, and the
 // ones no room is left for are not read, each named in the output.
 package main
