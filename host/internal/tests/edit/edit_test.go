@@ -19,6 +19,7 @@ import (
 // that approves every call it is asked about and keeps what it was shown.
 type server struct {
 	root    string
+	state   string
 	session *mcp.ClientSession
 	mu      sync.Mutex
 	asked   []string // each approval's message
@@ -26,8 +27,8 @@ type server struct {
 
 func serve(t *testing.T) *server {
 	t.Helper()
-	s := &server{root: t.TempDir()}
-	cmd := exec.Command(toolhost, "--state-dir", t.TempDir(), "serve", "--stdio", "--root", s.root)
+	s := &server{root: t.TempDir(), state: t.TempDir()}
+	cmd := exec.Command(toolhost, "--state-dir", s.state, "serve", "--stdio", "--root", s.root)
 	cmd.Dir = s.root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -333,5 +334,62 @@ func TestMultiEditAllOrNothing(t *testing.T) {
 	}
 	if !strings.Contains(text, "4. c.go: failed") || !strings.Contains(text, "2 file(s) written") {
 		t.Errorf("result text %q does not report the written files and the failure", text)
+	}
+}
+
+// TestMultiEditUndo: toolhost undo of a multi_edit restores every file it
+// wrote, byte for byte.
+func TestMultiEditUndo(t *testing.T) {
+	s := serve(t)
+	files := map[string]string{"a.go": "a\r\nb\r\n", "b.go": "\ufeffx\n", "c.go": "1\n2"}
+	for name, content := range files {
+		s.write(t, name, content)
+		s.readFirst(t, name, false)
+	}
+	edits := []any{
+		map[string]any{"path": "a.go", "old_string": "b\n", "new_string": "B\nC\n"},
+		map[string]any{"path": "b.go", "start_line": 1, "end_line": 0, "new_content": "first"},
+		map[string]any{"path": "c.go", "old_string": "2", "new_string": "two"},
+	}
+	if text, _, isErr := s.call(t, "multi_edit", map[string]any{"edits": edits}); isErr {
+		t.Fatalf("multi_edit: %s", text)
+	}
+	for name, want := range map[string]string{"a.go": "a\r\nB\r\nC\r\n", "b.go": "\ufefffirst\nx\n", "c.go": "1\ntwo"} {
+		if got := s.read(t, name); got != want {
+			t.Fatalf("%s is %q after multi_edit, want %q", name, got, want)
+		}
+	}
+	s.session.Close()
+	out, err := exec.Command(toolhost, "--state-dir", s.state, "journal", "list", "--format", "json").Output()
+	if err != nil {
+		t.Fatalf("journal list: %v", err)
+	}
+	var list struct {
+		Batches []struct {
+			BatchID string `json:"batch_id"`
+			Tool    string `json:"tool"`
+		} `json:"batches"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatalf("journal list: %v\n%s", err, out)
+	}
+	id := ""
+	for _, b := range list.Batches {
+		if b.Tool == "multi_edit" {
+			id = b.BatchID
+		}
+	}
+	if id == "" {
+		t.Fatalf("no multi_edit batch in the journal:\n%s", out)
+	}
+	undo := exec.Command(toolhost, "--state-dir", s.state, "undo", id, "--root", s.root)
+	undo.Dir = s.root
+	if b, err := undo.CombinedOutput(); err != nil {
+		t.Fatalf("toolhost undo %s: %v\n%s", id, err, b)
+	}
+	for name, want := range files {
+		if got := s.read(t, name); got != want {
+			t.Errorf("%s is %q after undo, want %q", name, got, want)
+		}
 	}
 }
