@@ -77,21 +77,33 @@ func (f *File) alreadyApplied(old, new string) (int, bool) {
 func (f *File) closest(old string) (start, n int) {
 	want := strings.Split(normalizeString(strings.TrimSuffix(old, "\n"), Punctuation), "\n")
 	have := strings.Split(normalizeString(f.text, Punctuation), "\n")
-	best, bestAt := 0, 0
-	for i := range have {
-		score := 0
-		for j := 0; j < len(want) && i+j < len(have); j++ {
-			if want[j] != "" && have[i+j] == want[j] {
-				score++
+	// Each line of the file equal to old's line j votes for the window
+	// starting j lines above it: linear in the file, where trying every
+	// window would multiply its length by old's.
+	at := make(map[string][]int, len(want))
+	for j, w := range want {
+		if w != "" {
+			at[w] = append(at[w], j)
+		}
+	}
+	votes := make(map[int]int)
+	for i, h := range have {
+		for _, j := range at[h] {
+			if i-j >= 0 {
+				votes[i-j]++
 			}
 		}
-		if score > best {
-			best, bestAt = score, i
+	}
+	best, bestAt := 0, 0
+	for start, n := range votes {
+		if n > best || n == best && start < bestAt {
+			best, bestAt = n, start
 		}
 	}
 	if best > 0 {
 		return bestAt + 1, len(want)
 	}
+	best = 0
 	firstAt := 0
 	for firstAt < len(want)-1 && want[firstAt] == "" {
 		firstAt++

@@ -85,13 +85,17 @@ func (f *File) find(old string, l Layer) []candidate {
 		oldLines = strings.Split(strings.ReplaceAll(old, "\r\n", "\n"), "\n")
 	}
 	tabs := func() bool { return usesTabs(f.text) }
+	// An old_string that starts with indentation starts a line: once
+	// indentation is set aside, it must not match the end of another
+	// ("\tx := 1" inside "max := 1").
+	lineStart := l >= Indentation && old != "" && isBlank(old[0])
 	for off := 0; off < len(nt.s); {
 		i := bytes.Index(nt.s[off:], []byte(nold))
 		if i < 0 {
 			break
 		}
 		s, e := off+i, off+i+len(nold)
-		if nt.splits(s) || nt.splits(e) {
+		if nt.splits(s) || nt.splits(e) || lineStart && s > 0 && nt.s[s-1] != '\n' {
 			off = s + 1 // inside what one character folded to ("…" to "...")
 			continue
 		}
