@@ -62,7 +62,7 @@ func (f *File) alreadyApplied(old, new string) (int, bool) {
 		if l == LineNumbers {
 			continue
 		}
-		if c := f.find(new, l); len(c) > 0 {
+		if c := f.find(new, l, false); len(c) > 0 {
 			return lineAt(f.text, c[0].beg), true
 		}
 	}

@@ -49,7 +49,7 @@ func (f *File) Replace(old, new string, all bool) (Result, error) {
 		case l == LineEndings && !strings.Contains(f.text, "\r") && !strings.Contains(old, "\r"), l == LineNumbers && !numbered:
 			continue // the same text as the layer before: nothing new to find
 		}
-		cands := f.find(o, l)
+		cands := f.find(o, l, l >= LineNumbers && numbered)
 		if len(cands) == 0 {
 			continue
 		}
@@ -61,8 +61,10 @@ func (f *File) Replace(old, new string, all bool) (Result, error) {
 	return Result{}, f.notFound(old, new, oldStripped, newStripped, numbered)
 }
 
-// find returns every place layer l finds old, in order, none overlapping.
-func (f *File) find(old string, l Layer) []candidate {
+// find returns every place layer l finds old, in order, none overlapping;
+// with numbered (old's lines had a reader's numbers) only places that
+// start a line, as numbered lines are whole.
+func (f *File) find(old string, l Layer, numbered bool) []candidate {
 	var out []candidate
 	if l == Exact {
 		for off := 0; ; {
@@ -88,7 +90,7 @@ func (f *File) find(old string, l Layer) []candidate {
 	// An old_string that starts with indentation starts a line: once
 	// indentation is set aside, it must not match the end of another
 	// ("\tx := 1" inside "max := 1").
-	lineStart := l >= Indentation && old != "" && isBlank(old[0])
+	lineStart := numbered || l >= Indentation && old != "" && isBlank(old[0])
 	for off := 0; off < len(nt.s); {
 		i := bytes.Index(nt.s[off:], []byte(nold))
 		if i < 0 {

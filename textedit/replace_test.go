@@ -93,6 +93,7 @@ func TestReplaceFailures(t *testing.T) {
 		{"not found", "func a() {\n\treturn 1  \n}\n", "func a() {\n\treturn 2\n}\n", "x", NotFound, []int{1},
 			[]string{"closest region is at line 1", "     2  →return 1··", "line-number prefixes (old_string has none)", "edit_region"}},
 		{"indented old_string does not match inside a line", "func f() {\n    max := 1\n}\n", "\tx := 1\n", "\tx := 2\n", NotFound, nil, nil},
+		{"numbered lines are whole lines", "xgamma\n", "3→gamma\n", "3→delta\n", NotFound, nil, nil},
 		{"closest of several", "a\nb\nc\nx\nb\nc\nd\n", "b\nc\nd\nQ\n", "z", NotFound, []int{5}, []string{"closest region is at line 5"}},
 		{"CR shown", "a\r\nb\r\n", "a\nc", "x", NotFound, []int{1}, []string{"a␍"}},
 		{"already applied", "a\nnew line\nc\n", "old line\n", "new line\n", AlreadyApplied, []int{2}, []string{"already in the file at line 2", "may already have been made"}},
