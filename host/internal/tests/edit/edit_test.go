@@ -393,3 +393,24 @@ func TestMultiEditUndo(t *testing.T) {
 		}
 	}
 }
+
+// TestEditFileKeepsMode: an edited file keeps its mode.
+func TestEditFileKeepsMode(t *testing.T) {
+	s := serve(t)
+	s.write(t, "run.sh", "#!/bin/sh\necho hi\n")
+	p := filepath.Join(s.root, "run.sh")
+	if err := os.Chmod(p, 0o751); err != nil {
+		t.Fatal(err)
+	}
+	s.readFirst(t, "run.sh", false)
+	if text, _, isErr := s.call(t, "edit_file", map[string]any{"path": "run.sh", "old_string": "hi", "new_string": "ho"}); isErr {
+		t.Fatalf("edit_file: %s", text)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.read(t, "run.sh"); got != "#!/bin/sh\necho ho\n" || st.Mode().Perm() != 0o751 {
+		t.Errorf("file %q mode %v, want the edit with mode 0751", got, st.Mode().Perm())
+	}
+}
