@@ -79,10 +79,9 @@ func (f *File) LineEnding() string {
 	return f.eol
 }
 
-// toFileEOL writes s's line endings, whichever they are, in the file's
-// style.
-func (f *File) toFileEOL(s string) string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
+// fromLF writes s's line breaks, LF, in the file's style. s must have
+// had its CRLFs made LF once, not twice: "\r\r\n" is a CR and a break.
+func (f *File) fromLF(s string) string {
 	if !strings.Contains(s, "\n") || f.LineEnding() == "\n" {
 		return s
 	}

@@ -32,6 +32,7 @@ func FuzzReplace(f *testing.F) {
 			return
 		}
 		before := fl.Text()
+		eol := fl.LineEnding()
 		res, err := fl.Replace(old, new, all)
 		after := fl.Text()
 		if err != nil {
@@ -61,7 +62,8 @@ func FuzzReplace(f *testing.F) {
 			t.Fatalf("lines after %d changed: %q -> %q (%+v)", res.End, before, after, res)
 		}
 		if res.Layer == Exact && res.Replacements == 1 && !all {
-			if want := strings.Replace(before, old, fl.toFileEOL(new), 1); after != want {
+			repl := strings.ReplaceAll(strings.ReplaceAll(new, "\r\n", "\n"), "\n", eol)
+			if want := strings.Replace(before, old, repl, 1); after != want {
 				t.Fatalf("exact edit gave %q, want %q", after, want)
 			}
 		}

@@ -43,10 +43,11 @@ func (f *File) ReplaceLines(start, end int, content string, expected *string) (R
 				start, end, visibleDiff(diff))}
 		}
 	}
+	content = strings.ReplaceAll(content, "\r\n", "\n")
 	if content != "" && !strings.HasSuffix(content, "\n") {
 		content += "\n"
 	}
-	content = f.toFileEOL(content)
+	content = f.fromLF(content)
 	before := strings.Join(lines[:start-1], "")
 	after := strings.Join(lines[end:], "")
 	noFinalEOL := n > 0 && !strings.HasSuffix(lines[n-1], "\n")

@@ -144,7 +144,7 @@ func (f *File) apply(cands []candidate, new string, l Layer) Result {
 		if l >= Indentation {
 			repl = c.indent.apply(repl, c.first)
 		}
-		repl = f.toFileEOL(repl)
+		repl = f.fromLF(repl)
 		if repl != f.text[c.beg:c.end] {
 			f.modified = true
 		}
