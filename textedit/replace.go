@@ -91,6 +91,7 @@ func (f *File) find(old string, l Layer, numbered bool) []candidate {
 	// indentation is set aside, it must not match the end of another
 	// ("\tx := 1" inside "max := 1").
 	lineStart := numbered || l >= Indentation && old != "" && isBlank(old[0])
+	lastEnd := 0 // where the last candidate ends in the text
 	for off := 0; off < len(nt.s); {
 		i := bytes.Index(nt.s[off:], []byte(nold))
 		if i < 0 {
@@ -108,7 +109,9 @@ func (f *File) find(old string, l Layer, numbered bool) []candidate {
 			}
 		}
 		if l >= Indentation && (s == 0 || nt.s[s-1] == '\n') {
-			for c.beg > 0 && isBlank(f.text[c.beg-1]) {
+			// Back to the line's start, but not into the match before,
+			// which may have taken this line's blanks as its trailing ones.
+			for c.beg > lastEnd && isBlank(f.text[c.beg-1]) {
 				c.beg--
 			}
 		}
@@ -123,7 +126,7 @@ func (f *File) find(old string, l Layer, numbered bool) []candidate {
 			c.indent = r
 		}
 		out = append(out, c)
-		off = e
+		off, lastEnd = e, c.end
 	}
 	return out
 }
