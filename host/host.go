@@ -136,6 +136,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	st.sandbox.ProtectedDirs = append(absolute(opts.StateDir, opts.CacheDir, opts.PluginDir), hidden...)
 	if opts.StateDir != "" {
 		st.sandbox.RecoveryDir = filepath.Join(opts.StateDir, "txn")
+		st.sandbox.LockDir = filepath.Join(opts.StateDir, "locks")
 	}
 	sb, err := sandbox.New(st.sandbox)
 	if err != nil {

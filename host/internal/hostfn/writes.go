@@ -101,8 +101,10 @@ func (c *Call) checkCreateOnly(p sandbox.Path, name string, g WriteGrant) error 
 	return classify(name, err)
 }
 
-// lock holds the write locks of paths for the rest of a write: no other call of this host changes them between the freshness
-// check and the rename. It waits at most until the call's deadline.
+// lock holds the write locks of paths for the rest of a write: no other
+// call, of this process or of another sharing its state directory,
+// changes them between the freshness check and the rename. It waits at
+// most until the call's deadline.
 func (c *Call) lock(ctx context.Context, paths ...sandbox.Path) (unlock func(), err error) {
 	abs := make([]string, len(paths))
 	for i, p := range paths {
@@ -110,7 +112,11 @@ func (c *Call) lock(ctx context.Context, paths ...sandbox.Path) (unlock func(), 
 	}
 	unlock, err = c.Sandbox.Lock(ctx, abs...)
 	if err != nil {
-		if stop := interrupted(err, "the call reached its deadline while another call was writing the same file; nothing was written"); stop != nil {
+		name := "the same file"
+		if le, ok := errors.AsType[*sandbox.LockError](err); ok {
+			name = c.displayAbs(le.Path)
+		}
+		if stop := interrupted(err, "the call reached its deadline while another call or toolhost process was writing "+name+"; nothing was written. Retry when that write is done"); stop != nil {
 			return nil, stop
 		}
 		return nil, fail(abi.StatusIO, abi.KindExecutionFailed, "%v", err)

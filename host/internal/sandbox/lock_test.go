@@ -3,9 +3,12 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,4 +85,119 @@ func TestLock_WaitEndsWithContext(t *testing.T) {
 	if n := f.s.locks.size(); n != 0 {
 		t.Errorf("lock table holds %d entries, want 0", n)
 	}
+}
+
+// Two sandboxes sharing a lock directory, as two toolhost processes
+// sharing a state directory do, exclude each other: the second waits
+// while the first holds a path, gives up at its context's deadline with
+// an error naming the path, and takes the lock once it is released. No
+// lock file is left behind, and none is in the user's tree.
+func TestLock_ReachesOtherSandboxesOfTheStateDirectory(t *testing.T) {
+	locks := t.TempDir()
+	f := newFixture(t, Config{LockDir: locks})
+	other, err := New(Config{Roots: []string{f.root}, LockDir: locks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	a, b := filepath.Join(f.root, "a.txt"), filepath.Join(f.root, "b.txt")
+	unlock, err := f.s.Lock(t.Context(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, err = other.Lock(ctx, a, b)
+	le, ok := errors.AsType[*LockError](err)
+	if !ok || le.Path != b || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock of a path another sandbox holds = %v, want a *LockError naming %s that wraps the deadline", err, b)
+	}
+	// a was taken by other and released when it gave up.
+	ua, err := f.s.Lock(t.Context(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ua()
+	got := make(chan error, 1)
+	go func() {
+		u, err := other.Lock(t.Context(), a, b)
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("the other sandbox took b while it was held (err %v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	unlock()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other sandbox never took b after it was released")
+	}
+	if left, _ := os.ReadDir(locks); len(left) != 0 {
+		t.Errorf("lock files left behind: %v", left)
+	}
+	filepath.WalkDir(f.root, func(p string, d fs.DirEntry, err error) error {
+		if strings.HasSuffix(p, ".lock") {
+			t.Errorf("lock file in the user's tree: %s", p)
+		}
+		return nil
+	})
+}
+
+// Many sandboxes on one lock directory, taking overlapping sets in
+// every order, never hold one path twice and never deadlock, though
+// lock files are removed and made again all the while.
+func TestLock_AcrossSandboxesSerializes(t *testing.T) {
+	locks := t.TempDir()
+	f := newFixture(t, Config{LockDir: locks})
+	var boxes []*Sandbox
+	for range 4 {
+		s, err := New(Config{Roots: []string{f.root}, LockDir: locks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		boxes = append(boxes, s)
+	}
+	a, b, c := filepath.Join(f.root, "a"), filepath.Join(f.root, "b"), filepath.Join(f.root, "c")
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	inside := map[string]int{}
+	var wg sync.WaitGroup
+	orders := [][]string{{a, b, c}, {c, b, a}, {b, a}, {c, a}}
+	for w, s := range boxes {
+		wg.Go(func() {
+			for i := range 100 {
+				paths := orders[(w+i)%len(orders)]
+				unlock, err := s.Lock(ctx, paths...)
+				if err != nil {
+					t.Errorf("Lock(%v): %v", paths, err)
+					return
+				}
+				mu.Lock()
+				for _, p := range paths {
+					if inside[p]++; inside[p] > 1 {
+						t.Errorf("%s held by two sandboxes at once", p)
+					}
+				}
+				mu.Unlock()
+				runtime.Gosched()
+				mu.Lock()
+				for _, p := range paths {
+					inside[p]--
+				}
+				mu.Unlock()
+				unlock()
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -73,6 +73,13 @@ type Config struct {
 	// in toolhost's state directory. Empty: no records, and a crash may
 	// leave temporary and backup files beside their targets.
 	RecoveryDir string
+	// LockDir, when set, is where Lock keeps the lock files that
+	// serialize the writers of one file across the processes sharing it
+	// (created 0700 if missing, and protected like ProtectedDirs). It
+	// belongs in toolhost's state directory, beside RecoveryDir, since
+	// the processes sharing that share the read caches too. Empty: Lock
+	// serializes the writers of this process only.
+	LockDir string
 	// MaxPathBytes, MaxComponentBytes and MaxDepth bound a path a tool
 	// names: its canonical absolute length, the length of each name in
 	// it, and how many directories below its root it lies. Zero means
@@ -111,6 +118,9 @@ type Sandbox struct {
 	locks lockTable
 	// recoveryDir is Config.RecoveryDir made absolute; "" for none.
 	recoveryDir string
+	// lockDir is Config.LockDir made absolute; "" for none (or where
+	// flock does not exist).
+	lockDir string
 	// The path limits, defaults applied (Config.MaxPathBytes etc.).
 	maxPathBytes, maxComponentBytes, maxDepth int
 	// Test hooks, set only by tests in this package and always nil
@@ -225,6 +235,20 @@ func (s *Sandbox) init(cfg Config) error {
 		s.protected = append(s.protected, canon)
 		if s.recoveryDir, err = filepath.Abs(cfg.RecoveryDir); err != nil {
 			return fmt.Errorf("sandbox: recovery directory %q: %w", cfg.RecoveryDir, err)
+		}
+	}
+	if cfg.LockDir != "" && fileLocks {
+		if err := os.MkdirAll(cfg.LockDir, 0o700); err != nil {
+			return fmt.Errorf("sandbox: lock directory: %w", err)
+		}
+		canon, err := s.canonicalProtected(cfg.LockDir)
+		if err != nil {
+			return fmt.Errorf("sandbox: lock directory %q: %w", cfg.LockDir, err)
+		}
+		// Protected, so that no tool can hold or remove another's lock.
+		s.protected = append(s.protected, canon)
+		if s.lockDir, err = filepath.Abs(cfg.LockDir); err != nil {
+			return fmt.Errorf("sandbox: lock directory %q: %w", cfg.LockDir, err)
 		}
 	}
 	return nil

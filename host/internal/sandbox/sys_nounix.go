@@ -28,3 +28,7 @@ func isCrossDevice(error) bool { return false }
 func isNotEmpty(err error) bool { return errors.Is(err, fs.ErrExist) }
 
 func ownerOf(os.FileInfo) (int, int, bool) { return 0, 0, false }
+
+// fileLocks is false: without flock, Lock serializes the writers of one
+// process only, so run one toolhost per state directory on such systems.
+const fileLocks = false

@@ -70,3 +70,6 @@ func ownerOf(fi os.FileInfo) (uid, gid int, ok bool) {
 	}
 	return int(st.Uid), int(st.Gid), true
 }
+
+// fileLocks says Lock reaches other processes through lock files (flock).
+const fileLocks = true
