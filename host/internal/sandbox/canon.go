@@ -24,10 +24,22 @@ const maxLinks = 40
 // per component on Linux, instead of a lookup from "/" per component);
 // elsewhere it uses plain lstat and readlink, which read no content.
 func (s *Sandbox) canonicalize(path string) (string, error) {
+	return s.canonicalizeVisit(path, nil)
+}
+
+// canonicalizeVisit is canonicalize calling visit, when not nil, with
+// each path the walk goes on from after a symlink, before it looks at
+// anything there; an error from visit ends the walk.
+func (s *Sandbox) canonicalizeVisit(path string, visit func(string) error) (string, error) {
 	for range maxLinks {
 		canon, restart, err := s.walkOnce(path)
 		if err != nil || restart == "" {
 			return canon, err
+		}
+		if visit != nil {
+			if err := visit(restart); err != nil {
+				return "", err
+			}
 		}
 		path = restart
 	}

@@ -236,6 +236,9 @@ func (p Path) Child(name string) Path {
 	if strings.HasSuffix(p.Abs, string(filepath.Separator)) {
 		c.Abs = p.Abs + name // the root is "/" or `C:\`
 	}
+	if p.written != "" {
+		c.written = filepath.Join(p.written, name)
+	}
 	return c
 }
 

@@ -337,6 +337,10 @@ type Path struct {
 	Dir bool
 
 	root *root
+	// written is the path as the caller wrote it, absolute and clean,
+	// before any link was followed ("" when not known): a write must
+	// not reach a protected name through a link either way round.
+	written string
 	// unchecked marks a path made by Child, which Resolve did not check
 	// against the denied patterns; the I/O helpers check it themselves.
 	unchecked bool
@@ -360,8 +364,25 @@ func (s *Sandbox) Resolve(p string) (Path, error) {
 	if err := s.checkLimits(p, target, "", s.containing(target)); err != nil {
 		return Path{}, err
 	}
-	canon, err := s.canonicalize(target)
+	// The path as written is judged before any link in it is followed:
+	// a denied directory's entries are never looked at, so a link inside
+	// one cannot lead a tool to what it points at, nor tell where that
+	// is. The same goes for every place a link leads on through, and
+	// for the end. Each is denied when it or a directory above it, up to
+	// its root, is; a denial names no resolved path but the one written.
+	if pattern, denied := s.deniedBelow(target); denied {
+		return Path{}, &DenialError{Reason: DeniedPatternMatched, Attempted: p, Resolved: target, Pattern: pattern}
+	}
+	canon, err := s.canonicalizeVisit(target, func(via string) error {
+		if pattern, denied := s.deniedBelow(via); denied {
+			return &DenialError{Reason: DeniedPatternMatched, Attempted: p, Pattern: pattern}
+		}
+		return nil
+	})
 	if err != nil {
+		if de, ok := errors.AsType[*DenialError](err); ok {
+			return Path{}, de
+		}
 		return Path{}, fmt.Errorf("resolve %q: %w", p, err)
 	}
 	r := s.containing(canon)
@@ -371,11 +392,38 @@ func (s *Sandbox) Resolve(p string) (Path, error) {
 	if err := s.checkLimits(p, canon, canon, r); err != nil {
 		return Path{}, err
 	}
-	rel := relTo(canon, r.dir)
-	if pattern, denied := s.denied(canon, rel); denied {
-		return Path{}, &DenialError{Reason: DeniedPatternMatched, Attempted: p, Resolved: canon, Pattern: pattern}
+	if pattern, denied := s.deniedBelow(canon); denied {
+		return Path{}, &DenialError{Reason: DeniedPatternMatched, Attempted: p, Pattern: pattern}
 	}
-	return Path{Attempted: p, Abs: canon, Root: r.fs, RootDir: r.dir, Rel: rel, Dir: namesDir(p), root: r}, nil
+	return Path{Attempted: p, Abs: canon, Root: r.fs, RootDir: r.dir, Rel: relTo(canon, r.dir), Dir: namesDir(p), root: r, written: target}, nil
+}
+
+// deniedBelow reports whether an absolute, clean path in a root is
+// denied, or lies below a directory that is, down from its root (the
+// root itself is the operator's choice). A path in no root is not
+// judged here: it is outside, or its canonical form says.
+func (s *Sandbox) deniedBelow(abs string) (pattern string, denied bool) {
+	r := s.containing(abs)
+	if r == nil {
+		return "", false
+	}
+	if pattern, denied := s.denied(abs, relTo(abs, r.dir)); denied {
+		return pattern, true
+	}
+	start := len(r.dir) + 1
+	if strings.HasSuffix(r.dir, string(filepath.Separator)) {
+		start = len(r.dir)
+	}
+	for i := start; i < len(abs); i++ {
+		if abs[i] != filepath.Separator {
+			continue
+		}
+		dir := abs[:i]
+		if pattern, denied := s.denied(dir, relTo(dir, r.dir)); denied {
+			return pattern, true
+		}
+	}
+	return "", false
 }
 
 // namesDir reports whether a path as given ends in a slash or "/.", and so
@@ -513,7 +561,26 @@ func (s *Sandbox) ReadOnly(p Path) (pattern string, readOnly bool) {
 	if pattern, ok := s.protectedName(p.Abs); ok {
 		return pattern, true
 	}
-	return matchAny(s.readOnly, s.normalize(filepath.ToSlash(p.Abs)), s.normalize(p.Rel))
+	if pattern, ok := matchAny(s.readOnly, s.normalize(filepath.ToSlash(p.Abs)), s.normalize(p.Rel)); ok {
+		return pattern, true
+	}
+	return s.readOnlyWritten(p)
+}
+
+// readOnlyWritten judges p as written, when a link made it differ from
+// its canonical path: ".git/config" where .git is a link to a directory
+// named otherwise is still git's config to git, which follows the link.
+func (s *Sandbox) readOnlyWritten(p Path) (pattern string, readOnly bool) {
+	if p.written == "" || p.written == p.Abs {
+		return "", false
+	}
+	if pattern, ok := s.protectedName(p.written); ok {
+		return pattern, true
+	}
+	if r := s.containing(p.written); r != nil {
+		return matchAny(s.readOnly, s.normalize(filepath.ToSlash(p.written)), s.normalize(relTo(p.written, r.dir)))
+	}
+	return "", false
 }
 
 // CheckWrite decides whether p, a path this sandbox resolved (or a Child
@@ -534,6 +601,13 @@ func (s *Sandbox) CheckWrite(p Path) error {
 	}
 	if pattern, ok := matchAny(s.readOnly, s.normalize(filepath.ToSlash(p.Abs)), s.normalize(p.Rel)); ok {
 		return &DenialError{Reason: ReadOnly, Attempted: p.Attempted, Resolved: p.Abs, Pattern: pattern}
+	}
+	if pattern, ok := s.readOnlyWritten(p); ok {
+		reason := ReadOnly
+		if _, protected := s.protectedName(p.written); protected {
+			reason = Protected
+		}
+		return &DenialError{Reason: reason, Attempted: p.Attempted, Resolved: p.Abs, Pattern: pattern}
 	}
 	if p.Dir {
 		return &DenialError{Reason: NamesDirectory, Attempted: p.Attempted, Resolved: p.Abs}

@@ -1,0 +1,72 @@
+//go:build unix
+
+package hostile_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/internal/config"
+	"github.com/toolhost/toolhost/host/internal/engine"
+)
+
+// A model that knows (or guesses) the names of links inside a denied
+// directory asks the real tools about them. The directory is denied as
+// written, so no tool follows a link in it: not to a file outside it
+// (its content and its info stay unseen) and not within it, and no
+// refusal tells where a link leads.
+func TestDeniedDirectoryLinksLeadNowhere(t *testing.T) {
+	h, root := openHost(t, func(c *config.Config, _ *host.Options) {
+		c.Tools.Sandbox.DeniedPatterns = []string{"secret/**"}
+	})
+	deniedLinksWrite(t, root, "a.txt", "the-public-content\n")
+	deniedLinksWrite(t, root, "secret/s.txt", "the-secret-content\n")
+	for link, target := range map[string]string{
+		"secret/lnk": "../a.txt", "secret/lnk2": "s.txt", "hop": "secret/lnk", "door": "secret",
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := []engine.Call{
+		call("info", "file_info", `{"path":"secret/lnk"}`),
+		call("multi", "read_multiple_files", `{"paths":["secret/lnk"]}`),
+		call("read", "read_file", `{"path":"secret/lnk"}`),
+		call("inner", "read_file", `{"path":"secret/lnk2"}`),
+		call("innerinfo", "file_info", `{"path":"secret/lnk2"}`),
+		call("hop", "file_info", `{"path":"hop"}`),
+		call("door", "read_file", `{"path":"door/s.txt"}`),
+	}
+	rs := process(t, h, context.Background(), engine.Batch{Conversation: "c", Calls: calls}, host.BatchOptions{}, 2*time.Minute)
+	for i, r := range rs {
+		out, _ := json.Marshal(r)
+		for _, leak := range []string{"the-public-content", "the-secret-content", "a.txt", "s.txt", "sha256"} {
+			if leak == "s.txt" && strings.Contains(string(calls[i].Arguments), leak) {
+				continue // named by the call itself
+			}
+			if strings.Contains(string(out), leak) {
+				t.Errorf("%s %s tells %q of where the link leads: %s", calls[i].Name, calls[i].Arguments, leak, out)
+			}
+		}
+		if r.OK && calls[i].Name != "read_multiple_files" {
+			t.Errorf("%s %s succeeded: %s", calls[i].Name, calls[i].Arguments, out)
+		}
+	}
+}
+
+func deniedLinksWrite(t *testing.T, root, name, content string) {
+	t.Helper()
+	p := filepath.Join(root, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
