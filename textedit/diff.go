@@ -1,6 +1,7 @@
 package textedit
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,8 +62,72 @@ func Diff(path, before, after string) string {
 	}
 	var out strings.Builder
 	out.WriteString("--- a/" + path + "\n+++ b/" + path + "\n")
-	writeHunks(&out, a, b, ops, offset)
+	writeHunks(&out, a, b, ops, offset, offset)
 	return out.String()
+}
+
+// Diff is the unified diff from the text as parsed to the text now, as
+// the function Diff writes it, found from the places the edits changed:
+// the lines between them, the same in both, are neither split nor
+// compared, which in WebAssembly costs more than the edits when they
+// are far apart in a large file.
+func (f *File) Diff(path string) string {
+	if f.text == f.orig {
+		return ""
+	}
+	var out strings.Builder
+	oline, nline, opos, npos := 0, 0, 0, 0 // lines counted up to opos, npos
+	for i := 0; i < len(f.changed); {
+		// The lines of changes i..j-1 and their context: changes whose
+		// context touches share a window, so that hunks never overlap.
+		s := f.changed[i]
+		lo, hi := linesBefore(f.orig, s.ob), linesAfter(f.orig, s.oe)
+		j := i + 1
+		for ; j < len(f.changed) && linesBefore(f.orig, f.changed[j].ob) <= hi; j++ {
+			hi = linesAfter(f.orig, f.changed[j].oe)
+		}
+		last := f.changed[j-1]
+		nlo, nhi := s.b-(s.ob-lo), last.e+(hi-last.oe)
+		oline, nline = oline+countLF(f.orig[opos:lo]), nline+countLF(f.text[npos:nlo])
+		opos, npos = lo, nlo
+		a, b := splitLines(f.orig[lo:hi]), splitLines(f.text[nlo:nhi])
+		ops, ok := diffLines(a, b)
+		if !ok {
+			return Diff(path, f.orig, f.text)
+		}
+		if out.Len() == 0 && slices.ContainsFunc(ops, func(op lineOp) bool { return op.kind != opEqual }) {
+			out.WriteString("--- a/" + path + "\n+++ b/" + path + "\n")
+		}
+		writeHunks(&out, a, b, ops, oline, nline)
+		i = j
+	}
+	return out.String()
+}
+
+// linesBefore is where the line holding byte i of s starts, diffContext
+// lines earlier.
+func linesBefore(s string, i int) int {
+	i = strings.LastIndexByte(s[:i], '\n') + 1
+	for range diffContext {
+		if i == 0 {
+			break
+		}
+		i = strings.LastIndexByte(s[:i-1], '\n') + 1
+	}
+	return i
+}
+
+// linesAfter is where the line holding byte i of s ends (after its
+// break), diffContext lines later.
+func linesAfter(s string, i int) int {
+	for range diffContext + 1 {
+		k := strings.IndexByte(s[i:], '\n')
+		if k < 0 {
+			return len(s)
+		}
+		i += k + 1
+	}
+	return i
 }
 
 // text is a string read from the start or, reversed, from the end.
@@ -231,8 +296,8 @@ func myers(x, y []string) ([]lineOp, bool) {
 
 // writeHunks writes ops as unified hunks with diffContext lines of
 // context, changes closer than twice that sharing a hunk, in the diff
-// package's format; a and b start offset lines into the files.
-func writeHunks(out *strings.Builder, a, b []string, ops []lineOp, offset int) {
+// package's format; a and b start aOff and bOff lines into the files.
+func writeHunks(out *strings.Builder, a, b []string, ops []lineOp, aOff, bOff int) {
 	for i := 0; i < len(ops); {
 		if ops[i].kind == opEqual {
 			i++
@@ -264,8 +329,8 @@ func writeHunks(out *strings.Builder, a, b []string, ops []lineOp, offset int) {
 			}
 		}
 		out.WriteString("@@")
-		writeRange(out, " -", fromLine+offset, fromCount, ops[start].ai+1+offset)
-		writeRange(out, " +", toLine+offset, toCount, ops[start].bi+1+offset)
+		writeRange(out, " -", fromLine+aOff, fromCount, ops[start].ai+1+aOff)
+		writeRange(out, " +", toLine+bOff, toCount, ops[start].bi+1+bOff)
 		out.WriteString(" @@\n")
 		for _, op := range ops[start:stop] {
 			var line string

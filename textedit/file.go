@@ -12,6 +12,46 @@ type File struct {
 	// WebAssembly plugin more than an edit that adds none.
 	eol      string
 	modified bool
+	// orig is the text as parsed, and changed the places edits wrote
+	// since, in order and apart: File.Diff compares only those.
+	orig    string
+	changed []span
+}
+
+// span is a place edits changed: bytes [ob, oe) of the text as parsed
+// are bytes [b, e) of the text now.
+type span struct{ ob, oe, b, e int }
+
+// wrote records that an edit replaced bytes [b, e) of the text, as the
+// edit found it, with n bytes; the places it overlaps or touches become
+// one.
+func (f *File) wrote(b, e, n int) {
+	delta := n - (e - b)
+	out := make([]span, 0, len(f.changed)+1)
+	i, shift := 0, 0 // shift: how much further on the text now is than as parsed
+	for ; i < len(f.changed) && f.changed[i].e < b; i++ {
+		s := f.changed[i]
+		out = append(out, s)
+		shift = s.e - s.oe
+	}
+	m := span{b: b, e: e}
+	if i < len(f.changed) && f.changed[i].b < m.b {
+		m.b = f.changed[i].b
+	}
+	m.ob = m.b - shift
+	for ; i < len(f.changed) && f.changed[i].b <= e; i++ {
+		s := f.changed[i]
+		m.e = max(m.e, s.e)
+		shift = s.e - s.oe
+	}
+	m.oe = m.e - shift
+	m.e += delta
+	out = append(out, m)
+	for _, s := range f.changed[i:] {
+		s.b, s.e = s.b+delta, s.e+delta
+		out = append(out, s)
+	}
+	f.changed = out
 }
 
 const utf8BOM = "\uFEFF" // EF BB BF
@@ -35,7 +75,7 @@ func ParseString(data string) (*File, error) {
 		f.bom = true
 		data = data[len(utf8BOM):]
 	}
-	f.text = data
+	f.text, f.orig = data, data
 	return f, nil
 }
 

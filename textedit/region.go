@@ -71,6 +71,10 @@ func (f *File) ReplaceLines(start, end int, content string, expected *string) (R
 		}
 	}
 	if text := before + content + after; text != f.text {
+		// The text keeps before's bytes (or all its old bytes, when
+		// before gained a line break) and after's.
+		p := min(len(before), len(f.text)-len(after))
+		f.wrote(p, len(f.text)-len(after), len(text)-len(after)-p)
 		f.text, f.modified = text, true
 	}
 	res := Result{Replacements: 1, Start: start, End: start}

@@ -166,6 +166,8 @@ func (f *File) apply(cands []candidate, new string, l Layer) Result {
 		prev = c.end
 	}
 	b.WriteString(f.text[prev:])
+	first, last := cands[0], cands[len(cands)-1]
+	f.wrote(first.beg, last.end, b.Len()-first.beg-(len(f.text)-last.end))
 	f.text = b.String()
 	return res
 }

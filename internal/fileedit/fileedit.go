@@ -54,9 +54,8 @@ func (e Edit) Check() error {
 
 // File is a file being edited: its content when loaded and now.
 type File struct {
-	Path     string // as the first edit named it
-	original string
-	Text     *textedit.File
+	Path string // as the first edit named it
+	Text *textedit.File
 }
 
 // Load reads path for update (the host refuses, StaleFile, a file this
@@ -77,7 +76,7 @@ func Load(p string) (*File, error) {
 	if info.Flags&abi.ReadIsBinary != 0 {
 		return nil, sdk.Failed("%s is binary (a NUL byte, or bytes that are not UTF-8); the editing tools change text files only, so nothing was changed; use write_file to replace it whole", p)
 	}
-	return &File{Path: p, original: original, Text: t}, nil
+	return &File{Path: p, Text: t}, nil
 }
 
 // Changed reports whether the file's content differs from what was read.
@@ -96,13 +95,7 @@ func (f *File) Commit() abi.CommitFile {
 
 // Diff is the unified diff from the content read to the content now,
 // without a byte order mark either side (the edit keeps it).
-func (f *File) Diff() string {
-	before := f.original
-	if f.Text.HasBOM() {
-		before = before[len("\ufeff"):]
-	}
-	return textedit.Diff(f.Path, before, f.Text.Text())
-}
+func (f *File) Diff() string { return f.Text.Diff(f.Path) }
 
 // Apply makes one edit. A *textedit.Error becomes an ExecutionFailed
 // error naming the path; the file is then unchanged.
