@@ -39,6 +39,7 @@ const (
 	FnResponseTake = "response_take" // (ptr, len u32) -> i64
 	FnEventEmit    = "event_emit"    // (kind, ptr, len u32) -> i64
 	FnFSStat       = "fs_stat"       // (path_ptr, path_len u32) -> i64
+	FnFSLstat      = "fs_lstat"      // (path_ptr, path_len u32) -> i64
 	FnFSRead       = "fs_read"       // (path_ptr, path_len u32, offset, limit i64, flags u32) -> i64
 	FnFSReadLines  = "fs_read_lines" // (path_ptr, path_len u32, start, end u32, flags u32) -> i64
 	FnFSList       = "fs_list"       // (path_ptr, path_len u32, depth, max_entries, flags u32) -> i64
@@ -67,9 +68,9 @@ const (
 // FnResponseTake and FnEventEmit need no capability.
 func CapabilityFunctions() map[Capability][]string {
 	return map[Capability][]string{
-		CapFSRead:   {FnFSStat, FnFSRead, FnFSReadLines, FnFSDiff},
+		CapFSRead:   {FnFSStat, FnFSLstat, FnFSRead, FnFSReadLines, FnFSDiff},
 		CapFSWrite:  {FnFSStat, FnFSWrite, FnFSDiff, FnFSCommit},
-		CapFSList:   {FnFSStat, FnFSList},
+		CapFSList:   {FnFSStat, FnFSLstat, FnFSList},
 		CapProcExec: {FnProcRun},
 		CapFSDelete: {FnFSStat, FnFSCommit},
 	}

@@ -39,6 +39,43 @@ type FileInfo struct {
 	Path    string
 }
 
+// Flags of a LinkInfo.
+const (
+	LinkOutside uint32 = 1 << iota // it leads outside the allowed roots: Target is empty
+	LinkDenied                     // it leads to a denied path: Target is empty
+)
+
+// LinkInfo follows the FileInfo in the response of FnFSLstat: for a
+// symbolic link, the target as the link stores it, when it leads to a
+// path the sandbox allows; otherwise a flag says only why not. Empty
+// (and no flags) for anything that is not a link.
+//
+// Layout: u32 flags | u32 len + target
+type LinkInfo struct {
+	Flags  uint32
+	Target string
+}
+
+// AppendLinkInfo encodes li after dst.
+func AppendLinkInfo(dst []byte, li LinkInfo) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, li.Flags)
+	return appendField(dst, []byte(li.Target))
+}
+
+// DecodeLinkInfo decodes one LinkInfo and returns the rest of b.
+func DecodeLinkInfo(b []byte) (LinkInfo, []byte, error) {
+	if len(b) < 4 {
+		return LinkInfo{}, nil, fmt.Errorf("link info: %d bytes, want at least 4", len(b))
+	}
+	li := LinkInfo{Flags: binary.LittleEndian.Uint32(b)}
+	target, rest, err := nextField(b[4:])
+	if err != nil {
+		return LinkInfo{}, nil, fmt.Errorf("link info target: %w", err)
+	}
+	li.Target = string(target)
+	return li, rest, nil
+}
+
 // AppendFileInfo encodes fi after dst.
 func AppendFileInfo(dst []byte, fi FileInfo) []byte {
 	dst = append(dst, byte(fi.Type))

@@ -29,6 +29,25 @@ func Stat(path string) (abi.FileInfo, error) {
 	return fi, err
 }
 
+// Lstat describes what is at path without following a symbolic link its
+// last name is: for a link, the FileInfo is the link's own (type
+// abi.TypeSymlink) and the LinkInfo says where it leads, as far as the
+// sandbox lets a tool know; Stat then describes what it leads to. For
+// anything else it is Stat's answer and an empty LinkInfo. It needs
+// fs.read or fs.list.
+func Lstat(path string) (abi.FileInfo, abi.LinkInfo, error) {
+	resp, err := result(fsLstat(path))
+	if err != nil {
+		return abi.FileInfo{}, abi.LinkInfo{}, err
+	}
+	fi, rest, err := abi.DecodeFileInfo(resp)
+	if err != nil {
+		return abi.FileInfo{}, abi.LinkInfo{}, err
+	}
+	li, _, err := abi.DecodeLinkInfo(rest)
+	return fi, li, err
+}
+
 // Read returns up to limit bytes of path from offset (limit < 0: to the end).
 // abi.ReadRecord records the read for stale-file protection; abi.ReadBase64
 // returns the bytes base64-encoded.

@@ -15,6 +15,7 @@ func takeResponse(n uint32) []byte {
 }
 
 func fsStat(string) int64                              { return unavailable() }
+func fsLstat(string) int64                             { return unavailable() }
 func fsRead(string, int64, int64, uint32) int64        { return unavailable() }
 func fsReadLines(string, uint32, uint32, uint32) int64 { return unavailable() }
 func fsList(string, uint32, uint32, uint32) int64      { return unavailable() }

@@ -16,6 +16,9 @@ func hostEventEmit(kind uint32, ptr unsafe.Pointer, n uint32) int64
 //go:wasmimport toolhost_v1 fs_stat
 func hostFSStat(path unsafe.Pointer, pathLen uint32) int64
 
+//go:wasmimport toolhost_v1 fs_lstat
+func hostFSLstat(path unsafe.Pointer, pathLen uint32) int64
+
 //go:wasmimport toolhost_v1 fs_read
 func hostFSRead(path unsafe.Pointer, pathLen uint32, offset, limit int64, flags uint32) int64
 
@@ -50,6 +53,8 @@ func takeResponse(n uint32) []byte {
 }
 
 func fsStat(path string) int64 { return hostFSStat(strPtr(path), uint32(len(path))) }
+
+func fsLstat(path string) int64 { return hostFSLstat(strPtr(path), uint32(len(path))) }
 
 func fsRead(path string, offset, limit int64, flags uint32) int64 {
 	return hostFSRead(strPtr(path), uint32(len(path)), offset, limit, flags)

@@ -1,7 +1,9 @@
 // Command file_info is the file_info tool: what is at a path (a file, a
 // directory or a symbolic link), its size, mode and modification time,
 // and for a file whether it is text, how many lines it has and its
-// SHA-256, as far as the call's scan limit reaches. It only looks: its
+// SHA-256, as far as the call's scan limit reaches. A symbolic link is
+// described itself, with its target as far as the host tells it, then
+// what it leads to. It only looks: its
 // reads are not recorded as reads of the file, so they never let a later
 // write replace it.
 package main
@@ -47,7 +49,12 @@ const outputSchema = `{
     "binary": {"type": "boolean", "description": "A file read_file would return base64-encoded."},
     "lines": {"type": "integer", "minimum": 0, "description": "Lines of a text file read whole within the scan limit; a last line without a newline counts."},
     "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "SHA-256 of a file read whole within the scan limit."},
-    "scan_limit_bytes": {"type": "integer", "minimum": 1, "description": "Set when the file is larger than the scan limit: lines and sha256 are left out."}
+    "scan_limit_bytes": {"type": "integer", "minimum": 1, "description": "Set when the file is larger than the scan limit: lines and sha256 are left out."},
+    "target": {"type": "string", "description": "For a symbolic link: its target as the link stores it, when it leads inside the allowed roots to a path tools may reach."},
+    "target_outside": {"const": true, "description": "For a symbolic link: it leads outside the allowed roots (where is not told)."},
+    "target_denied": {"const": true, "description": "For a symbolic link: it leads to a path tools may not reach (where is not told)."},
+    "target_missing": {"const": true, "description": "For a symbolic link: nothing exists where it leads."},
+    "leads_to": {"$ref": "#", "description": "For a symbolic link: what it leads to, described the same way."}
   },
   "required": ["path", "type", "size", "mode", "mtime", "binary"],
   "additionalProperties": false
@@ -58,7 +65,7 @@ func init() {
 		Manifest: abi.Manifest{
 			Name:         "file_info",
 			Version:      "1.0.0",
-			Description:  "Describe a path without reading it out: type (file, dir, symlink), size in bytes, permission mode, modification time, and for a file whether it is binary, its line count and SHA-256 (for files within the scan limit). Does not count as reading the file.",
+			Description:  "Describe a path without reading it out: type (file, dir, symlink), size in bytes, permission mode, modification time, and for a file whether it is binary, its line count and SHA-256 (for files within the scan limit). A symbolic link is described itself, with its target (or that it leads outside the allowed roots), then what it leads to. Does not count as reading the file.",
 			Parameters:   []byte(schema),
 			OutputSchema: []byte(outputSchema),
 			RiskLevel:    abi.RiskLow,
@@ -78,6 +85,7 @@ func main() {}
 type info struct {
 	path     string
 	resolved string // the path it resolved to, when not path itself
+	link     *link  // for a symbolic link
 	typ      string
 	size     int64
 	mode     uint32
@@ -88,11 +96,67 @@ type info struct {
 	scanStop int64 // > 0: the scan limit that left lines and sha256 out
 }
 
+// link is what file_info tells of a symbolic link: where it leads, as
+// far as the host lets a tool know, and what is there.
+type link struct {
+	target                   string // as the link stores it; "" when not told
+	outside, denied, missing bool
+	dest                     *info // what it leads to, when there is something a tool may reach
+}
+
 func handle(c *sdk.Call, a args) (string, error) {
-	fi, err := sdk.Stat(a.Path)
+	// The link itself first: fs_lstat describes a last name that is a
+	// symbolic link without following it, and says where it leads only
+	// when a tool may go there.
+	fi, li, err := sdk.Lstat(a.Path)
 	if err != nil {
 		return "", err
 	}
+	if fi.Type != abi.TypeSymlink {
+		in, err := describe(c, a.Path)
+		if err != nil {
+			return "", err
+		}
+		c.SetStructured(in.json())
+		return in.text(), nil
+	}
+	in := fromFileInfo(fi, a.Path)
+	in.link = &link{target: li.Target, outside: li.Flags&abi.LinkOutside != 0, denied: li.Flags&abi.LinkDenied != 0}
+	if !in.link.outside && !in.link.denied {
+		dest, err := describe(c, a.Path)
+		switch {
+		case err == nil:
+			dest.path, dest.resolved = dest.resolved, ""
+			in.link.dest = &dest
+		case isNotFound(err):
+			in.link.missing = true
+		default:
+			return "", err
+		}
+	}
+	c.SetStructured(in.json())
+	return in.text(), nil
+}
+
+// describe is what the path leads to, through every symbolic link in it.
+func describe(c *sdk.Call, p string) (info, error) {
+	fi, err := sdk.Stat(p)
+	if err != nil {
+		return info{}, err
+	}
+	in := fromFileInfo(fi, p)
+	if in.typ == "file" {
+		if err := scan(c, p, &in); err != nil {
+			return info{}, err
+		}
+	}
+	return in, nil
+}
+
+// fromFileInfo is the info of fi, which the host gave for the path asked;
+// resolved is set when the host's path differs from the one asked
+// (symbolic links on the way).
+func fromFileInfo(fi abi.FileInfo, asked string) info {
 	in := info{
 		path:  fi.Path,
 		typ:   fi.Type.String(),
@@ -101,18 +165,16 @@ func handle(c *sdk.Call, a args) (string, error) {
 		mtime: time.Unix(0, fi.ModTime).UTC(),
 		lines: -1,
 	}
-	// The host resolves symbolic links inside the roots: what is
-	// described is what the path leads to, and the answer says where.
-	if asked := path.Clean(a.Path); !path.IsAbs(asked) && asked != fi.Path {
+	if asked := path.Clean(asked); !path.IsAbs(asked) && asked != fi.Path {
 		in.path, in.resolved = asked, fi.Path
 	}
-	if fi.Type == abi.TypeFile {
-		if err := scan(c, a.Path, &in); err != nil {
-			return "", err
-		}
-	}
-	c.SetStructured(in.json())
-	return in.text(), nil
+	return in
+}
+
+// isNotFound reports a host function's refusal of a path where nothing is.
+func isNotFound(err error) bool {
+	he, ok := err.(*sdk.HostError)
+	return ok && he.Status == abi.StatusNotFound
 }
 
 // scan reads the file in pieces, at most the call's scan limit, to tell
@@ -205,6 +267,24 @@ func (in info) json() []byte {
 		b = append(b, `,"scan_limit_bytes":`...)
 		b = strconv.AppendInt(b, in.scanStop, 10)
 	}
+	if l := in.link; l != nil {
+		switch {
+		case l.outside:
+			b = append(b, `,"target_outside":true`...)
+		case l.denied:
+			b = append(b, `,"target_denied":true`...)
+		default:
+			b = append(b, `,"target":`...)
+			b = sdk.AppendJSONString(b, l.target)
+		}
+		if l.missing {
+			b = append(b, `,"target_missing":true`...)
+		}
+		if l.dest != nil {
+			b = append(b, `,"leads_to":`...)
+			b = append(b, l.dest.json()...)
+		}
+	}
 	return append(b, '}')
 }
 
@@ -214,7 +294,18 @@ func (in info) text() string {
 	if in.resolved != "" {
 		name += " (resolves to " + in.resolved + ")"
 	}
-	fmt.Fprintf(&b, "%s: %s, %d bytes", name, in.typ, in.size)
+	fmt.Fprintf(&b, "%s: %s", name, in.typ)
+	if l := in.link; l != nil {
+		switch {
+		case l.outside:
+			b.WriteString(" leading outside the allowed roots")
+		case l.denied:
+			b.WriteString(" leading to a path tools may not reach")
+		default:
+			b.WriteString(" to " + l.target)
+		}
+	}
+	fmt.Fprintf(&b, ", %d bytes", in.size)
 	if in.typ == "file" {
 		switch {
 		case in.binary:
@@ -234,6 +325,14 @@ func (in info) text() string {
 	}
 	if in.scanStop > 0 {
 		fmt.Fprintf(&b, "larger than the scan limit of %d bytes (max_scan_bytes): lines and sha256 not computed\n", in.scanStop)
+	}
+	if l := in.link; l != nil {
+		switch {
+		case l.dest != nil:
+			b.WriteString("leads to " + l.dest.text())
+		case l.missing:
+			b.WriteString("leads to nothing: no file or directory exists there\n")
+		}
 	}
 	return b.String()
 }

@@ -30,6 +30,17 @@ func TestInfoJSONAndText(t *testing.T) {
 		{"directory through a link", info{path: "l", resolved: "d\x1b", typ: "dir", size: 4096, mode: 0o755, mtime: mtime, lines: -1},
 			map[string]any{"path": "l", "resolved": "d\x1b", "type": "dir", "size": 4096.0, "mode": "0755", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": false},
 			[]string{"l (resolves to d\x1b): dir, 4096 bytes, mode 0755"}},
+		{"link and what it leads to", info{path: "l", typ: "symlink", size: 5, mode: 0o777, mtime: mtime, lines: -1,
+			link: &link{target: "a.txt", dest: &info{path: "a.txt", typ: "file", size: 2, mode: 0o644, mtime: mtime, lines: 1}}},
+			map[string]any{"path": "l", "type": "symlink", "size": 5.0, "mode": "0777", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": false, "target": "a.txt",
+				"leads_to": map[string]any{"path": "a.txt", "type": "file", "size": 2.0, "mode": "0644", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": false, "lines": 1.0}},
+			[]string{"l: symlink to a.txt, 5 bytes, mode 0777", "\nleads to a.txt: file, 2 bytes, text, 1 line"}},
+		{"link out of the roots", info{path: "o", typ: "symlink", size: 9, mode: 0o777, mtime: mtime, lines: -1, link: &link{outside: true}},
+			map[string]any{"path": "o", "type": "symlink", "size": 9.0, "mode": "0777", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": false, "target_outside": true},
+			[]string{"o: symlink leading outside the allowed roots, 9 bytes"}},
+		{"link to a denied path", info{path: "k", typ: "symlink", size: 9, mode: 0o777, mtime: mtime, lines: -1, link: &link{denied: true}},
+			map[string]any{"path": "k", "type": "symlink", "size": 9.0, "mode": "0777", "mtime": "2026-01-02T03:04:05.0000006Z", "binary": false, "target_denied": true},
+			[]string{"k: symlink leading to a path tools may not reach, 9 bytes"}},
 	}
 	out, err := jsonschema.CompileString("output_schema.json", outputSchema)
 	if err != nil {

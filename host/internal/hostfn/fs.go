@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"strconv"
 	"unicode/utf8"
 
@@ -36,6 +37,59 @@ func fsStat(_ context.Context, c *Call, mem api.Memory, stack []uint64) ([]byte,
 		return nil, classify(name, err)
 	}
 	return abi.AppendFileInfo(nil, fileInfo(fi, c.display(p))), nil
+}
+
+// fsLstat is fs_stat without following a final symbolic link. The path
+// up to the link resolves like any path, and the link's own path must be
+// one the sandbox allows and the call may read (it names the link, or
+// names it and was resolved to where the link leads). For a link, where
+// it leads is told as the link stores it only when a tool may go there;
+// otherwise only that it leads outside the roots or where a tool may not
+// go, never where.
+func fsLstat(_ context.Context, c *Call, mem api.Memory, stack []uint64) ([]byte, error) {
+	name, err := guestPath(mem, uint32(stack[0]), uint32(stack[1]))
+	if err != nil {
+		return nil, err
+	}
+	entry, err := ResolveEntry(c.Sandbox, name)
+	if err != nil {
+		return nil, classify(name, err)
+	}
+	if c.Readable != nil && !c.Readable.allows(entry) {
+		if p, ok := c.Resolved[name]; !ok || !c.Readable.allows(p) {
+			return nil, c.notNamed("fs_lstat", name, entry)
+		}
+	}
+	fi, err := entry.Lstat()
+	if err != nil {
+		return nil, classify(name, err)
+	}
+	var li abi.LinkInfo
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		li = c.linkInfo(entry, name)
+	}
+	return abi.AppendLinkInfo(abi.AppendFileInfo(nil, fileInfo(fi, c.display(entry))), li), nil
+}
+
+// linkInfo says where the link entry (named name) leads. Its target is
+// read only when the sandbox resolves name, through the link, to a path
+// a tool may reach, and is told only if name still resolves there after
+// it was read: a link swapped meanwhile tells nothing.
+func (c *Call) linkInfo(entry sandbox.Path, name string) abi.LinkInfo {
+	before, err := c.Sandbox.Resolve(name)
+	if de, ok := errors.AsType[*sandbox.DenialError](err); ok && de.Reason == sandbox.PathOutsideSandbox {
+		return abi.LinkInfo{Flags: abi.LinkOutside}
+	} else if err != nil {
+		return abi.LinkInfo{Flags: abi.LinkDenied}
+	}
+	target, err := entry.Readlink()
+	if err != nil {
+		return abi.LinkInfo{Flags: abi.LinkDenied}
+	}
+	if after, err := c.Sandbox.Resolve(name); err != nil || after.Abs != before.Abs {
+		return abi.LinkInfo{Flags: abi.LinkDenied}
+	}
+	return abi.LinkInfo{Target: filepath.ToSlash(target)}
 }
 
 func fileInfo(fi fs.FileInfo, display string) abi.FileInfo {

@@ -120,7 +120,7 @@ func TestGranted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "event_emit fs_diff fs_list fs_read fs_read_lines fs_stat response_take"
+	want := "event_emit fs_diff fs_list fs_lstat fs_read fs_read_lines fs_stat response_take"
 	if strings.Join(got, " ") != want {
 		t.Errorf("Granted = %v, want %s", got, want)
 	}

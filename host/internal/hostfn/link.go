@@ -56,6 +56,7 @@ func functions() map[string]function {
 	return map[string]function{
 		abi.FnEventEmit:   {[]api.ValueType{i32, i32, i32}, onCall(eventEmit)},
 		abi.FnFSStat:      {[]api.ValueType{i32, i32}, onCall(fsStat)},
+		abi.FnFSLstat:     {[]api.ValueType{i32, i32}, onCall(fsLstat)},
 		abi.FnFSRead:      {[]api.ValueType{i32, i32, i64, i64, i32}, onFiles(fsRead)},
 		abi.FnFSReadLines: {[]api.ValueType{i32, i32, i32, i32, i32}, onFiles(fsReadLines)},
 		abi.FnFSList:      {[]api.ValueType{i32, i32, i32, i32, i32}, onCall(fsList)},

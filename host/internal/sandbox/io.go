@@ -133,6 +133,18 @@ func (p Path) Lstat() (fs.FileInfo, error) {
 	return p.Root.Lstat(p.Rel)
 }
 
+// Readlink returns the target of the symbolic link at p, as the link
+// stores it. It goes through the root, like Lstat, and reads no file.
+func (p Path) Readlink() (string, error) {
+	if err := p.checkChildDenied(); err != nil {
+		return "", err
+	}
+	if p.Root == nil {
+		return "", errUnresolved(p)
+	}
+	return p.Root.Readlink(p.Rel)
+}
+
 // ReadDir returns the entries of the directory, sorted by name. It opens
 // the directory with Open, so it lists the validated directory or nothing.
 // Entries are not filtered: check each with Sandbox.Denied (see Child).

@@ -32,7 +32,8 @@ func readToolsCall(t *testing.T, w *workspace, tool, args string, extra ...strin
 }
 
 // file_info's every field, as an MCP client gets them, for a text file,
-// a binary file, a directory and a file past the scan limit; and looking
+// a binary file, a directory, a file past the scan limit, a symbolic link
+// (itself, its target, then what it leads to) and one to nothing; and looking
 // at a file is not reading it: a write over it afterwards is still stale.
 func TestFileInfoFieldsThroughCLI(t *testing.T) {
 	w := newWorkspace(t)
@@ -55,6 +56,11 @@ func TestFileInfoFieldsThroughCLI(t *testing.T) {
 		}
 	}
 	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	for link, target := range map[string]string{"link.txt": "notes.txt", "gone": "missing.txt"} {
+		if err := os.Symlink(target, filepath.Join(w.dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	tests := []struct {
 		path string
@@ -70,6 +76,13 @@ func TestFileInfoFieldsThroughCLI(t *testing.T) {
 			"binary": false}, "src: dir, "},
 		{"big.txt", w.withEnv("TOOLHOST_TOOLS_READ_FILE_MAX_SCAN_BYTES=1000"), map[string]any{"path": "big.txt", "type": "file", "size": 4000.0,
 			"mode": "0644", "mtime": "", "binary": false, "scan_limit_bytes": 1000.0}, "larger than the scan limit of 1000 bytes (max_scan_bytes): lines and sha256 not computed"},
+		// A symbolic link is itself described, then what it leads to.
+		{"link.txt", w, map[string]any{"path": "link.txt", "type": "symlink", "size": 9.0, "mode": "0777", "mtime": "", "binary": false,
+			"target": "notes.txt", "leads_to": map[string]any{"path": "notes.txt", "type": "file", "size": 13.0, "mode": "0640",
+				"mtime": "2026-01-02T03:04:05Z", "binary": false, "lines": 3.0, "sha256": sum("one\ntwo\nthree")}},
+			"link.txt: symlink to notes.txt, 9 bytes, mode 0777, "},
+		{"gone", w, map[string]any{"path": "gone", "type": "symlink", "size": 11.0, "mode": "0777", "mtime": "", "binary": false,
+			"target": "missing.txt", "target_missing": true}, "gone: symlink to missing.txt, 11 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
