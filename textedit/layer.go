@@ -60,22 +60,3 @@ func (l Layer) Phrase() string {
 	}
 	return ""
 }
-
-// what is the layer's normalization, for the list of layers tried.
-func (l Layer) what() string {
-	switch l {
-	case Exact:
-		return "exact bytes"
-	case LineEndings:
-		return "line endings"
-	case TrailingSpace:
-		return "trailing whitespace"
-	case Indentation:
-		return "indentation"
-	case LineNumbers:
-		return "line-number prefixes"
-	case Punctuation:
-		return "typographic punctuation"
-	}
-	return ""
-}

@@ -25,8 +25,6 @@ func sameDevice(os.FileInfo, os.FileInfo) bool { return true }
 
 func isCrossDevice(error) bool { return false }
 
-func isNotEmpty(err error) bool { return errors.Is(err, fs.ErrExist) }
-
 func ownerOf(os.FileInfo) (int, int, bool) { return 0, 0, false }
 
 // fileLocks is false: without flock, Lock serializes the writers of one

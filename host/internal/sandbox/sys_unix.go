@@ -56,12 +56,6 @@ func sameDevice(a, b os.FileInfo) bool {
 // different file systems (or mounts).
 func isCrossDevice(err error) bool { return errors.Is(err, syscall.EXDEV) }
 
-// isNotEmpty reports a directory that could not be removed because it
-// holds entries.
-func isNotEmpty(err error) bool {
-	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
-}
-
 // ownerOf returns the owner and group of a file, where the system says.
 func ownerOf(fi os.FileInfo) (uid, gid int, ok bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
