@@ -67,6 +67,15 @@ type Manifest struct {
 	// the paths its arguments name (and, for a tool that writes unnamed
 	// paths, the files it writes); with it, anything below them too.
 	ReadsUnderPathArgs bool `json:"reads_under_path_args,omitempty"`
+	// DescribesLinks says the tool describes a symbolic link its path
+	// argument ends in, rather than what it leads to (file_info, through
+	// fs_lstat). Such an argument that leads outside the roots or to a
+	// denied path is then checked as the link itself, so the tool can
+	// say so (without where); every host function but fs_lstat still
+	// follows it there and refuses. The host honours it only for a tool
+	// without side effects that holds neither fs.write, fs.delete nor
+	// proc.exec.
+	DescribesLinks bool `json:"describes_links,omitempty"`
 	// Nondeterministic says two identical calls on identical files may
 	// give different results (a command's output, a clock). Without it,
 	// toolhost test expects the same result each time.

@@ -67,6 +67,9 @@ func appendManifest(b []byte, m abi.Manifest) []byte {
 	if m.ReadsUnderPathArgs {
 		b = append(b, `,"reads_under_path_args":true`...)
 	}
+	if m.DescribesLinks {
+		b = append(b, `,"describes_links":true`...)
+	}
 	if m.Nondeterministic {
 		b = append(b, `,"nondeterministic":true`...)
 	}

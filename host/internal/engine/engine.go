@@ -515,7 +515,24 @@ func (e *Engine) resolveArg(m abi.Manifest, s string) (sandbox.Path, error) {
 	if slices.Contains(m.Capabilities, abi.CapFSDelete) {
 		return hostfn.ResolveEntry(e.cfg.Sandbox, s)
 	}
-	return e.cfg.Sandbox.Resolve(s)
+	p, err := e.cfg.Sandbox.Resolve(s)
+	if err != nil && describesLinks(m) {
+		// A link that leads where a tool may not go is described as the
+		// link: ResolveEntry answers without error only for a link whose
+		// own path the sandbox allows.
+		if entry, eerr := hostfn.ResolveEntry(e.cfg.Sandbox, s); eerr == nil {
+			return entry, nil
+		}
+	}
+	return p, err
+}
+
+// describesLinks reports a tool that declares describes_links and can
+// do nothing with a path but look at it.
+func describesLinks(m abi.Manifest) bool {
+	return m.DescribesLinks && !m.SideEffecting && !slices.ContainsFunc(m.Capabilities, func(c abi.Capability) bool {
+		return c == abi.CapFSWrite || c == abi.CapFSDelete || c == abi.CapProcExec
+	})
 }
 
 func denial(reason abi.DenialReason, msg string, extra map[string]any) *ToolError {

@@ -151,7 +151,10 @@ func (c *Call) origin() string {
 }
 
 func (c *Call) resolve(path string) (sandbox.Path, error) {
-	if p, ok := c.Resolved[path]; ok {
+	// A path resolved as an entry (a link named itself) is followed
+	// here like any other: only fs_lstat and the removals and moves act
+	// on the link.
+	if p, ok := c.Resolved[path]; ok && !p.Entry() {
 		return p, nil
 	}
 	return c.Sandbox.Resolve(path)

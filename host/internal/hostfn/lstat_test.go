@@ -93,4 +93,24 @@ func TestFSLstat(t *testing.T) {
 	if _, _, err := lstat(scoped, "gone"); hostErr(t, err).Details["reason"] != string(reasonNotNamed) {
 		t.Errorf("fs_lstat of a link the call did not name = %v, want NotNamed", err)
 	}
+	// A link named as itself (describes_links) is described by fs_lstat,
+	// and followed, so refused, by every other host function.
+	for _, name := range []string{"out", "key"} {
+		entry, err := ResolveEntry(sb, name)
+		if err != nil || !entry.Entry() {
+			t.Fatalf("ResolveEntry(%s) = %+v, %v; want the link itself", name, entry, err)
+		}
+		env := &Env{Call: Call{CallID: "e", Sandbox: sb, Capabilities: []abi.Capability{abi.CapFSRead},
+			Resolved: map[string]sandbox.Path{name: entry}, Readable: &ReadScope{Paths: map[string]bool{entry.Abs: true}}}}
+		if _, li, err := lstat(env, name); err != nil || li.Flags == 0 || li.Target != "" {
+			t.Errorf("fs_lstat %s = %+v, %v; want only a flag", name, li, err)
+		}
+		if _, _, err := g.read(env, name, 0, -1, 0); hostErr(t, err).Kind != abi.KindSandboxViolation {
+			t.Errorf("fs_read %s = %v, want a sandbox violation", name, err)
+		}
+		p, n := g.put([]byte(name))
+		if _, err := g.call(context.Background(), env, abi.FnFSStat, p, n); hostErr(t, err).Kind != abi.KindSandboxViolation {
+			t.Errorf("fs_stat %s = %v, want a sandbox violation", name, err)
+		}
+	}
 }

@@ -133,6 +133,11 @@ func (p Path) Lstat() (fs.FileInfo, error) {
 	return p.Root.Lstat(p.Rel)
 }
 
+// Entry reports a path made by Child (an entry of a listed directory,
+// or a symbolic link named as itself), which Resolve did not follow to
+// its end.
+func (p Path) Entry() bool { return p.unchecked }
+
 // Readlink returns the target of the symbolic link at p, as the link
 // stores it. It goes through the root, like Lstat, and reads no file.
 func (p Path) Readlink() (string, error) {

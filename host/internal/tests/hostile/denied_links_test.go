@@ -54,7 +54,12 @@ func TestDeniedDirectoryLinksLeadNowhere(t *testing.T) {
 				t.Errorf("%s %s tells %q of where the link leads: %s", calls[i].Name, calls[i].Arguments, leak, out)
 			}
 		}
-		if r.OK && calls[i].Name != "read_multiple_files" {
+		// file_info may describe hop, a link outside the denied
+		// directory, as a link; only that it leads where tools may not go.
+		if calls[i].ID == "hop" && r.OK && !strings.Contains(string(r.Structured), `"target_denied":true`) {
+			t.Errorf("file_info hop = %s, want a link that leads where tools may not go", out)
+		}
+		if r.OK && calls[i].Name != "read_multiple_files" && calls[i].ID != "hop" {
 			t.Errorf("%s %s succeeded: %s", calls[i].Name, calls[i].Arguments, out)
 		}
 	}
@@ -68,5 +73,47 @@ func deniedLinksWrite(t *testing.T, root, name, content string) {
 	}
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// file_info describes a link that leads out of the roots or to a denied
+// path as a link, saying only that, never where; a tool that reads still
+// cannot follow it.
+func TestLinksOutDescribedNeverFollowed(t *testing.T) {
+	outside := t.TempDir()
+	deniedLinksWrite(t, outside, "elsewhere-secret.txt", "the-outside-content\n")
+	h, root := openHost(t, func(c *config.Config, _ *host.Options) {
+		c.Tools.Sandbox.DeniedPatterns = []string{"secret/**"}
+	})
+	deniedLinksWrite(t, root, "secret/s.txt", "the-secret-content\n")
+	for link, target := range map[string]string{"out": filepath.Join(outside, "elsewhere-secret.txt"), "key": "secret/s.txt"} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := []engine.Call{
+		call("out", "file_info", `{"path":"out"}`),
+		call("key", "file_info", `{"path":"key"}`),
+		call("readout", "read_file", `{"path":"out"}`),
+		call("readkey", "read_file", `{"path":"key"}`),
+	}
+	rs := process(t, h, context.Background(), engine.Batch{Conversation: "c", Calls: calls}, host.BatchOptions{}, 2*time.Minute)
+	for i, r := range rs[:2] {
+		out, _ := json.Marshal(r)
+		for _, leak := range []string{"the-outside-content", "the-secret-content", "elsewhere", outside, "s.txt"} {
+			if strings.Contains(string(out), leak) {
+				t.Errorf("%s %s tells %q: %s", calls[i].Name, calls[i].Arguments, leak, out)
+			}
+		}
+	}
+	for i, want := range []string{`"target_outside":true`, `"target_denied":true`} {
+		if !rs[i].OK || !strings.Contains(string(rs[i].Structured), `"type":"symlink"`) || !strings.Contains(string(rs[i].Structured), want) {
+			t.Errorf("file_info %s = %+v, want a symlink with %s", calls[i].Arguments, rs[i], want)
+		}
+	}
+	for _, r := range rs[2:] {
+		if r.OK || r.Error.Kind != "SandboxViolation" {
+			t.Errorf("read_file %s = %+v, want a SandboxViolation", r.ID, r)
+		}
 	}
 }
