@@ -125,6 +125,19 @@ type PathInfo struct {
 	Root string `json:"root,omitempty"`
 	// Rel is relative to Root, forward slashes, "." for the root itself.
 	Rel string `json:"rel"`
+	// Dir says the path is a directory when the call is planned (a
+	// directory removed or moved, or one named again by create_directory).
+	Dir bool `json:"dir,omitempty"`
+}
+
+// Kind is what the path is, as a text surface names it: "directory" or
+// "file" (which a path that does not exist yet is, as far as anyone
+// knows).
+func (p PathInfo) Kind() string {
+	if p.Dir {
+		return "directory"
+	}
+	return "file"
 }
 
 // String is the path as shown: Rel, with its root when there are several.
@@ -233,7 +246,7 @@ func (c Confirmation) DetailsLayout(l Layout) string {
 			l.writeLines(&b, lines)
 		}
 		for _, p := range a.Paths {
-			b.WriteString(Fold("→ file "+Visible(p.String()), "    ", foldMark, l.Width))
+			b.WriteString(Fold("→ "+p.Kind()+" "+Visible(p.String()), "    ", foldMark, l.Width))
 		}
 	}
 	return b.String()
@@ -485,7 +498,7 @@ func (c Confirmation) Recap(width int) string {
 // the file's name, with a count of what is between.
 func writeRecapPath(b *strings.Builder, p PathInfo, width int) {
 	const first, cont = RecapMark + "  ", RecapMark + "    ┆"
-	text := "→ file " + Visible(p.String())
+	text := "→ " + p.Kind() + " " + Visible(p.String())
 	rows := foldRows(text, first, cont, width)
 	if len(rows) > 3 {
 		units := showUnits(text)
@@ -606,6 +619,9 @@ func (e *Engine) resolvePatch(text string) []sandbox.Path {
 
 func (e *Engine) pathInfo(p sandbox.Path) PathInfo {
 	info := PathInfo{Rel: p.Rel}
+	if fi, err := p.Lstat(); err == nil && fi.IsDir() {
+		info.Dir = true
+	}
 	if e.cfg.Sandbox != nil && len(e.cfg.Sandbox.Roots()) > 1 {
 		info.Root = p.RootDir
 	}

@@ -187,6 +187,10 @@ func TestConfirmationArguments(t *testing.T) {
 	if d := c.Details(); !strings.Contains(d, "    → file x (in root /w)") {
 		t.Errorf("details %q", d)
 	}
+	c.Arguments[0].Paths[0].Dir = true
+	if d := c.Details(); !strings.Contains(d, "    → directory x (in root /w)") {
+		t.Errorf("a directory's details %q", d)
+	}
 }
 
 // With several roots, a path shows with its root.

@@ -229,6 +229,10 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 			Confiner: e.cfg.Confiner.Narrow(opts.CommandSandbox, opts.CommandNetwork), Environ: e.environ,
 		},
 	}
+	if opts.DryRun && opts.Journal == nil && e.cfg.Journal != nil {
+		// An approval's preview is not journaled, the call it shows is.
+		env.PreviewJournalBytes = e.cfg.Journal.MaxPreimageBytes()
+	}
 	if e.cfg.ReadCache != nil {
 		// A file another batch of the conversation changes after this
 		// call's batch was planned is stale for this call.

@@ -215,8 +215,10 @@ func (e *Engine) commitJournal(ctx context.Context, p *Plan, start string) error
 
 // decideJournal adds d, for the calls that needed confirmation, to what
 // is committed before the first call runs.
+// A plan whose journal never began (an approval's dry run, which is not
+// recorded) has no journal ids: nothing of it is recorded.
 func (e *Engine) decideJournal(p *Plan, d Decision) {
-	if e.cfg.Journal == nil {
+	if e.cfg.Journal == nil || !p.journal.begun {
 		return
 	}
 	s := &p.journal

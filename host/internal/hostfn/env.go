@@ -67,6 +67,12 @@ type Call struct {
 	// Journal records what the call does that outlives it (the files it
 	// changes, the processes it starts); nil records nothing.
 	Journal CallJournal
+	// PreviewJournalBytes is, for a dry run that is not journaled itself
+	// (an approval's preview), the journal's MaxPreimageBytes for the call
+	// it previews, which will be journaled; 0 when that call will not be.
+	// A dry run's description says by it whether undo could restore
+	// what the call takes.
+	PreviewJournalBytes int64
 	// Capabilities are what the plugin's manifest declares. fs_commit,
 	// which fs.write and fs.delete both grant, makes only the operations
 	// they grant: writing files and making directories for fs.write,

@@ -767,10 +767,15 @@ func undoNote(c *Call, t commitTarget) string {
 	if t.op == opMove {
 		verb = "move it back"
 	}
-	if c.Journal == nil {
+	var limit int64
+	switch {
+	case c.Journal != nil:
+		limit = c.Journal.MaxPreimageBytes()
+	case c.DryRun && c.PreviewJournalBytes > 0:
+		limit = c.PreviewJournalBytes // the previewed call's journal
+	default:
 		return "this cannot be undone: toolhost keeps no journal here"
 	}
-	limit := c.Journal.MaxPreimageBytes()
 	if t.tree.bytes > limit {
 		return fmt.Sprintf("this cannot be undone: its content is %s, more than journal max_preimage_bytes (%d) keeps for one operation", plural(t.tree.bytes, "byte"), limit)
 	}

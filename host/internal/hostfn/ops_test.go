@@ -282,6 +282,22 @@ func TestCommitOpsDryRun(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dir, "a.txt")); err != nil {
 		t.Errorf("a dry run deleted a.txt: %v", err)
 	}
+	// An approval's preview is not journaled itself; the call it shows
+	// is, and the description says what that call's journal keeps.
+	for _, tt := range []struct {
+		preview int64
+		want    string
+	}{
+		{1 << 10, "toolhost undo can restore it"},
+		{4, "max_preimage_bytes (4)"},
+		{0, "toolhost keeps no journal here"},
+	} {
+		env.Journal, env.DryRun, env.PreviewJournalBytes = nil, true, tt.preview
+		targets, _ := prepareCommit(env, []abi.CommitFile{opsRemove("a.txt", false)})
+		if out, _ := dryRun(context.Background(), &env.Call, targets); !strings.Contains(string(out), tt.want) {
+			t.Errorf("a preview of a call journaled with max_preimage_bytes %d: %q, want it to say %q", tt.preview, out, tt.want)
+		}
+	}
 }
 
 // Everything a removal takes is journaled before it goes: every file with
