@@ -117,3 +117,31 @@ func TestLinksOutDescribedNeverFollowed(t *testing.T) {
 		}
 	}
 }
+
+// git follows a .git that is a symbolic link, so git's configuration
+// reached through one is protected as .git/config is: a model that
+// finds (or makes) such a link cannot write hooks or config through it.
+func TestGitThroughALinkStaysProtected(t *testing.T) {
+	h, root := openHost(t, nil)
+	deniedLinksWrite(t, root, "realgit/config", "[core]\n")
+	if err := os.Symlink("realgit", filepath.Join(root, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	read(t, h, ".git/config")
+	calls := []engine.Call{
+		call("cfg", "write_file", `{"path":".git/config","content":"[core]\n\tfsmonitor = touch pwned\n"}`),
+		call("hook", "write_file", `{"path":".git/hooks/pre-commit","content":"#!/bin/sh\ntouch pwned\n"}`),
+	}
+	rs := process(t, h, context.Background(), engine.Batch{Conversation: "c", Calls: calls}, host.BatchOptions{Approver: approveAll()}, 2*time.Minute)
+	for _, r := range rs {
+		if r.OK || r.Error.Kind != "SandboxViolation" {
+			t.Errorf("write_file %s = %+v, want a SandboxViolation", r.ID, r)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "realgit/config")); string(b) != "[core]\n" {
+		t.Errorf("git's config through the link was changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(root, "realgit/hooks/pre-commit")); err == nil {
+		t.Error("a hook was written through the link")
+	}
+}
