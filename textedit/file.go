@@ -7,6 +7,10 @@ import "strings"
 type File struct {
 	text string
 	bom  bool
+	// cr is set for a file whose line breaks are carriage returns alone
+	// (classic Mac OS): text holds them as LF, so every layer, region and
+	// diff sees the file's lines, and Bytes writes them back as CR.
+	cr bool
 	// eol is the style new lines are written in, "\n" or "\r\n", found
 	// when first needed: counting the line breaks of a large file costs a
 	// WebAssembly plugin more than an edit that adds none.
@@ -75,8 +79,34 @@ func ParseString(data string) (*File, error) {
 		f.bom = true
 		data = data[len(utf8BOM):]
 	}
+	if strings.IndexByte(data, '\n') < 0 && strings.IndexByte(data, '\r') >= 0 {
+		f.cr = true
+		data = strings.ReplaceAll(data, "\r", "\n")
+	}
 	f.text, f.orig = data, data
 	return f, nil
+}
+
+// crToLF is s with its line breaks, CRLF or a lone CR, made LF: in a
+// file whose breaks are lone CRs, a model's CR, LF or CRLF each means a
+// break.
+func crToLF(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+}
+
+// cutBOM is s without a leading U+FEFF, and whether it had one. In a file
+// that starts with a byte order mark, read_file shows the mark as U+FEFF
+// at the start of the first line, and a model quoting that line quotes
+// it: placed at the start of the file, it is the mark the file keeps,
+// never text to find after it or to write a second time.
+func (f *File) cutBOM(s string) (string, bool) {
+	if !f.bom || strings.HasPrefix(f.text, utf8BOM) {
+		return s, false // no mark, or one in the text too: U+FEFF is text
+	}
+	return strings.CutPrefix(s, utf8BOM)
 }
 
 // lineEnding is the style most of text's lines end in; LF on a tie or
@@ -90,17 +120,29 @@ func lineEnding(text string) string {
 	return "\n"
 }
 
-// Text is the file's text, without its byte order mark.
+// Text is the file's text, without its byte order mark; in a file whose
+// line breaks are lone CRs, with LF for each.
 func (f *File) Text() string { return f.text }
 
-// Bytes is the file as it is to be written: its byte order mark, if it
-// had one, then its text.
-func (f *File) Bytes() []byte {
-	if !f.bom {
-		return []byte(f.text)
+// Content is the file's text as it is to be written, without its byte
+// order mark: Text, with its line breaks written back as CR in a file
+// that had CR alone.
+func (f *File) Content() string {
+	if f.cr {
+		return strings.ReplaceAll(f.text, "\n", "\r")
 	}
-	out := make([]byte, 0, len(utf8BOM)+len(f.text))
-	return append(append(out, utf8BOM...), f.text...)
+	return f.text
+}
+
+// Bytes is the file as it is to be written: its byte order mark, if it
+// had one, then its Content.
+func (f *File) Bytes() []byte {
+	text := f.Content()
+	if !f.bom {
+		return []byte(text)
+	}
+	out := make([]byte, 0, len(utf8BOM)+len(text))
+	return append(append(out, utf8BOM...), text...)
 }
 
 // HasBOM reports whether the file starts with a UTF-8 byte order mark,
@@ -111,8 +153,18 @@ func (f *File) HasBOM() bool { return f.bom }
 // with what it becomes in the file's style, the same bytes.
 func (f *File) Modified() bool { return f.modified }
 
-// LineEnding is "\r\n" for a file whose lines mostly end in CRLF, else "\n".
+// LineEnding is "\r" for a file whose line breaks are all lone CRs,
+// "\r\n" for a file whose lines mostly end in CRLF, else "\n".
 func (f *File) LineEnding() string {
+	if f.cr {
+		return "\r"
+	}
+	return f.textEOL()
+}
+
+// textEOL is the line break new lines take in the text: LF in a CR file,
+// whose Content makes them CR.
+func (f *File) textEOL() string {
 	if f.eol == "" {
 		f.eol = lineEnding(f.text)
 	}
@@ -122,7 +174,7 @@ func (f *File) LineEnding() string {
 // fromLF writes s's line breaks, LF, in the file's style. s must have
 // had its CRLFs made LF once, not twice: "\r\r\n" is a CR and a break.
 func (f *File) fromLF(s string) string {
-	if !strings.Contains(s, "\n") || f.LineEnding() == "\n" {
+	if !strings.Contains(s, "\n") || f.textEOL() == "\n" {
 		return s
 	}
 	return strings.ReplaceAll(s, "\n", f.eol)

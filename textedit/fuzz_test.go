@@ -22,6 +22,8 @@ func FuzzReplace(f *testing.F) {
 		{"a\nb\na\nb\n", "1→a\n2→b", "c", "all"},
 		{"", "a", "b", ""},
 		{"a\n", "\n", "", "all"},
+		{"\ufeffhello\n", "\ufeffhello", "\ufeffbye", ""},
+		{"a\rb\rc\r", "b", "X\nY", ""},
 	}
 	for _, s := range seeds {
 		f.Add(s[0], s[1], s[2], s[3] == "all")
@@ -41,8 +43,15 @@ func FuzzReplace(f *testing.F) {
 			}
 			return
 		}
-		if got := string(fl.Bytes()); strings.HasPrefix(file, "\ufeff") != strings.HasPrefix(got, "\ufeff") {
+		got := string(fl.Bytes())
+		if strings.HasPrefix(file, "\ufeff") != strings.HasPrefix(got, "\ufeff") {
 			t.Fatalf("byte order mark lost or added: %q -> %q", file, got)
+		}
+		if strings.HasPrefix(got, "\ufeff\ufeff") && !strings.HasPrefix(file, "\ufeff\ufeff") {
+			t.Fatalf("byte order mark written twice: %q -> %q", file, got)
+		}
+		if eol == "\r" && strings.Contains(got, "\n") {
+			t.Fatalf("a line feed written into a file of CR line breaks: %q -> %q", file, got)
 		}
 		if res.Replacements < 1 || res.Start < 1 || res.End < res.Start {
 			t.Fatalf("result %+v", res)
@@ -61,7 +70,10 @@ func FuzzReplace(f *testing.F) {
 			!strings.HasSuffix(bl[len(bl)-len(tail)], tail[0])) {
 			t.Fatalf("lines after %d changed: %q -> %q (%+v)", res.End, before, after, res)
 		}
-		if res.Layer == Exact && res.Replacements == 1 && !all {
+		if res.Layer == Exact && res.Replacements == 1 && !all && !res.BOM {
+			if eol == "\r" {
+				old, new, eol = crToLF(old), crToLF(new), "\n"
+			}
 			repl := strings.ReplaceAll(strings.ReplaceAll(new, "\r\n", "\n"), "\n", eol)
 			if want := strings.Replace(before, old, repl, 1); after != want {
 				t.Fatalf("exact edit gave %q, want %q", after, want)
@@ -78,6 +90,8 @@ func FuzzReplaceLines(f *testing.F) {
 	f.Add("a\nb\nc", 2, 2, "x")
 	f.Add("a\r\nb\r\n", 3, 2, "y\n")
 	f.Add("", 1, 0, "")
+	f.Add("\ufeffa\nb\n", 1, 1, "\ufeffx")
+	f.Add("a\rb\r", 1, 1, "x")
 	f.Fuzz(func(t *testing.T, file string, start, end int, content string) {
 		fl, err := Parse([]byte(file))
 		if err != nil {

@@ -69,24 +69,45 @@ func (f *File) alreadyApplied(old, new string) (int, bool) {
 	return 0, false
 }
 
+// maxAnchors is how many of old_string's lines closest compares from
+// each end: enough to place any old_string a model sends, few enough
+// that a failed search costs time in proportion to the file alone.
+const maxAnchors = 32
+
 // closest finds the lines of the file most like old's: the window with
-// the most lines equal to old's once every layer's normalization is
-// applied, or failing that the line sharing the longest start with old's
-// first line. It returns the window's first line and length, n = 0 for
-// nothing alike.
+// the most of old's anchor lines in place once every layer's
+// normalization is applied, or failing that the line sharing the longest
+// start with old's first line. It returns the window's first line and
+// length, n = 0 for nothing alike.
+//
+// The anchors are the first maxAnchors distinct non-empty lines of old
+// and the last maxAnchors, each at one place in old. Each file line equal
+// to an anchor votes for the window starting that many lines above it:
+// at most two votes a line, so the work is linear in the file whatever
+// old holds (an old_string of one line repeated, compared at every place
+// in a file of that line, would multiply the two lengths).
 func (f *File) closest(old string) (start, n int) {
 	want := strings.Split(normalizeString(strings.TrimSuffix(old, "\n"), Punctuation), "\n")
 	have := strings.Split(normalizeString(f.text, Punctuation), "\n")
-	// Each line of the file equal to old's line j votes for the window
-	// starting j lines above it: linear in the file, where trying every
-	// window would multiply its length by old's.
-	at := make(map[string][]int, len(want))
-	for j, w := range want {
-		if w != "" {
+	at := make(map[string][]int, 2*maxAnchors)
+	pick := func(j int, seen map[string]bool) {
+		if w := want[j]; w != "" && !seen[w] && len(seen) < maxAnchors {
+			seen[w] = true
 			at[w] = append(at[w], j)
 		}
 	}
-	votes := make(map[int]int)
+	head, tail := map[string]bool{}, map[string]bool{}
+	for j := 0; j < len(want) && len(head) < maxAnchors; j++ {
+		pick(j, head)
+	}
+	for j := len(want) - 1; j >= 0 && len(tail) < maxAnchors; j-- {
+		if k := at[want[j]]; len(k) == 1 && k[0] == j {
+			tail[want[j]] = true // already an anchor, at this very place
+			continue
+		}
+		pick(j, tail)
+	}
+	votes := make([]int32, len(have))
 	for i, h := range have {
 		for _, j := range at[h] {
 			if i-j >= 0 {
@@ -96,8 +117,8 @@ func (f *File) closest(old string) (start, n int) {
 	}
 	best, bestAt := 0, 0
 	for start, n := range votes {
-		if n > best || n == best && start < bestAt {
-			best, bestAt = n, start
+		if int(n) > best {
+			best, bestAt = int(n), start
 		}
 	}
 	if best > 0 {

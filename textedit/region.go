@@ -19,6 +19,19 @@ import (
 // ignored); otherwise the file is unchanged and the error shows a diff
 // of expected against the lines as they are.
 func (f *File) ReplaceLines(start, end int, content string, expected *string) (Result, error) {
+	if f.cr {
+		// read_file numbers lines by their line feeds and shows this file
+		// as one line, so a line number cannot name what the model saw.
+		return Result{}, &Error{Reason: Encoding, Msg: "the file's line breaks are carriage returns alone (classic Mac OS line endings), and read_file numbers lines by line feeds, so line numbers cannot name this file's lines; nothing was changed; use edit_file with the text to replace (it treats each carriage return as a line break and writes new lines with one), or rewrite the file with write_file"}
+	}
+	var bom bool
+	if start == 1 {
+		content, bom = f.cutBOM(content)
+		if expected != nil {
+			e, _ := f.cutBOM(*expected)
+			expected = &e
+		}
+	}
 	lines := strings.SplitAfter(f.text, "\n")
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
@@ -56,9 +69,9 @@ func (f *File) ReplaceLines(start, end int, content string, expected *string) (R
 		// it still has none.
 		switch {
 		case content != "":
-			content = strings.TrimSuffix(content, f.LineEnding())
+			content = strings.TrimSuffix(content, f.textEOL())
 			if start == n+1 {
-				before += f.LineEnding() // the old last line is no longer last
+				before += f.textEOL() // the old last line is no longer last
 			}
 		case end >= start && start > 1 && strings.TrimRight(lines[start-2], "\r\n") != "":
 			// The last lines went: the line before them is last now
@@ -77,7 +90,7 @@ func (f *File) ReplaceLines(start, end int, content string, expected *string) (R
 		f.wrote(p, len(f.text)-len(after), len(text)-len(after)-p)
 		f.text, f.modified = text, true
 	}
-	res := Result{Replacements: 1, Start: start, End: start}
+	res := Result{Replacements: 1, Start: start, End: start, BOM: bom}
 	if k := strings.Count(content, "\n"); content != "" {
 		if !strings.HasSuffix(content, "\n") {
 			k++

@@ -3,6 +3,7 @@ package textedit
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -14,6 +15,10 @@ type Result struct {
 	// edit only removed text.
 	Start, End int
 	Layer      Layer // zero for a region edit
+	// BOM is set when a leading U+FEFF of old_string, new_string or a
+	// region's content, at the start of a file with a byte order mark,
+	// was taken as that mark: matched, kept once, never written twice.
+	BOM bool
 }
 
 // candidate is one place old_string matched: the bytes to replace and,
@@ -29,7 +34,13 @@ type candidate struct {
 // first that finds old; a layer that finds it in several places is an
 // error unless all. On error the file is unchanged.
 func (f *File) Replace(old, new string, all bool) (Result, error) {
+	if f.cr {
+		old, new = crToLF(old), crToLF(new)
+	}
+	old, bomOld := f.cutBOM(old)
 	switch {
+	case old == "" && bomOld:
+		return Result{}, &Error{Reason: Empty, Msg: "old_string is only the file's byte order mark (U+FEFF), which the edit tools keep; give the text to replace after it; to remove the mark, rewrite the file with write_file"}
 	case old == "":
 		return Result{}, &Error{Reason: Empty, Msg: "old_string is empty, and an edit needs text to find; to create a file or replace its whole content, use write_file"}
 	case old == new:
@@ -37,26 +48,38 @@ func (f *File) Replace(old, new string, all bool) (Result, error) {
 	}
 	oldStripped, numbered := stripLineNumbers(old)
 	newStripped := new
+	bomStripped := bomOld
 	if numbered {
 		newStripped = stripNewLineNumbers(new)
+		// "1→" then the mark: read_file shows the mark after the number.
+		var cut bool
+		oldStripped, cut = f.cutBOM(oldStripped)
+		bomStripped = bomStripped || cut
 	}
 	for l := Exact; l <= Punctuation; l++ {
-		o, n := old, new
+		o, n, atStart := old, new, bomOld
 		if l >= LineNumbers && numbered {
-			o, n = oldStripped, newStripped
+			o, n, atStart = oldStripped, newStripped, bomStripped
 		}
 		switch {
 		case l == LineEndings && !strings.Contains(f.text, "\r") && !strings.Contains(old, "\r"), l == LineNumbers && !numbered:
 			continue // the same text as the layer before: nothing new to find
 		}
 		cands := f.find(o, l, l >= LineNumbers && numbered)
+		if atStart {
+			// old_string began with the mark: it is at the start of the
+			// file or nowhere.
+			cands = slices.DeleteFunc(cands, func(c candidate) bool { return c.beg != 0 })
+		}
 		if len(cands) == 0 {
 			continue
 		}
 		if len(cands) > 1 && !all {
 			return Result{}, f.ambiguous(l, cands)
 		}
-		return f.apply(cands, n, l), nil
+		res := f.apply(cands, n, l)
+		res.BOM = res.BOM || atStart
+		return res, nil
 	}
 	return Result{}, f.notFound(old, new, oldStripped, newStripped, numbered)
 }
@@ -144,6 +167,11 @@ func (f *File) apply(cands []candidate, new string, l Layer) Result {
 		line += countLF(chunk)
 		b.WriteString(chunk)
 		repl := new
+		if c.beg == 0 {
+			var cut bool
+			repl, cut = f.cutBOM(repl)
+			res.BOM = res.BOM || cut
+		}
 		if l >= Indentation {
 			repl = c.indent.apply(repl, c.first)
 		}

@@ -89,7 +89,7 @@ func (f *File) Commit() abi.CommitFile {
 	}
 	// The commit request copies Data, and nothing writes to it, so it
 	// may share the text's bytes.
-	text := f.Text.Text()
+	text := f.Text.Content()
 	return abi.CommitFile{Path: f.Path, Data: unsafe.Slice(unsafe.StringData(text), len(text))}
 }
 
@@ -137,6 +137,14 @@ func Layer(res textedit.Result) string {
 
 // Sentence is the one line that says what an edit of path did.
 func Sentence(p string, e Edit, res textedit.Result) string {
+	s := sentence(p, e, res)
+	if res.BOM {
+		s += "; the U+FEFF at the start was taken as the file's byte order mark, which it keeps once (to remove the mark, rewrite the file with write_file)"
+	}
+	return s
+}
+
+func sentence(p string, e Edit, res textedit.Result) string {
 	if e.OldString == nil {
 		switch {
 		case *e.NewContent == "":
