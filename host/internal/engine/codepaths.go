@@ -43,13 +43,6 @@ import (
 // an existing build definition includes counts as a match (includedBy),
 // and a directory too large to look through for links counts as one.
 func (p Policy) codeWrite(paths []sandbox.Path) string {
-	matches := func(what, pattern string) string {
-		why := fmt.Sprintf("%s, which matches %s (tools.approval.code_patterns)", what, pattern)
-		if loader := config.CodePathLoader(pattern); loader != "" {
-			why += ", loaded by " + loader
-		}
-		return why
-	}
 	if sp, pat, ok := p.matchCode(paths); ok {
 		return matches(sp.Rel, pat)
 	}
@@ -73,6 +66,56 @@ func (p Policy) codeWrite(paths []sandbox.Path) string {
 		where = fmt.Sprintf("in %s, past the %d directories looked through", dirName(unseen.dir), maxLinkScanDirs)
 	}
 	return fmt.Sprintf("%s, which a link %s may reach, and such a link may match tools.approval.code_patterns", unseen.written, where)
+}
+
+// matches says that what matches a code pattern, and which program
+// loads such files when the pattern is one toolhost knows.
+func matches(what, pattern string) string {
+	why := fmt.Sprintf("%s, which matches %s (tools.approval.code_patterns)", what, pattern)
+	if loader := config.CodePathLoader(pattern); loader != "" {
+		why += ", loaded by " + loader
+	}
+	return why
+}
+
+// moveCode says why a call that may move one of its paths onto another
+// changes a file tools run code from: a path it names, or the path an
+// entry of a tree it moves would have at another named path, matches
+// Policy.CodePatterns, or a path it names that does not exist yet is one
+// an existing build definition includes (includedBy). "" when none does.
+// Which named path is the source is not known here, so each counts as a
+// destination; moving a code file away changes what runs too.
+func (p Policy) moveCode(lw layoutWrites, trees []movedTree) string {
+	if !lw.moves || len(p.CodePatterns) == 0 {
+		return ""
+	}
+	if sp, pat, ok := p.matchCode(lw.paths); ok {
+		return matches(sp.Rel, pat)
+	}
+	for _, t := range trees {
+		for _, q := range lw.paths {
+			if q.Abs == t.top.Abs {
+				continue
+			}
+			for _, e := range t.entries {
+				rel := path.Join(q.Rel, e.rel)
+				np := sandbox.Path{RootDir: q.RootDir, Rel: rel, Abs: filepath.Join(q.RootDir, filepath.FromSlash(rel))}
+				if _, pat, ok := p.matchCode([]sandbox.Path{np}); ok {
+					return matches(fmt.Sprintf("%s (%s moved there)", rel, path.Join(t.top.Rel, e.rel)), pat)
+				}
+			}
+		}
+	}
+	var absent []sandbox.Path
+	for _, q := range lw.paths {
+		if _, err := q.Lstat(); errors.Is(err, fs.ErrNotExist) {
+			absent = append(absent, q)
+		}
+	}
+	if len(absent) == 0 {
+		return ""
+	}
+	return includedBy(absent)
 }
 
 func (p Policy) matchCode(paths []sandbox.Path) (sandbox.Path, string, bool) {
@@ -109,8 +152,9 @@ func allNew(paths []sandbox.Path) bool {
 }
 
 // batchWrites is what the calls planned so far in a batch may write: the
-// written paths (as files) and every directory above them, per root,
-// case-folded.
+// written paths (each as a file or a directory: see layoutWrites), what
+// a tree moved onto one of them holds, and every directory above them,
+// per root, case-folded.
 type batchWrites map[string]writeKind
 
 // writeKind says how a batch writes a name: as a file, as a directory
@@ -126,13 +170,156 @@ func writeKey(rootDir, rel string) string {
 	return strings.ToLower(rootDir + "\x00" + rel)
 }
 
-// add records that p will be written.
+// add records that p will be written, as a file or a directory, and
+// will be in every directory above it.
 func (w batchWrites) add(p sandbox.Path) {
-	kind := wroteFile
-	for rel := p.Rel; rel != "." && rel != "/" && rel != ""; rel = path.Dir(rel) {
-		w[writeKey(p.RootDir, rel)] |= kind
+	w.addAs(p.RootDir, p.Rel, wroteFile|wroteDir)
+}
+
+// addAs records that rel, in the root rootDir, will be of kind, and will
+// be in every directory above it.
+func (w batchWrites) addAs(rootDir, rel string, kind writeKind) {
+	for ; rel != "." && rel != "/" && rel != ""; rel = path.Dir(rel) {
+		w[writeKey(rootDir, rel)] |= kind
 		kind = wroteDir
 	}
+}
+
+// record adds what a call may write: its paths, and what every tree it
+// may move holds at each of its other paths, as on disk (trees) and as
+// the batch's earlier calls write it (earlier, which may be w itself).
+func (w batchWrites) record(lw layoutWrites, trees []movedTree, earlier batchWrites) {
+	for _, p := range lw.paths {
+		w.add(p)
+	}
+	type carried struct {
+		rootDir, rel string
+		kind         writeKind
+	}
+	var add []carried
+	for _, t := range trees {
+		prefix := writeKey(t.top.RootDir, t.top.Rel) + "/"
+		for _, q := range lw.paths {
+			if q.Abs == t.top.Abs {
+				continue
+			}
+			for _, e := range t.entries {
+				add = append(add, carried{q.RootDir, path.Join(q.Rel, e.rel), e.kind})
+			}
+			for k, kind := range earlier {
+				if rest, ok := strings.CutPrefix(k, prefix); ok {
+					add = append(add, carried{q.RootDir, path.Join(q.Rel, rest), kind})
+				}
+			}
+		}
+	}
+	for _, c := range add {
+		w.addAs(c.rootDir, c.rel, c.kind)
+	}
+}
+
+// layoutWrites is what a call may lay out, as the git layout and code
+// path checks judge it.
+type layoutWrites struct {
+	// paths may each become a file or a directory: fs_commit lets a tool
+	// holding fs.write make either at a path it may write (a file, a new
+	// directory), and a move's destination becomes whatever its source
+	// is, a file named HEAD or a directory named objects.
+	paths []sandbox.Path
+	// moves says one of paths may be moved onto another with everything
+	// below it: the tool holds fs.delete and the call names two paths or
+	// more.
+	moves bool
+}
+
+// layoutOf is what a call of m writing paths (writtenPaths) may lay out.
+// A call that can only remove (fs.delete without fs.write, one path)
+// lays out nothing: removing an entry never makes a git directory.
+func layoutOf(m abi.Manifest, paths []sandbox.Path) layoutWrites {
+	distinct := map[string]bool{}
+	for _, p := range paths {
+		distinct[p.Abs] = true
+	}
+	moves := slices.Contains(m.Capabilities, abi.CapFSDelete) && !m.Additive && len(distinct) > 1
+	if !moves && !slices.Contains(m.Capabilities, abi.CapFSWrite) {
+		return layoutWrites{}
+	}
+	return layoutWrites{paths: paths, moves: moves}
+}
+
+// maxMoveScanEntries bounds what is looked through of a tree a call may
+// move: as many entries as fs_commit lets one move take (hostfn's
+// maxTreeEntries). A larger tree is refused when the call runs.
+const maxMoveScanEntries = 10000
+
+// movedTree is a directory a call may move, and what it holds.
+type movedTree struct {
+	top sandbox.Path
+	// entries are what is below top: each name relative to top and its
+	// kind (a link as either).
+	entries []movedEntry
+	// git is the first directory of the tree, relative to the root, that
+	// is a git directory (of kind gitKind); "" when none is.
+	git     string
+	gitKind gitKind
+}
+
+type movedEntry struct {
+	rel  string
+	kind writeKind
+}
+
+// movedTrees lists the directories among lw's paths, when the call may
+// move them, and what each holds, looking for a git directory in each:
+// a bare repository has no name saying so, and moved anywhere it is one
+// there. earlier is what the batch's earlier calls write, which counts
+// as in the tree. Links are entries, never followed, as a move takes
+// them.
+func movedTrees(lw layoutWrites, earlier batchWrites) []movedTree {
+	if !lw.moves {
+		return nil
+	}
+	var out []movedTree
+	for _, top := range lw.paths {
+		if top.Root == nil || top.Rel == "." {
+			continue
+		}
+		if fi, err := top.Lstat(); err != nil || !fi.IsDir() {
+			continue
+		}
+		t := movedTree{top: top}
+		queue := []string{top.Rel}
+		for n := 0; len(queue) > 0 && n <= maxMoveScanEntries; {
+			dir := queue[0]
+			queue = queue[1:]
+			if t.git == "" {
+				if k := gitDir(top, dir, earlier); k != notGit {
+					t.git, t.gitKind = dir, k
+				}
+			}
+			f, err := top.Root.Open(filepath.FromSlash(dir))
+			if err != nil {
+				continue
+			}
+			list, _ := f.ReadDir(maxMoveScanEntries + 1 - n)
+			f.Close()
+			n += len(list)
+			for _, de := range list {
+				rel := path.Join(dir, de.Name())
+				kind := wroteFile | wroteDir // a link serves git as either
+				switch {
+				case de.IsDir():
+					kind = wroteDir
+					queue = append(queue, rel)
+				case de.Type().IsRegular():
+					kind = wroteFile
+				}
+				t.entries = append(t.entries, movedEntry{rel: rel[len(top.Rel)+1:], kind: kind})
+			}
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // gitKind is what makes a directory a git directory, for the reason shown.
@@ -186,13 +373,21 @@ func gitDir(p sandbox.Path, dir string, writes ...batchWrites) gitKind {
 // written file from a directory above it lies in a directory this
 // checks, so "vendor/HEAD -> h" makes writing vendor/h a write into a git
 // directory.
-func gitLayout(paths []sandbox.Path, earlier batchWrites) string {
-	mine := batchWrites{}
-	for _, p := range paths {
-		mine.add(p)
+//
+// A call that may move a tree (trees, from movedTrees) lays out a git
+// directory when the tree holds one, and its destination holds what the
+// tree does.
+func gitLayout(lw layoutWrites, trees []movedTree, earlier batchWrites) string {
+	for _, t := range trees {
+		if t.git != "" {
+			return fmt.Sprintf("%s holds a git directory (%s), which the move carries with it: git run where it lands could execute code from it",
+				t.top.Rel, gitWhat(t.git, t.gitKind))
+		}
 	}
+	mine := batchWrites{}
+	mine.record(lw, trees, earlier)
 	seen := map[string]bool{}
-	for _, p := range paths {
+	for _, p := range lw.paths {
 		if p.Rel == "." {
 			continue
 		}
@@ -217,12 +412,7 @@ func gitLayout(paths []sandbox.Path, earlier batchWrites) string {
 func gitReason(dir string, kind gitKind, already bool) string {
 	where := dirName(dir)
 	if already {
-		what := map[gitKind]string{
-			gitHead:      "HEAD beside objects/ and refs/",
-			gitConfig:    "a git config beside objects/ and refs/",
-			gitCommondir: "HEAD beside a commondir naming its objects, refs and config",
-		}[kind]
-		return fmt.Sprintf("%s is a git directory (%s): git run there could execute code from what is written in it (hooks, config)", where, what)
+		return fmt.Sprintf("%s is a git directory (%s): git run there could execute code from what is written in it (hooks, config)", where, gitWhat("", kind))
 	}
 	switch kind {
 	case gitCommondir:
@@ -233,6 +423,20 @@ func gitReason(dir string, kind gitKind, already bool) string {
 		return fmt.Sprintf("%s would hold a git config beside objects/ and refs/ (a bare git repository): git run there could execute code from it (core.fsmonitor)", where)
 	}
 	return fmt.Sprintf("%s would become a git repository (HEAD beside objects/ and refs/): git run there could execute code from it", where)
+}
+
+// gitWhat says what makes a directory a git directory; with dir, it
+// names the directory first.
+func gitWhat(dir string, kind gitKind) string {
+	what := map[gitKind]string{
+		gitHead:      "HEAD beside objects/ and refs/",
+		gitConfig:    "a git config beside objects/ and refs/",
+		gitCommondir: "HEAD beside a commondir naming its objects, refs and config",
+	}[kind]
+	if dir != "" {
+		return dirName(dir) + ": " + what
+	}
+	return what
 }
 
 // dirName is a directory relative to its root as a reason names it.

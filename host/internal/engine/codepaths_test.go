@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolhost/toolhost/abi"
 )
 
 // A write that would lay out a git directory (git opens
@@ -24,6 +26,11 @@ func TestGitLayoutAlwaysAsks(t *testing.T) {
 		raw, _ := json.Marshal(map[string]string{"patch": "LP1\nF " + path + "\nT\nref: refs/heads/main\n.\nEND\n"})
 		return call(id, "apply_patch", string(raw))
 	}
+	move := func(id, src, dst string) Call {
+		raw, _ := json.Marshal(map[string]string{"source": src, "destination": dst})
+		return call(id, "move_file", string(raw))
+	}
+	allowMove := func(p *Policy) { p.Allowlist = []string{"move_file"} }
 	const becomes = "vendor/ would become a git repository (HEAD beside objects/ and refs/): git run there could execute code from it"
 	auto := func(p *Policy) { p.Approval = ApprovalAuto }
 	const common = "vendor/ would become a git directory whose objects, refs and config are elsewhere (commondir): git run there could execute code from it"
@@ -103,6 +110,25 @@ func TestGitLayoutAlwaysAsks(t *testing.T) {
 			[]Call{write("1", "vendor/h")}, "confirm", "vendor/ is a git directory (HEAD beside objects/ and refs/)"},
 		{"a linked objects directory counts", []string{"o/", "vendor/objects->../o", "vendor/refs"}, auto,
 			[]Call{write("1", "vendor/HEAD")}, "confirm", becomes},
+		// A path written, and a move's destination, count as what they
+		// may be (a tool holding fs.write may make a directory at a path
+		// it writes): the directory that completes a layout, the file
+		// moved to HEAD, a tree holding a git directory wherever it lands.
+		// create_directory's own cases run through the binary
+		// (tests/hostile).
+		{"a path written may become a directory (objects)", []string{"vendor/HEAD=", "vendor/refs"}, nil,
+			[]Call{write("1", "vendor/objects")}, "confirm", becomes},
+		{"a path written may become a directory (refs, in one batch)", nil, nil,
+			[]Call{write("1", "vendor/config"), write("2", "vendor/objects/x"), write("3", "vendor/refs")}, "execute,execute,confirm",
+			"vendor/ would hold a git config beside objects/ and refs/"},
+		{"a directory moved to objects", []string{"vendor/HEAD=", "vendor/refs", "o/info"}, allowMove,
+			[]Call{move("1", "o", "vendor/objects")}, "confirm", becomes},
+		{"a file moved to HEAD", []string{"vendor/objects", "vendor/refs", "h="}, allowMove,
+			[]Call{move("1", "h", "vendor/HEAD")}, "confirm", becomes},
+		{"a bare repository moved", []string{"fx/r/HEAD=", "fx/r/objects", "fx/r/refs"}, allowMove,
+			[]Call{move("1", "fx", "src")}, "confirm", "fx holds a git directory (fx/r/: HEAD beside objects/ and refs/), which the move carries with it"},
+		{"a tree moved, then HEAD written into it", []string{"o/objects", "o/refs"}, allowMove,
+			[]Call{move("1", "o", "vendor"), write("2", "vendor/HEAD")}, "confirm,confirm", becomes},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,6 +296,36 @@ func makeDisk(t *testing.T, root string, entries []string) {
 		}
 		if err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// A removal lays out nothing, and a move that lays out no git directory
+// and touches no code path is asked about for the tool's own reason at
+// its own risk; one onto a code path, or carrying a file to one, says so
+// at high risk.
+func TestMoveAndDeleteReasons(t *testing.T) {
+	f := policyFixture(t, DefaultPolicy())
+	makeDisk(t, f.root, []string{"vendor/HEAD=", "vendor/refs", "vendor/objects", "mk=", "tools/.envrc=", "tools/readme="})
+	for _, tt := range []struct {
+		call   Call
+		reason string
+		risk   abi.RiskLevel
+		always bool
+	}{
+		{call("1", "delete_file", `{"path":"vendor/objects","recursive":true}`), "delete_file requires approval", abi.RiskHigh, false},
+		{call("1", "move_file", `{"source":"tools/readme","destination":"readme"}`), "move_file requires approval", abi.RiskMedium, false},
+		{call("1", "move_file", `{"source":"mk","destination":".envrc"}`), "move_file moves .envrc, which matches **/.envrc", abi.RiskHigh, false},
+		{call("1", "move_file", `{"source":"tools","destination":"t2"}`), "move_file moves t2/.envrc (tools/.envrc moved there), which matches", abi.RiskHigh, false},
+	} {
+		p := f.eng.Plan(context.Background(), batch(tt.call))
+		c := p.Calls[0].Confirmation
+		if c == nil {
+			t.Errorf("%s: not asked (%+v)", tt.call.Arguments, p.Calls[0].Result)
+			continue
+		}
+		if !strings.HasPrefix(c.Reason, tt.reason) || c.Risk != tt.risk || c.AlwaysAsk != tt.always {
+			t.Errorf("%s: reason %q, risk %s, always_ask %v; want %q, %s, %v", tt.call.Arguments, c.Reason, c.Risk, c.AlwaysAsk, tt.reason, tt.risk, tt.always)
 		}
 	}
 }

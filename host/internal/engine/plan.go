@@ -98,10 +98,10 @@ type PlannedCall struct {
 	// ownDryRun makes the call write nothing because it asked for a dry
 	// run itself (selfDryRun).
 	ownDryRun bool
-	// written are the paths the call writes, for the git layout check
+	// layout is what the call may lay out, for the git layout check
 	// again when it runs; gitAsked says planning found it laying out a
 	// git directory, so only a person could approve it.
-	written  []sandbox.Path
+	layout   layoutWrites
 	gitAsked bool
 }
 
@@ -279,9 +279,11 @@ func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, bp *
 	// directory that exists already is still only a creation, of
 	// nothing. Its grants stay those of a replacement, so that finding
 	// the directory there is success, not a refusal.
+	lw := layoutOf(m, paths)
+	trees := movedTrees(lw, earlier)
 	traits := callTraits{sideEffecting: m.SideEffecting, requiresApproval: m.RequiresApproval, onlyCreates: creates || m.Additive,
-		gitLayout: gitLayout(paths, earlier)}
-	pc.written, pc.gitAsked = paths, traits.gitLayout != ""
+		gitLayout: gitLayout(lw, trees, earlier), moveCode: pol.moveCode(lw, trees)}
+	pc.layout, pc.gitAsked = lw, traits.gitLayout != ""
 	if traits.onlyCreates {
 		if why := pol.codeWrite(paths); why != "" {
 			traits.onlyCreates = false
@@ -304,6 +306,10 @@ func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, bp *
 	case gateDeny:
 		pc.preResolve(denial(abi.DenialNotAllowlisted, fmt.Sprintf("%s is not allowed: %s; call %s was not run", call.Name, reason, call.ID), map[string]any{"tool": call.Name}))
 	case gatePrompt:
+		if traits.gitLayout != "" || traits.codePath != "" || traits.moveCode != "" {
+			// What runs code where it lands is asked about as such.
+			m.RiskLevel = abi.RiskHigh
+		}
 		e.requestConfirmation(ctx, pc, m, reason)
 		if pc.Confirmation != nil {
 			pc.Confirmation.AlwaysAsk = traits.gitLayout != ""
@@ -312,9 +318,7 @@ func (e *Engine) planCall(ctx context.Context, pol Policy, pc *PlannedCall, bp *
 		pc.Disposition = ExecuteNow
 	}
 	if pc.Disposition != PreResolved {
-		for _, p := range paths {
-			earlier.add(p)
-		}
+		earlier.record(lw, trees, earlier)
 		bp.touched = bp.touched || touchesFiles(m)
 	}
 }

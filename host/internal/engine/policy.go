@@ -264,6 +264,9 @@ type callTraits struct {
 	// gitLayout is why the call would lay out a git directory: it then
 	// always asks a person, unless it is denied.
 	gitLayout string
+	// moveCode says which path tools run code from a call that moves
+	// changes (Policy.moveCode): the reason it is asked about.
+	moveCode string
 }
 
 // decide applies FR-APR-04/05 steps 4 and 5 to a call that passed the
@@ -283,6 +286,8 @@ func (p Policy) decide(tool string, c callTraits) (gate, string) {
 			switch {
 			case c.gitLayout != "":
 				return gatePrompt, c.gitLayout
+			case c.moveCode != "":
+				return gatePrompt, movesCode(tool, c.moveCode)
 			case c.requiresApproval:
 				return gatePrompt, tool + " requires approval"
 			case c.codePath != "" && p.AutoApproveNewFiles:
@@ -294,6 +299,9 @@ func (p Policy) decide(tool string, c callTraits) (gate, string) {
 	if c.gitLayout != "" {
 		return gatePrompt, c.gitLayout
 	}
+	if c.requiresApproval && c.moveCode != "" {
+		return gatePrompt, movesCode(tool, c.moveCode)
+	}
 	if c.requiresApproval {
 		return gatePrompt, tool + " requires approval"
 	}
@@ -301,6 +309,12 @@ func (p Policy) decide(tool string, c callTraits) (gate, string) {
 		return gatePrompt, "this batch's profile asks before every call"
 	}
 	return gateExecute, ""
+}
+
+// movesCode is the reason a call moving a file tools run code from is
+// asked about.
+func movesCode(tool, why string) string {
+	return tool + " moves " + why + ": tools run code from such files"
 }
 
 // Advertised is what the engine offers a model (FR-MODE-01/02,

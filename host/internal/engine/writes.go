@@ -84,10 +84,10 @@ func (e *Engine) stillNew(pc *PlannedCall) *ToolError {
 // to a question that did not say so) was no person's approval of writing
 // into a git directory.
 func stillNotGit(pc *PlannedCall) *ToolError {
-	if pc.gitAsked || pc.dryRun || len(pc.written) == 0 {
+	if pc.gitAsked || pc.dryRun || len(pc.layout.paths) == 0 {
 		return nil
 	}
-	why := gitLayout(pc.written, batchWrites{})
+	why := gitLayout(pc.layout, movedTrees(pc.layout, batchWrites{}), batchWrites{})
 	if why == "" {
 		return nil
 	}
