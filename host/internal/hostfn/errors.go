@@ -41,12 +41,23 @@ func classify(path string, err error) *Error {
 		}
 	}
 	switch {
+	case escaped(err):
+		return fail(abi.StatusDenied, abi.KindSandboxViolation,
+			"%s: a directory on its way was replaced by a symbolic link leading out of its root after toolhost checked the path (another program is changing it); nothing was changed. Look at it again with list_directory, then retry", path)
 	case errors.Is(err, fs.ErrNotExist):
 		return fail(abi.StatusNotFound, abi.KindExecutionFailed, "%s: no such file or directory; check the path with list_directory", path)
 	case errors.Is(err, fs.ErrPermission):
 		return fail(abi.StatusIO, abi.KindExecutionFailed, "%s: permission denied by the operating system", path)
 	}
 	return fail(abi.StatusIO, abi.KindExecutionFailed, "%s: %v", path, err)
+}
+
+// escaped reports an error of os.Root refusing a path that leads out of
+// its root: a directory on the way became a link after the path was
+// resolved and checked.
+func escaped(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "path escapes from parent"
 }
 
 func denialDetails(de *sandbox.DenialError) map[string]any {

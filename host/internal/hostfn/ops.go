@@ -176,7 +176,7 @@ func (c *Call) resolveEntry(name string) (sandbox.Path, error) {
 	if !ok {
 		var err error
 		if p, err = ResolveEntry(c.Sandbox, name); err != nil {
-			return p, classify(name, err)
+			return p, c.classifyOp(name, err)
 		}
 	}
 	if c.Readable != nil && !c.Readable.allows(p) {
@@ -205,7 +205,7 @@ func resolveOp(c *Call, f *Files, cf abi.CommitFile) (commitTarget, error) {
 	case opMkdir:
 		t.p, err = c.resolveRead("fs_commit", trimSlashes(cf.Path))
 		if err != nil {
-			return t, classify(cf.Path, err)
+			return t, c.classifyOp(cf.Path, err)
 		}
 	case opDelete:
 		if t.p, err = c.resolveEntry(cf.Path); err != nil {
@@ -257,7 +257,7 @@ func (t commitTarget) paths() []sandbox.Path {
 // opDenied explains a path of an operation the sandbox does not let a
 // tool write.
 func (c *Call) opDenied(t commitTarget, p sandbox.Path, err error) error {
-	e := classify(p.Attempted, err)
+	e := c.classifyOp(p.Attempted, err)
 	var de *sandbox.DenialError
 	if errors.As(err, &de) {
 		e.Message = fmt.Sprintf("call %s may not %s %s: %s; nothing was changed", c.CallID, t.op.verb(), p.Attempted, de.Error())
@@ -320,7 +320,7 @@ type tree struct {
 func walkTree(ctx context.Context, c *Call, verb string, top sandbox.Path) (*tree, error) {
 	fi, err := top.Lstat()
 	if err != nil {
-		return nil, classify(top.Attempted, err)
+		return nil, c.classifyOp(top.Attempted, err)
 	}
 	tr := &tree{}
 	if err := tr.add(c, verb, top, treeEntry{p: top, mode: fi.Mode(), size: fi.Size()}); err != nil {
@@ -344,7 +344,7 @@ func (tr *tree) walk(ctx context.Context, c *Call, verb string, dir sandbox.Path
 	}
 	list, more, err := dir.ReadDirFirst(maxTreeEntries+1-len(tr.entries), nil)
 	if err != nil {
-		return classify(dir.Attempted, err)
+		return c.classifyOp(dir.Attempted, err)
 	}
 	if more {
 		return tr.tooMany(c, verb, dir)
@@ -353,7 +353,7 @@ func (tr *tree) walk(ctx context.Context, c *Call, verb string, dir sandbox.Path
 		child := dir.Child(de.Name())
 		fi, err := de.Info()
 		if err != nil {
-			return classify(child.Attempted, err)
+			return c.classifyOp(child.Attempted, err)
 		}
 		crel := path.Join(rel, de.Name())
 		if err := tr.add(c, verb, dir, treeEntry{p: child, rel: crel, mode: fi.Mode(), size: fi.Size()}); err != nil {
@@ -413,7 +413,7 @@ func (tr *tree) tooMany(c *Call, verb string, dir sandbox.Path) error {
 func treeRefusal(c *Call, verb, top string, e treeEntry, err error) error {
 	var de *sandbox.DenialError
 	if !errors.As(err, &de) {
-		return classify(e.p.Attempted, err)
+		return c.classifyOp(e.p.Attempted, err)
 	}
 	why := de.Reason.String()
 	if de.Pattern != "" {
@@ -443,12 +443,12 @@ func destinations(c *Call, tr *tree, dst sandbox.Path) ([]sandbox.Path, error) {
 			if err := c.Sandbox.CheckWrite(p); err != nil {
 				var de *sandbox.DenialError
 				if errors.As(err, &de) {
-					he := classify(p.Attempted, err)
+					he := c.classifyOp(p.Attempted, err)
 					he.Message = fmt.Sprintf("call %s may not move %s to %s: %s would become %s, which no tool may write: %s; nothing was changed",
 						c.CallID, tr.entries[0].p.Attempted, dst.Attempted, e.p.Attempted, p.Attempted, de.Error())
 					return nil, he
 				}
-				return nil, classify(p.Attempted, err)
+				return nil, c.classifyOp(p.Attempted, err)
 			}
 		}
 		out[i] = p
@@ -466,10 +466,10 @@ func checkOpNow(ctx context.Context, c *Call, f *Files, t *commitTarget) error {
 		case errors.Is(err, fs.ErrNotExist):
 			return nil
 		case err != nil:
-			return classify(t.Path, err)
+			return c.classifyOp(t.Path, err)
 		case !fi.IsDir():
 			return fail(abi.StatusWrongType, abi.KindExecutionFailed,
-				"call %s: %s exists and is not a directory (%s); nothing was created. Choose another name, or delete it first", c.CallID, t.Path, fileKind(t.p, fi.Mode()))
+				"call %s: %s exists and is not a directory (%s); nothing was created. Choose another name, or delete it first", c.CallID, t.Path, entryKind(t.p, fi.Mode()))
 		}
 		t.exists = true
 		return nil
@@ -479,7 +479,7 @@ func checkOpNow(ctx context.Context, c *Call, f *Files, t *commitTarget) error {
 			return fail(abi.StatusNotFound, abi.KindExecutionFailed, "call %s: %s: no such file or directory, so there is nothing to delete; check the path with list_directory", c.CallID, t.Path)
 		}
 		if err != nil {
-			return classify(t.Path, err)
+			return c.classifyOp(t.Path, err)
 		}
 		if fi.IsDir() && t.Flags&abi.CommitRecursive == 0 {
 			return fail(abi.StatusWrongType, abi.KindExecutionFailed,
@@ -494,7 +494,7 @@ func checkOpNow(ctx context.Context, c *Call, f *Files, t *commitTarget) error {
 		return fail(abi.StatusNotFound, abi.KindExecutionFailed, "call %s: %s: no such file or directory, so there is nothing to move; check the path with list_directory", c.CallID, t.src.Attempted)
 	}
 	if err != nil {
-		return classify(t.src.Attempted, err)
+		return c.classifyOp(t.src.Attempted, err)
 	}
 	if t.tree, err = walkTree(ctx, c, "move", t.src); err != nil {
 		return err
@@ -507,13 +507,13 @@ func checkOpNow(ctx context.Context, c *Call, f *Files, t *commitTarget) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return classify(t.Path, err)
+		return c.classifyOp(t.Path, err)
 	case t.Flags&abi.CommitOverwrite == 0:
 		return fail(abi.StatusInvalid, abi.KindExecutionFailed,
 			"call %s: %s exists; nothing was moved. To replace it, read it with read_file and move again with overwrite, or choose another destination", c.CallID, t.Path)
 	case !dfi.Mode().IsRegular() || !fi.Mode().IsRegular():
 		return fail(abi.StatusWrongType, abi.KindExecutionFailed,
-			"call %s: %s exists and overwrite replaces only a file with a file (it is %s, the source %s); nothing was moved. Delete it first", c.CallID, t.Path, fileKind(t.p, dfi.Mode()), fileKind(t.src, fi.Mode()))
+			"call %s: %s exists and overwrite replaces only a file with a file (it is %s, the source %s); nothing was moved. Delete it first", c.CallID, t.Path, entryKind(t.p, dfi.Mode()), entryKind(t.src, fi.Mode()))
 	}
 	t.exists = true
 	// Replacing the destination loses its content: as for any other
@@ -523,7 +523,7 @@ func checkOpNow(ctx context.Context, c *Call, f *Files, t *commitTarget) error {
 	}
 	sum, err := fileSum(ctx, t.p)
 	if err != nil {
-		return classify(t.Path, err)
+		return c.classifyOp(t.Path, err)
 	}
 	return checkSum(c, f, t.p, t.Path, sum, "overwriting")
 }
@@ -702,7 +702,7 @@ func describeFile(ctx context.Context, c *Call, b *strings.Builder, e treeEntry)
 	fmt.Fprintf(b, "a file of %s", plural(e.size, "byte"))
 	file, err := e.p.OpenFile()
 	if err != nil {
-		return classify(e.p.Attempted, err)
+		return c.classifyOp(e.p.Attempted, err)
 	}
 	defer file.Close()
 	limit := c.scanLimit()
@@ -711,7 +711,7 @@ func describeFile(ctx context.Context, c *Call, b *strings.Builder, e treeEntry)
 		if stop := interrupted(err, "the call reached its deadline while reading "+e.p.Attempted+"; nothing was changed"); stop != nil {
 			return stop
 		}
-		return classify(e.p.Attempted, err)
+		return c.classifyOp(e.p.Attempted, err)
 	}
 	data := buf.Bytes()
 	whole := int64(len(data)) <= limit
@@ -935,4 +935,27 @@ func madeModes(t commitTarget, after []FileState) {
 			}
 		}
 	}
+}
+
+// entryKind names what is at p, of mode m, in a message.
+func entryKind(p sandbox.Path, m fs.FileMode) string {
+	switch m.Type() {
+	case 0:
+		return "a regular file"
+	case fs.ModeDir:
+		return "a directory"
+	case fs.ModeSymlink:
+		return "a symbolic link"
+	}
+	return fileKind(p, m)
+}
+
+// classifyOp is classify for an operation of c: a path swapped under it
+// (escaped) is named with the call.
+func (c *Call) classifyOp(name string, err error) *Error {
+	e := classify(name, err)
+	if escaped(err) {
+		e.Message = "call " + c.CallID + ": " + e.Message
+	}
+	return e
 }

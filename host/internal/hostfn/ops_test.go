@@ -467,3 +467,34 @@ func TestCommitOpsMoveAcrossRoots(t *testing.T) {
 		t.Errorf("journaled after the move: %v; want the source, the directory made and the destination", paths)
 	}
 }
+
+// A directory made over a regular file, and a move whose destination's
+// directory became a link out of the root after it was resolved, are
+// refused with a message naming the call, the path, what is there and
+// what to do, never the operating system's own words.
+func TestCommitOpsMessages(t *testing.T) {
+	env, dir, state := opsEnv(t)
+	_, err := runOps(env, opsMkdir("a.txt"))
+	if err == nil || !strings.Contains(err.Error(), "call ") || !strings.Contains(err.Error(), "a.txt exists and is not a directory (a regular file)") {
+		t.Errorf("mkdir over a file: %v", err)
+	}
+	opsMust(t, os.MkdirAll(filepath.Join(dir, "dst"), 0o755))
+	targets, err := resolveCommit(&env.Call, &env.Files, []abi.CommitFile{opsMove("u.txt", "dst/m5", false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opsMust(t, os.Rename(filepath.Join(dir, "dst"), filepath.Join(dir, "dst.old")))
+	opsMust(t, os.Symlink(state, filepath.Join(dir, "dst")))
+	err = checkCommit(context.Background(), &env.Call, &env.Files, targets)
+	if err == nil {
+		t.Fatal("a move into a directory swapped for a link out of the root was not refused")
+	}
+	for _, w := range []string{"call ", "dst/m5", "symbolic link", "nothing was changed", "retry"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("the refusal %q does not say %q", err, w)
+		}
+	}
+	if strings.Contains(err.Error(), "statat") || strings.Contains(err.Error(), "escapes from parent") {
+		t.Errorf("the refusal gives the operating system's words: %v", err)
+	}
+}
