@@ -337,3 +337,14 @@ func TestFsrtBatchAPIAsksAboutDeleteAndMove(t *testing.T) {
 		t.Errorf("a.txt is gone after its deletion was denied: %v", err)
 	}
 }
+
+// create_directory over a regular file says what is there.
+// Was at fault: host/internal/hostfn/ops.go named any non-directory "a
+// special file".
+func TestFsrtCreateDirectoryOverAFileSaysWhatIsThere(t *testing.T) {
+	w := fsrtNew(t, map[string]string{"a.txt": "hi\n"})
+	ok, msg := w.call(t, "create_directory", `{"path":"a.txt"}`)
+	if ok || !strings.Contains(msg, "a.txt exists and is not a directory (a regular file)") || strings.Contains(msg, "special") {
+		t.Errorf("create_directory a.txt over a file: ok %v, %q", ok, msg)
+	}
+}
