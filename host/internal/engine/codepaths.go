@@ -97,12 +97,13 @@ func (p Policy) moveCode(lw layoutWrites, trees []movedTree) string {
 			if q.Abs == t.top.Abs {
 				continue
 			}
-			for _, e := range t.entries {
+			landed := make([]sandbox.Path, len(t.entries))
+			for i, e := range t.entries {
 				rel := path.Join(q.Rel, e.rel)
-				np := sandbox.Path{RootDir: q.RootDir, Rel: rel, Abs: filepath.Join(q.RootDir, filepath.FromSlash(rel))}
-				if _, pat, ok := p.matchCode([]sandbox.Path{np}); ok {
-					return matches(fmt.Sprintf("%s (%s moved there)", rel, path.Join(t.top.Rel, e.rel)), pat)
-				}
+				landed[i] = sandbox.Path{RootDir: q.RootDir, Rel: rel, Abs: filepath.Join(q.RootDir, filepath.FromSlash(rel)), Attempted: path.Join(t.top.Rel, e.rel)}
+			}
+			if sp, pat, ok := p.matchCode(landed); ok {
+				return matches(fmt.Sprintf("%s (%s moved there)", sp.Rel, sp.Attempted), pat)
 			}
 		}
 	}
@@ -119,13 +120,16 @@ func (p Policy) moveCode(lw layoutWrites, trees []movedTree) string {
 }
 
 func (p Policy) matchCode(paths []sandbox.Path) (sandbox.Path, string, bool) {
+	lows := make([]string, len(p.CodePatterns))
+	for i, pat := range p.CodePatterns {
+		lows[i] = strings.ToLower(pat)
+	}
 	for _, sp := range paths {
 		rel := strings.ToLower(sp.Rel)
 		abs := strings.ToLower(filepath.ToSlash(sp.Abs))
-		for _, pat := range p.CodePatterns {
-			low := strings.ToLower(pat)
+		for i, low := range lows {
 			if doublestar.MatchUnvalidated(low, abs) || (rel != "." && doublestar.MatchUnvalidated(low, rel)) {
-				return sp, pat, true
+				return sp, p.CodePatterns[i], true
 			}
 		}
 	}
