@@ -139,10 +139,14 @@ func Layer(res textedit.Result) string {
 func Sentence(p string, e Edit, res textedit.Result) string {
 	s := sentence(p, e, res)
 	if res.BOM {
-		s += "; the U+FEFF at the start was taken as the file's byte order mark, which it keeps once (to remove the mark, rewrite the file with write_file)"
+		s += "; " + BOMNote
 	}
 	return s
 }
+
+// BOMNote says that an edit took a leading U+FEFF as the file's byte
+// order mark (textedit.Result.BOM).
+const BOMNote = "the U+FEFF at the start was taken as the file's byte order mark, which it keeps once (to remove the mark, rewrite the file with write_file)"
 
 func sentence(p string, e Edit, res textedit.Result) string {
 	if e.OldString == nil {

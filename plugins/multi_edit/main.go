@@ -209,6 +209,9 @@ func report(a args, outcomes []outcome, files map[string]*target) string {
 		default:
 			fmt.Fprintf(&b, "applied, the new lines at %s", fileedit.Lines(o.res.Start, o.res.End))
 		}
+		if o.err == nil && !o.skipped && o.res.BOM {
+			b.WriteString("; " + fileedit.BOMNote)
+		}
 		b.WriteByte('\n')
 	}
 	return strings.TrimSuffix(b.String(), "\n")
