@@ -85,6 +85,7 @@ func testHostFunctions() []HostFunction[testState] {
 	for name, params := range map[string][]api.ValueType{
 		abi.FnEventEmit:   {i32, i32, i32},
 		abi.FnFSStat:      {i32, i32},
+		abi.FnFSLstat:     {i32, i32},
 		abi.FnFSReadLines: {i32, i32, i32, i32, i32},
 		abi.FnFSList:      {i32, i32, i32, i32, i32},
 		abi.FnFSWrite:     {i32, i32, i32, i32, i32},

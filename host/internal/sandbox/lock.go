@@ -3,9 +3,9 @@ package sandbox
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,17 +33,23 @@ type pathLock struct {
 // the locks from its freshness check to its last rename, so no other call
 // can change a file between the check and the write.
 //
-// With a lock directory (Config.LockDir), each lock reaches the other
+// With a lock directory (Config.LockDir), the locks reach the other
 // processes that share it too (toolhost call, serve, batch on one state
 // directory share the conversations' read caches, so they must share the
-// locks that make a check and its write one step): after the lock of
-// this process, Lock takes an advisory lock on a file named for the path
-// in that directory, never in the user's tree.
+// locks that make a check and its write one step): after the locks of
+// this process, Lock takes an advisory lock on each stripe its paths
+// fall in, one of lockStripes files in that directory (never in the
+// user's tree). Striping bounds the descriptors a lock holds however
+// many paths it covers (a patch of thousands of files, a tree's every
+// entry), at the price of a writer now and then waiting for another
+// process's write of an unrelated file that shares its stripe.
 //
-// Paths are locked in sorted order, each first in this process and then
-// across processes, so two callers locking overlapping sets in any order
-// cannot deadlock. Waiting stops when ctx is done: the error is a
-// *LockError naming the path, wraps ctx.Err(), and no lock is held.
+// Paths are locked in sorted order in this process, then stripes in
+// ascending order, so two callers locking overlapping sets in any order
+// cannot deadlock: one holding a stripe waits only for higher stripes,
+// never for a lock of this process. Waiting stops when ctx is done: the
+// error is a *LockError naming a path, wraps ctx.Err(), and no lock is
+// held.
 func (s *Sandbox) Lock(ctx context.Context, paths ...string) (unlock func(), err error) {
 	keys := make([]string, len(paths))
 	for i, p := range paths {
@@ -51,17 +57,14 @@ func (s *Sandbox) Lock(ctx context.Context, paths ...string) (unlock func(), err
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	type heldLock struct {
-		key  string
-		file *os.File // nil: this process only
-	}
-	held := make([]heldLock, 0, len(keys))
+	var held []string
+	var files []*os.File
 	release := func() {
+		for i := len(files) - 1; i >= 0; i-- {
+			files[i].Close() // closing releases the flock
+		}
 		for i := len(held) - 1; i >= 0; i-- {
-			if held[i].file != nil {
-				unlockFile(held[i].file)
-			}
-			s.locks.release(held[i].key)
+			s.locks.release(held[i])
 		}
 	}
 	for _, k := range keys {
@@ -69,13 +72,25 @@ func (s *Sandbox) Lock(ctx context.Context, paths ...string) (unlock func(), err
 			release()
 			return nil, &LockError{Path: k, Err: err}
 		}
-		f, err := s.lockAcross(ctx, k)
-		if err != nil {
-			s.locks.release(k)
-			release()
-			return nil, &LockError{Path: k, Err: err}
+		held = append(held, k)
+	}
+	if s.lockDir != "" {
+		// The first path of each stripe names it in an error.
+		first := make(map[int]string)
+		for _, k := range keys {
+			if _, ok := first[stripeOf(k)]; !ok {
+				first[stripeOf(k)] = k
+			}
 		}
-		held = append(held, heldLock{k, f})
+		stripes := slices.Sorted(maps.Keys(first))
+		for _, n := range stripes {
+			f, err := s.lockStripe(ctx, n)
+			if err != nil {
+				release()
+				return nil, &LockError{Path: first[n], Err: err}
+			}
+			files = append(files, f)
+		}
 	}
 	var once sync.Once
 	return func() { once.Do(release) }, nil
@@ -95,6 +110,18 @@ func (e *LockError) Error() string {
 
 func (e *LockError) Unwrap() error { return e.Err }
 
+// lockStripes is how many lock files the processes sharing a lock
+// directory divide the paths among: few enough that a lock of every
+// path holds few descriptors, enough that two unrelated writes seldom
+// wait for each other.
+const lockStripes = 32
+
+// stripeOf is the stripe a canonical path falls in.
+func stripeOf(key string) int {
+	sum := sha256.Sum256([]byte(key))
+	return int(sum[0]) % lockStripes
+}
+
 // How often a caller waiting for another process's lock tries again: a
 // flock cannot be interrupted by a context, so the wait polls, starting
 // fast (a write holds its lock for milliseconds) and backing off.
@@ -103,64 +130,37 @@ const (
 	lockPollMax   = 20 * time.Millisecond
 )
 
-// lockAcross takes the lock of key that other processes sharing the lock
-// directory see; nil without one. The file is removed by its
-// holder before the lock is released (unlockFile), so the directory
-// holds only the files of paths being written; a lock won on a file that
-// was removed meanwhile guards nothing, and is taken again on the new one.
-func (s *Sandbox) lockAcross(ctx context.Context, key string) (*os.File, error) {
-	if s.lockDir == "" {
-		return nil, nil
+// lockStripe takes the lock of stripe n that other processes sharing
+// the lock directory see. The file stays in the directory: the set is
+// fixed and small, so nothing needs removing, and no waiter can win a
+// lock on a file removed under it.
+func (s *Sandbox) lockStripe(ctx context.Context, n int) (*os.File, error) {
+	name := filepath.Join(s.lockDir, fmt.Sprintf("stripe-%02d.lock", n))
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock file %s: %w", name, err)
 	}
-	sum := sha256.Sum256([]byte(key))
-	name := filepath.Join(s.lockDir, hex.EncodeToString(sum[:16])+".lock")
 	delay := lockPollFirst
 	for {
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
-		if err != nil {
-			return nil, fmt.Errorf("lock file %s: %w", name, err)
+		err = lockFile(f, false)
+		if !errors.Is(err, errLocked) {
+			break
 		}
-		for {
-			err = lockFile(f, false)
-			if !errors.Is(err, errLocked) {
-				break
-			}
-			t := time.NewTimer(delay)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				f.Close()
-				return nil, ctx.Err()
-			case <-t.C:
-			}
-			delay = min(2*delay, lockPollMax)
-		}
-		if err != nil {
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
 			f.Close()
-			return nil, fmt.Errorf("lock file %s: %w", name, err)
+			return nil, ctx.Err()
+		case <-t.C:
 		}
-		if sameFile(f, name) {
-			return f, nil
-		}
-		f.Close()
+		delay = min(2*delay, lockPollMax)
 	}
-}
-
-// sameFile reports whether name still names the open file f.
-func sameFile(f *os.File, name string) bool {
-	a, err := f.Stat()
 	if err != nil {
-		return false
+		f.Close()
+		return nil, fmt.Errorf("lock file %s: %w", name, err)
 	}
-	b, err := os.Stat(name)
-	return err == nil && os.SameFile(a, b)
-}
-
-// unlockFile removes a lock file its holder is done with, then releases
-// the lock by closing it.
-func unlockFile(f *os.File) {
-	os.Remove(f.Name())
-	f.Close()
+	return f, nil
 }
 
 func (t *lockTable) acquire(ctx context.Context, key string) error {
