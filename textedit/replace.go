@@ -115,6 +115,12 @@ func (f *File) find(old string, l Layer, numbered bool) []candidate {
 	// ("\tx := 1" inside "max := 1").
 	lineStart := numbered || l >= Indentation && old != "" && isBlank(old[0])
 	lastEnd := 0 // where the last candidate ends in the text
+	// A place whose indentation does not fit is passed by one byte, so a
+	// file of near matches (the same lines, indented unevenly) would cost
+	// its length times old's. Past a budget of bytes looked at in
+	// rejected places, the layer finds nothing: never fewer places than
+	// there are, which could make a repeated old_string look unique.
+	rejected, budget := 0, 4*len(f.text)+1<<16
 	for off := 0; off < len(nt.s); {
 		i := bytes.Index(nt.s[off:], []byte(nold))
 		if i < 0 {
@@ -143,6 +149,9 @@ func (f *File) find(old string, l Layer, numbered bool) []candidate {
 			fileLines := strings.Split(strings.ReplaceAll(f.text[c.beg:c.end], "\r\n", "\n"), "\n")
 			r, ok := matchIndent(oldLines, fileLines, c.first, tabs)
 			if !ok {
+				if rejected += c.end - c.beg; rejected > budget {
+					return nil
+				}
 				off = s + 1
 				continue
 			}

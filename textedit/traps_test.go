@@ -154,3 +154,27 @@ func TestClosestLongOldString(t *testing.T) {
 		t.Fatalf("error %v, want NotFound with the closest region at line 300", err)
 	}
 }
+
+// TestIndentationNearMatchesStop: a file of the same line indented
+// unevenly, and an old_string of many of those lines evenly indented,
+// which the indentation layer finds everywhere and must reject
+// everywhere: the search ends (not found) instead of costing the file's
+// length times old_string's.
+func TestIndentationNearMatchesStop(t *testing.T) {
+	f, _ := ParseString(strings.Repeat("a\n  a\n", 50000))
+	old := strings.Repeat("\ta\n", 20000)
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.Replace(old, "c", false)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var e *Error
+		if !errors.As(err, &e) || e.Reason != NotFound {
+			t.Fatalf("error %v, want NotFound", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the search ran 30 s")
+	}
+}
