@@ -245,10 +245,9 @@ func fsrtTerminal(t *testing.T, dir, tool, args, answer string) (shown, result s
 		}
 	}()
 	get := func() string { mu.Lock(); defer mu.Unlock(); return screenText.String() }
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && !strings.HasSuffix(get(), "[y/N] "); {
-		if cmd.ProcessState != nil {
-			break
-		}
+	// Generous: the preview runs the plugin, on a machine that may be
+	// busy with other tests.
+	for end := time.Now().Add(90 * time.Second); time.Now().Before(end) && !strings.HasSuffix(get(), "[y/N] "); {
 		time.Sleep(20 * time.Millisecond)
 	}
 	shown = get()
@@ -259,7 +258,7 @@ func fsrtTerminal(t *testing.T, dir, tool, args, answer string) (shown, result s
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(90 * time.Second):
 		cmd.Process.Kill()
 		<-done
 		t.Fatalf("%s did not end after the answer; the terminal shows %q", tool, get())
