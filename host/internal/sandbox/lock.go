@@ -47,7 +47,12 @@ type pathLock struct {
 // Paths are locked in sorted order in this process, then stripes in
 // ascending order, so two callers locking overlapping sets in any order
 // cannot deadlock: one holding a stripe waits only for higher stripes,
-// never for a lock of this process. Waiting stops when ctx is done: the
+// never for a lock of this process. The callers of one process share
+// its hold of a stripe (stripeTable), so a caller may lock more paths
+// while it holds some (a tree's entries after the tree); should that
+// second lock need a lower stripe another process holds while it waits
+// for one of this caller's, both wait until a deadline, and one call
+// fails with a Timeout naming its path, changing nothing. Waiting stops when ctx is done: the
 // error is a *LockError naming a path, wraps ctx.Err(), and no lock is
 // held.
 func (s *Sandbox) Lock(ctx context.Context, paths ...string) (unlock func(), err error) {
@@ -58,10 +63,10 @@ func (s *Sandbox) Lock(ctx context.Context, paths ...string) (unlock func(), err
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
 	var held []string
-	var files []*os.File
+	var stripes []int
 	release := func() {
-		for i := len(files) - 1; i >= 0; i-- {
-			files[i].Close() // closing releases the flock
+		for i := len(stripes) - 1; i >= 0; i-- {
+			s.stripes.release(stripes[i])
 		}
 		for i := len(held) - 1; i >= 0; i-- {
 			s.locks.release(held[i])
@@ -82,14 +87,12 @@ func (s *Sandbox) Lock(ctx context.Context, paths ...string) (unlock func(), err
 				first[stripeOf(k)] = k
 			}
 		}
-		stripes := slices.Sorted(maps.Keys(first))
-		for _, n := range stripes {
-			f, err := s.lockStripe(ctx, n)
-			if err != nil {
+		for _, n := range slices.Sorted(maps.Keys(first)) {
+			if err := s.stripes.acquire(ctx, s.lockDir, n); err != nil {
 				release()
 				return nil, &LockError{Path: first[n], Err: err}
 			}
-			files = append(files, f)
+			stripes = append(stripes, n)
 		}
 	}
 	var once sync.Once
@@ -130,12 +133,82 @@ const (
 	lockPollMax   = 20 * time.Millisecond
 )
 
-// lockStripe takes the lock of stripe n that other processes sharing
-// the lock directory see. The file stays in the directory: the set is
-// fixed and small, so nothing needs removing, and no waiter can win a
-// lock on a file removed under it.
-func (s *Sandbox) lockStripe(ctx context.Context, n int) (*os.File, error) {
-	name := filepath.Join(s.lockDir, fmt.Sprintf("stripe-%02d.lock", n))
+// stripeTable is one process's holds of the lock directory's stripes.
+// A stripe excludes other processes only: within the process, the
+// writers of one path are serialized by lockTable, so every caller here
+// shares one flock of a stripe, counted, and the first to need it takes
+// it. Sharing also lets a caller that holds a stripe lock more paths in
+// it (a commit locks a tree's entries after the tree), which a second
+// flock of the same file would wait on forever.
+type stripeTable struct {
+	mu   sync.Mutex
+	held [lockStripes]struct {
+		f    *os.File
+		refs int
+	}
+	// gate lets one caller at a time of this process wait for a
+	// stripe another process holds.
+	gate [lockStripes]chan struct{}
+	once sync.Once
+}
+
+// acquire takes stripe n of dir for the caller, waiting while another
+// process holds it until ctx is done.
+func (t *stripeTable) acquire(ctx context.Context, dir string, n int) error {
+	t.once.Do(func() {
+		for i := range t.gate {
+			t.gate[i] = make(chan struct{}, 1)
+		}
+	})
+	if t.share(n) {
+		return nil
+	}
+	select {
+	case t.gate[n] <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-t.gate[n] }()
+	if t.share(n) {
+		return nil
+	}
+	f, err := lockStripe(ctx, dir, n)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	t.held[n].f, t.held[n].refs = f, 1
+	t.mu.Unlock()
+	return nil
+}
+
+// share counts the caller in on stripe n if this process holds it.
+func (t *stripeTable) share(n int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.held[n].refs == 0 {
+		return false
+	}
+	t.held[n].refs++
+	return true
+}
+
+// release lets go of the caller's hold of stripe n; the last one here
+// releases the flock by closing the file.
+func (t *stripeTable) release(n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.held[n].refs--; t.held[n].refs == 0 {
+		t.held[n].f.Close()
+		t.held[n].f = nil
+	}
+}
+
+// lockStripe takes the flock of stripe n in dir. The file stays in the
+// directory: the set is fixed and small, so nothing needs removing, and
+// no waiter can win a lock on a file removed under it.
+func lockStripe(ctx context.Context, dir string, n int) (*os.File, error) {
+	name := filepath.Join(dir, fmt.Sprintf("stripe-%02d.lock", n))
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock file %s: %w", name, err)

@@ -212,3 +212,55 @@ func TestLock_AcrossSandboxesSerializes(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A caller holding paths may lock more paths of the same stripe (a
+// commit locks a tree's entries after the tree): the callers of one
+// process share its hold of a stripe, where a second flock of the file
+// would wait for the first forever. Another sandbox on the lock
+// directory, as another process, still waits for the stripe.
+func TestLock_NestedLockOfOneStripe(t *testing.T) {
+	locks := t.TempDir()
+	f := newFixture(t, Config{LockDir: locks})
+	other, err := New(Config{Roots: []string{f.root}, LockDir: locks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	top := filepath.Join(f.root, "tree")
+	entry := filepath.Join(top, "e0")
+	for i := 1; stripeOf(entry) != stripeOf(top); i++ {
+		entry = filepath.Join(top, fmt.Sprintf("e%d", i))
+	}
+	outer, err := f.s.Lock(t.Context(), top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	inner, err := f.s.Lock(ctx, entry)
+	if err != nil {
+		t.Fatalf("lock of %s while holding %s (one stripe): %v", entry, top, err)
+	}
+	waitBriefly := func() error {
+		short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		u, err := other.Lock(short, entry)
+		if err == nil {
+			u()
+		}
+		return err
+	}
+	if err := waitBriefly(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("another sandbox's lock of %s while this one holds its stripe = %v, want the deadline", entry, err)
+	}
+	inner()
+	if err := waitBriefly(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("another sandbox's lock of %s while the outer lock holds its stripe = %v, want the deadline", entry, err)
+	}
+	outer()
+	u, err := other.Lock(t.Context(), entry)
+	if err != nil {
+		t.Fatalf("another sandbox could not take the stripe once it was released: %v", err)
+	}
+	u()
+}

@@ -116,6 +116,9 @@ type Sandbox struct {
 	fold bool
 	// locks serializes writers of the same file (Lock).
 	locks lockTable
+	// stripes are this process's holds of the lock directory's stripes
+	// (Lock).
+	stripes stripeTable
 	// recoveryDir is Config.RecoveryDir made absolute; "" for none.
 	recoveryDir string
 	// lockDir is Config.LockDir made absolute; "" for none (or where
