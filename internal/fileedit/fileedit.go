@@ -182,3 +182,38 @@ func AppendResult(b []byte, p string, res textedit.Result, diff string) []byte {
 	b = sdk.AppendJSONString(b, diff)
 	return append(b, '}')
 }
+
+// Run makes one edit of one file as edit_file and edit_region do: it
+// loads the file, applies e, and commits the change (only its diff with
+// dryRun), returning the sentence and diff as text and the result as the
+// call's structured object. unchanged ends the text when the edit leaves
+// the file as it was.
+func Run(c *sdk.Call, e Edit, dryRun bool, unchanged string) (string, error) {
+	f, err := Load(e.Path)
+	if err != nil {
+		return "", err
+	}
+	res, err := f.Apply(e)
+	if err != nil {
+		return "", err
+	}
+	text := Sentence(e.Path, e, res)
+	if !f.Changed() {
+		c.SetStructured(AppendResult(nil, e.Path, res, ""))
+		return text + "\n" + unchanged, nil
+	}
+	var diff string
+	if dryRun {
+		if diff, err = sdk.CommitDiff([]abi.CommitFile{f.Commit()}); err != nil {
+			return "", err
+		}
+		text = "dry run, nothing was written: " + text
+	} else {
+		if _, err := sdk.Commit([]abi.CommitFile{f.Commit()}); err != nil {
+			return "", err
+		}
+		diff = f.Diff()
+	}
+	c.SetStructured(AppendResult(nil, e.Path, res, diff))
+	return text + "\n" + diff, nil
+}

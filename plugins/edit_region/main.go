@@ -63,31 +63,5 @@ func main() {}
 
 func handle(c *sdk.Call, a args) (string, error) {
 	e := fileedit.Edit{Path: a.Path, StartLine: &a.StartLine, EndLine: &a.EndLine, NewContent: &a.NewContent, Expected: a.Expected}
-	f, err := fileedit.Load(a.Path)
-	if err != nil {
-		return "", err
-	}
-	res, err := f.Apply(e)
-	if err != nil {
-		return "", err
-	}
-	sentence := fileedit.Sentence(a.Path, e, res)
-	if !f.Changed() {
-		c.SetStructured(fileedit.AppendResult(nil, a.Path, res, ""))
-		return sentence + "\nthe lines already were new_content; the file is unchanged", nil
-	}
-	var diff string
-	if a.DryRun {
-		if diff, err = sdk.CommitDiff([]abi.CommitFile{f.Commit()}); err != nil {
-			return "", err
-		}
-		sentence = "dry run, nothing was written: " + sentence
-	} else {
-		if _, err := sdk.Commit([]abi.CommitFile{f.Commit()}); err != nil {
-			return "", err
-		}
-		diff = f.Diff()
-	}
-	c.SetStructured(fileedit.AppendResult(nil, a.Path, res, diff))
-	return sentence + "\n" + diff, nil
+	return fileedit.Run(c, e, a.DryRun, "the lines already were new_content; the file is unchanged")
 }
