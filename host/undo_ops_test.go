@@ -2,60 +2,14 @@ package host_test
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testtree"
 )
-
-// undoOpsSnapshot is every entry below dir: a file's content and mode, a
-// directory's mode, a link's target.
-func undoOpsSnapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			out[rel] = "link " + target
-		case fi.IsDir():
-			out[rel] = "dir " + fi.Mode().Perm().String()
-		default:
-			b, _ := os.ReadFile(p)
-			out[rel] = "file " + fi.Mode().Perm().String() + " " + string(b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func undoOpsSame(t *testing.T, what string, got, want map[string]string) {
-	t.Helper()
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s: %s = %q, want %q", what, k, got[k], v)
-		}
-	}
-	for k, v := range got {
-		if _, ok := want[k]; !ok {
-			t.Errorf("%s: %s (%q) is there, and was not before", what, k, v)
-		}
-	}
-}
 
 // delete_file of a tree, with its modes, an empty directory and a link,
 // then undo: every entry is back byte for byte with its mode; move_file
@@ -75,7 +29,7 @@ func TestUndoDeleteMoveMkdir(t *testing.T) {
 	must(os.Chmod(filepath.Join(root, "tree/sub"), 0o750))
 	must(os.Chmod(filepath.Join(root, "tree/sub/b.bin"), 0o600))
 	must(os.Symlink("../keep.txt", filepath.Join(root, "tree/sub/link")))
-	before := undoOpsSnapshot(t, root)
+	before := testtree.Snapshot(t, root)
 
 	runBatch(t, h, "batch_del", call("del", "delete_file", `{"path": "tree", "recursive": true}`))
 	if _, err := os.Lstat(filepath.Join(root, "tree")); err == nil {
@@ -84,7 +38,7 @@ func TestUndoDeleteMoveMkdir(t *testing.T) {
 	if _, err := h.Undo(context.Background(), "del", host.UndoOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	undoOpsSame(t, "after undo of delete_file", undoOpsSnapshot(t, root), before)
+	testtree.Same(t, "after undo of delete_file", testtree.Snapshot(t, root), before)
 
 	runBatch(t, h, "batch_mv", call("mv", "move_file", `{"source": "tree", "destination": "x/y/moved"}`))
 	if _, err := os.Lstat(filepath.Join(root, "x/y/moved/sub/b.bin")); err != nil {
@@ -94,7 +48,7 @@ func TestUndoDeleteMoveMkdir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	undoOpsSame(t, "after undo of move_file", undoOpsSnapshot(t, root), before)
+	testtree.Same(t, "after undo of move_file", testtree.Snapshot(t, root), before)
 	if len(rep.Files) == 0 {
 		t.Errorf("undo report lists no files: %+v", rep)
 	}
@@ -106,7 +60,7 @@ func TestUndoDeleteMoveMkdir(t *testing.T) {
 	if _, err := h.Undo(context.Background(), "mk", host.UndoOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	undoOpsSame(t, "after undo of create_directory", undoOpsSnapshot(t, root), before)
+	testtree.Same(t, "after undo of create_directory", testtree.Snapshot(t, root), before)
 }
 
 // Undo refuses, changing nothing, to remove a directory a call made when

@@ -1,58 +1,13 @@
 package e2e
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolhost/toolhost/internal/testtree"
 )
-
-// opsTree is every entry below dir: a file's mode and bytes, a
-// directory's mode, a link's target.
-func opsTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			out[rel] = "link " + target
-		case fi.IsDir():
-			out[rel] = "dir " + fi.Mode().Perm().String()
-		default:
-			b, _ := os.ReadFile(p)
-			out[rel] = "file " + fi.Mode().Perm().String() + " " + string(b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func opsSameTree(t *testing.T, what string, got, want map[string]string) {
-	t.Helper()
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s: %s = %q, want %q", what, k, got[k], v)
-		}
-	}
-	for k, v := range got {
-		if _, ok := want[k]; !ok {
-			t.Errorf("%s: %s (%q) is there, and was not before", what, k, v)
-		}
-	}
-}
 
 // Through the binary: delete_file of a tree (files of several modes,
 // binary content, an empty directory, a link), then `toolhost undo`:
@@ -74,7 +29,7 @@ func TestUndoDeleteAndMoveThroughTheBinary(t *testing.T) {
 	if err := os.Symlink("../../keep.txt", filepath.Join(w.dir, "tree/sub/link")); err != nil {
 		t.Fatal(err)
 	}
-	before := opsTree(t, w.dir)
+	before := testtree.Snapshot(t, w.dir)
 
 	w.mustCall(t, "delete_file", `{"path": "tree", "recursive": true}`, "--id", "del", "--allow", "delete_file")
 	if _, err := os.Lstat(filepath.Join(w.dir, "tree")); err == nil {
@@ -90,14 +45,14 @@ func TestUndoDeleteAndMoveThroughTheBinary(t *testing.T) {
 	if len(rep.Files) != 6 {
 		t.Errorf("undo of the deletion restored %+v, want the six entries of the tree", rep.Files)
 	}
-	opsSameTree(t, "after undo of delete_file", opsTree(t, w.dir), before)
+	testtree.Same(t, "after undo of delete_file", testtree.Snapshot(t, w.dir), before)
 
 	w.mustCall(t, "move_file", `{"source": "tree", "destination": "x/y/moved"}`, "--id", "mv", "--allow", "move_file")
 	if _, err := os.Lstat(filepath.Join(w.dir, "x/y/moved/sub/b.bin")); err != nil {
 		t.Fatalf("the tree was not moved: %v", err)
 	}
 	w.undo(t, "mv")
-	opsSameTree(t, "after undo of move_file", opsTree(t, w.dir), before)
+	testtree.Same(t, "after undo of move_file", testtree.Snapshot(t, w.dir), before)
 }
 
 // create_directory only adds, and the host holds it to that: it runs

@@ -5,7 +5,6 @@ package hostile_test
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/testplugin"
+	"github.com/toolhost/toolhost/internal/testtree"
 )
 
 // The real binary, killed with SIGKILL in the middle of delete_file and
@@ -151,51 +151,6 @@ func (w *txnCrashWorld) restart(t *testing.T) {
 	}
 }
 
-// txnCrashSnapshot is every entry below dir, leftovers included.
-func txnCrashSnapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			out[rel] = "link " + target
-		case fi.IsDir():
-			out[rel] = "dir " + fi.Mode().Perm().String()
-		default:
-			b, _ := os.ReadFile(p)
-			out[rel] = "file " + fi.Mode().Perm().String() + " " + string(b)
-		}
-		return nil
-	})
-	return out
-}
-
-func txnCrashSame(t *testing.T, what string, got, want map[string]string) {
-	t.Helper()
-	n := 0
-	for k, v := range want {
-		if got[k] != v && n < 10 {
-			t.Errorf("%s: %s = %q, want %q", what, k, got[k], v)
-			n++
-		}
-	}
-	for k, v := range got {
-		if _, ok := want[k]; !ok && n < 10 {
-			t.Errorf("%s: %s (%q) is there, and should not be", what, k, v)
-			n++
-		}
-	}
-}
-
 func (w *txnCrashWorld) noRecords(t *testing.T) {
 	t.Helper()
 	entries, _ := os.ReadDir(filepath.Join(w.state, "txn"))
@@ -220,7 +175,7 @@ func TestTxnCrashDeleteTreeKilled(t *testing.T) {
 		t.Log("killed before the rename: the tree is still there")
 	}
 	w.restart(t)
-	got := txnCrashSnapshot(t, w.dir)
+	got := testtree.Snapshot(t, w.dir)
 	if _, ok := got["big"]; ok {
 		// Killed before the commit began: then the whole tree stays.
 		if len(got) != 4000+40+2+1 {
@@ -245,23 +200,23 @@ func TestTxnCrashMoveTreeKilled(t *testing.T) {
 		t.Log("/dev/shm is not another file system here: the move is a rename, killed around it")
 	}
 	w.tree(t, "big", 4000)
-	before := txnCrashSnapshot(t, filepath.Join(w.dir, "big"))
+	before := testtree.Snapshot(t, filepath.Join(w.dir, "big"))
 	dst := filepath.Join(w.second, "moved")
 	args := fmt.Sprintf(`{"source": "big", "destination": %q}`, dst)
 	if !w.killWhen(t, "move_file", args, w.dir, w.second) {
 		t.Skip("the move finished before it could be killed mid-commit; nothing to recover")
 	}
 	w.restart(t)
-	t.Logf("the source has %d entries, the destination %d", len(txnCrashSnapshot(t, filepath.Join(w.dir, "big"))), len(txnCrashSnapshot(t, dst)))
-	src := txnCrashSnapshot(t, filepath.Join(w.dir, "big"))
-	moved := txnCrashSnapshot(t, dst)
+	t.Logf("the source has %d entries, the destination %d", len(testtree.Snapshot(t, filepath.Join(w.dir, "big"))), len(testtree.Snapshot(t, dst)))
+	src := testtree.Snapshot(t, filepath.Join(w.dir, "big"))
+	moved := testtree.Snapshot(t, dst)
 	switch {
 	case len(src) > 0 && len(moved) > 0:
 		t.Fatalf("after the restart the tree is in both places: %d entries at the source, %d at the destination", len(src), len(moved))
 	case len(src) > 0:
-		txnCrashSame(t, "the source", src, before)
+		testtree.Same(t, "the source", src, before)
 	default:
-		txnCrashSame(t, "the destination", moved, before)
+		testtree.Same(t, "the destination", moved, before)
 	}
 	if n := txnCrashLeftovers(w.dir) + txnCrashLeftovers(w.second); n != 0 {
 		t.Errorf("%d leftovers after the restart", n)
