@@ -175,19 +175,7 @@ func (a *Approval) omitArguments(limit int, fullAt string) {
 // write and command (Narrowing.DryRun).
 func (e *Engine) hasDryRun(name string) bool {
 	tool, ok := e.cfg.Registry.Lookup(name)
-	if !ok || !tool.Manifest.SideEffecting {
-		return false
-	}
-	var schema struct {
-		Properties map[string]struct {
-			Type any `json:"type"`
-		} `json:"properties"`
-	}
-	if json.Unmarshal(tool.Manifest.Parameters, &schema) != nil {
-		return false
-	}
-	p, ok := schema.Properties["dry_run"]
-	return ok && p.Type == "boolean"
+	return ok && tool.HasDryRun()
 }
 
 // dryRunDiff runs c's call again with "dry_run": true and returns its

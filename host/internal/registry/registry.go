@@ -33,6 +33,27 @@ type Tool struct {
 	Plugin   Plugin
 	schema   *jsonschema.Schema
 	output   *jsonschema.Schema // nil: the manifest declares no output_schema
+	dryRun   bool               // see HasDryRun
+}
+
+// HasDryRun reports a tool with side effects whose parameters declare a
+// boolean "dry_run" (write_file, apply_patch, the edit tools,
+// delete_file, move_file): with "dry_run": true it describes the change
+// it would make and makes none. Read from the manifest once, at load.
+func (t *Tool) HasDryRun() bool { return t.dryRun }
+
+// declaresDryRun reports m's parameters declaring a boolean "dry_run".
+func declaresDryRun(m abi.Manifest) bool {
+	var schema struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(m.Parameters, &schema) != nil {
+		return false
+	}
+	p, ok := schema.Properties["dry_run"]
+	return ok && p.Type == "boolean"
 }
 
 // Plugin is the code behind a tool: a native toolhost module
@@ -260,7 +281,7 @@ func NewTool(m abi.Manifest, p Plugin) (*Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tool{Manifest: m, Plugin: p, schema: schema, output: output}, nil
+	return &Tool{Manifest: m, Plugin: p, schema: schema, output: output, dryRun: m.SideEffecting && declaresDryRun(m)}, nil
 }
 
 // compileOutputSchema compiles a manifest's output_schema, which MCP

@@ -363,3 +363,31 @@ func TestOutputSchema(t *testing.T) {
 		t.Errorf("MCP definitions: %s", b)
 	}
 }
+
+// A tool has a dry run an approval can show when it has side effects and
+// its parameters declare "dry_run" a boolean; read once, at load.
+func TestHasDryRun(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		caps   []abi.Capability
+		params string
+		want   bool
+	}{
+		{"writer with a boolean dry_run", []abi.Capability{abi.CapFSWrite}, `{"type":"object","properties":{"dry_run":{"type":"boolean"}}}`, true},
+		{"writer without one", []abi.Capability{abi.CapFSWrite}, `{"type":"object","properties":{"path":{"type":"string"}}}`, false},
+		{"dry_run of another type", []abi.Capability{abi.CapFSWrite}, `{"type":"object","properties":{"dry_run":{"type":"string"}}}`, false},
+		{"reader with a boolean dry_run", []abi.Capability{abi.CapFSRead}, `{"type":"object","properties":{"dry_run":{"type":"boolean"}}}`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := manifest("dry")
+			m.Capabilities, m.Parameters = tt.caps, json.RawMessage(tt.params)
+			tool, err := NewTool(m, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tool.HasDryRun(); got != tt.want {
+				t.Errorf("HasDryRun() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
