@@ -116,7 +116,7 @@ type Hints struct {
 func (m Manifest) Hints() Hints {
 	open := m.OpenWorld
 	for _, c := range m.Capabilities {
-		if c != CapFSRead && c != CapFSWrite && c != CapFSList && c != CapFSDelete {
+		if c != CapFSRead && c != CapFSWrite && c != CapFSList && c != CapFSDelete && c != CapFSSearch {
 			open = true
 		}
 	}

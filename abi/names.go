@@ -47,6 +47,7 @@ const (
 	FnFSDiff       = "fs_diff"       // (path_ptr, path_len, data_ptr, data_len u32) -> i64
 	FnFSCommit     = "fs_commit"     // (req_ptr, req_len u32, flags u32) -> i64
 	FnProcRun      = "proc_run"      // (cmd_ptr, cmd_len, cwd_ptr, cwd_len u32, flags u32) -> i64
+	FnFSSearch     = "fs_search"     // (req_ptr, req_len u32, flags u32) -> i64
 )
 
 // Capability names a family of host functions a manifest may ask for.
@@ -62,6 +63,11 @@ const (
 	// (abi.CommitDelete, abi.CommitMove), so that a tool that only edits
 	// cannot delete.
 	CapFSDelete Capability = "fs.delete"
+	// CapFSSearch lets a plugin have the host walk a tree and match
+	// file contents natively (fs_search: SearchRequest, SearchResult),
+	// under the same rules as every read: the call's read scope, the
+	// denied paths, the limits.
+	CapFSSearch Capability = "fs.search"
 )
 
 // CapabilityFunctions maps each capability to the host functions it grants.
@@ -73,6 +79,7 @@ func CapabilityFunctions() map[Capability][]string {
 		CapFSList:   {FnFSStat, FnFSLstat, FnFSList},
 		CapProcExec: {FnProcRun},
 		CapFSDelete: {FnFSStat, FnFSCommit},
+		CapFSSearch: {FnFSStat, FnFSLstat, FnFSSearch},
 	}
 }
 

@@ -151,6 +151,23 @@ func CommitDiff(files []abi.CommitFile) (string, error) {
 	return string(resp), err
 }
 
+// Search has the host walk req.Path and match natively (needs the
+// capability fs.search): the ignore rules, the denied paths, the call's
+// read scope and its limits apply as they do to every read. The result's
+// totals count everything, returned or not; Truncated and StoppedBy say
+// what was left out and why.
+func Search(req abi.SearchRequest) (abi.SearchResult, error) {
+	resp, err := result(fsSearch(abi.AppendSearchRequest(nil, req), 0))
+	if err != nil {
+		return abi.SearchResult{}, err
+	}
+	var r abi.SearchResult
+	if err := registeredDecoder().json.Unmarshal(resp, &r); err != nil {
+		return abi.SearchResult{}, &HostError{Status: abi.StatusInvalid, HostError: abi.HostError{Kind: abi.KindExecutionFailed, Message: "fs_search: the host's response could not be decoded: " + err.Error()}}
+	}
+	return r, nil
+}
+
 // Run runs command with the platform shell in cwd (empty: the working
 // directory) and waits for it. Its output streams to the host's
 // subscribers while it runs; the result holds the start of each stream. A

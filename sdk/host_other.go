@@ -24,3 +24,4 @@ func fsDiff(string, []byte) int64                      { return unavailable() }
 func eventEmit(uint32, []byte) int64                   { return unavailable() }
 func fsCommit([]byte, uint32) int64                    { return unavailable() }
 func procRun(string, string) int64                     { return unavailable() }
+func fsSearch([]byte, uint32) int64                    { return unavailable() }

@@ -37,6 +37,9 @@ func hostFSDiff(path unsafe.Pointer, pathLen uint32, data unsafe.Pointer, dataLe
 //go:wasmimport toolhost_v1 fs_commit
 func hostFSCommit(req unsafe.Pointer, reqLen uint32, flags uint32) int64
 
+//go:wasmimport toolhost_v1 fs_search
+func hostFSSearch(req unsafe.Pointer, reqLen uint32, flags uint32) int64
+
 //go:wasmimport toolhost_v1 proc_run
 func hostProcRun(cmd unsafe.Pointer, cmdLen uint32, cwd unsafe.Pointer, cwdLen uint32, flags uint32) int64
 
@@ -86,4 +89,8 @@ func fsCommit(req []byte, flags uint32) int64 {
 
 func procRun(command, cwd string) int64 {
 	return hostProcRun(strPtr(command), uint32(len(command)), strPtr(cwd), uint32(len(cwd)), 0)
+}
+
+func fsSearch(req []byte, flags uint32) int64 {
+	return hostFSSearch(bytesPtr(req), uint32(len(req)), flags)
 }

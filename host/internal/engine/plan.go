@@ -718,7 +718,7 @@ func within(s string, from, to int, keep []string) bool {
 // nothing.
 func onlyTouchesFiles(m abi.Manifest) bool {
 	for _, c := range m.Capabilities {
-		if c != abi.CapFSRead && c != abi.CapFSList && c != abi.CapFSWrite && c != abi.CapFSDelete {
+		if c != abi.CapFSRead && c != abi.CapFSList && c != abi.CapFSWrite && c != abi.CapFSDelete && c != abi.CapFSSearch {
 			return false
 		}
 	}

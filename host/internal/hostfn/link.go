@@ -64,6 +64,7 @@ func functions() map[string]function {
 		abi.FnFSDiff:      {[]api.ValueType{i32, i32, i32, i32}, onCall(fsDiff)},
 		abi.FnFSCommit:    {[]api.ValueType{i32, i32, i32}, onFiles(fsCommit)},
 		abi.FnProcRun:     {[]api.ValueType{i32, i32, i32, i32, i32}, onCommands(procRun)},
+		abi.FnFSSearch:    {[]api.ValueType{i32, i32, i32}, onCall(fsSearch)},
 	}
 }
 

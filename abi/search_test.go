@@ -1,0 +1,31 @@
+package abi
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestAppendSearchRequestIsJSON(t *testing.T) {
+	for _, r := range []SearchRequest{
+		{},
+		{Mode: SearchContent, Path: "src", Query: `func "main"` + "\t\x01\\", Regex: true, CaseSensitive: true, Multiline: true,
+			Include: []string{"*.go", "a/**"}, Exclude: []string{"vendor"}, ContextLines: 2, MaxResults: 50,
+			Hidden: true, Ignored: true, SortMTime: true, Depth: 3},
+		{Mode: SearchGlob, Query: "ünïcödé ✓"},
+	} {
+		enc := AppendSearchRequest(nil, r)
+		var got SearchRequest
+		if err := json.Unmarshal(enc, &got); err != nil {
+			t.Fatalf("%s: %v", enc, err)
+		}
+		if !reflect.DeepEqual(got, r) {
+			t.Errorf("round trip of %s:\n got %+v\nwant %+v", enc, got, r)
+		}
+	}
+	// Bytes that are not UTF-8 become U+FFFD, as encoding/json makes them.
+	var got SearchRequest
+	if err := json.Unmarshal(AppendSearchRequest(nil, SearchRequest{Query: "a\xffb"}), &got); err != nil || got.Query != "a\ufffdb" {
+		t.Errorf("invalid UTF-8: %q, %v", got.Query, err)
+	}
+}
