@@ -1,0 +1,197 @@
+// Package searchtext turns the host's search result (abi.SearchResult)
+// into what the search and glob tools return: a text a model reads
+// (ripgrep-like lines, then one totals line and, when something was left
+// out, what to change to see it) and the structured object clients get
+// beside it. Both are built by hand, without encoding/json, which costs
+// about ten times more inside the guest, and together they stay within
+// the call's output limit. It never calls the host: its functions are
+// pure, so they are tested natively.
+package searchtext
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/sdk"
+)
+
+// footerRoom is kept free of results for the totals line, the hints and
+// the structured object's closing members.
+const footerRoom = 1 << 10
+
+// budget shares the output limit between the text and the structured
+// object, which the host gives together and leaves the object out of
+// when both are over the limit.
+type budget struct {
+	limit int64 // <= 0: none
+}
+
+// fits reports whether text and obj bytes, with room for the footer,
+// are within the limit.
+func (b budget) fits(text, obj int) bool {
+	return b.limit <= 0 || int64(text+obj+footerRoom) <= b.limit
+}
+
+// Number writes n with thousands separators (10,000), as the totals
+// lines show counts.
+func Number(n int) string {
+	s := strconv.Itoa(n)
+	neg := ""
+	if n < 0 {
+		neg, s = "-", s[1:]
+	}
+	if len(s) <= 3 {
+		return neg + s
+	}
+	var b strings.Builder
+	b.WriteString(neg)
+	head := len(s) % 3
+	if head > 0 {
+		b.WriteString(s[:head])
+	}
+	for i := head; i < len(s); i += 3 {
+		if b.Len() > len(neg) {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+// plural is "1 match" or "2 matches" style: n with word, or with words
+// when n is not 1.
+func plural(n int, word, words string) string {
+	if n == 1 {
+		return Number(n) + " " + word
+	}
+	return Number(n) + " " + words
+}
+
+// Skipped is the "skipped: 120 ignored, 3 hidden" part of a totals line,
+// zero reasons left out; "" when nothing was skipped.
+func Skipped(s abi.SearchSkipped) string {
+	var parts []string
+	add := func(n int, what string) {
+		if n > 0 {
+			parts = append(parts, Number(n)+" "+what)
+		}
+	}
+	add(s.Ignored, "ignored")
+	add(s.Hidden, "hidden")
+	add(s.Binary, "binary")
+	add(s.TooLarge, "too large")
+	add(s.Symlink, "symlinks")
+	add(s.Special, "special")
+	add(s.Unreadable, "unreadable")
+	if len(parts) == 0 {
+		return ""
+	}
+	return "skipped: " + strings.Join(parts, ", ")
+}
+
+// appendSkippedJSON appends the structured object's skipped member.
+func appendSkippedJSON(b []byte, s abi.SearchSkipped) []byte {
+	b = append(b, `"skipped":{"ignored":`...)
+	b = strconv.AppendInt(b, int64(s.Ignored), 10)
+	b = append(b, `,"hidden":`...)
+	b = strconv.AppendInt(b, int64(s.Hidden), 10)
+	b = append(b, `,"binary":`...)
+	b = strconv.AppendInt(b, int64(s.Binary), 10)
+	b = append(b, `,"too_large":`...)
+	b = strconv.AppendInt(b, int64(s.TooLarge), 10)
+	return append(b, '}')
+}
+
+func appendStringArray(b []byte, v []string) []byte {
+	b = append(b, '[')
+	for i, s := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = sdk.AppendJSONString(b, s)
+	}
+	return append(b, ']')
+}
+
+// Scope is what the model asked besides the query, as the totals and
+// hints need it.
+type Scope struct {
+	// MaxResults is the bound the search ran with, MaxAllowed the most
+	// the tool accepts in this mode.
+	MaxResults, MaxAllowed int
+	// Hidden and Ignored are include_hidden and include_ignored.
+	Hidden, Ignored bool
+	// Glob says the tool is glob, whose narrowing argument is patterns
+	// (search's is include_paths) and which lists rather than searches.
+	Glob bool
+}
+
+// stopNote says why a search stopped before the end, for a totals line;
+// "" when it did not.
+func stopNote(r abi.SearchResult) string {
+	if !r.TotalIsLowerBound {
+		return ""
+	}
+	switch r.StoppedBy {
+	case abi.StoppedDeadline:
+		return " (the call's deadline stopped the search: totals count only what was searched)"
+	case abi.StoppedScanBudget:
+		return " (the scan budget stopped the search: totals count only what was searched)"
+	}
+	return " (the search stopped early: totals count only what was searched)"
+}
+
+// atLeast is "at least " for a count that is a lower bound.
+func atLeast(r abi.SearchResult) string {
+	if r.TotalIsLowerBound {
+		return "at least "
+	}
+	return ""
+}
+
+// hints is the line saying what to change to see what was left out:
+// shown results of total, cut short by the output limit (outputCut) or
+// by max_results, and what was skipped that a flag would include. It
+// is "" when nothing could be seen by changing the arguments.
+func hints(r abi.SearchResult, sc Scope, truncated, outputCut bool) string {
+	narrow, verb := "narrow path or include_paths", "search"
+	if sc.Glob {
+		narrow, verb = "narrow path or patterns", "include"
+	}
+	var parts []string
+	if truncated {
+		switch {
+		case outputCut && !sc.Glob:
+			parts = append(parts, "the output limit left the rest out: "+narrow+`, or use output:"files" or "count"`)
+		case outputCut:
+			parts = append(parts, "the output limit left the rest out: "+narrow)
+		case sc.MaxResults < sc.MaxAllowed:
+			parts = append(parts, "raise max_results (up to "+Number(sc.MaxAllowed)+")", narrow)
+		default:
+			parts = append(parts, narrow)
+		}
+	}
+	if r.TotalIsLowerBound && !truncated {
+		parts = append(parts, narrow+" so the search ends in time")
+	}
+	if r.Skipped.Ignored > 0 && !sc.Ignored {
+		parts = append(parts, "include_ignored:true to "+verb+" the "+plural(r.Skipped.Ignored, "ignored path", "ignored paths")+" (.gitignore, .ignore, .git/info/exclude)")
+	}
+	if r.Skipped.Hidden > 0 && !sc.Hidden {
+		parts = append(parts, "include_hidden:true to "+verb+" the "+plural(r.Skipped.Hidden, "hidden path", "hidden paths"))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "To see more: " + strings.Join(parts, "; ") + "\n"
+}
+
+// totalsTail is the "; skipped: …" after the counts, with the stop note.
+func totalsTail(r abi.SearchResult) string {
+	s := ""
+	if sk := Skipped(r.Skipped); sk != "" {
+		s = "; " + sk
+	}
+	return s + stopNote(r) + "\n"
+}
