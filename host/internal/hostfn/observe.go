@@ -2,6 +2,7 @@ package hostfn
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -75,6 +76,20 @@ func accessPaths(name string, mem api.Memory, params []uint64) []string {
 			paths[i] = cut(f.Path)
 		}
 		return paths
+	case abi.FnFSSearch:
+		// The directory searched is inside the request; the walk stays
+		// below it.
+		req, ok := mem.Read(uint32(params[0]), uint32(params[1]))
+		if !ok {
+			return []string{""}
+		}
+		var r struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(req, &r) != nil {
+			return []string{cut(string(req))}
+		}
+		return []string{cut(r.Path)}
 	}
 	return []string{observedString(mem, params[0], params[1])}
 }

@@ -83,3 +83,20 @@ func TestObserveRefused(t *testing.T) {
 		t.Fatalf("observed %+v, want one refused summary fs_read of secret.txt", got)
 	}
 }
+
+// A search names the directory it searches inside its request: the
+// observer sees that path, as toolhost test judges a tool by it.
+func TestObserveSearchPath(t *testing.T) {
+	w := newWorkspace(t, map[string]string{"sub/a.txt": "one\n"})
+	var got []Access
+	env := w.env("call_1")
+	env.Observe = func(a Access) { got = append(got, a) }
+	g := newGuest(1 << 16)
+	for _, path := range []string{"sub", ""} {
+		r, rn := g.put(abi.AppendSearchRequest(nil, abi.SearchRequest{Path: path, Query: "one"}))
+		linked(t, abi.FnFSSearch).Func(context.Background(), env, g, []uint64{r, rn, 0})
+	}
+	if len(got) != 2 || got[0].Function != abi.FnFSSearch || got[0].Path != "sub" || got[1].Path != "" {
+		t.Fatalf("observed %+v, want fs_search of sub, then of the root", got)
+	}
+}
