@@ -145,7 +145,7 @@ func TestSearchStructured(t *testing.T) {
 		t.Fatalf("%s: %v", obj, err)
 	}
 	want := map[string]any{
-		"matches": []any{map[string]any{"path": "d/\"q\".go", "line": 4.0, "column": 2.0, "match_text": "func main", "before": []any{"", "// x"}, "after": []any{"}"}}},
+		"matches":        []any{map[string]any{"path": "d/\"q\".go", "line": 4.0, "column": 2.0, "match_text": "func main", "before": []any{"", "// x"}, "after": []any{"}"}}},
 		"files_searched": 3.0, "files_matched": 1.0, "total_matches": 1.0, "total_is_lower_bound": false,
 		"skipped":   map[string]any{"ignored": 5.0, "hidden": 1.0, "binary": 2.0, "too_large": 3.0},
 		"truncated": false,

@@ -72,18 +72,18 @@ func plural(n int, word, words string) string {
 // zero reasons left out; "" when nothing was skipped.
 func Skipped(s abi.SearchSkipped) string {
 	var parts []string
-	add := func(n int, what string) {
+	add := func(n int, what, whats string) {
 		if n > 0 {
-			parts = append(parts, Number(n)+" "+what)
+			parts = append(parts, plural(n, what, whats))
 		}
 	}
-	add(s.Ignored, "ignored")
-	add(s.Hidden, "hidden")
-	add(s.Binary, "binary")
-	add(s.TooLarge, "too large")
-	add(s.Symlink, "symlinks")
-	add(s.Special, "special")
-	add(s.Unreadable, "unreadable")
+	add(s.Ignored, "ignored", "ignored")
+	add(s.Hidden, "hidden", "hidden")
+	add(s.Binary, "binary", "binary")
+	add(s.TooLarge, "too large", "too large")
+	add(s.Symlink, "symlink", "symlinks")
+	add(s.Special, "special", "special")
+	add(s.Unreadable, "unreadable", "unreadable")
 	if len(parts) == 0 {
 		return ""
 	}

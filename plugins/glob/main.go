@@ -145,6 +145,8 @@ func request(a args) (abi.SearchRequest, searchtext.Scope, error) {
 			return abi.SearchRequest{}, searchtext.Scope{}, sdk.BadArgs("patterns[%d] is %d bytes, more than %d", i, len(p), maxPatternLen)
 		case strings.HasPrefix(g, "/") || !doublestar.ValidatePattern(g):
 			return abi.SearchRequest{}, searchtext.Scope{}, sdk.BadArgs("patterns[%d] %q is not a valid glob relative to path: use * ? [abc] {a,b} and ** (any depth), e.g. src/**/*.go", i, p)
+		case dotDot(g):
+			return abi.SearchRequest{}, searchtext.Scope{}, sdk.BadArgs("patterns[%d] %q has a .. component, yet patterns match only below path: set path to the directory instead", i, p)
 		case neg:
 			exclude = append(exclude, g)
 		default:
@@ -178,4 +180,15 @@ func request(a args) (abi.SearchRequest, searchtext.Scope, error) {
 		SortMTime:  byMTime,
 	}
 	return req, searchtext.Scope{MaxResults: n, MaxAllowed: maxResults, Hidden: a.IncludeHidden, Ignored: a.IncludeIgnored, Glob: true}, nil
+}
+
+// dotDot reports a glob with a ".." component, which no path below the
+// searched directory can match.
+func dotDot(g string) bool {
+	for _, c := range strings.Split(g, "/") {
+		if c == ".." {
+			return true
+		}
+	}
+	return false
 }

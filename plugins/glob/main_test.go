@@ -50,6 +50,7 @@ func TestRequestRefusals(t *testing.T) {
 		{"a lone !", args{Patterns: []string{"*.go", "!"}}, `patterns[1] "!" is empty`},
 		{"bad glob", args{Patterns: []string{"{a,b"}}, `patterns[0] "{a,b" is not a valid glob`},
 		{"absolute", args{Patterns: []string{"!/etc/*"}}, `patterns[0] "!/etc/*"`},
+		{"a .. component", args{Patterns: []string{"!a/../../*"}}, "has a .. component"},
 		{"unknown sort", args{Patterns: []string{"*"}, Sort: "size"}, `sort "size" is not known`},
 	}
 	for _, tt := range tests {

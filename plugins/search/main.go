@@ -225,7 +225,20 @@ func checkGlobs(name string, globs []string) error {
 			return sdk.BadArgs("%s[%d] is %d bytes, more than %d", name, i, len(g), maxPatternLen)
 		case strings.HasPrefix(g, "/") || !doublestar.ValidatePattern(g):
 			return sdk.BadArgs("%s[%d] %q is not a valid glob relative to path: use * ? [abc] {a,b} and ** (any depth), e.g. src/**/*.go", name, i, g)
+		case dotDot(g):
+			return sdk.BadArgs("%s[%d] %q has a .. component, yet globs match only below path: set path to the directory instead", name, i, g)
 		}
 	}
 	return nil
+}
+
+// dotDot reports a glob with a ".." component, which no path below the
+// searched directory can match.
+func dotDot(g string) bool {
+	for _, c := range strings.Split(g, "/") {
+		if c == ".." {
+			return true
+		}
+	}
+	return false
 }

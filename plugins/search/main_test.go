@@ -54,6 +54,7 @@ func TestRequestRefusals(t *testing.T) {
 		{"context out of range", args{Query: "x", ContextLines: 11}, "context_lines 11"},
 		{"bad include glob", args{Query: "x", IncludePaths: []string{"*.go", "a[b"}}, `include_paths[1] "a[b" is not a valid glob`},
 		{"absolute exclude", args{Query: "x", ExcludePaths: []string{"/etc/**"}}, `exclude_paths[0] "/etc/**"`},
+		{"a .. component", args{Query: "x", IncludePaths: []string{"../src/*.go"}}, "has a .. component"},
 		{"too many globs", args{Query: "x", IncludePaths: make([]string, 101)}, "include_paths has 101 globs"},
 	}
 	for _, tt := range tests {
