@@ -166,7 +166,7 @@ func (st *groupState) appendMatch(t []byte, ms []abi.SearchMatch, i, contextLine
 }
 
 // appendLine appends a match line (column > 0: path:line:col: text) or
-// a context line (path-line- text).
+// a context line (path-line- text; path-line- alone for an empty one).
 func appendLine(t []byte, path string, line, column int, text string) []byte {
 	t = append(t, path...)
 	if column > 0 {
@@ -178,7 +178,13 @@ func appendLine(t []byte, path string, line, column int, text string) []byte {
 	} else {
 		t = append(t, '-')
 		t = strconv.AppendInt(t, int64(line), 10)
-		t = append(t, "- "...)
+		t = append(t, '-')
+		if text == "" {
+			// An empty line ends at its number, as ripgrep's does:
+			// no trailing blank.
+			return append(t, '\n')
+		}
+		t = append(t, ' ')
 	}
 	t = append(t, text...)
 	return append(t, '\n')

@@ -60,17 +60,17 @@ func TestSearchContent(t *testing.T) {
 				"4 matching lines in 2 of 2 files searched\n",
 		},
 		{
-			name: "adjacent groups are not separated",
+			name: "adjacent groups are not separated; an empty context line has no trailing blank",
 			r: abi.SearchResult{
 				Matches: []abi.SearchMatch{
-					match("a.go", 2, 1, "x2", []string{"l1"}, []string{"l3"}),
+					match("a.go", 2, 1, "x2", []string{"l1"}, []string{""}),
 					match("a.go", 5, 1, "x5", []string{"l4"}, nil),
 				},
 				FilesSearched: 1, FilesMatched: 1, TotalMatches: 2,
 			},
 			context: 1,
 			sc:      sc,
-			want:    "a.go-1- l1\na.go:2:1: x2\na.go-3- l3\na.go-4- l4\na.go:5:1: x5\n2 matching lines in 1 of 1 file searched\n",
+			want:    "a.go-1- l1\na.go:2:1: x2\na.go-3-\na.go-4- l4\na.go:5:1: x5\n2 matching lines in 1 of 1 file searched\n",
 		},
 		{
 			name: "truncated by max_results: how many of how many, and what to change",

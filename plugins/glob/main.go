@@ -96,10 +96,7 @@ func init() {
 func main() {}
 
 func summary(a args) (string, error) {
-	p := a.Path
-	if p == "" {
-		p = "."
-	}
+	p := orRoot(a.Path)
 	pats := strings.Join(a.Patterns, " ")
 	if len(pats) > 120 {
 		cut := 120
@@ -171,7 +168,7 @@ func request(a args) (abi.SearchRequest, searchtext.Scope, error) {
 	}
 	req := abi.SearchRequest{
 		Mode:       abi.SearchGlob,
-		Path:       a.Path,
+		Path:       orRoot(a.Path),
 		Include:    include,
 		Exclude:    exclude,
 		MaxResults: n,
@@ -191,4 +188,13 @@ func dotDot(g string) bool {
 		}
 	}
 	return false
+}
+
+// orRoot is the directory searched: an absent path is the workspace
+// root, which the host is sent as ".".
+func orRoot(p string) string {
+	if p == "" {
+		return "."
+	}
+	return p
 }

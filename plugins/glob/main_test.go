@@ -21,11 +21,11 @@ func TestRequest(t *testing.T) {
 		want abi.SearchRequest
 	}{
 		{"one pattern", args{Patterns: []string{"**/*_test.go"}},
-			abi.SearchRequest{Mode: "glob", Include: []string{"**/*_test.go"}, MaxResults: 1000}},
+			abi.SearchRequest{Mode: "glob", Path: ".", Include: []string{"**/*_test.go"}, MaxResults: 1000}},
 		{"! patterns become exclusions", args{Patterns: []string{"**/*.go", "!vendor/**", "*.md", "!**/*_test.go"}, Path: "src", Sort: "mtime", MaxResults: 50000, IncludeHidden: true, IncludeIgnored: true},
 			abi.SearchRequest{Mode: "glob", Path: "src", Include: []string{"**/*.go", "*.md"}, Exclude: []string{"vendor/**", "**/*_test.go"}, MaxResults: 10000, Hidden: true, Ignored: true, SortMTime: true}},
 		{"only exclusions match the rest", args{Patterns: []string{"!*.log"}, Sort: "path"},
-			abi.SearchRequest{Mode: "glob", Include: []string{"**"}, Exclude: []string{"*.log"}, MaxResults: 1000}},
+			abi.SearchRequest{Mode: "glob", Path: ".", Include: []string{"**"}, Exclude: []string{"*.log"}, MaxResults: 1000}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

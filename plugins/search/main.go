@@ -194,7 +194,7 @@ func request(a args) (abi.SearchRequest, searchtext.Scope, error) {
 	}
 	req := abi.SearchRequest{
 		Mode:          mode,
-		Path:          a.Path,
+		Path:          orRoot(a.Path),
 		Query:         a.Query,
 		Regex:         a.IsRegex,
 		CaseSensitive: a.CaseSensitive,

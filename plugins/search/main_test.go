@@ -21,14 +21,14 @@ func TestRequest(t *testing.T) {
 		want abi.SearchRequest
 	}{
 		{"defaults", args{Query: "func main"},
-			abi.SearchRequest{Mode: "content", Query: "func main", MaxResults: 200}},
+			abi.SearchRequest{Mode: "content", Path: ".", Query: "func main", MaxResults: 200}},
 		{"content clamps max_results to 2000 and keeps context",
 			args{Query: "x", MaxResults: 9000, ContextLines: 3, IsRegex: true, CaseSensitive: true, Path: "src", IncludePaths: []string{"*.go"}, ExcludePaths: []string{"vendor/**"}, IncludeHidden: true, IncludeIgnored: true, Multiline: true},
 			abi.SearchRequest{Mode: "content", Path: "src", Query: "x", Regex: true, CaseSensitive: true, Multiline: true, Include: []string{"*.go"}, Exclude: []string{"vendor/**"}, ContextLines: 3, MaxResults: 2000, Hidden: true, Ignored: true}},
 		{"files: default 1000, no context", args{Query: "x", Output: "files", ContextLines: 2},
-			abi.SearchRequest{Mode: "files", Query: "x", MaxResults: 1000}},
+			abi.SearchRequest{Mode: "files", Path: ".", Query: "x", MaxResults: 1000}},
 		{"count", args{Query: "x", Output: "count", MaxResults: 20000},
-			abi.SearchRequest{Mode: "count", Query: "x", MaxResults: 10000}},
+			abi.SearchRequest{Mode: "count", Path: ".", Query: "x", MaxResults: 10000}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
