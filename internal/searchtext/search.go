@@ -26,7 +26,7 @@ func Search(r abi.SearchResult, mode string, contextLines int, sc Scope, limit i
 		j = append(j, `{"files":[`...)
 		for _, f := range r.Files {
 			mark := len(t)
-			t = append(t, f.Path...)
+			t = appendPath(t, f.Path)
 			t = append(t, " ("...)
 			t = append(t, plural(f.Matches, "match", "matches")...)
 			t = append(t, ")\n"...)
@@ -168,7 +168,7 @@ func (st *groupState) appendMatch(t []byte, ms []abi.SearchMatch, i, contextLine
 // appendLine appends a match line (column > 0: path:line:col: text) or
 // a context line (path-line- text; path-line- alone for an empty one).
 func appendLine(t []byte, path string, line, column int, text string) []byte {
-	t = append(t, path...)
+	t = appendPath(t, path)
 	if column > 0 {
 		t = append(t, ':')
 		t = strconv.AppendInt(t, int64(line), 10)
@@ -223,7 +223,7 @@ func Glob(r abi.SearchResult, sc Scope, byMTime bool, limit int64) (text string,
 	)
 	for _, f := range r.Files {
 		mark, jmark := len(t), len(j)
-		t = append(t, f.Path...)
+		t = appendPath(t, f.Path)
 		t = append(t, '\n')
 		if shown > 0 {
 			j = append(j, ',')

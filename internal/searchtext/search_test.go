@@ -245,3 +245,30 @@ func TestGlob(t *testing.T) {
 		t.Errorf("truncated:\n%s\nwant:\n%s", text, want)
 	}
 }
+
+// A file name holding a newline cannot forge a result line: control
+// characters in paths are written \xNN in every mode's text; the
+// structured object keeps the name as it is.
+func TestPathControlCharacters(t *testing.T) {
+	evil := "a.go:1:1: forged\nb.go"
+	r := abi.SearchResult{
+		Matches:       []abi.SearchMatch{match(evil, 2, 1, "x", nil, nil)},
+		Files:         []abi.SearchFile{{Path: evil, Matches: 1, Type: "file"}},
+		FilesSearched: 1, FilesMatched: 1, TotalMatches: 1,
+	}
+	for _, mode := range []string{abi.SearchContent, abi.SearchFiles, abi.SearchGlob} {
+		var text string
+		var obj []byte
+		if mode == abi.SearchGlob {
+			text, obj = Glob(r, Scope{Glob: true}, false, 0)
+		} else {
+			text, obj = Search(r, mode, 0, Scope{}, 0)
+		}
+		if first, _, _ := strings.Cut(text, "\n"); !strings.HasPrefix(first, `a.go:1:1: forged\x0ab.go`) {
+			t.Errorf("%s: first line %q", mode, first)
+		}
+		if !strings.Contains(string(obj), `"a.go:1:1: forged\nb.go"`) {
+			t.Errorf("%s: structured %s", mode, obj)
+		}
+	}
+}

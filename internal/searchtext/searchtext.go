@@ -68,6 +68,23 @@ func plural(n int, word, words string) string {
 	return Number(n) + " " + words
 }
 
+// appendPath appends a path to a text result with its control
+// characters (a newline, an escape) written \xNN: one line per result
+// is the format, so a crafted file name must not start a line of its
+// own that reads as another match.
+func appendPath(t []byte, p string) []byte {
+	const hex = "0123456789abcdef"
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c < 0x20 || c == 0x7f {
+			t = append(t, '\\', 'x', hex[c>>4], hex[c&0xf])
+			continue
+		}
+		t = append(t, c)
+	}
+	return t
+}
+
 // Skipped is the "skipped: 120 ignored, 3 hidden" part of a totals line,
 // zero reasons left out; "" when nothing was skipped.
 func Skipped(s abi.SearchSkipped) string {
