@@ -2,7 +2,9 @@ package searchtext
 
 import (
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/sdk"
@@ -92,7 +94,7 @@ func Search(r abi.SearchResult, mode string, contextLines int, sc Scope, limit i
 	j = append(j, `,"truncated":`...)
 	j = strconv.AppendBool(j, truncated)
 	j = append(j, '}')
-	return string(t), j
+	return string(fit(t, j, limit)), j
 }
 
 // searchTotals is the totals line of a search that showed shown results.
@@ -186,6 +188,11 @@ func appendLine(t []byte, path string, line, column int, text string) []byte {
 		}
 		t = append(t, ' ')
 	}
+	if !utf8.ValidString(text) {
+		// The host writes each bad byte of a result as U+FFFD, three
+		// bytes for one: made valid here, the text is measured as sent.
+		text = strings.ToValidUTF8(text, "\uFFFD")
+	}
 	t = append(t, text...)
 	return append(t, '\n')
 }
@@ -273,5 +280,5 @@ func Glob(r abi.SearchResult, sc Scope, byMTime bool, limit int64) (text string,
 	j = append(j, `,"truncated":`...)
 	j = strconv.AppendBool(j, truncated)
 	j = append(j, '}')
-	return string(t), j
+	return string(fit(t, j, limit)), j
 }

@@ -272,3 +272,30 @@ func TestPathControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// A line of Latin-1 text is shown as valid UTF-8, so that its size is
+// what the host passes on (it would write each bad byte as U+FFFD).
+func TestInvalidUTF8LineMadeValid(t *testing.T) {
+	r := abi.SearchResult{Matches: []abi.SearchMatch{match("l1.txt", 1, 1, "caf\xe9 x", nil, []string{"\xff\xfe"})}, FilesSearched: 1, FilesMatched: 1, TotalMatches: 1}
+	text, _ := Search(r, abi.SearchContent, 1, Scope{}, 0)
+	if want := "l1.txt:1:1: caf\uFFFD x\nl1.txt-2- \uFFFD\n"; !strings.HasPrefix(text, want) {
+		t.Errorf("text %q, want it to start %q", text, want)
+	}
+}
+
+// Under a limit too small for the totals, the text is cut and the
+// object kept whole: text and object together never pass the limit.
+func TestTinyLimit(t *testing.T) {
+	r := abi.SearchResult{Matches: []abi.SearchMatch{match("a.go", 1, 1, "x", nil, nil)}, FilesSearched: 1, FilesMatched: 1, TotalMatches: 1,
+		Skipped: abi.SearchSkipped{Ignored: 1000, Hidden: 1000}}
+	for _, limit := range []int64{300, 400, 600, 1200} {
+		text, obj := Search(r, abi.SearchContent, 0, Scope{}, limit)
+		if int64(len(text)+len(obj)) > limit {
+			t.Errorf("limit %d: %d bytes of text and %d of object", limit, len(text), len(obj))
+		}
+		text, obj = Glob(abi.SearchResult{Files: []abi.SearchFile{{Path: "a"}}, TotalMatches: 1}, Scope{Glob: true}, false, limit)
+		if int64(len(text)+len(obj)) > limit {
+			t.Errorf("glob, limit %d: %d bytes of text and %d of object", limit, len(text), len(obj))
+		}
+	}
+}

@@ -33,6 +33,21 @@ func (b budget) fits(text, obj int) bool {
 	return b.limit <= 0 || int64(text+obj+footerRoom) <= b.limit
 }
 
+// fit cuts text so that it and obj are within limit, for a limit too
+// small for even the totals beside the object (obj is never cut: it is
+// what the output schema promises). Results were already left out to
+// fit, so this cuts only the footer, at a rune boundary.
+func fit(text []byte, obj []byte, limit int64) []byte {
+	if limit <= 0 || int64(len(text)+len(obj)) <= limit {
+		return text
+	}
+	n := max(int(limit)-len(obj), 0)
+	for n > 0 && n < len(text) && text[n]&0xc0 == 0x80 {
+		n--
+	}
+	return text[:n]
+}
+
 // Number writes n with thousands separators (10,000), as the totals
 // lines show counts.
 func Number(n int) string {
