@@ -4,8 +4,8 @@
 //
 // Semantics follow ripgrep's defaults: a matching line counts once, its
 // Column is the 1-based byte column of the line's first match, lines end at
-// "\n" and a "\r" before it is not part of the line. In a regex, ^ and $
-// match at line bounds.
+// "\n" and a "\r" before it is not part of the line (nor matched: x$ matches
+// "x\r\n"). In a regex, ^ and $ match at line bounds.
 //
 // Case-insensitive matching uses Unicode simple folding: "É" matches "é",
 // but "straße" does not match "STRASSE" (ß to SS is a full folding, one
@@ -418,6 +418,12 @@ func (m *Matcher) Scan(data []byte, limit int) (lines []Line, count int) {
 			}
 			e = s + len(m.lit.needle)
 			ls, le = bounds(data, pos, s)
+			if e > ls+len(trimCR(data[ls:le])) {
+				// The match takes in the line end's "\r", which is not part
+				// of the line; a later one in this line would too.
+				pos = le + 1
+				continue
+			}
 		default:
 			var c int
 			if m.lit != nil {
