@@ -332,3 +332,15 @@ func newStageID() string {
 func errUnresolved(p Path) error {
 	return &fs.PathError{Op: "sandbox", Path: p.Attempted, Err: errors.New("path was not resolved by this sandbox")}
 }
+
+// RootPath returns the root directory holding p, as a Path: a walk that
+// must look at the directories above p (the ignore files above a
+// searched directory) starts there and goes down with Child.
+func (p Path) RootPath() Path {
+	r := p
+	r.Attempted, r.Abs, r.Rel, r.Dir, r.unchecked = ".", p.RootDir, ".", false, false
+	if p.written != "" {
+		r.written = p.RootDir
+	}
+	return r
+}
