@@ -152,7 +152,7 @@ FUZZ_TARGETS := host/internal/sandbox:FuzzResolve host/internal/sandbox:FuzzGlob
 	host/internal/loopguard:FuzzInstrument host/internal/wasmbin:FuzzSections sdk/internal/argjson:FuzzUnmarshal sdk/internal/argjson:FuzzAppendString \
 	lp1:FuzzParse lp1:FuzzParseFile lp1:FuzzApply abi:FuzzDecodeCommitRequest host/internal/engine:FuzzAmbiguousKey \
 	textedit:FuzzReplace textedit:FuzzReplaceLines textedit:FuzzDiff textedit:FuzzFileDiff \
-	host/internal/search/match:FuzzScan
+	host/internal/search/match:FuzzScan host/internal/search/ignore:FuzzIgnored
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
