@@ -26,7 +26,7 @@ func TestToolsListsBuiltinsSorted(t *testing.T) {
 	if !slices.IsSorted(names) || slices.Contains(names, "run_command") {
 		t.Fatalf("tools = %s, want them sorted, without run_command (denied by default, so not offered)", names)
 	}
-	for _, want := range []string{"apply_patch", "file_info", "list_directory", "read_file", "read_multiple_files", "write_file"} {
+	for _, want := range []string{"apply_patch", "file_info", "glob", "list_directory", "read_file", "read_multiple_files", "search", "write_file"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools = %s, without %s", names, want)
 		}

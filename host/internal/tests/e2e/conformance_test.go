@@ -13,7 +13,7 @@ import (
 )
 
 // builtInNames are the built-in plugins, each shipping conformance cases.
-var builtInNames = []string{"apply_patch", "file_info", "list_directory", "read_file", "read_multiple_files", "run_command", "write_file"}
+var builtInNames = []string{"apply_patch", "file_info", "glob", "list_directory", "read_file", "read_multiple_files", "run_command", "search", "write_file"}
 
 // builtInsWithCases lays out the built-in plugins as make does: the
 // modules, and each plugin's cases (plugins/NAME/conformance/FILE.json)
