@@ -299,3 +299,34 @@ func TestTinyLimit(t *testing.T) {
 		}
 	}
 }
+
+// The host passes on its own encoding of the object (encoding/json,
+// HTML escaping off), which the output limit is checked against: it is
+// never longer than the object measured here, whatever the lines hold.
+func TestObjectNoShorterThanHostEncoding(t *testing.T) {
+	odd := "a\u2028b\u2029c <&> \xff\" \\ é \u2028\u2028"
+	r := abi.SearchResult{
+		Matches:       []abi.SearchMatch{{Path: "p" + odd, Line: 1, Column: 1, Text: odd, MatchText: odd, Before: []string{odd}, After: []string{odd, ""}}},
+		Files:         []abi.SearchFile{{Path: odd, Matches: 1, Type: "file"}},
+		FilesSearched: 1, FilesMatched: 1, TotalMatches: 1,
+	}
+	objs := map[string][]byte{}
+	_, objs["content"] = Search(r, abi.SearchContent, 2, Scope{}, 0)
+	_, objs["files"] = Search(r, abi.SearchFiles, 0, Scope{}, 0)
+	_, objs["glob"] = Glob(r, Scope{Glob: true}, false, 0)
+	for mode, obj := range objs {
+		var v any
+		if err := json.Unmarshal(obj, &v); err != nil {
+			t.Fatalf("%s: %s: %v", mode, obj, err)
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		if host := len(strings.TrimSuffix(b.String(), "\n")); host > len(obj) {
+			t.Errorf("%s: the host's encoding is %d bytes, more than the %d measured:\n%s\n%s", mode, host, len(obj), obj, b.String())
+		}
+	}
+}
