@@ -4,13 +4,13 @@
 // negation, anchoring, directory-only patterns, "**", character classes,
 // escapes).
 //
-// Each pattern is compiled to an RE2 regular expression, whose matching
-// time is linear in the path, so no pattern a workspace holds can make a
-// match backtrack; the patterns of one file are matched as one
-// alternation per run of patterns of the same sense, and at most
-// MaxPatterns patterns of MaxPatternBytes are taken from a file (the
-// rest are dropped and counted: Dropped). It does no I/O: the walker
-// reads the files and hands their content over.
+// A pattern without wildcards is looked up in a map, a "*.ext" compared
+// by its suffix, and any other compiled to an RE2 regular expression,
+// whose matching time is linear in the name or path, so no pattern a
+// workspace holds can make a match backtrack; at most MaxPatterns
+// patterns of MaxPatternBytes are taken from a file (the rest are dropped
+// and counted: Dropped). It does no I/O: the walker reads the files and
+// hands their content over.
 package ignore
 
 import (
@@ -46,18 +46,19 @@ type Rules struct {
 	dropped int
 }
 
-// set is the compiled patterns of one file: runs of patterns of one
-// sense, in file order.
+// set is the compiled patterns of one file. The last matching pattern
+// decides, so each form of pattern is indexed by its line: a literal
+// name or path by a map, a "*.ext" by its suffix, and only the rest as
+// RE2 expressions, matched from the last line down and only while they
+// could still beat the best match found.
 type set struct {
-	runs []run
-}
-
-// run is consecutive patterns of one sense, matched as one alternation.
-// dirOnly patterns are in dirs, the others in all.
-type run struct {
-	negate bool
-	all    *regexp.Regexp // nil when none
-	dirs   *regexp.Regexp // nil when none
+	pats     []pattern
+	names    map[string]int // literal base name → last line index
+	dirNames map[string]int // the same, directory-only
+	paths    map[string]int // literal anchored path → last line index
+	dirPaths map[string]int
+	suffixes []int // lines "*" + literal
+	globs    []int // every other line, ascending
 }
 
 // Dir returns the rules below dir (slash-separated, relative to the
@@ -135,13 +136,47 @@ func below(dir, rel string) (string, bool) {
 // match returns the decision of the last pattern of the file matching
 // path: decided false when none does.
 func (s *set) match(path string, isDir bool) (decided, ignored bool) {
-	for i := len(s.runs) - 1; i >= 0; i-- {
-		r := s.runs[i]
-		if (r.all != nil && r.all.MatchString(path)) || (isDir && r.dirs != nil && r.dirs.MatchString(path)) {
-			return true, !r.negate
+	base := path[strings.LastIndexByte(path, '/')+1:]
+	best := -1
+	lookup := func(m map[string]int, key string) {
+		if i, ok := m[key]; ok && i > best {
+			best = i
 		}
 	}
-	return false, false
+	lookup(s.names, base)
+	lookup(s.paths, path)
+	if isDir {
+		lookup(s.dirNames, base)
+		lookup(s.dirPaths, path)
+	}
+	for _, i := range s.suffixes {
+		p := &s.pats[i]
+		if i > best && (!p.dirOnly || isDir) && strings.HasSuffix(base, p.literal) {
+			best = i
+		}
+	}
+	for k := len(s.globs) - 1; k >= 0; k-- {
+		i := s.globs[k]
+		if i <= best {
+			break
+		}
+		p := &s.pats[i]
+		if p.dirOnly && !isDir {
+			continue
+		}
+		subject := path
+		if !p.anchored {
+			subject = base
+		}
+		if strings.Contains(subject, p.need) && p.re.MatchString(subject) {
+			best = i
+			break
+		}
+	}
+	if best < 0 {
+		return false, false
+	}
+	return true, !s.pats[best].negate
 }
 
 func kindOf(name string) int {
@@ -155,14 +190,30 @@ func kindOf(name string) int {
 
 // pattern is one parsed line.
 type pattern struct {
-	negate, dirOnly bool
-	re              string
+	negate, dirOnly, anchored bool
+	// literal is the name, path or suffix a pattern without wildcards
+	// (or a "*" and then none) matches; re matches any other.
+	literal string
+	kind    patternKind
+	re      *regexp.Regexp
+	// need is a piece of text every path re matches holds, checked
+	// before re runs ("" when none is known).
+	need string
 }
+
+type patternKind uint8
+
+const (
+	literalName patternKind = iota
+	literalPath
+	literalSuffix
+	glob
+)
 
 // compile parses one ignore file. A line that does not compile (which
 // the conversion should never make) is dropped like an excess one.
 func compile(data []byte) (*set, int) {
-	var pats []pattern
+	s := &set{names: map[string]int{}, dirNames: map[string]int{}, paths: map[string]int{}, dirPaths: map[string]int{}}
 	dropped := 0
 	for len(data) > 0 {
 		var line []byte
@@ -171,49 +222,41 @@ func compile(data []byte) (*set, int) {
 		} else {
 			line, data = data, nil
 		}
+		if len(s.pats) == MaxPatterns || len(line) > MaxPatternBytes {
+			if _, ok := parse(string(line)); ok {
+				dropped++
+			}
+			continue
+		}
 		p, ok := parse(string(line))
 		if !ok {
 			continue
 		}
-		if len(pats) == MaxPatterns || len(line) > MaxPatternBytes {
+		if p.kind == glob && p.re == nil {
 			dropped++
 			continue
 		}
-		pats = append(pats, p)
+		i := len(s.pats)
+		s.pats = append(s.pats, p)
+		switch {
+		case p.kind == literalName && p.dirOnly:
+			s.dirNames[p.literal] = i
+		case p.kind == literalName:
+			s.names[p.literal] = i
+		case p.kind == literalPath && p.dirOnly:
+			s.dirPaths[p.literal] = i
+		case p.kind == literalPath:
+			s.paths[p.literal] = i
+		case p.kind == literalSuffix:
+			s.suffixes = append(s.suffixes, i)
+		default:
+			s.globs = append(s.globs, i)
+		}
 	}
-	if len(pats) == 0 {
+	if len(s.pats) == 0 {
 		return nil, dropped
 	}
-	s := &set{}
-	for i := 0; i < len(pats); {
-		j := i
-		var all, dirs []string
-		for ; j < len(pats) && pats[j].negate == pats[i].negate; j++ {
-			if pats[j].dirOnly {
-				dirs = append(dirs, pats[j].re)
-			} else {
-				all = append(all, pats[j].re)
-			}
-		}
-		r := run{negate: pats[i].negate}
-		var err error
-		if r.all, err = alternation(all); err != nil {
-			dropped += len(all)
-		}
-		if r.dirs, err = alternation(dirs); err != nil {
-			dropped += len(dirs)
-		}
-		s.runs = append(s.runs, r)
-		i = j
-	}
 	return s, dropped
-}
-
-func alternation(res []string) (*regexp.Regexp, error) {
-	if len(res) == 0 {
-		return nil, nil
-	}
-	return regexp.Compile(`^(?:` + strings.Join(res, "|") + `)$`)
 }
 
 // parse turns one line of an ignore file into a pattern, as gitignore(5)
@@ -240,13 +283,29 @@ func parse(line string) (p pattern, ok bool) {
 	}
 	// A slash at the start or in the middle anchors the pattern to the
 	// file's directory; without one it matches a name at any depth.
-	anchored := strings.Contains(line, "/")
+	p.anchored = strings.Contains(line, "/")
 	line = strings.TrimPrefix(line, "/")
-	re := globRE(line)
-	if !anchored {
-		re = `(?:.*/)?` + re
+	const meta = "*?[\\"
+	switch {
+	case !strings.ContainsAny(line, meta) && p.anchored:
+		p.kind, p.literal = literalPath, line
+	case !strings.ContainsAny(line, meta):
+		p.kind, p.literal = literalName, line
+	case !p.anchored && line[0] == '*' && !strings.ContainsAny(line[1:], meta):
+		p.kind, p.literal = literalSuffix, line[1:]
+	default:
+		// An unanchored pattern has no slash: it is matched against the
+		// base name alone.
+		p.kind = glob
+		p.re, _ = regexp.Compile(`^` + globRE(line) + `$`)
+		if !strings.ContainsAny(line, "[\\") {
+			for _, piece := range strings.FieldsFunc(line, func(r rune) bool { return r == '*' || r == '?' || r == '/' }) {
+				if len(piece) > len(p.need) {
+					p.need = piece
+				}
+			}
+		}
 	}
-	p.re = re
 	return p, true
 }
 
