@@ -372,3 +372,4 @@ func writeFile(t testing.TB, name, content string) {
 		t.Fatal(err)
 	}
 }
+

@@ -38,6 +38,9 @@ type search struct {
 
 	res     abi.SearchResult
 	skipped abi.SearchSkipped // the walker's counts
+	// scanSkips are the counts of the files the workers skipped, kept
+	// apart: merge runs while the walker is still counting.
+	scanSkips abi.SearchSkipped
 	stopped atomic.Value      // string: why the search stopped early
 	read    atomic.Int64      // bytes read, against the budget
 	// detailed is set once the results hold all the lines they will:
@@ -128,6 +131,12 @@ func (s *search) run() (abi.SearchResult, error) {
 		return abi.SearchResult{}, err2
 	}
 	s.res.Skipped = s.skipped
+	for _, c := range [...][2]*int{
+		{&s.res.Skipped.Binary, &s.scanSkips.Binary}, {&s.res.Skipped.TooLarge, &s.scanSkips.TooLarge},
+		{&s.res.Skipped.Special, &s.scanSkips.Special}, {&s.res.Skipped.Unreadable, &s.scanSkips.Unreadable},
+	} {
+		*c[0] += *c[1]
+	}
 	if why := s.stoppedBy(); why == abi.StoppedDeadline || why == abi.StoppedScanBudget {
 		s.res.TotalIsLowerBound, s.res.Truncated, s.res.StoppedBy = true, true, why
 	}
@@ -445,16 +454,16 @@ func (s *search) merge(r scanned) {
 		return
 	case skipBinary:
 		s.res.FilesSearched++
-		s.skipped.Binary++
+		s.scanSkips.Binary++
 		return
 	case skipTooLarge:
-		s.skipped.TooLarge++
+		s.scanSkips.TooLarge++
 		return
 	case skipSpecial:
-		s.skipped.Special++
+		s.scanSkips.Special++
 		return
 	case skipUnreadable:
-		s.skipped.Unreadable++
+		s.scanSkips.Unreadable++
 		return
 	}
 	s.res.FilesSearched++
