@@ -372,4 +372,3 @@ func writeFile(t testing.TB, name, content string) {
 		t.Fatal(err)
 	}
 }
-

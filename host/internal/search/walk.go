@@ -41,8 +41,8 @@ type search struct {
 	// scanSkips are the counts of the files the workers skipped, kept
 	// apart: merge runs while the walker is still counting.
 	scanSkips abi.SearchSkipped
-	stopped atomic.Value      // string: why the search stopped early
-	read    atomic.Int64      // bytes read, against the budget
+	stopped   atomic.Value // string: why the search stopped early
+	read      atomic.Int64 // bytes read, against the budget
 	// detailed is set once the results hold all the lines they will:
 	// workers then only count.
 	detailed atomic.Bool
