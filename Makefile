@@ -124,10 +124,16 @@ test-leaks: build
 # The tools beside native Go in one process, then MCP over stdio: toolhost
 # serve, the Node server and a native Go server, in interleaved rounds
 # (the second runs its rounds once, hence 1x); then an Extism tool's call
-# beside a native one in the same host.
+# beside a native one in the same host. The search benchmark searches a
+# copy of Go's src/ with search and glob beside rg (the ripgrep package,
+# installed here when missing and run as root) and grep -rn.
 bench: build $(BENCHNODE)/node_modules/.package-lock.json
 	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 1s -count 1 ./host/internal/bench/
 	$(TEST_ENV) $(GO) test -run '^$$' -bench MCPStdio -benchtime 1x -count 1 -timeout 10m ./host/internal/tests/bench/
+	@command -v rg >/dev/null || { if [ "$$(id -u)" = 0 ]; then echo "installing ripgrep, the search benchmark's baseline"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep; } || echo "ripgrep could not be installed: the search benchmark runs without it"; \
+		else echo "rg is not installed and this is not root: the search benchmark runs without ripgrep (apt-get install ripgrep, as root)"; fi; }
+	$(TEST_ENV) $(GO) test -run '^$$' -bench SearchCorpus -benchtime 1x -count 1 -timeout 10m ./host/internal/tests/bench/
 	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 1s -count 1 ./host/internal/tests/extism/
 
 # The server on this repository with the default policy: MCP over HTTP on
