@@ -6,7 +6,9 @@
 // loaded machine slows all three alike, and the figures are medians.
 //
 // TestMCPStdioAnswers runs with make test and checks every server's
-// answers; BenchmarkMCPStdio runs with make bench.
+// answers; BenchmarkMCPStdio runs with make bench, and so does
+// BenchmarkSearchCorpus: search and glob on a copy of Go's src/ beside
+// ripgrep, grep and the peers' search tools.
 package bench
 
 import (
