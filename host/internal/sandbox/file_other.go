@@ -2,7 +2,10 @@
 
 package sandbox
 
-import "os"
+import (
+	"io/fs"
+	"os"
+)
 
 // File is a file opened read-only for a host function.
 type File struct{ *os.File }
@@ -24,3 +27,8 @@ func (f *File) Stat() (FileStat, error) {
 	}
 	return FileStat{Size: fi.Size(), ModTime: fi.ModTime(), Mode: fi.Mode()}, nil
 }
+
+// ReadDirTypes is ReadDir where no faster listing is known. An entry's
+// Info is not confined to the root: describe an entry with
+// Child(name).Lstat instead.
+func (p Path) ReadDirTypes() ([]fs.DirEntry, error) { return p.ReadDir() }

@@ -216,7 +216,7 @@ func (s *search) walk(dir sandbox.Path, rel string, rules *ignore.Rules, depth i
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := dir.ReadDir()
+	entries, err := dir.ReadDirTypes()
 	if err != nil {
 		if depth == 0 {
 			return err
@@ -536,7 +536,9 @@ func (s *search) entry(p sandbox.Path, de fs.DirEntry, rel string) {
 			return
 		}
 	}
-	fi, err := de.Info()
+	// Through the root: an entry's own Info would look the name up
+	// outside it.
+	fi, err := p.Lstat()
 	if err != nil {
 		return // vanished since the directory was read
 	}
