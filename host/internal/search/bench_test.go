@@ -5,7 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +17,7 @@ import (
 // run, read once so the page cache is warm.
 func benchCorpus(b *testing.B) string {
 	b.Helper()
-	src := filepath.Join(runtime.GOROOT(), "src")
+	src := filepath.Join(goroot(b), "src")
 	if _, err := os.Stat(src); err != nil {
 		b.Skipf("no Go source tree at %s: %v", src, err)
 	}
@@ -98,4 +98,13 @@ func BenchmarkSearchGoSource(b *testing.B) {
 			}
 		})
 	}
+}
+
+// goroot is the Go distribution's root as the go command reports it.
+func goroot(b *testing.B) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skipf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }

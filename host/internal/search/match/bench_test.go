@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +16,7 @@ import (
 func benchCorpus(b *testing.B) [][]byte {
 	b.Helper()
 	var files [][]byte
-	root := filepath.Join(runtime.GOROOT(), "src")
+	root := filepath.Join(goroot(b), "src")
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
 			return err
@@ -108,4 +108,13 @@ func regexFor(o Options) string {
 		p = "(?i)" + p
 	}
 	return p
+}
+
+// goroot is the Go distribution's root as the go command reports it.
+func goroot(b *testing.B) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skipf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }
