@@ -92,6 +92,7 @@ func testHostFunctions() []HostFunction[testState] {
 		abi.FnFSDiff:      {i32, i32, i32, i32},
 		abi.FnFSCommit:    {i32, i32, i32},
 		abi.FnProcRun:     {i32, i32, i32, i32, i32},
+		abi.FnFSSearch:    {i32, i32, i32},
 	} {
 		fns = append(fns, HostFunction[testState]{Name: name, Params: params, Func: unavailable})
 	}
