@@ -330,3 +330,20 @@ func TestObjectNoShorterThanHostEncoding(t *testing.T) {
 		}
 	}
 }
+
+// A name's hidden characters are written out in the text: a control as
+// \xNN, a bidi override, zero-width or C1 character as \u{X}.
+func TestAppendName(t *testing.T) {
+	for name, want := range map[string]string{
+		"plain.go":          "plain.go",
+		"new\nline":         `new\x0aline`,
+		"bidi\u202etxt.exe": `bidi\u{202e}txt.exe`,
+		"zero\u200bwidth":   `zero\u{200b}width`,
+		"c1\u009bx":         `c1\u{9b}x`,
+		"ünïcödé/ok":        "ünïcödé/ok",
+	} {
+		if got := string(AppendName(nil, name)); got != want {
+			t.Errorf("AppendName(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ package searchtext
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/sdk"
@@ -83,21 +84,56 @@ func plural(n int, word, words string) string {
 	return Number(n) + " " + words
 }
 
-// appendPath appends a path to a text result with its control
-// characters (a newline, an escape) written \xNN: one line per result
-// is the format, so a crafted file name must not start a line of its
-// own that reads as another match.
-func appendPath(t []byte, p string) []byte {
+// appendPath appends a path to a text result (AppendName).
+func appendPath(t []byte, p string) []byte { return AppendName(t, p) }
+
+// AppendName appends a file name or path to a text result with its
+// control characters (a newline, an escape) written \xNN and the
+// characters that reorder or hide text (bidi controls, zero-width
+// characters, C1 controls) written \u{XXXX}: one line per result is the
+// format, so a crafted name must not start a line of its own that reads
+// as another result, nor show as a name it is not ("bidi\u202etxt.exe"
+// reads as "bidiexe.txt").
+func AppendName(t []byte, p string) []byte {
 	const hex = "0123456789abcdef"
-	for i := 0; i < len(p); i++ {
+	for i := 0; i < len(p); {
 		c := p[i]
 		if c < 0x20 || c == 0x7f {
 			t = append(t, '\\', 'x', hex[c>>4], hex[c&0xf])
+			i++
 			continue
 		}
-		t = append(t, c)
+		if c < utf8.RuneSelf {
+			t = append(t, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(p[i:])
+		if hidden(r) {
+			t = append(t, `\u{`...)
+			t = strconv.AppendUint(t, uint64(r), 16)
+			t = append(t, '}')
+		} else {
+			t = append(t, p[i:i+size]...)
+		}
+		i += size
 	}
 	return t
+}
+
+// hidden reports a C1 control or a character that reorders or hides
+// text: bidi marks, embeddings, overrides and isolates, zero-width
+// characters.
+func hidden(r rune) bool {
+	switch {
+	case r >= 0x80 && r <= 0x9f:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	case r >= 0x200b && r <= 0x200d, r == 0x2060, r == 0xfeff:
+		return true
+	}
+	return false
 }
 
 // Skipped is the "skipped: 120 ignored, 3 hidden" part of a totals line,

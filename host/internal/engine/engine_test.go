@@ -374,8 +374,8 @@ func TestListDirectory(t *testing.T) {
 		} `json:"entries"`
 		Truncated bool `json:"truncated"`
 	}
-	if err := json.Unmarshal([]byte(r.Content), &got); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, r.Content)
+	if err := json.Unmarshal(r.Structured, &got); err != nil {
+		t.Fatalf("structured result not JSON: %v\n%s", err, r.Structured)
 	}
 	var paths []string
 	for _, e := range got.Entries {
@@ -388,8 +388,11 @@ func TestListDirectory(t *testing.T) {
 	if strings.Join(paths, " ") != want {
 		t.Fatalf("entries %v, want %s", paths, want)
 	}
+	if !strings.Contains(r.Content, "a/\na/inner.txt  ") || !strings.Contains(r.Content, "etc-link@\n") {
+		t.Errorf("text is not the compact listing: %s", r.Content)
+	}
 	r = f.call(t, "list_directory", `{"max_entries":1}`)
-	if !r.OK || !strings.Contains(r.Content, `"truncated":true`) {
+	if !r.OK || !strings.Contains(string(r.Structured), `"truncated":true`) || !strings.Contains(r.Content, "raise max_entries") {
 		t.Fatalf("max_entries: %+v", r)
 	}
 }

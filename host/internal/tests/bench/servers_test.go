@@ -89,7 +89,7 @@ func servers(root, content string) []server {
 			argv: []string{built.toolhost, "serve", "--stdio", "--root", root},
 			env:  env,
 			read: workload{"read", "read_file", readArgs, sameText},
-			list: workload{"list", "list_directory", listArgs, jsonEntries},
+			list: workload{"list", "list_directory", listArgs, compactEntries},
 		},
 		{
 			name: "node",
@@ -115,6 +115,18 @@ func servers(root, content string) []server {
 			list: workload{"list", "list_directory", listArgs, jsonEntries},
 		},
 	}
+}
+
+// compactEntries checks toolhost's listing: 100 files in the text, one
+// "name  size" line each, and the same listing as structured content.
+func compactEntries(r *toolResult) error {
+	if n := strings.Count(r.text(), ".txt  2\n"); n != dirSize {
+		return fmt.Errorf("listing has %d files, want %d: %.200s", n, dirSize, r.text())
+	}
+	if n := strings.Count(string(r.StructuredContent), `"type":"file"`); n != dirSize {
+		return fmt.Errorf("structured listing has %d files, want %d", n, dirSize)
+	}
+	return nil
 }
 
 // jsonEntries checks a toolhost-shaped listing (as toolhost and the

@@ -138,7 +138,9 @@ type result struct {
 	Name    string `json:"name"`
 	OK      bool   `json:"ok"`
 	Content string `json:"content"`
-	Error   *struct {
+	// Structured is the result's JSON object, when the tool gave one.
+	Structured json.RawMessage `json:"structured"`
+	Error      *struct {
 		Kind    string          `json:"kind"`
 		Message string          `json:"message"`
 		Details json.RawMessage `json:"details"`

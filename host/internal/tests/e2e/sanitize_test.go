@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -125,16 +124,23 @@ func TestListDirectory_HostileNamesStayJSON(t *testing.T) {
 		} `json:"entries"`
 		Truncated bool `json:"truncated"`
 	}
-	if err := json.Unmarshal([]byte(r.Content), &listing); err != nil {
-		t.Fatalf("the listing is not JSON: %v\n%q", err, r.Content)
+	if err := json.Unmarshal(r.Structured, &listing); err != nil {
+		t.Fatalf("the listing's structured result is not JSON: %v\n%q", err, r.Structured)
 	}
-	var got []string
-	for _, e := range listing.Entries {
-		got = append(got, e.Name)
+	// One line per entry, and a totals line: no name starts a line of
+	// its own.
+	if n := strings.Count(r.Content, "\n"); n != len(names)+1 {
+		t.Errorf("the text has %d lines for %d entries: %q", n, len(names), r.Content)
 	}
-	sort.Strings(got)
-	sort.Strings(names)
-	if strings.Join(got, "\x00") != strings.Join(names, "\x00") || listing.Truncated {
-		t.Errorf("%d entries %q (truncated %v), want the %d real names %q", len(got), got, listing.Truncated, len(names), names)
+	if len(listing.Entries) != len(names) || listing.Truncated {
+		t.Errorf("%d entries (truncated %v), want the %d real names", len(listing.Entries), listing.Truncated, len(names))
+	}
+	// The text shows each name as it is, its hidden characters written
+	// out, so a model sees what the name holds.
+	for _, shown := range []string{`\u{9b}"},{"name":"fake  1`, `\u{9b}\"},{\"name\":\"fake2  1`, `title\x1b]0;pwned\x07end  1`,
+		`clear\x1b[2Jscreen  1`, `new\x0aline  1`, `bidi\u{202e}txt.exe  1`, `c1\u{85}\u{9c}\x7fdel  1`, "plain.txt  1"} {
+		if !strings.Contains(r.Content, shown+"\n") {
+			t.Errorf("the listing lacks the line %q: %q", shown, r.Content)
+		}
 	}
 }
