@@ -221,8 +221,8 @@ func TestInvalidUTF8NamesCollide(t *testing.T) {
 	var got struct {
 		Entries []struct{ Name string } `json:"entries"`
 	}
-	if err := json.Unmarshal([]byte(rs[0].Content), &got); err != nil {
-		t.Fatalf("%v: %s", err, rs[0].Content)
+	if err := json.Unmarshal(rs[0].Structured, &got); err != nil {
+		t.Fatalf("%v: %s", err, rs[0].Structured)
 	}
 	seen := map[string]int{}
 	for _, e := range got.Entries {
