@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/internal/searchtext"
@@ -204,8 +203,14 @@ func appendEntry(out []byte, e abi.SearchFile) []byte {
 	out = sdk.AppendJSONString(out, shown(base(e.Path)))
 	out = append(out, `,"path":`...)
 	out = sdk.AppendJSONString(out, shown(e.Path))
-	if !utf8.ValidString(e.Path) {
+	if e.InvalidUTF8 {
+		// The host wrote each byte that is not UTF-8 as \xNN: replacing
+		// them with U+FFFD would list different files under one name.
+		// Such a file cannot be named in a tool call.
 		out = append(out, `,"invalid_utf8":true`...)
+	}
+	if hasC1(e.Path) {
+		out = append(out, `,"escaped":true`...)
 	}
 	out = append(out, `,"type":"`...)
 	out = append(out, e.Type...)
@@ -216,27 +221,34 @@ func appendEntry(out []byte, e abi.SearchFile) []byte {
 	return append(out, `"}`...)
 }
 
-// shown is a name as the listing gives it: a name that is not valid UTF-8
-// cannot travel in JSON as it is, and replacing its bad bytes with U+FFFD
-// would list different files under one name (and that of a real file
-// named with U+FFFD), so each bad byte is written \xNN and the entry says
-// invalid_utf8. Such a file cannot be named in a tool call.
+// shown is a name as the structured listing gives it. A C1 control
+// (U+0080 to U+009F) is written \u{XX}: the host strips terminal control
+// sequences from every result, so one inside a name would cut the name
+// short there, and the entry says escaped.
 func shown(name string) string {
-	if utf8.ValidString(name) {
+	if !hasC1(name) {
 		return name
 	}
 	var b strings.Builder
-	for i := 0; i < len(name); {
-		r, size := utf8.DecodeRuneInString(name[i:])
-		if r == utf8.RuneError && size == 1 {
-			b.WriteString(`\x`)
-			b.WriteString(strconv.FormatUint(uint64(name[i])|0x100, 16)[1:])
-		} else {
-			b.WriteString(name[i : i+size])
+	for _, r := range name {
+		if r >= 0x80 && r <= 0x9f {
+			b.WriteString(`\u{`)
+			b.WriteString(strconv.FormatUint(uint64(r), 16))
+			b.WriteByte('}')
+			continue
 		}
-		i += size
+		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+func hasC1(s string) bool {
+	for _, r := range s {
+		if r >= 0x80 && r <= 0x9f {
+			return true
+		}
+	}
+	return false
 }
 
 func base(p string) string {

@@ -372,3 +372,12 @@ func writeFile(t testing.TB, name, content string) {
 		t.Fatal(err)
 	}
 }
+
+func TestShownPath(t *testing.T) {
+	for in, want := range map[string]string{"a/b.go": "a/b.go", "data\xff": `data\xff`, "d\xfe/x\uFFFD": `d\xfe/x` + "\uFFFD"} {
+		got, invalid := shownPath(in)
+		if got != want || invalid != (in != want) {
+			t.Errorf("shownPath(%q) = %q, %v; want %q", in, got, invalid, want)
+		}
+	}
+}

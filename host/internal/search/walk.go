@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -328,6 +329,7 @@ type job struct {
 type scanned struct {
 	idx     int
 	display string
+	invalid bool // display had bytes that are not UTF-8 (shownPath)
 	skip    int // a skipped-count reason (skip*), or 0
 	read    bool
 	lines   []match.Line
@@ -387,7 +389,8 @@ func (s *search) runFiles(walk func(emit func(sandbox.Path)) error) error {
 
 // scan reads one file whole (at most the scan limit) and matches it.
 func (s *search) scan(j job) scanned {
-	r := scanned{idx: j.idx, display: s.o.Display(j.p)}
+	r := scanned{idx: j.idx}
+	r.display, r.invalid = shownPath(s.o.Display(j.p))
 	if s.ctx.Err() != nil {
 		r.skip = skipStopped
 		return r
@@ -492,7 +495,7 @@ func (s *search) merge(r scanned) {
 			}
 			s.outBytes += size
 			s.res.Matches = append(s.res.Matches, abi.SearchMatch{Path: r.display, Line: l.Number, Column: l.Column,
-				Text: l.Text, Cut: l.Cut, MatchText: l.MatchText, Before: l.Before, After: l.After})
+				Text: l.Text, Cut: l.Cut, MatchText: l.MatchText, Before: l.Before, After: l.After, InvalidUTF8: r.invalid})
 		}
 		// A worker details at most max_results lines of a file, and none
 		// once the results are full: the rest were left out.
@@ -503,7 +506,7 @@ func (s *search) merge(r scanned) {
 			s.detailed.Store(true)
 		}
 	case abi.SearchFiles:
-		s.addFile(abi.SearchFile{Path: r.display, Type: "file", Matches: r.count})
+		s.addFile(abi.SearchFile{Path: r.display, InvalidUTF8: r.invalid, Type: "file", Matches: r.count})
 	}
 }
 
@@ -543,7 +546,8 @@ func (s *search) entry(p sandbox.Path, de fs.DirEntry, rel string) {
 		return // vanished since the directory was read
 	}
 	s.res.TotalMatches++
-	f := abi.SearchFile{Path: s.o.Display(p), Type: fileType(fi.Mode()), Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+	shown, invalid := shownPath(s.o.Display(p))
+	f := abi.SearchFile{Path: shown, InvalidUTF8: invalid, Type: fileType(fi.Mode()), Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
 	if s.req.SortMTime {
 		s.keepRecent(f)
 		return
@@ -633,4 +637,28 @@ func fileType(m fs.FileMode) string {
 		return abi.TypeSymlink.String()
 	}
 	return abi.TypeOther.String()
+}
+
+// shownPath is a path as a result gives it: JSON carries only UTF-8, and
+// replacing a name's bad bytes with U+FFFD would show different files
+// (and one really named with U+FFFD) as one, so each bad byte is written
+// \xNN and invalid says so. Such a file cannot be named in a call.
+func shownPath(p string) (shown string, invalid bool) {
+	if utf8.ValidString(p) {
+		return p, false
+	}
+	const hex = "0123456789abcdef"
+	var b strings.Builder
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRuneInString(p[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString(`\x`)
+			b.WriteByte(hex[p[i]>>4])
+			b.WriteByte(hex[p[i]&0xf])
+		} else {
+			b.WriteString(p[i : i+size])
+		}
+		i += size
+	}
+	return b.String(), true
 }

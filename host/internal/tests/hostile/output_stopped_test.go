@@ -174,9 +174,13 @@ func TestListHostileNamesStopped(t *testing.T) {
 	for _, e := range got.Entries {
 		seen[e.Name] = true
 	}
+	// A C1 control is written \u{XX}, as the text shows it: the host
+	// strips terminal controls from results, so the name could not
+	// travel as itself.
+	c1 := strings.NewReplacer("\u009b", `\u{9b}`)
 	for _, n := range names {
-		if utf8.ValidString(n) && !seen[n] {
-			t.Errorf("name %q is not listed as itself", n)
+		if utf8.ValidString(n) && !seen[c1.Replace(n)] {
+			t.Errorf("name %q is not listed as itself (C1 controls written out)", n)
 		}
 	}
 }
