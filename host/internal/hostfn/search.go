@@ -34,6 +34,9 @@ func fsSearch(ctx context.Context, c *Call, mem api.Memory, stack []uint64) ([]b
 	if err := dec.Decode(&req); err != nil {
 		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_search: the request is not a search request (%v); send an abi.SearchRequest as JSON", err)
 	}
+	if dec.More() {
+		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_search: the request has more after its JSON object; send one abi.SearchRequest")
+	}
 	if err := search.Normalize(&req); err != nil {
 		return nil, searchError(err)
 	}

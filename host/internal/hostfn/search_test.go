@@ -51,10 +51,11 @@ func TestFSSearch(t *testing.T) {
 		{"the root, not named", `{"query":"x"}`, abi.KindSandboxViolation, "."},
 		{"an unknown field", `{"path":"src","query":"x","follow_links":true}`, abi.KindBadArgs, "follow_links"},
 		{"not JSON", `{"path":`, abi.KindBadArgs, "not a search request"},
+		{"two objects", `{"path":"src","query":"x"}{"path":"other"}`, abi.KindBadArgs, "more after"},
 		{"too much context", `{"path":"src","query":"x","context_lines":99}`, abi.KindBadArgs, "context_lines"},
 		{"an unknown mode", `{"path":"src","query":"x","mode":"grep"}`, abi.KindBadArgs, "mode"},
 		{"look-ahead", `{"path":"src","query":"a(?=b)","regex":true}`, abi.KindBadArgs, "RE2"},
-		{"a bad glob", `{"path":"src","mode":"glob","include":["[a"]}`, abi.KindBadArgs, "include_paths"},
+		{"a bad glob", `{"path":"src","mode":"glob","include":["[a"]}`, abi.KindBadArgs, "patterns"},
 		{"escaping", `{"path":"../","query":"x"}`, abi.KindSandboxViolation, ".."},
 	} {
 		_, err := search(scoped(), []byte(tt.raw))

@@ -32,16 +32,26 @@ import (
 
 // Bounds of a request, whatever a plugin sends.
 const (
-	MaxContextLines     = 10
-	MaxContentResults   = 2000
-	MaxEntryResults     = 10000
-	DefaultContent      = 200
-	DefaultEntries      = 1000
-	MaxPatterns         = 100
-	MaxPatternBytes     = 1024
-	MaxDepth            = 16
-	MaxQueryBytes       = 64 << 10
-	maxIgnoreFileBytes  = 1 << 20
+	MaxContextLines   = 10
+	MaxContentResults = 2000
+	MaxEntryResults   = 10000
+	DefaultContent    = 200
+	DefaultEntries    = 1000
+	MaxPatterns       = 100
+	MaxPatternBytes   = 1024
+	MaxDepth          = 16
+	MaxQueryBytes     = 64 << 10
+	// MaxBraceGroups and MaxAlternatives bound a glob's {a,b} groups:
+	// doublestar tries the alternatives of every group against every
+	// position, so a 141-byte pattern of 28 groups took minutes on one
+	// name.
+	MaxBraceGroups     = 4
+	MaxAlternatives    = 32
+	maxIgnoreFileBytes = 1 << 20
+	// ignoreBudgetBytes bounds the compiled ignore patterns of one
+	// search (ignore.Budget): 60 nested .gitignore files of long
+	// wildcard patterns took 5 GB of memory.
+	ignoreBudgetBytes   = 128 << 10
 	budgetScanMultiple  = 512
 	estimatedMatchBytes = 96
 )
@@ -118,16 +128,23 @@ func Normalize(req *abi.SearchRequest) error {
 	if len(req.Include)+len(req.Exclude) > MaxPatterns {
 		return badRequest("include_paths", "%d patterns is more than %d; use fewer, broader patterns", len(req.Include)+len(req.Exclude), MaxPatterns)
 	}
+	include := "include_paths"
+	if req.Mode == abi.SearchGlob {
+		include = "patterns"
+	}
 	for _, set := range []struct {
 		field string
 		globs []string
-	}{{"include_paths", req.Include}, {"exclude_paths", req.Exclude}} {
+	}{{include, req.Include}, {"exclude_paths", req.Exclude}} {
 		for _, g := range set.globs {
 			if g == "" || len(g) > MaxPatternBytes {
 				return badRequest(set.field, "a pattern of %d bytes; send a glob of 1..%d bytes", len(g), MaxPatternBytes)
 			}
 			if !doublestar.ValidatePattern(g) {
 				return badRequest(set.field, "%q is not a valid glob (unclosed [ or {?); escape a literal bracket with a backslash", g)
+			}
+			if groups, alternatives := braces(g); groups > MaxBraceGroups || alternatives > MaxAlternatives {
+				return badRequest(set.field, "%q has %d {...} groups and %d alternatives, more than the %d and %d a pattern may have (each multiplies the work of every match); send several simpler patterns instead", g, groups, alternatives, MaxBraceGroups, MaxAlternatives)
 			}
 		}
 	}
@@ -165,4 +182,29 @@ func baseMatch(pattern, rel string) bool {
 	}
 	ok, _ := doublestar.Match(pattern, rel)
 	return ok
+}
+
+// braces counts a glob's {...} groups and their alternatives in all,
+// escapes respected.
+func braces(g string) (groups, alternatives int) {
+	depth := 0
+	for i := 0; i < len(g); i++ {
+		switch g[i] {
+		case '\\':
+			i++
+		case '{':
+			depth++
+			groups++
+			alternatives++
+		case ',':
+			if depth > 0 {
+				alternatives++
+			}
+		case '}':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return groups, alternatives
 }

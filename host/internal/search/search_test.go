@@ -349,6 +349,8 @@ func TestNormalizeRefuses(t *testing.T) {
 		{abi.SearchRequest{Query: "x", Exclude: make([]string, 101)}, "include_paths"},
 		{abi.SearchRequest{Mode: abi.SearchList, Depth: 17}, "depth"},
 		{abi.SearchRequest{Mode: abi.SearchGlob}, "patterns"},
+		{abi.SearchRequest{Mode: abi.SearchGlob, Include: []string{strings.Repeat("{a,*}", 28) + "x"}}, "patterns"},
+		{abi.SearchRequest{Query: "x", Exclude: []string{"{a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,u,v,w,x,y,z,0,1,2,3,4,5,6}"}}, "exclude_paths"},
 		{abi.SearchRequest{Query: strings.Repeat("x", MaxQueryBytes+1)}, "query"},
 	} {
 		err := Normalize(&tt.req)
@@ -356,6 +358,10 @@ func TestNormalizeRefuses(t *testing.T) {
 		if !ok || re.Field != tt.field || !strings.HasPrefix(re.Message, tt.field+": ") {
 			t.Errorf("Normalize(%+v) = %v, want a refusal naming %s", tt.req, err, tt.field)
 		}
+	}
+	ok := abi.SearchRequest{Mode: abi.SearchGlob, Include: []string{"**/*.{ts,tsx,js,jsx}", `a\{b,c\}{x,y}`}}
+	if err := Normalize(&ok); err != nil {
+		t.Errorf("a usual brace pattern refused: %v", err)
 	}
 	req := abi.SearchRequest{Query: "x", MaxResults: 1 << 30}
 	if err := Normalize(&req); err != nil || req.MaxResults != MaxContentResults {

@@ -50,6 +50,8 @@ type search struct {
 	outBytes int64
 	pool     sync.Pool
 	byMTime  mtimeHeap
+	// ignoreBudget bounds the compiled ignore patterns of the whole walk.
+	ignoreBudget *ignore.Budget
 }
 
 func newSearch(ctx context.Context, start sandbox.Path, req abi.SearchRequest, o Options) (*search, error) {
@@ -68,6 +70,7 @@ func newSearch(ctx context.Context, start sandbox.Path, req abi.SearchRequest, o
 		s.m = m
 	}
 	s.ctx, s.cancel = stopEarly(ctx)
+	s.ignoreBudget = ignore.NewBudget(ignoreBudgetBytes)
 	s.pool.New = func() any { b := make([]byte, 0, 64<<10); return &b }
 	return s, nil
 }
@@ -156,7 +159,7 @@ func (s *search) rulesAbove() (*ignore.Rules, error) {
 	if data := s.readIgnore(dir.Child(".git").Child("info").Child("exclude")); data != nil {
 		files = append(files, ignore.File{Name: "exclude", Data: data})
 	}
-	rules = rules.Dir("", append(files, s.ignoreFiles(dir)...)...)
+	rules = rules.DirWithin(s.ignoreBudget, "", append(files, s.ignoreFiles(dir)...)...)
 	if s.start.Rel == "." {
 		return rules, nil
 	}
@@ -168,7 +171,7 @@ func (s *search) rulesAbove() (*ignore.Rules, error) {
 		} else {
 			rel += "/" + name
 		}
-		rules = rules.Dir(rel, s.ignoreFiles(dir)...)
+		rules = rules.DirWithin(s.ignoreBudget, rel, s.ignoreFiles(dir)...)
 	}
 	return rules, nil
 }
@@ -235,7 +238,7 @@ func (s *search) walk(dir sandbox.Path, rel string, rules *ignore.Rules, depth i
 			}
 		}
 		if len(files) > 0 && depth > 0 {
-			rules = rules.Dir(dir.Rel, files...)
+			rules = rules.DirWithin(s.ignoreBudget, dir.Rel, files...)
 		}
 	}
 	for _, de := range entries {
@@ -330,7 +333,8 @@ type scanned struct {
 	idx     int
 	display string
 	invalid bool // display had bytes that are not UTF-8 (shownPath)
-	skip    int // a skipped-count reason (skip*), or 0
+	limit   int  // the most lines the worker detailed
+	skip    int  // a skipped-count reason (skip*), or 0
 	read    bool
 	lines   []match.Line
 	count   int
@@ -348,13 +352,28 @@ const (
 // runFiles reads and matches the files walk emits on every worker and
 // merges what they found back into path order.
 func (s *search) runFiles(walk func(emit func(sandbox.Path)) error) error {
-	jobs := make(chan job, 4*s.o.Workers)
-	results := make(chan scanned, 4*s.o.Workers)
+	// At most window files are between the walk and the merge: a file
+	// slow to match holds the merge, and what the others found waits in
+	// pending meanwhile, so the window bounds that memory. Both channels
+	// hold a whole window, so no send ever blocks: a worker still
+	// matching when the deadline comes finishes on its own, after Run
+	// has returned what it had.
+	size := 4 * s.o.Workers
+	window := make(chan struct{}, size)
+	jobs := make(chan job, size)
+	results := make(chan scanned, size)
 	var walkErr error
+	walked := make(chan struct{})
 	go func() {
+		defer close(walked)
 		defer close(jobs)
 		n := 0
 		walkErr = walk(func(p sandbox.Path) {
+			select {
+			case window <- struct{}{}:
+			case <-s.ctx.Done():
+				return
+			}
 			jobs <- job{idx: n, p: p}
 			n++
 		})
@@ -372,19 +391,32 @@ func (s *search) runFiles(walk func(emit func(sandbox.Path)) error) error {
 	go func() { wg.Wait(); close(results) }()
 	pending := map[int]scanned{}
 	next := 0
-	for r := range results {
-		pending[r.idx] = r
-		for {
-			r, ok := pending[next]
+	for {
+		select {
+		case r, ok := <-results:
 			if !ok {
-				break
+				<-walked
+				return walkErr
 			}
-			delete(pending, next)
-			next++
-			s.merge(r)
+			pending[r.idx] = r
+			for {
+				r, ok := pending[next]
+				if !ok {
+					break
+				}
+				delete(pending, next)
+				next++
+				<-window
+				s.merge(r)
+			}
+		case <-s.ctx.Done():
+			// The walk stops at its next entry; the workers are left to
+			// finish the file in hand. The walk's counts are read after
+			// it has stopped.
+			<-walked
+			return nil
 		}
 	}
-	return walkErr
 }
 
 // scan reads one file whole (at most the scan limit) and matches it.
@@ -442,12 +474,20 @@ func (s *search) scan(j job) scanned {
 		r.skip = skipBinary
 		return r
 	}
-	limit := 0
 	if s.req.Mode == abi.SearchContent && !s.detailed.Load() {
-		limit = s.req.MaxResults
+		r.limit = min(s.req.MaxResults, s.detailPerFile())
 	}
-	r.lines, r.count = s.m.Scan(data, limit)
+	r.lines, r.count = s.m.Scan(data, r.limit)
 	return r
+}
+
+// detailPerFile is the most lines of one file worth detailing: a line
+// with its context takes at least this much of the output limit, so
+// more could never be shown, and a worker holding them would hold
+// memory the output limit does not bound.
+func (s *search) detailPerFile() int {
+	per := int64(128 * (1 + 2*s.req.ContextLines))
+	return int(max(s.o.OutputLimit/per, 1))
 }
 
 // merge adds one file's findings, in path order.
@@ -497,9 +537,13 @@ func (s *search) merge(r scanned) {
 			s.res.Matches = append(s.res.Matches, abi.SearchMatch{Path: r.display, Line: l.Number, Column: l.Column,
 				Text: l.Text, Cut: l.Cut, MatchText: l.MatchText, Before: l.Before, After: l.After, InvalidUTF8: r.invalid})
 		}
-		// A worker details at most max_results lines of a file, and none
+		// A worker details at most max_results lines of a file (fewer
+		// when their context could not fit the output limit), and none
 		// once the results are full: the rest were left out.
 		if len(r.lines) < r.count {
+			if r.limit > 0 && r.limit < s.req.MaxResults && len(s.res.Matches) < s.req.MaxResults {
+				s.truncate(abi.StoppedOutputLimit)
+			}
 			s.truncate(abi.StoppedMaxResults)
 		}
 		if s.res.Truncated {

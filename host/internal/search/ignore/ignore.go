@@ -19,11 +19,23 @@ import (
 	"strings"
 )
 
-// Bounds of one ignore file.
+// Bounds of one ignore file. A pattern with wildcards other than a
+// leading "*" is compiled to a regular expression whose size grows with
+// the pattern's, so those patterns are bounded in bytes too: per file,
+// and per Budget (one search) in all.
 const (
 	MaxPatterns     = 1000
-	MaxPatternBytes = 1024
+	MaxPatternBytes = 512
+	MaxGlobBytes    = 16 << 10
 )
+
+// Budget bounds the bytes of compiled patterns across every ignore file
+// one walk reads: nested directories may each hold a file at the
+// per-file bounds. It is not safe for concurrent use: one walker owns it.
+type Budget struct{ left int }
+
+// NewBudget allows n bytes of compiled patterns.
+func NewBudget(n int) *Budget { return &Budget{left: n} }
 
 // File is one ignore file's content. Name is ".gitignore", ".ignore",
 // ".rgignore" or "exclude" (.git/info/exclude).
@@ -64,14 +76,19 @@ type set struct {
 // Dir returns the rules below dir (slash-separated, relative to the
 // workspace root, "" for the root) given the ignore files directly in
 // it. A nil r has no rules yet; r itself is unchanged.
-func (r *Rules) Dir(dir string, files ...File) *Rules {
+func (r *Rules) Dir(dir string, files ...File) *Rules { return r.DirWithin(nil, dir, files...) }
+
+// DirWithin is Dir with the compiled patterns charged to b (nil: no
+// bound beyond each file's): a pattern past the budget is dropped and
+// counted (Dropped).
+func (r *Rules) DirWithin(b *Budget, dir string, files ...File) *Rules {
 	var n *Rules
 	for _, f := range files {
 		k := kindOf(f.Name)
 		if k < 0 {
 			continue
 		}
-		s, dropped := compile(f.Data)
+		s, dropped := compile(f.Data, b)
 		if s == nil && dropped == 0 {
 			continue
 		}
@@ -195,6 +212,7 @@ type pattern struct {
 	// (or a "*" and then none) matches; re matches any other.
 	literal string
 	kind    patternKind
+	src     string // re's source, compiled once the pattern is within the bounds
 	re      *regexp.Regexp
 	// need is a piece of text every path re matches holds, checked
 	// before re runs ("" when none is known).
@@ -212,7 +230,8 @@ const (
 
 // compile parses one ignore file. A line that does not compile (which
 // the conversion should never make) is dropped like an excess one.
-func compile(data []byte) (*set, int) {
+func compile(data []byte, b *Budget) (*set, int) {
+	globBytes := 0
 	s := &set{names: map[string]int{}, dirNames: map[string]int{}, paths: map[string]int{}, dirPaths: map[string]int{}}
 	dropped := 0
 	for len(data) > 0 {
@@ -232,9 +251,20 @@ func compile(data []byte) (*set, int) {
 		if !ok {
 			continue
 		}
-		if p.kind == glob && p.re == nil {
-			dropped++
-			continue
+		if p.kind == glob {
+			if globBytes+len(line) > MaxGlobBytes || (b != nil && b.left < len(line)) {
+				dropped++
+				continue
+			}
+			globBytes += len(line)
+			if b != nil {
+				b.left -= len(line)
+			}
+			var err error
+			if p.re, err = regexp.Compile(p.src); err != nil {
+				dropped++
+				continue
+			}
 		}
 		i := len(s.pats)
 		s.pats = append(s.pats, p)
@@ -297,7 +327,7 @@ func parse(line string) (p pattern, ok bool) {
 		// An unanchored pattern has no slash: it is matched against the
 		// base name alone.
 		p.kind = glob
-		p.re, _ = regexp.Compile(`^` + globRE(line) + `$`)
+		p.src = `^` + globRE(line) + `$`
 		if !strings.ContainsAny(line, "[\\") {
 			for _, piece := range strings.FieldsFunc(line, func(r rune) bool { return r == '*' || r == '?' || r == '/' }) {
 				if len(piece) > len(p.need) {

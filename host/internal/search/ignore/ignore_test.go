@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -235,5 +236,39 @@ func BenchmarkIgnored200Patterns(b *testing.B) {
 	path := "src/cmd/compile/internal/ssagen/ssa_test_file.go"
 	for b.Loop() {
 		r.Ignored(path, false)
+	}
+}
+
+// Nested ignore files of long wildcard patterns are bounded across the
+// whole walk, not only each: sixty of them took 5 GB of memory and a
+// second each to compile.
+func TestBudgetBoundsNestedFiles(t *testing.T) {
+	var b bytes.Buffer
+	for i := range 1000 {
+		b.WriteString(strings.Repeat("*a", 250))
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	budget := NewBudget(128 << 10)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	var r *Rules
+	dir := ""
+	for i := range 60 {
+		dir = strings.TrimPrefix(fmt.Sprintf("%s/d%d", dir, i), "/")
+		r = r.DirWithin(budget, dir, File{Name: ".gitignore", Data: b.Bytes()})
+	}
+	r.Ignored(dir+"/"+strings.Repeat("a", 200), false)
+	runtime.ReadMemStats(&after)
+	if d := time.Since(start); d > 60*time.Second {
+		t.Errorf("sixty hostile files took %v", d)
+	}
+	// Each line is 501 bytes: the budget takes 261 of them in all.
+	if applied := 60*1000 - r.Dropped(); applied > (128<<10)/501+1 {
+		t.Errorf("%d patterns applied, more than the budget allows", applied)
+	}
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 400<<20 {
+		t.Errorf("the rules hold %d MB", grew>>20)
 	}
 }

@@ -78,6 +78,11 @@ func (e *PatternError) Error() string { return e.Message }
 type Matcher struct {
 	lit       *finder        // the literal query, or a regex's prefilter; nil: none
 	re        *regexp.Regexp // nil: the query is the literal lit
+	// inLine is re unable to match a line end: without multiline a match
+	// lies within one line, and a regex whose class takes in "\n" ([^x],
+	// \s) searched over the whole buffer would run to the end of the file
+	// at every line, quadratic in the file's lines.
+	inLine    *regexp.Regexp
 	multiline bool
 	context   int
 }
@@ -133,7 +138,60 @@ func (m *Matcher) compileRegex(pattern string, caseSensitive bool) (*Matcher, er
 	if len(req.s) > 0 {
 		m.lit = newFinder(req.s, req.fold)
 	}
+	if !m.multiline {
+		inLine, err := regexp.Compile(flags + withoutNewline(parsed).String())
+		if err != nil {
+			return nil, patternError(pattern, err)
+		}
+		m.re = inLine
+	}
 	return m, nil
+}
+
+// withoutNewline returns re with "\n" taken out of everything that could
+// match it, as ripgrep does without multiline: classes lose it, "." stays
+// within the line, and a literal holding it matches nothing.
+func withoutNewline(re *syntax.Regexp) *syntax.Regexp {
+	c := *re
+	switch c.Op {
+	case syntax.OpAnyChar:
+		c.Op = syntax.OpAnyCharNotNL
+	case syntax.OpCharClass:
+		var r []rune
+		for i := 0; i+1 < len(c.Rune); i += 2 {
+			lo, hi := c.Rune[i], c.Rune[i+1]
+			switch {
+			case lo == '\n' && hi == '\n':
+			case lo == '\n':
+				r = append(r, '\n'+1, hi)
+			case hi == '\n':
+				r = append(r, lo, '\n'-1)
+			case lo < '\n' && hi > '\n':
+				r = append(r, lo, '\n'-1, '\n'+1, hi)
+			default:
+				r = append(r, lo, hi)
+			}
+		}
+		if len(r) == 0 {
+			c = syntax.Regexp{Op: syntax.OpNoMatch}
+		} else {
+			c.Rune = r
+		}
+	case syntax.OpLiteral:
+		for _, ch := range c.Rune {
+			if ch == '\n' {
+				c = syntax.Regexp{Op: syntax.OpNoMatch}
+				break
+			}
+		}
+	}
+	if len(re.Sub) > 0 {
+		c.Sub = make([]*syntax.Regexp, len(re.Sub))
+		for i, sub := range re.Sub {
+			c.Sub[i] = withoutNewline(sub)
+		}
+	}
+	return &c
 }
 
 // checkRE2 refuses, with a rewrite hint, what Perl or PCRE express but RE2
