@@ -76,8 +76,8 @@ func (e *PatternError) Error() string { return e.Message }
 
 // Matcher is a compiled query. It is immutable, so safe for concurrent use.
 type Matcher struct {
-	lit       *finder        // the literal query, or a regex's prefilter; nil: none
-	re        *regexp.Regexp // nil: the query is the literal lit
+	lit *finder        // the literal query, or a regex's prefilter; nil: none
+	re  *regexp.Regexp // nil: the query is the literal lit
 	// inLine is re unable to match a line end: without multiline a match
 	// lies within one line, and a regex whose class takes in "\n" ([^x],
 	// \s) searched over the whole buffer would run to the end of the file
