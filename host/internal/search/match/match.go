@@ -76,13 +76,8 @@ func (e *PatternError) Error() string { return e.Message }
 
 // Matcher is a compiled query. It is immutable, so safe for concurrent use.
 type Matcher struct {
-	lit *finder        // the literal query, or a regex's prefilter; nil: none
-	re  *regexp.Regexp // nil: the query is the literal lit
-	// inLine is re unable to match a line end: without multiline a match
-	// lies within one line, and a regex whose class takes in "\n" ([^x],
-	// \s) searched over the whole buffer would run to the end of the file
-	// at every line, quadratic in the file's lines.
-	inLine    *regexp.Regexp
+	lit       *finder        // the literal query, or a regex's prefilter; nil: none
+	re        *regexp.Regexp // nil: the query is the literal lit
 	multiline bool
 	context   int
 }
@@ -138,6 +133,9 @@ func (m *Matcher) compileRegex(pattern string, caseSensitive bool) (*Matcher, er
 	if len(req.s) > 0 {
 		m.lit = newFinder(req.s, req.fold)
 	}
+	// Without multiline a match lies within one line: a class taking in
+	// "\n" ([^x], \s) searched over the whole buffer would run to the end
+	// of the file from every line, quadratic in the file's lines.
 	if !m.multiline {
 		inLine, err := regexp.Compile(flags + withoutNewline(parsed).String())
 		if err != nil {
