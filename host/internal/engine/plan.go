@@ -521,10 +521,10 @@ func (e *Engine) patchedPaths(decoded any) []sandbox.Path {
 
 // touchesFiles reports that a tool's calls may read or change files
 // (record a read, write, delete, or run a command that does): anything
-// beyond listing directories.
+// beyond listing and searching directories, which record no read.
 func touchesFiles(m abi.Manifest) bool {
 	for _, c := range m.Capabilities {
-		if c != abi.CapFSList {
+		if c != abi.CapFSList && c != abi.CapFSSearch {
 			return true
 		}
 	}
