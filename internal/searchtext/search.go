@@ -87,13 +87,7 @@ func Search(r abi.SearchResult, mode string, contextLines int, sc Scope, limit i
 	j = strconv.AppendInt(j, int64(r.FilesMatched), 10)
 	j = append(j, `,"total_matches":`...)
 	j = strconv.AppendInt(j, int64(total), 10)
-	j = append(j, `,"total_is_lower_bound":`...)
-	j = strconv.AppendBool(j, r.TotalIsLowerBound)
-	j = append(j, ',')
-	j = appendSkippedJSON(j, r.Skipped)
-	j = append(j, `,"truncated":`...)
-	j = strconv.AppendBool(j, truncated)
-	j = append(j, '}')
+	j = appendClose(j, r, truncated)
 	return string(fit(t, j, limit)), j
 }
 
@@ -273,12 +267,18 @@ func Glob(r abi.SearchResult, sc Scope, byMTime bool, limit int64) (text string,
 	}
 	j = append(j, `],"total":`...)
 	j = strconv.AppendInt(j, int64(r.TotalMatches), 10)
+	j = appendClose(j, r, truncated)
+	return string(fit(t, j, limit)), j
+}
+
+// appendClose ends the structured object of either tool: whether the
+// total is a lower bound, what was skipped, whether results were left out.
+func appendClose(j []byte, r abi.SearchResult, truncated bool) []byte {
 	j = append(j, `,"total_is_lower_bound":`...)
 	j = strconv.AppendBool(j, r.TotalIsLowerBound)
 	j = append(j, ',')
 	j = appendSkippedJSON(j, r.Skipped)
 	j = append(j, `,"truncated":`...)
 	j = strconv.AppendBool(j, truncated)
-	j = append(j, '}')
-	return string(fit(t, j, limit)), j
+	return append(j, '}')
 }
