@@ -69,3 +69,14 @@ func Runs(t testing.TB, file, install string, args ...string) string {
 	}
 	return path
 }
+
+// GOROOT is the Go distribution's root as the go command reports it (the
+// benchmarks search its src/); the test is skipped where go cannot say.
+func GOROOT(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skipf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}

@@ -5,19 +5,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 // benchCorpus is a copy of the Go distribution's src/, made once per
 // run, read once so the page cache is warm.
 func benchCorpus(b *testing.B) string {
 	b.Helper()
-	src := filepath.Join(goroot(b), "src")
+	src := filepath.Join(testenv.GOROOT(b), "src")
 	if _, err := os.Stat(src); err != nil {
 		b.Skipf("no Go source tree at %s: %v", src, err)
 	}
@@ -98,13 +98,4 @@ func BenchmarkSearchGoSource(b *testing.B) {
 			}
 		})
 	}
-}
-
-// goroot is the Go distribution's root as the go command reports it.
-func goroot(b *testing.B) string {
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		b.Skipf("go env GOROOT: %v", err)
-	}
-	return strings.TrimSpace(string(out))
 }

@@ -4,19 +4,20 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 // benchCorpus is the Go source tree's .go files, read once per benchmark.
 func benchCorpus(b *testing.B) [][]byte {
 	b.Helper()
 	var files [][]byte
-	root := filepath.Join(goroot(b), "src")
+	root := filepath.Join(testenv.GOROOT(b), "src")
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
 			return err
@@ -108,13 +109,4 @@ func regexFor(o Options) string {
 		p = "(?i)" + p
 	}
 	return p
-}
-
-// goroot is the Go distribution's root as the go command reports it.
-func goroot(b *testing.B) string {
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		b.Skipf("go env GOROOT: %v", err)
-	}
-	return strings.TrimSpace(string(out))
 }

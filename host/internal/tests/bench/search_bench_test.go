@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 // The search benchmark (make bench): the search and glob tools on a copy
@@ -260,7 +261,7 @@ func BenchmarkSearchCorpus(b *testing.B) {
 // directory and reads every file once, so the page cache is warm.
 func searchCorpus(b *testing.B) (root string, files int, size int64) {
 	b.Helper()
-	src := filepath.Join(goroot(b), "src")
+	src := filepath.Join(testenv.GOROOT(b), "src")
 	if _, err := os.Stat(src); err != nil {
 		b.Skipf("no Go source tree to search at %s: %v", src, err)
 	}
@@ -571,13 +572,4 @@ func searchReport(b *testing.B, got map[string]map[string]*searchFigures, cs []c
 	}
 	b.ReportMetric(0, "ns/op")
 	fmt.Print(t.String())
-}
-
-// goroot is the Go distribution's root as the go command reports it.
-func goroot(b *testing.B) string {
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		b.Skipf("go env GOROOT: %v", err)
-	}
-	return strings.TrimSpace(string(out))
 }
