@@ -48,6 +48,8 @@ const (
 	FnFSCommit     = "fs_commit"     // (req_ptr, req_len u32, flags u32) -> i64
 	FnProcRun      = "proc_run"      // (cmd_ptr, cmd_len, cwd_ptr, cwd_len u32, flags u32) -> i64
 	FnFSSearch     = "fs_search"     // (req_ptr, req_len u32, flags u32) -> i64
+	FnProcExec     = "proc_exec"     // (req_ptr, req_len u32, flags u32) -> i64
+	FnProcJob      = "proc_job"      // (req_ptr, req_len u32, flags u32) -> i64
 )
 
 // Capability names a family of host functions a manifest may ask for.
@@ -68,6 +70,10 @@ const (
 	// under the same rules as every read: the call's read scope, the
 	// denied paths, the limits.
 	CapFSSearch Capability = "fs.search"
+	// CapProcJobs lets a plugin read, signal and list the background
+	// jobs and kept outputs of its call's conversation (proc_job:
+	// JobRequest, JobResult). It starts nothing: proc.exec does.
+	CapProcJobs Capability = "proc.jobs"
 )
 
 // CapabilityFunctions maps each capability to the host functions it grants.
@@ -77,9 +83,10 @@ func CapabilityFunctions() map[Capability][]string {
 		CapFSRead:   {FnFSStat, FnFSLstat, FnFSRead, FnFSReadLines, FnFSDiff},
 		CapFSWrite:  {FnFSStat, FnFSWrite, FnFSDiff, FnFSCommit},
 		CapFSList:   {FnFSStat, FnFSLstat, FnFSList},
-		CapProcExec: {FnProcRun},
+		CapProcExec: {FnProcRun, FnProcExec},
 		CapFSDelete: {FnFSStat, FnFSCommit},
 		CapFSSearch: {FnFSStat, FnFSLstat, FnFSSearch},
+		CapProcJobs: {FnProcJob},
 	}
 }
 

@@ -29,3 +29,36 @@ func TestAppendSearchRequestIsJSON(t *testing.T) {
 		t.Errorf("invalid UTF-8: %q, %v", got.Query, err)
 	}
 }
+
+func TestAppendExecAndJobRequestAreJSON(t *testing.T) {
+	in := "line 1\nä \"q\" \\"
+	since := int64(0)
+	for _, r := range []ExecRequest{
+		{Command: ""},
+		{Command: "go test ./... 2>&1 | tail", Cwd: "sub dir", TimeoutMS: 1500, Env: map[string]string{"B": "2", "A": "x=y\n"},
+			Stdin: &in, Background: true, Report: true},
+	} {
+		enc := AppendExecRequest(nil, r)
+		var got ExecRequest
+		if err := json.Unmarshal(enc, &got); err != nil {
+			t.Fatalf("%s: %v", enc, err)
+		}
+		if !reflect.DeepEqual(got, r) {
+			t.Errorf("round trip of %s:\n got %+v\nwant %+v", enc, got, r)
+		}
+	}
+	for _, r := range []JobRequest{
+		{Op: JobListOp},
+		{Op: JobOutputOp, ID: "job-1", SinceByte: &since, MaxBytes: 10, WaitMS: 200},
+		{Op: JobKillOp, ID: "job-2", Signal: "KILL"},
+	} {
+		enc := AppendJobRequest(nil, r)
+		var got JobRequest
+		if err := json.Unmarshal(enc, &got); err != nil {
+			t.Fatalf("%s: %v", enc, err)
+		}
+		if !reflect.DeepEqual(got, r) {
+			t.Errorf("round trip of %s:\n got %+v\nwant %+v", enc, got, r)
+		}
+	}
+}

@@ -180,6 +180,38 @@ func Run(command, cwd string) (abi.ProcResult, error) {
 	return abi.DecodeProcResult(resp)
 }
 
+// Exec has the host run req.Command (needs the capability proc.exec)
+// under the call's confinement, deadline and approval. Its output
+// streams to the host's subscribers while it runs. A non-zero exit is
+// not an error; it is in ExecResult.ExitCode. With req.Background it
+// returns at once with ExecResult.JobID.
+func Exec(req abi.ExecRequest) (abi.ExecResult, error) {
+	var r abi.ExecResult
+	err := hostJSON("proc_exec", procExec(abi.AppendExecRequest(nil, req), 0), &r)
+	return r, err
+}
+
+// Job reads, signals or lists the background jobs and kept outputs of
+// the call's conversation (needs the capability proc.jobs).
+func Job(req abi.JobRequest) (abi.JobResult, error) {
+	var r abi.JobResult
+	err := hostJSON("proc_job", procJob(abi.AppendJobRequest(nil, req), 0), &r)
+	return r, err
+}
+
+// hostJSON decodes the JSON response of host function fn, whose return
+// value is v, into out.
+func hostJSON(fn string, v int64, out any) error {
+	resp, err := result(v)
+	if err != nil {
+		return err
+	}
+	if err := registeredDecoder().json.Unmarshal(resp, out); err != nil {
+		return &HostError{Status: abi.StatusInvalid, HostError: abi.HostError{Kind: abi.KindExecutionFailed, Message: fn + ": the host's response could not be decoded: " + err.Error()}}
+	}
+	return nil
+}
+
 // Emit streams a chunk of output to the host's event subscribers.
 func Emit(kind uint32, data []byte) error {
 	_, err := result(eventEmit(kind, data))

@@ -25,3 +25,5 @@ func eventEmit(uint32, []byte) int64                   { return unavailable() }
 func fsCommit([]byte, uint32) int64                    { return unavailable() }
 func procRun(string, string) int64                     { return unavailable() }
 func fsSearch([]byte, uint32) int64                    { return unavailable() }
+func procExec([]byte, uint32) int64                    { return unavailable() }
+func procJob([]byte, uint32) int64                     { return unavailable() }

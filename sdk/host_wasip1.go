@@ -40,6 +40,12 @@ func hostFSCommit(req unsafe.Pointer, reqLen uint32, flags uint32) int64
 //go:wasmimport toolhost_v1 fs_search
 func hostFSSearch(req unsafe.Pointer, reqLen uint32, flags uint32) int64
 
+//go:wasmimport toolhost_v1 proc_exec
+func hostProcExec(req unsafe.Pointer, reqLen uint32, flags uint32) int64
+
+//go:wasmimport toolhost_v1 proc_job
+func hostProcJob(req unsafe.Pointer, reqLen uint32, flags uint32) int64
+
 //go:wasmimport toolhost_v1 proc_run
 func hostProcRun(cmd unsafe.Pointer, cmdLen uint32, cwd unsafe.Pointer, cwdLen uint32, flags uint32) int64
 
@@ -93,4 +99,12 @@ func procRun(command, cwd string) int64 {
 
 func fsSearch(req []byte, flags uint32) int64 {
 	return hostFSSearch(bytesPtr(req), uint32(len(req)), flags)
+}
+
+func procExec(req []byte, flags uint32) int64 {
+	return hostProcExec(bytesPtr(req), uint32(len(req)), flags)
+}
+
+func procJob(req []byte, flags uint32) int64 {
+	return hostProcJob(bytesPtr(req), uint32(len(req)), flags)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/argpath"
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/confine"
+	"github.com/toolhost/toolhost/host/internal/jobs"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/output"
 	"github.com/toolhost/toolhost/host/internal/readcache"
@@ -77,6 +78,10 @@ type Config struct {
 	// sets it from [tools.run_command] and host.Options.Launcher; tests of
 	// the engine alone use confine.Unconfined on purpose.
 	Confiner *confine.Confiner
+	// Jobs runs the background commands tools start and keeps commands'
+	// whole output (hostfn.Commands.Jobs); nil refuses background
+	// commands and keeps no output.
+	Jobs *jobs.Manager
 	// Journal records every batch before its calls run, and each call's
 	// start and result; nil keeps no record.
 	Journal Journal
@@ -217,7 +222,7 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 	}
 	env := &hostfn.Env{
 		Call: hostfn.Call{
-			CallID: call.ID, Sandbox: e.cfg.Sandbox, Resolved: resolved, Limits: limits, DryRun: opts.DryRun || opts.WritesNothing,
+			CallID: call.ID, Conversation: opts.Conversation, Sandbox: e.cfg.Sandbox, Resolved: resolved, Limits: limits, DryRun: opts.DryRun || opts.WritesNothing,
 			Emit: opts.Emit, Journal: opts.Journal, Observe: opts.Observe,
 			Readable:     e.readScope(e.manifest(tool), call, resolved),
 			Capabilities: e.manifest(tool).Capabilities, Additive: e.manifest(tool).Additive,
@@ -227,6 +232,7 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 		},
 		Commands: hostfn.Commands{
 			Confiner: e.cfg.Confiner.Narrow(opts.CommandSandbox, opts.CommandNetwork), Environ: e.environ,
+			Jobs: e.cfg.Jobs,
 		},
 	}
 	if opts.DryRun && opts.Journal == nil && e.cfg.Journal != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/confine"
+	"github.com/toolhost/toolhost/host/internal/jobs"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
 )
@@ -37,6 +38,10 @@ type Env struct {
 // its output and its record go.
 type Call struct {
 	CallID string
+	// Conversation is the call's conversation: the background jobs and
+	// kept outputs it starts are that conversation's, and only its calls
+	// see them.
+	Conversation string
 	// Origin names the call's batch: what calls of the same batch read
 	// or wrote is the call's own basis. Empty means the call alone
 	// (CallID).
@@ -130,6 +135,9 @@ type Commands struct {
 	// Environ is the environment of processes the call starts, already
 	// sanitized (CFG-ENV-01); nil starts them with an empty environment.
 	Environ []string
+	// Jobs runs background commands and keeps commands' whole output;
+	// nil refuses background commands and proc_job, and keeps none.
+	Jobs *jobs.Manager
 
 	// mu guards confinement, which a command's host function appends to.
 	mu          sync.Mutex

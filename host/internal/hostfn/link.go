@@ -65,6 +65,8 @@ func functions() map[string]function {
 		abi.FnFSCommit:    {[]api.ValueType{i32, i32, i32}, onFiles(fsCommit)},
 		abi.FnProcRun:     {[]api.ValueType{i32, i32, i32, i32, i32}, onCommands(procRun)},
 		abi.FnFSSearch:    {[]api.ValueType{i32, i32, i32}, onCall(fsSearch)},
+		abi.FnProcExec:    {[]api.ValueType{i32, i32, i32}, onCommands(procExec)},
+		abi.FnProcJob:     {[]api.ValueType{i32, i32, i32}, onCommands(procJob)},
 	}
 }
 
