@@ -51,5 +51,24 @@ func (m *Manager) Do(ctx context.Context, conv string, req abi.JobRequest) (abi.
 	return abi.JobResult{}, errors.New("jobs: not implemented yet")
 }
 
+// Keep starts keeping the whole output of a foreground command of conv
+// (call callID): the caller writes every chunk to it, in the order the
+// command wrote them, and closes it when the command is done. A nil
+// Manager, or one without Options.Dir, keeps nothing (nil, nil).
+func (m *Manager) Keep(conv, callID, command string) (*Kept, error) { return nil, nil }
+
+// Kept is one foreground command's output being kept.
+type Kept struct{ id string }
+
+// ID is the output's id (abi.ExecResult.OutputID).
+func (k *Kept) ID() string { return k.id }
+
+// Write keeps p. It never fails the command: past the cap it counts
+// and drops.
+func (k *Kept) Write(p []byte) (int, error) { return len(p), nil }
+
+// Close ends the output.
+func (k *Kept) Close() error { return nil }
+
 // Close kills every job and waits for them to be gone.
 func (m *Manager) Close() error { return nil }
