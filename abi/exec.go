@@ -73,14 +73,16 @@ type ExecResult struct {
 	// Stdout and Stderr are the first bytes of each stream, StdoutTail
 	// and StderrTail the last ones after those; when a stream's Cut is
 	// set, bytes between its head and tail were left out. The totals
-	// count everything written.
+	// count everything written: its bytes, and its lines (newlines).
 	Stdout      string `json:"stdout,omitempty"`
 	StdoutTail  string `json:"stdout_tail,omitempty"`
 	StdoutBytes int64  `json:"stdout_bytes"`
+	StdoutLines int64  `json:"stdout_lines"`
 	StdoutCut   bool   `json:"stdout_cut,omitempty"`
 	Stderr      string `json:"stderr,omitempty"`
 	StderrTail  string `json:"stderr_tail,omitempty"`
 	StderrBytes int64  `json:"stderr_bytes"`
+	StderrLines int64  `json:"stderr_lines"`
 	StderrCut   bool   `json:"stderr_cut,omitempty"`
 
 	// Report is what the command wrote to $TOOLHOST_REPORT
