@@ -3,8 +3,8 @@
 // killing it (SRD FR-EXE-05/06, FR-OUT-01).
 //
 // It exists so that the rules about processes live in one place: every
-// command runs as sh -c in a session of its own, sees no stdin and only
-// the environment it is given (the caller removes secrets from it, with
+// command runs as sh -c in a session of its own, sees only the stdin it
+// is given (none by default) and only the environment it is given (the caller removes secrets from it, with
 // config.Environment), and leaves nothing behind. When a
 // command finishes or is abandoned, its whole process group is killed,
 // background children included, and on Linux every other process of its
@@ -16,6 +16,7 @@
 package proc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -89,6 +90,11 @@ type Spec struct {
 	// runs it (the confined launcher of host/internal/confine) and follows
 	// that process.
 	Launcher Launcher
+	// Stdin, if non-nil, is written to the command's standard input from
+	// a goroutine, which then closes it; nil gives it /dev/null. A command
+	// that does not read it neither hangs nor fails: the write stops when
+	// the command's processes are gone, and a broken pipe is no error.
+	Stdin []byte
 }
 
 // Launcher runs a command through another process, such as one that
@@ -117,6 +123,11 @@ type Result struct {
 	Stdout, Stderr           []byte // first MaxCapture bytes of each stream
 	StdoutTail, StderrTail   []byte // last TailCapture bytes after those
 	StdoutBytes, StderrBytes int64  // totals produced
+	StdoutLines, StderrLines int64  // newlines among them
+
+	// StdinWritten is how many bytes of Spec.Stdin the command took
+	// before it closed its stdin or ended.
+	StdinWritten int64
 
 	// Undelivered counts the chunks the Sink did not take: it returned an
 	// error, or it was abandoned after ctx ended.
@@ -144,7 +155,7 @@ const (
 )
 
 // Run starts sh -c Command in its own session and process group (Setsid),
-// with stdin from /dev/null and stdout and stderr on pipes read by two
+// with stdin from Spec.Stdin or /dev/null, and stdout and stderr on pipes read by two
 // goroutines. It returns once the shell has exited and its output is
 // drained. A non-zero exit is not an error; it is in Result.ExitCode.
 //
@@ -248,6 +259,7 @@ type run struct {
 	killed chan struct{} // closed once the processes are killed: readers drain
 	out    *reader
 	err    *reader
+	stdin  *stdinWriter // nil without Spec.Stdin
 
 	readers  sync.WaitGroup
 	chunks   chan chunk
@@ -283,15 +295,25 @@ func start(ctx context.Context, spec Spec) (*run, error) {
 		closeAll(outR, outW)
 		return nil, fmt.Errorf("proc: stderr pipe: %w", err)
 	}
+	var inR, inW *os.File
+	if spec.Stdin != nil {
+		if inR, inW, err = os.Pipe(); err != nil {
+			closeAll(outR, outW, errR, errW)
+			return nil, fmt.Errorf("proc: stdin pipe: %w", err)
+		}
+	}
 	cmd := exec.Command("/bin/sh", "-c", spec.Command)
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
 	cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
-	cmd.Stderr = errW // Stdin stays nil: the child reads /dev/null
+	cmd.Stderr = errW
+	if inR != nil {
+		cmd.Stdin = inR // nil otherwise: the child reads /dev/null
+	}
 	cmd.SysProcAttr = sysProcAttr()
 	if spec.Launcher != nil {
 		if err := spec.Launcher.Prepare(cmd); err != nil {
-			closeAll(outR, outW, errR, errW)
+			closeAll(outR, outW, errR, errW, inR, inW)
 			return nil, &NotRunError{Err: err}
 		}
 	}
@@ -303,15 +325,19 @@ func start(ctx context.Context, spec Spec) (*run, error) {
 		giveUp: make(chan struct{}),
 	}
 	err = r.startAndWatch()
-	// The child has its own copies of the write ends; ours must go, or the
-	// readers would never see end of file.
-	closeAll(outW, errW)
+	// The child has its own copies of the write ends (and of stdin's read
+	// end); ours must go, or the readers would never see end of file and
+	// the stdin writer never a broken pipe.
+	closeAll(outW, errW, inR)
 	if err != nil {
 		if spec.Launcher != nil {
 			spec.Launcher.Close()
 		}
-		closeAll(outR, errR)
+		closeAll(outR, errR, inW)
 		return nil, fmt.Errorf("proc: start command in %s: %w", spec.Dir, err)
+	}
+	if inW != nil {
+		r.stdin = startStdin(inW, spec.Stdin)
 	}
 	r.stopGiveUp = context.AfterFunc(ctx, func() {
 		time.AfterFunc(sinkGrace, func() { close(r.giveUp) })
@@ -437,6 +463,11 @@ func (r *run) kill() {
 // keep Run waiting.
 func (r *run) startDrain() {
 	close(r.killed)
+	if r.stdin != nil {
+		// The processes are dead, so a write still blocked waits for a
+		// process that escaped the kill: stop it.
+		r.stdin.stop()
+	}
 	deadline := time.Now().Add(drainGrace)
 	for _, rd := range []*reader{r.out, r.err} {
 		rd.f.SetReadDeadline(deadline)
@@ -463,9 +494,12 @@ func (r *run) finish() (Result, error) {
 		}
 	}
 	res := Result{
-		Stdout: r.out.keep, StdoutBytes: r.out.total, StdoutTail: r.out.lastBytes(),
-		Stderr: r.err.keep, StderrBytes: r.err.total, StderrTail: r.err.lastBytes(),
+		Stdout: r.out.keep, StdoutBytes: r.out.total, StdoutTail: r.out.lastBytes(), StdoutLines: r.out.lines,
+		Stderr: r.err.keep, StderrBytes: r.err.total, StderrTail: r.err.lastBytes(), StderrLines: r.err.lines,
 		Undelivered: r.undelivered.Load() + abandoned,
+	}
+	if r.stdin != nil {
+		res.StdinWritten = r.stdin.wait()
 	}
 	ps := r.cmd.ProcessState
 	if ps == nil {
@@ -499,6 +533,7 @@ type reader struct {
 	keep  []byte
 	tail  []byte // a sliding window: the last tailLimit bytes are at its end
 	total int64
+	lines int64
 }
 
 // run reads until end of file. Once the command is killed, the pipe still
@@ -541,6 +576,7 @@ func (r *reader) take(p []byte) {
 		return
 	}
 	r.total += int64(len(p))
+	r.lines += int64(bytes.Count(p, []byte{'\n'}))
 	r.capture(p)
 	if r.chunks != nil {
 		r.forward(chunk{r.stream, append([]byte(nil), p...)})
@@ -623,4 +659,44 @@ func closeAll(files ...*os.File) {
 	for _, f := range files {
 		f.Close()
 	}
+}
+
+// stdinWriter feeds Spec.Stdin to the command from a goroutine and
+// closes the pipe after it, so that a command reading to end of file
+// ends.
+type stdinWriter struct {
+	f       *os.File
+	done    chan struct{}
+	written int64
+}
+
+func startStdin(f *os.File, data []byte) *stdinWriter {
+	w := &stdinWriter{f: f, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		// A command that exits or closes its stdin before reading it all
+		// makes Write fail with EPIPE (Go ignores SIGPIPE on pipes other
+		// than its own stdout and stderr): the command chose not to read
+		// it, which is not an error of the command's.
+		n, _ := f.Write(data)
+		w.written = int64(n)
+		f.Close()
+	}()
+	return w
+}
+
+// stop unblocks a write that waits for a reader that will never read:
+// closing a pollable pipe fails a pending Write.
+func (w *stdinWriter) stop() {
+	select {
+	case <-w.done:
+	default:
+		w.f.Close()
+	}
+}
+
+// wait returns how many bytes the command took, once the writer is done.
+func (w *stdinWriter) wait() int64 {
+	<-w.done
+	return w.written
 }
