@@ -142,7 +142,7 @@ type Manager struct {
 	cursors map[[2]string]int64
 
 	wg   sync.WaitGroup // the jobs' goroutines
-	keep keeper // kept outputs
+	keep keeper         // kept outputs
 }
 
 // New returns a Manager. With a RecordDir it first kills the jobs a
