@@ -130,6 +130,7 @@ type Tools struct {
 	ReadFile                     ReadFile            `mapstructure:"read_file"`
 	ApplyPatch                   ApplyPatch          `mapstructure:"apply_patch"`
 	RunCommand                   RunCommand          `mapstructure:"run_command"`
+	Jobs                         Jobs                `mapstructure:"jobs"`
 	Overrides                    map[string]Override `mapstructure:"overrides"`
 	Definitions                  []Definition        `mapstructure:"definitions"`
 }
@@ -243,6 +244,7 @@ func Default() *Config {
 		ReadFile:   ReadFile{MaxFileReadBytes: 200 << 10, MaxScanBytes: 2 << 20},
 		ApplyPatch: ApplyPatch{MaxPatchBytes: 512 << 10, MaxFiles: 1000},
 		RunCommand: defaultRunCommand(),
+		Jobs:       defaultJobs(),
 		Overrides:  map[string]Override{},
 	},
 		Server:   Server{ApprovalHoldSeconds: 120},

@@ -174,6 +174,15 @@ cpu_seconds = 60
 max_file_size = 1000000
 open_files = 256
 
+[tools.jobs]
+ring_bytes = "64KiB"
+max_per_conversation = 2
+max_total = 4
+max_seconds = 60
+session_end_grace_seconds = 1
+keep_output_bytes = 1000
+keep_total_bytes = "1MiB"
+
 [tools.overrides.run_command]
 timeout_seconds = 600
 requires_approval = true
@@ -258,6 +267,14 @@ tools:
     cpu_seconds: 60
     max_file_size: 1000000
     open_files: 256
+  jobs:
+    ring_bytes: 64KiB
+    max_per_conversation: 2
+    max_total: 4
+    max_seconds: 60
+    session_end_grace_seconds: 1
+    keep_output_bytes: 1000
+    keep_total_bytes: 1MiB
   overrides:
     run_command:
       timeout_seconds: 600
@@ -324,6 +341,8 @@ func fullConfig(dir, extra string, minLength any) *Config {
 			ExtraWritable: []string{extra}, ShareCaches: true,
 			MemoryMax: 512 << 20, PidsMax: 64, CPUSeconds: 60, MaxFileSize: 1000000, OpenFiles: 256,
 		},
+		Jobs: Jobs{RingBytes: 64 << 10, MaxPerConversation: 2, MaxTotal: 4, MaxSeconds: 60, SessionEndGraceSeconds: 1,
+			KeepOutputBytes: 1000, KeepTotalBytes: 1 << 20},
 		Overrides: map[string]Override{"run_command": {TimeoutSeconds: &six, RequiresApproval: &yes, Denied: &no}},
 		Definitions: []Definition{{Name: "lookup_ticket", Description: "Look up a ticket", Parameters: map[string]any{
 			"type":       "object",

@@ -44,7 +44,7 @@ func (c *Config) NarrowedBy(p *Config) (*Config, []string) {
 
 // narrowRules hold one rule per scalar key; TestNarrowRulesCoverEveryKey
 // fails when a key is added without one.
-var narrowRules = []struct {
+var narrowRules = append([]struct {
 	key    string
 	narrow func(c, p *Config) string
 }{
@@ -168,7 +168,7 @@ var narrowRules = []struct {
 		return lowest(&c.Journal.MaxPreimageBytes, p.Journal.MaxPreimageBytes)
 	}},
 	{"journal.retention_days", func(c, p *Config) string { return lowest(&c.Journal.RetentionDays, p.Journal.RetentionDays) }},
-}
+}, jobsNarrowRules()...)
 
 // stricter sets *c to p when p comes later in order (least strict
 // first).

@@ -302,6 +302,28 @@ max_file_size = "1GiB"
 # Most files one process may hold open, from 16 to 1048576.
 open_files = 4096
 
+[tools.jobs]
+# Commands run_command starts with background: true run as jobs of the
+# conversation; job_output reads them, job_kill stops them, job_list lists
+# them. They are killed when the server stops or their MCP session ends.
+#
+# How much of each job's latest output is kept in memory for job_output,
+# written like memory_max; older output is dropped and job_output says so.
+ring_bytes = "1MiB"
+# Most jobs one conversation may run at once; more are refused until one ends.
+max_per_conversation = 8
+# Most jobs all conversations together may run at once.
+max_total = 32
+# Seconds a job may run before it is killed; 0: until its conversation ends.
+max_seconds = 3600
+# Seconds a session's jobs keep running after its MCP client disconnects.
+session_end_grace_seconds = 10
+# Each command's whole output is kept in the state directory for job_output,
+# up to this size each (written like memory_max); the rest is dropped.
+keep_output_bytes = "64MiB"
+# All kept outputs together; past it the oldest are removed first.
+keep_total_bytes = "1GiB"
+
 # Per-tool settings, for any tool; leave a key out to keep the tool's own:
 # [tools.overrides.run_command]
 # timeout_seconds = 600      # its timeout

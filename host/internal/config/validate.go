@@ -60,6 +60,9 @@ func (c *Config) Validate() error {
 	if err := t.RunCommand.validate(); err != nil {
 		return err
 	}
+	if err := t.Jobs.validate(); err != nil {
+		return err
+	}
 	for name, o := range t.Overrides {
 		if !toolName.MatchString(name) {
 			return &KeyError{Key: "tools.overrides." + name, Err: fmt.Errorf("%q is not a tool name (lowercase letters, digits, underscores)", name)}
