@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/config"
@@ -20,6 +21,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/extism"
 	"github.com/toolhost/toolhost/host/internal/hostfn"
 	"github.com/toolhost/toolhost/host/internal/inside"
+	"github.com/toolhost/toolhost/host/internal/jobs"
 	"github.com/toolhost/toolhost/host/internal/journal"
 	"github.com/toolhost/toolhost/host/internal/readcache"
 	"github.com/toolhost/toolhost/host/internal/registry"
@@ -73,8 +75,9 @@ type Host struct {
 	// only.
 	commands *commandSandbox // confines run_command's commands
 	journal  *journal.Journal
-	saves    *saver  // nil without a journal
-	prune    *pruner // nil without a journal
+	jobs     *jobs.Manager // run_command's background jobs and kept outputs
+	saves    *saver        // nil without a journal
+	prune    *pruner       // nil without a journal
 
 	mu     sync.Mutex // calls of a parallel batch load caches concurrently
 	caches map[string]*conversationCache
@@ -155,9 +158,17 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.commands.close()
 		return nil, err
 	}
+	// Like the journal's, the jobs a crash left running are killed
+	// before any tool runs.
+	if h.jobs, err = openJobs(cfg.Tools.Jobs, opts.StateDir, log); err != nil {
+		h.closeJournal()
+		sb.Close()
+		h.commands.close()
+		return nil, err
+	}
 	if h.journal != nil {
 		h.saves = newSaver(h.save)
-		h.prune = startPruner(h.journal, log)
+		h.prune = startPruner(h.journal, h.jobs, time.Duration(cfg.Journal.RetentionDays)*24*time.Hour, log)
 	}
 	if h.rt, err = runtime.New(ctx, runtime.Config[hostfn.Env]{CacheDir: opts.CacheDir, Logger: log, HostFunctions: hostfn.Functions(), Verify: verify}); err != nil {
 		h.closeSaves()
@@ -190,6 +201,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	ecfg := st.engine
 	ecfg.Registry, ecfg.Sandbox, ecfg.Logger, ecfg.ReadCache = h.reg, sb, log, h.readCache
 	ecfg.Confiner = h.commands.confiner
+	ecfg.Jobs = h.jobs
 	if h.journal != nil {
 		ecfg.Journal = inside.EngineJournal(h.journal)
 	}
@@ -224,7 +236,12 @@ func (h *Host) Close(ctx context.Context) error {
 	return errors.Join(err, h.closeJournal(), h.commands.close())
 }
 
+// closeSaves stops what runs in the background: the jobs (killed),
+// the pruner and the saver.
 func (h *Host) closeSaves() {
+	if err := h.jobs.Close(); err != nil {
+		h.log.Error("background jobs outlived the host's close; the next start kills what is recorded of them", "err", err)
+	}
 	h.prune.close()
 	if h.saves != nil {
 		h.saves.close()
@@ -421,5 +438,5 @@ func (h *Host) closeJournal() error {
 // Its argument's type is internal to toolhost, so no other program can
 // call it: everything an embedder needs is in Host's other methods.
 func (h *Host) Inside(inside.Key) inside.Parts {
-	return inside.Parts{Engine: h.eng, Journal: h.journal}
+	return inside.Parts{Engine: h.eng, Journal: h.journal, Jobs: h.jobs}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/toolhost/toolhost/host/internal/jobs"
 	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
@@ -20,7 +21,9 @@ type pruner struct {
 	done chan struct{}
 }
 
-func startPruner(j *journal.Journal, log *slog.Logger) *pruner {
+// The commands' kept outputs (jobs.Manager.PruneOutputs) go with the
+// journal's records of the calls that made them, past the same retention.
+func startPruner(j *journal.Journal, outputs *jobs.Manager, retention time.Duration, log *slog.Logger) *pruner {
 	p := &pruner{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
@@ -31,6 +34,11 @@ func startPruner(j *journal.Journal, log *slog.Logger) *pruner {
 				log.Error("cannot prune the journal; it keeps growing until it can", "journal", j.Path(), "err", err)
 			case st != (journal.PruneStats{}):
 				log.Info("pruned the journal past its retention", "journal", j.Path(), "batches", st.Batches, "reads", st.Reads, "contents", st.Blobs)
+			}
+			if n, err := outputs.PruneOutputs(time.Now().Add(-retention)); err != nil {
+				log.Error("cannot prune the kept command outputs; they stay bounded by tools.jobs.keep_total_bytes", "err", err)
+			} else if n > 0 {
+				log.Info("pruned kept command outputs past the journal's retention", "outputs", n)
 			}
 			select {
 			case <-p.stop:

@@ -9,6 +9,7 @@ package inside
 
 import (
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/jobs"
 	"github.com/toolhost/toolhost/host/internal/journal"
 )
 
@@ -22,4 +23,5 @@ type Key struct{}
 type Parts struct {
 	Engine  *engine.Engine
 	Journal *journal.Journal
+	Jobs    *jobs.Manager // run_command's background jobs, which end with their MCP session
 }
