@@ -202,6 +202,9 @@ func reachProbes(t *testing.T) map[string]reachProbe {
 		"tools.run_command.cpu_seconds":     {tools(func(t *config.Tools) { t.RunCommand.CPUSeconds = 5 }), cmd(func(s commandProbe) any { return s.limits[2] })},
 		"tools.run_command.max_file_size":   {tools(func(t *config.Tools) { t.RunCommand.MaxFileSize = 1 << 20 }), cmd(func(s commandProbe) any { return s.limits[3] })},
 		"tools.run_command.open_files":      {tools(func(t *config.Tools) { t.RunCommand.OpenFiles = 64 }), cmd(func(s commandProbe) any { return s.limits[4] })},
+		"tools.run_command.max_timeout_ms":  {tools(func(t *config.Tools) { t.RunCommand.MaxTimeoutMS = 1500 }), eng(func(e engine.Config) any { return e.ExecMaxTimeout })},
+		"tools.run_command.noninteractive_env": {tools(func(t *config.Tools) { t.RunCommand.NonInteractiveEnv = []string{"CI=0"} }),
+			eng(func(e engine.Config) any { return e.NonInteractiveEnv })},
 
 		"tools.overrides.<tool>.timeout_seconds":   {setOverride(func(o *config.Override) { o.TimeoutSeconds = intPtr(9) }), override(func(o engine.Override) any { return o.Timeout })},
 		"tools.overrides.<tool>.requires_approval": {setOverride(func(o *config.Override) { o.RequiresApproval = boolPtr(true) }), override(func(o engine.Override) any { return o.RequiresApproval != nil && *o.RequiresApproval })},

@@ -69,10 +69,12 @@ func fromConfig(c *config.Config) (settings, error) {
 				FileOperations: time.Duration(t.Timeouts.FileOperationsSeconds) * time.Second,
 				ShellCommands:  time.Duration(t.Timeouts.ShellCommandsSeconds) * time.Second,
 			},
-			EnvDenylist:    t.Environment.Denylist,
-			EnvKeep:        t.Environment.Keep,
-			MaxCommitFiles: t.ApplyPatch.MaxFiles,
-			Policy:         pol,
+			EnvDenylist:       t.Environment.Denylist,
+			EnvKeep:           t.Environment.Keep,
+			MaxCommitFiles:    t.ApplyPatch.MaxFiles,
+			Policy:            pol,
+			ExecMaxTimeout:    time.Duration(t.RunCommand.MaxTimeoutMS) * time.Millisecond,
+			NonInteractiveEnv: t.RunCommand.NonInteractiveEnv,
 		},
 	}, nil
 }

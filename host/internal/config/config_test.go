@@ -173,6 +173,8 @@ pids_max = 64
 cpu_seconds = 60
 max_file_size = 1000000
 open_files = 256
+max_timeout_ms = 90000
+noninteractive_env = ["CI=1"]
 
 [tools.jobs]
 ring_bytes = "64KiB"
@@ -267,6 +269,8 @@ tools:
     cpu_seconds: 60
     max_file_size: 1000000
     open_files: 256
+    max_timeout_ms: 90000
+    noninteractive_env: [CI=1]
   jobs:
     ring_bytes: 64KiB
     max_per_conversation: 2
@@ -340,6 +344,7 @@ func fullConfig(dir, extra string, minLength any) *Config {
 			AllowedDomains: []string{"proxy.golang.org", "*.example.com", "127.0.0.1"}, DeniedDomains: []string{"evil.example.com"},
 			ExtraWritable: []string{extra}, ShareCaches: true,
 			MemoryMax: 512 << 20, PidsMax: 64, CPUSeconds: 60, MaxFileSize: 1000000, OpenFiles: 256,
+			MaxTimeoutMS: 90000, NonInteractiveEnv: []string{"CI=1"},
 		},
 		Jobs: Jobs{RingBytes: 64 << 10, MaxPerConversation: 2, MaxTotal: 4, MaxSeconds: 60, SessionEndGraceSeconds: 1,
 			KeepOutputBytes: 1000, KeepTotalBytes: 1 << 20},

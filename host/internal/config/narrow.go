@@ -147,6 +147,18 @@ var narrowRules = append([]struct {
 	{"tools.run_command.open_files", func(c, p *Config) string {
 		return operatorOnly("tools.run_command.open_files", lowerLimit(&c.Tools.RunCommand.OpenFiles, p.Tools.RunCommand.OpenFiles, false, strconv.Itoa))
 	}},
+	{"tools.run_command.max_timeout_ms", func(c, p *Config) string {
+		return lowest(&c.Tools.RunCommand.MaxTimeoutMS, p.Tools.RunCommand.MaxTimeoutMS)
+	}},
+	// The variables are set for every command, unseen by approval: a
+	// project could set what loads code (LD_PRELOAD), so only the
+	// operator's configuration sets them.
+	{"tools.run_command.noninteractive_env", func(c, p *Config) string {
+		if !slices.Equal(p.Tools.RunCommand.NonInteractiveEnv, c.Tools.RunCommand.NonInteractiveEnv) {
+			return "a project file cannot set the variables every command gets; only the operator's configuration can"
+		}
+		return ""
+	}},
 	{"server.token", func(c, p *Config) string {
 		if p.Server.Token != c.Server.Token {
 			return "a project file cannot set the server's bearer token; only the operator's configuration or $TOOLHOST_TOKEN can"

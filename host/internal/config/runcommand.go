@@ -76,6 +76,28 @@ type RunCommand struct {
 	// OpenFiles is the most files one process may hold open
 	// (RLIMIT_NOFILE); always set.
 	OpenFiles int `mapstructure:"open_files"`
+	// MaxTimeoutMS is the longest timeout_ms a call may ask for; the
+	// call's deadline (tools.timeouts.shell_commands_seconds) bounds
+	// every command too, whichever is shorter.
+	MaxTimeoutMS int `mapstructure:"max_timeout_ms"`
+	// NonInteractiveEnv (NAME=value entries) is set for every command
+	// before the variables a call adds, so that nothing waits for input
+	// that never comes; empty sets none.
+	NonInteractiveEnv []string `mapstructure:"noninteractive_env"`
+}
+
+// DefaultMaxTimeoutMS is max_timeout_ms's default: ten minutes.
+const DefaultMaxTimeoutMS = 600_000
+
+// DefaultNonInteractiveEnv returns noninteractive_env's default: what
+// tells git, package managers and pagers that no one is there to answer
+// (CI=1), and plain output. Each call returns a fresh slice.
+func DefaultNonInteractiveEnv() []string {
+	return []string{
+		"CI=1", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat",
+		"DEBIAN_FRONTEND=noninteractive", "npm_config_yes=true", "PIP_NO_INPUT=1",
+		"TERM=dumb", "NO_COLOR=1",
+	}
 }
 
 // Bounds of [tools.run_command]'s limits; the defaults are the
@@ -108,6 +130,9 @@ func defaultRunCommand() RunCommand {
 		PidsMax:        spec.DefaultPids,
 		MaxFileSize:    spec.DefaultFileSizeBytes,
 		OpenFiles:      spec.DefaultOpenFiles,
+
+		MaxTimeoutMS:      DefaultMaxTimeoutMS,
+		NonInteractiveEnv: DefaultNonInteractiveEnv(),
 	}
 }
 
@@ -119,6 +144,7 @@ func (r RunCommand) forProfile(p Profile) RunCommand {
 	out.AllowedDomains = slices.Clone(r.AllowedDomains)
 	out.DeniedDomains = slices.Clone(r.DeniedDomains)
 	out.ExtraWritable = slices.Clone(r.ExtraWritable)
+	out.NonInteractiveEnv = slices.Clone(r.NonInteractiveEnv)
 	if p.Sandbox != "" {
 		stricter(&out.Sandbox, p.Sandbox, SandboxOff, SandboxWorkspaceWrite, SandboxReadOnly)
 	}
@@ -147,6 +173,8 @@ func (r RunCommand) validate() error {
 		{"cpu_seconds", limitOrNone(r.CPUSeconds, 1, strconv.Itoa)},
 		{"max_file_size", positiveSize(r.MaxFileSize)},
 		{"open_files", between(r.OpenFiles, MinCommandOpenFiles, MaxCommandOpenFiles)},
+		{"max_timeout_ms", positiveMS(r.MaxTimeoutMS)},
+		{"noninteractive_env", assignments(r.NonInteractiveEnv)},
 	}
 	for _, c := range checks {
 		if c.err != nil {
@@ -180,6 +208,32 @@ func limitOrNone[T int | uint64](n, least T, show func(T) string) error {
 func positiveSize(n uint64) error {
 	if n == 0 {
 		return errors.New(`must be a positive size: a command always gets a file-size limit (e.g. "1GiB")`)
+	}
+	return nil
+}
+
+func positiveMS(n int) error {
+	if n <= 0 {
+		return fmt.Errorf("must be a positive number of milliseconds, got %d (the call's deadline, tools.timeouts.shell_commands_seconds, bounds commands whatever this says)", n)
+	}
+	return nil
+}
+
+// assignments checks noninteractive_env: NAME=value entries, each name
+// once.
+func assignments(list []string) error {
+	seen := map[string]bool{}
+	for _, kv := range list {
+		name, _, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok || !envName.MatchString(name):
+			return fmt.Errorf("%q is not NAME=value (a name of letters, digits and _, then =, then the value)", kv)
+		case strings.IndexByte(kv, 0) >= 0:
+			return fmt.Errorf("%q holds a NUL byte, which no environment can carry", name)
+		case seen[name]:
+			return fmt.Errorf("%s is set twice; keep one", name)
+		}
+		seen[name] = true
 	}
 	return nil
 }
@@ -419,4 +473,19 @@ func (p Profile) validateRunCommand(name string, r RunCommand) error {
 		return &KeyError{Key: key + "network", Err: fmt.Errorf(`%q needs commands confined, but tools.run_command.sandbox is "off": set sandbox = "workspace-write" (or "read-only") in the profile too`, p.Network)}
 	}
 	return nil
+}
+
+// HiddenName says why Sanitize would hide a variable named name whatever
+// its value: a denylist glob matches it, or it looks like a secret's
+// name and Keep does not name it; "" when the name alone hides nothing.
+// run_command refuses such a name in the variables a model adds, so that
+// what the filter keeps from commands cannot be put back by a call.
+func (e Environment) HiddenName(name string) string {
+	if g, ok := deniedBy(append(DefaultEnvDenylist(), e.Denylist...), name); ok {
+		return "the denylist glob " + g
+	}
+	if slices.Contains(e.Keep, name) {
+		return ""
+	}
+	return secretName(name)
 }

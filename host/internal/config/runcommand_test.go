@@ -20,6 +20,9 @@ func TestRunCommandDefaults(t *testing.T) {
 		Sandbox: SandboxWorkspaceWrite, Network: NetworkOff,
 		AllowedDomains: []string{}, DeniedDomains: []string{}, ExtraWritable: []string{},
 		MemoryMax: 2 << 30, PidsMax: 512, CPUSeconds: 0, MaxFileSize: 1 << 30, OpenFiles: 4096,
+		MaxTimeoutMS: 600_000,
+		NonInteractiveEnv: []string{"CI=1", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat", "DEBIAN_FRONTEND=noninteractive",
+			"npm_config_yes=true", "PIP_NO_INPUT=1", "TERM=dumb", "NO_COLOR=1"},
 	}
 	dir := t.TempDir()
 	l, err := Load(Options{UserDir: dir, Dir: dir})
@@ -169,6 +172,10 @@ func TestRunCommandErrors(t *testing.T) {
 		{name: "item 5 no file size limit", file: "[tools.run_command]\nmax_file_size = 0\n", key: "tools.run_command.max_file_size", msg: "a command always gets a file-size limit"},
 		{name: "item 5 no open files", file: "[tools.run_command]\nopen_files = 0\n", key: "tools.run_command.open_files", msg: "must be between 16 and 1048576, got 0"},
 		{name: "item 5 too many open files", file: "[tools.run_command]\nopen_files = 2000000\n", key: "tools.run_command.open_files", msg: "between 16 and 1048576"},
+		{name: "no timeout", file: "[tools.run_command]\nmax_timeout_ms = 0\n", key: "tools.run_command.max_timeout_ms", msg: "positive number of milliseconds"},
+		{name: "not an assignment", file: "[tools.run_command]\nnoninteractive_env = [\"CI\"]\n", key: "tools.run_command.noninteractive_env", msg: `"CI" is not NAME=value`},
+		{name: "not a name", file: "[tools.run_command]\nnoninteractive_env = [\"A B=1\"]\n", key: "tools.run_command.noninteractive_env", msg: "is not NAME=value"},
+		{name: "set twice", file: "[tools.run_command]\nnoninteractive_env = [\"CI=1\", \"CI=0\"]\n", key: "tools.run_command.noninteractive_env", msg: "CI is set twice"},
 		{name: "item 6 profile turning the sandbox off", file: "[profiles.x]\ntools = []\nsandbox = \"off\"\n", key: "profiles.x.sandbox", msg: `a profile can only narrow tools.run_command.sandbox`},
 		{name: "item 4 profile opening the network", file: "[profiles.x]\ntools = []\nnetwork = \"on\"\n", key: "profiles.x.network", msg: `a profile can only narrow tools.run_command.network`},
 		{name: "item 4 profile without network while unconfined", file: "[tools.run_command]\nsandbox = \"off\"\nnetwork = \"on\"\n[profiles.x]\ntools = []\nnetwork = \"off\"\n",
@@ -226,9 +233,12 @@ pids_max = 0
 cpu_seconds = 600
 max_file_size = "10GiB"
 open_files = 65536
+max_timeout_ms = 3600000
+noninteractive_env = []
 `, want: func(r *RunCommand) {
 			*r = RunCommand{Sandbox: SandboxOff, Network: NetworkOn, AllowedDomains: []string{"example.com"}, DeniedDomains: []string{},
-				ExtraWritable: []string{cache, f.extra}, ShareCaches: true, CPUSeconds: 600, MaxFileSize: 10 << 30, OpenFiles: 65536}
+				ExtraWritable: []string{cache, f.extra}, ShareCaches: true, CPUSeconds: 600, MaxFileSize: 10 << 30, OpenFiles: 65536,
+				MaxTimeoutMS: 3_600_000, NonInteractiveEnv: []string{}}
 		}},
 		{name: "environment", env: []string{
 			"TOOLHOST_TOOLS_RUN_COMMAND_SANDBOX=read-only",
@@ -242,10 +252,13 @@ open_files = 65536
 			"TOOLHOST_TOOLS_RUN_COMMAND_CPU_SECONDS=30",
 			"TOOLHOST_TOOLS_RUN_COMMAND_MAX_FILE_SIZE=5000000",
 			"TOOLHOST_TOOLS_RUN_COMMAND_OPEN_FILES=100",
+			"TOOLHOST_TOOLS_RUN_COMMAND_MAX_TIMEOUT_MS=1000",
+			"TOOLHOST_TOOLS_RUN_COMMAND_NONINTERACTIVE_ENV=CI=true,PAGER=cat",
 		}, want: func(r *RunCommand) {
 			*r = RunCommand{Sandbox: SandboxReadOnly, Network: NetworkAllowlist,
 				AllowedDomains: []string{"proxy.golang.org", "*.example.com", "127.0.0.1"}, DeniedDomains: []string{"evil.example.com"},
-				ExtraWritable: []string{f.extra}, ShareCaches: true, MemoryMax: 4 << 30, PidsMax: 1024, CPUSeconds: 30, MaxFileSize: 5e6, OpenFiles: 100}
+				ExtraWritable: []string{f.extra}, ShareCaches: true, MemoryMax: 4 << 30, PidsMax: 1024, CPUSeconds: 30, MaxFileSize: 5e6, OpenFiles: 100,
+				MaxTimeoutMS: 1000, NonInteractiveEnv: []string{"CI=true", "PAGER=cat"}}
 		}},
 		{name: "environment beats the file", file: "[tools.run_command]\nmemory_max = \"1GiB\"\n", env: []string{"TOOLHOST_TOOLS_RUN_COMMAND_MEMORY_MAX=3GiB"},
 			want: func(r *RunCommand) { r.MemoryMax = 3 << 30 }},
@@ -340,6 +353,12 @@ func TestNarrowedByRunCommand(t *testing.T) {
 		{name: "smaller files", project: func(p *RunCommand) { p.MaxFileSize = 1e6 }, want: func(c *RunCommand) { c.MaxFileSize = 1e6 }},
 		{name: "more open files", project: func(p *RunCommand) { p.OpenFiles = 1 << 16 }, ignored: []string{"tools.run_command.open_files"}, why: "65536 is above the operator's 4096"},
 		{name: "fewer open files", project: func(p *RunCommand) { p.OpenFiles = 256 }, want: func(c *RunCommand) { c.OpenFiles = 256 }},
+		{name: "a shorter timeout", project: func(p *RunCommand) { p.MaxTimeoutMS = 1000 }, want: func(c *RunCommand) { c.MaxTimeoutMS = 1000 }},
+		{name: "a longer timeout", project: func(p *RunCommand) { p.MaxTimeoutMS = 6_000_000 }, ignored: []string{"tools.run_command.max_timeout_ms"}, why: "6000000 is above the operator's 600000"},
+		{name: "variables for every command", project: func(p *RunCommand) { p.NonInteractiveEnv = append(p.NonInteractiveEnv, "LD_PRELOAD=/x.so") },
+			ignored: []string{"tools.run_command.noninteractive_env"}, why: "only the operator's configuration can"},
+		{name: "no variables", project: func(p *RunCommand) { p.NonInteractiveEnv = []string{} },
+			ignored: []string{"tools.run_command.noninteractive_env"}, why: "only the operator's configuration can"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -301,6 +301,14 @@ cpu_seconds = 0
 max_file_size = "1GiB"
 # Most files one process may hold open, from 16 to 1048576.
 open_files = 4096
+# Longest timeout_ms a run_command call may ask for, in milliseconds (10
+# minutes). The call's deadline ([tools.timeouts] shell_commands_seconds)
+# bounds every command too, whichever is shorter: raise both for longer
+# commands, or run them with background: true.
+max_timeout_ms = 600000
+# Variables every command gets, as NAME=value, so that nothing waits for an
+# answer no one will give; a call's env overrides them. [] sets none.
+noninteractive_env = ["CI=1", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat", "DEBIAN_FRONTEND=noninteractive", "npm_config_yes=true", "PIP_NO_INPUT=1", "TERM=dumb", "NO_COLOR=1"]
 
 [tools.jobs]
 # Commands run_command starts with background: true run as jobs of the

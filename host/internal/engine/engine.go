@@ -82,6 +82,13 @@ type Config struct {
 	// whole output (hostfn.Commands.Jobs); nil refuses background
 	// commands and keeps no output.
 	Jobs *jobs.Manager
+	// ExecMaxTimeout bounds the timeout a command asks for
+	// ([tools.run_command] max_timeout_ms); 0 leaves only the call's
+	// deadline. NonInteractiveEnv (NAME=value) is set for every command
+	// before the variables a call adds ([tools.run_command]
+	// noninteractive_env); nil sets none.
+	ExecMaxTimeout    time.Duration
+	NonInteractiveEnv []string
 	// Journal records every batch before its calls run, and each call's
 	// start and result; nil keeps no record.
 	Journal Journal
@@ -232,7 +239,8 @@ func (e *Engine) callTool(ctx context.Context, call Call, tool *registry.Tool, r
 		},
 		Commands: hostfn.Commands{
 			Confiner: e.cfg.Confiner.Narrow(opts.CommandSandbox, opts.CommandNetwork), Environ: e.environ,
-			Jobs: e.cfg.Jobs,
+			Jobs: e.cfg.Jobs, MaxTimeout: e.cfg.ExecMaxTimeout, NonInteractive: e.cfg.NonInteractiveEnv,
+			EnvRules: config.Environment{Denylist: e.cfg.EnvDenylist, Keep: e.cfg.EnvKeep},
 		},
 	}
 	if opts.DryRun && opts.Journal == nil && e.cfg.Journal != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/jobs"
 	"github.com/toolhost/toolhost/host/internal/readcache"
@@ -138,6 +139,18 @@ type Commands struct {
 	// Jobs runs background commands and keeps commands' whole output;
 	// nil refuses background commands and proc_job, and keeps none.
 	Jobs *jobs.Manager
+	// MaxTimeout bounds the timeout a proc_exec command asks for
+	// (abi.ExecRequest.TimeoutMS; [tools.run_command] max_timeout_ms);
+	// 0 leaves only the call's deadline.
+	MaxTimeout time.Duration
+	// NonInteractive (NAME=value entries; [tools.run_command]
+	// noninteractive_env) is set in every proc_exec command's environment,
+	// over Environ and under the variables the call adds, so that a
+	// command does not wait for input that never comes.
+	NonInteractive []string
+	// EnvRules is the secret filter Environ went through: a proc_exec call
+	// may not add a variable it hides by name.
+	EnvRules config.Environment
 
 	// mu guards confinement, which a command's host function appends to.
 	mu          sync.Mutex

@@ -41,7 +41,7 @@ func procRun(ctx context.Context, c *Call, cmds *Commands, mem api.Memory, stack
 	if err != nil {
 		return nil, err
 	}
-	run, err := cmds.confine(ctx, c, dir)
+	run, err := cmds.confine(ctx, c, dir, cmds.Environ)
 	if err != nil {
 		return nil, err
 	}
@@ -116,11 +116,12 @@ func (c *Call) workDir(cwd string) (string, error) {
 	return p.Abs, nil
 }
 
-// confine prepares the confinement of a command that runs in dir. It
-// fails closed: without a confiner, or when the configured confinement
+// confine prepares the confinement of a command that runs in dir with
+// environ (a confined command gets its environment from the
+// confinement, not from proc.Spec.Env). It fails closed: without a confiner, or when the configured confinement
 // cannot be had, the command does not run and the error says why and how
 // to fix it.
-func (cmds *Commands) confine(ctx context.Context, c *Call, dir string) (*confine.Run, error) {
+func (cmds *Commands) confine(ctx context.Context, c *Call, dir string, environ []string) (*confine.Run, error) {
 	if cmds.Confiner == nil {
 		return nil, fail(abi.StatusDenied, abi.KindExecutionFailed, "call %s: the command did not run: this host has no sandbox for commands; open it with host.Options.Launcher (a binary whose main calls host.RunLauncher, as toolhost's does), or set [tools.run_command] sandbox = \"off\" in the operator's configuration", c.CallID)
 	}
@@ -128,7 +129,7 @@ func (cmds *Commands) confine(ctx context.Context, c *Call, dir string) (*confin
 	for i, r := range roots {
 		roots[i] = filepath.Clean(r)
 	}
-	run, err := cmds.Confiner.Prepare(ctx, confine.Call{ID: c.CallID, Roots: roots, Dir: dir, Environ: cmds.Environ})
+	run, err := cmds.Confiner.Prepare(ctx, confine.Call{ID: c.CallID, Roots: roots, Dir: dir, Environ: environ})
 	if err != nil {
 		if stop := interrupted(err, "the call ran past its deadline while its command's sandbox was prepared; the command did not run"); stop != nil {
 			return nil, stop
