@@ -267,10 +267,20 @@ func (s *Server) conversation(req *mcp.CallToolRequest) string {
 	return c
 }
 
+// forget ends a session's own conversation: its background jobs are
+// killed after tools.jobs.session_end_grace_seconds. A conversation the
+// operator pinned (Options.Conversation) or an HTTP request named
+// (ConversationHeader) may go on in another session, so its jobs are left
+// to their own end: max_seconds, job_kill or the server's stop.
 func (s *Server) forget(ss *mcp.ServerSession) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	conv, own := s.conversations[ss]
 	delete(s.conversations, ss)
+	s.mu.Unlock()
+	if own {
+		m := s.h.Inside(inside.Key{}).Jobs
+		m.EndConversation(conv, m.SessionEndGrace())
+	}
 }
 
 // callTool runs one tools/call as a one-call batch. The request's ctx
