@@ -171,7 +171,10 @@ func procExec(ctx context.Context, c *Call, cmds *Commands, mem api.Memory, stac
 		spec.Launcher = l
 	}
 	if req.Stdin != nil {
-		spec.Stdin = []byte(*req.Stdin)
+		if err := e.feedStdin(&spec, *req.Stdin); err != nil {
+			run.Close()
+			return nil, err
+		}
 	}
 	if req.Background {
 		return e.background(ctx, spec)
@@ -318,6 +321,32 @@ const (
 	limitOperator        // max_timeout_ms, below what the call asked
 	limitDeadline        // the call's deadline
 )
+
+// feedStdin gives the command its stdin. Unconfined, proc writes it to
+// a pipe. The confined launcher starts the shell on /dev/null, so there
+// it is a file in the call's private tmp, which only this command sees
+// and which goes with the tmp, redirected to the shell: the command
+// reads it to its end as it would a pipe closed after it.
+func (e *execution) feedStdin(spec *proc.Spec, stdin string) error {
+	if e.run.Launch() == nil {
+		spec.Stdin = []byte(stdin)
+		return nil
+	}
+	tmp := callTmp(e.run, e.cmds.Confiner, e.c.CallID)
+	if tmp == "" {
+		return fail(abi.StatusInvalid, abi.KindExecutionFailed, "call %s: the sandbox gives this command no place for its stdin; write the input to a file in the workspace and redirect it (command < file)", e.c.CallID)
+	}
+	name := "toolhost-stdin-" + randomHex(8)
+	if err := os.WriteFile(filepath.Join(tmp, name), []byte(stdin), 0o400); err != nil {
+		return fail(abi.StatusIO, abi.KindExecutionFailed, "call %s: cannot write the command's stdin: %v", e.c.CallID, err)
+	}
+	shell := bashPath + " -o pipefail"
+	if e.shell != "bash" {
+		shell = "/bin/sh"
+	}
+	spec.Command = "exec " + shell + " -c " + shellQuote(e.req.Command) + " < /tmp/" + name
+	return nil
+}
 
 // timeout is how long the command may run (0: no limit of its own), and
 // which limit that is. A timeout_ms of 0 asks for the call's deadline.
