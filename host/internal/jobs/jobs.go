@@ -114,7 +114,9 @@ func (o Options) withDefaults() Options {
 
 // Command is a background command to start: its spec (the caller has
 // confined it: Spec.Launcher), what to show of it, and Release, called
-// once every process of it is gone (the confinement's Close).
+// once every process of it is gone (the confinement's Close). Release is
+// the job's once Start returns its id; when Start returns an error, the
+// caller still owns it and calls it.
 //
 // Start replaces Spec.Sink (the output goes to the job's ring) and
 // Spec.MaxCapture (nothing is captured twice); Spec.Started is called
@@ -211,9 +213,6 @@ func (m *Manager) Start(ctx context.Context, conv string, cmd Command) (string, 
 	}
 	j.ring.size = m.opts.RingBytes
 	if err := m.admit(j); err != nil {
-		if cmd.Release != nil {
-			cmd.Release()
-		}
 		return "", err
 	}
 	jctx, cancel := context.WithCancel(context.Background())
@@ -258,13 +257,12 @@ func (m *Manager) Start(ctx context.Context, conv string, cmd Command) (string, 
 		spec.Launcher = readyLauncher{Launcher: spec.Launcher, ready: ready}
 	}
 	var runErr error
+	rel := &release{fn: cmd.Release}
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
 		res, err := proc.Run(jctx, spec)
-		if cmd.Release != nil {
-			cmd.Release()
-		}
+		rel.ended()
 		if rec != "" {
 			removeRecord(rec, m.log)
 		}
@@ -273,10 +271,12 @@ func (m *Manager) Start(ctx context.Context, conv string, cmd Command) (string, 
 	}()
 	select {
 	case <-running:
+		rel.handOver()
 		return j.id, nil
 	case <-j.done:
 		select {
 		case <-running:
+			rel.handOver()
 			return j.id, nil
 		default:
 		}
@@ -290,12 +290,41 @@ func (m *Manager) Start(ctx context.Context, conv string, cmd Command) (string, 
 		}
 		// It ran and ended before it could be seen running: a job all
 		// the same, with its output to read.
+		rel.handOver()
 		return j.id, nil
 	case <-ctx.Done():
 		j.stop(abi.KilledCancel)
 		<-j.done
 		m.forget(j)
 		return "", fmt.Errorf("jobs: the background command did not start: %w", ctx.Err())
+	}
+}
+
+// release calls a job's Command.Release once its processes are gone,
+// if Start handed it over, that is, returned the job's id: on an error
+// the caller still owns it.
+type release struct {
+	fn     func()
+	mu     sync.Mutex
+	handed bool
+	done   bool
+}
+
+func (r *release) handOver() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.handed = true
+	if r.done && r.fn != nil {
+		r.fn()
+	}
+}
+
+func (r *release) ended() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done = true
+	if r.handed && r.fn != nil {
+		r.fn()
 	}
 }
 

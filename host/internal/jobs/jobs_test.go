@@ -492,8 +492,8 @@ func TestStartFailure(t *testing.T) {
 	if !errors.As(err, &notRun) {
 		t.Errorf("Start with a failing launcher = %v; want a NotRunError", err)
 	}
-	if !released {
-		t.Error("Release was not called")
+	if released {
+		t.Error("Release was called though Start returned an error: the caller owns it then, and would release it twice")
 	}
 	if l := m.list("c"); len(l) != 0 {
 		t.Errorf("a job that did not start is listed: %+v", l)
@@ -503,3 +503,29 @@ func TestStartFailure(t *testing.T) {
 type failingLauncher struct{ pdeathLauncher }
 
 func (failingLauncher) Started(context.Context, int) error { return errors.New("no namespaces here") }
+
+// A started job's Release is called once, after its processes are gone.
+func TestReleaseOnce(t *testing.T) {
+	m := newManager(t, Options{})
+	calls := make(chan struct{}, 4)
+	cmd := command(t, `sleep 0.2`)
+	cmd.Release = func() { calls <- struct{}{} }
+	id, err := m.Start(context.Background(), "c", cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 0 {
+		t.Fatal("Release was called while the job runs")
+	}
+	j, _ := m.lookup("c", id)
+	<-j.done
+	select {
+	case <-calls:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Release was not called after the job ended")
+	}
+	time.Sleep(50 * time.Millisecond)
+	if len(calls) != 0 {
+		t.Error("Release was called twice")
+	}
+}
