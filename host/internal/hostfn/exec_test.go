@@ -15,6 +15,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/confine"
+	"github.com/toolhost/toolhost/host/internal/proc"
 )
 
 // execEnv is a call that runs commands unconfined in a fresh workspace,
@@ -337,5 +338,25 @@ func TestProcExecReport(t *testing.T) {
 	// Without report the variable is not there.
 	if r := mustExec(t, env, abi.ExecRequest{Command: `echo "[${TOOLHOST_REPORT-unset}]"`}); r.Stdout != "[unset]\n" {
 		t.Errorf("without report: %q", r.Stdout)
+	}
+}
+
+// BenchmarkExecShell is what running a command in bash with pipefail
+// (exec'd from sh -c) costs over sh -c alone, for a command that does
+// nothing: the whole of proc_exec's wrapping.
+func BenchmarkExecShell(b *testing.B) {
+	if _, err := os.Stat(bashPath); err != nil {
+		b.Skip("no bash")
+	}
+	_, wrapped := execShell("true")
+	for _, bm := range []struct{ name, command string }{{"sh", "true"}, {"bash-pipefail", wrapped}} {
+		b.Run(bm.name, func(b *testing.B) {
+			spec := proc.Spec{Command: bm.command, Dir: b.TempDir(), Env: []string{"PATH=" + os.Getenv("PATH")}}
+			for b.Loop() {
+				if res, err := proc.Run(context.Background(), spec); err != nil || res.ExitCode != 0 {
+					b.Fatal(res, err)
+				}
+			}
+		})
 	}
 }
