@@ -108,3 +108,37 @@ func TestProcExecConfinedStdin(t *testing.T) {
 		t.Errorf("no stdin: %q", r.Stdout)
 	}
 }
+
+// A confined background command runs in the sandbox prepared by its
+// call, which the job releases when it ends: its private tmp (its stdin
+// with it) is gone then, not when the call returned.
+func TestProcExecConfinedBackground(t *testing.T) {
+	_, env := execConfinedEnv(t)
+	m := execJobs(t, env)
+	r := mustExec(t, env, abi.ExecRequest{Command: "sleep 0.5; cat; ls /tmp | grep -c toolhost-stdin-", Background: true, Stdin: strp("in the job\n")})
+	if r.JobID == "" {
+		t.Fatalf("no job: %+v", r)
+	}
+	tmps := filepath.Join(env.Commands.Confiner.Settings().StateDir, "sandbox", "tmp", "*")
+	if left, _ := filepath.Glob(tmps); len(left) != 1 {
+		t.Errorf("while the job runs, the tmps are %v; want its one", left)
+	}
+	zero := int64(0)
+	var out abi.JobResult
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		if out, err = m.Do(context.Background(), "conv-exec", abi.JobRequest{Op: abi.JobOutputOp, ID: r.JobID, SinceByte: &zero, WaitMS: 5000}); err != nil || !out.Job.Running {
+			break
+		}
+	}
+	if err != nil || out.Job.Running || out.Job.Output != "in the job\n1\n" {
+		t.Fatalf("job: %+v, %v", out.Job, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if left, _ := filepath.Glob(tmps); len(left) == 0 {
+			return
+		}
+	}
+	left, _ := filepath.Glob(tmps)
+	t.Errorf("after the job ended, the tmps are %v; want none", left)
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/confine"
+	"github.com/toolhost/toolhost/host/internal/jobs"
 	"github.com/toolhost/toolhost/host/internal/proc"
 )
 
@@ -358,5 +359,75 @@ func BenchmarkExecShell(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// execJobs gives env a job manager keeping outputs in a fresh directory.
+func execJobs(t *testing.T, env *Env) *jobs.Manager {
+	t.Helper()
+	m, err := jobs.New(jobs.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	env.Commands.Jobs = m
+	env.Call.Conversation = "conv-exec"
+	return m
+}
+
+// A cut output names where the whole of it is kept, and job_output reads
+// it there by that id; a whole one needs no id.
+func TestProcExecKeptOutput(t *testing.T) {
+	_, env := execEnv(t)
+	m := execJobs(t, env)
+	env.Limits.MaxOutputBytes = 4 << 10
+	r := mustExec(t, env, abi.ExecRequest{Command: "seq 1 20000; echo the end"})
+	if !r.StdoutCut || r.OutputID == "" {
+		t.Fatalf("cut %v, output id %q; want an id for a cut output", r.StdoutCut, r.OutputID)
+	}
+	var whole strings.Builder
+	for from := int64(0); ; {
+		out, err := m.Do(context.Background(), "conv-exec", abi.JobRequest{Op: abi.JobOutputOp, ID: r.OutputID, SinceByte: &from, MaxBytes: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole.WriteString(out.Job.Output)
+		if out.Job.NextByte == from {
+			break
+		}
+		from = out.Job.NextByte
+	}
+	if int64(whole.Len()) != r.StdoutBytes || !strings.HasSuffix(whole.String(), "20000\nthe end\n") {
+		t.Errorf("kept %d bytes ending %q, want the %d written", whole.Len(), whole.String()[max(0, whole.Len()-20):], r.StdoutBytes)
+	}
+	if r := mustExec(t, env, abi.ExecRequest{Command: "echo short"}); r.OutputID != "" {
+		t.Errorf("a whole output got id %q", r.OutputID)
+	}
+}
+
+// A background command returns at once with a job id; the job, not the
+// call, runs it, with the same shell, variables and stdin.
+func TestProcExecBackground(t *testing.T) {
+	_, env := execEnv(t)
+	m := execJobs(t, env)
+	began := time.Now()
+	r := mustExec(t, env, abi.ExecRequest{Command: `sleep 0.3; cat; echo "$GREETING"; false | true`, Background: true, Env: map[string]string{"GREETING": "from the job"}, Stdin: strp("fed\n")})
+	if r.JobID == "" || time.Since(began) > 2*time.Second {
+		t.Fatalf("background: %+v after %v", r, time.Since(began))
+	}
+	zero := int64(0)
+	out, err := m.Do(context.Background(), "conv-exec", abi.JobRequest{Op: abi.JobOutputOp, ID: r.JobID, SinceByte: &zero, WaitMS: 10_000})
+	for err == nil && out.Job.Running {
+		out, err = m.Do(context.Background(), "conv-exec", abi.JobRequest{Op: abi.JobOutputOp, ID: r.JobID, SinceByte: &zero, WaitMS: 10_000})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode := 0
+	if r.Pipefail {
+		wantCode = 1
+	}
+	if out.Job.Output != "fed\nfrom the job\n" || out.Job.ExitCode == nil || *out.Job.ExitCode != wantCode {
+		t.Errorf("job: output %q exit %v, want the stdin, the variable and exit %d", out.Job.Output, out.Job.ExitCode, wantCode)
 	}
 }
