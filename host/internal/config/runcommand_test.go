@@ -630,3 +630,24 @@ func TestInitFileDescribesReadOnly(t *testing.T) {
 		t.Error("InitFile still says read-only commands write only their $TMPDIR")
 	}
 }
+
+// HiddenName is the name rules of Sanitize alone: the denylist always,
+// the secret-name rules unless keep names the variable.
+func TestHiddenName(t *testing.T) {
+	e := Environment{Denylist: []string{"CORP_*"}, Keep: []string{"BUILD_PASSPHRASE", "SERVICE_TOKEN"}}
+	for _, tt := range []struct{ name, want string }{
+		{"GITHUB_TOKEN", "the denylist glob *_TOKEN"},
+		{"SERVICE_TOKEN", "the denylist glob *_TOKEN"}, // keep cannot override the denylist
+		{"aws_region", "the denylist glob AWS_*"},
+		{"CORP_URL", "the denylist glob CORP_*"},
+		{"MY_PASSPHRASE", "secret-looking name"},
+		{"BUILD_PASSPHRASE", ""},
+		{"GOFLAGS", ""},
+		{"PWD", ""},
+	} {
+		got := e.HiddenName(tt.name)
+		if tt.want == "" && got != "" || tt.want != "" && !strings.HasPrefix(got, tt.want) {
+			t.Errorf("HiddenName(%s) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

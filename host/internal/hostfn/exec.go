@@ -28,8 +28,9 @@ import (
 // Bounds of a proc_exec request, checked before anything runs.
 const (
 	// maxExecRequestBytes is the most a request may be: the longest
-	// command, its stdin and its variables, with room for JSON's escapes.
-	maxExecRequestBytes = 4 << 20
+	// command, its stdin and its variables, with room for JSON's escapes
+	// (\u0000 is six bytes for one).
+	maxExecRequestBytes = 8 << 20
 	// maxStdinBytes is the most stdin a command may be given; more
 	// belongs in a file the command reads.
 	maxStdinBytes = 1 << 20
@@ -39,7 +40,8 @@ const (
 	// maxReportBytes bounds what is read of $TOOLHOST_REPORT, below the
 	// call's scan limit.
 	maxReportBytes = 8 << 20
-	// reportName is the report file's name in its private directory.
+	// reportPrefix begins the name of a confined command's report file
+	// in its private tmp.
 	reportPrefix = "toolhost-report-"
 )
 
