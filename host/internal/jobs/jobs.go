@@ -162,7 +162,7 @@ func New(opts Options) (*Manager, error) {
 		return nil, err
 	}
 	if opts.RecordDir != "" {
-		if err := recoverRecords(opts.RecordDir, m.owner, m.log); err != nil {
+		if err := recoverRecords(opts.RecordDir, m.log); err != nil {
 			return nil, err
 		}
 	}
@@ -212,11 +212,15 @@ func (m *Manager) Start(ctx context.Context, conv string, cmd Command) (string, 
 		running: true, changed: make(chan struct{}), done: make(chan struct{}),
 	}
 	j.ring.size = m.opts.RingBytes
-	if err := m.admit(j); err != nil {
-		return "", err
-	}
+	// The job's context is its own, not the call's: the job outlives the
+	// call. It exists before the job is admitted, so that Close can stop
+	// a job still starting.
 	jctx, cancel := context.WithCancel(context.Background())
 	j.cancel = cancel
+	if err := m.admit(j); err != nil {
+		cancel()
+		return "", err
+	}
 	if m.opts.MaxDuration > 0 {
 		j.deadline = time.AfterFunc(m.opts.MaxDuration, func() { j.stop(abi.KilledTimeout) })
 	}

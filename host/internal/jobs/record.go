@@ -78,7 +78,7 @@ func removeRecord(path string, log *slog.Logger) {
 // recoverRecords kills the recorded jobs of hosts that are gone and
 // removes their records. Those of a host still running (another toolhost
 // on the same state directory) are its own.
-func recoverRecords(dir string, me owner, log *slog.Logger) error {
+func recoverRecords(dir string, log *slog.Logger) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -103,7 +103,9 @@ func recoverRecords(dir string, me owner, log *slog.Logger) error {
 			os.Remove(path)
 			continue
 		}
-		if r.Owner != me && r.Owner.alive() {
+		// A running owner's jobs are its own, this process's included
+		// (another host on the same state directory in this process).
+		if r.Owner.alive() {
 			continue
 		}
 		// The group existed when it was recorded (the leader's clock
