@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -14,6 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/internal/config"
+	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
@@ -184,4 +188,74 @@ func TestJobsBinaryLifetime(t *testing.T) {
 			t.Errorf("job records left after the restart: %v", records)
 		}
 	})
+}
+
+// jobsProcess runs one call in conv, approved, and decodes its JSON
+// content into out; it returns the call's error, if any.
+func jobsProcess(t *testing.T, h *host.Host, conv, tool string, args map[string]any, out any) *engine.ToolError {
+	t.Helper()
+	b := engine.Batch{Conversation: conv, Calls: []engine.Call{call("c1", tool, jsonArgs(t, args))}}
+	r := process(t, h, context.Background(), b, host.BatchOptions{Approver: approveAll()}, time.Minute)[0]
+	if !r.OK {
+		return r.Error
+	}
+	if err := json.Unmarshal([]byte(r.Content), out); err != nil {
+		t.Fatalf("%s: %q: %v", tool, r.Content, err)
+	}
+	return nil
+}
+
+// Attack (model): a conversation names another conversation's job or
+// kept output, to read it or kill it. Both are answered as ids that do not
+// exist, in the same words as one that never existed, and the job runs
+// on; the owner reads its long command's whole output by output_id.
+func TestJobsConversationsAreApart(t *testing.T) {
+	h, _ := openHost(t, func(c *config.Config, o *host.Options) {
+		c.Tools.RunCommand.Sandbox, c.Tools.RunCommand.Network = config.SandboxOff, config.NetworkOn
+		c.Tools.Output.MaxBytes = 4096
+		o.StateDir = t.TempDir()
+	}, "execprobe", "jobprobe")
+	var started abi.ExecResult
+	if e := jobsProcess(t, h, "owner", "exec_probe", map[string]any{"command": "echo secret-output; sleep 60", "background": true}, &started); e != nil {
+		t.Fatalf("background: %+v", e)
+	}
+	// Its result is cut at the output limit, JSON and all: the id is read
+	// off the front.
+	b := engine.Batch{Conversation: "owner", Calls: []engine.Call{call("c1", "exec_probe", jsonArgs(t, map[string]any{"command": "seq 1 20000"}))}}
+	r := process(t, h, context.Background(), b, host.BatchOptions{Approver: approveAll()}, time.Minute)[0]
+	m := regexp.MustCompile(`"output_id":"(out-[0-9a-f]+)"`).FindStringSubmatch(r.Content)
+	if !r.OK || m == nil {
+		t.Fatalf("a long foreground command: %+v; want its output kept", r)
+	}
+	long := abi.ExecResult{OutputID: m[1]}
+	var missing abi.JobResult
+	never := jobsProcess(t, h, "intruder", "job_probe", map[string]any{"op": "output", "id": "job-0123456789abcdef01234567"}, &missing)
+	for _, req := range []map[string]any{
+		{"op": "output", "id": started.JobID},
+		{"op": "kill", "id": started.JobID, "signal": "KILL"},
+		{"op": "output", "id": long.OutputID, "since_byte": 0},
+	} {
+		var got abi.JobResult
+		e := jobsProcess(t, h, "intruder", "job_probe", req, &got)
+		if e == nil {
+			t.Errorf("intruder's %v: %+v", req, got)
+			continue
+		}
+		if never == nil || e.Kind != never.Kind || strings.Replace(e.Message, req["id"].(string), "ID", 1) != strings.Replace(never.Message, "job-0123456789abcdef01234567", "ID", 1) {
+			t.Errorf("intruder's %v: %+v; want what an id that never existed gets: %+v", req, e, never)
+		}
+	}
+	var list abi.JobResult
+	if e := jobsProcess(t, h, "intruder", "job_probe", map[string]any{"op": "list"}, &list); e != nil || len(list.Jobs) != 0 {
+		t.Errorf("intruder's list: %+v %+v", list, e)
+	}
+	var own abi.JobResult
+	if e := jobsProcess(t, h, "owner", "job_probe", map[string]any{"op": "output", "id": started.JobID, "wait_ms": 5000}, &own); e != nil || !own.Job.Running || own.Job.Output != "secret-output\n" {
+		t.Errorf("owner's job after the intruder's kill: %+v %+v", own.Job, e)
+	}
+	var kept abi.JobResult
+	if e := jobsProcess(t, h, "owner", "job_probe", map[string]any{"op": "output", "id": long.OutputID, "since_byte": 108800, "max_bytes": 1000}, &kept); e != nil ||
+		!strings.HasSuffix(kept.Job.Output, "\n19999\n20000\n") || kept.Job.TotalBytes != 108894 || kept.Job.Running {
+		t.Errorf("owner's kept output from byte 108800: %+v %+v", kept.Job, e)
+	}
 }
