@@ -43,6 +43,8 @@ const (
 	// reportPrefix begins the name of a confined command's report file
 	// in its private tmp.
 	reportPrefix = "toolhost-report-"
+	// wrapRoom is what feedStdin may add to a wrapped command.
+	wrapRoom = 128
 )
 
 // bashPath is the shell proc_exec prefers: with pipefail a pipeline's
@@ -146,6 +148,12 @@ func procExec(ctx context.Context, c *Call, cmds *Commands, mem api.Memory, stac
 		return nil, err
 	}
 	shell, command := execShell(req.Command)
+	// The wrapping (exec /bin/bash -o pipefail -c '...', each ' written
+	// as four bytes), and a redirect of stdin, must fit in the kernel's
+	// limit on one argument too.
+	if len(command)+wrapRoom > maxCommandBytes {
+		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "the command is %d bytes once quoted for the shell, more than the %d bytes a command may have; write a script file and run it", len(command), maxCommandBytes-wrapRoom)
+	}
 	environ := execEnviron(cmds.Environ, cmds.NonInteractive, req.Env)
 	e := &execution{c: c, cmds: cmds, req: req, dir: dir, shell: shell}
 	if req.Report && cmds.Confiner != nil && cmds.Confiner.Mode() != confine.ModeOff {
@@ -191,10 +199,8 @@ func checkExec(req abi.ExecRequest) error {
 	switch {
 	case strings.TrimSpace(req.Command) == "":
 		return fail(abi.StatusInvalid, abi.KindBadArgs, "command is empty; give the shell command to run")
-	case len(req.Command) > maxCommandBytes-64:
-		// The wrapping (exec /bin/bash -o pipefail -c '...') must fit in
-		// the kernel's limit on one argument too.
-		return fail(abi.StatusInvalid, abi.KindBadArgs, "a command of %d bytes is longer than the %d bytes a command may have; write a script file and run it", len(req.Command), maxCommandBytes-64)
+	case len(req.Command) > maxCommandBytes:
+		return fail(abi.StatusInvalid, abi.KindBadArgs, "a command of %d bytes is longer than the %d bytes a command may have; write a script file and run it", len(req.Command), maxCommandBytes)
 	case strings.IndexByte(req.Command, 0) >= 0:
 		return fail(abi.StatusInvalid, abi.KindBadArgs, "command holds a NUL byte, which no command line can carry; write a script file and run it")
 	case req.TimeoutMS < 0:

@@ -239,6 +239,8 @@ func TestProcExecRequestRefused(t *testing.T) {
 		{"background without jobs", `{"command":"true","background":true}`, "no job manager"},
 		{"stdin too large", `{"command":"cat","stdin":"` + strings.Repeat("a", 1<<20+1) + `"}`, "stdin"},
 		{"cwd outside", `{"command":"true","cwd":"../"}`, ".."},
+		{"too long once quoted", `{"command":"echo ` + strings.Repeat("'", 40<<10) + `"}`, "once quoted"},
+		{"too long", `{"command":"` + strings.Repeat("a", 128<<10+1) + `"}`, "longer than"},
 	} {
 		_, err := execRaw(t, ctx, env, []byte(tt.raw))
 		if he := hostErr(t, err); !strings.Contains(he.Message, tt.in) {
