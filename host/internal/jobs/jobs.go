@@ -48,6 +48,10 @@ const (
 	// MaxFinished is how many ended jobs a conversation keeps for
 	// job_list and job_output; the oldest go first.
 	MaxFinished = 64
+	// MaxFinishedTotal is how many ended jobs the host keeps for all
+	// conversations, whose rings stay in memory: conversations that never
+	// end (pinned, or named by clients) must not pile them up.
+	MaxFinishedTotal = 128
 	// MaxWait bounds job_output's wait_ms.
 	MaxWait = 30 * time.Second
 	// KillGrace is how long a job has after job_kill's TERM, INT or HUP
@@ -391,6 +395,35 @@ func (m *Manager) register(j *job) {
 		i++
 	}
 	m.convs[j.conv] = list
+	m.dropEnded()
+}
+
+// dropEnded forgets the jobs that ended first while more than
+// MaxFinishedTotal have ended. m.mu is held.
+func (m *Manager) dropEnded() {
+	var ended []*job
+	for _, o := range m.jobs {
+		if !o.isRunning() {
+			ended = append(ended, o)
+		}
+	}
+	if len(ended) <= MaxFinishedTotal {
+		return
+	}
+	slices.SortFunc(ended, func(a, b *job) int { return a.endedAt().Compare(b.endedAt()) })
+	for _, o := range ended[:len(ended)-MaxFinishedTotal] {
+		delete(m.jobs, o.id)
+		m.convs[o.conv] = slices.DeleteFunc(m.convs[o.conv], func(x *job) bool { return x == o })
+		if len(m.convs[o.conv]) == 0 {
+			delete(m.convs, o.conv)
+		}
+	}
+}
+
+func (j *job) endedAt() time.Time {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.ended
 }
 
 // forget removes j, a job that did not start.

@@ -529,3 +529,29 @@ func TestReleaseOnce(t *testing.T) {
 		t.Error("Release was called twice")
 	}
 }
+
+// Ended jobs of many conversations, none of which ends, are bounded in
+// all: the first to end go first.
+func TestFinishedTotalBound(t *testing.T) {
+	m := newManager(t, Options{})
+	var first string
+	for i := range MaxFinishedTotal + 2 {
+		conv := "conv-" + strconv.Itoa(i)
+		id := start(t, m, conv, `true`)
+		if i == 0 {
+			first = id
+		}
+		j, _ := m.lookup(conv, id)
+		<-j.done
+	}
+	start(t, m, "last", `true`)
+	if _, err := m.lookup("conv-0", first); !errors.Is(err, ErrUnknown) {
+		t.Error("the first ended job was kept past the host's bound")
+	}
+	m.mu.Lock()
+	n := len(m.jobs)
+	m.mu.Unlock()
+	if n > MaxFinishedTotal+1 {
+		t.Errorf("%d jobs kept; want at most %d ended and the one running", n, MaxFinishedTotal)
+	}
+}
