@@ -38,6 +38,10 @@ type keeper struct {
 
 	mu   sync.Mutex
 	open map[string]bool // outputs being written: never trimmed
+	// used is the size of the outputs on disk as last counted, plus what
+	// was kept since: the directory is listed only when it passes total.
+	used    int64
+	counted bool
 }
 
 func (k *keeper) init() error {
@@ -51,6 +55,7 @@ func (k *keeper) init() error {
 	if err := os.Chmod(k.dir, 0o700); err != nil {
 		return fmt.Errorf("jobs: cannot make %s private: %w", k.dir, err)
 	}
+	k.trim(0)
 	return nil
 }
 
@@ -84,13 +89,10 @@ func (m *Manager) Keep(conv, callID, command string) (*Kept, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs: cannot keep the command's output in %s: %w", m.keep.dir, err)
 	}
+	// The meta file is written when the output ends: until then no one
+	// has its id, and one a crash cut short has no owner to read it.
 	k := &Kept{id: id, path: path, f: f, keeper: &m.keep, started: time.Now(),
 		meta: outputMeta{Conversation: conv, CallID: callID, Command: command, StartedAt: time.Now().UnixMilli()}}
-	if err := k.writeMeta(); err != nil {
-		f.Close()
-		os.Remove(path)
-		return nil, err
-	}
 	m.keep.mu.Lock()
 	m.keep.open[id] = true
 	m.keep.mu.Unlock()
@@ -168,26 +170,21 @@ func (k *Kept) Close() error {
 	k.meta.DurationMS = time.Since(k.started).Milliseconds()
 	err = errors.Join(err, k.writeMeta())
 	k.mu.Unlock()
+	kept := k.meta.Kept
 	k.keeper.mu.Lock()
 	delete(k.keeper.open, k.id)
 	k.keeper.mu.Unlock()
-	k.keeper.trim()
+	k.keeper.trim(kept)
 	return err
 }
 
-// writeMeta replaces OUT-ID.meta. k.mu is held (or k not yet shared).
+// writeMeta writes OUT-ID.meta, once, as the output ends. A crash while
+// it is written leaves one that does not decode: the output then has no
+// owner, and no conversation reads it. k.mu is held.
 func (k *Kept) writeMeta() error {
 	b, _ := json.Marshal(k.meta)
-	return writeFileAtomic(k.path+metaSuffix, b)
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("jobs: cannot write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	path := k.path + metaSuffix
+	if err := os.WriteFile(path, b, 0o600); err != nil {
 		return fmt.Errorf("jobs: cannot write %s: %w", path, err)
 	}
 	return nil
@@ -222,11 +219,16 @@ func (k *keeper) list() ([]keptOutput, error) {
 	return out, nil
 }
 
-// trim removes the oldest outputs until all of them fit the total cap;
-// one being written is left alone.
-func (k *keeper) trim() {
+// trim counts added more bytes kept and, when all outputs pass the total
+// cap, removes the oldest until they fit; one being written is left
+// alone.
+func (k *keeper) trim(added int64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.used += added
+	if k.counted && k.used <= k.total {
+		return
+	}
 	outs, err := k.list()
 	if err != nil {
 		k.log.Warn("jobs: cannot list the kept outputs to bound them", "dir", k.dir, "err", err)
@@ -238,7 +240,7 @@ func (k *keeper) trim() {
 	}
 	for _, o := range outs {
 		if sum <= k.total {
-			return
+			break
 		}
 		if k.open[o.id] {
 			continue
@@ -246,6 +248,7 @@ func (k *keeper) trim() {
 		k.remove(o.id)
 		sum -= o.size
 	}
+	k.used, k.counted = sum, true
 }
 
 func (k *keeper) remove(id string) {
@@ -273,6 +276,7 @@ func (m *Manager) PruneOutputs(before time.Time) (int, error) {
 	for _, o := range outs {
 		if o.modTime.Before(before) && !k.open[o.id] {
 			k.remove(o.id)
+			k.used -= o.size
 			n++
 		}
 	}
