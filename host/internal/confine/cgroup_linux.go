@@ -353,6 +353,22 @@ func (c *Cgroup) OOMKilled() bool {
 	return c.readOOM()
 }
 
+// PidsMaxHit reports whether a fork was refused for the process limit:
+// the "max" counter of pids.events, in the v2 directory or v1's pids
+// hierarchy.
+func (c *Cgroup) PidsMaxHit() bool {
+	for _, d := range c.dirs {
+		for line := range strings.Lines(readCgroupFile(filepath.Join(d.path, "pids.events"))) {
+			if v, ok := strings.CutPrefix(line, "max "); ok {
+				if n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64); n > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // readOOM reads the oom_kill counter of memory.events (v2) or
 // memory.oom_control (v1).
 func (c *Cgroup) readOOM() bool {

@@ -24,5 +24,8 @@ func (c *Cgroup) Controllers() []string { return nil }
 // OOMKilled reports false.
 func (c *Cgroup) OOMKilled() bool { return false }
 
+// PidsMaxHit reports false.
+func (c *Cgroup) PidsMaxHit() bool { return false }
+
 // Close does nothing.
 func (c *Cgroup) Close() error { return nil }

@@ -257,6 +257,30 @@ func (r *Run) afterCommand() []Neutralized {
 	return found
 }
 
+// LimitsHit reports whether the command reached its memory limit (the
+// kernel killed a process of it for memory) or its process limit (a
+// fork was refused), so its result can say why it was killed.
+func (r *Run) LimitsHit() (memory, pids bool) {
+	if r.cgroup == nil {
+		return false, false
+	}
+	return r.cgroup.OOMKilled(), r.cgroup.PidsMaxHit()
+}
+
+// TmpDir is the host path of the command's private tmp (mounted at /tmp
+// inside), "" when the command runs unconfined.
+func (r *Run) TmpDir() string {
+	if r.policy == nil {
+		return ""
+	}
+	for _, m := range r.policy.Mounts {
+		if m.Target == "/tmp" && m.Kind == MountWrite {
+			return m.Source
+		}
+	}
+	return ""
+}
+
 // Launch is the launcher to run the command through (proc.Spec.Launcher),
 // nil when the mode is off.
 func (r *Run) Launch() *Launch { return r.launch }
