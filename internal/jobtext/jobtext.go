@@ -75,21 +75,19 @@ func duration(ms int64) string {
 	return strconv.FormatInt(ms/60_000, 10) + " min " + strconv.FormatInt(ms/1000%60, 10) + " s"
 }
 
-// Object is j as a JSON object, its output included when withOutput.
-func Object(j abi.JobOutput, withOutput bool) []byte {
+// Object is j as a JSON object: where the output shown starts and ends,
+// and how the job stands. The output itself is the text only: a model
+// pays for every byte, and the text already carries it.
+func Object(j abi.JobOutput) []byte {
 	b := []byte(`{"id":`)
 	b = sdk.AppendJSONString(b, j.ID)
-	if withOutput {
-		b = append(b, `,"output":`...)
-		b = sdk.AppendJSONString(b, j.Output)
-		b = append(b, `,"from_byte":`...)
-		b = strconv.AppendInt(b, j.FromByte, 10)
-		b = append(b, `,"next_byte":`...)
-		b = strconv.AppendInt(b, j.NextByte, 10)
-		if j.SkippedBytes > 0 {
-			b = append(b, `,"skipped_bytes":`...)
-			b = strconv.AppendInt(b, j.SkippedBytes, 10)
-		}
+	b = append(b, `,"from_byte":`...)
+	b = strconv.AppendInt(b, j.FromByte, 10)
+	b = append(b, `,"next_byte":`...)
+	b = strconv.AppendInt(b, j.NextByte, 10)
+	if j.SkippedBytes > 0 {
+		b = append(b, `,"skipped_bytes":`...)
+		b = strconv.AppendInt(b, j.SkippedBytes, 10)
 	}
 	b = append(b, `,"total_bytes":`...)
 	b = strconv.AppendInt(b, j.TotalBytes, 10)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -11,25 +12,22 @@ import (
 
 // result builds what the host returns for the given full streams when it
 // keeps keep bytes of each end.
-func result(stdout, stderr string, keep int) abi.ProcResult {
-	r := abi.ProcResult{StdoutBytes: int64(len(stdout)), StderrBytes: int64(len(stderr))}
+func result(stdout, stderr string, keep int) abi.ExecResult {
+	r := abi.ExecResult{StdoutBytes: int64(len(stdout)), StderrBytes: int64(len(stderr)),
+		StdoutLines: int64(strings.Count(stdout, "\n")), StderrLines: int64(strings.Count(stderr, "\n"))}
 	r.Stdout, r.StdoutTail = split(stdout, keep)
 	r.Stderr, r.StderrTail = split(stderr, keep)
-	if len(stdout) > 2*keep {
-		r.Flags |= abi.ProcStdoutCut
-	}
-	if len(stderr) > 2*keep {
-		r.Flags |= abi.ProcStderrCut
-	}
+	r.StdoutCut = len(stdout) > 2*keep
+	r.StderrCut = len(stderr) > 2*keep
 	return r
 }
 
-func split(s string, keep int) (head, tail []byte) {
+func split(s string, keep int) (head, tail string) {
 	if len(s) <= keep {
-		return []byte(s), nil
+		return s, ""
 	}
 	rest := s[keep:]
-	return []byte(s[:keep]), []byte(rest[max(0, len(rest)-keep):])
+	return s[:keep], rest[max(0, len(rest)-keep):]
 }
 
 func numbered(n int) string {
@@ -61,7 +59,7 @@ func TestRender(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := render(result(tt.stdout, tt.stderr, 64<<10), tt.limit)
+			got, _ := render(result(tt.stdout, tt.stderr, 64<<10), tt.limit)
 			if tt.want != "" || len(tt.contains) == 0 {
 				if got != tt.want {
 					t.Errorf("render = %q, want %q", got, tt.want)
@@ -94,15 +92,41 @@ func TestRenderFits(t *testing.T) {
 		errs := strings.Repeat("ü", rng.IntN(3000))
 		limit := 200 + rng.IntN(6000)
 		keep := 100 + rng.IntN(4000)
-		got := render(result(out, errs, keep), limit)
+		got, omitted := render(result(out, errs, keep), limit)
 		if len(got) > limit {
 			t.Fatalf("%d+%d bytes, keep %d, limit %d: rendered %d", len(out), len(errs), keep, limit, len(got))
 		}
 		if !utf8.ValidString(got) {
 			t.Fatalf("invalid UTF-8 for %d+%d bytes, limit %d: %q", len(out), len(errs), limit, got)
 		}
+		if omitted < 0 || (omitted > 0) != strings.Contains(got, "omitted ...]") {
+			t.Fatalf("%d+%d bytes, limit %d: omitted %d, note in text: %v", len(out), len(errs), limit, omitted, strings.Contains(got, "omitted ...]"))
+		}
 		if len(out)+len(errs) > limit && !strings.Contains(got, "omitted ...]") {
 			t.Fatalf("no omission note for %d+%d bytes, limit %d", len(out), len(errs), limit)
 		}
+	}
+}
+
+// The note says how many lines and bytes were left out, and how to read
+// them all when the host kept the output.
+func TestRenderNote(t *testing.T) {
+	long := numbered(5000) + "FATAL: the error at the end\n"
+	r := result(long, "", 8<<10)
+	r.OutputID = "out-abc"
+	got, omitted := render(r, 4000)
+	shown := strings.Count(got, "\n") - 2 // the note's own two newlines
+	wantLines := strings.Count(long, "\n") - shown
+	for _, want := range []string{
+		"[... " + strconv.Itoa(wantLines) + " lines, " + strconv.FormatInt(omitted, 10) + " bytes of stdout omitted; job_output {\"id\": \"out-abc\", \"since_byte\": 0} reads the whole output ...]",
+		"FATAL: the error at the end\n",
+		"line \nline x\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("render lacks %q:\n%s", want, got)
+		}
+	}
+	if len(got) > 4000 {
+		t.Errorf("render is %d bytes, limit 4000", len(got))
 	}
 }

@@ -716,8 +716,8 @@ func callUnnamedFiles(ctx context.Context, s *subject, m *abi.Manifest) Result {
 		named := namedPaths(g, props, args)
 		as, _ := w.observed(res.ID)
 		for _, a := range as {
-			if a.Summary || a.Function == abi.FnEventEmit {
-				continue
+			if a.Summary || a.Function == abi.FnEventEmit || a.Function == abi.FnProcJob {
+				continue // neither names a file: a job is the conversation's
 			}
 			touched++
 			key := a.Function + "\x00" + a.Path

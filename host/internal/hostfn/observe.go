@@ -58,7 +58,8 @@ func (c *Call) report(name string, mem api.Memory, params []uint64, err error) {
 // string for a function that names none.
 func accessPaths(name string, mem api.Memory, params []uint64) []string {
 	switch name {
-	case abi.FnEventEmit:
+	case abi.FnEventEmit, abi.FnProcJob:
+		// A job is the conversation's, not a file's.
 		return []string{""}
 	case abi.FnProcRun:
 		return []string{observedString(mem, params[2], params[3])}
@@ -76,18 +77,22 @@ func accessPaths(name string, mem api.Memory, params []uint64) []string {
 			paths[i] = cut(f.Path)
 		}
 		return paths
-	case abi.FnFSSearch:
-		// The directory searched is inside the request; the walk stays
-		// below it.
+	case abi.FnFSSearch, abi.FnProcExec:
+		// The directory searched, or a command's working directory, is
+		// inside the request.
 		req, ok := mem.Read(uint32(params[0]), uint32(params[1]))
 		if !ok {
 			return []string{""}
 		}
 		var r struct {
 			Path string `json:"path"`
+			Cwd  string `json:"cwd"`
 		}
 		if json.Unmarshal(req, &r) != nil {
 			return []string{cut(string(req))}
+		}
+		if name == abi.FnProcExec {
+			return []string{cut(r.Cwd)}
 		}
 		return []string{cut(r.Path)}
 	}
