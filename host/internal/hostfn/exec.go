@@ -471,7 +471,7 @@ func (e *execution) foreground(ctx context.Context, spec proc.Spec) ([]byte, err
 // job, not the call, owns the confinement from then on.
 func (e *execution) background(ctx context.Context, spec proc.Spec) ([]byte, error) {
 	c := e.c
-	id, err := e.cmds.Jobs.Start(ctx, c.Conversation, jobs.Command{Spec: spec, Cwd: e.req.Cwd, Release: e.run.Close})
+	id, err := e.cmds.Jobs.Start(ctx, c.Conversation, jobs.Command{Spec: spec, Shown: e.req.Command, Cwd: e.req.Cwd, Release: e.run.Close})
 	if err != nil {
 		// Release was not handed over: the job did not start.
 		e.run.Close()

@@ -12,6 +12,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -126,7 +127,11 @@ func (o Options) withDefaults() Options {
 // Spec.MaxCapture (nothing is captured twice); Spec.Started is called
 // as before, then the job's process is recorded.
 type Command struct {
-	Spec    proc.Spec
+	Spec proc.Spec
+	// Shown is the command as the model wrote it, for job_list and
+	// job_output; empty shows Spec.Command (which the host may have
+	// wrapped in its shell's invocation).
+	Shown   string
 	Cwd     string
 	Release func()
 }
@@ -211,7 +216,7 @@ func (m *Manager) Start(ctx context.Context, conv string, cmd Command) (string, 
 		return "", errors.New("jobs: this host runs no background commands")
 	}
 	j := &job{
-		id: newID("job-"), conv: conv, command: cmd.Spec.Command, cwd: cmd.Cwd,
+		id: newID("job-"), conv: conv, command: cmp.Or(cmd.Shown, cmd.Spec.Command), cwd: cmd.Cwd,
 		started: time.Now(), confined: cmd.Spec.Launcher != nil,
 		running: true, changed: make(chan struct{}), done: make(chan struct{}),
 	}
