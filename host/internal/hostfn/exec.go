@@ -412,9 +412,7 @@ func (e *execution) foreground(ctx context.Context, spec proc.Spec) ([]byte, err
 	began := time.Now()
 	res, err := proc.Run(runCtx, spec)
 	took := time.Since(began)
-	if kept != nil {
-		kept.Close()
-	}
+	defer kept.Close() // nil-safe; closed below once its end is known
 	var notRun *proc.NotRunError
 	if !errors.As(err, &notRun) {
 		cmds.recordConfinement(e.run.Applied())
@@ -443,6 +441,9 @@ func (e *execution) foreground(ctx context.Context, spec proc.Spec) ([]byte, err
 	} else if pids && out.Killed == "" && res.ExitCode != 0 {
 		out.Killed = abi.KilledPids
 	}
+	// job_output of the kept output then says how the command ended.
+	kept.SetExit(out.ExitCode, out.Signal, out.Killed)
+	kept.Close()
 	notes := e.run.Hint(res.Stderr, res.StderrTail)
 	if out.Killed == abi.KilledTimeout {
 		notes = joinLines(notes, timeoutNote(limit, which, e.req.TimeoutMS))

@@ -155,12 +155,16 @@ func (k *Kept) SetExit(code int, signal, killed string) {
 }
 
 // Close ends the output, and removes the oldest outputs if all of them
-// now pass the total cap.
+// now pass the total cap. Closing again does nothing.
 func (k *Kept) Close() error {
 	if k == nil {
 		return nil
 	}
 	k.mu.Lock()
+	if k.meta.Done {
+		k.mu.Unlock()
+		return nil
+	}
 	var err error
 	if k.f != nil {
 		err = k.f.Close()
