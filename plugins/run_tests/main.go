@@ -335,8 +335,8 @@ func result(c *sdk.Call, fw, cmd string, res abi.ExecResult, limit int) (string,
 	}
 	if perr != nil {
 		why := perr.Error()
-		if res.ReportBytes == 0 && len(report) == 0 {
-			why = "the command wrote no " + reportFormat(fw) + " report"
+		if res.ReportBytes == 0 && res.Report == "" {
+			why = "the command wrote no " + reportFormat(fw) + " report to $TOOLHOST_REPORT"
 		}
 		c.SetStructured(unparsedObject(fw, cmd, res, why))
 		out := commandOutput(res, limit/2)
