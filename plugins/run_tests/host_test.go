@@ -1,3 +1,8 @@
+//go:build !wasip1
+
+// These tests drive the host, which builds natively only (make lint also
+// vets the plugins for wasip1).
+
 package main
 
 import (
@@ -7,8 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/internal/testenv"
@@ -18,7 +25,7 @@ import (
 // runTestsHost opens a host with the built run_tests plugin on a copy of
 // the fixture project dir, its commands confined by the toolhost binary
 // as a user's are, and returns the host and the copy's root.
-func runTestsHost(t *testing.T, fixture string) (*host.Host, string) {
+func runTestsHost(t testing.TB, fixture string, mutate ...func(*host.Config)) (*host.Host, string) {
 	t.Helper()
 	dir, err := testplugin.SharedDir("run-tests", "plugins/run_tests")
 	if err != nil {
@@ -39,6 +46,9 @@ func runTestsHost(t *testing.T, fixture string) (*host.Host, string) {
 	}
 	cfg := host.DefaultConfig()
 	cfg.Tools.Sandbox.AllowedRoots = []string{root}
+	for _, m := range mutate {
+		m(cfg)
+	}
 	h, err := host.Open(context.Background(), host.Options{PluginDir: dir, Config: cfg, CacheDir: testplugin.CacheDir(t),
 		Launcher: launcher, StateDir: filepath.Join(t.TempDir(), "state")})
 	if err != nil {
@@ -49,7 +59,7 @@ func runTestsHost(t *testing.T, fixture string) (*host.Host, string) {
 }
 
 // runTestsCall makes one approved run_tests call and returns its result.
-func runTestsCall(t *testing.T, h *host.Host, args string) host.Result {
+func runTestsCall(t testing.TB, h *host.Host, args string) host.Result {
 	t.Helper()
 	approve := host.ApproverFunc(func(ctx context.Context, cs []host.Confirmation) (host.Decision, error) {
 		return host.ApproveAll("test"), nil
@@ -196,4 +206,59 @@ func needPytest(t *testing.T) {
 
 func needNode(t *testing.T) {
 	testenv.Runs(t, "node", "Node.js 20 or later", "--version")
+}
+
+// bigGoReport is a go test -json report of about size bytes: the
+// fixture's events over and over, each round a package of its own.
+func bigGoReport(t testing.TB, size int) []byte {
+	data, err := os.ReadFile(filepath.Join("testdata", "go_test.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b []byte
+	for i := 0; len(b) < size; i++ {
+		b = append(b, strings.ReplaceAll(string(data), `"example.com/calc"`, `"example.com/calc`+strconv.Itoa(i)+`"`)...)
+	}
+	return b
+}
+
+// What reading a 5 MB go test -json report costs natively.
+func BenchmarkParseGoReport5MB(b *testing.B) {
+	report := bigGoReport(b, 5<<20)
+	b.SetBytes(int64(len(report)))
+	for b.Loop() {
+		if _, err := parseGoJSON(report); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// What reading a 5 MB go test -json report costs in the plugin: a call
+// whose command only copies the report, less the command's own time
+// (guest-ms/op), beside the call's whole time.
+func BenchmarkRunTestsGoReport5MB(b *testing.B) {
+	h, root := runTestsHost(b, "go", func(c *host.Config) { c.Tools.ReadFile.MaxScanBytes = 8 << 20 })
+	report := bigGoReport(b, 5<<20)
+	if err := os.WriteFile(filepath.Join(root, "big.json"), report, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(report)))
+	var guest time.Duration
+	for b.Loop() {
+		start := time.Now()
+		r := runTestsCall(b, h, `{"framework": "go", "command": "cat big.json > \"$TOOLHOST_REPORT\""}`)
+		took := time.Since(start)
+		var s struct {
+			Total      int   `json:"total"`
+			DurationMS int64 `json:"duration_ms"`
+			Report     struct {
+				Cut bool `json:"cut"`
+			} `json:"report"`
+		}
+		if err := json.Unmarshal(r.Structured, &s); err != nil || s.Total == 0 || s.Report.Cut {
+			b.Fatalf("%+v %.300s", r.Error, r.Structured)
+		}
+		guest += took - time.Duration(s.DurationMS)*time.Millisecond
+	}
+	b.ReportMetric(float64(guest.Milliseconds())/float64(b.N), "guest-ms/op")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -208,6 +209,44 @@ func TestCommand(t *testing.T) {
 	} {
 		if got := command(c.fw, c.sel); got != c.want {
 			t.Errorf("command(%s, %q)\n got %s\nwant %s", c.fw, c.sel, got, c.want)
+		}
+	}
+}
+
+// decodeGoEvent reads every line the way encoding/json does, escapes
+// included, and leaves to it what it does not expect.
+func TestDecodeGoEventMatchesEncodingJSON(t *testing.T) {
+	lines := []string{
+		`{"Action":"output","Package":"p","Test":"T","Output":"tab\there \"q\" back\\slash \u00e9 \ud83d\ude00 \/ \n"}`,
+		`{"Time":"2026-11-28T20:30:12.85Z","Action":"pass","Package":"p","Test":"T","Elapsed":0.003}`,
+		`{"ImportPath":"p [p.test]","Action":"build-fail"}`,
+		`{"Action":"fail","Package":"p","Elapsed":1e-3,"FailedBuild":"p [p.test]"}`,
+		`{"Action":"output","Output":"lone \ud83d surrogate"}`,
+	}
+	for _, f := range []string{"go_test.json", "go_build_fail.json"} {
+		data, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.Split(strings.TrimSpace(string(data)), "\n")...)
+	}
+	for _, l := range lines {
+		var fast, slow goEvent
+		if !decodeGoEvent([]byte(l), &fast) {
+			t.Errorf("decodeGoEvent refused %s", l)
+			continue
+		}
+		if err := json.Unmarshal([]byte(l), &slow); err != nil {
+			t.Fatal(err)
+		}
+		if fast != slow {
+			t.Errorf("%s\n fast %+v\n json %+v", l, fast, slow)
+		}
+	}
+	for _, l := range []string{`{"Action":true}`, `{"Action":"x"`, `{"Action":"a\q"}`, `{"Action":{"x":1}}`} {
+		var ev goEvent
+		if decodeGoEvent([]byte(l), &ev) {
+			t.Errorf("decodeGoEvent accepted %s as %+v", l, ev)
 		}
 	}
 }
