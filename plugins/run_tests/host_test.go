@@ -262,3 +262,58 @@ func BenchmarkRunTestsGoReport5MB(b *testing.B) {
 	}
 	b.ReportMetric(float64(guest.Milliseconds())/float64(b.N), "guest-ms/op")
 }
+
+// bigJUnit is a JUnit XML report of about size bytes, pytest's shape, a
+// tenth of its test cases failing with a traceback.
+func bigJUnit(size int) []byte {
+	b := []byte(`<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">`)
+	for i := 0; len(b) < size; i++ {
+		n := strconv.Itoa(i)
+		if i%10 == 0 {
+			b = append(b, `<testcase classname="test_m" name="test_`+n+`" file="test_m.py" line="`+n+`"><failure message="assert 1 == 2">def test_`+n+`():
+&gt;       assert 1 == 2
+E       assert 1 == 2
+
+test_m.py:`+n+`: AssertionError</failure></testcase>`...)
+			continue
+		}
+		b = append(b, `<testcase classname="test_m" name="test_`+n+`" file="test_m.py" line="`+n+`" time="0.001" />`...)
+	}
+	return append(b, `</testsuite></testsuites>`...)
+}
+
+// What reading a 2 MB JUnit report (the default scan limit) costs
+// natively, and in the plugin (guest-ms/op as above).
+func BenchmarkParseJUnit2MB(b *testing.B) {
+	report := bigJUnit(2 << 20)
+	b.SetBytes(int64(len(report)))
+	for b.Loop() {
+		if _, err := parseJUnit(report, junitPytest); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRunTestsJUnit2MB(b *testing.B) {
+	h, root := runTestsHost(b, "python", func(c *host.Config) { c.Tools.ReadFile.MaxScanBytes = 4 << 20 })
+	report := bigJUnit(2 << 20)
+	if err := os.WriteFile(filepath.Join(root, "big.xml"), report, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(report)))
+	var guest time.Duration
+	for b.Loop() {
+		start := time.Now()
+		r := runTestsCall(b, h, `{"framework": "pytest", "command": "cat big.xml > \"$TOOLHOST_REPORT\""}`)
+		took := time.Since(start)
+		var s struct {
+			Total      int   `json:"total"`
+			DurationMS int64 `json:"duration_ms"`
+		}
+		if err := json.Unmarshal(r.Structured, &s); err != nil || s.Total == 0 {
+			b.Fatalf("%+v %.300s", r.Error, r.Structured)
+		}
+		guest += took - time.Duration(s.DurationMS)*time.Millisecond
+	}
+	b.ReportMetric(float64(guest.Milliseconds())/float64(b.N), "guest-ms/op")
+}

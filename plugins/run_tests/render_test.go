@@ -100,3 +100,21 @@ func TestResultBounded(t *testing.T) {
 		t.Errorf("structured: %d bytes, total %d, %d failures shown, %d omitted", len(obj), v.Total, len(v.Failures), v.Omitted)
 	}
 }
+
+// A JUnit report that ends inside an element gives its counts so far
+// only when the host says it cut the report; otherwise it is unreadable.
+func TestResultCutJUnit(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "pytest_junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := string(data[:strings.Index(string(data), `name="test_skipped"`)])
+	text, err := result(&sdk.Call{}, "pytest", "pytest", abi.ExecResult{ExitCode: 1, Report: cut, ReportBytes: 9 << 20, ReportCut: true}, 64<<10)
+	if err != nil || !strings.Contains(text, "FAILED (pytest): 2 tests: 1 passed, 1 failed") || !strings.Contains(text, "only its first part") {
+		t.Errorf("cut report: %q, %v", text, err)
+	}
+	_, err = result(&sdk.Call{}, "pytest", "pytest", abi.ExecResult{ExitCode: 1, Report: cut, ReportBytes: int64(len(cut))}, 64<<10)
+	if err == nil || !strings.Contains(err.Error(), "could not read the test results: JUnit XML") {
+		t.Errorf("a broken report that was not cut: %v, want it unreadable", err)
+	}
+}
