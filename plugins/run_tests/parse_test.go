@@ -250,3 +250,26 @@ func TestDecodeGoEventMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// Approval shows what will run: a custom command whole, the selector,
+// the directory; arguments that cannot make a command are refused there
+// too.
+func TestApprovalSummary(t *testing.T) {
+	for _, c := range []struct {
+		a    args
+		want string
+	}{
+		{args{}, "Run the tests (the project's framework)"},
+		{args{Framework: "go", Path: "svc", Selector: "TestA|TestB", TimeoutMS: 5000}, "Run the tests (go)\n  in svc\n  selector \"TestA|TestB\"\n  timeout 5000 ms"},
+		{args{Framework: "pytest", Command: "make check REPORT=$TOOLHOST_REPORT"}, "Run a custom test command (pytest report): make check REPORT=$TOOLHOST_REPORT"},
+	} {
+		if got, err := approvalSummary(c.a); err != nil || got != c.want {
+			t.Errorf("approvalSummary(%+v) = %q, %v; want %q", c.a, got, err, c.want)
+		}
+	}
+	for _, a := range []args{{Command: "true"}, {Framework: "auto", Command: "true"}, {Framework: "go", Command: "true", Selector: "x"}, {Framework: "mocha"}, {Selector: "a;b"}} {
+		if _, err := approvalSummary(a); err == nil {
+			t.Errorf("approvalSummary(%+v) accepted", a)
+		}
+	}
+}
