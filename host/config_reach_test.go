@@ -12,6 +12,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/host/internal/inside"
+	"github.com/toolhost/toolhost/host/internal/jobs"
 )
 
 // reachProbe is how one configuration key is followed to the part of
@@ -122,6 +123,16 @@ func reachProbes(t *testing.T) map[string]reachProbe {
 				allowed: rules.Allowed, denied: rules.Denied})
 		}
 	}
+	jobsOpt := func(f func(jobs.Options) any) func(*testing.T, *config.Config) any {
+		return func(t *testing.T, c *config.Config) any {
+			m, err := openJobs(c.Tools.Jobs, "", slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			return f(m.Options())
+		}
+	}
 	profile := func(f func(engine.Narrowing) any) func(*testing.T, *config.Config) any {
 		return func(t *testing.T, c *config.Config) any { return f(reachedProfile(t, c)) }
 	}
@@ -191,18 +202,25 @@ func reachProbes(t *testing.T) map[string]reachProbe {
 		"tools.approval.auto_approve_new_files": {tools(func(t *config.Tools) { t.Approval.AutoApproveNewFiles = false }), policy(func(p engine.Policy) any { return p.AutoApproveNewFiles })},
 		"tools.approval.code_patterns":          {tools(func(t *config.Tools) { t.Approval.CodePatterns = []string{"**/.envrc"} }), policy(func(p engine.Policy) any { return p.CodePatterns })},
 
-		"tools.run_command.sandbox":         {tools(func(t *config.Tools) { t.RunCommand.Sandbox = config.SandboxReadOnly }), cmd(func(s commandProbe) any { return s.mode })},
-		"tools.run_command.network":         {tools(func(t *config.Tools) { t.RunCommand.Network = config.NetworkAllowlist }), cmd(func(s commandProbe) any { return s.network })},
-		"tools.run_command.allowed_domains": {tools(func(t *config.Tools) { t.RunCommand.AllowedDomains = []string{"example.com"} }), cmd(func(s commandProbe) any { return s.allowed })},
-		"tools.run_command.denied_domains":  {tools(func(t *config.Tools) { t.RunCommand.DeniedDomains = []string{"example.com"} }), cmd(func(s commandProbe) any { return s.denied })},
-		"tools.run_command.extra_writable":  {tools(func(t *config.Tools) { t.RunCommand.ExtraWritable = []string{extra} }), cmd(func(s commandProbe) any { return s.extra })},
-		"tools.run_command.share_caches":    {tools(func(t *config.Tools) { t.RunCommand.ShareCaches = true }), cmd(func(s commandProbe) any { return s.share })},
-		"tools.run_command.memory_max":      {tools(func(t *config.Tools) { t.RunCommand.MemoryMax = 64 << 20 }), cmd(func(s commandProbe) any { return s.limits[0] })},
-		"tools.run_command.pids_max":        {tools(func(t *config.Tools) { t.RunCommand.PidsMax = 9 }), cmd(func(s commandProbe) any { return s.limits[1] })},
-		"tools.run_command.cpu_seconds":     {tools(func(t *config.Tools) { t.RunCommand.CPUSeconds = 5 }), cmd(func(s commandProbe) any { return s.limits[2] })},
-		"tools.run_command.max_file_size":   {tools(func(t *config.Tools) { t.RunCommand.MaxFileSize = 1 << 20 }), cmd(func(s commandProbe) any { return s.limits[3] })},
-		"tools.run_command.open_files":      {tools(func(t *config.Tools) { t.RunCommand.OpenFiles = 64 }), cmd(func(s commandProbe) any { return s.limits[4] })},
-		"tools.run_command.max_timeout_ms":  {tools(func(t *config.Tools) { t.RunCommand.MaxTimeoutMS = 1500 }), eng(func(e engine.Config) any { return e.ExecMaxTimeout })},
+		"tools.run_command.sandbox":            {tools(func(t *config.Tools) { t.RunCommand.Sandbox = config.SandboxReadOnly }), cmd(func(s commandProbe) any { return s.mode })},
+		"tools.run_command.network":            {tools(func(t *config.Tools) { t.RunCommand.Network = config.NetworkAllowlist }), cmd(func(s commandProbe) any { return s.network })},
+		"tools.run_command.allowed_domains":    {tools(func(t *config.Tools) { t.RunCommand.AllowedDomains = []string{"example.com"} }), cmd(func(s commandProbe) any { return s.allowed })},
+		"tools.run_command.denied_domains":     {tools(func(t *config.Tools) { t.RunCommand.DeniedDomains = []string{"example.com"} }), cmd(func(s commandProbe) any { return s.denied })},
+		"tools.run_command.extra_writable":     {tools(func(t *config.Tools) { t.RunCommand.ExtraWritable = []string{extra} }), cmd(func(s commandProbe) any { return s.extra })},
+		"tools.run_command.share_caches":       {tools(func(t *config.Tools) { t.RunCommand.ShareCaches = true }), cmd(func(s commandProbe) any { return s.share })},
+		"tools.run_command.memory_max":         {tools(func(t *config.Tools) { t.RunCommand.MemoryMax = 64 << 20 }), cmd(func(s commandProbe) any { return s.limits[0] })},
+		"tools.run_command.pids_max":           {tools(func(t *config.Tools) { t.RunCommand.PidsMax = 9 }), cmd(func(s commandProbe) any { return s.limits[1] })},
+		"tools.run_command.cpu_seconds":        {tools(func(t *config.Tools) { t.RunCommand.CPUSeconds = 5 }), cmd(func(s commandProbe) any { return s.limits[2] })},
+		"tools.run_command.max_file_size":      {tools(func(t *config.Tools) { t.RunCommand.MaxFileSize = 1 << 20 }), cmd(func(s commandProbe) any { return s.limits[3] })},
+		"tools.run_command.open_files":         {tools(func(t *config.Tools) { t.RunCommand.OpenFiles = 64 }), cmd(func(s commandProbe) any { return s.limits[4] })},
+		"tools.jobs.ring_bytes":                {tools(func(t *config.Tools) { t.Jobs.RingBytes = 12345 }), jobsOpt(func(o jobs.Options) any { return o.RingBytes })},
+		"tools.jobs.max_per_conversation":      {tools(func(t *config.Tools) { t.Jobs.MaxPerConversation = 3 }), jobsOpt(func(o jobs.Options) any { return o.MaxPerConversation })},
+		"tools.jobs.max_total":                 {tools(func(t *config.Tools) { t.Jobs.MaxTotal = 5 }), jobsOpt(func(o jobs.Options) any { return o.MaxTotal })},
+		"tools.jobs.max_seconds":               {tools(func(t *config.Tools) { t.Jobs.MaxSeconds = 7 }), jobsOpt(func(o jobs.Options) any { return o.MaxDuration })},
+		"tools.jobs.session_end_grace_seconds": {tools(func(t *config.Tools) { t.Jobs.SessionEndGraceSeconds = 2 }), jobsOpt(func(o jobs.Options) any { return o.SessionEndGrace })},
+		"tools.jobs.keep_output_bytes":         {tools(func(t *config.Tools) { t.Jobs.KeepOutputBytes = 1 << 20 }), jobsOpt(func(o jobs.Options) any { return o.KeepOutputBytes })},
+		"tools.jobs.keep_total_bytes":          {tools(func(t *config.Tools) { t.Jobs.KeepTotalBytes = 1 << 28 }), jobsOpt(func(o jobs.Options) any { return o.KeepTotalBytes })},
+		"tools.run_command.max_timeout_ms":     {tools(func(t *config.Tools) { t.RunCommand.MaxTimeoutMS = 1500 }), eng(func(e engine.Config) any { return e.ExecMaxTimeout })},
 		"tools.run_command.noninteractive_env": {tools(func(t *config.Tools) { t.RunCommand.NonInteractiveEnv = []string{"CI=0"} }),
 			eng(func(e engine.Config) any { return e.NonInteractiveEnv })},
 

@@ -219,19 +219,22 @@ func cutBeforeLine(b string) string {
 	return b
 }
 
-// failure is ExecutionFailed "exit code N" (SRD 3.6.10), or why the host
-// killed the command, with the status and the output in details.
+// failure is ExecutionFailed "exit code N" (SRD 3.6.10), Timeout or
+// Cancelled when the host killed the command for its time or the call's
+// cancellation, with the status and the output in details.
 func failure(res abi.ExecResult, out string, omitted int64) error {
-	msg := "exit code " + strconv.Itoa(res.ExitCode)
+	kind, msg := abi.KindExecutionFailed, "exit code "+strconv.Itoa(res.ExitCode)
 	switch {
 	case res.Killed == abi.KilledTimeout:
-		msg = "killed: the command ran past its timeout (" + strconv.FormatInt(res.DurationMS, 10) + " ms); the output so far is below"
+		kind = abi.KindTimeout
+		msg = "timed out after " + strconv.FormatInt(res.DurationMS, 10) + " ms: the command and every process it started were killed; the output so far is in the details. Give it a larger timeout_ms (up to the operator's maximum), or run it with background: true and read it with job_output"
+	case res.Killed == abi.KilledCancel:
+		kind = abi.KindCancelled
+		msg = "cancelled: the command and every process it started were killed"
 	case res.Killed == abi.KilledMemory:
 		msg = "killed: the command reached the memory limit (tools.run_command.memory_max)"
 	case res.Killed == abi.KilledPids:
 		msg = "killed: the command reached the process limit (tools.run_command.pids_max)"
-	case res.Killed == abi.KilledCancel:
-		msg = "killed: the call was cancelled"
 	case res.ExitCode < 0:
 		msg = "killed by a signal"
 		if res.Signal != "" {
@@ -241,7 +244,7 @@ func failure(res abi.ExecResult, out string, omitted int64) error {
 	details := append(statusFields([]byte(`{"tool":"run_command",`), res, omitted), `,"output":`...)
 	details = sdk.AppendJSONString(details, out)
 	details = append(details, '}')
-	return &sdk.Error{Kind: abi.KindExecutionFailed, Message: msg, Details: details}
+	return &sdk.Error{Kind: kind, Message: msg, Details: details}
 }
 
 // statusObject is the structured result of a command that ran:

@@ -49,7 +49,7 @@ func TestRunCommand(t *testing.T) {
 		{"stderr appended", "echo out; echo err >&2", "", true, "out\n\n\n[stderr]\nerr\n", ""},
 		{"only stderr", "echo err >&2", "", true, "\n\n[stderr]\nerr\n", ""},
 		{"no output", "true", "", true, "", ""},
-		{"exit code", "echo partial; exit 3", "", false, "run_command failed: exit code 3", `"exit_code":3,"output":"partial\n"`},
+		{"exit code", "echo partial; exit 3", "", false, "run_command failed: exit code 3", `"exit_code":3,`},
 		{"cwd", "pwd", "sub", true, "/sub\n", ""},
 		{"stdin closed", "cat; echo done", "", true, "done\n", ""},
 		{"environment sanitized", "env | grep TOOLHOST_TEST_ | sort", "", true, "TOOLHOST_TEST_PLAIN=visible\n", ""},

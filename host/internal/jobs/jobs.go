@@ -178,6 +178,9 @@ func New(opts Options) (*Manager, error) {
 	return m, nil
 }
 
+// Options are the options the Manager runs with, defaults filled in.
+func (m *Manager) Options() Options { return m.opts }
+
 // SessionEndGrace is how long a session's jobs outlive it
 // (Options.SessionEndGrace).
 func (m *Manager) SessionEndGrace() time.Duration {

@@ -17,9 +17,10 @@ func TestGranted(t *testing.T) {
 	}{
 		{nil, "event_emit response_take", ""},
 		{[]abi.Capability{abi.CapFSRead, abi.CapFSList}, "event_emit fs_diff fs_list fs_lstat fs_read fs_read_lines fs_stat response_take", ""},
-		{[]abi.Capability{abi.CapProcExec, abi.CapProcExec}, "event_emit proc_run response_take", ""},
+		{[]abi.Capability{abi.CapProcExec, abi.CapProcExec}, "event_emit proc_exec proc_run response_take", ""},
+		{[]abi.Capability{abi.CapProcJobs}, "event_emit proc_job response_take", ""},
 		{[]abi.Capability{abi.CapFSDelete}, "event_emit fs_commit fs_stat response_take", ""},
-		{[]abi.Capability{"net.everything"}, "", `unknown capability "net.everything" (known: fs.delete, fs.list, fs.read, fs.search, fs.write, proc.exec)`},
+		{[]abi.Capability{"net.everything"}, "", `unknown capability "net.everything" (known: fs.delete, fs.list, fs.read, fs.search, fs.write, proc.exec, proc.jobs)`},
 	}
 	for _, tt := range tests {
 		got, err := Granted(tt.caps)

@@ -93,6 +93,8 @@ func testHostFunctions() []HostFunction[testState] {
 		abi.FnFSCommit:    {i32, i32, i32},
 		abi.FnProcRun:     {i32, i32, i32, i32, i32},
 		abi.FnFSSearch:    {i32, i32, i32},
+		abi.FnProcExec:    {i32, i32, i32},
+		abi.FnProcJob:     {i32, i32, i32},
 	} {
 		fns = append(fns, HostFunction[testState]{Name: name, Params: params, Func: unavailable})
 	}
