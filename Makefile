@@ -8,7 +8,7 @@ STATICCHECK := $(BIN)/tools/staticcheck
 # Tests run against a private cache so they never depend on (or pollute) the user's.
 # Suites that need more than Go (the C toolchain, Node.js, python3, curl,
 # git, gcc, make) skip without it and say what installs it; with CI set
-# (.ci/run sets it) or TOOLHOST_REQUIRE_C, _NODE, _PYTHON3, _CURL, _GIT,
+# (.ci/run sets it) or TOOLHOST_REQUIRE_C, _NODE, _PYTHON3, _PYTEST, _CURL, _GIT,
 # _GCC, _MAKE they fail instead (internal/testenv).
 TEST_ENV  := TOOLHOST_CACHE_DIR=$(CURDIR)/$(BIN)/test-cache TOOLHOST_BIN=$(CURDIR)/$(BIN)/toolhost
 # $(call required,WHAT) is a shell condition: true when CI or
