@@ -401,7 +401,26 @@ func pathAround(l string, i, n int) string {
 	if len(fields) > 1 && strings.Contains(" create mkdir open touch remove ", " "+fields[len(fields)-2]+" ") {
 		return tok
 	}
+	if len(fields) > 2 && fields[len(fields)-3] == "line" && bashLineNumber(fields[len(fields)-2]) {
+		// bash's redirection error names a relative path bare:
+		// "bash: line 2: out.txt: Read-only file system".
+		return tok
+	}
 	return ""
+}
+
+// bashLineNumber reports whether f is bash's "N:" after "line".
+func bashLineNumber(f string) bool {
+	n, ok := strings.CutSuffix(f, ":")
+	if !ok || n == "" {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func firstNonEmpty(ss []string) string {

@@ -133,6 +133,8 @@ func TestHintCases(t *testing.T) {
 		{"relative, in the root", rw, "touch: cannot touch 'sub/a': Permission denied\n", ""},
 		{"read-only mode", ro, "touch: cannot touch 'a': Read-only file system\n",
 			`sandbox: write to /work/proj/a denied: commands run read-only here ([tools.run_command] sandbox = "read-only"); writable: $TMPDIR (/tmp). ` + retry},
+		{"bash's redirection, read-only mode", ro, "/bin/bash: line 2: a: Read-only file system\n",
+			`sandbox: write to /work/proj/a denied: commands run read-only here ([tools.run_command] sandbox = "read-only"); writable: $TMPDIR (/tmp). ` + retry},
 		{"outside every mount", rw, "mkdir: cannot create directory '/srv/x': Permission denied\n",
 			"sandbox: write to /srv/x denied: it is outside every directory commands may write; writable: /work/proj, $TMPDIR (/tmp). " + retry},
 		{"a toolchain", rw, "OSError: [Errno 30] Read-only file system: '/root/.pyenv/versions/x'\n",

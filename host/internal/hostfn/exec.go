@@ -436,7 +436,9 @@ func (e *execution) foreground(ctx context.Context, spec proc.Spec) ([]byte, err
 		}
 		out.ExitCode = -1
 	}
-	if memory, pids := limitsHit(e.run); memory && out.Killed == "" {
+	// A limit that killed a child the command survived (exit 0) did not
+	// kill the command; the sandbox's hint still says it happened.
+	if memory, pids := limitsHit(e.run); memory && out.Killed == "" && res.ExitCode != 0 {
 		out.Killed = abi.KilledMemory
 	} else if pids && out.Killed == "" && res.ExitCode != 0 {
 		out.Killed = abi.KilledPids
