@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -305,7 +306,12 @@ func TestBackgroundJobsDieWithAKilledHost(t *testing.T) {
 					t.Fatal("the job did not start")
 				}
 			}
-			crash(t, cmd)
+			// kill -9; the client's transport reaps it (its Close waits
+			// for the process, so the test must not wait too).
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatalf("kill -9 toolhost: %v", err)
+			}
+			s.session.Close()
 			next, _ := commandsServe(t, w)
 			commandsCall(t, next, "job_list", map[string]any{})
 			commandsWaitGone(t, marker, "kill -9 and a restart")
