@@ -169,7 +169,9 @@ func TestJobsBinaryLifetime(t *testing.T) {
 		if err := s.cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
-		s.cmd.Wait()
+		// The client's transport reaps toolhost (its Close waits for the
+		// process); a second Wait here would race it.
+		s.session.Close()
 		// Nothing kills an unconfined job with toolhost: it runs on
 		// until the next start finds its record.
 		if !jobsBeating(beat) {
