@@ -39,8 +39,8 @@ func avmBatch(n int) []byte {
 const avmRSSBound = 1 << 30
 
 // avmIdleBound is the most it may keep once they are decided: what it
-// held before the batches, plus the twenty plugins it warms for them and
-// a collector's headroom. It held 536-542 MiB with twenty plugins, 480
+// held before the batches, plus the nineteen plugins it warms for them and
+// a collector's headroom. It held 536-542 MiB with nineteen plugins, 480
 // with sixteen; the peak it falls from is near 1 GiB.
 const avmIdleBound = 600 << 20
 
