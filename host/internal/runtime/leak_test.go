@@ -124,11 +124,11 @@ func TestLoadCloseDoesNotLeak(t *testing.T) {
 		if err := rt.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if i == half/2-1 {
+		if i == half/2 {
 			from = measure(t)
 		}
 	}
-	checkSteady(t, "a runtime a round", half-half/2, len(paths), from, measure(t))
+	checkSteady(t, "a runtime a round", half-half/2-1, len(paths), from, measure(t))
 
 	rt := newRuntime()
 	defer rt.Close(ctx)
