@@ -118,6 +118,11 @@ func checkSelector(sel string) error {
 	if strings.HasPrefix(sel, "-") {
 		return sdk.BadArgs("selector %q starts with '-': it would be read as an option; name tests, not flags", sel)
 	}
+	if strings.HasPrefix(sel, "@") {
+		// pytest 8.2 and later read arguments from the file @NAME names,
+		// options included.
+		return sdk.BadArgs("selector %q starts with '@': pytest would read options from a file of that name; name tests", sel)
+	}
 	for i := 0; i < len(sel); i++ {
 		c := sel[i]
 		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(" _-./:|^$()[]*+?{},=@%", c) >= 0 {

@@ -191,7 +191,7 @@ func TestSelector(t *testing.T) {
 			t.Errorf("checkSelector(%q) = %v, want nil", ok, err)
 		}
 	}
-	for _, bad := range []string{"a'b", "x; rm -rf /", "$(id)x`id`", "a\nb", "-k", "--co", `a"b`, "a\\b", "a&b", "a>b", strings.Repeat("a", 513)} {
+	for _, bad := range []string{"a'b", "x; rm -rf /", "$(id)x`id`", "a\nb", "-k", "--co", `a"b`, "a\\b", "a&b", "a>b", "@args", strings.Repeat("a", 513)} {
 		if err := checkSelector(bad); err == nil {
 			t.Errorf("checkSelector(%q) = nil, want an error", bad)
 		}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -361,7 +362,9 @@ func (e *execution) feedStdin(spec *proc.Spec, stdin string) error {
 // A command stopped at the call's deadline would take its output with
 // the call; one stopped a moment before returns it (killed="timeout").
 func (e *execution) timeout(ctx context.Context) (d time.Duration, limit int) {
-	d = time.Duration(e.req.TimeoutMS) * time.Millisecond
+	// Milliseconds past what a Duration holds would overflow to a
+	// negative one and slip past both clamps: they are as good as forever.
+	d = time.Duration(min(e.req.TimeoutMS, int64(math.MaxInt64/time.Millisecond))) * time.Millisecond
 	if most := e.cmds.MaxTimeout; most > 0 && (d == 0 || d > most) {
 		d, limit = most, limitOperator
 	}

@@ -130,6 +130,9 @@ func TestProcExecTimeout(t *testing.T) {
 	}{
 		{"timeout_ms", time.Minute, 300, "its timeout_ms (300 ms)"},
 		{"clamped to max_timeout_ms", time.Minute, 60_000, "max_timeout_ms"},
+		// Past what a Duration holds it overflowed to a negative one and
+		// ran unclamped to the call's deadline.
+		{"too large for a Duration, clamped", time.Minute, 9223372036855, "max_timeout_ms"},
 		{"the call's deadline", 500 * time.Millisecond, 0, "shell_commands_seconds"},
 		{"max_timeout_ms for 0", time.Minute, 0, "max_timeout_ms allows;"},
 	}
