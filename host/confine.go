@@ -93,6 +93,11 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, state
 		}
 		cs.confiner = cs.confiner.WithProxy(dir, rules)
 	}
+	// Launchers started now make the first command as quick as the rest;
+	// they end first at close.
+	cs.confiner.Warm()
+	confiner := cs.confiner
+	cs.closers = append(cs.closers, func() error { confiner.Close(); return nil })
 	return cs, nil
 }
 

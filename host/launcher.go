@@ -9,10 +9,19 @@ import (
 // program's os.Args) ask for it, and reports whether they did: a program
 // that hosts tools calls it first thing in main and exits with code when
 // ok. The host re-executes its own binary (/proc/self/exe) as the launcher,
-// so a single binary confines commands with no helper to install.
+// the launcher server and the warm launchers it starts, so a single
+// binary confines commands with no helper to install.
 func RunLauncher(args []string) (code int, ok bool) {
-	if len(args) < 2 || args[1] != spec.LauncherArg {
+	if len(args) < 2 {
 		return 0, false
 	}
-	return launcher.Main(args), true
+	switch args[1] {
+	case spec.LauncherArg:
+		return launcher.Main(args), true
+	case spec.WarmLauncherArg:
+		return launcher.MainWarm(args), true
+	case spec.LaunchersArg:
+		return launcher.ServeLaunchers(args), true
+	}
+	return 0, false
 }

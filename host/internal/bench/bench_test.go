@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -39,7 +40,10 @@ type env struct {
 	// confined is eng with run_command's default sandbox:
 	// commands run through the toolhost binary's launcher.
 	confined *engine.Engine
-	state    string // the confiner's state directory
+	// cold is confined without launchers started ahead of need: every
+	// command starts its own.
+	cold  *engine.Engine
+	state string // the confiner's state directory
 }
 
 var (
@@ -121,7 +125,9 @@ func setup(b *testing.B) *env {
 			b.Fatal(err)
 		}
 		e.confined = engine.New(engine.Config{Registry: reg, Sandbox: sb, Policy: pol, ReadCache: func(string) *readcache.Cache { return e.reads },
-			Confiner: benchConfiner(b, e.state)})
+			Confiner: benchConfiner(b, e.state, true)})
+		e.cold = engine.New(engine.Config{Registry: reg, Sandbox: sb, Policy: pol, ReadCache: func(string) *readcache.Cache { return e.reads },
+			Confiner: benchConfiner(b, e.state, false)})
 		for _, t := range reg.Tools() {
 			if err := t.Plugin.Warm(ctx, 2); err != nil {
 				b.Fatal(err)
@@ -133,6 +139,45 @@ func setup(b *testing.B) *env {
 		b.Fatal("setup failed")
 	}
 	return shared
+}
+
+// pairSpaced times host and baseline call by call, alternating, with
+// pause between calls, and reports the medians: a model thinks between
+// commands, which lets whatever a path prepares in the background be
+// ready, as it is in use. b.N sets the calls of each; ns/op is host's
+// median.
+func pairSpaced(b *testing.B, host, baseline func() error, base string, pause time.Duration) {
+	for range 5 {
+		if err := host(); err != nil {
+			b.Fatal(err)
+		}
+		if err := baseline(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	hs, bs := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
+	for i := 0; i < b.N; i++ {
+		for _, c := range []struct {
+			fn  func() error
+			out *[]time.Duration
+		}{{host, &hs}, {baseline, &bs}} {
+			time.Sleep(pause)
+			start := time.Now()
+			if err := c.fn(); err != nil {
+				b.Fatal(err)
+			}
+			*c.out = append(*c.out, time.Since(start))
+		}
+	}
+	slices.Sort(hs)
+	slices.Sort(bs)
+	hostNs, baseNs := float64(hs[len(hs)/2].Nanoseconds()), float64(bs[len(bs)/2].Nanoseconds())
+	b.ReportMetric(hostNs, "median-ns/op")
+	b.ReportMetric(baseNs, base+"-median-ns/op")
+	b.ReportMetric(hostNs/baseNs, "x-"+base)
+	b.ReportMetric((hostNs-baseNs)/1e6, "added-ms/op")
+	b.ReportMetric(0, "ns/op")
 }
 
 // pair times toolhost and the native baseline over the same number of

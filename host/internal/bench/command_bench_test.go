@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/confine"
@@ -19,7 +20,11 @@ import (
 // exec.Command running the same shell command and collecting its output.
 // The confined cases run the command under run_command's default sandbox
 // and are compared with the same call unconfined: the
-// ratio is what confinement costs, and added-ms/op its start-up.
+// ratio is what confinement costs, and added-ms/op its start-up. The
+// confined case takes launchers started ahead of need, as the host
+// does, back to back; confined_spaced the same with 50 ms between
+// calls, as a model's thinking spaces them, and medians;
+// confined_cold starts a launcher for each command.
 func BenchmarkRunCommand(b *testing.B) {
 	e := setup(b)
 	for _, bc := range []struct{ name, command string }{
@@ -37,6 +42,12 @@ func BenchmarkRunCommand(b *testing.B) {
 		confined := run(e.confined, "run_command", string(args))
 		b.Run(bc.name+"/confined", func(b *testing.B) {
 			pairNamed(b, confined, e.execute("run_command", string(args)), "unconfined")
+		})
+		b.Run(bc.name+"/confined_spaced", func(b *testing.B) {
+			pairSpaced(b, confined, e.execute("run_command", string(args)), "unconfined", 50*time.Millisecond)
+		})
+		b.Run(bc.name+"/confined_cold", func(b *testing.B) {
+			pairNamed(b, run(e.cold, "run_command", string(args)), e.execute("run_command", string(args)), "unconfined")
 		})
 	}
 }
@@ -60,7 +71,8 @@ func run(eng *engine.Engine, tool, args string) func() error {
 // toolhost binary (make bench's, or one built for the run), with the
 // default limits: the memory and process limits give each command a
 // cgroup where the machine has one, whose cost is part of the start-up.
-func benchConfiner(b *testing.B, state string) *confine.Confiner {
+// warm starts launchers ahead of need, as the host does.
+func benchConfiner(b *testing.B, state string, warm bool) *confine.Confiner {
 	bin, err := testplugin.Toolhost(state)
 	if err != nil {
 		b.Fatal(err)
@@ -81,5 +93,9 @@ func benchConfiner(b *testing.B, state string) *confine.Confiner {
 	if err := support.Require(s.Mode, s.Network); err != nil {
 		b.Fatalf("this machine cannot confine commands: %v", err)
 	}
-	return confine.NewConfiner(s, support, bin, nil)
+	c := confine.NewConfiner(s, support, bin, nil)
+	if warm {
+		c.Warm()
+	}
+	return c
 }

@@ -66,6 +66,12 @@ type cgroupLayout struct {
 // controller is not available is left out (Controllers says which
 // apply); the cgroup still serves to kill everything the command started.
 func NewCgroup(name string, l Limits) (*Cgroup, error) {
+	return newCgroupIn(name, l, "")
+}
+
+// newCgroupIn is NewCgroup whose v2 directory is v2dir, made already by
+// warmCgroup, when it is not "": a warm launcher was cloned into it.
+func newCgroupIn(name string, l Limits, v2dir string) (*Cgroup, error) {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
 		return nil, fmt.Errorf("cgroup name %q: want one path element", name)
 	}
@@ -82,7 +88,10 @@ func NewCgroup(name string, l Limits) (*Cgroup, error) {
 		need = append(need, "pids")
 	}
 	c := &Cgroup{}
-	if err := c.build(lay, name, need, l); err != nil {
+	if v2dir != "" && (lay.unified == "" || filepath.Dir(filepath.Dir(v2dir)) != lay.unified) {
+		return nil, fmt.Errorf("the cgroup %s is not toolhost's", v2dir)
+	}
+	if err := c.build(lay, name, need, l, v2dir); err != nil {
 		c.removeDirs()
 		return nil, err
 	}
@@ -102,10 +111,10 @@ func NewCgroup(name string, l Limits) (*Cgroup, error) {
 
 // build makes the directories: the v2 one first (it can kill), with the
 // controllers it can have, then v1 ones for the limits still needed.
-func (c *Cgroup) build(lay cgroupLayout, name string, need []string, l Limits) error {
+func (c *Cgroup) build(lay cgroupLayout, name string, need []string, l Limits, v2dir string) error {
 	if lay.unified != "" {
 		ctl := unifiedControllers(lay, need)
-		dir, err := makeCgroup(lay.unified, name, func(parent string) error {
+		dir, err := makeCgroup(lay.unified, name, v2dir, func(parent string) error {
 			if len(ctl) == 0 {
 				return nil
 			}
@@ -136,7 +145,7 @@ func (c *Cgroup) build(lay cgroupLayout, name string, need []string, l Limits) e
 		if own == "" || slices.Contains(c.controllers, k) {
 			continue
 		}
-		dir, err := makeCgroup(own, name, nil)
+		dir, err := makeCgroup(own, name, "", nil)
 		if err != nil {
 			return err
 		}
@@ -184,10 +193,12 @@ func setLimit(dir, k string, v2 bool, l Limits) error {
 	return nil
 }
 
-// makeCgroup makes own/toolhost-<pid>/name. setup, when set, runs on the
-// parent before the leaf is made (v2 hands controllers down there). A
-// parent removed meanwhile by another command's Close is made again.
-func makeCgroup(own, name string, setup func(parent string) error) (string, error) {
+// makeCgroup makes own/toolhost-<pid>/name, or takes existing, a leaf
+// made there before, when it is not "". setup, when set, runs on the
+// parent before the leaf is made or taken (v2 hands controllers down
+// there, to existing leaves too). A parent removed meanwhile by another
+// command's Close is made again.
+func makeCgroup(own, name, existing string, setup func(parent string) error) (string, error) {
 	parent := filepath.Join(own, "toolhost-"+strconv.Itoa(os.Getpid()))
 	for range 3 {
 		err := os.Mkdir(parent, 0o755)
@@ -201,6 +212,12 @@ func makeCgroup(own, name string, setup func(parent string) error) (string, erro
 			if err := setup(parent); err != nil {
 				return "", err
 			}
+		}
+		if existing != "" {
+			if filepath.Dir(existing) != parent {
+				return "", fmt.Errorf("the cgroup %s is not in %s", existing, parent)
+			}
+			return existing, nil
 		}
 		leaf := filepath.Join(parent, name)
 		err = os.Mkdir(leaf, 0o755)
@@ -327,6 +344,32 @@ func (c *Cgroup) launchFiles() (dir *os.File, tasks []*os.File, err error) {
 		tasks = append(tasks, f)
 	}
 	return dir, tasks, nil
+}
+
+// warmCgroup makes a v2 cgroup for a warm launcher to be cloned into,
+// named name, and opens it; "" and nil when there is no v2 hierarchy to
+// write. The cgroup of the command the launcher runs takes it over
+// (newCgroupIn): a move into a cgroup afterwards would wait for the
+// global lock launchFiles avoids.
+func warmCgroup(name string) (string, *os.File, error) {
+	mounts, err := readMountinfo()
+	if err != nil {
+		return "", nil, err
+	}
+	lay := findCgroups(mounts)
+	if lay.unified == "" {
+		return "", nil, nil
+	}
+	dir, err := makeCgroup(lay.unified, name, "", nil)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		os.Remove(dir)
+		return "", nil, fmt.Errorf("opening the cgroup %s: %w", dir, err)
+	}
+	return dir, f, nil
 }
 
 // Add moves pid into the cgroup, in every hierarchy.

@@ -29,3 +29,5 @@ func (c *Cgroup) PidsMaxHit() bool { return false }
 
 // Close does nothing.
 func (c *Cgroup) Close() error { return nil }
+
+func newCgroupIn(name string, l Limits, v2dir string) (*Cgroup, error) { return NewCgroup(name, l) }

@@ -14,7 +14,7 @@ import (
 var errNoConfinement = fmt.Errorf("confine: commands cannot be confined on %s (it needs Linux namespaces, Landlock and seccomp); run toolhost on Linux, or set [tools.run_command] sandbox = \"off\" in the operator's configuration", runtime.GOOS)
 
 // Launch follows one confined command; on this system it refuses to.
-type Launch struct{}
+type Launch struct{ warm *warmLauncher }
 
 // NewLaunch returns a Launch whose Prepare fails: nothing is confined
 // here.

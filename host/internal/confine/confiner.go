@@ -26,6 +26,9 @@ type Confiner struct {
 	log      *slog.Logger
 	proxy    *proxyConfig // network = "allowlist": where calls' proxies listen
 	seq      *atomic.Uint64
+	// pool holds launchers started ahead of need once Warm enabled it;
+	// nil when commands cannot be confined by this program.
+	pool *warmPool
 }
 
 // proxyConfig is what each call's egress proxy is made from.
@@ -52,6 +55,9 @@ func NewConfiner(settings Settings, support Support, launcher string, log *slog.
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Confiner{settings: settings, support: support, launcher: launcher, log: log, seq: new(atomic.Uint64)}
+	if launcher != "" {
+		c.pool = newWarmPool(launcher, log)
+	}
 	if settings.Mode == ModeOff {
 		c.reason = "set by the operator"
 	} else {
@@ -176,19 +182,68 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 	if len(p.Uncovered) > 0 {
 		c.log.Warn("confine: part of the roots was not searched for repositories and project files to keep read-only", "call", call.ID, "uncovered", p.Uncovered)
 	}
-	if err := c.prepareCgroup(r, seq, call.ID, p.Limits); err != nil {
+	var w *warmLauncher
+	if c.pool != nil {
+		w = c.pool.take(p.Network != NetworkOn)
+	}
+	if err := c.prepareCgroup(r, seq, call.ID, p.Limits, w); err != nil {
+		w.discard()
 		r.Close()
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	r.launch = NewLaunch(p, c.launcher, r.cgroup)
+	r.launch.warm = w
 	return r, nil
+}
+
+// Warm starts launchers ahead of need for the configured network mode,
+// so that a confined command, the first after start included, skips the
+// launcher's start-up; Close ends them. Without Warm every command
+// starts its own launcher. It does nothing when commands are not
+// confined here.
+func (c *Confiner) Warm() {
+	if c.pool == nil || c.settings.Mode == ModeOff || c.support.Require(c.settings.Mode, c.settings.Network) != nil {
+		return
+	}
+	c.pool.warm(c.settings.Network != NetworkOn)
+}
+
+// Pool reports the launchers started ahead of need.
+func (c *Confiner) Pool() PoolStatus {
+	if c.pool == nil {
+		return PoolStatus{}
+	}
+	return c.pool.status()
+}
+
+// PoolStatus is what the launcher pool has: the server's pid (0 when it
+// is not running), how many launchers wait, by network namespace, and
+// why it cannot start them, if it cannot.
+type PoolStatus struct {
+	Enabled            bool   `json:"enabled"`
+	ServerPid          int    `json:"server_pid,omitempty"`
+	WaitingNewNetwork  int    `json:"waiting_new_network"`
+	WaitingHostNetwork int    `json:"waiting_host_network"`
+	Error              string `json:"error,omitempty"`
+}
+
+// Close ends the launchers started ahead of need and their server;
+// commands still running in launchers it started die with it, so Close
+// belongs to the host's end, after its calls.
+func (c *Confiner) Close() {
+	if c.pool != nil {
+		c.pool.close()
+	}
 }
 
 // prepareCgroup gives the run a cgroup with the memory and process limits
 // whose controllers the probe found; the result's confinement records
 // which applied. Where the probe found a controller, a limit set on it
 // must hold, so a cgroup that cannot be made stops the command.
-func (c *Confiner) prepareCgroup(r *Run, seq uint64, id string, l Limits) error {
+//
+// A warm launcher w (nil without) was cloned into a v2 cgroup of its
+// own, if there is a v2 hierarchy: the command's cgroup takes it over.
+func (c *Confiner) prepareCgroup(r *Run, seq uint64, id string, l Limits, w *warmLauncher) error {
 	avail := c.support.Cgroup.Controllers()
 	if !slices.Contains(avail, "memory") {
 		l.MemoryBytes = 0
@@ -202,10 +257,11 @@ func (c *Confiner) prepareCgroup(r *Run, seq uint64, id string, l Limits) error 
 	// The name is toolhost's, never the call id alone, which a client
 	// chooses: "a/b", "..", or the id of a call still running must not
 	// cost the command its limits.
-	cg, err := NewCgroup(fmt.Sprintf("call-%d-%s", seq, safeName(id)), l)
+	cg, err := newCgroupIn(fmt.Sprintf("call-%d-%s", seq, safeName(id)), l, w.v2Cgroup())
 	if err != nil {
 		return fmt.Errorf("cannot make the cgroup that limits its memory and processes: %w", err)
 	}
+	w.adopt()
 	r.cgroup = cg
 	return nil
 }

@@ -44,6 +44,12 @@ type Launch struct {
 	nCgTasks int
 
 	applied Applied
+	// warm is a launcher started ahead of need, taken by
+	// Confiner.Prepare; Spawn hands it the command and keeps it as
+	// spawned. Prepare makes the cold rewrite of cmd anyway, for when
+	// the warm launcher died waiting.
+	warm    *warmLauncher
+	spawned *warmLauncher
 	// last receives the launcher's last status line ("" if none) once the
 	// pipe reached end of file.
 	last chan string
@@ -121,6 +127,47 @@ func (l *Launch) Prepare(cmd *exec.Cmd) error {
 	return nil
 }
 
+// Spawn hands the command to the warm launcher Prepare took, if any
+// (proc.Spawner): it receives the command's output pipes, the status
+// pipe and the cgroup's descriptors over its socket. A zero pid means
+// there was none, or it died waiting, and the caller starts cmd, the
+// cold launcher.
+func (l *Launch) Spawn(cmd *exec.Cmd) (int, <-chan struct{}, error) {
+	w := l.warm
+	l.warm = nil
+	if w == nil {
+		return 0, nil, nil
+	}
+	out, ok1 := cmd.Stdout.(*os.File)
+	errOut, ok2 := cmd.Stderr.(*os.File)
+	msg, err := json.Marshal(spec.WarmMsg{LaunchMsg: spec.LaunchMsg{Policy: *l.policy, Command: l.command, CgroupTasks: l.nCgTasks}})
+	// A v2 cgroup must be the one the launcher was cloned into.
+	inCgroup := l.cgDir == nil || w.adopted
+	if !ok1 || !ok2 || err != nil || len(msg) > spec.MaxWarmMsg || l.statusW == nil || !inCgroup {
+		w.discard()
+		return 0, nil, nil
+	}
+	files := append([]*os.File{out, errOut, l.statusW}, l.cgTasks...)
+	exited, err := w.send(msg, files)
+	if err != nil {
+		return 0, nil, nil
+	}
+	l.spawned = w
+	return w.pid, exited, nil
+}
+
+// Kill kills the warm launcher Spawn handed the command, and so the
+// command: everything it started is in the launcher's PID namespace.
+func (l *Launch) Kill() {
+	if l.spawned != nil {
+		l.spawned.kill()
+	}
+}
+
+// Prestarted reports whether the command ran in a launcher started
+// ahead of need.
+func (l *Launch) Prestarted() bool { return l.spawned != nil }
+
 // launchMsg is what Started hands the launcher, refused before the
 // launcher starts when the launcher would refuse it.
 func (l *Launch) launchMsg() ([]byte, error) {
@@ -157,7 +204,10 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 		l.statusR.SetReadDeadline(time.Now())
 	})
 	defer stop()
-	_, werr := l.policyW.Write(l.msg)
+	var werr error
+	if l.spawned == nil {
+		_, werr = l.policyW.Write(l.msg)
+	}
 	l.policyW.Close()
 	l.policyW = nil
 	// A failed write still reads the status: the launcher's own message
@@ -245,6 +295,10 @@ func (l *Launch) Close() {
 	}
 	// The cgroup is the Run's, which closes it once the call is over.
 	l.closeCgroupFiles()
+	if l.warm != nil {
+		l.warm.discard()
+		l.warm = nil
+	}
 }
 
 func (l *Launch) closeCgroupFiles() {

@@ -13,8 +13,15 @@ import (
 // one, as cmd/toolhost does for the toolhost binary. Tests may import the
 // launcher; the package itself never does.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == spec.LauncherArg {
-		os.Exit(launcher.Main(os.Args))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case spec.LauncherArg:
+			os.Exit(launcher.Main(os.Args))
+		case spec.WarmLauncherArg:
+			os.Exit(launcher.MainWarm(os.Args))
+		case spec.LaunchersArg:
+			os.Exit(launcher.ServeLaunchers(os.Args))
+		}
 	}
 	os.Exit(m.Run())
 }

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os/exec"
 	"slices"
 	"sync"
 	"syscall"
@@ -270,7 +271,11 @@ func (m *Manager) Start(ctx context.Context, conv string, cmd Command) (string, 
 		return nil
 	}
 	if spec.Launcher != nil {
-		spec.Launcher = readyLauncher{Launcher: spec.Launcher, ready: ready}
+		rl := readyLauncher{Launcher: spec.Launcher, ready: ready}
+		spec.Launcher = rl
+		if s, ok := rl.Launcher.(proc.Spawner); ok {
+			spec.Launcher = readySpawner{rl, s}
+		}
 	}
 	var runErr error
 	rel := &release{fn: cmd.Release}
@@ -357,6 +362,16 @@ func (l readyLauncher) Started(ctx context.Context, pid int) error {
 	}
 	return err
 }
+
+// readySpawner is a readyLauncher whose launcher may start the process
+// itself (a warm launcher): the wrapper must not hide that.
+type readySpawner struct {
+	readyLauncher
+	spawner proc.Spawner
+}
+
+func (l readySpawner) Spawn(cmd *exec.Cmd) (int, <-chan struct{}, error) { return l.spawner.Spawn(cmd) }
+func (l readySpawner) Kill()                                             { l.spawner.Kill() }
 
 // admit counts j as running, or refuses it naming the bound reached.
 func (m *Manager) admit(j *job) error {

@@ -115,6 +115,22 @@ type Launcher interface {
 	Close()
 }
 
+// Spawner is a Launcher that may start the command's process itself,
+// handing it the pipes Prepare left on cmd: one that already waits,
+// started ahead of the call (confine's warm launchers). The process is
+// not the host's child, so Run follows it by the channel Spawn returns
+// and ends it with Kill; everything the command starts must die with it
+// (a PID namespace's init), since Run's kills by process group and
+// session do not reach a process it did not start.
+type Spawner interface {
+	// Spawn starts the process and returns its pid and a channel closed
+	// once it has exited. A zero pid and a nil error mean it did not, and
+	// Run starts cmd itself; an error means the command did not run.
+	Spawn(cmd *exec.Cmd) (pid int, exited <-chan struct{}, err error)
+	// Kill kills the spawned process, and so all it started.
+	Kill()
+}
+
 // Result is what a command produced.
 type Result struct {
 	ExitCode int    // -1 if killed by a signal
@@ -200,12 +216,12 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	var startedErr, launchErr error
 	if spec.Started != nil {
-		if startedErr = spec.Started(r.cmd.Process.Pid); startedErr != nil {
+		if startedErr = spec.Started(r.pid); startedErr != nil {
 			stop(startedErr)
 		}
 	}
 	if startedErr == nil && spec.Launcher != nil {
-		if launchErr = spec.Launcher.Started(ctx, r.cmd.Process.Pid); launchErr != nil {
+		if launchErr = spec.Launcher.Started(ctx, r.pid); launchErr != nil {
 			stop(launchErr)
 		}
 	}
@@ -253,13 +269,17 @@ func withPWD(env []string, dir string) []string {
 
 // run is one started command.
 type run struct {
-	cmd    *exec.Cmd
-	log    *slog.Logger
-	exited chan exit     // the shell has exited
-	killed chan struct{} // closed once the processes are killed: readers drain
-	out    *reader
-	err    *reader
-	stdin  *stdinWriter // nil without Spec.Stdin
+	cmd *exec.Cmd
+	// spawned is the Spawner that started the process, nil when cmd was
+	// started; then pid is its pid.
+	spawned Spawner
+	pid     int
+	log     *slog.Logger
+	exited  chan exit     // the shell has exited
+	killed  chan struct{} // closed once the processes are killed: readers drain
+	out     *reader
+	err     *reader
+	stdin   *stdinWriter // nil without Spec.Stdin
 
 	readers  sync.WaitGroup
 	chunks   chan chunk
@@ -324,7 +344,7 @@ func start(ctx context.Context, spec Spec) (*run, error) {
 		killed: make(chan struct{}),
 		giveUp: make(chan struct{}),
 	}
-	err = r.startAndWatch()
+	err = r.startAndWatch(spec.Launcher)
 	// The child has its own copies of the write ends (and of stdin's read
 	// end); ours must go, or the readers would never see end of file and
 	// the stdin writer never a broken pipe.
@@ -352,12 +372,29 @@ func start(ctx context.Context, spec Spec) (*run, error) {
 // toolhost's death kills it) fires when the thread that started the child
 // exits, not the process, and a locked thread lives until its goroutine
 // unlocks it.
-func (r *run) startAndWatch() error {
+func (r *run) startAndWatch(l Launcher) error {
+	if s, ok := l.(Spawner); ok {
+		pid, exited, err := s.Spawn(r.cmd)
+		if err != nil {
+			return &NotRunError{Err: err}
+		}
+		if pid != 0 {
+			r.spawned, r.pid = s, pid
+			go func() {
+				<-exited
+				r.exited <- exit{reaped: true}
+			}()
+			return nil
+		}
+	}
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		err := r.cmd.Start()
+		if err == nil {
+			r.pid = r.cmd.Process.Pid
+		}
 		started <- err
 		if err == nil {
 			r.watch()
@@ -445,7 +482,7 @@ func (r *run) wait(ctx context.Context) error {
 	}
 	var exitErr *exec.ExitError
 	if e.err != nil && !errors.As(e.err, &exitErr) {
-		r.log.Warn("proc: waiting for the shell failed", "pid", r.cmd.Process.Pid, "err", e.err)
+		r.log.Warn("proc: waiting for the shell failed", "pid", r.pid, "err", e.err)
 	}
 	return ctxErr
 }
@@ -454,6 +491,10 @@ func (r *run) wait(ctx context.Context) error {
 // then, where they can be listed, the rest of its session.
 // The shell is not reaped yet, so neither id can name a stranger.
 func (r *run) kill() {
+	if r.spawned != nil {
+		r.spawned.Kill()
+		return
+	}
 	killGroup(r.cmd.Process, r.log)
 	killSession(r.cmd.Process.Pid, r.log)
 }
@@ -489,7 +530,7 @@ func (r *run) finish() (Result, error) {
 			if !isClosed(r.sinkDone) {
 				// The chunk the Sink holds and those still queued.
 				abandoned = 1 + int64(len(r.chunks))
-				r.log.Warn("proc: the output sink did not return after the command was stopped; abandoned it", "pid", r.cmd.Process.Pid)
+				r.log.Warn("proc: the output sink did not return after the command was stopped; abandoned it", "pid", r.pid)
 			}
 		}
 	}
@@ -501,9 +542,15 @@ func (r *run) finish() (Result, error) {
 	if r.stdin != nil {
 		res.StdinWritten = r.stdin.wait()
 	}
+	if r.spawned != nil {
+		// Not the host's child: its status is the Launcher's to tell
+		// (Launcher.Exit); without it, it was killed.
+		res.ExitCode, res.Signal = -1, syscall.SIGKILL.String()
+		return res, nil
+	}
 	ps := r.cmd.ProcessState
 	if ps == nil {
-		return res, fmt.Errorf("proc: no exit status for pid %d", r.cmd.Process.Pid)
+		return res, fmt.Errorf("proc: no exit status for pid %d", r.pid)
 	}
 	res.ExitCode, res.Signal = exitStatus(ps)
 	return res, nil

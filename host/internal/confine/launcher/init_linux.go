@@ -49,18 +49,61 @@ func Main(args []string) int {
 		fmt.Fprintf(status, "%scannot mark inherited descriptors close-on-exec: %v\n", spec.StatusError, err)
 		return spec.ExitLaunchFailed
 	}
+	sigs, children, err := guard()
+	if err != nil {
+		fmt.Fprintf(status, "%s%v\n", spec.StatusError, err)
+		return spec.ExitLaunchFailed
+	}
+	if err := checkArgs(args, spec.LauncherArg); err != nil {
+		fmt.Fprintf(status, "%s%v\n", spec.StatusError, err)
+		return spec.ExitLaunchFailed
+	}
+	msg, err := readLaunchMsg()
+	if err != nil {
+		fmt.Fprintf(status, "%s%s\n", spec.StatusError, oneLine(err.Error()))
+		return spec.ExitLaunchFailed
+	}
+	tasks := make([]int, 0, spec.MaxCgroupTasks)
+	if msg.CgroupTasks < 0 || msg.CgroupTasks > spec.MaxCgroupTasks {
+		fmt.Fprintf(status, "%sthe launcher was handed %d cgroup files, want at most %d\n", spec.StatusError, msg.CgroupTasks, spec.MaxCgroupTasks)
+		return spec.ExitLaunchFailed
+	}
+	for fd := spec.CgroupFD; fd < spec.CgroupFD+msg.CgroupTasks; fd++ {
+		tasks = append(tasks, fd)
+	}
+	return run(status, msg, tasks, sigs, children)
+}
+
+// checkArgs refuses arguments other than [binary, arg]: the launcher
+// takes everything else from the host, over its descriptors.
+func checkArgs(args []string, arg string) error {
+	if len(args) != 2 || args[1] != arg {
+		return fmt.Errorf("the launcher is started as %q with no further arguments, got %q", arg, args)
+	}
+	return nil
+}
+
+// guard makes the launcher undumpable and asks for the signals it
+// forwards and for its children's ends, before any shell exists, so
+// none is missed.
+func guard() (sigs, children chan os.Signal, err error) {
 	// The shell runs as the same user: without this it could open the
 	// launcher's descriptors through /proc/1/fd.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		fmt.Fprintf(status, "%scannot make the launcher undumpable: %v\n", spec.StatusError, err)
-		return spec.ExitLaunchFailed
+		return nil, nil, fmt.Errorf("cannot make the launcher undumpable: %w", err)
 	}
-	// Both are asked for before the shell exists, so none is missed.
-	sigs := make(chan os.Signal, 8)
+	sigs = make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
-	children := make(chan os.Signal, 1)
+	children = make(chan os.Signal, 1)
 	signal.Notify(children, syscall.SIGCHLD)
-	shell, applied, err := launch(args)
+	return sigs, children, nil
+}
+
+// run confines the launcher as msg says, starts the shell, reports on
+// status and supervises the shell until it exits; it returns the
+// launcher's exit status.
+func run(status *os.File, msg *spec.LaunchMsg, cgroupTasks []int, sigs, children <-chan os.Signal) int {
+	shell, applied, err := launch(msg, cgroupTasks)
 	if err != nil {
 		fmt.Fprintf(status, "%s%s\n", spec.StatusError, oneLine(err.Error()))
 		return spec.ExitLaunchFailed
@@ -80,21 +123,15 @@ func Main(args []string) int {
 	return code
 }
 
-// launch confines the launcher as p says and starts the shell; it returns
-// the shell's pid.
-func launch(args []string) (int, spec.Applied, error) {
-	if len(args) != 2 || args[1] != spec.LauncherArg {
-		return 0, spec.Applied{}, fmt.Errorf("the launcher is started as %q with no further arguments, got %q", spec.LauncherArg, args)
-	}
-	msg, err := readLaunchMsg()
-	if err != nil {
-		return 0, spec.Applied{}, err
-	}
+// launch confines the launcher as msg's policy says, in the cgroups of
+// the v1 tasks files cgroupTasks, and starts the shell; it returns the
+// shell's pid.
+func launch(msg *spec.LaunchMsg, cgroupTasks []int) (int, spec.Applied, error) {
 	p := &msg.Policy
 	if err := p.Check(); err != nil {
 		return 0, spec.Applied{}, err
 	}
-	if err := enterCgroup(msg.CgroupTasks); err != nil {
+	if err := enterCgroup(cgroupTasks); err != nil {
 		return 0, spec.Applied{}, err
 	}
 	if err := buildRoot(p); err != nil {
@@ -117,6 +154,7 @@ func launch(args []string) (int, spec.Applied, error) {
 	if err := setNoNewPrivs(); err != nil {
 		return 0, spec.Applied{}, err
 	}
+	var err error
 	if applied.LandlockABI, err = restrictLandlock(p); err != nil {
 		return 0, spec.Applied{}, fmt.Errorf("restrict with Landlock: %w", err)
 	}
@@ -177,12 +215,9 @@ func readLaunchMsg() (*spec.LaunchMsg, error) {
 // shell is forked into the thread's cgroups. The launcher's other threads stay outside:
 // they run no command and are gone when it ends. The host opened the
 // files, so the kernel checks its credentials, not the namespace's.
-func enterCgroup(n int) error {
-	if n < 0 || n > spec.MaxCgroupTasks {
-		return fmt.Errorf("the launcher was handed %d cgroup files, want at most %d", n, spec.MaxCgroupTasks)
-	}
+func enterCgroup(tasks []int) error {
 	var errs []error
-	for fd := spec.CgroupFD; fd < spec.CgroupFD+n; fd++ {
+	for _, fd := range tasks {
 		if _, err := unix.Write(fd, []byte("0")); err != nil {
 			errs = append(errs, fmt.Errorf("enter the command's cgroup (descriptor %d): %w", fd, err))
 		}

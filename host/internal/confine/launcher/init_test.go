@@ -9,9 +9,9 @@ import (
 	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
-// Launch refuses arguments other than
-// [binary, spec.LauncherArg] with an error, before it reads anything;
-// an empty list once panicked on args[1:].
+// The launchers refuse arguments other than [binary, their argument]
+// with an error, before they read anything; an empty list once panicked
+// on args[1:].
 func TestLaunchRefusesArguments(t *testing.T) {
 	for _, args := range [][]string{
 		nil,
@@ -19,10 +19,17 @@ func TestLaunchRefusesArguments(t *testing.T) {
 		{"toolhost"},
 		{"toolhost", "call"},
 		{"toolhost", spec.LauncherArg, "extra"},
+		{"toolhost", spec.WarmLauncherArg},
+		{"toolhost", spec.LaunchersArg},
 	} {
-		_, _, err := launch(args)
-		if err == nil || !strings.Contains(err.Error(), spec.LauncherArg) {
-			t.Errorf("launch(%q) = %v; want an error naming %s", args, err, spec.LauncherArg)
+		for _, want := range []string{spec.LauncherArg, spec.WarmLauncherArg, spec.LaunchersArg} {
+			if len(args) == 2 && args[1] == want {
+				continue
+			}
+			err := checkArgs(args, want)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("checkArgs(%q, %s) = %v; want an error naming %s", args, want, err, want)
+			}
 		}
 	}
 }

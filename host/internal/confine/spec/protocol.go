@@ -46,3 +46,64 @@ const (
 // ExitLaunchFailed is the launcher's exit status when the command did not
 // run, as env(1) and chroot(1) use it.
 const ExitLaunchFailed = 125
+
+// Warm launchers cut a confined command's start to the launcher's own
+// work: a small process of the toolhost binary (the launcher server,
+// started once per host with LaunchersArg) starts launchers ahead of
+// need with WarmLauncherArg, already in their namespaces and past the
+// binary's start-up, and each waits on a socket for one command. The
+// server's pages are few, so its clone is cheap where the host's (a
+// large process) is not.
+const (
+	// LaunchersArg makes the binary the launcher server: it reads
+	// LaunchersRequests on LaunchersFD and answers each with a
+	// LaunchersReply and, on success, two descriptors: the host's end of
+	// the new launcher's socket and a pidfd of the launcher.
+	LaunchersArg = "__toolhost-launchers"
+	// WarmLauncherArg makes the binary a warm launcher: it reads one
+	// WarmMsg on WarmFD, with the descriptors it names, then goes on as a
+	// launcher started with LauncherArg.
+	WarmLauncherArg = "__toolhost-confine-warm"
+)
+
+// The descriptors of the launcher server and of a warm launcher: each is
+// a SOCK_SEQPACKET socket, so a message arrives whole or not at all.
+const (
+	LaunchersFD = 3
+	WarmFD      = 3
+)
+
+// MaxWarmMsg bounds a WarmMsg: it travels as one datagram, which a
+// socket's default buffer holds. A larger policy (many nested
+// repositories) takes the launcher started for the call alone.
+const MaxWarmMsg = 192 << 10
+
+// LaunchersRequest asks the launcher server for one warm launcher.
+type LaunchersRequest struct {
+	// NewNetwork starts it in a network namespace of its own (every
+	// network mode but On).
+	NewNetwork bool `json:"new_network"`
+	// Cgroup says a cgroup v2 directory comes with the request: the
+	// launcher is cloned into it, and the command it runs takes it over.
+	Cgroup bool `json:"cgroup,omitempty"`
+}
+
+// LaunchersReply answers a LaunchersRequest: the launcher's pid, or why
+// none was started.
+type LaunchersReply struct {
+	Pid   int    `json:"pid,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// WarmMsg hands a warm launcher its command: a LaunchMsg. Its
+// descriptors arrive with it, in this order: the command's stdout and
+// stderr, the status pipe, then LaunchMsg.CgroupTasks v1 tasks files. The
+// launcher is in the command's cgroup v2 directory already, if it has
+// one (LaunchersRequest.Cgroup).
+type WarmMsg struct {
+	LaunchMsg
+}
+
+// WarmFiles is how many descriptors come with a WarmMsg before the
+// cgroup's.
+const WarmFiles = 3

@@ -1,0 +1,293 @@
+package launcher
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
+)
+
+// MainWarm is a warm launcher: the launcher server started it in new
+// namespaces ahead of need, with spec.WarmLauncherArg, and it waits on
+// spec.WarmFD for the one command it runs. Once the host's WarmMsg and
+// its descriptors arrive it goes on exactly as Main does.
+//
+// The wait costs nothing the command would not pay anyway: the binary's
+// start-up, which is most of a cold launcher's, is behind it. It exits
+// without a word when the host closes the socket instead (the host
+// closed its pool).
+func MainWarm(args []string) int {
+	runtime.LockOSThread()
+	if typ, err := unix.GetsockoptInt(spec.WarmFD, unix.SOL_SOCKET, unix.SO_TYPE); err != nil || typ != unix.SOCK_SEQPACKET {
+		fmt.Fprintln(os.Stderr, "toolhost: the warm launcher is started by toolhost itself, not by hand")
+		return spec.ExitLaunchFailed
+	}
+	unix.CloseOnExec(spec.WarmFD)
+	if err := unix.CloseRange(spec.WarmFD+1, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		fmt.Fprintf(os.Stderr, "toolhost: warm launcher: cannot mark inherited descriptors close-on-exec: %v\n", err)
+		return spec.ExitLaunchFailed
+	}
+	if err := checkArgs(args, spec.WarmLauncherArg); err != nil {
+		fmt.Fprintf(os.Stderr, "toolhost: %v\n", err)
+		return spec.ExitLaunchFailed
+	}
+	sigs, children, err := guard()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "toolhost: warm launcher: %v\n", err)
+		return spec.ExitLaunchFailed
+	}
+	msg, fds, err := readWarmMsg(spec.WarmFD)
+	unix.Close(spec.WarmFD)
+	if errors.Is(err, errHostGone) {
+		return spec.ExitLaunchFailed
+	}
+	if len(fds) < spec.WarmFiles {
+		// Without the status pipe the host learns why from the socket's
+		// end: it waits for the status line only on a message it sent.
+		fmt.Fprintf(os.Stderr, "toolhost: warm launcher: %v\n", err)
+		closeFDs(fds)
+		return spec.ExitLaunchFailed
+	}
+	status := os.NewFile(uintptr(fds[2]), "status")
+	if err != nil {
+		fmt.Fprintf(status, "%s%s\n", spec.StatusError, oneLine(err.Error()))
+		closeFDs(fds)
+		return spec.ExitLaunchFailed
+	}
+	// The command's output takes the launcher's place on 1 and 2, which
+	// the shell inherits; dup3 leaves them open across exec.
+	for i, fd := range fds[:2] {
+		if err := unix.Dup3(fd, i+1, 0); err != nil {
+			fmt.Fprintf(status, "%shand the command its output (descriptor %d): %v\n", spec.StatusError, i+1, err)
+			return spec.ExitLaunchFailed
+		}
+		unix.Close(fd)
+	}
+	return run(status, &msg.LaunchMsg, fds[spec.WarmFiles:], sigs, children)
+}
+
+// errHostGone is the host closing a warm launcher's socket unused.
+var errHostGone = errors.New("the host closed the socket")
+
+// readWarmMsg reads the WarmMsg and its descriptors from sock. It
+// returns the descriptors it received even with an error, so that the
+// status pipe among them can carry it; they are close-on-exec.
+func readWarmMsg(sock int) (*spec.WarmMsg, []int, error) {
+	buf := make([]byte, spec.MaxWarmMsg+1)
+	oob := make([]byte, unix.CmsgSpace(4*(spec.WarmFiles+spec.MaxCgroupTasks)))
+	var n, oobn, flags int
+	var err error
+	for {
+		n, oobn, flags, _, err = unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the command from the host: %w", err)
+	}
+	if n == 0 && oobn == 0 {
+		return nil, nil, errHostGone
+	}
+	fds, ferr := rights(oob[:oobn])
+	switch {
+	case ferr != nil:
+		return nil, fds, ferr
+	case flags&unix.MSG_CTRUNC != 0:
+		return nil, fds, fmt.Errorf("the host handed more descriptors than a launcher takes (%d at most)", spec.WarmFiles+spec.MaxCgroupTasks)
+	case flags&unix.MSG_TRUNC != 0 || n > spec.MaxWarmMsg:
+		return nil, fds, fmt.Errorf("the command and its policy are larger than %d bytes", spec.MaxWarmMsg)
+	}
+	var msg spec.WarmMsg
+	if err := json.Unmarshal(buf[:n], &msg); err != nil {
+		return nil, fds, fmt.Errorf("read the policy: %w", err)
+	}
+	if msg.CgroupTasks < 0 || msg.CgroupTasks > spec.MaxCgroupTasks {
+		return nil, fds, fmt.Errorf("the launcher was handed %d cgroup files, want at most %d", msg.CgroupTasks, spec.MaxCgroupTasks)
+	}
+	if want := spec.WarmFiles + msg.CgroupTasks; len(fds) != want {
+		return nil, fds, fmt.Errorf("the host handed %d descriptors with the command, want %d", len(fds), spec.WarmFiles+msg.CgroupTasks)
+	}
+	return &msg, fds, nil
+}
+
+// rights returns the descriptors in a message's control data.
+func rights(oob []byte) ([]int, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, fmt.Errorf("read the descriptors from the host: %w", err)
+	}
+	var fds []int
+	for _, m := range msgs {
+		if m.Header.Level != unix.SOL_SOCKET || m.Header.Type != unix.SCM_RIGHTS {
+			continue
+		}
+		got, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			return fds, fmt.Errorf("read the descriptors from the host: %w", err)
+		}
+		fds = append(fds, got...)
+	}
+	return fds, nil
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// ServeLaunchers is the launcher server: started once per host with
+// spec.LaunchersArg and a SOCK_SEQPACKET socket on spec.LaunchersFD, it
+// starts a warm launcher for each LaunchersRequest and answers with its
+// pid, the host's end of its socket and a pidfd. It returns when the
+// host closes the socket (or dies: its end closes with it).
+//
+// It exists so that the clone into new namespaces happens from a small
+// process: Go cannot vfork into a new user namespace, so the clone
+// copies the caller's page tables, some 12 ms from a host of 200 MB and
+// 2 ms from here. The launchers' parent-death signal follows this
+// process's locked main thread, so they die with it, and it dies with
+// the host.
+func ServeLaunchers(args []string) int {
+	runtime.LockOSThread()
+	if typ, err := unix.GetsockoptInt(spec.LaunchersFD, unix.SOL_SOCKET, unix.SO_TYPE); err != nil || typ != unix.SOCK_SEQPACKET {
+		fmt.Fprintln(os.Stderr, "toolhost: the launcher server is started by toolhost itself, not by hand")
+		return spec.ExitLaunchFailed
+	}
+	unix.CloseOnExec(spec.LaunchersFD)
+	if err := unix.CloseRange(spec.LaunchersFD+1, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		fmt.Fprintf(os.Stderr, "toolhost: launcher server: cannot mark inherited descriptors close-on-exec: %v\n", err)
+		return spec.ExitLaunchFailed
+	}
+	if err := checkArgs(args, spec.LaunchersArg); err != nil {
+		fmt.Fprintf(os.Stderr, "toolhost: %v\n", err)
+		return spec.ExitLaunchFailed
+	}
+	// Nothing of the same user may read its memory or descriptors.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "toolhost: launcher server: cannot make it undumpable: %v\n", err)
+		return spec.ExitLaunchFailed
+	}
+	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "toolhost: launcher server: open /dev/null: %v\n", err)
+		return spec.ExitLaunchFailed
+	}
+	buf := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4))
+	for {
+		n, oobn, flags, _, err := unix.Recvmsg(spec.LaunchersFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || n == 0 {
+			return 0
+		}
+		cgroup, rerr := rights(oob[:oobn])
+		var reply spec.LaunchersReply
+		var fds []int
+		if req, err := readRequest(buf[:n], cgroup, errors.Join(rerr, truncated(flags))); err != nil {
+			reply.Error = err.Error()
+		} else if pid, hostEnd, pidfd, err := startWarm(req, null, cgroup); err != nil {
+			reply.Error = err.Error()
+		} else {
+			reply.Pid, fds = pid, []int{hostEnd, pidfd}
+		}
+		closeFDs(cgroup)
+		b, _ := json.Marshal(reply)
+		var rights []byte
+		if len(fds) > 0 {
+			rights = unix.UnixRights(fds...)
+		}
+		err = unix.Sendmsg(spec.LaunchersFD, b, rights, nil, 0)
+		closeFDs(fds)
+		if err != nil {
+			return 0
+		}
+	}
+}
+
+// readRequest reads a LaunchersRequest that came with the descriptors
+// cgroup, or with the error err.
+func readRequest(b []byte, cgroup []int, err error) (spec.LaunchersRequest, error) {
+	var req spec.LaunchersRequest
+	if err == nil {
+		err = json.Unmarshal(b, &req)
+	}
+	if err != nil {
+		return req, fmt.Errorf("read the request: %w", err)
+	}
+	want := 0
+	if req.Cgroup {
+		want = 1
+	}
+	if len(cgroup) != want {
+		return req, fmt.Errorf("the request came with %d descriptors, want %d", len(cgroup), want)
+	}
+	return req, nil
+}
+
+// truncated is the error of a message cut short, or nil.
+func truncated(flags int) error {
+	if flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
+		return errors.New("the message or its descriptors were cut short")
+	}
+	return nil
+}
+
+// startWarm starts one warm launcher, cloned into the cgroup v2
+// directory among cgroup if there is one, and a goroutine that reaps it;
+// it returns its pid, the host's end of its socket and a pidfd by which
+// the host follows it without the pid's reuse in the way.
+func startWarm(req spec.LaunchersRequest, null int, cgroup []int) (pid, hostEnd, pidfd int, err error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, -1, -1, fmt.Errorf("socket for a warm launcher: %w", err)
+	}
+	defer unix.Close(pair[1])
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
+	if req.NewNetwork {
+		flags |= syscall.CLONE_NEWNET
+	}
+	pidfd = -1
+	sys := &syscall.SysProcAttr{
+		Setsid:                     true,
+		Pdeathsig:                  syscall.SIGKILL,
+		Cloneflags:                 flags,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		PidFD:                      &pidfd,
+	}
+	if len(cgroup) == 1 {
+		sys.UseCgroupFD, sys.CgroupFD = true, cgroup[0]
+	}
+	pid, err = syscall.ForkExec("/proc/self/exe", []string{"/proc/self/exe", spec.WarmLauncherArg}, &syscall.ProcAttr{
+		Dir: "/",
+		Env: []string{},
+		// Until its command arrives its stderr is the server's, the
+		// host's: a launcher that fails before then says why there.
+		Files: []uintptr{uintptr(null), uintptr(null), 2, uintptr(pair[1])},
+		Sys:   sys,
+	})
+	if err != nil {
+		unix.Close(pair[0])
+		return 0, -1, -1, fmt.Errorf("start a warm launcher in new namespaces: %w", err)
+	}
+	go func() {
+		var ws syscall.WaitStatus
+		for {
+			if _, err := syscall.Wait4(pid, &ws, 0, nil); !errors.Is(err, syscall.EINTR) {
+				return
+			}
+		}
+	}()
+	return pid, pair[0], pidfd, nil
+}

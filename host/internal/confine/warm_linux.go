@@ -1,0 +1,529 @@
+package confine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/toolhost/toolhost/host/internal/confine/spec"
+)
+
+const (
+	// warmDepth is how many warm launchers wait per network mode: one in
+	// the channel and one held by its refill goroutine. Two cover a
+	// command started while the one before it still runs.
+	warmDepth = 2
+	// warmWait is how long a command waits for a warm launcher that is
+	// starting (about 10 ms of the binary's start-up) before it takes
+	// the cold path, which costs several times that.
+	warmWait = 100 * time.Millisecond
+	// discardWait bounds the wait for a discarded launcher's exit before
+	// its cgroup is removed.
+	discardWait = 2 * time.Second
+	// serverTimeout bounds an answer of the launcher server.
+	serverTimeout = 10 * time.Second
+	// The refill's pause after a failure doubles from the first to the
+	// last.
+	firstBackoff, lastBackoff = time.Second, time.Minute
+)
+
+// warmPool keeps launchers started ahead of need, so that a confined
+// command pays for the launcher's own work and not for the clone of a
+// large process nor the binary's start-up (see launcher.ServeLaunchers).
+// It starts nothing until Warm or a take; a command that finds none
+// ready takes the cold path, never an unconfined one.
+//
+// Its methods are safe for concurrent use.
+type warmPool struct {
+	exe string
+	log *slog.Logger
+	seq atomic.Uint64 // names the launchers' cgroups
+
+	mu      sync.Mutex
+	enabled bool
+	closed  bool
+	server  *launcherServer
+	ready   map[bool]*warmSlot // by new network namespace
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// warmSlot is one network mode's warm launchers.
+type warmSlot struct {
+	ch       chan *warmLauncher
+	starting atomic.Bool  // a launcher is being started
+	failing  atomic.Value // error: the last start failed; no waiting then
+}
+
+func newWarmPool(exe string, log *slog.Logger) *warmPool {
+	return &warmPool{exe: exe, log: log, ready: map[bool]*warmSlot{}, done: make(chan struct{})}
+}
+
+// warm enables the pool and starts filling the slot of newNet.
+func (p *warmPool) warm(newNet bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.enabled = true
+	p.slotLocked(newNet)
+}
+
+// slotLocked returns newNet's slot, starting its refill the first time.
+func (p *warmPool) slotLocked(newNet bool) *warmSlot {
+	s := p.ready[newNet]
+	if s == nil {
+		s = &warmSlot{ch: make(chan *warmLauncher, warmDepth-1)}
+		p.ready[newNet] = s
+		p.wg.Add(1)
+		go p.refill(newNet, s)
+	}
+	return s
+}
+
+// take returns a warm launcher for newNet, waiting up to warmWait for one
+// being started, or nil: then the command takes the cold path.
+func (p *warmPool) take(newNet bool) *warmLauncher {
+	p.mu.Lock()
+	if !p.enabled || p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	s := p.slotLocked(newNet)
+	p.mu.Unlock()
+	select {
+	case w := <-s.ch:
+		return w
+	default:
+	}
+	if !s.starting.Load() {
+		return nil
+	}
+	t := time.NewTimer(warmWait)
+	defer t.Stop()
+	select {
+	case w := <-s.ch:
+		return w
+	case <-t.C:
+	case <-p.done:
+	}
+	return nil
+}
+
+// refill keeps s full until the pool closes, pausing after a failure.
+func (p *warmPool) refill(newNet bool, s *warmSlot) {
+	defer p.wg.Done()
+	backoff := firstBackoff
+	for {
+		s.starting.Store(true)
+		w, err := p.start(newNet)
+		s.starting.Store(false)
+		if err != nil {
+			if s.failing.Load() == nil {
+				p.log.Warn("confine: cannot start launchers ahead of need; commands start the slower way until it can", "err", err)
+			}
+			s.failing.Store(err)
+			select {
+			case <-time.After(backoff):
+			case <-p.done:
+				return
+			}
+			backoff = min(2*backoff, lastBackoff)
+			continue
+		}
+		if s.failing.Load() != nil {
+			s.failing = atomic.Value{}
+			p.log.Info("confine: launchers are started ahead of need again")
+		}
+		backoff = firstBackoff
+		select {
+		case s.ch <- w:
+		case <-p.done:
+			w.kill()
+			unix.Close(w.sock)
+			w.sock = -1
+			w.release()
+			return
+		}
+	}
+}
+
+// start asks the launcher server, started or restarted as needed, for a
+// launcher.
+func (p *warmPool) start(newNet bool) (*warmLauncher, error) {
+	p.mu.Lock()
+	srv := p.server
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errors.New("the pool is closed")
+	}
+	if srv == nil || srv.dead() {
+		var err error
+		if srv, err = startServer(p.exe); err != nil {
+			p.mu.Unlock()
+			return nil, err
+		}
+		p.server = srv
+	}
+	p.mu.Unlock()
+	// The launcher is cloned into a v2 cgroup the command's takes over.
+	dir, f, err := warmCgroup(fmt.Sprintf("warm-%d", p.seq.Add(1)))
+	if err != nil {
+		return nil, err
+	}
+	w, err := srv.launcher(newNet, f)
+	if f != nil {
+		f.Close()
+	}
+	if err != nil {
+		if dir != "" {
+			os.Remove(dir)
+		}
+		return nil, err
+	}
+	w.cgroupDir = dir
+	return w, nil
+}
+
+// close stops the refills, ends the waiting launchers and the server.
+func (p *warmPool) close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	close(p.done)
+	srv := p.server
+	p.mu.Unlock()
+	if srv != nil {
+		// Unblocks a refill waiting for the server's answer.
+		srv.close()
+	}
+	p.wg.Wait()
+	var idle []*warmLauncher
+	for _, s := range p.ready {
+		for len(s.ch) > 0 {
+			idle = append(idle, <-s.ch)
+		}
+	}
+	// All are killed first, then each waited for: their cgroups are gone
+	// when close returns.
+	for _, w := range idle {
+		w.kill()
+	}
+	for _, w := range idle {
+		unix.Close(w.sock)
+		w.sock = -1
+		w.release()
+	}
+}
+
+// status describes the pool for sandbox doctor.
+func (p *warmPool) status() PoolStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := PoolStatus{Enabled: p.enabled && !p.closed}
+	if p.server != nil && !p.server.dead() {
+		st.ServerPid = p.server.pid
+	}
+	for newNet, s := range p.ready {
+		n := len(s.ch)
+		if newNet {
+			st.WaitingNewNetwork += n
+		} else {
+			st.WaitingHostNetwork += n
+		}
+		if err, _ := s.failing.Load().(error); err != nil {
+			st.Error = err.Error()
+		}
+	}
+	return st
+}
+
+// launcherServer is the running launcher server.
+type launcherServer struct {
+	pid    int
+	mu     sync.Mutex // one request at a time
+	sock   int
+	closed atomic.Bool
+	exited chan struct{}
+}
+
+// startServer starts the launcher server from a goroutine locked to its
+// OS thread, which then waits for it: the server's parent-death signal
+// follows that thread, so it dies with toolhost even when toolhost is
+// killed.
+func startServer(exe string) (*launcherServer, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the launcher server's socket: %w", err)
+	}
+	child := os.NewFile(uintptr(pair[1]), "launchers")
+	defer child.Close()
+	tv := unix.NsecToTimeval(serverTimeout.Nanoseconds())
+	if err := unix.SetsockoptTimeval(pair[0], unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		unix.Close(pair[0])
+		return nil, fmt.Errorf("the launcher server's socket: %w", err)
+	}
+	cmd := exec.Command(exe, spec.LaunchersArg)
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.Stderr = os.Stderr
+	cmd.ExtraFiles = []*os.File{child}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
+	s := &launcherServer{sock: pair[0], exited: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			cmd.Wait()
+			close(s.exited)
+		}
+	}()
+	if err := <-started; err != nil {
+		unix.Close(pair[0])
+		return nil, fmt.Errorf("start the launcher server %s: %w", exe, err)
+	}
+	s.pid = cmd.Process.Pid
+	return s, nil
+}
+
+func (s *launcherServer) dead() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return s.closed.Load()
+	}
+}
+
+// launcher asks the server for one warm launcher, cloned into the cgroup
+// v2 directory cgroup unless it is nil.
+func (s *launcherServer) launcher(newNet bool, cgroup *os.File) (*warmLauncher, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return nil, errors.New("the launcher server is closed")
+	}
+	req, _ := json.Marshal(spec.LaunchersRequest{NewNetwork: newNet, Cgroup: cgroup != nil})
+	var rights []byte
+	if cgroup != nil {
+		rights = unix.UnixRights(int(cgroup.Fd()))
+	}
+	err := unix.Sendmsg(s.sock, req, rights, nil, unix.MSG_NOSIGNAL)
+	runtime.KeepAlive(cgroup)
+	if err != nil {
+		s.shutdown()
+		return nil, fmt.Errorf("ask the launcher server for a launcher: %w", err)
+	}
+	buf := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4*2))
+	var n, oobn, flags int
+	for {
+		n, oobn, flags, _, err = unix.Recvmsg(s.sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil || n == 0 {
+		// A server that does not answer in time is not trusted with the
+		// next request either.
+		s.shutdown()
+		if err == nil {
+			err = errors.New("it exited")
+		}
+		return nil, fmt.Errorf("the launcher server's answer: %w", err)
+	}
+	fds, ferr := socketRights(oob[:oobn])
+	var reply spec.LaunchersReply
+	if err := json.Unmarshal(buf[:n], &reply); err != nil || ferr != nil || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
+		closeFDs(fds)
+		s.shutdown()
+		return nil, fmt.Errorf("the launcher server's answer %q is not one it sends: %v", buf[:n], errors.Join(err, ferr))
+	}
+	if reply.Error != "" {
+		closeFDs(fds)
+		return nil, fmt.Errorf("the launcher server: %s", reply.Error)
+	}
+	if len(fds) != 2 || reply.Pid <= 0 {
+		closeFDs(fds)
+		s.shutdown()
+		return nil, fmt.Errorf("the launcher server answered pid %d with %d descriptors, want a pid and 2", reply.Pid, len(fds))
+	}
+	return &warmLauncher{pid: reply.Pid, sock: fds[0], pidfd: fds[1], newNet: newNet}, nil
+}
+
+// shutdown makes the server exit: it reads the end of its socket.
+func (s *launcherServer) shutdown() {
+	if s.closed.CompareAndSwap(false, true) {
+		unix.Shutdown(s.sock, unix.SHUT_RDWR)
+	}
+}
+
+// close shuts the server down and releases the socket once no request
+// uses it.
+func (s *launcherServer) close() {
+	s.shutdown()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sock >= 0 {
+		unix.Close(s.sock)
+		s.sock = -1
+	}
+}
+
+// warmLauncher is one launcher waiting for its command.
+type warmLauncher struct {
+	pid    int
+	newNet bool
+	sock   int
+	// cgroupDir is the v2 cgroup it was cloned into, "" without one;
+	// adopted once the command's Cgroup took it over, and removed with
+	// the launcher otherwise.
+	cgroupDir string
+	adopted   bool
+
+	mu     sync.Mutex
+	pidfd  int           // -1 once the launcher has exited
+	exited chan struct{} // made by send
+}
+
+// send hands the launcher its command and descriptors, and starts
+// watching for its exit. An error means the launcher did not take them
+// (it died waiting): the command takes the cold path.
+func (w *warmLauncher) send(msg []byte, files []*os.File) (<-chan struct{}, error) {
+	fds := make([]int, len(files))
+	for i, f := range files {
+		fds[i] = int(f.Fd())
+	}
+	err := unix.Sendmsg(w.sock, msg, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
+	runtime.KeepAlive(files)
+	unix.Close(w.sock)
+	w.sock = -1
+	if err != nil {
+		w.discard()
+		return nil, err
+	}
+	w.exited = make(chan struct{})
+	go w.watch()
+	return w.exited, nil
+}
+
+// watch waits for the launcher's exit on its pidfd, which no other
+// process can take over as a reused pid could.
+func (w *warmLauncher) watch() {
+	fds := []unix.PollFd{{Fd: int32(w.pidfd), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err == nil || !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	w.mu.Lock()
+	unix.Close(w.pidfd)
+	w.pidfd = -1
+	w.mu.Unlock()
+	w.removeCgroup()
+	close(w.exited)
+}
+
+// removeCgroup removes the launcher's cgroup once it has exited, unless
+// the command's Cgroup took it over.
+func (w *warmLauncher) removeCgroup() {
+	if w.cgroupDir != "" && !w.adopted {
+		os.Remove(w.cgroupDir)
+	}
+}
+
+// kill kills the launcher, and with it everything in its namespaces.
+func (w *warmLauncher) kill() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pidfd >= 0 {
+		unix.PidfdSendSignal(w.pidfd, unix.SIGKILL, nil, 0)
+	}
+}
+
+// discard ends a launcher that runs no command, and then removes its
+// cgroup, from a goroutine: the cgroup empties once it has exited.
+func (w *warmLauncher) discard() {
+	if w == nil {
+		return
+	}
+	w.kill()
+	if w.sock >= 0 {
+		unix.Close(w.sock)
+		w.sock = -1
+	}
+	if w.exited != nil {
+		return // watch releases the rest
+	}
+	go w.release()
+}
+
+// release waits, bounded, for a killed launcher that ran no command to
+// exit, and removes its cgroup, which empties then.
+func (w *warmLauncher) release() {
+	fds := []unix.PollFd{{Fd: int32(w.pidfd), Events: unix.POLLIN}}
+	unix.Poll(fds, int(discardWait.Milliseconds()))
+	unix.Close(w.pidfd)
+	w.pidfd = -1
+	w.removeCgroup()
+}
+
+// socketRights returns the descriptors in a message's control data.
+func socketRights(oob []byte) ([]int, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	for _, m := range msgs {
+		if m.Header.Level != unix.SOL_SOCKET || m.Header.Type != unix.SCM_RIGHTS {
+			continue
+		}
+		got, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			return fds, err
+		}
+		fds = append(fds, got...)
+	}
+	return fds, nil
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// v2Cgroup is the v2 cgroup w was cloned into, "" for none or a nil w.
+func (w *warmLauncher) v2Cgroup() string {
+	if w == nil {
+		return ""
+	}
+	return w.cgroupDir
+}
+
+// adopt records that the command's Cgroup took w's cgroup over: it
+// removes it, not w.
+func (w *warmLauncher) adopt() {
+	if w != nil && w.cgroupDir != "" {
+		w.adopted = true
+	}
+}

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package confine
+
+import "log/slog"
+
+// warmPool starts nothing here: no command can be confined.
+type warmPool struct{}
+
+func newWarmPool(exe string, log *slog.Logger) *warmPool { return &warmPool{} }
+func (p *warmPool) warm(newNet bool)                     {}
+func (p *warmPool) close()                               {}
+func (p *warmPool) status() PoolStatus                   { return PoolStatus{} }
+
+// warmLauncher is never started here.
+type warmLauncher struct{}
+
+func (p *warmPool) take(newNet bool) *warmLauncher { return nil }
+func (w *warmLauncher) discard()                   {}
+func (w *warmLauncher) v2Cgroup() string           { return "" }
+func (w *warmLauncher) adopt()                     {}

@@ -1,0 +1,280 @@
+//go:build linux
+
+package confine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolhost/toolhost/host/internal/proc"
+)
+
+// These tests run commands in launchers started ahead of need, through
+// proc.Run as run_command does: the test binary is the launcher server
+// and the warm launcher too (TestMain).
+
+// testPool is a warm pool of the test binary, closed at the test's end.
+func testPool(t *testing.T, newNet bool) *warmPool {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newWarmPool(exe, slog.New(slog.DiscardHandler))
+	p.warm(newNet)
+	t.Cleanup(p.close)
+	return p
+}
+
+// takeWarm waits, at most 10 s, for a warm launcher.
+func takeWarm(t *testing.T, p *warmPool, newNet bool) *warmLauncher {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if w := p.take(newNet); w != nil {
+			return w
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no warm launcher within 10 s: %+v", p.status())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// runWarm runs command under policy through proc.Run with the warm
+// launcher w (nil: the cold path), bounded by timeout.
+func runWarm(t *testing.T, pol *Policy, w *warmLauncher, cg *Cgroup, command string, timeout time.Duration) (proc.Result, *Launch, error) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLaunch(pol, exe, cg)
+	l.warm = w
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	res, err := proc.Run(ctx, proc.Spec{Command: command, Dir: pol.Dir, Launcher: l, Logger: slog.New(slog.DiscardHandler)})
+	return res, l, err
+}
+
+// A warm launcher runs the command confined as a cold one does: its
+// output, exit status and death by signal come back, and the launcher
+// confined itself (no_new_privs, seccomp, Landlock).
+func TestWarmRunsCommands(t *testing.T) {
+	pool := testPool(t, true)
+	work := canonicalTempDir(t)
+	for _, tc := range []struct {
+		command        string
+		stdout, stderr string
+		code           int
+		signal         string
+	}{
+		{command: "echo out; echo err >&2", stdout: "out\n", stderr: "err\n"},
+		{command: "exit 3", code: 3},
+		{command: "kill -TERM $$", code: -1, signal: "terminated"},
+		{command: "pwd; echo $HOME", stdout: work + "\n" + work + "\n"},
+	} {
+		t.Run(tc.command, func(t *testing.T) {
+			res, l, err := runWarm(t, testPolicy(t, work), takeWarm(t, pool, true), nil, tc.command, 20*time.Second)
+			if err != nil {
+				t.Fatalf("Run: %v (stderr %q)", err, res.Stderr)
+			}
+			if !l.Prestarted() {
+				t.Fatal("the command did not run in the warm launcher")
+			}
+			if string(res.Stdout) != tc.stdout || string(res.Stderr) != tc.stderr || res.ExitCode != tc.code || res.Signal != tc.signal {
+				t.Errorf("got stdout %q stderr %q exit %d signal %q; want %q %q %d %q", res.Stdout, res.Stderr, res.ExitCode, res.Signal, tc.stdout, tc.stderr, tc.code, tc.signal)
+			}
+			a := l.Applied()
+			if !a.NoNewPrivs || !a.Seccomp || a.LandlockABI == 0 {
+				t.Errorf("applied = %+v; want no_new_privs, seccomp and Landlock", a)
+			}
+		})
+	}
+}
+
+// A warm launcher gives the command the network namespace it was made
+// for: a new one for every mode but on, the host's for on. The pool
+// keeps the two apart.
+func TestWarmNetworkNamespace(t *testing.T) {
+	hostNet, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Skipf("cannot read this process's network namespace: %v", err)
+	}
+	work := canonicalTempDir(t)
+	for _, tc := range []struct {
+		network Network
+		newNet  bool
+	}{{NetworkOff, true}, {NetworkOn, false}} {
+		t.Run(string(tc.network), func(t *testing.T) {
+			pool := testPool(t, tc.newNet)
+			pol := testPolicy(t, work)
+			pol.Network = tc.network
+			res, l, err := runWarm(t, pol, takeWarm(t, pool, tc.newNet), nil, "readlink /proc/self/ns/net", 20*time.Second)
+			if err != nil || !l.Prestarted() {
+				t.Fatalf("Run: %v, prestarted %v (stderr %q)", err, l.Prestarted(), res.Stderr)
+			}
+			got := strings.TrimSpace(string(res.Stdout))
+			if (got == hostNet) == tc.newNet {
+				t.Errorf("network %s: the command's namespace %s, the host's %s", tc.network, got, hostNet)
+			}
+		})
+	}
+}
+
+// A command in a warm launcher that outlives its call's deadline is
+// killed with everything it started, background children included.
+func TestWarmDeadlineKillsAll(t *testing.T) {
+	pool := testPool(t, true)
+	work := canonicalTempDir(t)
+	marker := uniqueSleep()
+	start := time.Now()
+	_, l, err := runWarm(t, testPolicy(t, work), takeWarm(t, pool, true), nil, "sleep "+marker+" & sleep "+marker, 500*time.Millisecond)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Run = %v; want the deadline", err)
+	}
+	if !l.Prestarted() {
+		t.Fatal("the command did not run in the warm launcher")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Run returned after %v", d)
+	}
+	waitFor(t, func() bool { return len(processesWith(marker)) == 0 }, "the command's processes to die")
+}
+
+// A warm launcher that died waiting costs the command nothing but its
+// speed: it runs in a launcher started for it, confined.
+func TestWarmDeadLauncherFallsBack(t *testing.T) {
+	pool := testPool(t, true)
+	work := canonicalTempDir(t)
+	w := takeWarm(t, pool, true)
+	w.kill()
+	waitFor(t, func() bool { return !processAlive(w.pid) }, "the warm launcher to die")
+	res, l, err := runWarm(t, testPolicy(t, work), w, nil, "echo cold", 20*time.Second)
+	if err != nil {
+		t.Fatalf("Run: %v (stderr %q)", err, res.Stderr)
+	}
+	if l.Prestarted() {
+		t.Error("the command ran in a dead warm launcher")
+	}
+	if string(res.Stdout) != "cold\n" || !l.Applied().Seccomp {
+		t.Errorf("stdout %q applied %+v; want cold, confined", res.Stdout, l.Applied())
+	}
+}
+
+// A warm launcher's cgroup becomes the command's: the command runs in it
+// and its limits, and it is gone with the command.
+func TestWarmCgroupTakenOver(t *testing.T) {
+	pool := testPool(t, true)
+	w := takeWarm(t, pool, true)
+	if w.cgroupDir == "" {
+		w.discard()
+		t.Skip("no writable cgroup v2 hierarchy here: the warm launcher has no cgroup of its own")
+	}
+	cg, err := newCgroupIn("warm-test-"+strconv.Itoa(os.Getpid()), Limits{Pids: 64}, w.v2Cgroup())
+	if err != nil {
+		w.discard()
+		t.Skipf("no cgroup here: %v", err)
+	}
+	w.adopt()
+	work := canonicalTempDir(t)
+	res, l, err := runWarm(t, testPolicy(t, work), w, cg, "cat /proc/self/cgroup", 20*time.Second)
+	if err != nil || !l.Prestarted() {
+		t.Fatalf("Run: %v, prestarted %v (stderr %q)", err, l.Prestarted(), res.Stderr)
+	}
+	rel := strings.TrimPrefix(w.cgroupDir, findCgroups(mustMountinfo(t)).unified)
+	if !bytes.Contains(res.Stdout, []byte("0::"+rel+"\n")) {
+		t.Errorf("the command's cgroups:\n%s\nwant 0::%s", res.Stdout, rel)
+	}
+	if err := cg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(w.cgroupDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the cgroup %s is left after Close: %v", w.cgroupDir, err)
+	}
+}
+
+// Closing the pool ends its server and every launcher still waiting, and
+// removes their cgroups.
+func TestWarmPoolCloseEndsAll(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := newWarmPool(exe, slog.New(slog.DiscardHandler))
+	pool.warm(true)
+	waitFor(t, func() bool { return pool.status().WaitingNewNetwork >= warmDepth-1 }, "the pool to fill")
+	server := pool.status().ServerPid
+	if server == 0 {
+		t.Fatalf("no server: %+v", pool.status())
+	}
+	waiting := childrenOf(server)
+	if len(waiting) < warmDepth {
+		t.Fatalf("the server has %d children, want %d warm launchers", len(waiting), warmDepth)
+	}
+	// The launchers' cgroups, where there is a v2 hierarchy.
+	var dirs []string
+	if own := findCgroups(mustMountinfo(t)).unified; own != "" {
+		dirs, _ = filepath.Glob(filepath.Join(own, "toolhost-"+strconv.Itoa(os.Getpid()), "warm-*"))
+	}
+	pool.close()
+	waitFor(t, func() bool { return !processAlive(server) }, "the server to exit")
+	for _, pid := range waiting {
+		waitFor(t, func() bool { return !processAlive(pid) }, fmt.Sprintf("warm launcher %d to exit", pid))
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the cgroup %s is left after close: %v", d, err)
+		}
+	}
+	if w := pool.take(true); w != nil {
+		t.Error("a closed pool handed out a launcher")
+	}
+}
+
+// childrenOf lists the live children of pid.
+func childrenOf(pid int) []int {
+	names, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(pid) {
+			c, _ := strconv.Atoi(filepath.Base(filepath.Dir(name)))
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// processAlive reports whether pid is a live process, not a zombie.
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i > 0 && len(b) > i+2 && b[i+2] != 'Z'
+}
+
+func mustMountinfo(t *testing.T) []mountEntry {
+	t.Helper()
+	m, err := readMountinfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
