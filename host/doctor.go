@@ -14,7 +14,8 @@ import (
 // sandbox and network (nil: the defaults). It returns the exit status: 0
 // when commands run confined as configured (or the operator turned the
 // sandbox off), 1 when run_command would refuse them or the report could
-// not be written.
+// not be written. When commands run confined it also starts the
+// launcher server and one launcher, and says how long that took.
 func SandboxDoctor(ctx context.Context, w io.Writer, cfg *Config) int {
 	if cfg == nil {
 		cfg = config.Default()
@@ -22,6 +23,11 @@ func SandboxDoctor(ctx context.Context, w io.Writer, cfg *Config) int {
 	rc := cfg.Tools.RunCommand
 	if err := confine.Doctor(w, confine.Probe(ctx), confine.Mode(rc.Sandbox), confine.Network(rc.Network)); err != nil {
 		return 1
+	}
+	if confine.Mode(rc.Sandbox) != confine.ModeOff {
+		// Commands run confined without the launchers started ahead of
+		// need, only slower: not a failure.
+		confine.DoctorLaunchers(w, "/proc/self/exe", confine.Network(rc.Network))
 	}
 	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -365,7 +366,12 @@ func (s *launcherServer) launcher(newNet bool, cgroup *os.File) (*warmLauncher, 
 		s.shutdown()
 		return nil, fmt.Errorf("the launcher server answered pid %d with %d descriptors, want a pid and 2", reply.Pid, len(fds))
 	}
-	return &warmLauncher{pid: reply.Pid, sock: fds[0], pidfd: fds[1], newNet: newNet}, nil
+	w := &warmLauncher{pid: reply.Pid, sock: fds[0], pidfd: fds[1], newNet: newNet, mntns: -1}
+	if err := w.awaitReady(); err != nil {
+		w.discard()
+		return nil, err
+	}
+	return w, nil
 }
 
 // shutdown makes the server exit: it reads the end of its socket.
@@ -401,6 +407,41 @@ type warmLauncher struct {
 	mu     sync.Mutex
 	pidfd  int           // -1 once the launcher has exited
 	exited chan struct{} // made by send
+	// mntns is the launcher's mount namespace (-1 without), closed once
+	// the launcher has exited: the close tears the command's mounts
+	// down, off the call's path.
+	mntns int
+}
+
+// awaitReady waits, bounded by serverTimeout, for the launcher to say it
+// is past its start-up, and takes the mount namespace it hands over.
+func (w *warmLauncher) awaitReady() error {
+	tv := unix.NsecToTimeval(serverTimeout.Nanoseconds())
+	if err := unix.SetsockoptTimeval(w.sock, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return fmt.Errorf("a warm launcher's socket: %w", err)
+	}
+	buf := make([]byte, len(spec.WarmReady)+1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	var n, oobn, flags int
+	var err error
+	for {
+		n, oobn, flags, _, err = unix.Recvmsg(w.sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil || n == 0 {
+		return fmt.Errorf("a warm launcher did not start (its errors are on toolhost's stderr): %v", err)
+	}
+	fds, ferr := socketRights(oob[:oobn])
+	if ferr != nil || string(buf[:n]) != spec.WarmReady || len(fds) > 1 || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
+		closeFDs(fds)
+		return fmt.Errorf("a warm launcher sent %q with %d descriptors, not %q", buf[:n], len(fds), spec.WarmReady)
+	}
+	if len(fds) == 1 {
+		w.mntns = fds[0]
+	}
+	return nil
 }
 
 // send hands the launcher its command and descriptors, and starts
@@ -440,6 +481,14 @@ func (w *warmLauncher) watch() {
 	w.mu.Unlock()
 	w.removeCgroup()
 	close(w.exited)
+	w.closeMountNamespace()
+}
+
+func (w *warmLauncher) closeMountNamespace() {
+	if w.mntns >= 0 {
+		unix.Close(w.mntns)
+		w.mntns = -1
+	}
 }
 
 // removeCgroup removes the launcher's cgroup once it has exited, unless
@@ -484,6 +533,7 @@ func (w *warmLauncher) release() {
 	unix.Close(w.pidfd)
 	w.pidfd = -1
 	w.removeCgroup()
+	w.closeMountNamespace()
 }
 
 // socketRights returns the descriptors in a message's control data.
@@ -526,4 +576,24 @@ func (w *warmLauncher) adopt() {
 	if w != nil && w.cgroupDir != "" {
 		w.adopted = true
 	}
+}
+
+// DoctorLaunchers starts the launcher server of the toolhost binary exe
+// and one warm launcher for network n, and writes a line saying how long
+// that took, for sandbox doctor. An error means commands start the slower
+// way, each in a launcher of its own; they still run confined.
+func DoctorLaunchers(w io.Writer, exe string, n Network) error {
+	p := newWarmPool(exe, slog.New(slog.DiscardHandler))
+	defer p.close()
+	begin := time.Now()
+	l, err := p.start(n != NetworkOn)
+	if err != nil {
+		fmt.Fprintf(w, "launchers: cannot start launchers ahead of need: %v; commands still run confined, each in a launcher started for it (some 25 ms more per command)\n", err)
+		return err
+	}
+	took := time.Since(begin)
+	server := p.status().ServerPid
+	l.discard()
+	fmt.Fprintf(w, "launchers: a launcher server (pid %d) starts launchers ahead of need, each in its namespaces and cgroup, so a command skips the launcher's start-up; the first was ready in %s\n", server, took.Round(100*time.Microsecond))
+	return nil
 }

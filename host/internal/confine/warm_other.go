@@ -2,7 +2,10 @@
 
 package confine
 
-import "log/slog"
+import (
+	"io"
+	"log/slog"
+)
 
 // warmPool starts nothing here: no command can be confined.
 type warmPool struct{}
@@ -19,3 +22,6 @@ func (p *warmPool) take(newNet bool) *warmLauncher { return nil }
 func (w *warmLauncher) discard()                   {}
 func (w *warmLauncher) v2Cgroup() string           { return "" }
 func (w *warmLauncher) adopt()                     {}
+
+// DoctorLaunchers reports nothing here: no command can be confined.
+func DoctorLaunchers(w io.Writer, exe string, n Network) error { return nil }

@@ -84,7 +84,13 @@ func TestWarmRunsCommands(t *testing.T) {
 		{command: "pwd; echo $HOME", stdout: work + "\n" + work + "\n"},
 	} {
 		t.Run(tc.command, func(t *testing.T) {
-			res, l, err := runWarm(t, testPolicy(t, work), takeWarm(t, pool, true), nil, tc.command, 20*time.Second)
+			w := takeWarm(t, pool, true)
+			// The host holds the launcher's mount namespace, so that the
+			// launcher's exit does not wait for its mounts' teardown.
+			if w.mntns < 0 {
+				t.Error("the warm launcher did not hand over its mount namespace")
+			}
+			res, l, err := runWarm(t, testPolicy(t, work), w, nil, tc.command, 20*time.Second)
 			if err != nil {
 				t.Fatalf("Run: %v (stderr %q)", err, res.Stderr)
 			}

@@ -42,6 +42,9 @@ func MainWarm(args []string) int {
 		fmt.Fprintf(os.Stderr, "toolhost: warm launcher: %v\n", err)
 		return spec.ExitLaunchFailed
 	}
+	if err := sendReady(spec.WarmFD); err != nil {
+		return spec.ExitLaunchFailed
+	}
 	msg, fds, err := readWarmMsg(spec.WarmFD)
 	unix.Close(spec.WarmFD)
 	if errors.Is(err, errHostGone) {
@@ -70,6 +73,20 @@ func MainWarm(args []string) int {
 		unix.Close(fd)
 	}
 	return run(status, &msg.LaunchMsg, fds[spec.WarmFiles:], sigs, children)
+}
+
+// sendReady tells the host the launcher is past its start-up, and hands
+// it the launcher's mount namespace: the host holds it until the
+// launcher has exited, so that the launcher's exit does not wait for the
+// command's mounts to be torn down (an RCU grace period, some ms), and
+// the host learns of the exit without that wait.
+func sendReady(sock int) error {
+	var rights []byte
+	if ns, err := unix.Open("/proc/self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		defer unix.Close(ns)
+		rights = unix.UnixRights(ns)
+	}
+	return unix.Sendmsg(sock, []byte(spec.WarmReady), rights, nil, unix.MSG_NOSIGNAL)
 }
 
 // errHostGone is the host closing a warm launcher's socket unused.

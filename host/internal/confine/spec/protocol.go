@@ -73,6 +73,12 @@ const (
 	WarmFD      = 3
 )
 
+// WarmReady is what a warm launcher sends first, once past its
+// start-up, with its mount namespace's descriptor when it can open it:
+// the host offers only launchers that sent it, and holds the namespace
+// until the launcher has exited.
+const WarmReady = "ready"
+
 // MaxWarmMsg bounds a WarmMsg: it travels as one datagram, which a
 // socket's default buffer holds. A larger policy (many nested
 // repositories) takes the launcher started for the call alone.

@@ -11,7 +11,8 @@ import (
 // /proc, writable cgroups with the memory and pids controllers), so each
 // line says ok and the verdict for the configured policy is that
 // run_command confines commands: exit 0. A machine lacking a piece fails
-// here with the report, which names the piece and its fix.
+// here with the report, which names the piece and its fix. When commands
+// run confined, the report ends with the launcher server it started.
 func TestSandboxDoctor(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the command sandbox is Linux's")
@@ -24,11 +25,13 @@ func TestSandboxDoctor(t *testing.T) {
 		{name: "defaults", w: func(w *workspace) *workspace { return w }, lines: []string{
 			`configuration: tools.run_command.sandbox = "workspace-write" (default), tools.run_command.network = "off" (default)` + "\n",
 			`verdict: run_command runs commands confined (sandbox "workspace-write", network "off"); memory_max and pids_max apply through cgroups` + "\n",
+			"\nlaunchers: a launcher server (pid ",
 		}},
 		{name: "read-only with the allowlist, from the operator's file", w: func(w *workspace) *workspace {
 			return w.withConfig(t, "[tools.run_command]\nsandbox = \"read-only\"\nnetwork = \"allowlist\"\nallowed_domains = [\"example.com\"]\n")
 		}, lines: []string{
 			`verdict: run_command runs commands confined (sandbox "read-only", network "allowlist")`,
+			"\nlaunchers: a launcher server (pid ",
 		}},
 		{name: "off, from the environment", w: func(w *workspace) *workspace {
 			return w.withEnv("TOOLHOST_TOOLS_RUN_COMMAND_SANDBOX=off", "TOOLHOST_TOOLS_RUN_COMMAND_NETWORK=on")
@@ -58,6 +61,9 @@ func TestSandboxDoctor(t *testing.T) {
 				if !strings.Contains(out, want) {
 					t.Errorf("the report lacks %q:\n%s", want, out)
 				}
+			}
+			if confined := !strings.Contains(out, `verdict: sandbox "off"`); strings.Contains(out, "launchers:") != confined {
+				t.Errorf("the report says of the launchers %v, want it to when commands are confined (%v):\n%s", strings.Contains(out, "launchers:"), confined, out)
 			}
 			if strings.Contains(out, "missing") || strings.Contains(out, "fix:") {
 				t.Errorf("the report names a missing piece on this machine:\n%s", out)
