@@ -1,0 +1,618 @@
+package hostile_test
+
+// Red team: run_command's warm launchers, started ahead of need by a
+// launcher server that toolhost starts once. A prompt-injected model
+// runs commands that look for the server and the other launchers, try
+// to use the pool up or outlive their call, and end in every way a
+// command can; toolhost itself is stopped normally and with kill -9.
+// Each command leaves a sleep with an argument of its own (31.7...), so
+// that a survivor is found by its command line alone.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/internal/config"
+	"github.com/toolhost/toolhost/host/internal/confine"
+	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/internal/testplugin"
+)
+
+// The command lines of the launcher server and of a warm launcher.
+const (
+	warmServerArg   = "__toolhost-launchers"
+	warmLauncherArg = "__toolhost-confine-warm"
+)
+
+// warmBinary is the toolhost binary for the CLI tests: the one make
+// build made when TOOLHOST_BIN names it, else one built for the test.
+func warmBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("TOOLHOST_BIN"); bin != "" {
+		return bin
+	}
+	return toolhostBinary(t)
+}
+
+var (
+	warmLauncherOnce sync.Once
+	warmLauncherBin  string
+	warmLauncherErr  error
+)
+
+// warmHostLauncher is a toolhost binary that launches the commands of a
+// host this test binary opens. A launcher server answers only a host of
+// its own protocol fingerprint, which includes the commit a build
+// records and a test binary records none: a binary of make build would
+// leave every command on the cold path, and the warm launchers
+// untested. So it is built from these sources without that record.
+func warmHostLauncher(t *testing.T) string {
+	t.Helper()
+	warmLauncherOnce.Do(func() {
+		dir, err := testplugin.SharedDir("warm-launcher", "host/cmd/toolhost")
+		if err != nil {
+			warmLauncherErr = err
+			return
+		}
+		tmp, err := os.CreateTemp(dir, "toolhost-*")
+		if err != nil {
+			warmLauncherErr = err
+			return
+		}
+		tmp.Close()
+		cmd := exec.Command("go", "build", "-buildvcs=false", "-o", tmp.Name(), "github.com/toolhost/toolhost/host/cmd/toolhost")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			os.Remove(tmp.Name())
+			warmLauncherErr = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		warmLauncherBin = filepath.Join(dir, "toolhost")
+		warmLauncherErr = os.Rename(tmp.Name(), warmLauncherBin)
+	})
+	if warmLauncherErr != nil {
+		t.Fatal(warmLauncherErr)
+	}
+	return warmLauncherBin
+}
+
+// warmOpen opens a host whose commands are confined by a toolhost
+// binary of the same sources, so that they start in warm launchers;
+// mutate, when set, changes the configuration first. The test closes
+// the host at its end.
+func warmOpen(t *testing.T, mutate func(*config.Config)) (*host.Host, string) {
+	t.Helper()
+	h, root := warmOpenUnclosed(t, mutate)
+	t.Cleanup(func() { h.Close(context.Background()) })
+	return h, root
+}
+
+// warmOpenUnclosed is warmOpen for a test that closes the host itself.
+func warmOpenUnclosed(t *testing.T, mutate func(*config.Config)) (*host.Host, string) {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
+		t.Skip("no user namespaces: commands cannot be confined here")
+	}
+	root := t.TempDir()
+	cfg := config.Default()
+	cfg.Tools.Sandbox.AllowedRoots = []string{root}
+	cfg.Tools.Approval.Denylist = nil
+	if mutate != nil {
+		mutate(cfg)
+	}
+	h, err := host.Open(context.Background(), host.Options{PluginDir: pluginDir(t), Config: cfg, CacheDir: testplugin.CacheDir(t),
+		Launcher: warmHostLauncher(t), StateDir: filepath.Join(t.TempDir(), "state")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, root
+}
+
+// warmRun runs one run_command call with args, narrowed by n.
+func warmRun(t *testing.T, h *host.Host, ctx context.Context, n engine.Narrowing, args map[string]any) engine.Result {
+	t.Helper()
+	b := engine.Batch{Conversation: "c", Calls: []engine.Call{call("1", "run_command", jsonArgs(t, args))}}
+	return process(t, h, ctx, b, host.BatchOptions{Approver: approveAll(), Narrowing: n}, 60*time.Second)[0]
+}
+
+// warmOutput is what the command wrote, whether it succeeded or not.
+func warmOutput(r engine.Result) string {
+	if r.OK || r.Error == nil {
+		return r.Content
+	}
+	var d struct {
+		Output string `json:"output"`
+	}
+	json.Unmarshal(r.Error.Details, &d)
+	return d.Output
+}
+
+// warmDetails decodes a failed call's details.
+func warmDetails(t *testing.T, r engine.Result) map[string]any {
+	t.Helper()
+	if r.Error == nil {
+		t.Fatalf("the call succeeded: %+v", r)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(r.Error.Details, &d); err != nil {
+		t.Fatalf("details %s: %v", r.Error.Details, err)
+	}
+	return d
+}
+
+// warmProc is one process of the machine.
+type warmProc struct {
+	ppid    int
+	cmdline string
+}
+
+// warmProcs lists the machine's processes by pid.
+func warmProcs() map[int]warmProc {
+	out := map[int]warmProc{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The fields after the command's name, which may hold anything
+		// but ends at the last ')'.
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out[pid] = warmProc{ppid: ppid, cmdline: strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))}
+	}
+	return out
+}
+
+// warmDescendants returns root's descendants whose command line holds
+// marker, by pid, with their command lines.
+func warmDescendants(root int, marker string) map[int]string {
+	procs := warmProcs()
+	out := map[int]string{}
+	for pid, p := range procs {
+		if !strings.Contains(p.cmdline, marker) {
+			continue
+		}
+		for a, seen := p.ppid, 0; a > 1 && seen < 64; a, seen = procs[a].ppid, seen+1 {
+			if a == root {
+				out[pid] = p.cmdline
+				break
+			}
+		}
+	}
+	return out
+}
+
+// warmMatching returns the processes whose command line holds marker.
+func warmMatching(marker string) map[int]string {
+	out := map[int]string{}
+	for pid, p := range warmProcs() {
+		if strings.Contains(p.cmdline, marker) {
+			out[pid] = p.cmdline
+		}
+	}
+	return out
+}
+
+// warmGone waits up to limit for none of procs to run any more (a pid
+// reused by another command line does not count), and returns those
+// still running.
+func warmGone(procs map[int]string, limit time.Duration) map[int]string {
+	deadline := time.Now().Add(limit)
+	for {
+		left := map[int]string{}
+		now := warmProcs()
+		for pid, cmd := range procs {
+			if p, ok := now[pid]; ok && p.cmdline == cmd {
+				left[pid] = cmd
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// warmNoSurvivor fails the test if a process whose command line holds
+// marker still runs after a grace period.
+func warmNoSurvivor(t *testing.T, marker string) {
+	t.Helper()
+	if left := warmGone(warmMatching(marker), 3*time.Second); len(left) > 0 {
+		t.Errorf("processes of the command outlived it: %v", left)
+	}
+}
+
+// warmIsWarm reports whether an output holding "init <cmdline>" came from a
+// command whose PID namespace's init was a warm launcher.
+func warmIsWarm(out string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "init ") && strings.Contains(line, warmLauncherArg) {
+			return true
+		}
+	}
+	return false
+}
+
+// Attack (model): a command lists every process it can see, its own
+// descriptors and where they lead, looking for the launcher server, the
+// launchers waiting for the next commands, or the socket its own
+// launcher received it on.
+// Expected: the command sees one launcher, its own (PID 1 of its
+// namespace), no server and no other launcher; its shell holds stdin,
+// stdout and stderr only, and no socket.
+func TestWarmCommandSeesOnlyItsOwnLauncher(t *testing.T) {
+	h, _ := warmOpen(t, nil)
+	const cmd = `ls -l /proc/$$/fd
+for p in /proc/[0-9]*; do echo "proc ${p#/proc/} $(tr '\0' ' ' < $p/cmdline)"; done
+echo "init $(tr '\0' ' ' < /proc/1/cmdline)"`
+	warm := 0
+	for i := 0; i < 4; i++ {
+		r := warmRun(t, h, context.Background(), engine.Narrowing{}, map[string]any{"command": cmd})
+		if !r.OK {
+			t.Fatalf("run_command: %+v", r.Error)
+		}
+		out := r.Content
+		if warmIsWarm(out) {
+			warm++
+		}
+		var fds []string
+		for _, line := range strings.Split(out, "\n") {
+			// ls -l: "lr-x------ 1 u g 64 date 0 -> /dev/null".
+			if f := strings.Fields(line); len(f) >= 3 && f[len(f)-2] == "->" {
+				fds = append(fds, f[len(f)-3])
+			}
+		}
+		if !slices.Equal(fds, []string{"0", "1", "2"}) {
+			t.Errorf("the shell holds descriptors %v, want 0, 1 and 2 only:\n%s", fds, out)
+		}
+		if strings.Contains(out, "socket:") {
+			t.Errorf("the shell holds a socket:\n%s", out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if !strings.HasPrefix(line, "proc ") || !strings.Contains(line, "__toolhost") {
+				continue
+			}
+			if !strings.HasPrefix(line, "proc 1 ") || strings.Contains(line, warmServerArg) {
+				t.Errorf("the command sees a launcher other than its own: %q\n%s", line, out)
+			}
+		}
+		// The launcher refills in the background; the next command
+		// finds one waiting.
+		time.Sleep(200 * time.Millisecond)
+	}
+	if warm == 0 {
+		t.Fatal("no command ran in a warm launcher: the attack did not reach them")
+	}
+	if waiting := warmDescendants(os.Getpid(), warmLauncherArg); len(waiting) == 0 {
+		t.Error("no warm launcher waits after the commands: the pool does not refill")
+	}
+}
+
+// Attack (model): the operator allows the host's network; a profile
+// narrows it to none. Commands of both kinds alternate, so that each
+// kind could be handed a launcher made for the other.
+// Expected: a command narrowed to network off never has the host's
+// network namespace, and one with network on always has it.
+func TestWarmNetworkModeFollowsEachCommand(t *testing.T) {
+	h, _ := warmOpen(t, func(c *config.Config) { c.Tools.RunCommand.Network = config.NetworkOn })
+	hostNet, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Skip("no network namespace to compare with")
+	}
+	const cmd = `echo "net $(readlink /proc/self/ns/net)"; echo "init $(tr '\0' ' ' < /proc/1/cmdline)"`
+	warm := map[bool]int{}
+	for i := 0; i < 8; i++ {
+		off := i%2 == 1
+		n := engine.Narrowing{}
+		if off {
+			n.CommandNetwork = confine.NetworkOff
+		}
+		r := warmRun(t, h, context.Background(), n, map[string]any{"command": cmd})
+		if !r.OK {
+			t.Fatalf("run_command (network off %v): %+v", off, r.Error)
+		}
+		same := strings.Contains(r.Content, "net "+hostNet+"\n")
+		if off == same {
+			t.Errorf("network off %v: the command's network namespace is the host's: %v\n%s", off, same, r.Content)
+		}
+		if len(r.Confinement) != 1 || slices.Contains(r.Confinement[0].Namespaces, "net") != off {
+			t.Errorf("network off %v: confinement %+v", off, r.Confinement)
+		}
+		if warmIsWarm(r.Content) {
+			warm[off]++
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+	if warm[true] == 0 || warm[false] == 0 {
+		t.Fatalf("warm launchers ran %d commands with network on and %d with it off: want some of each", warm[false], warm[true])
+	}
+}
+
+// Attack (model): more commands at once than launchers wait, then a
+// command that leaves children behind (in the background, in a session
+// of their own, under nohup), then one that forks past the process limit
+// until its timeout.
+// Expected: every command runs confined (the ones that find no launcher
+// waiting start one of their own), nothing a command started outlives
+// its call, and the command after them still runs confined.
+func TestWarmPoolExhaustionStaysConfined(t *testing.T) {
+	h, _ := warmOpen(t, nil)
+	hostNet, _ := os.Readlink("/proc/self/ns/net")
+	confined := func(r engine.Result, what string) {
+		t.Helper()
+		if len(r.Confinement) != 1 || !r.Confinement[0].Seccomp || !slices.Contains(r.Confinement[0].Namespaces, "pid") || !slices.Contains(r.Confinement[0].Namespaces, "net") {
+			t.Errorf("%s: not confined: %+v", what, r.Confinement)
+		}
+		if hostNet != "" && strings.Contains(warmOutput(r), "net "+hostNet) {
+			t.Errorf("%s: ran with the host's network:\n%s", what, warmOutput(r))
+		}
+	}
+	const probe = `echo "net $(readlink /proc/self/ns/net)"; echo "init $(tr '\0' ' ' < /proc/1/cmdline)"`
+	const n = 8
+	results := make([]engine.Result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = warmRun(t, h, context.Background(), engine.Narrowing{}, map[string]any{"command": "sleep 0.4; " + probe})
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		if !r.OK {
+			t.Errorf("concurrent command %d: %+v", i, r.Error)
+			continue
+		}
+		confined(r, "concurrent command "+strconv.Itoa(i))
+	}
+
+	r := warmRun(t, h, context.Background(), engine.Narrowing{}, map[string]any{
+		"command": "sleep 31.71 & (setsid sleep 31.72 &); nohup sleep 31.73 >/dev/null 2>&1 & (trap '' HUP TERM; exec sleep 31.74) & echo started"})
+	if !r.OK {
+		t.Fatalf("background children: %+v", r.Error)
+	}
+	confined(r, "background children")
+	warmNoSurvivor(t, "sleep 31.7")
+
+	begin := time.Now()
+	r = warmRun(t, h, context.Background(), engine.Narrowing{}, map[string]any{
+		"command": "i=0; while [ $i -lt 700 ]; do sleep 31.75 & i=$((i+1)); done; wait", "timeout_ms": 4000})
+	if r.OK {
+		t.Errorf("700 processes under a limit of 512 ran to their end: %s", r.Content)
+	}
+	if d := time.Since(begin); d > 20*time.Second {
+		t.Errorf("the forking command ended %v after its start, with a timeout of 4 s", d)
+	}
+	warmNoSurvivor(t, "sleep 31.75")
+
+	r = warmRun(t, h, context.Background(), engine.Narrowing{}, map[string]any{"command": probe})
+	if !r.OK {
+		t.Fatalf("the command after the attacks: %+v", r.Error)
+	}
+	confined(r, "the command after the attacks")
+}
+
+// Attack (model): commands that end in every way a command can: an
+// exit code, its shell killed by SIGKILL and by SIGTERM, a timeout, the
+// caller giving up, and a background job killed with job_kill.
+// Expected: each is reported as it happened, and none leaves a process
+// behind.
+func TestWarmCommandEndsAreReported(t *testing.T) {
+	h, _ := warmOpen(t, nil)
+	ctx := context.Background()
+	// A first command lets the pool fill.
+	if r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "true"}); !r.OK {
+		t.Fatalf("true: %+v", r.Error)
+	}
+	time.Sleep(200 * time.Millisecond)
+
+	r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "exit 3"})
+	if d := warmDetails(t, r); d["exit_code"] != 3.0 {
+		t.Errorf("exit 3: details %v", d)
+	}
+	for sig, name := range map[string]string{"-9": "killed", "-TERM": "terminated"} {
+		r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "kill " + sig + " $$; sleep 5"})
+		if d := warmDetails(t, r); d["signal"] != name {
+			t.Errorf("kill %s $$: details %v, want signal %q", sig, d, name)
+		}
+	}
+
+	begin := time.Now()
+	r = warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "sleep 31.76 & sleep 31.77", "timeout_ms": 500})
+	if r.OK || r.Error.Kind != "Timeout" {
+		t.Errorf("a timeout of 500 ms: %+v", r)
+	}
+	if d := time.Since(begin); d > 10*time.Second {
+		t.Errorf("a timeout of 500 ms ended the command after %v", d)
+	}
+	warmNoSurvivor(t, "sleep 31.76")
+	warmNoSurvivor(t, "sleep 31.77")
+
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(500*time.Millisecond, cancel)
+	begin = time.Now()
+	warmRun(t, h, cctx, engine.Narrowing{}, map[string]any{"command": "sleep 31.78"})
+	if d := time.Since(begin); d > 10*time.Second {
+		t.Errorf("a cancelled call returned after %v", d)
+	}
+	warmNoSurvivor(t, "sleep 31.78")
+
+	r = warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "(setsid sleep 31.79 &); sleep 31.80", "background": true})
+	if !r.OK {
+		t.Fatalf("background: %+v", r.Error)
+	}
+	var job struct {
+		JobID string `json:"job_id"`
+	}
+	json.Unmarshal(r.Structured, &job)
+	if job.JobID == "" {
+		t.Fatalf("no job id: %s", r.Structured)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(warmMatching("sleep 31.80")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	b := engine.Batch{Conversation: "c", Calls: []engine.Call{call("k", "job_kill", jsonArgs(t, map[string]any{"id": job.JobID}))}}
+	if k := process(t, h, ctx, b, host.BatchOptions{Approver: approveAll()}, time.Minute)[0]; !k.OK {
+		t.Fatalf("job_kill: %+v", k.Error)
+	}
+	warmNoSurvivor(t, "sleep 31.79")
+	warmNoSurvivor(t, "sleep 31.80")
+}
+
+// Attack (model): a background job runs when the host closes.
+// Expected: Close ends the job, every warm launcher and the launcher
+// server.
+func TestWarmHostCloseEndsLaunchers(t *testing.T) {
+	h, _ := warmOpenUnclosed(t, nil)
+	closed := false
+	defer func() {
+		if !closed {
+			h.Close(context.Background())
+		}
+	}()
+	r := warmRun(t, h, context.Background(), engine.Narrowing{}, map[string]any{"command": "(setsid sleep 31.81 &); sleep 31.82", "background": true})
+	if !r.OK {
+		t.Fatalf("background: %+v", r.Error)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var ours map[int]string
+	for time.Now().Before(deadline) {
+		ours = warmDescendants(os.Getpid(), "__toolhost")
+		var server, launchers bool
+		for _, cmd := range ours {
+			server = server || strings.Contains(cmd, warmServerArg)
+			launchers = launchers || strings.Contains(cmd, warmLauncherArg)
+		}
+		if server && launchers && len(warmMatching("sleep 31.82")) > 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(ours) < 2 {
+		t.Fatalf("the host runs no launcher server and warm launchers: %v", ours)
+	}
+	closed = true
+	h.Close(context.Background())
+	if left := warmGone(ours, 3*time.Second); len(left) > 0 {
+		t.Errorf("launchers outlived the host's Close: %v", left)
+	}
+	warmNoSurvivor(t, "sleep 31.8")
+}
+
+// warmCLI is `toolhost call run_command` of args in a fresh git
+// repository, with run_command allowed, in a home of its own.
+func warmCLI(t *testing.T, args string) *exec.Cmd {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
+		t.Skip("no user namespaces: commands cannot be confined here")
+	}
+	bin := warmBinary(t)
+	home, dir := t.TempDir(), t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "--state-dir", filepath.Join(home, "state"), "--plugins", realPlugins(t),
+		"call", "run_command", "--allow", "run_command", "--args", args)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".state"), "TOOLHOST_CACHE_DIR="+testplugin.CacheDir(t))
+	return cmd
+}
+
+// Attack (model): a command that leaves children behind, in its session
+// and in one of their own, and toolhost killed with SIGKILL meanwhile
+// (by the operator, or by the OOM killer), when nothing of it can clean
+// up.
+// Expected: the launcher server, every warm launcher and the command's
+// processes die with toolhost.
+func TestWarmKilledToolhostLeavesNoProcess(t *testing.T) {
+	cmd := warmCLI(t, `{"command":"sleep 31.83 & (setsid sleep 31.84 &); sleep 31.85"}`)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(20 * time.Second)
+	var ours map[int]string
+	for time.Now().Before(deadline) {
+		ours = warmDescendants(cmd.Process.Pid, "")
+		n := 0
+		for _, c := range ours {
+			if strings.Contains(c, warmServerArg) || strings.Contains(c, "sleep 31.84") || strings.Contains(c, "sleep 31.85") {
+				n++
+			}
+		}
+		if n == 3 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(ours) < 4 {
+		t.Fatalf("toolhost did not start the command in time; its processes: %v", ours)
+	}
+	// The session of its own left the tree: found by its command line.
+	for pid, c := range warmMatching("sleep 31.8") {
+		ours[pid] = c
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if left := warmGone(ours, 3*time.Second); len(left) > 0 {
+		t.Errorf("processes outlived toolhost killed with SIGKILL: %v", left)
+	}
+}
+
+// Attack: none; toolhost runs one command and exits normally.
+// Expected: toolhost leaves no cgroup behind: neither the warm
+// launchers' nor its own directory in the v2 hierarchy.
+// Is at fault: a waiting launcher's cgroup is removed at Close
+// (warmLauncher.removeCgroup), but not the toolhost-<pid> directory
+// holding it, which Cgroup.Close removes only when it is empty at the
+// command's end, and it never is while launchers wait; it stays until
+// another toolhost process finds it stale.
+func TestWarmNormalExitLeavesNoCgroup(t *testing.T) {
+	t.Skip("bug: toolhost-<pid> stays in the v2 cgroup hierarchy after a normal exit; warmPool.close removes the launchers' cgroups, not their parent")
+	const unified = "/sys/fs/cgroup/unified"
+	if _, err := os.Stat(filepath.Join(unified, "cgroup.procs")); err != nil {
+		t.Skip("no v2 cgroup hierarchy at " + unified)
+	}
+	cmd := warmCLI(t, `{"command":"true"}`)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("toolhost: %v\n%s", err, out)
+	}
+	dir := filepath.Join(unified, "toolhost-"+strconv.Itoa(cmd.Process.Pid))
+	if _, err := os.Stat(dir); err == nil {
+		left, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range left {
+			if e.IsDir() {
+				names = append(names, e.Name())
+			}
+		}
+		t.Errorf("toolhost exited and left its cgroup %s, holding %v", dir, names)
+	}
+}
