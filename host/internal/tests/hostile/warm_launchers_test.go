@@ -673,3 +673,63 @@ func TestWarmDeadLaunchersFallBackConfined(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	check("after the launcher server was killed")
 }
+
+// Attack: none by a command; the launcher server stalls past its
+// answer's timeout (a loaded machine; here it is stopped), so the pool
+// gives up on it and starts another.
+// Expected: a background job already running in a launcher of the old
+// server keeps running: the pool replacing its server must not end the
+// commands it started.
+// Is at fault: every launcher is the server's child with a parent-death
+// signal (launcher.startWarm), and the pool ends a server it gives up on
+// (launcherServer.shutdown after serverTimeout, and warmPool.start when
+// the small launcher binary fails once, for any reason): the server
+// exits and the kernel kills every command running in its launchers.
+func TestWarmServerReplacedKeepsRunningJobs(t *testing.T) {
+	t.Skip("bug: when the pool gives up on a launcher server (timeout, or the small binary failing once), the commands and jobs running in its launchers are killed with it")
+	h, root := warmOpen(t, nil)
+	ctx := context.Background()
+	if r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "true"}); !r.OK {
+		t.Fatalf("true: %+v", r.Error)
+	}
+	time.Sleep(300 * time.Millisecond)
+	r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "tr '\\0' ' ' < /proc/1/cmdline > init; sleep 31.90", "background": true})
+	if !r.OK {
+		t.Fatalf("background: %+v", r.Error)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(warmMatching("sleep 31.90")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	job := warmMatching("sleep 31.90")
+	if len(job) == 0 {
+		t.Fatal("the job did not start")
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "init")); !strings.Contains(string(b), warmLauncherArg) {
+		t.Fatalf("the job did not run in a warm launcher: its init is %q", b)
+	}
+	servers := warmDescendants(os.Getpid(), warmServerArg)
+	if len(servers) != 1 {
+		t.Fatalf("launcher servers: %v", servers)
+	}
+	for pid := range servers {
+		syscall.Kill(pid, syscall.SIGSTOP)
+		defer syscall.Kill(pid, syscall.SIGCONT)
+	}
+	// Takes the waiting launchers, so that the pool asks the stopped
+	// server for more, and gives up on it after its timeout.
+	for range 3 {
+		warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "true"})
+	}
+	time.Sleep(11 * time.Second)
+	if left := warmGone(job, 0); len(left) == 0 {
+		t.Fatal("the job died while the server was stopped")
+	}
+	for pid := range servers {
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
+	time.Sleep(time.Second)
+	if left := warmGone(job, 0); len(left) == 0 {
+		t.Error("the background job was killed when the pool gave up on the launcher server")
+	}
+}
