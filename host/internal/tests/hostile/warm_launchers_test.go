@@ -431,9 +431,19 @@ func TestWarmCommandEndsAreReported(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 
-	r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "exit 3"})
-	if d := warmDetails(t, r); d["exit_code"] != 3.0 {
-		t.Errorf("exit 3: details %v", d)
+	// 125 is the launcher's own "did not run", 137 what a shell killed
+	// by SIGKILL would give: the command's own exits are told apart.
+	for _, code := range []float64{3, 125, 137} {
+		c := strconv.Itoa(int(code))
+		r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "exit " + c})
+		if d := warmDetails(t, r); d["exit_code"] != code || d["signal"] != nil || r.Error.Kind != "ExecutionFailed" {
+			t.Errorf("exit %s: %s, details %v", c, r.Error.Kind, d)
+		}
+	}
+	// A stopped shell is ended by its timeout.
+	r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "kill -STOP $$", "timeout_ms": 500})
+	if r.OK || r.Error.Kind != "Timeout" {
+		t.Errorf("a stopped shell with a timeout of 500 ms: %+v", r)
 	}
 	for sig, name := range map[string]string{"-9": "killed", "-TERM": "terminated"} {
 		r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "kill " + sig + " $$; sleep 5"})
