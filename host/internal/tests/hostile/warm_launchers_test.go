@@ -743,3 +743,53 @@ func TestWarmServerReplacedKeepsRunningJobs(t *testing.T) {
 		t.Error("the background job was killed when the pool gave up on the launcher server")
 	}
 }
+
+// Attack (model): a command as long as a command may be, then a
+// workspace holding ever more project files, each of which the policy
+// binds read-only, until the policy and command no longer fit the one
+// datagram a warm launcher reads; the command writes to one of them.
+// Expected: each runs whole and confined, in a warm launcher or, past
+// the datagram, in one started for it; the project file stays as it was.
+func TestWarmLargePoliciesRunWhole(t *testing.T) {
+	h, root := warmOpen(t, nil)
+	// What a command may be once quoted for the shell.
+	const maxCommand = 130944 - 64
+	marker := "; echo end-of-command"
+	cmd := ": " + strings.Repeat("x", maxCommand-2-len(marker)) + marker
+	r := warmRun(t, h, context.Background(), engine.Narrowing{}, map[string]any{"command": cmd})
+	if !r.OK || !strings.Contains(r.Content, "end-of-command") {
+		t.Fatalf("a command of %d bytes: %+v %q", len(cmd), r.Error, r.Content)
+	}
+	long := strings.Repeat("y", 200)
+	made := 0
+	kinds := map[bool]int{}
+	for _, n := range []int{150, 250, 300, 330, 360, 390, 420, 600} {
+		for ; made < n; made++ {
+			dir := filepath.Join(root, fmt.Sprintf("d%04d-%s", made, long))
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "toolhost.toml"), []byte("# kept\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		target := fmt.Sprintf("d%04d-%s/toolhost.toml", n-1, long)
+		cmd := `echo "init $(tr '\0' ' ' < /proc/1/cmdline)"; echo changed > ` + target + `; echo end-of-command`
+		r := warmRun(t, h, context.Background(), engine.Narrowing{}, map[string]any{"command": cmd})
+		out := warmOutput(r)
+		if !strings.Contains(out, "end-of-command") {
+			t.Errorf("%d project files: the command did not run whole: %+v\n%.500s", n, r.Error, out)
+		}
+		if len(r.Confinement) != 1 || !r.Confinement[0].Seccomp {
+			t.Errorf("%d project files: confinement %+v", n, r.Confinement)
+		}
+		if b, _ := os.ReadFile(filepath.Join(root, target)); string(b) != "# kept\n" {
+			t.Errorf("%d project files: the command rewrote %s: %q", n, target, b)
+		}
+		kinds[warmIsWarm(out)]++
+		time.Sleep(100 * time.Millisecond)
+	}
+	if kinds[true] == 0 || kinds[false] == 0 {
+		t.Errorf("commands in warm launchers: %d, in launchers of their own: %d; want some of each, across the datagram's size", kinds[true], kinds[false])
+	}
+}
