@@ -415,6 +415,24 @@ func TestWarmPoolExhaustionStaysConfined(t *testing.T) {
 		t.Fatalf("the command after the attacks: %+v", r.Error)
 	}
 	confined(r, "the command after the attacks")
+
+	// Every cgroup left in the v2 hierarchy is a waiting launcher's.
+	time.Sleep(500 * time.Millisecond)
+	own := filepath.Join("/sys/fs/cgroup/unified", "toolhost-"+strconv.Itoa(os.Getpid()))
+	entries, _ := os.ReadDir(own)
+	var empty []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		procs, err := os.ReadFile(filepath.Join(own, e.Name(), "cgroup.procs"))
+		if err == nil && len(strings.TrimSpace(string(procs))) == 0 {
+			empty = append(empty, e.Name())
+		}
+	}
+	if len(empty) > 0 {
+		t.Errorf("cgroups left behind by the commands, holding no process: %v", empty)
+	}
 }
 
 // Attack (model): commands that end in every way a command can: an
