@@ -811,3 +811,43 @@ func TestWarmLargePoliciesRunWhole(t *testing.T) {
 		t.Errorf("commands in warm launchers: %d, in launchers of their own: %d; want some of each, across the datagram's size", kinds[true], kinds[false])
 	}
 }
+
+// Attack (model): a command leaves a child in a session of its own and
+// returns; toolhost then exits normally.
+// Expected: nothing toolhost started runs after it exited: not the
+// child, not a warm launcher, not the launcher server.
+func TestWarmNormalExitEndsLaunchers(t *testing.T) {
+	cmd := warmCLI(t, `{"command":"(setsid sleep 31.92 &); sleep 1"}`)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(20 * time.Second)
+	ours := map[int]string{}
+	for time.Now().Before(deadline) {
+		for pid, c := range warmDescendants(cmd.Process.Pid, "") {
+			ours[pid] = c
+		}
+		var server, launcher bool
+		for _, c := range ours {
+			server = server || strings.Contains(c, warmServerArg)
+			launcher = launcher || strings.Contains(c, warmLauncherArg)
+		}
+		if server && launcher && len(warmMatching("sleep 31.92")) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for pid, c := range warmMatching("sleep 31.92") {
+		ours[pid] = c
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("toolhost: %v", err)
+	}
+	if len(ours) < 3 {
+		t.Fatalf("toolhost ran no launcher server, warm launcher and command: %v", ours)
+	}
+	if left := warmGone(ours, 3*time.Second); len(left) > 0 {
+		t.Errorf("processes outlived toolhost's normal exit: %v", left)
+	}
+}
