@@ -95,7 +95,13 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, state
 	}
 	// Launchers started now make the first command as quick as the rest;
 	// they end first at close.
-	cs.confiner.Warm()
+	if launcher == "/proc/self/exe" {
+		if exe, err := os.Executable(); err == nil {
+			cs.confiner.Warm(confine.SmallLauncherBeside(exe))
+		}
+	} else {
+		cs.confiner.Warm("")
+	}
 	confiner := cs.confiner
 	cs.closers = append(cs.closers, func() error { confiner.Close(); return nil })
 	return cs, nil

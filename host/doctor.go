@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"io"
+	"os"
 
 	"github.com/toolhost/toolhost/host/internal/config"
 	"github.com/toolhost/toolhost/host/internal/confine"
@@ -27,7 +28,11 @@ func SandboxDoctor(ctx context.Context, w io.Writer, cfg *Config) int {
 	if confine.Mode(rc.Sandbox) != confine.ModeOff {
 		// Commands run confined without the launchers started ahead of
 		// need, only slower: not a failure.
-		confine.DoctorLaunchers(w, "/proc/self/exe", confine.Network(rc.Network))
+		small := ""
+		if exe, err := os.Executable(); err == nil {
+			small = confine.SmallLauncherBeside(exe)
+		}
+		confine.DoctorLaunchers(w, "/proc/self/exe", small, confine.Network(rc.Network))
 	}
 	return 0
 }

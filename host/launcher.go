@@ -2,7 +2,6 @@ package host
 
 import (
 	"github.com/toolhost/toolhost/host/internal/confine/launcher"
-	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
 // RunLauncher runs the confined launcher of run_command when args (a
@@ -12,16 +11,5 @@ import (
 // the launcher server and the warm launchers it starts, so a single
 // binary confines commands with no helper to install.
 func RunLauncher(args []string) (code int, ok bool) {
-	if len(args) < 2 {
-		return 0, false
-	}
-	switch args[1] {
-	case spec.LauncherArg:
-		return launcher.Main(args), true
-	case spec.WarmLauncherArg:
-		return launcher.MainWarm(args), true
-	case spec.LaunchersArg:
-		return launcher.ServeLaunchers(args), true
-	}
-	return 0, false
+	return launcher.Run(args)
 }

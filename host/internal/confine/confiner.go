@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -199,13 +200,15 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 // Warm starts launchers ahead of need for the configured network mode,
 // so that a confined command, the first after start included, skips the
 // launcher's start-up; Close ends them. Without Warm every command
-// starts its own launcher. It does nothing when commands are not
-// confined here.
-func (c *Confiner) Warm() {
+// starts its own launcher. small, when not "", is a launcher binary
+// smaller than c's (toolhost-launcher), used while it starts launchers
+// and c's from its first failure on. Warm does nothing when commands
+// are not confined here.
+func (c *Confiner) Warm(small string) {
 	if c.pool == nil || c.settings.Mode == ModeOff || c.support.Require(c.settings.Mode, c.settings.Network) != nil {
 		return
 	}
-	c.pool.warm(c.settings.Network != NetworkOn)
+	c.pool.warm(c.settings.Network != NetworkOn, small)
 }
 
 // Pool reports the launchers started ahead of need.
@@ -416,4 +419,39 @@ func (r *Run) Close() {
 	if r.cleanup != nil {
 		r.cleanup()
 	}
+}
+
+// SmallLauncherName is the small launcher binary's name
+// (host/cmd/toolhost-launcher), which toolhost looks for beside itself.
+const SmallLauncherName = "toolhost-launcher"
+
+// SmallLauncherBeside returns the small launcher binary beside the
+// binary exe when it may be trusted as much as exe: a regular executable
+// file of exe's owner (or root) that no one else may write, in a
+// directory no one else may write. "" otherwise: toolhost then starts
+// launchers from its own binary. Whether it speaks toolhost's protocol
+// is checked when it starts (spec.Fingerprint).
+func SmallLauncherBeside(exe string) string {
+	exe, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		return ""
+	}
+	self, err := os.Stat(exe)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Dir(exe)
+	small := filepath.Join(dir, SmallLauncherName)
+	fi, err := os.Lstat(small)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 || fi.Mode().Perm()&0o022 != 0 {
+		return ""
+	}
+	di, err := os.Stat(dir)
+	if err != nil || di.Mode().Perm()&0o022 != 0 {
+		return ""
+	}
+	if owner(fi) != owner(self) && owner(fi) != 0 {
+		return ""
+	}
+	return small
 }

@@ -6,22 +6,14 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/host/internal/confine/launcher"
-	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
 // TestMain makes the test binary the launcher when a test starts it as
 // one, as cmd/toolhost does for the toolhost binary. Tests may import the
 // launcher; the package itself never does.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case spec.LauncherArg:
-			os.Exit(launcher.Main(os.Args))
-		case spec.WarmLauncherArg:
-			os.Exit(launcher.MainWarm(os.Args))
-		case spec.LaunchersArg:
-			os.Exit(launcher.ServeLaunchers(os.Args))
-		}
+	if code, ok := launcher.Run(os.Args); ok {
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,9 @@ const (
 	// discardWait bounds the wait for a discarded launcher's exit before
 	// its cgroup is removed.
 	discardWait = 2 * time.Second
+	// takenTimeout bounds the wait for a warm launcher to take its
+	// command: it answers in microseconds unless it is dying.
+	takenTimeout = 2 * time.Second
 	// serverTimeout bounds an answer of the launcher server.
 	serverTimeout = 10 * time.Second
 	// The refill's pause after a failure doubles from the first to the
@@ -46,9 +50,12 @@ const (
 //
 // Its methods are safe for concurrent use.
 type warmPool struct {
-	exe string
-	log *slog.Logger
-	seq atomic.Uint64 // names the launchers' cgroups
+	// exe is the binary of the launcher server and its launchers: the
+	// small launcher binary when warm was given one, until it fails, and
+	// fallback, the host's launcher, from then on.
+	exe, fallback string
+	log           *slog.Logger
+	seq           atomic.Uint64 // names the launchers' cgroups
 
 	mu      sync.Mutex
 	enabled bool
@@ -62,20 +69,24 @@ type warmPool struct {
 // warmSlot is one network mode's warm launchers.
 type warmSlot struct {
 	ch       chan *warmLauncher
-	starting atomic.Bool  // a launcher is being started
-	failing  atomic.Value // error: the last start failed; no waiting then
+	starting atomic.Bool           // a launcher is being started
+	failing  atomic.Pointer[error] // the last start failed; no waiting then
 }
 
 func newWarmPool(exe string, log *slog.Logger) *warmPool {
-	return &warmPool{exe: exe, log: log, ready: map[bool]*warmSlot{}, done: make(chan struct{})}
+	return &warmPool{exe: exe, fallback: exe, log: log, ready: map[bool]*warmSlot{}, done: make(chan struct{})}
 }
 
-// warm enables the pool and starts filling the slot of newNet.
-func (p *warmPool) warm(newNet bool) {
+// warm enables the pool and starts filling the slot of newNet, with the
+// launcher binary small if it is not "".
+func (p *warmPool) warm(newNet bool, small string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return
+	}
+	if small != "" && !p.enabled {
+		p.exe = small
 	}
 	p.enabled = true
 	p.slotLocked(newNet)
@@ -134,7 +145,7 @@ func (p *warmPool) refill(newNet bool, s *warmSlot) {
 			if s.failing.Load() == nil {
 				p.log.Warn("confine: cannot start launchers ahead of need; commands start the slower way until it can", "err", err)
 			}
-			s.failing.Store(err)
+			s.failing.Store(&err)
 			select {
 			case <-time.After(backoff):
 			case <-p.done:
@@ -143,8 +154,7 @@ func (p *warmPool) refill(newNet bool, s *warmSlot) {
 			backoff = min(2*backoff, lastBackoff)
 			continue
 		}
-		if s.failing.Load() != nil {
-			s.failing = atomic.Value{}
+		if s.failing.Swap(nil) != nil {
 			p.log.Info("confine: launchers are started ahead of need again")
 		}
 		backoff = firstBackoff
@@ -161,8 +171,32 @@ func (p *warmPool) refill(newNet bool, s *warmSlot) {
 }
 
 // start asks the launcher server, started or restarted as needed, for a
-// launcher.
+// launcher. A failure of the small launcher binary makes the pool fall
+// back to the host's own at once.
 func (p *warmPool) start(newNet bool) (*warmLauncher, error) {
+	w, err := p.startWith(newNet)
+	if err == nil {
+		return w, nil
+	}
+	p.mu.Lock()
+	small := p.exe
+	retry := small != p.fallback && !p.closed
+	if retry {
+		p.exe = p.fallback
+		if p.server != nil {
+			p.server.close()
+			p.server = nil
+		}
+	}
+	p.mu.Unlock()
+	if !retry {
+		return nil, err
+	}
+	p.log.Warn("confine: the launcher binary beside toolhost failed; toolhost starts launchers itself instead", "binary", small, "err", err)
+	return p.startWith(newNet)
+}
+
+func (p *warmPool) startWith(newNet bool) (*warmLauncher, error) {
 	p.mu.Lock()
 	srv := p.server
 	if p.closed {
@@ -246,8 +280,8 @@ func (p *warmPool) status() PoolStatus {
 		} else {
 			st.WaitingHostNetwork += n
 		}
-		if err, _ := s.failing.Load().(error); err != nil {
-			st.Error = err.Error()
+		if err := s.failing.Load(); err != nil {
+			st.Error = (*err).Error()
 		}
 	}
 	return st
@@ -321,7 +355,7 @@ func (s *launcherServer) launcher(newNet bool, cgroup *os.File) (*warmLauncher, 
 	if s.closed.Load() {
 		return nil, errors.New("the launcher server is closed")
 	}
-	req, _ := json.Marshal(spec.LaunchersRequest{NewNetwork: newNet, Cgroup: cgroup != nil})
+	req, _ := json.Marshal(spec.LaunchersRequest{NewNetwork: newNet, Cgroup: cgroup != nil, Fingerprint: spec.Fingerprint(), Revision: spec.Revision()})
 	var rights []byte
 	if cgroup != nil {
 		rights = unix.UnixRights(int(cgroup.Fd()))
@@ -448,12 +482,21 @@ func (w *warmLauncher) awaitReady() error {
 // watching for its exit. An error means the launcher did not take them
 // (it died waiting): the command takes the cold path.
 func (w *warmLauncher) send(msg []byte, files []*os.File) (<-chan struct{}, error) {
+	// A launcher killed while waiting may still hold its socket for a
+	// moment: the send would succeed and the command fail.
+	if !w.alive() {
+		w.discard()
+		return nil, errors.New("the launcher has exited")
+	}
 	fds := make([]int, len(files))
 	for i, f := range files {
 		fds[i] = int(f.Fd())
 	}
 	err := unix.Sendmsg(w.sock, msg, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
 	runtime.KeepAlive(files)
+	if err == nil {
+		err = w.awaitTaken()
+	}
 	unix.Close(w.sock)
 	w.sock = -1
 	if err != nil {
@@ -463,6 +506,38 @@ func (w *warmLauncher) send(msg []byte, files []*os.File) (<-chan struct{}, erro
 	w.exited = make(chan struct{})
 	go w.watch()
 	return w.exited, nil
+}
+
+// awaitTaken waits, bounded by takenTimeout, for the launcher's answer
+// that it holds the command: one killed before it never ran it.
+func (w *warmLauncher) awaitTaken() error {
+	tv := unix.NsecToTimeval(takenTimeout.Nanoseconds())
+	if err := unix.SetsockoptTimeval(w.sock, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return err
+	}
+	buf := make([]byte, len(spec.WarmTaken)+1)
+	for {
+		n, _, err := unix.Recvfrom(w.sock, buf, 0)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return fmt.Errorf("the launcher did not take the command: %w", err)
+		case string(buf[:n]) != spec.WarmTaken:
+			return fmt.Errorf("the launcher answered %q, not %q", buf[:n], spec.WarmTaken)
+		}
+		return nil
+	}
+}
+
+// alive reports whether the launcher has not exited.
+func (w *warmLauncher) alive() bool {
+	if w.pidfd < 0 {
+		return false
+	}
+	fds := []unix.PollFd{{Fd: int32(w.pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n == 0
 }
 
 // watch waits for the launcher's exit on its pidfd, which no other
@@ -496,6 +571,10 @@ func (w *warmLauncher) closeMountNamespace() {
 func (w *warmLauncher) removeCgroup() {
 	if w.cgroupDir != "" && !w.adopted {
 		os.Remove(w.cgroupDir)
+		// toolhost's own directory too, once nothing else is in it, as
+		// Cgroup.Close does: a directory another command is being made in
+		// is made again (makeCgroup).
+		os.Remove(filepath.Dir(w.cgroupDir))
 	}
 }
 
@@ -582,8 +661,11 @@ func (w *warmLauncher) adopt() {
 // and one warm launcher for network n, and writes a line saying how long
 // that took, for sandbox doctor. An error means commands start the slower
 // way, each in a launcher of its own; they still run confined.
-func DoctorLaunchers(w io.Writer, exe string, n Network) error {
+func DoctorLaunchers(w io.Writer, exe, small string, n Network) error {
 	p := newWarmPool(exe, slog.New(slog.DiscardHandler))
+	if small != "" {
+		p.exe = small
+	}
 	defer p.close()
 	begin := time.Now()
 	l, err := p.start(n != NetworkOn)
@@ -593,7 +675,16 @@ func DoctorLaunchers(w io.Writer, exe string, n Network) error {
 	}
 	took := time.Since(begin)
 	server := p.status().ServerPid
+	binary := p.exe
 	l.discard()
-	fmt.Fprintf(w, "launchers: a launcher server (pid %d) starts launchers ahead of need, each in its namespaces and cgroup, so a command skips the launcher's start-up; the first was ready in %s\n", server, took.Round(100*time.Microsecond))
+	fmt.Fprintf(w, "launchers: a launcher server (pid %d, %s) starts launchers ahead of need, each in its namespaces and cgroup, so a command skips the launcher's start-up; the first was ready in %s\n", server, binary, took.Round(100*time.Microsecond))
 	return nil
+}
+
+// owner is the uid owning the file fi describes.
+func owner(fi os.FileInfo) uint32 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Uid
+	}
+	return ^uint32(0)
 }

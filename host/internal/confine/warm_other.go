@@ -5,13 +5,14 @@ package confine
 import (
 	"io"
 	"log/slog"
+	"os"
 )
 
 // warmPool starts nothing here: no command can be confined.
 type warmPool struct{}
 
 func newWarmPool(exe string, log *slog.Logger) *warmPool { return &warmPool{} }
-func (p *warmPool) warm(newNet bool)                     {}
+func (p *warmPool) warm(newNet bool, small string)       {}
 func (p *warmPool) close()                               {}
 func (p *warmPool) status() PoolStatus                   { return PoolStatus{} }
 
@@ -24,4 +25,7 @@ func (w *warmLauncher) v2Cgroup() string           { return "" }
 func (w *warmLauncher) adopt()                     {}
 
 // DoctorLaunchers reports nothing here: no command can be confined.
-func DoctorLaunchers(w io.Writer, exe string, n Network) error { return nil }
+func DoctorLaunchers(w io.Writer, exe, small string, n Network) error { return nil }
+
+// owner is unknown here: no small launcher is used.
+func owner(fi os.FileInfo) uint32 { return ^uint32(0) }

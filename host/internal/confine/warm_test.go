@@ -30,7 +30,7 @@ func testPool(t *testing.T, newNet bool) *warmPool {
 		t.Fatal(err)
 	}
 	p := newWarmPool(exe, slog.New(slog.DiscardHandler))
-	p.warm(newNet)
+	p.warm(newNet, "")
 	t.Cleanup(p.close)
 	return p
 }
@@ -217,7 +217,7 @@ func TestWarmPoolCloseEndsAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := newWarmPool(exe, slog.New(slog.DiscardHandler))
-	pool.warm(true)
+	pool.warm(true, "")
 	waitFor(t, func() bool { return pool.status().WaitingNewNetwork >= warmDepth-1 }, "the pool to fill")
 	server := pool.status().ServerPid
 	if server == 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -46,23 +47,23 @@ func MainWarm(args []string) int {
 		return spec.ExitLaunchFailed
 	}
 	msg, fds, err := readWarmMsg(spec.WarmFD)
+	if err == nil {
+		// Only a launcher that has its command may run it: the host
+		// takes the cold path without this answer.
+		err = unix.Sendmsg(spec.WarmFD, []byte(spec.WarmTaken), nil, nil, unix.MSG_NOSIGNAL)
+	}
 	unix.Close(spec.WarmFD)
 	if errors.Is(err, errHostGone) {
 		return spec.ExitLaunchFailed
 	}
-	if len(fds) < spec.WarmFiles {
-		// Without the status pipe the host learns why from the socket's
-		// end: it waits for the status line only on a message it sent.
+	if err != nil {
+		// Not taken: the host runs the command in a launcher started for
+		// it, with the same status pipe, which must stay clean.
 		fmt.Fprintf(os.Stderr, "toolhost: warm launcher: %v\n", err)
 		closeFDs(fds)
 		return spec.ExitLaunchFailed
 	}
 	status := os.NewFile(uintptr(fds[2]), "status")
-	if err != nil {
-		fmt.Fprintf(status, "%s%s\n", spec.StatusError, oneLine(err.Error()))
-		closeFDs(fds)
-		return spec.ExitLaunchFailed
-	}
 	// The command's output takes the launcher's place on 1 and 2, which
 	// the shell inherits; dup3 leaves them open across exec.
 	for i, fd := range fds[:2] {
@@ -93,8 +94,8 @@ func sendReady(sock int) error {
 var errHostGone = errors.New("the host closed the socket")
 
 // readWarmMsg reads the WarmMsg and its descriptors from sock. It
-// returns the descriptors it received even with an error, so that the
-// status pipe among them can carry it; they are close-on-exec.
+// returns the descriptors it received even with an error, for the
+// caller to close; they are close-on-exec.
 func readWarmMsg(sock int) (*spec.WarmMsg, []int, error) {
 	buf := make([]byte, spec.MaxWarmMsg+1)
 	oob := make([]byte, unix.CmsgSpace(4*(spec.WarmFiles+spec.MaxCgroupTasks)))
@@ -199,12 +200,18 @@ func ServeLaunchers(args []string) int {
 	}
 	buf := make([]byte, 4096)
 	oob := make([]byte, unix.CmsgSpace(4))
+	var launchers sync.WaitGroup
 	for {
 		n, oobn, flags, _, err := unix.Recvmsg(spec.LaunchersFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil || n == 0 {
+			// The launchers already handed out run on: a host that gave
+			// up on this server (it answered too slowly) still follows
+			// their commands. A host that died took them down with it
+			// (its death kills this server, and so each launcher).
+			launchers.Wait()
 			return 0
 		}
 		cgroup, rerr := rights(oob[:oobn])
@@ -212,7 +219,7 @@ func ServeLaunchers(args []string) int {
 		var fds []int
 		if req, err := readRequest(buf[:n], cgroup, errors.Join(rerr, truncated(flags))); err != nil {
 			reply.Error = err.Error()
-		} else if pid, hostEnd, pidfd, err := startWarm(req, null, cgroup); err != nil {
+		} else if pid, hostEnd, pidfd, err := startWarm(req, null, cgroup, &launchers); err != nil {
 			reply.Error = err.Error()
 		} else {
 			reply.Pid, fds = pid, []int{hostEnd, pidfd}
@@ -223,9 +230,10 @@ func ServeLaunchers(args []string) int {
 		if len(fds) > 0 {
 			rights = unix.UnixRights(fds...)
 		}
-		err = unix.Sendmsg(spec.LaunchersFD, b, rights, nil, 0)
+		err = unix.Sendmsg(spec.LaunchersFD, b, rights, nil, unix.MSG_NOSIGNAL)
 		closeFDs(fds)
 		if err != nil {
+			launchers.Wait()
 			return 0
 		}
 	}
@@ -240,6 +248,10 @@ func readRequest(b []byte, cgroup []int, err error) (spec.LaunchersRequest, erro
 	}
 	if err != nil {
 		return req, fmt.Errorf("read the request: %w", err)
+	}
+	if !spec.SameBuild(req.Fingerprint, req.Revision) {
+		exe, _ := os.Executable()
+		return req, fmt.Errorf("the launcher binary %s was built from other sources than toolhost (protocol %s at %q, toolhost's %s at %q): build both together (make build), or remove it", exe, spec.Fingerprint(), spec.Revision(), req.Fingerprint, req.Revision)
 	}
 	want := 0
 	if req.Cgroup {
@@ -263,7 +275,7 @@ func truncated(flags int) error {
 // directory among cgroup if there is one, and a goroutine that reaps it;
 // it returns its pid, the host's end of its socket and a pidfd by which
 // the host follows it without the pid's reuse in the way.
-func startWarm(req spec.LaunchersRequest, null int, cgroup []int) (pid, hostEnd, pidfd int, err error) {
+func startWarm(req spec.LaunchersRequest, null int, cgroup []int, launchers *sync.WaitGroup) (pid, hostEnd, pidfd int, err error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, -1, -1, fmt.Errorf("socket for a warm launcher: %w", err)
@@ -298,7 +310,9 @@ func startWarm(req spec.LaunchersRequest, null int, cgroup []int) (pid, hostEnd,
 		unix.Close(pair[0])
 		return 0, -1, -1, fmt.Errorf("start a warm launcher in new namespaces: %w", err)
 	}
+	launchers.Add(1)
 	go func() {
+		defer launchers.Done()
 		var ws syscall.WaitStatus
 		for {
 			if _, err := syscall.Wait4(pid, &ws, 0, nil); !errors.Is(err, syscall.EINTR) {

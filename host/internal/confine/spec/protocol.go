@@ -79,6 +79,12 @@ const (
 // until the launcher has exited.
 const WarmReady = "ready"
 
+// WarmTaken is a warm launcher's answer to its WarmMsg, once it holds
+// the message and its descriptors: a launcher that dies before it (its
+// server killed, say) never ran the command, which then takes the cold
+// path.
+const WarmTaken = "taken"
+
 // MaxWarmMsg bounds a WarmMsg: it travels as one datagram, which a
 // socket's default buffer holds. A larger policy (many nested
 // repositories) takes the launcher started for the call alone.
@@ -92,6 +98,10 @@ type LaunchersRequest struct {
 	// Cgroup says a cgroup v2 directory comes with the request: the
 	// launcher is cloned into it, and the command it runs takes it over.
 	Cgroup bool `json:"cgroup,omitempty"`
+	// Fingerprint and Revision are the host's: the server refuses every
+	// request of another build (SameBuild).
+	Fingerprint string `json:"fingerprint"`
+	Revision    string `json:"revision,omitempty"`
 }
 
 // LaunchersReply answers a LaunchersRequest: the launcher's pid, or why
