@@ -71,7 +71,7 @@ func Main(args []string) int {
 	for fd := spec.CgroupFD; fd < spec.CgroupFD+msg.CgroupTasks; fd++ {
 		tasks = append(tasks, fd)
 	}
-	return run(status, msg, tasks, sigs, children)
+	return run(status, msg, tasks, nil, sigs, children)
 }
 
 // checkArgs refuses arguments other than [binary, arg]: the launcher
@@ -102,8 +102,8 @@ func guard() (sigs, children chan os.Signal, err error) {
 // run confines the launcher as msg says, starts the shell, reports on
 // status and supervises the shell until it exits; it returns the
 // launcher's exit status.
-func run(status *os.File, msg *spec.LaunchMsg, cgroupTasks []int, sigs, children <-chan os.Signal) int {
-	shell, applied, err := launch(msg, cgroupTasks)
+func run(status *os.File, msg *spec.LaunchMsg, cgroupTasks []int, root *roots, sigs, children <-chan os.Signal) int {
+	shell, applied, err := launch(msg, cgroupTasks, root)
 	if err != nil {
 		fmt.Fprintf(status, "%s%s\n", spec.StatusError, oneLine(err.Error()))
 		return spec.ExitLaunchFailed
@@ -125,8 +125,8 @@ func run(status *os.File, msg *spec.LaunchMsg, cgroupTasks []int, sigs, children
 
 // launch confines the launcher as msg's policy says, in the cgroups of
 // the v1 tasks files cgroupTasks, and starts the shell; it returns the
-// shell's pid.
-func launch(msg *spec.LaunchMsg, cgroupTasks []int) (int, spec.Applied, error) {
+// shell's pid. root, when not nil, is the root prepareRoot made ahead.
+func launch(msg *spec.LaunchMsg, cgroupTasks []int, root *roots) (int, spec.Applied, error) {
 	p := &msg.Policy
 	if err := p.Check(); err != nil {
 		return 0, spec.Applied{}, err
@@ -134,7 +134,13 @@ func launch(msg *spec.LaunchMsg, cgroupTasks []int) (int, spec.Applied, error) {
 	if err := enterCgroup(cgroupTasks); err != nil {
 		return 0, spec.Applied{}, err
 	}
-	if err := buildRoot(p); err != nil {
+	var err error
+	if root != nil {
+		err = finishRoot(root, p)
+	} else {
+		err = buildRoot(p)
+	}
+	if err != nil {
 		return 0, spec.Applied{}, err
 	}
 	applied := spec.Applied{Mode: p.Mode, Network: p.Network, Namespaces: namespaces(p.Network), Limits: p.Limits}
@@ -154,7 +160,6 @@ func launch(msg *spec.LaunchMsg, cgroupTasks []int) (int, spec.Applied, error) {
 	if err := setNoNewPrivs(); err != nil {
 		return 0, spec.Applied{}, err
 	}
-	var err error
 	if applied.LandlockABI, err = restrictLandlock(p); err != nil {
 		return 0, spec.Applied{}, fmt.Errorf("restrict with Landlock: %w", err)
 	}

@@ -100,30 +100,44 @@ var procReadOnly = []string{"sys", "sysrq-trigger", "irq", "bus"}
 // the working directory. The calling process must be alone in a new
 // mount namespace (the launcher is).
 func buildRoot(p *spec.Policy) error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make the mounts private: %w", err)
-	}
-	if err := unix.Mount("tmpfs", baseDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=0700,size=%d", skeletonSize)); err != nil {
-		return fmt.Errorf("mount the scratch root on %s: %w", baseDir, err)
-	}
-	for _, d := range []string{oldRoot, newRoot} {
-		if err := os.Mkdir(baseDir+d, 0o700); err != nil {
-			return fmt.Errorf("make the scratch root: %w", err)
-		}
-	}
-	if err := unix.PivotRoot(baseDir, baseDir+oldRoot); err != nil {
-		return fmt.Errorf("pivot into the scratch root: %w", err)
-	}
-	if err := unix.Chdir("/"); err != nil {
-		return err
-	}
-	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=0755,size=%d", skeletonSize)); err != nil {
-		return fmt.Errorf("mount the command's root: %w", err)
-	}
-	r, err := openRoots()
+	r, err := prepareRoot()
 	if err != nil {
 		return err
 	}
+	return finishRoot(r, p)
+}
+
+// prepareRoot is the part of buildRoot that no policy changes, which a
+// warm launcher does while it waits for its command: it makes the
+// mounts private, pivots into a scratch root holding the host's tree at
+// oldRoot, and mounts the command's empty root at newRoot.
+func prepareRoot() (*roots, error) {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return nil, fmt.Errorf("make the mounts private: %w", err)
+	}
+	if err := unix.Mount("tmpfs", baseDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=0700,size=%d", skeletonSize)); err != nil {
+		return nil, fmt.Errorf("mount the scratch root on %s: %w", baseDir, err)
+	}
+	for _, d := range []string{oldRoot, newRoot} {
+		if err := os.Mkdir(baseDir+d, 0o700); err != nil {
+			return nil, fmt.Errorf("make the scratch root: %w", err)
+		}
+	}
+	if err := unix.PivotRoot(baseDir, baseDir+oldRoot); err != nil {
+		return nil, fmt.Errorf("pivot into the scratch root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return nil, err
+	}
+	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=0755,size=%d", skeletonSize)); err != nil {
+		return nil, fmt.Errorf("mount the command's root: %w", err)
+	}
+	return openRoots()
+}
+
+// finishRoot makes p's mounts in the root prepareRoot made and enters
+// it; it closes r.
+func finishRoot(r *roots, p *spec.Policy) error {
 	defer r.close()
 	r.scratch = scratchSize(p.Limits)
 	for i, m := range p.Mounts {

@@ -20,7 +20,8 @@ import (
 // its descriptors arrive it goes on exactly as Main does.
 //
 // The wait costs nothing the command would not pay anyway: the binary's
-// start-up, which is most of a cold launcher's, is behind it. It exits
+// start-up, which is most of a cold launcher's, is behind it, and so is
+// the part of the root no policy changes (prepareRoot). It exits
 // without a word when the host closes the socket instead (the host
 // closed its pool).
 func MainWarm(args []string) int {
@@ -43,7 +44,22 @@ func MainWarm(args []string) int {
 		fmt.Fprintf(os.Stderr, "toolhost: warm launcher: %v\n", err)
 		return spec.ExitLaunchFailed
 	}
-	if err := sendReady(spec.WarmFD); err != nil {
+	// The namespace is opened before the pivot hides /proc.
+	ns, nsErr := unix.Open("/proc/self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if nsErr != nil {
+		ns = -1
+	}
+	root, err := prepareRoot()
+	if err != nil {
+		// No ready: the host takes the cold path, which says why.
+		fmt.Fprintf(os.Stderr, "toolhost: warm launcher: %v\n", err)
+		return spec.ExitLaunchFailed
+	}
+	err = sendReady(spec.WarmFD, ns)
+	if ns >= 0 {
+		unix.Close(ns)
+	}
+	if err != nil {
 		return spec.ExitLaunchFailed
 	}
 	msg, fds, err := readWarmMsg(spec.WarmFD)
@@ -73,18 +89,18 @@ func MainWarm(args []string) int {
 		}
 		unix.Close(fd)
 	}
-	return run(status, &msg.LaunchMsg, fds[spec.WarmFiles:], sigs, children)
+	return run(status, &msg.LaunchMsg, fds[spec.WarmFiles:], root, sigs, children)
 }
 
-// sendReady tells the host the launcher is past its start-up, and hands
-// it the launcher's mount namespace: the host holds it until the
+// sendReady tells the host the launcher is past its start-up and has
+// prepared the command's root, and hands it the launcher's mount
+// namespace ns (none when -1): the host holds it until the
 // launcher has exited, so that the launcher's exit does not wait for the
 // command's mounts to be torn down (an RCU grace period, some ms), and
 // the host learns of the exit without that wait.
-func sendReady(sock int) error {
+func sendReady(sock, ns int) error {
 	var rights []byte
-	if ns, err := unix.Open("/proc/self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
-		defer unix.Close(ns)
+	if ns >= 0 {
 		rights = unix.UnixRights(ns)
 	}
 	return unix.Sendmsg(sock, []byte(spec.WarmReady), rights, nil, unix.MSG_NOSIGNAL)
