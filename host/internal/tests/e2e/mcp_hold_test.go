@@ -87,6 +87,10 @@ func TestMCPHoldApproved(t *testing.T) {
 		t.Errorf("the held batch: %+v", held)
 	}
 	logged := regexp.MustCompile(`waits for approval through the batch API.*batch=` + held.BatchID + `.*approve="POST ` + regexp.QuoteMeta(s.base) + `/v1/batches/` + held.BatchID + `/decision`)
+	// The batch is listed a moment before the line is logged.
+	for deadline := time.Now().Add(10 * time.Second); !logged.MatchString(s.stderr.String()) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if !logged.MatchString(s.stderr.String()) {
 		t.Errorf("stderr does not say where to approve batch %s:\n%s", held.BatchID, s.stderr)
 	}
