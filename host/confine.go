@@ -93,14 +93,15 @@ func openCommandSandbox(ctx context.Context, cfg *config.Config, launcher, state
 		}
 		cs.confiner = cs.confiner.WithProxy(dir, rules)
 	}
-	// Launchers started now make the first command as quick as the rest;
-	// they end first at close.
+	// Launchers are started by Host.WarmUp or the first command, not
+	// here: a host that runs no command (toolhost call read_file) would
+	// start and end them for nothing. They end first at close.
 	if launcher == "/proc/self/exe" {
 		if exe, err := os.Executable(); err == nil {
-			cs.confiner.Warm(confine.SmallLauncherBeside(exe))
+			cs.confiner.PoolLaunchers(confine.SmallLauncherBeside(exe))
 		}
 	} else {
-		cs.confiner.Warm("")
+		cs.confiner.PoolLaunchers("")
 	}
 	confiner := cs.confiner
 	cs.closers = append(cs.closers, func() error { confiner.Close(); return nil })

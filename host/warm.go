@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/registry"
 )
 
@@ -17,6 +19,10 @@ import (
 // a server warming up in the background keeps a core for its clients; a
 // call that arrives for a plugin being compiled waits for that compile
 // rather than starting a second one.
+//
+// When a named tool runs commands (proc.exec), WarmUp also starts the
+// confined commands' launchers ahead of need, so that its first command
+// skips their start-up too.
 //
 // A plugin that fails is skipped and named in the error; its calls will
 // report the failure too. WarmUp returns how many plugins it readied, and
@@ -32,6 +38,9 @@ func (h *Host) WarmUp(ctx context.Context, tools []string) (int, error) {
 			continue
 		}
 		seen[t.Plugin] = true
+		if slices.Contains(t.Manifest.Capabilities, abi.CapProcExec) {
+			h.commands.confiner.Warm()
+		}
 		if ctx.Err() != nil {
 			return warmed, errors.Join(append(errs, fmt.Errorf("warm-up stopped: %w", context.Cause(ctx)))...)
 		}

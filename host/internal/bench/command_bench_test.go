@@ -95,7 +95,8 @@ func benchConfiner(b *testing.B, state string, warm bool) *confine.Confiner {
 	}
 	c := confine.NewConfiner(s, support, bin, nil)
 	if warm {
-		c.Warm(confine.SmallLauncherBeside(bin))
+		c.PoolLaunchers(confine.SmallLauncherBeside(bin))
+		c.Warm()
 	}
 	return c
 }

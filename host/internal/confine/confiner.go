@@ -197,18 +197,27 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 	return r, nil
 }
 
-// Warm starts launchers ahead of need for the configured network mode,
-// so that a confined command, the first after start included, skips the
-// launcher's start-up; Close ends them. Without Warm every command
-// starts its own launcher. small, when not "", is a launcher binary
-// smaller than c's (toolhost-launcher), used while it starts launchers
-// and c's from its first failure on. Warm does nothing when commands
-// are not confined here.
-func (c *Confiner) Warm(small string) {
+// PoolLaunchers lets commands start from launchers started ahead of
+// need, which skips the launcher's start-up; Close ends them. None is
+// started until Warm or the first command, which waits for the first
+// launcher rather than start its own. Without PoolLaunchers every
+// command starts its own launcher. small, when not "", is a launcher
+// binary smaller than c's (toolhost-launcher), used while it starts
+// launchers and c's from its first failure on. PoolLaunchers does
+// nothing when commands are not confined here.
+func (c *Confiner) PoolLaunchers(small string) {
 	if c.pool == nil || c.settings.Mode == ModeOff || c.support.Require(c.settings.Mode, c.settings.Network) != nil {
 		return
 	}
-	c.pool.warm(c.settings.Network != NetworkOn, small)
+	c.pool.enable(small)
+}
+
+// Warm starts the launchers of PoolLaunchers for the configured network
+// mode now, so that the first command is as quick as the rest.
+func (c *Confiner) Warm() {
+	if c.pool != nil {
+		c.pool.warm(c.settings.Network != NetworkOn)
+	}
 }
 
 // Pool reports the launchers started ahead of need.

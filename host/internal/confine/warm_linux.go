@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -55,7 +57,10 @@ type warmPool struct {
 	// fallback, the host's launcher, from then on.
 	exe, fallback string
 	log           *slog.Logger
-	seq           atomic.Uint64 // names the launchers' cgroups
+	// id and seq name the launchers' cgroups: id tells apart the pools
+	// of hosts in one process, which share its cgroup.
+	id  string
+	seq atomic.Uint64
 
 	mu      sync.Mutex
 	enabled bool
@@ -74,22 +79,32 @@ type warmSlot struct {
 }
 
 func newWarmPool(exe string, log *slog.Logger) *warmPool {
-	return &warmPool{exe: exe, fallback: exe, log: log, ready: map[bool]*warmSlot{}, done: make(chan struct{})}
+	return &warmPool{exe: exe, fallback: exe, log: log, id: strconv.FormatUint(rand.Uint64()>>40, 36),
+		ready: map[bool]*warmSlot{}, done: make(chan struct{})}
 }
 
-// warm enables the pool and starts filling the slot of newNet, with the
-// launcher binary small if it is not "".
-func (p *warmPool) warm(newNet bool, small string) {
+// enable lets commands take launchers from the pool, with the launcher
+// binary small if it is not "". It starts none: the first take or warm
+// does.
+func (p *warmPool) enable(small string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
+	if p.closed || p.enabled {
 		return
 	}
-	if small != "" && !p.enabled {
+	if small != "" {
 		p.exe = small
 	}
 	p.enabled = true
-	p.slotLocked(newNet)
+}
+
+// warm starts filling the slot of newNet if the pool is enabled.
+func (p *warmPool) warm(newNet bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.enabled && !p.closed {
+		p.slotLocked(newNet)
+	}
 }
 
 // slotLocked returns newNet's slot, starting its refill the first time.
@@ -97,6 +112,9 @@ func (p *warmPool) slotLocked(newNet bool) *warmSlot {
 	s := p.ready[newNet]
 	if s == nil {
 		s = &warmSlot{ch: make(chan *warmLauncher, warmDepth-1)}
+		// Set before the refill runs, so that the take that made the
+		// slot waits for its first launcher.
+		s.starting.Store(true)
 		p.ready[newNet] = s
 		p.wg.Add(1)
 		go p.refill(newNet, s)
@@ -142,6 +160,12 @@ func (p *warmPool) refill(newNet bool, s *warmSlot) {
 		w, err := p.start(newNet)
 		s.starting.Store(false)
 		if err != nil {
+			select {
+			case <-p.done:
+				// A start the close cut short failed for that reason.
+				return
+			default:
+			}
 			if s.failing.Load() == nil {
 				p.log.Warn("confine: cannot start launchers ahead of need; commands start the slower way until it can", "err", err)
 			}
@@ -213,7 +237,7 @@ func (p *warmPool) startWith(newNet bool) (*warmLauncher, error) {
 	}
 	p.mu.Unlock()
 	// The launcher is cloned into a v2 cgroup the command's takes over.
-	dir, f, err := warmCgroup(fmt.Sprintf("warm-%d", p.seq.Add(1)))
+	dir, f, err := warmCgroup(fmt.Sprintf("warm-%s-%d", p.id, p.seq.Add(1)))
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +247,9 @@ func (p *warmPool) startWith(newNet bool) (*warmLauncher, error) {
 	}
 	if err != nil {
 		if dir != "" {
-			os.Remove(dir)
+			// A launcher the server started for an answer that never
+			// came exits when its socket closes; its cgroup empties then.
+			removeCgroup(dir, time.Now().Add(discardWait))
 		}
 		return nil, err
 	}

@@ -12,7 +12,8 @@ import (
 type warmPool struct{}
 
 func newWarmPool(exe string, log *slog.Logger) *warmPool { return &warmPool{} }
-func (p *warmPool) warm(newNet bool, small string)       {}
+func (p *warmPool) enable(small string)                  {}
+func (p *warmPool) warm(newNet bool)                     {}
 func (p *warmPool) close()                               {}
 func (p *warmPool) status() PoolStatus                   { return PoolStatus{} }
 

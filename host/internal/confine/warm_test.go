@@ -30,7 +30,8 @@ func testPool(t *testing.T, newNet bool) *warmPool {
 		t.Fatal(err)
 	}
 	p := newWarmPool(exe, slog.New(slog.DiscardHandler))
-	p.warm(newNet, "")
+	p.enable("")
+	p.warm(newNet)
 	t.Cleanup(p.close)
 	return p
 }
@@ -217,7 +218,8 @@ func TestWarmPoolCloseEndsAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := newWarmPool(exe, slog.New(slog.DiscardHandler))
-	pool.warm(true, "")
+	pool.enable("")
+	pool.warm(true)
 	waitFor(t, func() bool { return pool.status().WaitingNewNetwork >= warmDepth-1 }, "the pool to fill")
 	server := pool.status().ServerPid
 	if server == 0 {
@@ -283,4 +285,62 @@ func mustMountinfo(t *testing.T) []mountEntry {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// An enabled pool starts nothing until it is warmed or a command takes a
+// launcher: the first take waits for the launcher it starts rather than
+// fall back to the cold path.
+func TestWarmPoolStartsAtFirstTake(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	pool := newWarmPool(exe, slog.New(slog.NewTextHandler(&logged, nil)))
+	t.Cleanup(pool.close)
+	pool.enable("")
+	time.Sleep(100 * time.Millisecond)
+	if st := pool.status(); st.ServerPid != 0 || st.WaitingNewNetwork+st.WaitingHostNetwork != 0 {
+		t.Fatalf("an enabled pool no command took from started launchers: %+v", st)
+	}
+	// The test binary's start-up is well under warmWait here; a take
+	// under a loaded machine may still miss it, so a few are tried.
+	var w *warmLauncher
+	for i := 0; i < 5 && w == nil; i++ {
+		w = pool.take(true)
+	}
+	if w == nil {
+		t.Fatalf("no take waited for the launcher the first started: %+v\n%s", pool.status(), logged.String())
+	}
+	w.discard()
+	if strings.Contains(logged.String(), "level=WARN") {
+		t.Errorf("the pool warned:\n%s", logged.String())
+	}
+}
+
+// A pool closed while it starts launchers does not warn that it cannot
+// start them (the close, not a fault, cut the start short), and leaves
+// no cgroup of a launcher it was starting.
+func TestWarmPoolClosedWhileStartingIsQuiet(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, wait := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond, 10 * time.Millisecond, 30 * time.Millisecond} {
+		var logged bytes.Buffer
+		pool := newWarmPool(exe, slog.New(slog.NewTextHandler(&logged, nil)))
+		pool.enable("")
+		pool.warm(i%2 == 0)
+		time.Sleep(wait)
+		pool.close()
+		if strings.Contains(logged.String(), "level=WARN") {
+			t.Errorf("closed %v after the warm: the pool warned:\n%s", wait, logged.String())
+		}
+		if own := findCgroups(mustMountinfo(t)).unified; own != "" {
+			left, _ := filepath.Glob(filepath.Join(own, "toolhost-"+strconv.Itoa(os.Getpid()), "warm-"+pool.id+"-*"))
+			if len(left) > 0 {
+				t.Errorf("closed %v after the warm: cgroups left: %v", wait, left)
+			}
+		}
+	}
 }
