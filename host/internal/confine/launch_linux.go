@@ -130,8 +130,10 @@ func (l *Launch) Prepare(cmd *exec.Cmd) error {
 // Spawn hands the command to the warm launcher Prepare took, if any
 // (proc.Spawner): it receives the command's output pipes, the status
 // pipe and the cgroup's descriptors over its socket. A zero pid means
-// there was none, or it died waiting, and the caller starts cmd, the
-// cold launcher.
+// there was none, or it died without taking the command, and the caller
+// starts cmd, the cold launcher. An error means the launcher was killed
+// for not answering, perhaps after it took the command: it is not run
+// again.
 func (l *Launch) Spawn(cmd *exec.Cmd) (int, <-chan struct{}, error) {
 	w := l.warm
 	l.warm = nil
@@ -149,8 +151,11 @@ func (l *Launch) Spawn(cmd *exec.Cmd) (int, <-chan struct{}, error) {
 	}
 	files := append([]*os.File{out, errOut, l.statusW}, l.cgTasks...)
 	exited, err := w.send(msg, files)
-	if err != nil {
+	if errors.Is(err, errNotTaken) {
 		return 0, nil, nil
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("confine: %w", err)
 	}
 	l.spawned = w
 	return w.pid, exited, nil

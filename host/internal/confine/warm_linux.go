@@ -34,9 +34,6 @@ const (
 	// discardWait bounds the wait for a discarded launcher's exit before
 	// its cgroup is removed.
 	discardWait = 2 * time.Second
-	// takenTimeout bounds the wait for a warm launcher to take its
-	// command: it answers in microseconds unless it is dying.
-	takenTimeout = 2 * time.Second
 	// serverTimeout bounds an answer of the launcher server.
 	serverTimeout = 10 * time.Second
 	// The refill's pause after a failure doubles from the first to the
@@ -504,15 +501,21 @@ func (w *warmLauncher) awaitReady() error {
 	return nil
 }
 
+// errNotTaken is send's error when the launcher ended without taking
+// the command: it never ran it, so the command may take the cold path.
+var errNotTaken = errors.New("the launcher ended without taking the command")
+
 // send hands the launcher its command and descriptors, and starts
-// watching for its exit. An error means the launcher did not take them
-// (it died waiting): the command takes the cold path.
+// watching for its exit. errNotTaken means the launcher did not take
+// them (it died waiting): the command takes the cold path. Any other
+// error means it may have taken them and was killed: the command must
+// not run a second time.
 func (w *warmLauncher) send(msg []byte, files []*os.File) (<-chan struct{}, error) {
 	// A launcher killed while waiting may still hold its socket for a
 	// moment: the send would succeed and the command fail.
 	if !w.alive() {
 		w.discard()
-		return nil, errors.New("the launcher has exited")
+		return nil, errNotTaken
 	}
 	fds := make([]int, len(files))
 	for i, f := range files {
@@ -520,7 +523,10 @@ func (w *warmLauncher) send(msg []byte, files []*os.File) (<-chan struct{}, erro
 	}
 	err := unix.Sendmsg(w.sock, msg, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
 	runtime.KeepAlive(files)
-	if err == nil {
+	if err != nil {
+		// Nothing was delivered.
+		err = fmt.Errorf("%w: %w", errNotTaken, err)
+	} else {
 		err = w.awaitTaken()
 	}
 	unix.Close(w.sock)
@@ -534,25 +540,60 @@ func (w *warmLauncher) send(msg []byte, files []*os.File) (<-chan struct{}, erro
 	return w.exited, nil
 }
 
-// awaitTaken waits, bounded by takenTimeout, for the launcher's answer
-// that it holds the command: one killed before it never ran it.
+// awaitTaken waits for the launcher's answer that it holds the command,
+// or for its end, bounded by startTimeout as a cold launcher's start is.
+// It returns nil once the launcher has taken the command, and
+// errNotTaken when it ended without: it answers "taken" before it runs
+// anything, and what it sent stays readable after its end. A launcher
+// that does neither in time is killed, and may have taken the command
+// (a late answer): the error says so, and the command is not run again.
 func (w *warmLauncher) awaitTaken() error {
-	tv := unix.NsecToTimeval(takenTimeout.Nanoseconds())
-	if err := unix.SetsockoptTimeval(w.sock, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return err
-	}
-	buf := make([]byte, len(spec.WarmTaken)+1)
+	deadline := time.Now().Add(startTimeout)
+	fds := []unix.PollFd{{Fd: int32(w.sock), Events: unix.POLLIN}, {Fd: int32(w.pidfd), Events: unix.POLLIN}}
 	for {
-		n, _, err := unix.Recvfrom(w.sock, buf, 0)
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case err != nil:
-			return fmt.Errorf("the launcher did not take the command: %w", err)
-		case string(buf[:n]) != spec.WarmTaken:
-			return fmt.Errorf("the launcher answered %q, not %q", buf[:n], spec.WarmTaken)
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
 		}
-		return nil
+		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			break
+		}
+		if n == 0 {
+			continue
+		}
+		if fds[0].Revents == 0 {
+			// It exited; an answer it sent first is still there.
+			w.waitExit()
+		}
+		buf := make([]byte, len(spec.WarmTaken)+1)
+		n, _, err = unix.Recvfrom(w.sock, buf, unix.MSG_DONTWAIT)
+		if err == nil && string(buf[:n]) == spec.WarmTaken {
+			return nil
+		}
+		// It closed its end, or said something else: either way it ends
+		// without having run anything.
+		w.kill()
+		w.waitExit()
+		return fmt.Errorf("%w (%q, %v)", errNotTaken, buf[:max(n, 0)], err)
+	}
+	w.kill()
+	w.waitExit()
+	return fmt.Errorf("its launcher neither took the command nor ended within %v, and was killed; the command may have started before it was", startTimeout)
+}
+
+// waitExit waits, bounded by discardWait, for the launcher's exit.
+func (w *warmLauncher) waitExit() {
+	fds := []unix.PollFd{{Fd: int32(w.pidfd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(discardWait)
+	for time.Now().Before(deadline) {
+		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds())+1)
+		if n > 0 || (err != nil && !errors.Is(err, unix.EINTR)) {
+			return
+		}
 	}
 }
 

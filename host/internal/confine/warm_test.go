@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/toolhost/toolhost/host/internal/proc"
 )
 
@@ -343,4 +345,32 @@ func TestWarmPoolClosedWhileStartingIsQuiet(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A warm launcher that neither takes its command nor ends (stopped here)
+// is killed once a cold launcher's start would have timed out, and the
+// command does not then take the cold path: a launcher that answers late
+// may have taken it, and it must not run twice.
+func TestWarmUnansweringLauncherRunsNothingTwice(t *testing.T) {
+	pool := testPool(t, true)
+	work := canonicalTempDir(t)
+	w := takeWarm(t, pool, true)
+	if err := unix.Kill(w.pid, unix.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	res, l, err := runWarm(t, testPolicy(t, work), w, nil, "echo ran >> ran.txt", 30*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "may have started") {
+		t.Errorf("Run: %v, want the launcher's silence reported (stdout %q)", err, res.Stdout)
+	}
+	if took := time.Since(began); took < startTimeout {
+		t.Errorf("the launcher was given up on after %v, before startTimeout (%v)", took, startTimeout)
+	}
+	if l.Prestarted() {
+		t.Error("a launcher that did not answer counts as the command's")
+	}
+	if b, err := os.ReadFile(filepath.Join(work, "ran.txt")); err == nil {
+		t.Errorf("the command ran (%q): the cold path took it after the warm launcher was given it", b)
+	}
+	waitFor(t, func() bool { return !processAlive(w.pid) }, "the stopped launcher to be killed")
 }
