@@ -220,23 +220,15 @@ func (c *Confiner) Warm() {
 	}
 }
 
-// Pool reports the launchers started ahead of need.
-func (c *Confiner) Pool() PoolStatus {
-	if c.pool == nil {
-		return PoolStatus{}
-	}
-	return c.pool.status()
-}
-
-// PoolStatus is what the launcher pool has: the server's pid (0 when it
+// poolStatus is what the launcher pool has: the server's pid (0 when it
 // is not running), how many launchers wait, by network namespace, and
 // why it cannot start them, if it cannot.
-type PoolStatus struct {
-	Enabled            bool   `json:"enabled"`
-	ServerPid          int    `json:"server_pid,omitempty"`
-	WaitingNewNetwork  int    `json:"waiting_new_network"`
-	WaitingHostNetwork int    `json:"waiting_host_network"`
-	Error              string `json:"error,omitempty"`
+type poolStatus struct {
+	Enabled            bool
+	ServerPid          int
+	WaitingNewNetwork  int
+	WaitingHostNetwork int
+	Error              string
 }
 
 // Close ends the launchers started ahead of need and their server;

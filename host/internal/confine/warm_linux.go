@@ -289,10 +289,10 @@ func (p *warmPool) close() {
 }
 
 // status describes the pool for sandbox doctor.
-func (p *warmPool) status() PoolStatus {
+func (p *warmPool) status() poolStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := PoolStatus{Enabled: p.enabled && !p.closed}
+	st := poolStatus{Enabled: p.enabled && !p.closed}
 	if p.server != nil && !p.server.dead() {
 		st.ServerPid = p.server.pid
 	}
@@ -676,8 +676,10 @@ func (w *warmLauncher) discard() {
 func (w *warmLauncher) release() {
 	fds := []unix.PollFd{{Fd: int32(w.pidfd), Events: unix.POLLIN}}
 	unix.Poll(fds, int(discardWait.Milliseconds()))
+	w.mu.Lock()
 	unix.Close(w.pidfd)
 	w.pidfd = -1
+	w.mu.Unlock()
 	w.removeCgroup()
 	w.closeMountNamespace()
 }

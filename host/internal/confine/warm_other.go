@@ -15,7 +15,7 @@ func newWarmPool(exe string, log *slog.Logger) *warmPool { return &warmPool{} }
 func (p *warmPool) enable(small string)                  {}
 func (p *warmPool) warm(newNet bool)                     {}
 func (p *warmPool) close()                               {}
-func (p *warmPool) status() PoolStatus                   { return PoolStatus{} }
+func (p *warmPool) status() poolStatus                   { return poolStatus{} }
 
 // warmLauncher is never started here.
 type warmLauncher struct{}
