@@ -27,6 +27,11 @@ const (
 	// the channel and one held by its refill goroutine. Two cover a
 	// command started while the one before it still runs.
 	warmDepth = 2
+	// refillDelay bounds how long the start of the next launcher waits
+	// for the commands started from the pool to end, so that its
+	// start-up does not take a core from them (a command that finds the
+	// pool empty starts it at once).
+	refillDelay = 250 * time.Millisecond
 	// warmWait is how long a command waits for a warm launcher that is
 	// starting (about 10 ms of the binary's start-up) before it takes
 	// the cold path, which costs several times that.
@@ -61,23 +66,28 @@ type warmPool struct {
 
 	mu      sync.Mutex
 	enabled bool
-	closed  bool
-	server  *launcherServer
-	ready   map[bool]*warmSlot // by new network namespace
-	done    chan struct{}
-	wg      sync.WaitGroup
+	// busy counts the launchers taken whose commands have not ended;
+	// idle is closed, and replaced, each time it falls to zero.
+	busy   int
+	idle   chan struct{}
+	closed bool
+	server *launcherServer
+	ready  map[bool]*warmSlot // by new network namespace
+	done   chan struct{}
+	wg     sync.WaitGroup
 }
 
 // warmSlot is one network mode's warm launchers.
 type warmSlot struct {
 	ch       chan *warmLauncher
+	need     chan struct{}         // a take found ch empty
 	starting atomic.Bool           // a launcher is being started
 	failing  atomic.Pointer[error] // the last start failed; no waiting then
 }
 
 func newWarmPool(exe string, log *slog.Logger) *warmPool {
 	return &warmPool{exe: exe, fallback: exe, log: log, id: strconv.FormatUint(rand.Uint64()>>40, 36),
-		ready: map[bool]*warmSlot{}, done: make(chan struct{})}
+		ready: map[bool]*warmSlot{}, done: make(chan struct{}), idle: make(chan struct{})}
 }
 
 // enable lets commands take launchers from the pool, with the launcher
@@ -108,7 +118,7 @@ func (p *warmPool) warm(newNet bool) {
 func (p *warmPool) slotLocked(newNet bool) *warmSlot {
 	s := p.ready[newNet]
 	if s == nil {
-		s = &warmSlot{ch: make(chan *warmLauncher, warmDepth-1)}
+		s = &warmSlot{ch: make(chan *warmLauncher, warmDepth-1), need: make(chan struct{}, 1)}
 		// Set before the refill runs, so that the take that made the
 		// slot waits for its first launcher.
 		s.starting.Store(true)
@@ -131,7 +141,11 @@ func (p *warmPool) take(newNet bool) *warmLauncher {
 	p.mu.Unlock()
 	select {
 	case w := <-s.ch:
-		return w
+		return p.took(w)
+	default:
+	}
+	select {
+	case s.need <- struct{}{}:
 	default:
 	}
 	if !s.starting.Load() {
@@ -141,11 +155,54 @@ func (p *warmPool) take(newNet bool) *warmLauncher {
 	defer t.Stop()
 	select {
 	case w := <-s.ch:
-		return w
+		return p.took(w)
 	case <-t.C:
 	case <-p.done:
 	}
 	return nil
+}
+
+// took counts w busy until its command ends.
+func (p *warmPool) took(w *warmLauncher) *warmLauncher {
+	p.mu.Lock()
+	p.busy++
+	p.mu.Unlock()
+	w.ended = p.ended
+	return w
+}
+
+// ended is called once for each launcher taken, when it has exited.
+func (p *warmPool) ended() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.busy--; p.busy == 0 {
+		close(p.idle)
+		p.idle = make(chan struct{})
+	}
+}
+
+// waitQuiet waits, bounded by refillDelay, until no command taken from
+// the pool runs, or a take found s empty, or the pool closes.
+func (p *warmPool) waitQuiet(s *warmSlot) {
+	t := time.NewTimer(refillDelay)
+	defer t.Stop()
+	for {
+		p.mu.Lock()
+		busy, idle := p.busy, p.idle
+		p.mu.Unlock()
+		if busy == 0 {
+			return
+		}
+		select {
+		case <-idle:
+		case <-s.need:
+			return
+		case <-t.C:
+			return
+		case <-p.done:
+			return
+		}
+	}
 }
 
 // refill keeps s full until the pool closes, pausing after a failure.
@@ -154,6 +211,9 @@ func (p *warmPool) refill(newNet bool, s *warmSlot) {
 	backoff := firstBackoff
 	for {
 		s.starting.Store(true)
+		// The next launcher starts once the commands just started have
+		// ended: on two cores its start-up would slow theirs.
+		p.waitQuiet(s)
 		w, err := p.start(newNet)
 		s.starting.Store(false)
 		if err != nil {
@@ -181,6 +241,11 @@ func (p *warmPool) refill(newNet bool, s *warmSlot) {
 		backoff = firstBackoff
 		select {
 		case s.ch <- w:
+			// A take that found the pool empty has it now.
+			select {
+			case <-s.need:
+			default:
+			}
 		case <-p.done:
 			w.kill()
 			unix.Close(w.sock)
@@ -461,6 +526,11 @@ type warmLauncher struct {
 	cgroupDir string
 	adopted   bool
 
+	// ended, when not nil, is called once the launcher a command took
+	// has exited or was discarded.
+	ended     func()
+	endedOnce sync.Once
+
 	mu     sync.Mutex
 	pidfd  int           // -1 once the launcher has exited
 	exited chan struct{} // made by send
@@ -624,6 +694,7 @@ func (w *warmLauncher) watch() {
 	w.removeCgroup()
 	close(w.exited)
 	w.closeMountNamespace()
+	w.end()
 }
 
 func (w *warmLauncher) closeMountNamespace() {
@@ -682,6 +753,16 @@ func (w *warmLauncher) release() {
 	w.mu.Unlock()
 	w.removeCgroup()
 	w.closeMountNamespace()
+	w.end()
+}
+
+// end tells the pool, once, that the command that took w has ended.
+func (w *warmLauncher) end() {
+	w.endedOnce.Do(func() {
+		if w.ended != nil {
+			w.ended()
+		}
+	})
 }
 
 // socketRights returns the descriptors in a message's control data.

@@ -374,3 +374,29 @@ func TestWarmUnansweringLauncherRunsNothingTwice(t *testing.T) {
 	}
 	waitFor(t, func() bool { return !processAlive(w.pid) }, "the stopped launcher to be killed")
 }
+
+// The pool starts the next launcher once the commands taken from it have
+// ended, so that its start-up does not take a core from them; a command
+// that finds the pool empty has it started at once.
+func TestWarmRefillWaitsForCommands(t *testing.T) {
+	pool := testPool(t, true)
+	started := func() uint64 { return pool.seq.Load() }
+	waitFor(t, func() bool { return started() == warmDepth && pool.status().WaitingNewNetwork == warmDepth-1 }, "the pool to fill")
+	w1 := takeWarm(t, pool, true)
+	time.Sleep(refillDelay / 2)
+	if n := started(); n != warmDepth {
+		t.Errorf("%d launchers started while a taken one's command runs, want %d", n, warmDepth)
+	}
+	w1.discard()
+	waitFor(t, func() bool { return started() == warmDepth+1 }, "a launcher to be started once the command ended")
+	// Two takes in a row: the second finds the pool empty while the
+	// first's command runs, and has the next launcher started for it.
+	waitFor(t, func() bool { return pool.status().WaitingNewNetwork == warmDepth-1 }, "the pool to fill again")
+	w2 := takeWarm(t, pool, true)
+	defer w2.discard()
+	w3 := takeWarm(t, pool, true)
+	defer w3.discard()
+	if w2 == w3 {
+		t.Fatal("one launcher was handed out twice")
+	}
+}
