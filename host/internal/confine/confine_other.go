@@ -34,3 +34,6 @@ func (l *Launch) Close() {}
 
 // Applied is empty: nothing applied.
 func (l *Launch) Applied() Applied { return Applied{} }
+
+// Exiting is nil: no launcher runs here.
+func (l *Launch) Exiting() <-chan struct{} { return nil }

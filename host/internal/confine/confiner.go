@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/toolhost/toolhost/host/internal/egress"
 )
@@ -30,6 +31,45 @@ type Confiner struct {
 	// pool holds launchers started ahead of need once Warm enabled it;
 	// nil when commands cannot be confined by this program.
 	pool *warmPool
+	// bg runs the removals of cgroups whose warm launchers still exit
+	// once their commands' ends were reported (Run.Close).
+	bg *background
+}
+
+// exitingWait bounds the wait, off the call's path, for a warm launcher
+// that reported its command's end to exit before its cgroup is removed.
+const exitingWait = 5 * time.Second
+
+// background runs functions off the caller's path until Wait, which
+// waits for those started; later ones run on the caller's.
+type background struct {
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// Go runs f in a goroutine, or, once Wait was called, before it returns.
+func (b *background) Go(f func()) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		f()
+		return
+	}
+	b.wg.Add(1)
+	b.mu.Unlock()
+	go func() {
+		defer b.wg.Done()
+		f()
+	}()
+}
+
+// Wait waits for the functions Go started.
+func (b *background) Wait() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.wg.Wait()
 }
 
 // proxyConfig is what each call's egress proxy is made from.
@@ -55,7 +95,7 @@ func NewConfiner(settings Settings, support Support, launcher string, log *slog.
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Confiner{settings: settings, support: support, launcher: launcher, log: log, seq: new(atomic.Uint64)}
+	c := &Confiner{settings: settings, support: support, launcher: launcher, log: log, seq: new(atomic.Uint64), bg: &background{}}
 	if launcher != "" {
 		c.pool = newWarmPool(launcher, log)
 	}
@@ -165,7 +205,7 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 	}
 	c.recoverStages()
 	seq := c.seq.Add(1)
-	r := &Run{log: c.log, call: call.ID}
+	r := &Run{log: c.log, call: call.ID, bg: c.bg}
 	settings := c.settings
 	if settings.Network == NetworkAllowlist {
 		sock, err := c.startProxy(seq, r)
@@ -235,6 +275,7 @@ type poolStatus struct {
 // commands still running in launchers it started die with it, so Close
 // belongs to the host's end, after its calls.
 func (c *Confiner) Close() {
+	c.bg.Wait()
 	if c.pool != nil {
 		c.pool.close()
 	}
@@ -290,6 +331,7 @@ func (c *Confiner) startProxy(seq uint64, r *Run) (string, error) {
 type Run struct {
 	log     *slog.Logger
 	call    string        // the call's id, for the log
+	bg      *background   // the Confiner's
 	proxy   *egress.Proxy // the call's own proxy, network = "allowlist"
 	launch  *Launch       // nil when commands run unconfined
 	policy  *Policy
@@ -409,8 +451,30 @@ func (r *Run) Close() {
 		r.proxy.Close()
 	}
 	if r.cgroup != nil {
-		if err := r.cgroup.Close(); err != nil {
-			r.log.Error("confine: the command's cgroup could not be emptied and removed", "call", r.call, "err", err)
+		closeCgroup := func() {
+			if err := r.cgroup.Close(); err != nil {
+				r.log.Error("confine: the command's cgroup could not be emptied and removed", "call", r.call, "err", err)
+			}
+		}
+		var exiting <-chan struct{}
+		if r.launch != nil {
+			exiting = r.launch.Exiting()
+		}
+		if exiting != nil && r.bg != nil {
+			// Nothing of the command runs (its launcher reported so, and
+			// was killed); the launcher itself is still exiting, in the
+			// cgroup, which is removed once it has.
+			r.bg.Go(func() {
+				t := time.NewTimer(exitingWait)
+				defer t.Stop()
+				select {
+				case <-exiting:
+				case <-t.C:
+				}
+				closeCgroup()
+			})
+		} else {
+			closeCgroup()
 		}
 	}
 	r.applyStaged()

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -50,9 +51,15 @@ type Launch struct {
 	// the warm launcher died waiting.
 	warm    *warmLauncher
 	spawned *warmLauncher
-	// last receives the launcher's last status line ("" if none) once the
-	// pipe reached end of file.
+	// last receives the launcher's last status line ("" if none) once
+	// it reported how the shell ended, or the pipe reached end of file.
 	last chan string
+	// reported is closed once a warm launcher reported how the shell
+	// ended: it has killed and reaped everything the shell left, and
+	// closed the command's output, before its own exit, which takes most
+	// of a millisecond and is not waited for.
+	reported     chan struct{}
+	reportedOnce sync.Once
 }
 
 // NewLaunch prepares to run p through launcher, the path of a toolhost
@@ -158,7 +165,30 @@ func (l *Launch) Spawn(cmd *exec.Cmd) (int, <-chan struct{}, error) {
 		return 0, nil, fmt.Errorf("confine: %w", err)
 	}
 	l.spawned = w
-	return w.pid, exited, nil
+	l.reported = make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		select {
+		case <-exited:
+		case <-l.reported:
+		}
+		close(ended)
+	}()
+	return w.pid, ended, nil
+}
+
+// Exiting returns, for a command whose warm launcher reported its end,
+// a channel closed once the launcher has exited too; nil otherwise.
+func (l *Launch) Exiting() <-chan struct{} {
+	if l.spawned == nil || l.reported == nil {
+		return nil
+	}
+	select {
+	case <-l.reported:
+		return l.spawned.exited
+	default:
+		return nil
+	}
 }
 
 // Kill kills the warm launcher Spawn handed the command, and so the
@@ -242,20 +272,32 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 	l.applied = a
 	l.statusR.SetReadDeadline(time.Time{})
 	l.last = make(chan string, 1)
-	go readLast(r, l.last)
+	go l.readLast(r)
 	return nil
 }
 
-// readLast reads the status pipe to its end and sends the last line.
-func readLast(r *bufio.Reader, last chan<- string) {
+// readLast reads the status pipe to its end and sends its last line
+// to l.last: at once when it reports how the shell ended, which a
+// launcher writes last, only after the shell's processes are gone.
+func (l *Launch) readLast(r *bufio.Reader) {
 	var s string
+	sent := false
 	for {
 		line, err := r.ReadString('\n')
-		if line = strings.TrimSpace(line); line != "" {
+		if line = strings.TrimSpace(line); line != "" && !sent {
 			s = line
+			if err == nil && (strings.HasPrefix(line, spec.StatusExit) || strings.HasPrefix(line, spec.StatusSignal)) {
+				l.last <- s
+				sent = true
+				if l.reported != nil {
+					l.reportedOnce.Do(func() { close(l.reported) })
+				}
+			}
 		}
 		if err != nil {
-			last <- s
+			if !sent {
+				l.last <- s
+			}
 			return
 		}
 	}

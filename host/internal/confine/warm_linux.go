@@ -66,28 +66,25 @@ type warmPool struct {
 
 	mu      sync.Mutex
 	enabled bool
-	// busy counts the launchers taken whose commands have not ended;
-	// idle is closed, and replaced, each time it falls to zero.
-	busy   int
-	idle   chan struct{}
-	closed bool
-	server *launcherServer
-	ready  map[bool]*warmSlot // by new network namespace
-	done   chan struct{}
-	wg     sync.WaitGroup
+	closed  bool
+	server  *launcherServer
+	ready   map[bool]*warmSlot // by new network namespace
+	done    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // warmSlot is one network mode's warm launchers.
 type warmSlot struct {
 	ch       chan *warmLauncher
 	need     chan struct{}         // a take found ch empty
+	taken    chan *warmLauncher    // what takes took, for the refill
 	starting atomic.Bool           // a launcher is being started
 	failing  atomic.Pointer[error] // the last start failed; no waiting then
 }
 
 func newWarmPool(exe string, log *slog.Logger) *warmPool {
 	return &warmPool{exe: exe, fallback: exe, log: log, id: strconv.FormatUint(rand.Uint64()>>40, 36),
-		ready: map[bool]*warmSlot{}, done: make(chan struct{}), idle: make(chan struct{})}
+		ready: map[bool]*warmSlot{}, done: make(chan struct{})}
 }
 
 // enable lets commands take launchers from the pool, with the launcher
@@ -118,7 +115,7 @@ func (p *warmPool) warm(newNet bool) {
 func (p *warmPool) slotLocked(newNet bool) *warmSlot {
 	s := p.ready[newNet]
 	if s == nil {
-		s = &warmSlot{ch: make(chan *warmLauncher, warmDepth-1), need: make(chan struct{}, 1)}
+		s = &warmSlot{ch: make(chan *warmLauncher, warmDepth-1), need: make(chan struct{}, 1), taken: make(chan *warmLauncher, warmDepth)}
 		// Set before the refill runs, so that the take that made the
 		// slot waits for its first launcher.
 		s.starting.Store(true)
@@ -141,7 +138,7 @@ func (p *warmPool) take(newNet bool) *warmLauncher {
 	p.mu.Unlock()
 	select {
 	case w := <-s.ch:
-		return p.took(w)
+		return s.took(w)
 	default:
 	}
 	select {
@@ -155,53 +152,41 @@ func (p *warmPool) take(newNet bool) *warmLauncher {
 	defer t.Stop()
 	select {
 	case w := <-s.ch:
-		return p.took(w)
+		return s.took(w)
 	case <-t.C:
 	case <-p.done:
 	}
 	return nil
 }
 
-// took counts w busy until its command ends.
-func (p *warmPool) took(w *warmLauncher) *warmLauncher {
-	p.mu.Lock()
-	p.busy++
-	p.mu.Unlock()
-	w.ended = p.ended
+// took tells s's refill that w was taken.
+func (s *warmSlot) took(w *warmLauncher) *warmLauncher {
+	select {
+	case s.taken <- w:
+	default:
+		// The refill is behind: it waits for the latest anyway.
+		select {
+		case <-s.taken:
+		default:
+		}
+		select {
+		case s.taken <- w:
+		default:
+		}
+	}
 	return w
 }
 
-// ended is called once for each launcher taken, when it has exited.
-func (p *warmPool) ended() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.busy--; p.busy == 0 {
-		close(p.idle)
-		p.idle = make(chan struct{})
-	}
-}
-
-// waitQuiet waits, bounded by refillDelay, until no command taken from
-// the pool runs, or a take found s empty, or the pool closes.
-func (p *warmPool) waitQuiet(s *warmSlot) {
+// waitQuiet waits, bounded by refillDelay, until the command that took w
+// has ended, or a take found s empty, or the pool closes.
+func (p *warmPool) waitQuiet(s *warmSlot, w *warmLauncher) {
 	t := time.NewTimer(refillDelay)
 	defer t.Stop()
-	for {
-		p.mu.Lock()
-		busy, idle := p.busy, p.idle
-		p.mu.Unlock()
-		if busy == 0 {
-			return
-		}
-		select {
-		case <-idle:
-		case <-s.need:
-			return
-		case <-t.C:
-			return
-		case <-p.done:
-			return
-		}
+	select {
+	case <-w.ended:
+	case <-s.need:
+	case <-t.C:
+	case <-p.done:
 	}
 }
 
@@ -211,9 +196,6 @@ func (p *warmPool) refill(newNet bool, s *warmSlot) {
 	backoff := firstBackoff
 	for {
 		s.starting.Store(true)
-		// The next launcher starts once the commands just started have
-		// ended: on two cores its start-up would slow theirs.
-		p.waitQuiet(s)
 		w, err := p.start(newNet)
 		s.starting.Store(false)
 		if err != nil {
@@ -239,19 +221,51 @@ func (p *warmPool) refill(newNet bool, s *warmSlot) {
 			p.log.Info("confine: launchers are started ahead of need again")
 		}
 		backoff = firstBackoff
+		// A push that waits for room is let in by a take; one that does
+		// not may follow takes made while w started.
+		waited := false
 		select {
 		case s.ch <- w:
-			// A take that found the pool empty has it now.
+		default:
+			waited = true
 			select {
-			case <-s.need:
-			default:
+			case s.ch <- w:
+			case <-p.done:
+				w.kill()
+				unix.Close(w.sock)
+				w.sock = -1
+				w.release()
+				return
 			}
-		case <-p.done:
-			w.kill()
-			unix.Close(w.sock)
-			w.sock = -1
-			w.release()
-			return
+		}
+		// A take that found the pool empty has w now.
+		select {
+		case <-s.need:
+		default:
+		}
+		// The next launcher starts once the command that took the last
+		// one has ended: on two cores its start-up slows that command
+		// (its mounts, Landlock, the shell) by a millisecond or more.
+		var last *warmLauncher
+		if waited {
+			select {
+			case last = <-s.taken:
+			case <-p.done:
+				return
+			}
+		}
+		for drained := false; !drained; {
+			select {
+			case t := <-s.taken:
+				last = t
+			default:
+				drained = true
+			}
+		}
+		if last != nil {
+			// A take meanwhile waits for the launcher it has started.
+			s.starting.Store(true)
+			p.waitQuiet(s, last)
 		}
 	}
 }
@@ -488,7 +502,7 @@ func (s *launcherServer) launcher(newNet bool, cgroup *os.File) (*warmLauncher, 
 		s.shutdown()
 		return nil, fmt.Errorf("the launcher server answered pid %d with %d descriptors, want a pid and 2", reply.Pid, len(fds))
 	}
-	w := &warmLauncher{pid: reply.Pid, sock: fds[0], pidfd: fds[1], newNet: newNet, mntns: -1}
+	w := &warmLauncher{pid: reply.Pid, sock: fds[0], pidfd: fds[1], newNet: newNet, mntns: -1, ended: make(chan struct{})}
 	if err := w.awaitReady(); err != nil {
 		w.discard()
 		return nil, err
@@ -526,9 +540,8 @@ type warmLauncher struct {
 	cgroupDir string
 	adopted   bool
 
-	// ended, when not nil, is called once the launcher a command took
-	// has exited or was discarded.
-	ended     func()
+	// ended is closed once the launcher has exited or was discarded.
+	ended     chan struct{}
 	endedOnce sync.Once
 
 	mu     sync.Mutex
@@ -758,11 +771,7 @@ func (w *warmLauncher) release() {
 
 // end tells the pool, once, that the command that took w has ended.
 func (w *warmLauncher) end() {
-	w.endedOnce.Do(func() {
-		if w.ended != nil {
-			w.ended()
-		}
-	})
+	w.endedOnce.Do(func() { close(w.ended) })
 }
 
 // socketRights returns the descriptors in a message's control data.

@@ -400,3 +400,79 @@ func TestWarmRefillWaitsForCommands(t *testing.T) {
 		t.Fatal("one launcher was handed out twice")
 	}
 }
+
+// A command run from a warm launcher through the Confiner, as the host
+// runs it, ends with everything it started: when proc.Run returns,
+// nothing it left behind still runs, though the launcher reports the end
+// before its own exit; and once the Confiner is closed, the call's cgroup
+// (removed off the call's path, after the launcher's exit) is gone.
+func TestWarmEndLeavesNothing(t *testing.T) {
+	support := Probe(context.Background())
+	if err := support.Require(ModeWorkspaceWrite, NetworkOff); err != nil {
+		t.Skipf("commands cannot be confined here: %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := canonicalTempDir(t)
+	s := Settings{Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: t.TempDir(), Home: work,
+		Path: "/usr/bin:/bin", Environ: []string{"PATH=/usr/bin:/bin", "HOME=" + work},
+		Limits: Limits{OpenFiles: 1024, FileSizeBytes: 1 << 30, MemoryBytes: 1 << 30, Pids: 64}}
+	c := NewConfiner(s, support, exe, slog.New(slog.DiscardHandler))
+	c.PoolLaunchers("")
+	c.Warm()
+	defer c.Close()
+	var cgroups []string
+	for i := range 3 {
+		marker := fmt.Sprintf("%d.%d", 40+i, os.Getpid()%1000)
+		r, err := c.Prepare(context.Background(), Call{ID: fmt.Sprintf("call_%d", i), Roots: []string{work}, Dir: work, Environ: s.Environ})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.cgroup != nil {
+			for _, d := range r.cgroup.dirs {
+				cgroups = append(cgroups, d.path)
+			}
+		}
+		// An orphan in a session of its own, and one that keeps the
+		// output open: both die with the command.
+		command := "setsid sleep " + marker + " >/dev/null 2>&1 & sleep " + marker + " >/dev/null 2>&1 & echo done"
+		res, err := proc.Run(context.Background(), proc.Spec{Command: command, Dir: work, Launcher: r.Launch(), Logger: slog.New(slog.DiscardHandler)})
+		left := warmSleepers(marker)
+		r.Close()
+		if err != nil {
+			t.Fatalf("Run: %v (stderr %q)", err, res.Stderr)
+		}
+		if string(res.Stdout) != "done\n" || res.ExitCode != 0 {
+			t.Errorf("stdout %q exit %d, want done, 0", res.Stdout, res.ExitCode)
+		}
+		if len(left) > 0 {
+			t.Errorf("call %d: processes of the command still ran when Run returned: %v", i, left)
+		}
+		if i > 0 && !r.Launch().Prestarted() {
+			t.Logf("call %d took the cold path", i)
+		}
+	}
+	c.Close()
+	for _, d := range cgroups {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the cgroup %s is left after the Confiner closed: %v", d, err)
+		}
+	}
+}
+
+// warmSleepers lists the processes running "sleep marker".
+func warmSleepers(marker string) []int {
+	names, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var out []int
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil || string(bytes.TrimRight(b, "\x00")) != "sleep\x00"+marker {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(name)))
+		out = append(out, pid)
+	}
+	return out
+}

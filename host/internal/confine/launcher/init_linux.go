@@ -115,6 +115,14 @@ func run(status *os.File, msg *spec.LaunchMsg, cgroupTasks []int, root *roots, s
 		return spec.ExitLaunchFailed
 	}
 	code, sig := supervise(shell, sigs, children)
+	// What the shell left dies with the launcher, PID 1 of its namespace,
+	// anyway. Killed and reaped here, with the command's output closed,
+	// the end is reported before the launcher's own exit, which takes
+	// most of a millisecond (its threads, its namespaces) the host need
+	// not wait: the report is the last thing the launcher writes.
+	endAll()
+	unix.Close(1)
+	unix.Close(2)
 	if sig != 0 {
 		fmt.Fprintf(status, "%s%d\n", spec.StatusSignal, sig)
 		return 128 + int(sig)
@@ -357,6 +365,21 @@ func supervise(shell int, sigs, children <-chan os.Signal) (code int, sig syscal
 		case s := <-sigs:
 			unix.Kill(shell, s.(syscall.Signal))
 		case <-children:
+		}
+	}
+}
+
+// endAll kills every other process of the launcher's PID namespace
+// (kill -1 from its init reaches those and no other) and reaps them all,
+// orphans included, until none is left: the kernel would do the same at
+// the launcher's exit.
+func endAll() {
+	unix.Kill(-1, unix.SIGKILL)
+	for {
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(-1, &ws, unix.WALL, nil)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return // ECHILD: none left
 		}
 	}
 }
