@@ -289,6 +289,9 @@ func earlyEndStopWaiting(t *testing.T) map[int]string {
 	for {
 		w := warmDescendants(os.Getpid(), warmLauncherArg)
 		if len(w) > 0 {
+			// Those started meanwhile are stopped too.
+			time.Sleep(500 * time.Millisecond)
+			w = warmDescendants(os.Getpid(), warmLauncherArg)
 			for pid := range w {
 				syscall.Kill(pid, syscall.SIGSTOP)
 			}
@@ -358,7 +361,8 @@ func TestEarlyEndStalledLauncherHonoursCancel(t *testing.T) {
 	c, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
 	defer cancel()
 	begin := time.Now()
-	warmRun(t, h, c, engine.Narrowing{}, map[string]any{"command": "true", "timeout_ms": 1000})
+	r := warmRun(t, h, c, engine.Narrowing{}, map[string]any{"command": "true", "timeout_ms": 1000})
+	t.Logf("%v: %+v", time.Since(begin), r.Error)
 	if d := time.Since(begin); d > 4*time.Second {
 		t.Errorf("the call returned %v after its start, the client gave up after 1.5 s", d)
 	}
