@@ -410,3 +410,41 @@ func TestEarlyEndReadFileStartsNoLauncher(t *testing.T) {
 		}
 	}
 }
+
+// Attack: none; a host is opened and warmed up for tools that run no
+// command, then for run_command.
+// Expected: no launcher server nor launcher runs until the warm-up of a
+// tool that runs commands; then they do, and the first command runs in
+// one of them, confined.
+func TestEarlyEndLaunchersStartAtWarmUp(t *testing.T) {
+	h, _ := warmOpen(t, nil)
+	ctx := context.Background()
+	launchers := func() map[int]string {
+		out := warmDescendants(os.Getpid(), warmServerArg)
+		for pid, c := range warmDescendants(os.Getpid(), warmLauncherArg) {
+			out[pid] = c
+		}
+		return out
+	}
+	if _, err := h.WarmUp(ctx, []string{"read_file", "list_dir", "grep"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if l := launchers(); len(l) > 0 {
+		t.Fatalf("launchers run before any warm-up of a tool that runs commands: %v", l)
+	}
+	if _, err := h.WarmUp(ctx, []string{"run_command"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(warmDescendants(os.Getpid(), warmLauncherArg)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no launcher waits after the warm-up of run_command: %v", launchers())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": `echo "init $(tr '\0' ' ' < /proc/1/cmdline)"`})
+	if !r.OK || len(r.Confinement) != 1 || !r.Confinement[0].Seccomp || !warmIsWarm(r.Content) {
+		t.Errorf("the first command: %+v %+v\n%s", r.Error, r.Confinement, r.Content)
+	}
+}
