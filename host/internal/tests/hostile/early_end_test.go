@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -477,4 +478,64 @@ func TestEarlyEndCloseEndsRunningCommands(t *testing.T) {
 		t.Errorf("commands run 3 s after Close returned: %v", left)
 	}
 	wg.Wait()
+}
+
+// Attack (model): six commands at once, more than launchers wait, each
+// leaving processes that race the launcher's last kill; then forty
+// short commands one after another.
+// Expected: when each call returns, nothing of its command runs; the
+// host's goroutines come back to about their number before the calls
+// (the removals of the commands' cgroups off the calls' path end).
+func TestEarlyEndConcurrentCallsLeaveNothing(t *testing.T) {
+	h, root := warmOpen(t, nil)
+	bin := earlyEndHelper(t, root)
+	ctx := context.Background()
+	if r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "true"}); !r.OK {
+		t.Fatalf("true: %+v", r.Error)
+	}
+	time.Sleep(300 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hop, cp := filepath.Join(root, "c"+strconv.Itoa(i)+"-hop.log"), filepath.Join(root, "c"+strconv.Itoa(i)+"-cparent.log")
+			cmd := bin + " hop " + hop + " & " + bin + " cparent " + cp + " &\n" +
+				`for i in $(seq 100); do [ -s ` + hop + ` ] && [ -s ` + cp + ` ] && break; sleep 0.05; done; echo "init $(tr '\0' ' ' < /proc/1/cmdline)"`
+			r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": cmd, "timeout_ms": 20000})
+			left := warmMatching(filepath.Join(root, "c"+strconv.Itoa(i)+"-"))
+			if !r.OK {
+				t.Errorf("command %d: %+v", i, r.Error)
+			}
+			if len(left) > 0 {
+				t.Errorf("command %d: its processes run when its call returned: %v", i, left)
+			}
+			s := earlyEndSize(hop) + earlyEndSize(cp)
+			if earlyEndSize(hop) == 0 || earlyEndSize(cp) == 0 {
+				t.Errorf("command %d: its helpers did not run, the attack did not happen:\n%s", i, warmOutput(r))
+			}
+			time.Sleep(300 * time.Millisecond)
+			if now := earlyEndSize(hop) + earlyEndSize(cp); now != s {
+				t.Errorf("command %d: its files grew from %d to %d bytes after its call returned", i, s, now)
+			}
+			warmGone(left, 3*time.Second)
+		}()
+	}
+	wg.Wait()
+	for i := 0; i < 40; i++ {
+		if r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "sleep 31.99 & echo x"}); !r.OK {
+			t.Fatalf("short command %d: %+v", i, r.Error)
+		}
+	}
+	warmNoSurvivor(t, "sleep 31.99")
+	deadline := time.Now().Add(8 * time.Second)
+	n := runtime.NumGoroutine()
+	for n > before+30 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		n = runtime.NumGoroutine()
+	}
+	if n > before+30 {
+		t.Errorf("%d goroutines after the calls, %d before them", n, before)
+	}
 }
