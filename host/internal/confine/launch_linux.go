@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
 
@@ -60,12 +62,17 @@ type Launch struct {
 	// of a millisecond and is not waited for.
 	reported     chan struct{}
 	reportedOnce sync.Once
+
+	// mu guards spawned's write and pidfd, which follows a cold launcher
+	// from Started until Close, for abort.
+	mu    sync.Mutex
+	pidfd int
 }
 
 // NewLaunch prepares to run p through launcher, the path of a toolhost
 // binary; cg, if non-nil, receives the launcher before the shell starts.
 func NewLaunch(p *Policy, launcher string, cg *Cgroup) *Launch {
-	return &Launch{policy: p, launcher: launcher, cg: cg}
+	return &Launch{policy: p, launcher: launcher, cg: cg, pidfd: -1}
 }
 
 // Prepare rewrites cmd, an exec.Command("/bin/sh", "-c", command) not yet
@@ -141,7 +148,7 @@ func (l *Launch) Prepare(cmd *exec.Cmd) error {
 // starts cmd, the cold launcher. An error means the launcher was killed
 // for not answering, perhaps after it took the command: it is not run
 // again.
-func (l *Launch) Spawn(cmd *exec.Cmd) (int, <-chan struct{}, error) {
+func (l *Launch) Spawn(ctx context.Context, cmd *exec.Cmd) (int, <-chan struct{}, error) {
 	w := l.warm
 	l.warm = nil
 	if w == nil {
@@ -157,14 +164,16 @@ func (l *Launch) Spawn(cmd *exec.Cmd) (int, <-chan struct{}, error) {
 		return 0, nil, nil
 	}
 	files := append([]*os.File{out, errOut, l.statusW}, l.cgTasks...)
-	exited, err := w.send(msg, files)
+	exited, err := w.send(ctx, msg, files)
 	if errors.Is(err, errNotTaken) {
 		return 0, nil, nil
 	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("confine: %w", err)
 	}
+	l.mu.Lock()
 	l.spawned = w
+	l.mu.Unlock()
 	l.reported = make(chan struct{})
 	ended := make(chan struct{})
 	go func() {
@@ -231,6 +240,15 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 	l.statusW.Close()
 	l.policyR, l.statusW = nil, nil
 	l.closeCgroupFiles()
+	if l.spawned == nil {
+		// The launcher is toolhost's child, not reaped until proc has
+		// seen its end, so pid still names it.
+		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+			l.mu.Lock()
+			l.pidfd = fd
+			l.mu.Unlock()
+		}
+	}
 	deadline := time.Now().Add(startTimeout)
 	l.policyW.SetWriteDeadline(deadline)
 	l.statusR.SetReadDeadline(deadline)
@@ -331,9 +349,29 @@ func (l *Launch) Exit(code int, signal string) (int, string) {
 	return code, signal
 }
 
+// abort kills the launcher, warm or cold, and so the command: the host
+// is closing.
+func (l *Launch) abort() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.spawned != nil {
+		l.spawned.kill()
+		return
+	}
+	if l.pidfd >= 0 {
+		unix.PidfdSendSignal(l.pidfd, unix.SIGKILL, nil, 0)
+	}
+}
+
 // Close releases what the launch holds, once its processes are gone: the
 // pipes, and the cgroup, which kills anything left in it.
 func (l *Launch) Close() {
+	l.mu.Lock()
+	if l.pidfd >= 0 {
+		unix.Close(l.pidfd)
+		l.pidfd = -1
+	}
+	l.mu.Unlock()
 	for _, f := range []**os.File{&l.policyR, &l.policyW, &l.statusR, &l.statusW} {
 		if *f != nil {
 			(*f).Close()

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,6 +67,9 @@ type warmPool struct {
 
 	mu      sync.Mutex
 	enabled bool
+	// running are the launchers taken whose commands have not ended:
+	// close kills them, so that no command outlives its host.
+	running map[*warmLauncher]bool
 	closed  bool
 	server  *launcherServer
 	ready   map[bool]*warmSlot // by new network namespace
@@ -84,7 +88,7 @@ type warmSlot struct {
 
 func newWarmPool(exe string, log *slog.Logger) *warmPool {
 	return &warmPool{exe: exe, fallback: exe, log: log, id: strconv.FormatUint(rand.Uint64()>>40, 36),
-		ready: map[bool]*warmSlot{}, done: make(chan struct{})}
+		ready: map[bool]*warmSlot{}, done: make(chan struct{}), running: map[*warmLauncher]bool{}}
 }
 
 // enable lets commands take launchers from the pool, with the launcher
@@ -138,7 +142,7 @@ func (p *warmPool) take(newNet bool) *warmLauncher {
 	p.mu.Unlock()
 	select {
 	case w := <-s.ch:
-		return s.took(w)
+		return p.took(s, w)
 	default:
 	}
 	select {
@@ -152,15 +156,32 @@ func (p *warmPool) take(newNet bool) *warmLauncher {
 	defer t.Stop()
 	select {
 	case w := <-s.ch:
-		return s.took(w)
+		return p.took(s, w)
 	case <-t.C:
 	case <-p.done:
 	}
 	return nil
 }
 
-// took tells s's refill that w was taken.
-func (s *warmSlot) took(w *warmLauncher) *warmLauncher {
+// took counts w running until it ends, and tells s's refill that it was
+// taken.
+func (p *warmPool) took(s *warmSlot, w *warmLauncher) *warmLauncher {
+	p.mu.Lock()
+	closed := p.closed
+	if !closed {
+		p.running[w] = true
+	}
+	p.mu.Unlock()
+	if closed {
+		w.discard()
+		return nil
+	}
+	go func() {
+		<-w.ended
+		p.mu.Lock()
+		delete(p.running, w)
+		p.mu.Unlock()
+	}()
 	select {
 	case s.taken <- w:
 	default:
@@ -343,6 +364,10 @@ func (p *warmPool) close() {
 	p.closed = true
 	close(p.done)
 	srv := p.server
+	// Calls still running fail: their commands end with the host.
+	for w := range p.running {
+		w.kill()
+	}
 	p.mu.Unlock()
 	if srv != nil {
 		// Unblocks a refill waiting for the server's answer.
@@ -593,7 +618,7 @@ var errNotTaken = errors.New("the launcher ended without taking the command")
 // them (it died waiting): the command takes the cold path. Any other
 // error means it may have taken them and was killed: the command must
 // not run a second time.
-func (w *warmLauncher) send(msg []byte, files []*os.File) (<-chan struct{}, error) {
+func (w *warmLauncher) send(ctx context.Context, msg []byte, files []*os.File) (<-chan struct{}, error) {
 	// A launcher killed while waiting may still hold its socket for a
 	// moment: the send would succeed and the command fail.
 	if !w.alive() {
@@ -610,7 +635,7 @@ func (w *warmLauncher) send(msg []byte, files []*os.File) (<-chan struct{}, erro
 		// Nothing was delivered.
 		err = fmt.Errorf("%w: %w", errNotTaken, err)
 	} else {
-		err = w.awaitTaken()
+		err = w.awaitTaken(ctx)
 	}
 	unix.Close(w.sock)
 	w.sock = -1
@@ -624,18 +649,34 @@ func (w *warmLauncher) send(msg []byte, files []*os.File) (<-chan struct{}, erro
 }
 
 // awaitTaken waits for the launcher's answer that it holds the command,
-// or for its end, bounded by startTimeout as a cold launcher's start is.
-// It returns nil once the launcher has taken the command, and
-// errNotTaken when it ended without: it answers "taken" before it runs
-// anything, and what it sent stays readable after its end. A launcher
-// that does neither in time is killed, and may have taken the command
-// (a late answer): the error says so, and the command is not run again.
-func (w *warmLauncher) awaitTaken() error {
+// or for its end, bounded by startTimeout as a cold launcher's start is,
+// and by ctx. It returns nil once the launcher has taken the command,
+// and errNotTaken when it ended without: it answers "taken" before it
+// runs anything, and what it sent stays readable after its end. A
+// launcher that does neither in time is killed; once it has exited
+// without an answer it never took the command (errNotTaken: the cold
+// path runs it), and otherwise the error says that it may have started,
+// so that the command is not run twice. A call given up on (ctx) starts
+// no cold launcher.
+func (w *warmLauncher) awaitTaken(ctx context.Context) error {
 	deadline := time.Now().Add(startTimeout)
-	fds := []unix.PollFd{{Fd: int32(w.sock), Events: unix.POLLIN}, {Fd: int32(w.pidfd), Events: unix.POLLIN}}
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	// A cancel wakes the poll through a pipe.
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errNotTaken, err)
+	}
+	defer unix.Close(wake)
+	stop := context.AfterFunc(ctx, func() {
+		unix.Write(wake, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+	})
+	defer stop()
+	fds := []unix.PollFd{{Fd: int32(w.sock), Events: unix.POLLIN}, {Fd: int32(w.pidfd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
 	for {
 		left := time.Until(deadline)
-		if left <= 0 {
+		if left <= 0 || ctx.Err() != nil {
 			break
 		}
 		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
@@ -645,7 +686,7 @@ func (w *warmLauncher) awaitTaken() error {
 		if err != nil {
 			break
 		}
-		if n == 0 {
+		if n == 0 || fds[0].Revents|fds[1].Revents == 0 {
 			continue
 		}
 		if fds[0].Revents == 0 {
@@ -663,21 +704,40 @@ func (w *warmLauncher) awaitTaken() error {
 		w.waitExit()
 		return fmt.Errorf("%w (%q, %v)", errNotTaken, buf[:max(n, 0)], err)
 	}
+	// Killed, a launcher that has exited without answering never took
+	// the command: an answer sent before its end stays readable.
 	w.kill()
-	w.waitExit()
-	return fmt.Errorf("its launcher neither took the command nor ended within %v, and was killed; the command may have started before it was", startTimeout)
+	late := !w.waitExit()
+	if !late {
+		buf := make([]byte, len(spec.WarmTaken)+1)
+		n, _, _ := unix.Recvfrom(w.sock, buf, unix.MSG_DONTWAIT)
+		late = n > 0 && string(buf[:n]) == spec.WarmTaken
+	}
+	switch {
+	case late:
+		return fmt.Errorf("its launcher did not answer in time and was killed; the command may have started before it was")
+	case ctx.Err() != nil:
+		// Not errNotTaken: a call given up on starts no cold launcher.
+		return fmt.Errorf("the call ended while its launcher was slow to answer: %w", context.Cause(ctx))
+	}
+	return fmt.Errorf("%w: it neither took the command nor ended within %v, and was killed", errNotTaken, startTimeout)
 }
 
-// waitExit waits, bounded by discardWait, for the launcher's exit.
-func (w *warmLauncher) waitExit() {
+// waitExit waits, bounded by discardWait, for the launcher's exit, and
+// reports whether it has exited.
+func (w *warmLauncher) waitExit() bool {
 	fds := []unix.PollFd{{Fd: int32(w.pidfd), Events: unix.POLLIN}}
 	deadline := time.Now().Add(discardWait)
 	for time.Now().Before(deadline) {
 		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds())+1)
-		if n > 0 || (err != nil && !errors.Is(err, unix.EINTR)) {
-			return
+		if n > 0 {
+			return true
+		}
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return false
 		}
 	}
+	return false
 }
 
 // alive reports whether the launcher has not exited.

@@ -348,31 +348,49 @@ func TestWarmPoolClosedWhileStartingIsQuiet(t *testing.T) {
 }
 
 // A warm launcher that neither takes its command nor ends (stopped here)
-// is killed once a cold launcher's start would have timed out, and the
-// command does not then take the cold path: a launcher that answers late
-// may have taken it, and it must not run twice.
-func TestWarmUnansweringLauncherRunsNothingTwice(t *testing.T) {
-	pool := testPool(t, true)
-	work := canonicalTempDir(t)
-	w := takeWarm(t, pool, true)
-	if err := unix.Kill(w.pid, unix.SIGSTOP); err != nil {
-		t.Fatal(err)
+// is killed once a cold launcher's start would have timed out; having
+// exited without an answer, it never took the command, which then runs
+// once, the cold way. A call given up on before then ends at once and
+// runs nothing.
+func TestWarmUnansweringLauncher(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		ran     string // ran.txt's content after the call
+	}{
+		{"runs once, cold", 30 * time.Second, "ran\n"},
+		{"a call given up on runs nothing", 1500 * time.Millisecond, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool := testPool(t, true)
+			work := canonicalTempDir(t)
+			w := takeWarm(t, pool, true)
+			if err := unix.Kill(w.pid, unix.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			began := time.Now()
+			res, l, err := runWarm(t, testPolicy(t, work), w, nil, "echo ran >> ran.txt", tc.timeout)
+			took := time.Since(began)
+			b, _ := os.ReadFile(filepath.Join(work, "ran.txt"))
+			if string(b) != tc.ran {
+				t.Errorf("ran.txt = %q, want %q (Run: %v, stderr %q)", b, tc.ran, err, res.Stderr)
+			}
+			if l.Prestarted() {
+				t.Error("a launcher that did not answer counts as the command's")
+			}
+			if tc.ran == "" {
+				if err == nil {
+					t.Error("Run of a call given up on returned no error")
+				}
+				if took > tc.timeout+2*time.Second {
+					t.Errorf("the call given up on after %v returned after %v", tc.timeout, took)
+				}
+			} else if took < startTimeout {
+				t.Errorf("the launcher was given up on after %v, before startTimeout (%v)", took, startTimeout)
+			}
+			waitFor(t, func() bool { return !processAlive(w.pid) }, "the stopped launcher to be killed")
+		})
 	}
-	began := time.Now()
-	res, l, err := runWarm(t, testPolicy(t, work), w, nil, "echo ran >> ran.txt", 30*time.Second)
-	if err == nil || !strings.Contains(err.Error(), "may have started") {
-		t.Errorf("Run: %v, want the launcher's silence reported (stdout %q)", err, res.Stdout)
-	}
-	if took := time.Since(began); took < startTimeout {
-		t.Errorf("the launcher was given up on after %v, before startTimeout (%v)", took, startTimeout)
-	}
-	if l.Prestarted() {
-		t.Error("a launcher that did not answer counts as the command's")
-	}
-	if b, err := os.ReadFile(filepath.Join(work, "ran.txt")); err == nil {
-		t.Errorf("the command ran (%q): the cold path took it after the warm launcher was given it", b)
-	}
-	waitFor(t, func() bool { return !processAlive(w.pid) }, "the stopped launcher to be killed")
 }
 
 // The pool starts the next launcher once the commands taken from it have
@@ -475,4 +493,55 @@ func warmSleepers(marker string) []int {
 		out = append(out, pid)
 	}
 	return out
+}
+
+// Closing the Confiner kills the commands still running, from warm
+// launchers and cold ones alike: the host's calls still running fail,
+// and nothing of theirs outlives it.
+func TestConfinerCloseEndsRunningCommands(t *testing.T) {
+	support := Probe(context.Background())
+	if err := support.Require(ModeWorkspaceWrite, NetworkOff); err != nil {
+		t.Skipf("commands cannot be confined here: %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, warm := range []bool{true, false} {
+		t.Run(fmt.Sprintf("warm=%v", warm), func(t *testing.T) {
+			work := canonicalTempDir(t)
+			s := Settings{Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: t.TempDir(), Home: work,
+				Path: "/usr/bin:/bin", Environ: []string{"PATH=/usr/bin:/bin", "HOME=" + work},
+				Limits: Limits{OpenFiles: 1024, FileSizeBytes: 1 << 30}}
+			c := NewConfiner(s, support, exe, slog.New(slog.DiscardHandler))
+			if warm {
+				c.PoolLaunchers("")
+				c.Warm()
+			}
+			r, err := c.Prepare(context.Background(), Call{ID: "call_1", Roots: []string{work}, Dir: work, Environ: s.Environ})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			marker := fmt.Sprintf("30.%d", os.Getpid()%1000)
+			done := make(chan proc.Result, 1)
+			go func() {
+				res, _ := proc.Run(context.Background(), proc.Spec{Command: "echo started; sleep " + marker, Dir: work, Launcher: r.Launch(), Logger: slog.New(slog.DiscardHandler)})
+				done <- res
+			}()
+			waitFor(t, func() bool { return len(warmSleepers(marker)) > 0 }, "the command to start")
+			c.Close()
+			select {
+			case res := <-done:
+				if res.ExitCode != -1 || !strings.Contains(string(res.Stdout), "started") {
+					t.Errorf("the command ended with %d %q, output %q; want killed", res.ExitCode, res.Signal, res.Stdout)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the command still ran 10 s after the Confiner closed")
+			}
+			if got := r.Launch().Prestarted(); got != warm {
+				t.Errorf("prestarted = %v, want %v", got, warm)
+			}
+		})
+	}
 }

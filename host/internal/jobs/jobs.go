@@ -370,8 +370,10 @@ type readySpawner struct {
 	spawner proc.Spawner
 }
 
-func (l readySpawner) Spawn(cmd *exec.Cmd) (int, <-chan struct{}, error) { return l.spawner.Spawn(cmd) }
-func (l readySpawner) Kill()                                             { l.spawner.Kill() }
+func (l readySpawner) Spawn(ctx context.Context, cmd *exec.Cmd) (int, <-chan struct{}, error) {
+	return l.spawner.Spawn(ctx, cmd)
+}
+func (l readySpawner) Kill() { l.spawner.Kill() }
 
 // admit counts j as running, or refuses it naming the bound reached.
 func (m *Manager) admit(j *job) error {

@@ -126,7 +126,8 @@ type Spawner interface {
 	// Spawn starts the process and returns its pid and a channel closed
 	// once it has exited. A zero pid and a nil error mean it did not, and
 	// Run starts cmd itself; an error means the command did not run.
-	Spawn(cmd *exec.Cmd) (pid int, exited <-chan struct{}, err error)
+	// ctx is Run's: it bounds the start.
+	Spawn(ctx context.Context, cmd *exec.Cmd) (pid int, exited <-chan struct{}, err error)
 	// Kill kills the spawned process, and so all it started.
 	Kill()
 }
@@ -344,7 +345,7 @@ func start(ctx context.Context, spec Spec) (*run, error) {
 		killed: make(chan struct{}),
 		giveUp: make(chan struct{}),
 	}
-	err = r.startAndWatch(spec.Launcher)
+	err = r.startAndWatch(ctx, spec.Launcher)
 	// The child has its own copies of the write ends (and of stdin's read
 	// end); ours must go, or the readers would never see end of file and
 	// the stdin writer never a broken pipe.
@@ -372,9 +373,9 @@ func start(ctx context.Context, spec Spec) (*run, error) {
 // toolhost's death kills it) fires when the thread that started the child
 // exits, not the process, and a locked thread lives until its goroutine
 // unlocks it.
-func (r *run) startAndWatch(l Launcher) error {
+func (r *run) startAndWatch(ctx context.Context, l Launcher) error {
 	if s, ok := l.(Spawner); ok {
-		pid, exited, err := s.Spawn(r.cmd)
+		pid, exited, err := s.Spawn(ctx, r.cmd)
 		if err != nil {
 			return &NotRunError{Err: err}
 		}
