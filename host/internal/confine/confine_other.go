@@ -37,3 +37,6 @@ func (l *Launch) Applied() Applied { return Applied{} }
 
 // Exiting is nil: no launcher runs here.
 func (l *Launch) Exiting() <-chan struct{} { return nil }
+
+// abort does nothing: no launcher runs here.
+func (l *Launch) abort() {}

@@ -34,6 +34,38 @@ type Confiner struct {
 	// bg runs the removals of cgroups whose warm launchers still exit
 	// once their commands' ends were reported (Run.Close).
 	bg *background
+	// runs are the Runs prepared and not closed: Close kills their
+	// launchers, so that no command outlives the host.
+	runs *runSet
+}
+
+// runSet is a set of Runs, safe for concurrent use.
+type runSet struct {
+	mu sync.Mutex
+	m  map[*Run]bool
+}
+
+func (s *runSet) add(r *Run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[r] = true
+}
+
+func (s *runSet) remove(r *Run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, r)
+}
+
+// abort kills the launchers of every Run in s.
+func (s *runSet) abort() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for r := range s.m {
+		if r.launch != nil {
+			r.launch.abort()
+		}
+	}
 }
 
 // exitingWait bounds the wait, off the call's path, for a warm launcher
@@ -95,7 +127,7 @@ func NewConfiner(settings Settings, support Support, launcher string, log *slog.
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Confiner{settings: settings, support: support, launcher: launcher, log: log, seq: new(atomic.Uint64), bg: &background{}}
+	c := &Confiner{settings: settings, support: support, launcher: launcher, log: log, seq: new(atomic.Uint64), bg: &background{}, runs: &runSet{m: map[*Run]bool{}}}
 	if launcher != "" {
 		c.pool = newWarmPool(launcher, log)
 	}
@@ -234,6 +266,8 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 	}
 	r.launch = NewLaunch(p, c.launcher, r.cgroup)
 	r.launch.warm = w
+	r.runs = c.runs
+	c.runs.add(r)
 	return r, nil
 }
 
@@ -271,10 +305,11 @@ type poolStatus struct {
 	Error              string
 }
 
-// Close ends the launchers started ahead of need and their server;
-// commands still running in launchers it started die with it, so Close
-// belongs to the host's end, after its calls.
+// Close kills the commands still running, ends the launchers started
+// ahead of need and their server: it belongs to the host's end, whose
+// calls still running fail.
 func (c *Confiner) Close() {
+	c.runs.abort()
 	c.bg.Wait()
 	if c.pool != nil {
 		c.pool.close()
@@ -332,6 +367,7 @@ type Run struct {
 	log     *slog.Logger
 	call    string        // the call's id, for the log
 	bg      *background   // the Confiner's
+	runs    *runSet       // the Confiner's, which holds this Run until Close
 	proxy   *egress.Proxy // the call's own proxy, network = "allowlist"
 	launch  *Launch       // nil when commands run unconfined
 	policy  *Policy
@@ -447,6 +483,9 @@ func (r *Run) applyStaged() []string {
 // Close removes what Prepare made: the call's proxy and its connections,
 // the cgroup (killing anything left in it), and the private tmp.
 func (r *Run) Close() {
+	if r.runs != nil {
+		r.runs.remove(r)
+	}
 	if r.proxy != nil {
 		r.proxy.Close()
 	}

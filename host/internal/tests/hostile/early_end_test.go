@@ -55,8 +55,9 @@ int main(int argc, char **argv) {
 		for (;;) { pid_t p = fork(); if (p > 0) _exit(0); if (p < 0) usleep(1000); note("hop\n"); }
 	}
 	if (!strcmp(argv[1], "bomb")) {
-		/* 64 processes, each changing its pid all the time. */
-		for (int i = 0; i < 6; i++) fork();
+		/* 16 processes, each changing its pid all the time: more only
+		   starve the shell on two cores. */
+		for (int i = 0; i < 4; i++) fork();
 		for (;;) { pid_t p = fork(); if (p > 0) _exit(0); if (p < 0) usleep(1000); note("bomb\n"); }
 	}
 	if (!strcmp(argv[1], "cparent")) {
@@ -141,7 +142,7 @@ func TestEarlyEndNothingRunsAtReturn(t *testing.T) {
 		// Every helper has written before the shell exits.
 		cmd.WriteString(`for i in $(seq 100); do n=0; for f in ` + root + `/*` + strconv.Itoa(round) + `.log; do [ -s "$f" ] && n=$((n+1)); done; [ $n -ge 6 ] && break; sleep 0.05; done
 echo "written $n"; echo "init $(tr '\0' ' ' < /proc/1/cmdline)"`)
-		r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": cmd.String(), "timeout_ms": 20000})
+		r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": cmd.String(), "timeout_ms": 60000})
 		left := warmMatching(earlyEndMarker)
 		sizes := map[string]int64{}
 		for _, m := range modes {
@@ -354,7 +355,6 @@ func TestEarlyEndStoppedLauncherRunsAtMostOnce(t *testing.T) {
 // Expected: the call returns soon after the client gave up, as it does
 // for a command that runs.
 func TestEarlyEndStalledLauncherHonoursCancel(t *testing.T) {
-	t.Skip("bug: Launch.Spawn waits in warmLauncher.awaitTaken for startTimeout (10 s) without looking at the call's context: the call returns 10 s after a client gave up after 1.5 s (2 s when the wait for the answer was short)")
 	h, _ := warmOpen(t, nil)
 	ctx := context.Background()
 	if r := warmRun(t, h, ctx, engine.Narrowing{}, map[string]any{"command": "true"}); !r.OK {
@@ -457,7 +457,6 @@ func TestEarlyEndLaunchersStartAtWarmUp(t *testing.T) {
 // Expected: as Close says, the calls still running fail, and their
 // commands end with Close: none runs 3 s after it returned.
 func TestEarlyEndCloseEndsRunningCommands(t *testing.T) {
-	t.Skip("bug: Host.Close returns at once while the commands of calls in flight keep running in their launchers until they end (20 s here), and the calls return only then")
 	h, _ := warmOpenUnclosed(t, nil)
 	ctx := context.Background()
 	var wg sync.WaitGroup
