@@ -425,19 +425,8 @@ func TestWarmRefillWaitsForCommands(t *testing.T) {
 // before its own exit; and once the Confiner is closed, the call's cgroup
 // (removed off the call's path, after the launcher's exit) is gone.
 func TestWarmEndLeavesNothing(t *testing.T) {
-	support := Probe(context.Background())
-	if err := support.Require(ModeWorkspaceWrite, NetworkOff); err != nil {
-		t.Skipf("commands cannot be confined here: %v", err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	work := canonicalTempDir(t)
-	s := Settings{Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: t.TempDir(), Home: work,
-		Path: "/usr/bin:/bin", Environ: []string{"PATH=/usr/bin:/bin", "HOME=" + work},
-		Limits: Limits{OpenFiles: 1024, FileSizeBytes: 1 << 30, MemoryBytes: 1 << 30, Pids: 64}}
-	c := NewConfiner(s, support, exe, slog.New(slog.DiscardHandler))
+	c, s := testConfiner(t, work, Limits{OpenFiles: 1024, FileSizeBytes: 1 << 30, MemoryBytes: 1 << 30, Pids: 64})
 	c.PoolLaunchers("")
 	c.Warm()
 	defer c.Close()
@@ -499,21 +488,10 @@ func warmSleepers(marker string) []int {
 // launchers and cold ones alike: the host's calls still running fail,
 // and nothing of theirs outlives it.
 func TestConfinerCloseEndsRunningCommands(t *testing.T) {
-	support := Probe(context.Background())
-	if err := support.Require(ModeWorkspaceWrite, NetworkOff); err != nil {
-		t.Skipf("commands cannot be confined here: %v", err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, warm := range []bool{true, false} {
 		t.Run(fmt.Sprintf("warm=%v", warm), func(t *testing.T) {
 			work := canonicalTempDir(t)
-			s := Settings{Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: t.TempDir(), Home: work,
-				Path: "/usr/bin:/bin", Environ: []string{"PATH=/usr/bin:/bin", "HOME=" + work},
-				Limits: Limits{OpenFiles: 1024, FileSizeBytes: 1 << 30}}
-			c := NewConfiner(s, support, exe, slog.New(slog.DiscardHandler))
+			c, s := testConfiner(t, work, Limits{OpenFiles: 1024, FileSizeBytes: 1 << 30})
 			if warm {
 				c.PoolLaunchers("")
 				c.Warm()
@@ -544,4 +522,22 @@ func TestConfinerCloseEndsRunningCommands(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testConfiner is a Confiner of the test binary (TestMain runs it as the
+// launcher) for commands in work with limits, skipping the test where
+// commands cannot be confined; the caller closes it.
+func testConfiner(t *testing.T, work string, limits Limits) (*Confiner, Settings) {
+	t.Helper()
+	support := Probe(context.Background())
+	if err := support.Require(ModeWorkspaceWrite, NetworkOff); err != nil {
+		t.Skipf("commands cannot be confined here: %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Settings{Mode: ModeWorkspaceWrite, Network: NetworkOff, StateDir: t.TempDir(), Home: work,
+		Path: "/usr/bin:/bin", Environ: []string{"PATH=/usr/bin:/bin", "HOME=" + work}, Limits: limits}
+	return NewConfiner(s, support, exe, slog.New(slog.DiscardHandler)), s
 }
