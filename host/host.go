@@ -82,6 +82,9 @@ type Host struct {
 	mu     sync.Mutex // calls of a parallel batch load caches concurrently
 	caches map[string]*conversationCache
 	clock  uint64 // orders uses of caches, to evict the least recent
+
+	closeOnce sync.Once
+	closeErr  error // the first Close's
 }
 
 // conversationCache is a conversation's read cache in memory.
@@ -228,12 +231,16 @@ func recoverCommits(sb *sandbox.Sandbox, log *slog.Logger) {
 }
 
 // Close releases the plugins, the sandbox and the journal. Calls still
-// running fail.
+// running fail. Closing again does nothing and returns the first
+// Close's error.
 func (h *Host) Close(ctx context.Context) error {
-	h.closeSaves()
-	err := errors.Join(h.ext.Close(ctx), h.rt.Close(ctx))
-	h.sb.Close()
-	return errors.Join(err, h.closeJournal(), h.commands.close())
+	h.closeOnce.Do(func() {
+		h.closeSaves()
+		err := errors.Join(h.ext.Close(ctx), h.rt.Close(ctx))
+		h.sb.Close()
+		h.closeErr = errors.Join(err, h.closeJournal(), h.commands.close())
+	})
+	return h.closeErr
 }
 
 // closeSaves stops what runs in the background: the jobs (killed),

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -225,5 +226,21 @@ func TestReadCachesBounded(t *testing.T) {
 				t.Errorf("evicted conversation without a state directory: got %+v, want StaleFile", rs[0])
 			}
 		})
+	}
+}
+
+// Closing a host twice, as a deferred Close after an explicit one does,
+// is harmless: the second does nothing and says what the first said.
+func TestCloseTwice(t *testing.T) {
+	root := t.TempDir()
+	cfg := config.Default()
+	cfg.Tools.Sandbox.AllowedRoots = []string{root}
+	h, err := host.Open(context.Background(), host.Options{PluginDir: pluginDir(t), Config: cfg, CacheDir: testplugin.CacheDir(t), StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := h.Close(context.Background())
+	if second := h.Close(context.Background()); !errors.Is(second, first) && (first != nil || second != nil) {
+		t.Errorf("the second Close returned %v, the first %v", second, first)
 	}
 }
