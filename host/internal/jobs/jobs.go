@@ -464,6 +464,13 @@ func (m *Manager) forget(j *job) {
 
 // finish records how j ended.
 func (m *Manager) finish(j *job, res proc.Result, err error) {
+	// The job no longer counts against max_total before anyone waiting
+	// on done learns it ended: a job_kill that saw the end must find
+	// room for the next job. m.mu is taken before j.mu everywhere.
+	m.mu.Lock()
+	m.running--
+	m.mu.Unlock()
+
 	j.mu.Lock()
 	j.running = false
 	j.ended = time.Now()
@@ -491,10 +498,6 @@ func (m *Manager) finish(j *job, res proc.Result, err error) {
 	close(j.done)
 	j.mu.Unlock()
 	j.cancel()
-
-	m.mu.Lock()
-	m.running--
-	m.mu.Unlock()
 }
 
 func (j *job) isRunning() bool {

@@ -220,8 +220,14 @@ func TestBounds(t *testing.T) {
 	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "max_total") {
 		t.Errorf("fourth job = %v; want ErrLimit naming max_total", err)
 	}
-	if _, err := m.Do(context.Background(), "a", abi.JobRequest{Op: abi.JobKillOp, ID: a1, Signal: "KILL"}); err != nil {
+	// Wait for the end: a loaded machine can take more than job_kill's
+	// default second to reap a job, and a job still running counts.
+	res, err := m.Do(context.Background(), "a", abi.JobRequest{Op: abi.JobKillOp, ID: a1, Signal: "KILL", WaitMS: 10000})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Job.Running {
+		t.Fatalf("job %s still runs 10 s after a KILL", a1)
 	}
 	start(t, m, "a", tick) // room again
 	if n := len(m.list("a")); n != 3 {
