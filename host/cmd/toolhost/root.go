@@ -73,6 +73,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newNewCommand(g))
 	root.AddCommand(newTestCommand(g))
 	root.AddCommand(newSandboxCommand(g))
+	root.AddCommand(newApproveCommand(g))
 	return root
 }
 
