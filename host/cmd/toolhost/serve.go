@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"runtime/debug"
 	"time"
@@ -31,6 +33,8 @@ type serveFlags struct {
 	progressEvery  time.Duration
 	hold           time.Duration
 	warm           bool
+	approvals      string
+	consoleLink    bool
 }
 
 // tokenEnv fixes the HTTP server's bearer token instead of a new one
@@ -100,7 +104,9 @@ everything served (stdio, /mcp and /v1) to that profile.`,
 	fl.DurationVar(&f.sessionTimeout, "session-timeout", server.DefaultSessionTimeout, "close an MCP session over --http idle this long")
 	fl.StringVar(&f.conversation, "conversation", "", "conversation id every session uses, so reads count across reconnects (default: one per session)")
 	fl.DurationVar(&f.progressEvery, "progress-interval", server.DefaultProgressInterval, "longest a call whose request has a progress token goes without a progress notification (keeps clients' request timers alive)")
-	fl.DurationVar(&f.hold, "hold", 0, "how long a call from a client that cannot be asked waits for a decision through the batch API (--http) before it is denied; 0 denies at once (default: server.approval_hold_seconds, 120s)")
+	fl.DurationVar(&f.hold, "hold", 0, "how long a call held for a decision (its client cannot be asked, or --approvals console) waits for one in the web console, toolhost approve or the batch API (--http) before it is denied; 0 denies at once (default: server.approval_hold_seconds, 10m)")
+	fl.StringVar(&f.approvals, "approvals", "", "who decides a call that needs approval: elicitation (ask the MCP client; hold the call for the console when it cannot be asked), console (never ask the client: hold every such call for the web console, toolhost approve or /v1), or both (the first answer wins) (default: server.approvals, elicitation)")
+	fl.BoolVar(&f.consoleLink, "console-link", false, "print a fresh login link for the web console of the server running at --http ADDR (its token from $TOOLHOST_TOKEN or server.token), and exit")
 	fl.BoolVar(&f.warm, "warm", true, "compile the plugins of the tools served, and start one instance of each, in the background from the start (GET /v1/health says when it is done), so no agent's first call waits 1-3 s for a compile; --warm=false compiles each plugin on its first call")
 	fl.StringVar(&f.profile, "profile", "", "offer only the tools of the configured profile `NAME` ([profiles.NAME]), on stdio, /mcp and /v1 (without it, --http serves each profile at /mcp/NAME)")
 	f.runFlags.register(fl)
@@ -112,6 +118,9 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	tuneGC()
 	useHTTP := cmd.Flags().Changed("http")
 	switch {
+	case f.consoleLink && !useHTTP:
+		return usageErrorf("--console-link needs --http ADDR, the address of the running server to ask for a link")
+	case f.consoleLink:
 	case !useHTTP && !f.stdio:
 		return usageErrorf("serve needs a transport: pass --stdio (MCP on stdin and stdout) or --http 127.0.0.1:8765 (MCP over HTTP)")
 	case f.maxSessions < 1:
@@ -128,6 +137,9 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	loaded, err := g.settings()
 	if err != nil {
 		return err
+	}
+	if f.consoleLink {
+		return printConsoleLink(ctx, cmd.OutOrStdout(), f.http, loaded.Config.Server.Token)
 	}
 	if !useHTTP {
 		s, done, err := newServer(ctx, g, f, loaded, cmd.Flags().Changed("hold"))
@@ -154,7 +166,10 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	defer done()
 	printEndpoint(cmd.ErrOrStderr(), ln.Addr(), token, from, s.Profiles())
-	opts := server.HTTPOptions{Token: token, MaxSessions: f.maxSessions, SessionTimeout: f.sessionTimeout}
+	opts := server.HTTPOptions{Token: token, MaxSessions: f.maxSessions, SessionTimeout: f.sessionTimeout,
+		Ready: func() {
+			fmt.Fprintf(cmd.ErrOrStderr(), "toolhost serve: web console: %s (works once, for 10 minutes; toolhost serve --console-link --http %s prints another)\n", s.ConsoleLink(), ln.Addr())
+		}}
 	if !f.stdio {
 		return s.ServeHTTPOn(ctx, ln, opts)
 	}
@@ -218,7 +233,15 @@ func serverOptions(cfg *config.Config, f *serveFlags, holdSet bool) (server.Opti
 	if hold == 0 {
 		hold = -1 // 0 is "do not hold" here; the option's 0 is the default
 	}
-	opts := server.Options{Conversation: f.conversation, Allow: f.allow, ProgressInterval: f.progressEvery, HoldTimeout: hold}
+	approvals := cfg.Server.Approvals
+	if f.approvals != "" {
+		approvals = f.approvals
+	}
+	mode, err := server.ParseApprovals(approvals)
+	if err != nil {
+		return server.Options{}, usageErrorf("--approvals: %v", err)
+	}
+	opts := server.Options{Conversation: f.conversation, Allow: f.allow, ProgressInterval: f.progressEvery, HoldTimeout: hold, Approvals: mode}
 	if f.profile != "" {
 		n, err := host.Profile(cfg, f.profile)
 		if err != nil {
@@ -297,4 +320,42 @@ func tuneGC() {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(server.MemoryLimit)
 	}
+}
+
+// printConsoleLink asks the server running at addr for a console login
+// link and prints it.
+func printConsoleLink(ctx context.Context, w io.Writer, addr, configured string) error {
+	token, from, err := serveToken(configured)
+	if err != nil {
+		return err
+	}
+	if from == "" {
+		return usageErrorf("--console-link needs the running server's token: set $%s, or server.token in the configuration, to the token it printed", tokenEnv)
+	}
+	url := "http://" + addr + "/v1/console/links"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	if err != nil {
+		return usageErrorf("--http %s: %v", addr, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("asking %s for a console link: %w (is toolhost serve --http %s running?)", url, err, addr)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		URL       string    `json:"url"`
+		ExpiresAt time.Time `json:"expires_at"`
+		Error     struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil || resp.StatusCode != http.StatusCreated {
+		if body.Error.Message != "" {
+			return fmt.Errorf("asking %s for a console link: %s (the token came from %s)", url, body.Error.Message, from)
+		}
+		return fmt.Errorf("asking %s for a console link: %s", url, resp.Status)
+	}
+	fmt.Fprintf(w, "%s\n(works once, until %s)\n", body.URL, body.ExpiresAt.Local().Format(time.Kitchen))
+	return nil
 }

@@ -47,6 +47,10 @@ const (
 	ApprovalDeny   ApprovalMode = "deny"   // deny unless allowlisted
 )
 
+// ApprovalsValues are server.approvals' values, from the one letting
+// the MCP client decide most to the one letting it decide nothing.
+func ApprovalsValues() []string { return []string{"elicitation", "both", "console"} }
+
 // Config is the whole configuration.
 type Config struct {
 	Tools   Tools   `mapstructure:"tools"`
@@ -86,6 +90,11 @@ type Server struct {
 	// asked waits for a decision through the batch API before it is
 	// denied; 0 denies it at once.
 	ApprovalHoldSeconds int `mapstructure:"approval_hold_seconds"`
+	// Approvals is who may decide a call that needs approval:
+	// "elicitation" asks the MCP client (and holds the call for the
+	// console when it cannot be asked), "console" never asks the client,
+	// "both" does both and takes the first answer.
+	Approvals string `mapstructure:"approvals"`
 }
 
 // Profile is one [profiles.<name>] table. Every field can only narrow
@@ -247,7 +256,7 @@ func Default() *Config {
 		Jobs:       defaultJobs(),
 		Overrides:  map[string]Override{},
 	},
-		Server:   Server{ApprovalHoldSeconds: 120},
+		Server:   Server{ApprovalHoldSeconds: 600, Approvals: "elicitation"},
 		Journal:  Journal{MaxPreimageBytes: 8 << 20, RetentionDays: 30},
 		Profiles: map[string]Profile{},
 		Extism:   map[string]ExtismPlugin{},

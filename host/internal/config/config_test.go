@@ -198,6 +198,7 @@ parameters = { type = "object", properties = { id = { type = "string", minLength
 [server]
 token = "0123456789abcdef-token"
 approval_hold_seconds = 30
+approvals = "console"
 
 [journal]
 path = "/var/lib/toolhost/journal.db"
@@ -294,6 +295,7 @@ tools:
 server:
   token: 0123456789abcdef-token
   approval_hold_seconds: 30
+  approvals: console
 journal:
   path: /var/lib/toolhost/journal.db
   max_preimage_bytes: 1024
@@ -355,7 +357,7 @@ func fullConfig(dir, extra string, minLength any) *Config {
 			"required":   []any{"id"},
 		}}},
 	},
-		Server:  Server{Token: "0123456789abcdef-token", ApprovalHoldSeconds: 30},
+		Server:  Server{Token: "0123456789abcdef-token", ApprovalHoldSeconds: 30, Approvals: "console"},
 		Journal: Journal{Path: "/var/lib/toolhost/journal.db", MaxPreimageBytes: 1024, RetentionDays: 7},
 		Profiles: map[string]Profile{"reviewer": {
 			Description: "reads only", Tools: []string{"read_file", "list_directory"}, Approval: ApprovalDeny, Mode: ModeParseOnly,
@@ -672,6 +674,7 @@ func TestErrors(t *testing.T) {
 		{name: "short token", file: "[server]\ntoken = \"abc\"\n", key: "server.token", msg: "at least 16 characters"},
 		{name: "token with a space", file: "[server]\ntoken = \"0123456789 abcdefgh\"\n", key: "server.token", msg: "without spaces"},
 		{name: "negative hold", file: "[server]\napproval_hold_seconds = -1\n", key: "server.approval_hold_seconds", msg: "0 (deny at once) or more"},
+		{name: "unknown approvals", file: "[server]\napprovals = \"client\"\n", key: "server.approvals", msg: "elicitation, both, console"},
 		{name: "unknown server key", file: "[server]\ntokn = \"x\"\n", key: "server.tokn", msg: `did you mean "server.token"?`},
 		{name: "profile name with a slash (YAML)", file: "profiles:\n  a/b:\n    tools: []\n", yaml: true, key: "profiles.a/b", msg: "not a profile name"},
 		{name: "profile without tools", file: "[profiles.reviewer]\ndescription = \"x\"\n", key: "profiles.reviewer.tools", msg: "lists the tools it offers"},

@@ -168,6 +168,11 @@ var narrowRules = append([]struct {
 	{"server.approval_hold_seconds", func(c, p *Config) string {
 		return lowest(&c.Server.ApprovalHoldSeconds, p.Server.ApprovalHoldSeconds)
 	}},
+	// A project may take approvals away from the MCP client, never give
+	// them back to it.
+	{"server.approvals", func(c, p *Config) string {
+		return stricter(&c.Server.Approvals, p.Server.Approvals, ApprovalsValues()...)
+	}},
 	// A project cannot move the journal (out of the
 	// operator's sight, or into the sandbox); it can keep less.
 	{"journal.path", func(c, p *Config) string {

@@ -350,9 +350,17 @@ keep_total_bytes = "1GiB"
 # Empty: a new one at each start, printed once. $TOOLHOST_TOKEN wins. If
 # you set it, make this file readable by you alone.
 token = ""
-# Seconds a call waits for a person to decide through the HTTP batch API
-# when its client cannot ask; then it is refused. 0 refuses at once.
-approval_hold_seconds = 120
+# Seconds a call held for a decision waits for one in the web console,
+# toolhost approve or the HTTP batch API; then it is refused. 0 refuses at
+# once.
+approval_hold_seconds = 600
+# Who decides a call that needs approval: "elicitation" asks the MCP client
+# (and holds the call for the console when the client cannot be asked),
+# "console" never asks the client and holds every such call for the
+# console, toolhost approve or /v1 (a client that answers by itself then
+# approves nothing), "both" asks the client and holds the call, the first
+# answer winning.
+approvals = "elicitation"
 
 [journal]
 # File where toolhost records every call and its result, so that a crash

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -107,6 +108,9 @@ func (s Server) validate() error {
 	}
 	if s.ApprovalHoldSeconds < 0 {
 		return &KeyError{Key: "server.approval_hold_seconds", Err: fmt.Errorf("must be 0 (deny at once) or more, got %d", s.ApprovalHoldSeconds)}
+	}
+	if !slices.Contains(ApprovalsValues(), s.Approvals) {
+		return &KeyError{Key: "server.approvals", Err: fmt.Errorf("%q is not one of %s", s.Approvals, strings.Join(ApprovalsValues(), ", "))}
 	}
 	return nil
 }

@@ -27,6 +27,10 @@ type Decision struct {
 	unasked bool
 	// By names who decided; denied calls' results say so.
 	By string
+	// Reason is why the person who decided denied the calls not
+	// approved, in their words: the denied calls' results give it to the
+	// model, so it can change course. "" gives none.
+	Reason string
 }
 
 // ApproveAll approves every confirmation of the plan.
@@ -383,6 +387,11 @@ func notApproved(call Call, d Decision) Result {
 	if d.unasked {
 		return failed(call, denial(abi.DenialNotAsked, msg, map[string]any{"denied_by": by}))
 	}
-	details, _ := json.Marshal(map[string]string{"denied_by": by})
+	detail := map[string]string{"denied_by": by}
+	if d.Reason != "" {
+		msg += ". The reason given: " + d.Reason
+		detail["reason"] = d.Reason
+	}
+	details, _ := json.Marshal(detail)
 	return failed(call, &ToolError{Kind: abi.KindDeniedByUser, Message: msg, Details: details})
 }

@@ -72,7 +72,7 @@ func TestUnasked(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := unasked("no form", tc.cs)
+			got := unasked("no form", tc.cs, ApprovalsElicitation)
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("%q lacks %q", got, w)
@@ -234,7 +234,7 @@ func TestNoHoldWithoutHTTP(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("the denial took %v", d)
 	}
-	for _, want := range []string{"does not support elicitation", "No batch API runs", "--http ADDR", "--allow write_file"} {
+	for _, want := range []string{"does not support elicitation", "No HTTP server runs", "--http ADDR", "--allow write_file"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the denial lacks %q:\n%s", want, text)
 		}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
@@ -35,6 +36,9 @@ var openAPI []byte
 // decidedByAPI names who decided in the results of calls decided
 // through the API.
 const decidedByAPI = "the batch API's client"
+
+// decidedInConsole names the web console as who decided.
+const decidedInConsole = "a person in the web console"
 
 // decidedByAllow names the operator's standing approval, as the MCP
 // approver does.
@@ -180,6 +184,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/v1/journal/batches", s.listJournal},
 		{"GET", "/v1/journal/batches/{id}", s.getJournalBatch},
 		{"POST", "/v1/journal/batches/{id}/recover", s.recoverJournalBatch},
+		{"POST", consoleLinksPath, s.newConsoleLink},
 	}
 }
 
@@ -468,6 +473,31 @@ func (s *Server) callArguments(w http.ResponseWriter, r *http.Request) {
 type decisionRequest struct {
 	Decision string   `json:"decision"`
 	IDs      []string `json:"ids"`
+	// Reason is why calls are denied, given to the model in their
+	// results.
+	Reason string `json:"reason"`
+	// By names the program deciding, such as "toolhost approve"; the
+	// results say the call was decided by it through the batch API.
+	By string `json:"by"`
+}
+
+// Bounds of a decision's free text: a reason is a sentence or two for
+// the model, a program's name a few words.
+const (
+	maxReasonBytes = 2000
+	maxByBytes     = 64
+)
+
+// decidedBy names who decided a batch by req: the console for a request
+// of its session, else the batch API's client, named as req.By says.
+func decidedBy(ctx context.Context, req decisionRequest) string {
+	if fromConsole(ctx) {
+		return decidedInConsole
+	}
+	if req.By != "" {
+		return req.By + " (through the batch API)"
+	}
+	return decidedByAPI
 }
 
 // decideBatch answers a batch awaiting approval: an API batch then runs,
@@ -486,8 +516,9 @@ func (s *Server) decideBatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "InvalidRequest", where+": "+msg)
 		return
 	}
-	v := verdict{Decision: req.Decision, IDs: req.IDs, By: decidedByAPI}
-	if !b.claim(decidedByAPI) {
+	by := decidedBy(r.Context(), req)
+	v := verdict{Decision: req.Decision, IDs: req.IDs, By: by, Reason: req.Reason}
+	if !b.claim(by) {
 		writeStateConflict(w, where, b, "decided")
 		return
 	}
@@ -502,6 +533,16 @@ func (b *batch) checkDecision(req decisionRequest) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	decisions := "approve_all, deny_all or approve_selected"
+	switch {
+	case len(req.Reason) > maxReasonBytes:
+		return fmt.Sprintf("reason has %d bytes, more than the %d a reason may: say it in a sentence or two", len(req.Reason), maxReasonBytes)
+	case !utf8.ValidString(req.Reason):
+		return "reason is not valid UTF-8"
+	case req.Reason != "" && req.Decision == "approve_all":
+		return "reason goes with deny_all, or with approve_selected for the calls it denies; approve_all denies none"
+	case len(req.By) > maxByBytes || !validBy(req.By):
+		return fmt.Sprintf("by %q is not a program's name: use 1 to %d letters, digits, spaces, '.', '_', '/' or '-', such as \"toolhost approve\"", truncate(req.By, 80), maxByBytes)
+	}
 	switch req.Decision {
 	case "":
 		return "decision is missing: send {\"decision\": \"approve_all\"}, {\"decision\": \"deny_all\"} or {\"decision\": \"approve_selected\", \"ids\": [...]}"
@@ -828,4 +869,18 @@ func decodeBody(w http.ResponseWriter, r *http.Request, where string, v any) boo
 		writeError(w, http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("%s: the body is not the JSON this endpoint takes (GET /v1/openapi.json describes it): %v", where, err))
 	}
 	return false
+}
+
+// validBy reports whether by is "" or a plain program name, one that
+// cannot pass for a sentence of the result it is quoted in.
+func validBy(by string) bool {
+	for _, r := range by {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case r == ' ' || r == '.' || r == '_' || r == '/' || r == '-':
+		default:
+			return false
+		}
+	}
+	return strings.TrimSpace(by) == by
 }

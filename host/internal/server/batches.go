@@ -112,19 +112,25 @@ type verdict struct {
 	Decision string
 	IDs      []string
 	By       string
+	// Reason is the denial's reason, for the model (engine.Decision).
+	Reason string
 }
 
 // decision is v as the engine's Decision; preapproved are calls an
 // operator's standing approval (--allow) already covers, approved
 // whatever v says.
 func (v verdict) decision(preapproved []string) engine.Decision {
+	var d engine.Decision
 	switch v.Decision {
 	case "approve_all":
-		return engine.ApproveAll(v.By)
+		d = engine.ApproveAll(v.By)
 	case "approve_selected":
-		return engine.ApproveSelected(v.By, append(slices.Clone(v.IDs), preapproved...)...)
+		d = engine.ApproveSelected(v.By, append(slices.Clone(v.IDs), preapproved...)...)
+	default:
+		d = engine.ApproveSelected(v.By, preapproved...)
 	}
-	return engine.ApproveSelected(v.By, preapproved...)
+	d.Reason = v.Reason
+	return d
 }
 
 // batch is one batch of the registry: created by POST /v1/batches, or a
@@ -395,6 +401,37 @@ type eventLog struct {
 	engineDropped int64      // events the engine could not deliver (Done's count)
 	changed       chan struct{}
 	ended         bool
+	// bell rings at every append, for the readers of every batch (the
+	// console's event stream); nil until the batch is in a registry.
+	bell *bell
+}
+
+// bell is a change signal for any number of waiters: wait returns a
+// channel closed at the next ring.
+type bell struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (b *bell) ring() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	if b.ch != nil {
+		close(b.ch)
+		b.ch = nil
+	}
+	b.mu.Unlock()
+}
+
+func (b *bell) wait() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch == nil {
+		b.ch = make(chan struct{})
+	}
+	return b.ch
 }
 
 func (l *eventLog) append(kind string, data json.RawMessage, final bool) {
@@ -411,6 +448,7 @@ func (l *eventLog) append(kind string, data json.RawMessage, final bool) {
 	l.ended = final
 	close(l.changed)
 	l.changed = make(chan struct{})
+	l.bell.ring()
 }
 
 // makeRoom evicts the oldest events until one of size bytes fits. The
@@ -447,6 +485,8 @@ func (l *eventLog) since(id int64) (events []logEvent, missed int64, ended bool,
 // in all: a new one evicts the oldest finished one, and when every
 // batch kept is unfinished a new one is refused.
 type registry struct {
+	// changes rings whenever a batch is added, removed or logs an event.
+	changes   bell
 	max       int
 	retention time.Duration
 	// maxBytes bounds the bytes the batches kept hold (their arguments,
@@ -574,8 +614,10 @@ func (r *registry) add(b *batch) error {
 	b.reg = r
 	b.mu.Lock()
 	b.log.budget = r.logs
+	b.log.bell = &r.changes
 	r.logs.used.Add(int64(b.log.bytes))
 	b.mu.Unlock()
+	r.changes.ring()
 	return nil
 }
 
@@ -725,6 +767,7 @@ func (r *registry) sweepLocked(now time.Time) {
 // removeLocked forgets the batch at i; what it held no longer counts.
 func (r *registry) removeLocked(i int) {
 	b := r.order[i]
+	r.changes.ring()
 	delete(r.batches, b.id)
 	r.order = slices.Delete(r.order, i, i+1)
 	r.bytes -= b.kept

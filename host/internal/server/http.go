@@ -79,6 +79,9 @@ type HTTPOptions struct {
 	// is closed to admit a new one, so they never keep out a client
 	// holding the token. 0 means DefaultMaxConnections.
 	MaxConnections int
+	// Ready is called once the handler is set up on the listener, the
+	// console able to take logins (ConsoleLink); nil calls nothing.
+	Ready func()
 }
 
 func (o HTTPOptions) withDefaults() HTTPOptions {
@@ -170,6 +173,9 @@ func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(limitConnections(ln, o.MaxConnections, o.MaxConnections/4)) }()
+	if o.Ready != nil {
+		o.Ready()
+	}
 	select {
 	case err := <-served:
 		return fmt.Errorf("serving HTTP on %s: %w", ln.Addr(), err)
@@ -225,6 +231,7 @@ func (s *Server) newHTTPHandler(addr net.Addr, o HTTPOptions) (*httpHandler, err
 	if err != nil {
 		return nil, err
 	}
+	g.console = s.console
 	h := &httpHandler{}
 	mux := http.NewServeMux()
 	// Each endpoint has a handler of its own, so a session opened on one
@@ -244,6 +251,7 @@ func (s *Server) newHTTPHandler(addr net.Addr, o HTTPOptions) (*httpHandler, err
 		mux.Handle("/mcp/"+name, endpoint(m))
 	}
 	s.handleAPI(mux)
+	s.handleConsole(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFound", fmt.Sprintf("%s %s: no such endpoint; MCP is served at /mcp%s, the batch API under /v1 (GET /v1/openapi.json describes it)", r.Method, r.URL.Path, s.profilePaths()))
 	})
@@ -414,6 +422,8 @@ type guard struct {
 	ip       net.IP // the address it listens on, nil when every interface
 	token    [sha256.Size]byte
 	maxBody  int64
+	// console admits the web console's sessions; nil admits none.
+	console *consoleAuth
 }
 
 func newGuard(addr net.Addr, token string, maxBody int64) (guard, error) {
@@ -432,8 +442,17 @@ func (g guard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		msg, o := g.unauthorized(r), r.Header.Get("Origin")
 		hostOK, originOK := g.hostAllowed(r.Host), o == "" || loopbackOrigin(o)
+		auth := authBy{bearer: msg == ""}
+		if msg != "" && hostOK && g.console != nil {
+			if s, why := g.console.checkConsole(r, g.port); s != nil {
+				msg, auth.console = "", s
+			} else if why != "" {
+				msg = why
+			}
+		}
 		if msg == "" && hostOK && originOK {
 			authenticated(r.Context())
+			r = r.WithContext(withAuth(r.Context(), auth))
 		} else {
 			// Nothing more is served to a client without the token than
 			// this answer: its connection closes with it rather than
@@ -448,7 +467,7 @@ func (g guard) wrap(next http.Handler) http.Handler {
 			writeError(w, http.StatusForbidden, "ForbiddenOrigin", fmt.Sprintf("Origin %q is refused: only pages served from this machine's loopback (http://localhost, http://127.0.0.1, http://[::1]) may call this server", truncate(o, 80)))
 			return
 		}
-		if !(r.Method == http.MethodGet && r.URL.Path == "/v1/health") {
+		if !publicPath(r) {
 			if msg != "" {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolhost"`)
 				writeError(w, http.StatusUnauthorized, "Unauthorized", msg)

@@ -55,6 +55,10 @@ type Options struct {
 	// DefaultHoldTimeout, a negative value denies such calls at once. A
 	// call is held only while the server serves HTTP, where the API is.
 	HoldTimeout time.Duration
+	// Approvals says where a call that needs a person's decision is
+	// asked about: "" or ApprovalsElicitation asks the MCP client,
+	// ApprovalsConsole never does, ApprovalsBoth does both at once.
+	Approvals Approvals
 	// AskTimeout is how long an elicitation waits for the client's
 	// answer before the call is denied; 0 means DefaultAskTimeout. A
 	// client that says it can be asked but never answers must not hold
@@ -92,6 +96,8 @@ type Server struct {
 	// HTTP, "" otherwise.
 	batches *registry
 	api     atomic.Pointer[string]
+	// console holds the web console's login codes and sessions.
+	console *consoleAuth
 
 	// warm is the progress of WarmUp; nil until it is asked for.
 	warm atomic.Pointer[warmup]
@@ -102,11 +108,41 @@ type Server struct {
 	listedOnce sync.Once
 }
 
-// DefaultHoldTimeout is how long a call from an MCP client that cannot be
-// asked waits for a decision through the batch API: time for a person
-// watching the server's log to approve it, not so long that an agent
-// gives up on the call first.
-const DefaultHoldTimeout = 120 * time.Second
+// Approvals is where calls needing a decision are asked about
+// (server.approvals).
+type Approvals string
+
+const (
+	// ApprovalsElicitation asks the MCP client by elicitation, and holds
+	// the call for the console, toolhost approve and /v1 when the client
+	// cannot be asked.
+	ApprovalsElicitation Approvals = "elicitation"
+	// ApprovalsConsole never asks the MCP client: every call needing a
+	// decision is held for the console, toolhost approve or /v1. A client
+	// that answers questions by itself (a hook, a permissive sandbox
+	// mode) then cannot approve anything.
+	ApprovalsConsole Approvals = "console"
+	// ApprovalsBoth asks the client and holds the call at once; the first
+	// answer wins.
+	ApprovalsBoth Approvals = "both"
+)
+
+// ParseApprovals is the Approvals a setting names; "" is elicitation.
+func ParseApprovals(s string) (Approvals, error) {
+	switch a := Approvals(s); a {
+	case "":
+		return ApprovalsElicitation, nil
+	case ApprovalsElicitation, ApprovalsConsole, ApprovalsBoth:
+		return a, nil
+	}
+	return "", fmt.Errorf("approvals %q is not elicitation, console or both", s)
+}
+
+// DefaultHoldTimeout is how long a call held for a decision waits for
+// one in the console, toolhost approve or the batch API: time for a
+// person to notice, read the diff and decide. A client whose requests
+// time out sooner is kept waiting by progress notifications.
+const DefaultHoldTimeout = 10 * time.Minute
 
 // DefaultAskTimeout is how long an elicitation waits for its answer:
 // far longer than a person takes to read a diff and decide, so only a
@@ -132,14 +168,21 @@ func New(h *host.Host, opts Options) (*Server, error) {
 	if version == "" {
 		version = host.Version()
 	}
+	opts.Version = version
 	if opts.HoldTimeout == 0 {
 		opts.HoldTimeout = DefaultHoldTimeout
 	}
 	if opts.AskTimeout <= 0 {
 		opts.AskTimeout = DefaultAskTimeout
 	}
+	if opts.Approvals == "" {
+		opts.Approvals = ApprovalsElicitation
+	}
+	if _, err := ParseApprovals(string(opts.Approvals)); err != nil {
+		return nil, err
+	}
 	s := &Server{h: h, opts: opts, log: log, structured: map[string]bool{}, conversations: map[*mcp.ServerSession]string{}, batches: newRegistry(),
-		listed: make(chan struct{})}
+		listed: make(chan struct{}), console: newConsoleAuth()}
 	s.stopping, s.stopCalls = context.WithCancel(context.Background())
 	var err error
 	if s.mcp, err = s.newMCP(version, opts.Narrowing); err != nil {
@@ -315,7 +358,8 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, n engin
 	// decision through the batch API, under its batch id, and its events
 	// go to the held batch's log too.
 	var held atomic.Pointer[batch]
-	if s.opts.HoldTimeout > 0 && cannotElicit(req.Session) != "" {
+	a.mode = s.opts.Approvals
+	if s.opts.HoldTimeout > 0 && (a.mode != ApprovalsElicitation || cannotElicit(req.Session) != "") {
 		a.hold = s.holder(b.ID, conv, n, call, &held)
 		events = teeSink{next: events, held: &held}
 	}

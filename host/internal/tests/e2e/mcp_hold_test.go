@@ -86,7 +86,7 @@ func TestMCPHoldApproved(t *testing.T) {
 	if len(held.Calls) != 1 || held.Calls[0].Name != "write_file" || held.Calls[0].Disposition != "confirm" || held.Calls[0].Summary == "" {
 		t.Errorf("the held batch: %+v", held)
 	}
-	logged := regexp.MustCompile(`waits for approval through the batch API.*batch=` + held.BatchID + `.*approve="POST ` + regexp.QuoteMeta(s.base) + `/v1/batches/` + held.BatchID + `/decision`)
+	logged := regexp.MustCompile(`waits for approval in the web console, toolhost approve or the batch API.*batch=` + held.BatchID + `.*approve="POST ` + regexp.QuoteMeta(s.base) + `/v1/batches/` + held.BatchID + `/decision`)
 	// The batch is listed a moment before the line is logged.
 	for deadline := time.Now().Add(10 * time.Second); !logged.MatchString(s.stderr.String()) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)

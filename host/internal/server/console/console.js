@@ -1,0 +1,403 @@
+// The toolhost web console. Everything a model, a plugin or a command
+// wrote is put into the page as text (textContent), never as markup,
+// and invisible or direction-changing characters are written out as
+// <U+XXXX> first, as the terminal prompt shows them.
+"use strict";
+
+const outputLines = 50; // lines of a command's output shown until "Show all"
+const streamingTools = ["run_command", "run_tests"]; // tools whose output streams
+
+const ui = {
+  csrf: "",
+  fetching: false,
+  again: false,
+  selected: new Set(), // batch id + "\n" + call id
+  awaitingKey: "",
+  batchKeys: new Map(), // batch id -> JSON of what its row shows
+  rows: new Map(), // batch id -> li
+  streams: new Map(), // batch id -> EventSource
+  outputs: new Map(), // batch id + "\n" + call id -> {lines, partial, follow, all, box, pre, more}
+  seen: new Set(), // awaiting calls already announced
+  first: true,
+};
+
+const $ = (id) => document.getElementById(id);
+
+// el builds an element: props set attributes (text sets textContent,
+// on* add listeners); children are nodes or strings (text nodes).
+function el(tag, props, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "text") e.textContent = v;
+    else if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children) if (c !== null && c !== undefined && c !== false) e.append(c);
+  return e;
+}
+
+// visible writes out the characters that would hide or reorder text.
+const invisible = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF0-\uFFFB]/g;
+function visible(s) {
+  return String(s).replace(invisible, (c) => "<U+" + c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") + ">");
+}
+
+function setStatus(text) { $("status").textContent = text; }
+
+async function api(path, options) {
+  const o = Object.assign({ credentials: "same-origin", cache: "no-store" }, options || {});
+  if (o.method && o.method !== "GET") {
+    o.headers = Object.assign({ "Content-Type": "application/json", "X-Toolhost-CSRF": ui.csrf }, o.headers || {});
+  }
+  const r = await fetch(path, o);
+  if (r.status === 401) {
+    location.reload(); // the server shows how to log in again
+    throw new Error("logged out");
+  }
+  if (!r.ok) {
+    let msg = r.status + " " + r.statusText;
+    try { const e = await r.json(); if (e.error && e.error.message) msg = e.error.message; } catch (_) { /* not JSON */ }
+    const err = new Error(msg);
+    err.status = r.status;
+    throw err;
+  }
+  return r;
+}
+
+async function refresh() {
+  if (ui.fetching) { ui.again = true; return; }
+  ui.fetching = true;
+  try {
+    const r = await api("/console/api/state");
+    const st = await r.json();
+    if (st.csrf) ui.csrf = st.csrf;
+    render(st);
+  } catch (e) {
+    setStatus("cannot read the server's state: " + e.message);
+  } finally {
+    ui.fetching = false;
+    if (ui.again) { ui.again = false; refresh(); }
+  }
+}
+
+function render(st) {
+  const awaiting = [];
+  const pending = [];
+  for (const b of st.batches) {
+    for (const c of b.calls) {
+      if (b.state === "awaiting_approval" && c.status === "awaiting") awaiting.push([b, c]);
+      if (b.state === "pending_results" && c.status === "pending_result") pending.push([b, c]);
+    }
+  }
+  document.title = awaiting.length ? "(" + awaiting.length + ") toolhost console" : "toolhost console";
+  $("awaiting-count").textContent = String(awaiting.length);
+  $("nothing-awaiting").hidden = awaiting.length > 0;
+  for (const id of ["approve-all", "approve-selected", "deny-all"]) $(id).disabled = awaiting.length === 0;
+  setStatus("live · approvals: " + st.approvals + " · a held call waits " + st.hold_seconds + " s · toolhost " + st.version.split(/[ ,]/)[0]);
+
+  const key = awaiting.map(([b, c]) => b.id + "\n" + c.id).join("\n");
+  if (key !== ui.awaitingKey) {
+    ui.awaitingKey = key;
+    renderAwaiting(awaiting);
+    announce(awaiting);
+  }
+  renderPending(pending);
+  renderBatches(st);
+  ui.first = false;
+}
+
+function renderAwaiting(awaiting) {
+  const list = $("awaiting");
+  const keep = new Set();
+  list.replaceChildren(...awaiting.map(([b, c]) => {
+    const k = b.id + "\n" + c.id;
+    keep.add(k);
+    return awaitingCall(b, c, k);
+  }));
+  for (const k of [...ui.selected]) if (!keep.has(k)) ui.selected.delete(k);
+}
+
+function riskBadge(risk) {
+  return el("span", { class: "risk risk-" + (risk || "unknown"), text: (risk || "unknown").toUpperCase() + " risk" });
+}
+
+function awaitingCall(b, c, k) {
+  const box = el("input", {
+    type: "checkbox", id: "select-" + b.id + "-" + c.n, "aria-label": "Select call " + c.id,
+    onchange: (e) => { if (e.target.checked) ui.selected.add(k); else ui.selected.delete(k); },
+  });
+  box.checked = ui.selected.has(k);
+  const args = el("pre", { class: "args model", text: c.arguments || "" });
+  const parts = [
+    el("div", { class: "call-head" }, box, riskBadge(c.risk),
+      el("span", { class: "tool", text: c.tool }),
+      el("span", { class: "id", text: "call " + c.id }),
+      el("span", { class: "batch", text: "batch " + b.id + (b.held_for_mcp ? " · an MCP client's call" : "") }),
+      c.always_ask ? el("span", { class: "always", text: "only a person may approve" }) : null),
+    el("h3", { class: "summary model", text: c.summary || c.tool }),
+    el("p", { class: "reason" }, "Why it is asked: ", el("span", { class: "model", text: c.reason || "" })),
+    el("h4", { text: "Arguments, as the call will run" }),
+    args,
+  ];
+  if (c.folded) {
+    parts.push(el("button", {
+      type: "button", class: "more", text: "Show all arguments of call " + c.id,
+      onclick: async (e) => {
+        const btn = e.target;
+        btn.disabled = true;
+        try {
+          const r = await api("/console/api/batches/" + encodeURIComponent(b.id) + "/calls/" + c.n + "/arguments");
+          args.textContent = await r.text();
+          btn.remove();
+        } catch (err) { btn.disabled = false; btn.textContent = "Show all arguments (failed: " + err.message + ")"; }
+      },
+    }));
+  }
+  if (c.diff || c.diff_note) {
+    parts.push(el("h4", { text: "The change it would make (from a dry run; nothing written yet)" }));
+    if (c.diff) parts.push(diffView(c.diff));
+    if (c.diff_note) parts.push(el("p", { class: "note", text: c.diff_note }));
+  }
+  if (c.recap) parts.push(el("pre", { class: "recap model", text: c.recap }));
+  parts.push(el("div", { class: "actions" },
+    el("button", { type: "button", class: "approve", text: "Approve batch " + b.id, onclick: () => decideBatches([[b.id, { decision: "approve_all" }]]) }),
+    el("button", { type: "button", class: "deny", text: "Deny batch " + b.id, onclick: () => decideBatches([[b.id, withReason({ decision: "deny_all" })]]) })));
+  return el("li", { class: "call awaiting", "data-batch": b.id, "data-call": c.id }, ...parts);
+}
+
+function diffView(lines) {
+  const pre = el("pre", { class: "diff model" });
+  for (const line of lines) {
+    let cls = "ctx";
+    if (line.startsWith("+++") || line.startsWith("---")) cls = "file";
+    else if (line.startsWith("+")) cls = "add";
+    else if (line.startsWith("-")) cls = "del";
+    else if (line.startsWith("@@")) cls = "hunk";
+    pre.append(el("span", { class: cls, text: line + "\n" }));
+  }
+  return pre;
+}
+
+function withReason(body) {
+  const reason = $("reason").value.trim();
+  if (reason) body.reason = reason;
+  return body;
+}
+
+function awaitingBatches() {
+  const ids = [];
+  for (const li of $("awaiting").children) {
+    const id = li.getAttribute("data-batch");
+    if (!ids.includes(id)) ids.push(id);
+  }
+  return ids;
+}
+
+async function decideBatches(decisions) {
+  const out = $("decision-result");
+  out.textContent = "deciding…";
+  const done = [];
+  const failed = [];
+  for (const [id, body] of decisions) {
+    try {
+      await api("/v1/batches/" + encodeURIComponent(id) + "/decision", { method: "POST", body: JSON.stringify(body) });
+      done.push(id);
+    } catch (e) {
+      failed.push("batch " + id + ": " + (e.status === 409 ? "already decided elsewhere" : e.message));
+    }
+  }
+  const verb = { approve_all: "approved", deny_all: "denied", approve_selected: "decided" };
+  const kinds = [...new Set(decisions.map(([, b]) => verb[b.decision]))].join("/");
+  out.textContent = (done.length ? kinds + " " + done.length + " batch" + (done.length > 1 ? "es" : "") + ": " + done.join(", ") : "") +
+    (failed.length ? (done.length ? "; " : "") + "not decided: " + failed.join("; ") : "");
+  if (done.length) $("reason").value = "";
+  refresh();
+}
+
+function announce(awaiting) {
+  const fresh = awaiting.filter(([b, c]) => !ui.seen.has(b.id + "\n" + c.id));
+  for (const [b, c] of awaiting) ui.seen.add(b.id + "\n" + c.id);
+  if (ui.first || fresh.length === 0) return;
+  if ("Notification" in window && Notification.permission === "granted" && document.hidden) {
+    const [, c] = fresh[0];
+    new Notification("toolhost: " + awaiting.length + " call" + (awaiting.length > 1 ? "s wait" : " waits") + " for a decision",
+      { body: visible(c.tool + ": " + (c.summary || "")), tag: "toolhost-approvals" });
+  }
+}
+
+function renderPending(pending) {
+  $("pending").hidden = pending.length === 0;
+  const list = $("pending-calls");
+  const key = pending.map(([b, c]) => b.id + "\n" + c.id).join("\n");
+  if (list.getAttribute("data-key") === key) return;
+  list.setAttribute("data-key", key);
+  list.replaceChildren(...pending.map(([b, c]) => {
+    const text = el("textarea", { "aria-label": "Result for call " + c.id, rows: 4 });
+    const isError = el("input", { type: "checkbox", id: "error-" + b.id + "-" + c.n });
+    const msg = el("p", { role: "status" });
+    return el("li", { class: "call pending" },
+      el("div", { class: "call-head" }, el("span", { class: "tool", text: c.tool }), el("span", { class: "id", text: "call " + c.id }),
+        el("span", { class: "batch", text: "batch " + b.id })),
+      text,
+      el("label", { for: isError.id }, isError, " the call failed (the text is its error)"),
+      el("button", {
+        type: "button", text: "Submit result for call " + c.id,
+        onclick: async () => {
+          try {
+            await api("/v1/batches/" + encodeURIComponent(b.id) + "/results", { method: "POST", body: JSON.stringify({ results: [{ id: c.id, content: text.value, is_error: isError.checked }] }) });
+            msg.textContent = "submitted";
+            refresh();
+          } catch (e) { msg.textContent = "not submitted: " + e.message; }
+        },
+      }), msg);
+  }));
+}
+
+const statusMark = {
+  pending: ["·", "pending"], awaiting: ["?", "awaiting a decision"], pending_result: ["…", "waiting for its result"],
+  running: ["", "executing"], ok: ["✓", "completed"], failed: ["✗", "failed"], denied: ["⊘", "denied"],
+  preresolved: ["⊘", "pre-resolved"], cancelled: ["⊘", "cancelled"],
+};
+
+function renderBatches(st) {
+  const list = $("batches");
+  const ids = new Set(st.batches.map((b) => b.id));
+  for (const [id, li] of ui.rows) {
+    if (!ids.has(id)) { li.remove(); ui.rows.delete(id); ui.batchKeys.delete(id); }
+  }
+  let prev = null;
+  for (const b of st.batches) {
+    const key = JSON.stringify([b.state, b.decided_by, b.calls.map((c) => [c.status, c.result])]);
+    let li = ui.rows.get(b.id);
+    if (!li || ui.batchKeys.get(b.id) !== key) {
+      const fresh = batchRow(b);
+      if (li) li.replaceWith(fresh); else list.append(fresh);
+      li = fresh;
+      ui.rows.set(b.id, li);
+      ui.batchKeys.set(b.id, key);
+    }
+    // Newest first.
+    if (prev ? prev.nextSibling !== li : list.firstChild !== li) {
+      if (prev) prev.after(li); else list.prepend(li);
+    }
+    prev = li;
+    // A browser keeps six connections to a server: the console's own
+    // event stream and its requests need two, so at most three batches
+    // stream their commands' output at once.
+    if (b.state === "running" && !ui.streams.has(b.id) && ui.streams.size < 3 &&
+        b.calls.some((c) => streamingTools.includes(c.tool))) stream(b.id);
+  }
+  $("omitted").hidden = !st.omitted;
+  $("omitted").textContent = st.omitted ? st.omitted + " older finished batches are not shown (GET /v1/batches lists them)" : "";
+}
+
+function batchRow(b) {
+  const calls = b.calls.map((c) => {
+    const [mark, label] = statusMark[c.status] || ["?", c.status];
+    const icon = c.status === "running"
+      ? el("span", { class: "spinner", role: "img", "aria-label": label })
+      : el("span", { class: "mark mark-" + c.status, role: "img", "aria-label": label, text: mark });
+    const li = el("li", { class: "call-state state-" + c.status, "data-call": c.id },
+      icon, el("span", { class: "tool", text: c.tool }), el("span", { class: "id", text: c.id }),
+      el("span", { class: "label", text: label }),
+      c.summary ? el("span", { class: "summary model", text: c.summary }) : null);
+    if (c.result) li.append(el("pre", { class: "result model", text: c.result }));
+    const out = ui.outputs.get(b.id + "\n" + c.id);
+    if (out) li.append(out.box);
+    return li;
+  });
+  return el("li", { class: "batch state-" + b.state, "data-batch": b.id },
+    el("div", { class: "batch-head" },
+      el("span", { class: "id", text: "batch " + b.id }),
+      el("span", { class: "state", text: b.state.replace("_", " ") }),
+      el("span", { class: "conv model", text: "conversation " + b.conversation }),
+      b.decided_by ? el("span", { class: "by model", text: "decided by " + b.decided_by }) : null,
+      el("time", { datetime: b.created, text: new Date(b.created).toLocaleTimeString() })),
+    el("ol", { class: "calls-state" }, ...calls));
+}
+
+// stream follows a running batch's events for its commands' output.
+function stream(id) {
+  const es = new EventSource("/v1/batches/" + encodeURIComponent(id) + "/events");
+  ui.streams.set(id, es);
+  const chunk = (e) => {
+    let ev;
+    try { ev = JSON.parse(e.data); } catch (_) { return; }
+    if (!ev.tool_call_id || !ev.chunk) return;
+    appendOutput(id, ev.tool_call_id, ev.chunk);
+  };
+  es.addEventListener("stdout_chunk", chunk);
+  es.addEventListener("stderr_chunk", chunk);
+  es.addEventListener("state", (e) => {
+    let ev;
+    try { ev = JSON.parse(e.data); } catch (_) { return; }
+    if (ev.state === "done" || ev.state === "cancelled") { es.close(); ui.streams.delete(id); }
+  });
+  es.onerror = () => { if (es.readyState === EventSource.CLOSED) ui.streams.delete(id); };
+}
+
+function appendOutput(batch, call, text) {
+  const k = batch + "\n" + call;
+  let out = ui.outputs.get(k);
+  if (!out) {
+    const pre = el("pre", { class: "model" });
+    const box = el("div", { class: "output", role: "log", tabindex: "0", "aria-label": "Output of call " + call });
+    const more = el("button", { type: "button", class: "more", hidden: true });
+    out = { lines: [], partial: "", follow: true, all: false, pre, more };
+    out.box = el("div", { class: "output-wrap" }, more, box);
+    box.append(pre);
+    box.addEventListener("scroll", () => { out.follow = box.scrollTop + box.clientHeight >= box.scrollHeight - 4; });
+    more.addEventListener("click", () => { out.all = !out.all; drawOutput(out); });
+    ui.outputs.set(k, out);
+    const row = ui.rows.get(batch);
+    const li = row && [...row.querySelectorAll("li.call-state")].find((x) => x.getAttribute("data-call") === call);
+    if (li) li.append(out.box);
+  }
+  const parts = (out.partial + visible(text).replace(/<U\+000A>/g, "\n")).split("\n");
+  out.partial = parts.pop();
+  out.lines.push(...parts);
+  drawOutput(out);
+}
+
+function drawOutput(out) {
+  const all = out.partial ? out.lines.concat([out.partial]) : out.lines;
+  const shown = out.all ? all : all.slice(-outputLines);
+  out.pre.textContent = shown.join("\n");
+  const hidden = all.length - shown.length;
+  out.more.hidden = !out.all && hidden === 0;
+  out.more.textContent = out.all ? "Show the last " + outputLines + " lines" : "Show all " + all.length + " lines (" + hidden + " earlier not shown)";
+  const box = out.box.querySelector(".output");
+  if (out.follow) box.scrollTop = box.scrollHeight;
+}
+
+function start() {
+  $("approve-all").addEventListener("click", () => decideBatches(awaitingBatches().map((id) => [id, { decision: "approve_all" }])));
+  $("deny-all").addEventListener("click", () => decideBatches(awaitingBatches().map((id) => [id, withReason({ decision: "deny_all" })])));
+  $("approve-selected").addEventListener("click", () => {
+    const byBatch = new Map();
+    for (const k of ui.selected) {
+      const [b, c] = k.split("\n");
+      if (!byBatch.has(b)) byBatch.set(b, []);
+      byBatch.get(b).push(c);
+    }
+    if (byBatch.size === 0) { $("decision-result").textContent = "Select calls first: each has a checkbox"; return; }
+    decideBatches([...byBatch].map(([b, ids]) => [b, withReason({ decision: "approve_selected", ids })]));
+  });
+  $("logout").addEventListener("click", async () => {
+    try { await api("/console/logout", { method: "POST" }); } catch (_) { /* reloads anyway */ }
+    location.reload();
+  });
+  const notify = $("notify");
+  if ("Notification" in window && Notification.permission === "default") {
+    notify.hidden = false;
+    notify.addEventListener("click", async () => { await Notification.requestPermission(); notify.hidden = true; });
+  }
+  const events = new EventSource("/console/api/events");
+  events.addEventListener("changed", refresh);
+  events.onerror = () => setStatus("disconnected from the server; reconnecting…");
+  refresh();
+}
+
+document.addEventListener("DOMContentLoaded", start);

@@ -1,0 +1,393 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/chromedp"
+
+	"github.com/toolhost/toolhost/internal/testenv"
+)
+
+// The web console, driven in a real headless Chromium as a person uses
+// it: log in with the link toolhost serve printed, find the controls by
+// their role and accessible name, decide, and watch the calls run.
+
+var consoleLine = regexp.MustCompile(`web console: (http://\S+/console/login\?code=\S+)`)
+
+// consoleLink waits for the console's login link on s's stderr.
+func (s *httpServe) consoleLink(t *testing.T) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := consoleLine.FindStringSubmatch(s.stderr.String()); m != nil {
+			return m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("toolhost serve printed no console link\nstderr: %s", s.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// browser is a headless Chromium tab.
+type browser struct {
+	ctx  context.Context
+	shot string // where screenshots go
+}
+
+// newBrowser starts Debian's chromium headless; without it the test
+// skips (or fails where the browser suite is required, as in CI).
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	path := testenv.LookPath(t, "chromium", "apt-get install chromium")
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 1000), chromedp.UserDataDir(t.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	dir := os.Getenv("TOOLHOST_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &browser{ctx: ctx, shot: dir}
+}
+
+func (b *browser) do(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(b.ctx, actions...); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+}
+
+// get runs one action and returns its value.
+func get[T any](t *testing.T, b *browser, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(b.ctx, a)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	return v
+}
+
+// screenshot saves the page as name.png.
+func (b *browser) screenshot(t *testing.T, name string) {
+	t.Helper()
+	png := get(t, b, chromedp.FullScreenshot(100))
+	if err := os.WriteFile(filepath.Join(b.shot, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// findRole is the elements whose role and accessible name are these,
+// as a screen reader finds them.
+func findRole(ctx context.Context, tg *chromedp.Target, role, name string) ([]cdp.BackendNodeID, error) {
+	doc, err := cdp.Call(ctx, tg, dom.GetDocument, dom.GetDocumentParams{})
+	if err != nil {
+		return nil, err
+	}
+	res, err := cdp.Call(ctx, tg, accessibility.QueryAXTree, accessibility.QueryAXTreeParams{BackendNodeID: doc.Root.BackendNodeID, AccessibleName: name, Role: role})
+	if err != nil {
+		return nil, err
+	}
+	var found []cdp.BackendNodeID
+	for _, n := range res.Nodes {
+		if !n.Ignored && n.BackendDOMNodeID != 0 {
+			found = append(found, n.BackendDOMNodeID)
+		}
+	}
+	return found, nil
+}
+
+// byRole finds the one element whose role and accessible name are
+// these, waiting up to 30 s for it.
+func (b *browser) byRole(t *testing.T, role, name string) cdp.BackendNodeID {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ids := get(t, b, func(ctx context.Context, tg *chromedp.Target) ([]cdp.BackendNodeID, error) {
+			return findRole(ctx, tg, role, name)
+		})
+		switch {
+		case len(ids) == 1:
+			return ids[0]
+		case len(ids) > 1:
+			t.Fatalf("%d elements are %s %q; want one", len(ids), role, name)
+		case time.Now().After(deadline):
+			t.Fatalf("no %s %q on the page within 30 s; the page reads:\n%s", role, name, b.text(t, "body"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// click clicks the middle of the element with this role and name, as a
+// mouse does, once it is scrolled into view.
+func (b *browser) click(t *testing.T, role, name string) {
+	t.Helper()
+	id := b.byRole(t, role, name)
+	at := get(t, b, func(ctx context.Context, tg *chromedp.Target) ([2]float64, error) {
+		if _, err := cdp.Call(ctx, tg, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: id}); err != nil {
+			return [2]float64{}, err
+		}
+		box, err := cdp.Call(ctx, tg, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: id})
+		if err != nil {
+			return [2]float64{}, err
+		}
+		q := box.Model.Border
+		return [2]float64{(q[0] + q[4]) / 2, (q[1] + q[5]) / 2}, nil
+	})
+	b.do(t, chromedp.MouseClickXY(at[0], at[1]))
+}
+
+// typeInto focuses the element with this role and name and types text.
+func (b *browser) typeInto(t *testing.T, role, name, text string) {
+	t.Helper()
+	id := b.byRole(t, role, name)
+	b.do(t, func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, dom.Focus, dom.FocusParams{BackendNodeID: id})
+		return chromedp.Void{}, err
+	}, chromedp.KeyEvent(text))
+}
+
+// text is the text of the elements sel matches, "" when none does.
+func (b *browser) text(t *testing.T, sel string) string {
+	t.Helper()
+	return get(t, b, chromedp.Evaluate[string](fmt.Sprintf(`Array.from(document.querySelectorAll(%q)).map(e => e.innerText).join("\n")`, sel)))
+}
+
+// waitText waits until the elements sel matches hold want.
+func (b *browser) waitText(t *testing.T, sel, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s := b.text(t, sel)
+		if strings.Contains(s, want) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not read %q within 30 s; it reads:\n%s", sel, want, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// login opens the console with a one-time link.
+func (b *browser) login(t *testing.T, link string) {
+	t.Helper()
+	b.do(t, chromedp.Navigate(link))
+	b.byRole(t, "heading", "Awaiting a decision 0")
+}
+
+// readFirst reads files in conversation conv through /v1, so that writes
+// to them are planned (a file is read before it is overwritten).
+func (s *httpServe) readFirst(t *testing.T, conv string, files ...string) {
+	t.Helper()
+	var calls []map[string]any
+	for i, f := range files {
+		calls = append(calls, map[string]any{"id": fmt.Sprintf("r%d", i), "name": "read_file", "arguments": map[string]any{"path": f}})
+	}
+	status, out := s.api(t, "POST", "/v1/batches", map[string]any{"conversation_id": conv, "calls": calls})
+	var b apiBatch
+	if err := json.Unmarshal(out, &b); status/100 != 2 || err != nil {
+		t.Fatalf("POST /v1/batches: %d %s", status, out)
+	}
+	s.waitState(t, b.BatchID, "done")
+}
+
+// TestConsoleLogin: the link serve printed logs in once and lands on the
+// console with the code gone from the address bar; the same link again
+// is refused, and the console without a session says how to log in.
+func TestConsoleLogin(t *testing.T) {
+	w := newWorkspace(t)
+	s := serveHTTP(t, w)
+	link := s.consoleLink(t)
+	b := newBrowser(t)
+	b.login(t, link)
+	if url := get(t, b, chromedp.Location()); url != s.base+"/console" {
+		t.Errorf("after login the page is %s; want %s/console, the code gone", url, s.base)
+	}
+	b.screenshot(t, "console-empty")
+
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the link used a second time: %s; want 401", resp.Status)
+	}
+	resp, err = http.Get(s.base + "/console")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page strings.Builder
+	buf := make([]byte, 4096)
+	n, _ := resp.Body.Read(buf)
+	page.Write(buf[:n])
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(page.String(), "--console-link") {
+		t.Errorf("the console without a session: %s %q; want 401 saying how to get a link", resp.Status, page.String())
+	}
+}
+
+// TestConsoleApprovesHeldMCPCall: under --approvals console an MCP
+// client that could be asked is not; its write waits in the console
+// with the dry run's diff, is approved there, runs, and the client gets
+// the result saying who approved it.
+func TestConsoleApprovesHeldMCPCall(t *testing.T) {
+	w := newWorkspace(t)
+	w.file(t, "notes.txt", "before\n")
+	s := serveHTTP(t, w, "--approvals", "console")
+	b := newBrowser(t)
+	b.login(t, s.consoleLink(t))
+	ctx := testContext(t)
+	cs := s.connect(t, ctx, nil, nil)
+	if _, text, err := callText(ctx, cs, "read_file", map[string]any{"path": "notes.txt"}); err != nil || !strings.Contains(text, "before") {
+		t.Fatalf("read_file: %v %q", err, text)
+	}
+	done := callInBackground(ctx, cs, "write_file", map[string]any{"path": "notes.txt", "content": "after\n"})
+
+	b.byRole(t, "checkbox", "Select call "+s.awaitHeld(t).Calls[0].ID)
+	b.waitText(t, "#awaiting pre.diff", "+after")
+	if got := b.text(t, "#awaiting pre.diff"); !strings.Contains(got, "-before") {
+		t.Errorf("the diff reads %q; want the line removed too", got)
+	}
+	if title := get(t, b, chromedp.Title()); !strings.HasPrefix(title, "(1) ") {
+		t.Errorf("title %q; want the count of waiting calls first", title)
+	}
+	b.screenshot(t, "console-awaiting")
+	b.click(t, "button", "Approve all")
+
+	a := answer(t, done)
+	if a.res.IsError || !strings.Contains(a.text, "notes.txt") {
+		t.Fatalf("the approved call's result: %s", a.text)
+	}
+	if got, _ := os.ReadFile(filepath.Join(w.dir, "notes.txt")); string(got) != "after\n" {
+		t.Errorf("notes.txt holds %q after the approval; want after", got)
+	}
+	b.waitText(t, "#batches", "decided by a person in the web console")
+	b.waitText(t, "#batches", "completed")
+	b.screenshot(t, "console-completed")
+}
+
+// TestConsoleDeniesWithReason: a denial's reason reaches the model in
+// the call's result, with who denied it.
+func TestConsoleDeniesWithReason(t *testing.T) {
+	w := newWorkspace(t)
+	w.file(t, "notes.txt", "before\n")
+	s := serveHTTP(t, w, "--approvals", "console")
+	b := newBrowser(t)
+	b.login(t, s.consoleLink(t))
+	ctx := testContext(t)
+	cs := s.connect(t, ctx, nil, nil)
+	if _, text, err := callText(ctx, cs, "read_file", map[string]any{"path": "notes.txt"}); err != nil || !strings.Contains(text, "before") {
+		t.Fatalf("read_file: %v %q", err, text)
+	}
+	done := callInBackground(ctx, cs, "write_file", map[string]any{"path": "notes.txt", "content": "after\n"})
+	b.byRole(t, "checkbox", "Select call "+s.awaitHeld(t).Calls[0].ID)
+
+	b.typeInto(t, "textbox", "Reason given to the model with a denial", "write to notes.draft instead")
+	b.click(t, "button", "Deny all")
+	a := answer(t, done)
+	for _, want := range []string{"write to notes.draft instead", "a person in the web console"} {
+		if !a.res.IsError || !strings.Contains(a.text, want) {
+			t.Errorf("the denied call's result %q lacks %q", a.text, want)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(w.dir, "notes.txt")); string(got) != "before\n" {
+		t.Errorf("notes.txt holds %q after a denial", got)
+	}
+}
+
+// TestConsoleApprovesSelected: of a three-call batch posted to /v1, the
+// two calls ticked run and the third is denied.
+func TestConsoleApprovesSelected(t *testing.T) {
+	w := newWorkspace(t)
+	for _, n := range []string{"a", "b", "c"} {
+		w.file(t, n+".txt", "old "+n+"\n")
+	}
+	s := serveHTTP(t, w)
+	b := newBrowser(t)
+	b.login(t, s.consoleLink(t))
+	s.readFirst(t, "c1", "a.txt", "b.txt", "c.txt")
+	var calls []map[string]any
+	for _, n := range []string{"a", "b", "c"} {
+		calls = append(calls, map[string]any{"id": "w" + n, "name": "write_file", "arguments": map[string]any{"path": n + ".txt", "content": "new " + n + "\n"}})
+	}
+	status, out := s.api(t, "POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": calls})
+	if status != http.StatusCreated && status != http.StatusOK {
+		t.Fatalf("POST /v1/batches: %d %s", status, out)
+	}
+	var batch apiBatch
+	if err := json.Unmarshal(out, &batch); err != nil {
+		t.Fatal(err)
+	}
+	b.click(t, "checkbox", "Select call wa")
+	b.click(t, "checkbox", "Select call wc")
+	b.screenshot(t, "console-selected")
+	b.click(t, "button", "Approve selected")
+	b.waitText(t, "#batches", "denied")
+
+	for n, want := range map[string]string{"a": "new a\n", "b": "old b\n", "c": "new c\n"} {
+		if got, _ := os.ReadFile(filepath.Join(w.dir, n+".txt")); string(got) != want {
+			t.Errorf("%s.txt holds %q; want %q", n, got, want)
+		}
+	}
+	_, out = s.api(t, "GET", "/v1/batches/"+batch.BatchID, nil)
+	if !strings.Contains(string(out), "a person in the web console") {
+		t.Errorf("the batch does not say the console decided: %s", out)
+	}
+}
+
+// TestConsoleRendersModelTextAsText: an argument holding markup, a bidi
+// override and 100,000 lines shows as text: no element is made of it,
+// the override is written out, and the page keeps its width.
+func TestConsoleRendersModelTextAsText(t *testing.T) {
+	w := newWorkspace(t)
+	w.file(t, "x.txt", "x\n")
+	s := serveHTTP(t, w)
+	b := newBrowser(t)
+	b.login(t, s.consoleLink(t))
+	s.readFirst(t, "c1", "x.txt")
+	long := strings.Repeat("\n", 100_000)
+	content := `<script>document.title="pwned"</script><img src=x onerror="document.title='pwned'">` + "\u202eevil\n" + long
+	status, out := s.api(t, "POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": []map[string]any{
+		{"id": `<b id="inj">x</b>`, "name": "write_file", "arguments": map[string]any{"path": "x.txt", "content": content}},
+	}})
+	if status/100 != 2 {
+		t.Fatalf("POST /v1/batches: %d %s", status, out)
+	}
+	b.byRole(t, "checkbox", `Select call <b id="inj">x</b>`)
+	args := b.waitText(t, "#awaiting pre.args", "<script>")
+	if !strings.Contains(args, "<U+202E>evil") {
+		t.Errorf("the bidi override is not written out: %.300q", args)
+	}
+	injected := get(t, b, chromedp.Evaluate[int](`document.querySelectorAll("#awaiting script, #awaiting img, #inj").length`))
+	title := get(t, b, chromedp.Title())
+	scrollWidth := get(t, b, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	innerWidth := get(t, b, chromedp.Evaluate[int](`window.innerWidth`))
+	if injected != 0 || strings.Contains(title, "pwned") {
+		t.Errorf("model text became markup: %d elements, title %q", injected, title)
+	}
+	if scrollWidth > innerWidth {
+		t.Errorf("the page is %d px wide in a %d px window: a line broke the layout", scrollWidth, innerWidth)
+	}
+	b.screenshot(t, "console-hostile-text")
+}
