@@ -391,3 +391,81 @@ func TestConsoleRendersModelTextAsText(t *testing.T) {
 	}
 	b.screenshot(t, "console-hostile-text")
 }
+
+// TestConsoleStreamsOutput: a command's output streams into the console
+// as it runs, the last 50 lines shown and the rest one click away; the
+// region follows the end until the person scrolls up, and again once
+// they scroll back down.
+func TestConsoleStreamsOutput(t *testing.T) {
+	w := newWorkspace(t).withConfig(t, "[tools.approval]\ndenylist = []\n")
+	s := serveHTTP(t, w)
+	b := newBrowser(t)
+	b.login(t, s.consoleLink(t))
+	s.batch(t, "POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": []map[string]any{
+		{"id": "c1", "name": "run_command", "arguments": map[string]any{"command": "for i in $(seq 1 400); do echo line $i; sleep 0.02; done"}},
+	}}, 201)
+	b.byRole(t, "checkbox", "Select call c1")
+	b.click(t, "button", "Approve all")
+	b.byRole(t, "log", "Output of call c1")
+	b.waitText(t, ".output", "line 60")
+	if got := b.text(t, ".output"); strings.Contains(got, "line 1\n") || strings.Count(got, "\n") > 50 {
+		t.Errorf("the region shows more than the last 50 lines:\n%s", got)
+	}
+	more := b.waitText(t, ".output-wrap button", "Show all")
+	if !strings.Contains(more, "earlier not shown") {
+		t.Errorf("the button reads %q", more)
+	}
+	b.click(t, "button", more)
+	b.waitText(t, ".output", "line 1\n")
+	b.screenshot(t, "console-streaming")
+
+	// Scrolled up, it stays where the person put it while lines come.
+	scroll := func(to string) {
+		b.do(t, chromedp.Evaluate[chromedp.Void](`(() => { const o = document.querySelector(".output"); o.scrollTop = `+to+`; o.dispatchEvent(new Event("scroll")); })()`))
+	}
+	atEnd := func() bool {
+		return get(t, b, chromedp.Evaluate[bool](`(() => { const o = document.querySelector(".output"); return o.scrollTop + o.clientHeight >= o.scrollHeight - 4; })()`))
+	}
+	lines := func() int { return strings.Count(b.text(t, ".output"), "\n") }
+	scroll("0")
+	before := lines()
+	for deadline := time.Now().Add(10 * time.Second); lines() < before+20 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if lines() < before+20 {
+		t.Fatalf("no more output came: %d lines", lines())
+	}
+	if top := get(t, b, chromedp.Evaluate[int](`document.querySelector(".output").scrollTop`)); top != 0 || atEnd() {
+		t.Errorf("scrolled up, the region moved to %d px as output came", top)
+	}
+	// Back at the end, it follows again.
+	scroll("1e9")
+	before = lines()
+	for deadline := time.Now().Add(10 * time.Second); lines() < before+20 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !atEnd() {
+		t.Errorf("scrolled back down, the region does not follow the end")
+	}
+	b.waitText(t, "#batches", "completed")
+	b.waitText(t, ".output", "line 400")
+}
+
+// TestConsoleParseOnly: in parse_only mode a pending call gets its result
+// from a form in the console.
+func TestConsoleParseOnly(t *testing.T) {
+	w := newWorkspace(t).withConfig(t, "[tools]\nmode = \"parse_only\"\n")
+	s := serveHTTP(t, w)
+	b := newBrowser(t)
+	b.login(t, s.consoleLink(t))
+	p := s.batch(t, "POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": []map[string]any{
+		{"id": "p1", "name": "read_file", "arguments": map[string]any{"path": "a.txt"}}}}, 201)
+	b.typeInto(t, "textbox", "Result for call p1", "what the person saw")
+	b.screenshot(t, "console-parse-only")
+	b.click(t, "button", "Submit result for call p1")
+	done := s.waitState(t, p.BatchID, "done")
+	if len(done.Results) != 1 || !done.Results[0].OK || done.Results[0].Content != "what the person saw" {
+		t.Errorf("results: %+v", done.Results)
+	}
+	b.waitText(t, "#batches", "what the person saw")
+}
