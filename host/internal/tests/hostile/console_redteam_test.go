@@ -1,0 +1,383 @@
+package hostile_test
+
+// Attacks on the web console (/console), its session and the decisions
+// it and toolhost approve send through POST /v1/batches/ID/decision:
+// from a page of another port on this machine, from a prompt-injected
+// model whose call ids and arguments the console shows, and from a local
+// client holding a session. Each test here that fails says what it shows.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/toolhost/toolhost/internal/testenv"
+	"github.com/toolhost/toolhost/internal/testplugin"
+)
+
+// crServer is `toolhost serve --http` started from the built binary,
+// asking before every side effect, with its console's login link.
+type crServer struct {
+	root, home, base, port, token, link string
+	stderr                              *approvalViewText
+}
+
+var crConsoleLink = regexp.MustCompile(`web console: (http://\S+/console/login\?code=\S+)`)
+
+// crServe starts the server; args are more flags of serve.
+func crServe(t *testing.T, args ...string) *crServer {
+	t.Helper()
+	bin := toolhostBinary(t)
+	home, root := t.TempDir(), t.TempDir()
+	cfg := filepath.Join(home, "operator.toml")
+	if err := os.WriteFile(cfg, []byte("[tools.approval]\nmode = \"prompt\"\ndenylist = []\nauto_approve_new_files = false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, append([]string{"--state-dir", filepath.Join(home, "state"), "--config", cfg, "--plugins", realPlugins(t),
+		"serve", "--http", "127.0.0.1:0", "--root", root}, args...)...)
+	cmd.Dir = root
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TOOLHOST_TOKEN=") && !strings.HasPrefix(kv, "TOOLHOST_URL=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".state"), "TOOLHOST_CACHE_DIR="+testplugin.CacheDir(t))
+	stderr := &approvalViewText{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("toolhost serve stderr:\n%s", stderr)
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out := stderr.String()
+		m, tm, lm := approvalViewEndpoint.FindStringSubmatch(out), approvalViewToken.FindStringSubmatch(out), crConsoleLink.FindStringSubmatch(out)
+		if m != nil && tm != nil && lm != nil {
+			u, err := url.Parse(m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return &crServer{root: root, home: home, base: m[1], port: u.Port(), token: tm[1], link: lm[1], stderr: stderr}
+		}
+		select {
+		case <-exited:
+			t.Fatalf("toolhost serve exited (%v) before listening:\n%s", waitErr, out)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("toolhost serve printed no endpoint and console link within 30 s:\n%s", out)
+		}
+	}
+}
+
+// api sends a request with the bearer token and decodes the JSON answer
+// into v (nil ignores it).
+func (s *crServer) api(t *testing.T, method, path string, body any, v any) int {
+	t.Helper()
+	return crDo(t, http.DefaultClient, method, s.base+path, body, v, map[string]string{"Authorization": "Bearer " + s.token})
+}
+
+func crDo(t *testing.T, hc *http.Client, method, u string, body any, v any, headers map[string]string) int {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, u, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, val := range headers {
+		req.Header.Set(k, val)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if v != nil {
+		if err := json.Unmarshal(data, v); err != nil {
+			t.Fatalf("%s %s: %d, the answer is not JSON: %v\n%s", method, u, resp.StatusCode, err, data)
+		}
+	}
+	return resp.StatusCode
+}
+
+// crSession is a console session opened as a browser does, with the
+// login link, and its anti-CSRF token as the console's page reads it.
+type crSession struct {
+	hc   *http.Client
+	csrf string
+}
+
+func (s *crServer) session(t *testing.T) *crSession {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	resp, err := hc.Get(s.link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var st crState
+	if code := crDo(t, hc, "GET", s.base+"/console/api/state", nil, &st, nil); code != http.StatusOK || st.CSRF == "" {
+		t.Fatalf("GET /console/api/state of a fresh session: %d, csrf %q", code, st.CSRF)
+	}
+	return &crSession{hc: hc, csrf: st.CSRF}
+}
+
+// crState is the console's state answer.
+type crState struct {
+	CSRF    string `json:"csrf"`
+	Batches []struct {
+		ID        string `json:"id"`
+		State     string `json:"state"`
+		DecidedBy string `json:"decided_by"`
+		Calls     []struct {
+			N         int    `json:"n"`
+			ID        string `json:"id"`
+			Tool      string `json:"tool"`
+			Status    string `json:"status"`
+			Arguments string `json:"arguments"`
+		} `json:"calls"`
+	} `json:"batches"`
+}
+
+// crBatch posts a batch through /v1 and returns its id, checking it
+// waits for a decision.
+func (s *crServer) batch(t *testing.T, conv string, calls ...map[string]any) string {
+	t.Helper()
+	var b struct {
+		BatchID string `json:"batch_id"`
+		State   string `json:"state"`
+	}
+	if code := s.api(t, "POST", "/v1/batches", map[string]any{"conversation_id": conv, "calls": calls}, &b); code != http.StatusCreated || b.State != "awaiting_approval" {
+		t.Fatalf("POST /v1/batches: %d, state %q; want a batch awaiting approval", code, b.State)
+	}
+	return b.BatchID
+}
+
+func crWrite(id, path, content string) map[string]any {
+	return map[string]any{"id": id, "name": "write_file", "arguments": map[string]any{"path": path, "content": content}}
+}
+
+// waitDone waits until batch id of s is done.
+func (s *crServer) waitDone(t *testing.T, id string) {
+	t.Helper()
+	for end := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var b struct {
+			State string `json:"state"`
+		}
+		s.api(t, "GET", "/v1/batches/"+id, nil, &b)
+		if b.State == "done" {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("batch %s is %q after 15 s, want done", id, b.State)
+		}
+	}
+}
+
+// TestConsoleRedteamCallIDsThatLookAlikeApproveTheOtherCall fails today:
+// the console names a call by its id as rendered visibly (engine.Visible:
+// U+200B becomes the text "<U+200B>", a newline "⏎"), and approve_selected
+// sends that rendering back as the call's id. A model that gives one
+// call the id "w\u200b" (a harmless write) and another the id
+// "w<U+200B>" spelled out (the harmful one) gets two calls the console
+// shows with the same id, the same checkbox label and the same
+// selection key: ticking the harmless one approves the harmful one.
+// Even alone, a call whose id holds such a character cannot be approved
+// by itself in the console. At fault: consoleView (console.go) sends
+// engine.Visible(c.ID) as the call's id, and console.js keys the
+// selection on it; toolhost approve --calls matches the same rendering.
+// Fix: give the console the call's number (n) or its raw id to send
+// back, and show the rendering only as text.
+func TestConsoleRedteamCallIDsThatLookAlikeApproveTheOtherCall(t *testing.T) {
+	s := crServe(t)
+	id := s.batch(t, "lookalike",
+		crWrite("w\u200b", "notes.txt", "harmless\n"),
+		crWrite("w<U+200B>", "PWNED.txt", "harmful\n"))
+	c := s.session(t)
+	var st crState
+	crDo(t, c.hc, "GET", s.base+"/console/api/state", nil, &st, nil)
+	var shown []string
+	var harmless string
+	for _, b := range st.Batches {
+		if b.ID != id {
+			continue
+		}
+		for _, call := range b.Calls {
+			shown = append(shown, call.ID)
+			if strings.Contains(call.Arguments, "notes.txt") {
+				harmless = call.ID
+			}
+		}
+	}
+	if len(shown) != 2 || harmless == "" {
+		t.Fatalf("the console shows calls %q of batch %s, want 2 with the write of notes.txt among them", shown, id)
+	}
+	if shown[0] == shown[1] {
+		t.Errorf("the console names two different calls with the same id %q: a person cannot tell which one a checkbox selects", shown[0])
+	}
+	// What the console sends when the person ticks the harmless call and
+	// presses "Approve selected".
+	code := crDo(t, c.hc, "POST", s.base+"/v1/batches/"+id+"/decision",
+		map[string]any{"decision": "approve_selected", "ids": []string{harmless}}, nil, map[string]string{"X-Toolhost-CSRF": c.csrf})
+	if code != http.StatusOK {
+		t.Fatalf("approve_selected of the call the console shows as %q: %d; the console cannot approve that call alone", harmless, code)
+	}
+	s.waitDone(t, id)
+	if _, err := os.Stat(filepath.Join(s.root, "PWNED.txt")); err == nil {
+		t.Errorf("PWNED.txt was written: selecting the call the console shows writing notes.txt approved the other call")
+	}
+	if _, err := os.Stat(filepath.Join(s.root, "notes.txt")); err != nil {
+		t.Errorf("notes.txt, the call selected, was not written: %v", err)
+	}
+}
+
+// crBrowser starts Debian's chromium headless, as the e2e console tests
+// do.
+func crBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path := testenv.LookPath(t, "chromium", "apt-get install chromium")
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 900), chromedp.UserDataDir(t.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, time.Minute)
+	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	return ctx
+}
+
+func crRun[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	return v
+}
+
+// crEval evaluates js in the page, polling until it is true (or 15 s).
+func crWaitJS(t *testing.T, ctx context.Context, js string) {
+	t.Helper()
+	for end := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if crRun(t, ctx, chromedp.Evaluate[bool](js)) {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the page never made %s true; it reads:\n%s", js, crRun(t, ctx, chromedp.Evaluate[string](`document.body.innerText`)))
+		}
+	}
+}
+
+// TestConsoleRedteamSessionCookieGoesToOtherLocalPorts fails today: the
+// console's session cookie toolhost_console_PORT is scoped to the host
+// (cookies never tell ports apart), so the browser sends it to every
+// server on 127.0.0.1: a dev server the model wrote, or any local
+// process the person's browser visits, receives the session in its
+// request headers. SameSite=Strict does not help (another port is the
+// same site), nor does the Origin check (the thief replays the cookie
+// from outside a browser, sending no Origin): with the cookie alone,
+// GET /console/api/state hands over the anti-CSRF token, and the thief
+// approves whatever is held. At fault: consoleLogin (console.go) makes
+// the cookie the whole credential, and consoleState gives the CSRF
+// token to any holder of it. Fix: make the cookie insufficient alone,
+// e.g. hand the page a second secret in the login redirect's fragment,
+// kept in sessionStorage (which is per origin, port included) and sent
+// as a header on every request (the event stream read with fetch rather
+// than EventSource), or serve the console on a host name of its own.
+func TestConsoleRedteamSessionCookieGoesToOtherLocalPorts(t *testing.T) {
+	s := crServe(t)
+	// Another local server, on another port of the same address.
+	var mu sync.Mutex
+	var got []string
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Get("Cookie"))
+		mu.Unlock()
+		io.WriteString(w, "<!doctype html><title>dev server</title><p>hello")
+	})}
+	go other.Serve(ln)
+	t.Cleanup(func() { other.Close() })
+
+	ctx := crBrowser(t)
+	crRun(t, ctx, chromedp.Navigate(s.link))
+	crWaitJS(t, ctx, `document.getElementById("awaiting-count") !== null && document.getElementById("status").textContent.startsWith("live")`)
+	// The person later opens another local page in the same browser.
+	crRun(t, ctx, chromedp.Navigate("http://"+ln.Addr().String()+"/"))
+
+	mu.Lock()
+	headers := strings.Join(got, "\n")
+	mu.Unlock()
+	name := "toolhost_console_" + s.port
+	var stolen string
+	for _, c := range strings.Split(headers, ";") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(c), "="); ok && k == name {
+			stolen = v
+		}
+	}
+	if stolen == "" {
+		return // the session stayed with the console's own port
+	}
+	t.Errorf("a server on another local port received the console's session cookie %s", name)
+
+	// What the thief does with it, from outside a browser.
+	id := s.batch(t, "stolen", crWrite("w", "PWNED.txt", "harmful\n"))
+	jar := map[string]string{"Cookie": name + "=" + stolen}
+	var st crState
+	if code := crDo(t, http.DefaultClient, "GET", s.base+"/console/api/state", nil, &st, jar); code != http.StatusOK || st.CSRF == "" {
+		t.Logf("GET /console/api/state with the stolen cookie: %d", code)
+		return
+	}
+	jar["X-Toolhost-CSRF"] = st.CSRF
+	if code := crDo(t, http.DefaultClient, "POST", s.base+"/v1/batches/"+id+"/decision", map[string]any{"decision": "approve_all"}, nil, jar); code == http.StatusOK {
+		s.waitDone(t, id)
+		t.Errorf("with the stolen cookie alone the thief read the anti-CSRF token and approved batch %s (PWNED.txt written)", id)
+	}
+}
