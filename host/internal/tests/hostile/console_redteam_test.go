@@ -381,3 +381,32 @@ func TestConsoleRedteamSessionCookieGoesToOtherLocalPorts(t *testing.T) {
 		t.Errorf("with the stolen cookie alone the thief read the anti-CSRF token and approved batch %s (PWNED.txt written)", id)
 	}
 }
+
+// TestConsoleRedteamApproveCallsSplitsAnIDAtItsComma fails today:
+// toolhost approve BATCH --calls ID,ID splits its value at commas (a
+// string slice flag), and a call id may hold a comma. A model that
+// names a harmless call "x,y" and two harmful ones "x" and "y" gets the
+// person who types the id the listing shows (--calls x,y) to approve
+// the two harmful calls and deny the one they meant. At fault:
+// newApproveCommand (approvecmd.go) reads --calls with StringSliceVar.
+// Fix: take --calls as repeatable whole ids (StringArrayVar), or refuse
+// a value naming an id that is awaiting as a whole when it is split.
+func TestConsoleRedteamApproveCallsSplitsAnIDAtItsComma(t *testing.T) {
+	s := crServe(t)
+	id := s.batch(t, "comma",
+		crWrite("x,y", "notes.txt", "harmless\n"),
+		crWrite("x", "PWNED_x.txt", "harmful\n"),
+		crWrite("y", "PWNED_y.txt", "harmful\n"))
+	cmd := exec.Command(toolhostBinary(t), "approve", id, "--calls", "x,y", "--url", s.base)
+	cmd.Env = append(os.Environ(), "TOOLHOST_TOKEN="+s.token, "HOME="+s.home)
+	out, err := cmd.CombinedOutput()
+	t.Logf("toolhost approve %s --calls x,y: %v\n%s", id, err, out)
+	if err == nil {
+		s.waitDone(t, id)
+	}
+	for _, f := range []string{"PWNED_x.txt", "PWNED_y.txt"} {
+		if _, err := os.Stat(filepath.Join(s.root, f)); err == nil {
+			t.Errorf("%s was written: --calls x,y, the id of the call writing notes.txt, approved calls x and y", f)
+		}
+	}
+}
