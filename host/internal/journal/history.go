@@ -19,6 +19,7 @@ type Filter struct {
 	Conversation string    // only this conversation's batches
 	Since        time.Time // only batches created at or after it
 	State        State     // only batches in this state
+	Tool         string    // only batches with a call of this tool
 	Limit        int       // at most this many, newest first
 }
 
@@ -54,6 +55,10 @@ func (j *Journal) ListBatches(ctx context.Context, f Filter) ([]Summary, error) 
 	if f.State != "" {
 		where = append(where, "b.state = ?")
 		args = append(args, string(f.State))
+	}
+	if f.Tool != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM calls t WHERE t.batch_id = b.id AND t.tool = ?)")
+		args = append(args, f.Tool)
 	}
 	limit := f.Limit
 	if limit <= 0 {

@@ -184,6 +184,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/v1/journal/batches", s.listJournal},
 		{"GET", "/v1/journal/batches/{id}", s.getJournalBatch},
 		{"POST", "/v1/journal/batches/{id}/recover", s.recoverJournalBatch},
+		{"POST", "/v1/journal/undo", s.undoJournal},
 		{"POST", consoleLinksPath, s.newConsoleLink},
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/engine"
 	"github.com/toolhost/toolhost/host/internal/inside"
 	"github.com/toolhost/toolhost/host/internal/journal"
@@ -275,7 +276,7 @@ func (s *Server) listJournal(w http.ResponseWriter, r *http.Request) {
 // journalFilter reads the list's query, or says what is wrong with it.
 func journalFilter(r *http.Request, now time.Time) (journal.Filter, string) {
 	q := r.URL.Query()
-	f := journal.Filter{Conversation: q.Get("conversation"), State: journal.State(q.Get("state"))}
+	f := journal.Filter{Conversation: q.Get("conversation"), State: journal.State(q.Get("state")), Tool: q.Get("tool")}
 	if v := q.Get("since"); v != "" {
 		t, err := ParseSince(v, now)
 		if err != nil {
@@ -396,4 +397,48 @@ func (s *Server) recoverJournalBatch(w http.ResponseWriter, r *http.Request) {
 
 func writeNotInterrupted(w http.ResponseWriter, where string, b *journal.Batch) {
 	writeError(w, http.StatusConflict, "StateConflict", fmt.Sprintf("%s: batch %s is %s, not interrupted: only a batch a crash interrupted waits for resume or discard; GET /v1/journal/batches?state=interrupted lists those", where, b.ID, b.State))
+}
+
+type undoRequest struct {
+	// ID is a batch id or a call's journal id (BATCH.N).
+	ID string `json:"id"`
+	// DryRun says what the undo would change, changing nothing.
+	DryRun bool `json:"dry_run"`
+}
+
+// undoJournal undoes a batch or a call, or says what undoing it would
+// change: the console asks that first, and shows it before the person
+// confirms. A refusal (files changed since, an id several calls have)
+// is a 409 naming why, and nothing is changed.
+func (s *Server) undoJournal(w http.ResponseWriter, r *http.Request) {
+	const where = "POST /v1/journal/undo"
+	if _, ok := s.journalOf(w, r); !ok {
+		return
+	}
+	var req undoRequest
+	if !decodeBody(w, r, where, &req) {
+		return
+	}
+	if req.ID == "" {
+		writeError(w, http.StatusBadRequest, "InvalidRequest", where+`: id is missing: send {"id": "BATCH"} or {"id": "BATCH.N"}, with "dry_run": true to see first what it would change`)
+		return
+	}
+	rep, err := s.h.Undo(r.Context(), req.ID, host.UndoOptions{DryRun: req.DryRun})
+	var stale *host.StaleFileError
+	var amb *host.AmbiguousIDError
+	switch {
+	case errors.As(err, &stale):
+		writeError(w, http.StatusConflict, "StaleFile", where+": "+err.Error())
+		return
+	case errors.As(err, &amb):
+		writeError(w, http.StatusConflict, "AmbiguousID", where+": "+err.Error())
+		return
+	case err != nil:
+		writeError(w, http.StatusUnprocessableEntity, "UndoRefused", where+": "+err.Error())
+		return
+	}
+	if !req.DryRun {
+		s.log.Info("batch API: undo", "target", req.ID, "undo_batch", rep.UndoBatchID, "files", len(rep.Files), "console", fromConsole(r.Context()))
+	}
+	writeJSON(w, http.StatusOK, rep)
 }

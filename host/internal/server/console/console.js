@@ -372,7 +372,102 @@ function drawOutput(out) {
   if (out.follow) box.scrollTop = box.scrollHeight;
 }
 
+// The journal's history: batches by conversation, state and tool, a
+// batch's calls with their arguments, results and the files they
+// changed, and undo of a call or a batch after a look at what it would
+// restore.
+async function loadHistory() {
+  const q = new URLSearchParams();
+  for (const [key, id] of [["conversation", "filter-conversation"], ["state", "filter-state"], ["tool", "filter-tool"]]) {
+    const v = $(id).value.trim();
+    if (v) q.set(key, v);
+  }
+  q.set("limit", "100");
+  const out = $("history-result");
+  try {
+    const r = await api("/v1/journal/batches?" + q.toString());
+    const list = (await r.json()).batches || [];
+    out.textContent = list.length ? list.length + " batch" + (list.length > 1 ? "es" : "") + ", newest first" : "The journal holds no batch that matches.";
+    $("history-list").replaceChildren(...list.map(historyRow));
+  } catch (e) { out.textContent = "cannot read the journal: " + e.message; }
+}
+
+function historyRow(s) {
+  const details = el("div", { class: "history-details" });
+  const li = el("li", { class: "batch" },
+    el("div", { class: "batch-head" },
+      el("span", { class: "id", text: "batch " + s.batch_id }),
+      el("span", { class: "state", text: s.state }),
+      el("span", { class: "conv model", text: "conversation " + visible(s.conversation_id) }),
+      el("span", { class: "tool", text: visible(s.tool || "") }),
+      s.path ? el("span", { class: "model", text: visible(s.path) }) : null,
+      el("span", { class: "label", text: s.calls + " call" + (s.calls === 1 ? "" : "s") + (s.failed ? ", " + s.failed + " failed" : "") }),
+      el("time", { datetime: s.created_at, text: new Date(s.created_at).toLocaleString() }),
+      el("button", { type: "button", class: "more", text: "Show batch " + s.batch_id, onclick: () => showBatch(s.batch_id, details) }),
+      el("button", { type: "button", class: "deny", text: "Undo batch " + s.batch_id, onclick: () => askUndo(s.batch_id, "batch " + s.batch_id, details) })),
+    details);
+  return li;
+}
+
+async function showBatch(id, box) {
+  try {
+    const r = await api("/v1/journal/batches/" + encodeURIComponent(id));
+    const b = await r.json();
+    box.replaceChildren(...b.calls.map((c) => {
+      const res = c.result ? (c.result.ok ? c.result.content || "" : (c.result.error ? c.result.error.kind + ": " + c.result.error.message : "failed")) : "no result";
+      const changes = (c.changes || []).map((ch) => el("li", { class: "model", text: visible(ch.path) + (ch.undoable ? "" : " (not undoable: " + visible(ch.reason || "") + ")") }));
+      return el("div", { class: "call" },
+        el("div", { class: "call-head" },
+          el("span", { class: "mark mark-" + (c.result && c.result.ok ? "ok" : "failed"), role: "img", "aria-label": c.result && c.result.ok ? "completed" : "failed", text: c.result && c.result.ok ? "✓" : "✗" }),
+          el("span", { class: "tool", text: visible(c.name) }),
+          el("span", { class: "id", text: visible(c.journal_id) + " · " + visible(c.id) }),
+          c.decided_by ? el("span", { class: "by model", text: "decided by " + visible(c.decided_by) }) : null,
+          changes.length ? el("button", { type: "button", class: "deny", text: "Undo call " + c.journal_id, onclick: (e) => askUndo(c.journal_id, "call " + c.journal_id, e.target.closest(".call")) }) : null),
+        el("h4", { text: "Arguments" }),
+        el("pre", { class: "args model", text: visible(JSON.stringify(c.arguments, null, 2)) }),
+        el("h4", { text: "Result" }),
+        el("pre", { class: "result model", text: visible(res) }),
+        changes.length ? el("h4", { text: "Files changed" }) : null,
+        changes.length ? el("ul", {}, ...changes) : null);
+    }));
+  } catch (e) { box.replaceChildren(el("p", { text: "cannot read batch " + id + ": " + e.message })); }
+}
+
+// askUndo shows what undoing id would restore, and undoes it once the
+// person confirms.
+async function askUndo(id, what, box) {
+  const panel = el("div", { class: "undo", role: "group", "aria-label": "Undo " + what });
+  box.querySelectorAll(":scope > .undo").forEach((e) => e.remove());
+  box.append(panel);
+  const verb = { restore: "restore", remove: "remove", unchanged: "leave unchanged" };
+  try {
+    const r = await api("/v1/journal/undo", { method: "POST", body: JSON.stringify({ id, dry_run: true }) });
+    const rep = await r.json();
+    panel.replaceChildren(
+      el("p", { text: "Undoing " + what + " would:" }),
+      el("ul", {}, ...rep.files.map((f) => el("li", { class: "model", text: verb[f.action] + " " + visible(f.path) }))),
+      el("button", { type: "button", class: "deny", text: "Confirm undo of " + what, onclick: () => undo(id, what, panel) }),
+      el("button", { type: "button", text: "Cancel", onclick: () => panel.remove() }));
+  } catch (e) {
+    panel.replaceChildren(el("p", { class: "refused", text: "Undo of " + what + " refused: " + e.message }));
+  }
+}
+
+async function undo(id, what, panel) {
+  try {
+    const r = await api("/v1/journal/undo", { method: "POST", body: JSON.stringify({ id }) });
+    const rep = await r.json();
+    const msg = "Undid " + what + ": " + rep.files.map((f) => f.action + " " + visible(f.path)).join(", ") +
+      (rep.undo_call_id ? " (journaled as " + rep.undo_call_id + ")" : "");
+    await loadHistory();
+    $("history-result").textContent = msg;
+  } catch (e) {
+    panel.replaceChildren(el("p", { class: "refused", role: "status", text: "Undo of " + what + " refused: " + e.message }));
+  }
+}
+
 function start() {
+  $("history-load").addEventListener("click", loadHistory);
   $("approve-all").addEventListener("click", () => decideBatches(awaitingBatches().map((id) => [id, { decision: "approve_all" }])));
   $("deny-all").addEventListener("click", () => decideBatches(awaitingBatches().map((id) => [id, withReason({ decision: "deny_all" })])));
   $("approve-selected").addEventListener("click", () => {

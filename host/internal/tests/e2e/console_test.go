@@ -469,3 +469,56 @@ func TestConsoleParseOnly(t *testing.T) {
 	}
 	b.waitText(t, "#batches", "what the person saw")
 }
+
+// TestConsoleUndo: the history shows a write's batch with the file it
+// changed; undo asks first, showing what it will restore, then restores
+// it; a second undo, after the file changed again, is refused as stale
+// and changes nothing.
+func TestConsoleUndo(t *testing.T) {
+	w := newWorkspace(t).withConfig(t, "[tools.approval]\nmode = \"auto\"\n")
+	w.file(t, "notes.txt", "before\n")
+	s := serveHTTP(t, w)
+	b := newBrowser(t)
+	b.login(t, s.consoleLink(t))
+	s.readFirst(t, "c1", "notes.txt")
+	wb := s.batch(t, "POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": []map[string]any{
+		{"id": "w1", "name": "write_file", "arguments": map[string]any{"path": "notes.txt", "content": "after\n"}}}}, 201)
+	s.waitState(t, wb.BatchID, "done")
+	if got, _ := os.ReadFile(filepath.Join(w.dir, "notes.txt")); string(got) != "after\n" {
+		t.Fatalf("the write left %q", got)
+	}
+
+	b.typeInto(t, "textbox", "Tool", "write_file")
+	b.click(t, "button", "Show history")
+	b.click(t, "button", "Show batch "+wb.BatchID)
+	b.waitText(t, "#history-list", "notes.txt")
+	call := wb.BatchID + ".1"
+	b.click(t, "button", "Undo call "+call)
+	b.waitText(t, "#history-list", "would:")
+	if got := b.text(t, "#history-list .undo"); !strings.Contains(got, "restore") || !strings.Contains(got, "notes.txt") {
+		t.Errorf("the undo's preview reads %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(w.dir, "notes.txt")); string(got) != "after\n" {
+		t.Fatalf("the preview changed notes.txt to %q", got)
+	}
+	b.screenshot(t, "console-undo")
+	b.click(t, "button", "Confirm undo of call "+call)
+	b.waitText(t, "#history-result", "Undid call "+call)
+	if got, _ := os.ReadFile(filepath.Join(w.dir, "notes.txt")); string(got) != "before\n" {
+		t.Errorf("after the undo notes.txt holds %q; want before", got)
+	}
+
+	// The file changes behind the journal's back: undoing the undo is
+	// refused, and nothing changes.
+	w.file(t, "notes.txt", "edited by hand\n")
+	b.typeInto(t, "textbox", "Tool", "") // keeps the filter
+	b.click(t, "button", "Show history")
+	b.click(t, "button", "Undo batch "+wb.BatchID)
+	b.waitText(t, "#history-list", "refused")
+	if got := b.text(t, "#history-list .refused"); !strings.Contains(got, "StaleFile") {
+		t.Errorf("the refusal reads %q; want it to say StaleFile", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(w.dir, "notes.txt")); string(got) != "edited by hand\n" {
+		t.Errorf("a refused undo changed notes.txt to %q", got)
+	}
+}
