@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -408,5 +409,37 @@ func TestConsoleRedteamApproveCallsSplitsAnIDAtItsComma(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(s.root, f)); err == nil {
 			t.Errorf("%s was written: --calls x,y, the id of the call writing notes.txt, approved calls x and y", f)
 		}
+	}
+}
+
+// TestConsoleRedteamNewCallDoesNotMoveTheApproveButton fails today: the
+// console lists the calls awaiting a decision newest first, and
+// re-renders the list the moment one arrives, with its buttons live. A
+// model that sends a harmful call of the same shape while the person
+// moves to press "Approve batch A" slides a card of its own in above,
+// and the press lands on "Approve batch B", exactly where A's was. At
+// fault: render and renderAwaiting (console.js) put a new call first
+// and enable its buttons at once. Fix: add new calls below those shown
+// (oldest first) and keep a fresh card's buttons disabled for a moment
+// (or until the pointer moves onto it), so no press can land on a card
+// the person has not seen.
+func TestConsoleRedteamNewCallDoesNotMoveTheApproveButton(t *testing.T) {
+	s := crServe(t)
+	ctx := crBrowser(t)
+	crRun(t, ctx, chromedp.Navigate(s.link))
+	crWaitJS(t, ctx, `document.getElementById("status").textContent.startsWith("live")`)
+	a := s.batch(t, "shift", crWrite("w", "notes.txt", "harmless\n"))
+	crWaitJS(t, ctx, `document.querySelectorAll("#awaiting > li").length === 1`)
+	at := crRun(t, ctx, chromedp.Evaluate[[2]float64](fmt.Sprintf(`(() => {
+		const b = [...document.querySelectorAll("#awaiting button")].find((e) => e.textContent === "Approve batch %s");
+		const r = b.getBoundingClientRect();
+		return [r.x + r.width / 2, r.y + r.height / 2];
+	})()`, a)))
+	// The model's call arrives as the person's pointer reaches the button.
+	b := s.batch(t, "shift", crWrite("v", "PWNED.txt", "harmful!\n"))
+	crWaitJS(t, ctx, `document.querySelectorAll("#awaiting > li").length === 2`)
+	under := crRun(t, ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.elementFromPoint(%f, %f) || {}).textContent || ""`, at[0], at[1])))
+	if under != "Approve batch "+a {
+		t.Errorf("a new call moved the cards: where \"Approve batch %s\" was, the page now has %q (batch %s writes PWNED.txt)", a, under, b)
 	}
 }
