@@ -443,3 +443,37 @@ func TestConsoleRedteamNewCallDoesNotMoveTheApproveButton(t *testing.T) {
 		t.Errorf("a new call moved the cards: where \"Approve batch %s\" was, the page now has %q (batch %s writes PWNED.txt)", a, under, b)
 	}
 }
+
+// TestConsoleRedteamLongLinesDoNotSwellTheState fails today: the console
+// folds a call's arguments by lines (consoleArgumentLines) but not by
+// bytes, so a command of one 250 KB line goes whole into every state
+// answer, and the console fetches its state again on every change (four
+// times a second while a command streams output). Forty such held calls
+// make each state answer about 10 MB, taking the server more than a
+// second of CPU to build and the page as long to parse and lay out, on
+// every change: the approval surface crawls exactly when the model
+// floods it. At fault: consoleView (console.go) lays out with
+// engine.Layout{MaxLines} only. Fix: bound each value's bytes as well as
+// its lines in the state answer ("Show all" fetches the rest), and
+// bound the answer as a whole.
+func TestConsoleRedteamLongLinesDoNotSwellTheState(t *testing.T) {
+	s := crServe(t)
+	const calls, line = 40, 250_000
+	for i := range calls {
+		s.batch(t, "long", map[string]any{"id": fmt.Sprintf("c%d", i), "name": "run_command",
+			"arguments": map[string]any{"command": "echo " + strings.Repeat("A", line)}})
+	}
+	c := s.session(t)
+	start := time.Now()
+	resp, err := c.hc.Get(s.base + "/console/api/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	t.Logf("GET /console/api/state with %d held calls of one %d-byte line: %d bytes in %v", calls, line, n, took)
+	if n > 2<<20 {
+		t.Errorf("the console's state answer is %d bytes for %d held calls: long single-line arguments are not folded", n, calls)
+	}
+}
