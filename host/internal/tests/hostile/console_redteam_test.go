@@ -477,3 +477,37 @@ func TestConsoleRedteamLongLinesDoNotSwellTheState(t *testing.T) {
 		t.Errorf("the console's state answer is %d bytes for %d held calls: long single-line arguments are not folded", n, calls)
 	}
 }
+
+// TestConsoleRedteamSessionRunsNoTools fails today: a console session
+// may reach every /v1 endpoint, POST /v1/batches among them, so whoever
+// holds the session (a stolen cookie, see above, or script in the page)
+// plans a run_command of its own, approves it with the same session and
+// runs any command, though sessionPath (consoleauth.go) keeps the
+// session off /mcp because "a browser never runs tools". The console
+// itself needs only its own /console/api, the decision, results and
+// events of existing batches. At fault: sessionPath admits every
+// /v1/ path. Fix: admit the session to exactly the endpoints the console
+// uses (GET /v1/batches..., POST /v1/batches/ID/decision, /cancel,
+// /results), not POST /v1/batches nor /v1/journal/undo or /recover.
+func TestConsoleRedteamSessionRunsNoTools(t *testing.T) {
+	s := crServe(t)
+	c := s.session(t)
+	h := map[string]string{"X-Toolhost-CSRF": c.csrf}
+	var b struct {
+		BatchID string `json:"batch_id"`
+		State   string `json:"state"`
+	}
+	code := crDo(t, c.hc, "POST", s.base+"/v1/batches", map[string]any{"conversation_id": "browser", "calls": []map[string]any{
+		{"id": "x", "name": "run_command", "arguments": map[string]any{"command": "touch PWNED"}}}}, &b, h)
+	if code != http.StatusCreated {
+		return // refused
+	}
+	t.Errorf("a console session planned a batch of its own: POST /v1/batches answered %d", code)
+	if b.State == "awaiting_approval" {
+		crDo(t, c.hc, "POST", s.base+"/v1/batches/"+b.BatchID+"/decision", map[string]any{"decision": "approve_all"}, nil, h)
+	}
+	s.waitDone(t, b.BatchID)
+	if _, err := os.Stat(filepath.Join(s.root, "PWNED")); err == nil {
+		t.Errorf("the console session ran a command of its own choosing: PWNED exists")
+	}
+}
