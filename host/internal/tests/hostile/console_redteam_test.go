@@ -536,3 +536,49 @@ func TestConsoleRedteamByCannotNameAnotherDecider(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleRedteamOtherPortCannotLogTheConsoleOut fails today (low
+// severity, denial of service): a page on another local port may set
+// cookies for 127.0.0.1 (cookies ignore ports), so it sets
+// toolhost_console_PORT=bogus with Path=/v1. The browser then sends the
+// bogus cookie first on every /v1 request of the console, the server
+// reads only the first cookie of the name, and every decision the
+// person makes is refused as "session expired" (the page reloads and
+// the call waits until its hold times out) while the console still
+// looks logged in. At fault: checkConsole (consoleauth.go) takes
+// r.Cookie, the first cookie of the name. Fix: try every cookie of the
+// name (r.CookiesNamed) and take the one that is a live session.
+func TestConsoleRedteamOtherPortCannotLogTheConsoleOut(t *testing.T) {
+	s := crServe(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><title>dev server</title><script>document.cookie = "toolhost_console_%s=bogus; path=/v1"</script><p id=done>hello`, s.port)
+	})}
+	go other.Serve(ln)
+	t.Cleanup(func() { other.Close() })
+
+	ctx := crBrowser(t)
+	crRun(t, ctx, chromedp.Navigate("http://"+ln.Addr().String()+"/"))
+	crWaitJS(t, ctx, `document.getElementById("done") !== null`)
+	crRun(t, ctx, chromedp.Navigate(s.link))
+	crWaitJS(t, ctx, `document.getElementById("status").textContent.startsWith("live")`)
+	id := s.batch(t, "tossed", crWrite("w", "notes.txt", "harmless\n"))
+	crWaitJS(t, ctx, `document.querySelectorAll("#awaiting > li").length === 1`)
+	crRun(t, ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
+		[...document.querySelectorAll("#awaiting button")].find((e) => e.textContent === "Approve batch %s").click();
+		return true;
+	})()`, id)))
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		var b struct {
+			State string `json:"state"`
+		}
+		s.api(t, "GET", "/v1/batches/"+id, nil, &b)
+		if b.State != "awaiting_approval" {
+			return
+		}
+	}
+	t.Errorf("the person pressed \"Approve batch %s\" and it still awaits a decision: a cookie set by another local port shadows the session on /v1", id)
+}
