@@ -277,6 +277,7 @@ type commandProbe struct {
 var reachedElsewhere = map[string]string{
 	"server.token":                 "toolhost serve's bearer token (cmd/toolhost serveToken; e2e TestServeTokenFromConfig)",
 	"server.approval_hold_seconds": "toolhost serve's hold for calls no client can be asked about (cmd/toolhost serverOptions)",
+	"server.approvals":             "who toolhost serve lets decide a call (cmd/toolhost serverOptions into server.Options.Approvals; server TestApprovalsModes)",
 	"profiles.<name>.description":  "a note for the operator, shown by toolhost config show; nothing else reads it",
 }
 

@@ -60,7 +60,7 @@ type approveFlags struct {
 func newApproveCommand(g *globals) *cobra.Command {
 	f := &approveFlags{}
 	cmd := &cobra.Command{
-		Use:   "approve [BATCH [--calls ID,ID] [--deny [--reason TEXT]] | --all | -i [--watch]]",
+		Use:   "approve [BATCH [--calls ID]... [--deny [--reason TEXT]] | --all | -i [--watch]]",
 		Short: "Decide the tool calls a running toolhost serve --http holds for a decision",
 		Long: `Decide, from a second terminal, the tool calls a running "toolhost serve --http ADDR"
 holds for a person's decision, through its batch API (/v1).
@@ -68,7 +68,7 @@ holds for a person's decision, through its batch API (/v1).
 With no argument, list every call awaiting a decision: its batch, its id, the tool, the risk
 and the summary.
   toolhost approve BATCH                 approve every call of the batch
-  toolhost approve BATCH --calls ID,ID   approve those calls; the batch's others are denied
+  toolhost approve BATCH --calls ID      approve that call (repeat for more); the batch's others are denied
   toolhost approve BATCH --deny          deny every call (--reason TEXT says why, to the model)
   toolhost approve --all [--deny]        decide every batch awaiting a decision
   toolhost approve -i                    ask about each call at this terminal, as toolhost call
@@ -94,7 +94,9 @@ not be reached or refused one, 2 for usage errors.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.url, "url", "", "the server's address (default: $"+urlEnv+", else "+defaultServeURL+")")
-	fl.StringSliceVar(&f.calls, "calls", nil, "approve only these calls of BATCH (comma-separated ids); its other calls are denied")
+	// One whole id a flag: a call id may hold a comma, and splitting it
+	// would approve other calls than the one named.
+	fl.StringArrayVar(&f.calls, "calls", nil, "approve only this call of BATCH, by its id as listed (repeat --calls for more); its other calls are denied")
 	fl.BoolVar(&f.deny, "deny", false, "deny instead of approving")
 	fl.StringVar(&f.reason, "reason", "", "why the calls are denied, given to the model in their results")
 	fl.BoolVar(&f.all, "all", false, "decide every batch awaiting a decision")
@@ -115,7 +117,7 @@ func checkApprove(f *approveFlags, args []string) error {
 	case f.all && len(args) > 0:
 		return usageErrorf("give a batch id or --all, not both")
 	case len(f.calls) > 0 && len(args) == 0:
-		return usageErrorf("--calls names calls of one batch: toolhost approve BATCH --calls ID,ID")
+		return usageErrorf("--calls names calls of one batch: toolhost approve BATCH --calls ID [--calls ID]")
 	case len(f.calls) > 0 && f.deny:
 		return usageErrorf("--calls approves those calls and denies the others; --deny denies every call; give one of them")
 	case f.deny && len(args) == 0 && !f.all:
@@ -124,8 +126,8 @@ func checkApprove(f *approveFlags, args []string) error {
 		return usageErrorf("--reason says why calls are denied: give it with --deny, with --calls (for the calls left out) or with -i")
 	}
 	for _, id := range f.calls {
-		if strings.TrimSpace(id) == "" {
-			return usageErrorf("--calls %q names an empty call id: give ids separated by commas, such as --calls call_1,call_2", strings.Join(f.calls, ","))
+		if id == "" {
+			return usageErrorf("--calls \"\" names no call: give one call id a --calls, such as --calls call_1 --calls call_2")
 		}
 	}
 	return nil
@@ -390,13 +392,13 @@ func listHeld(ctx context.Context, c *apiClient, w io.Writer) error {
 	for _, b := range list {
 		for _, call := range b.awaiting() {
 			// Everything but the batch id is the model's to write.
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", vis(b.BatchID), vis(call.ID), vis(call.Name), vis(string(call.RiskLevel)), vis(call.Summary))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", vis(b.BatchID), engine.ShownID(call.ID), vis(call.Name), vis(string(call.RiskLevel)), vis(call.Summary))
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "decide: toolhost approve %s approves its calls (--calls ID,ID only those, --deny [--reason TEXT] denies them); --all decides every batch; -i shows each call in full and asks\n", vis(list[0].BatchID))
+	_, err = fmt.Fprintf(w, "decide: toolhost approve %s approves its calls (--calls ID only that one, --deny [--reason TEXT] denies them); --all decides every batch; -i shows each call in full and asks\n", vis(list[0].BatchID))
 	return err
 }
 
@@ -417,10 +419,13 @@ func decideOne(ctx context.Context, c *apiClient, f *approveFlags, id string, w 
 		awaiting := b.awaiting()
 		var ids []string
 		for _, id := range f.calls {
-			id = strings.TrimSpace(id)
-			if !slices.ContainsFunc(awaiting, func(c heldCall) bool { return c.ID == id }) {
-				return fmt.Errorf("batch %s has no call %s awaiting a decision; its calls awaiting one are %s: nothing was changed", vis(b.BatchID), vis(id), callList(awaiting, nil))
+			// The id as the list shows it (engine.ShownID), which no two
+			// calls share; the raw id could be another's shown one.
+			i := slices.IndexFunc(awaiting, func(c heldCall) bool { return engine.ShownID(c.ID) == id })
+			if i < 0 {
+				return fmt.Errorf("batch %s has no call %s awaiting a decision; its calls awaiting one are %s: nothing was changed", vis(b.BatchID), engine.ShownID(id), callList(awaiting, nil))
 			}
+			id = awaiting[i].ID
 			if !slices.Contains(ids, id) {
 				ids = append(ids, id)
 			}
@@ -498,7 +503,7 @@ func callList(cs []heldCall, only []string) string {
 	var names []string
 	for _, c := range cs {
 		if only == nil || slices.Contains(only, c.ID) {
-			names = append(names, fmt.Sprintf("call %s (%s)", vis(c.ID), vis(c.Name)))
+			names = append(names, fmt.Sprintf("call %s (%s)", engine.ShownID(c.ID), vis(c.Name)))
 		}
 	}
 	if len(names) == 0 {

@@ -218,7 +218,7 @@ func TestApproveUsage(t *testing.T) {
 		{[]string{"b1", "--calls", "w1", "--deny"}, "give one of them"},
 		{[]string{"--deny"}, "--deny needs a batch id"},
 		{[]string{"b1", "--reason", "no"}, "--reason says why calls are denied"},
-		{[]string{"b1", "--calls", "w1,,w2"}, "empty call id"},
+		{[]string{"b1", "--calls", ""}, "names no call"},
 		{[]string{"--url", "ftp://x"}, "is not a server's address"},
 		{[]string{"-i"}, "standard input is not one"},
 		{nil, "no bearer token"},
@@ -291,7 +291,7 @@ func TestApproveDecides(t *testing.T) {
 				t.Fatalf("exit %d, %q %q; want it to say %q", code, out, stderr, tt.say)
 			}
 			b := s.ended(id)
-			if b.DecidedBy != "toolhost approve (through the batch API)" {
+			if b.DecidedBy != `the batch API's client "toolhost approve"` {
 				t.Errorf("decided_by %q", b.DecidedBy)
 			}
 			for i, f := range tt.files {
@@ -305,7 +305,7 @@ func TestApproveDecides(t *testing.T) {
 					}
 					continue
 				}
-				if r.OK || !strings.Contains(r.Error.Message, "Denied by toolhost approve") || !strings.Contains(r.Error.Message, tt.denied) {
+				if r.OK || !strings.Contains(r.Error.Message, `Denied by the batch API's client "toolhost approve"`) || !strings.Contains(r.Error.Message, tt.denied) {
 					t.Errorf("denied call's result %+v; want it to name toolhost approve and give %q", r.Error, tt.denied)
 				}
 			}
@@ -359,7 +359,7 @@ func TestApproveErrors(t *testing.T) {
 			[]string{"cannot reach a toolhost server at " + nobody, "toolhost serve --http ADDR", "--url"}},
 		{"unknown batch", approveTestToken, []string{"no-such-batch", "--url", s.url},
 			[]string{"no batch no-such-batch on the server at " + s.url, "toolhost approve lists"}},
-		{"call not in the batch", approveTestToken, []string{id, "--calls", "w1,w9", "--url", s.url},
+		{"call not in the batch", approveTestToken, []string{id, "--calls", "w1", "--calls", "w9", "--url", s.url},
 			[]string{"batch " + id + " has no call w9 awaiting a decision; its calls awaiting one are call w1 (write_file)"}},
 		{"decided by someone else", approveTestToken, []string{decided, "--url", s.url},
 			[]string{"batch " + decided + " was already decided, by the batch API's client", "nothing was changed"}},
@@ -512,7 +512,7 @@ func TestApproveInteractiveWatch(t *testing.T) {
 	sc.typeLine("n")
 	sc.waitFor("approved call w1 (write_file) of batch "+id+"; it runs now; denied the others: call w2 (write_file)", 1)
 	b := s.ended(id)
-	if !s.written("a.txt") || s.written("c.txt") || b.DecidedBy != "toolhost approve (through the batch API)" {
+	if !s.written("a.txt") || s.written("c.txt") || b.DecidedBy != `the batch API's client "toolhost approve"` {
 		t.Errorf("after y and n: a.txt written %v, c.txt written %v, decided by %q", s.written("a.txt"), s.written("c.txt"), b.DecidedBy)
 	}
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -146,4 +147,22 @@ func shown(s string, limit int) string {
 		tail -= size
 	}
 	return Visible(s[:head]) + "…" + Visible(s[tail:])
+}
+
+// ShownID is a call id as a list of calls shows it, for a person to tell
+// calls apart and name one: as it is when plain (printable ASCII with no
+// quote, backslash or '<'), otherwise quoted with every other character
+// escaped. Visible is not enough for that: it writes an invisible U+200B
+// as the text <U+200B>, which a model can also write, and two calls
+// would look alike. ShownID gives no two ids the same text.
+func ShownID(id string) string {
+	for _, r := range id {
+		if r <= ' ' || r > '~' || r == '"' || r == '<' || r == '\\' {
+			return strconv.QuoteToASCII(id)
+		}
+	}
+	if id == "" {
+		return `""`
+	}
+	return id
 }

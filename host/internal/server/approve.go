@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -86,7 +87,8 @@ func (a *approver) both(ctx context.Context, ask []engine.Confirmation, approved
 	defer cancel() // withdraws a question still open
 	answer := make(chan engine.Decision, 1)
 	go func() {
-		if d, answered := a.elicitAll(ectx, ask, approved); answered {
+		// A copy: elicitAll appends to it while the hold reads the original.
+		if d, answered := a.elicitAll(ectx, ask, slices.Clone(approved)); answered {
 			answer <- d
 		}
 	}()

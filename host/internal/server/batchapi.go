@@ -496,7 +496,9 @@ func decidedBy(ctx context.Context, req decisionRequest) string {
 		return decidedInConsole
 	}
 	if req.By != "" {
-		return req.By + " (through the batch API)"
+		// Quoted as a program's name: the words cannot pass for a
+		// decider the server names itself, such as the console.
+		return fmt.Sprintf("the batch API's client %q", req.By)
 	}
 	return decidedByAPI
 }
@@ -518,7 +520,7 @@ func (s *Server) decideBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	by := decidedBy(r.Context(), req)
-	v := verdict{Decision: req.Decision, IDs: req.IDs, By: by, Reason: req.Reason}
+	v := verdict{Decision: req.Decision, IDs: req.IDs, By: by, Reason: engine.Visible(req.Reason)}
 	if !b.claim(by) {
 		writeStateConflict(w, where, b, "decided")
 		return
@@ -615,13 +617,14 @@ func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	where := "POST " + batchPath(b.id, "cancel")
+	who := decidedBy(r.Context(), decisionRequest{})
 	b.mu.Lock()
 	switch {
-	case b.mcp && b.claimLocked(decidedByAPI+", who cancelled the call"):
+	case b.mcp && b.claimLocked(who+", who cancelled the call"):
 		b.cancelled = true
 		b.decided <- verdict{Decision: "deny_all", By: b.decidedBy}
 	case b.state == stateAwaiting || b.state == statePending:
-		b.cancelBeforeLocked(fmt.Sprintf("the batch API's client cancelled batch %s (%s) before it ran", b.id, where))
+		b.cancelBeforeLocked(fmt.Sprintf("%s cancelled batch %s (%s) before it ran", who, b.id, where))
 	case b.state == stateRunning:
 		b.cancelled = true
 		b.cancel()

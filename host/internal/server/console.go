@@ -34,8 +34,15 @@ const (
 	// consoleArgumentLines is how many lines of an argument's value the
 	// console shows before "Show all".
 	consoleArgumentLines = 40
-	// consoleDiffLines is how many lines of a diff it shows.
+	// consoleDiffLines and consoleDiffBytes bound the diff it shows.
 	consoleDiffLines = 2000
+	consoleDiffBytes = 64 << 10
+	// consoleArgumentBytes bounds a call's arguments as laid out, and any
+	// one line of its diff: a model's one-line flood must not make every
+	// state answer megabytes ("Show all" fetches the arguments whole).
+	consoleArgumentBytes = 8 << 10
+	// consoleSummaryBytes bounds a call's summary.
+	consoleSummaryBytes = 1 << 10
 	// consoleResultBytes bounds the result text of a call in a state
 	// answer; the batch API has it whole.
 	consoleResultBytes = 8 << 10
@@ -103,7 +110,7 @@ func loginPage(w http.ResponseWriter, status int, msg string) {
 func (s *Server) consoleLogin(w http.ResponseWriter, r *http.Request) {
 	consoleHeaders(w)
 	_, port, _ := net.SplitHostPort(r.Host)
-	secret, _, err := s.console.login(r.URL.Query().Get("code"))
+	secret, session, err := s.console.login(r.URL.Query().Get("code"))
 	if err != nil {
 		s.log.Warn("console: a login link was refused", "err", err)
 		loginPage(w, http.StatusUnauthorized, err.Error())
@@ -112,8 +119,9 @@ func (s *Server) consoleLogin(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName(port), Value: secret, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(consoleSessionTTL / time.Second)})
 	s.log.Info("console: logged in", "remote", r.RemoteAddr)
-	// The code leaves the address bar at once.
-	http.Redirect(w, r, consolePath, http.StatusSeeOther)
+	// The code leaves the address bar at once; the key goes to the page
+	// in the fragment, which no request carries (consoleauth.go).
+	http.Redirect(w, r, consolePath+"#key="+session.key, http.StatusSeeOther)
 }
 
 func (s *Server) consoleLogout(w http.ResponseWriter, r *http.Request) {
@@ -154,7 +162,6 @@ func (s *Server) consoleStatic(w http.ResponseWriter, r *http.Request) {
 // batches, newest first, with what a person deciding each call of those
 // awaiting a decision is shown.
 type consoleState struct {
-	CSRF        string         `json:"csrf,omitempty"`
 	Version     string         `json:"version"`
 	Approvals   Approvals      `json:"approvals"`
 	HoldSeconds int64          `json:"hold_seconds"`
@@ -179,8 +186,11 @@ type consoleBatch struct {
 // (engine.Visible and engine.Approval's layout), so an invisible or
 // bidi character shows as it does at the terminal.
 type consoleCall struct {
-	N           int    `json:"n"`
+	N int `json:"n"`
+	// ID is the call's id as shown (engine.ShownID); RawID is the id itself,
+	// what a decision names.
 	ID          string `json:"id"`
+	RawID       string `json:"raw_id"`
 	JournalID   string `json:"journal_id"`
 	Tool        string `json:"tool"`
 	Disposition string `json:"disposition"`
@@ -205,9 +215,6 @@ type consoleCall struct {
 func (s *Server) consoleState(w http.ResponseWriter, r *http.Request) {
 	consoleHeaders(w)
 	st := consoleState{Version: s.opts.Version, Approvals: s.opts.Approvals, HoldSeconds: int64(max(s.opts.HoldTimeout, 0) / time.Second), Batches: []consoleBatch{}}
-	if a, _ := authOf(r.Context()); a.console != nil {
-		st.CSRF = a.console.csrf
-	}
 	bs := s.batches.list()
 	slices.Reverse(bs)
 	for _, b := range bs {
@@ -234,12 +241,12 @@ func (b *batch) consoleView() consoleBatch {
 		results[b.results[i].ID] = &b.results[i]
 	}
 	for i, c := range b.calls {
-		cc := consoleCall{N: i + 1, ID: engine.Visible(c.ID), JournalID: c.JournalID, Tool: engine.Visible(c.Name), Disposition: string(c.Disposition),
-			Risk: string(c.RiskLevel), Summary: engine.Visible(c.Summary), Reason: engine.Visible(c.Reason), AlwaysAsk: c.AlwaysAsk}
+		cc := consoleCall{N: i + 1, ID: engine.ShownID(c.ID), RawID: c.ID, JournalID: c.JournalID, Tool: engine.Visible(c.Name), Disposition: string(c.Disposition),
+			Risk: string(c.RiskLevel), Summary: cut(engine.Visible(c.Summary), consoleSummaryBytes), Reason: engine.Visible(c.Reason), AlwaysAsk: c.AlwaysAsk}
 		if a := c.Approval; a != nil {
 			short := a.DetailsLayout(engine.Layout{MaxLines: consoleArgumentLines, More: "Show all"})
-			cc.Arguments = short
-			cc.Folded = short != a.DetailsLayout(engine.Layout{})
+			cc.Arguments = cut(short, consoleArgumentBytes)
+			cc.Folded = cc.Arguments != a.DetailsLayout(engine.Layout{})
 			cc.Recap = a.Recap(0)
 			if a.Omitted != "" {
 				cc.Arguments = "(" + engine.Visible(a.Omitted) + ")\n" + cc.Arguments
@@ -267,9 +274,17 @@ func consoleDiff(d *engine.Diff) (lines []string, note string) {
 	}
 	text := strings.TrimPrefix(d.Text, "dry run: nothing was written\n")
 	lines = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	if len(lines) > consoleDiffLines {
-		note = fmt.Sprintf("%d more lines of the diff are not shown", len(lines)-consoleDiffLines)
-		lines = lines[:consoleDiffLines]
+	size := 0
+	for i, line := range lines {
+		if i == consoleDiffLines || size+len(line) > consoleDiffBytes {
+			note = fmt.Sprintf("%d more lines of the diff are not shown (the arguments hold the whole change)", len(lines)-i)
+			lines = lines[:i]
+			break
+		}
+		if len(line) > consoleArgumentBytes {
+			lines[i] = cut(line, consoleArgumentBytes)
+		}
+		size += len(lines[i])
 	}
 	if d.Truncated {
 		note = strings.TrimPrefix(note+"; the diff is longer than a dry run's output may be: the arguments are the whole change", "; ")
@@ -420,4 +435,14 @@ func (s *Server) ConsoleLink() string {
 		return ""
 	}
 	return s.consoleLink(base).URL
+}
+
+// cut is s up to max bytes, on a rune boundary, with a note of what was
+// left out.
+func cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	head := strings.ToValidUTF8(s[:max], "")
+	return head + fmt.Sprintf(" … (%d more bytes not shown)", len(s)-len(head))
 }

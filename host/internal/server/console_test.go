@@ -15,13 +15,13 @@ import (
 )
 
 // consoleClient is a browser's view of the console: no bearer token, the
-// session cookie it got by logging in, and the anti-CSRF token the
-// console's state gave it.
+// session cookie it got by logging in, and the key the login's redirect
+// handed the page.
 type consoleClient struct {
 	t      *testing.T
 	base   string
 	cookie *http.Cookie
-	csrf   string
+	key    string
 }
 
 // newLink is a fresh login link, once the server serves HTTP.
@@ -45,8 +45,9 @@ func login(t *testing.T, a *apiTest) *consoleClient {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != consolePath {
-		t.Fatalf("GET %s: %s to %q; want 303 to %s", link, resp.Status, resp.Header.Get("Location"), consolePath)
+	key, ok := strings.CutPrefix(resp.Header.Get("Location"), consolePath+"#key=")
+	if resp.StatusCode != http.StatusSeeOther || !ok || len(key) < 32 {
+		t.Fatalf("GET %s: %s to %q; want 303 to %s#key=KEY", link, resp.Status, resp.Header.Get("Location"), consolePath)
 	}
 	var cookie *http.Cookie
 	for _, c := range resp.Cookies() {
@@ -57,13 +58,10 @@ func login(t *testing.T, a *apiTest) *consoleClient {
 	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Path != "/" {
 		t.Fatalf("login cookie %+v; want an HttpOnly, SameSite=Strict cookie for /", cookie)
 	}
-	c := &consoleClient{t: t, base: a.base, cookie: cookie}
-	status, out := c.do("GET", "/console/api/state", "", nil)
-	var st consoleState
-	if err := json.Unmarshal(out, &st); status != 200 || err != nil || st.CSRF == "" {
+	c := &consoleClient{t: t, base: a.base, cookie: cookie, key: key}
+	if status, out := c.do("GET", "/console/api/state", "", nil); status != 200 {
 		t.Fatalf("GET /console/api/state: %d %s", status, out)
 	}
-	c.csrf = st.CSRF
 	return c
 }
 
@@ -81,6 +79,9 @@ func (c *consoleClient) do(method, path, body string, header map[string]string) 
 	}
 	if c.cookie != nil {
 		req.AddCookie(c.cookie)
+	}
+	if c.key != "" {
+		req.Header.Set(consoleKeyHeader, c.key)
 	}
 	for k, v := range header {
 		req.Header.Set(k, v)
@@ -109,7 +110,12 @@ func TestConsoleAuth(t *testing.T) {
 	decision := `{"decision":"deny_all","reason":"not now"}`
 	decide := batchPath(held.BatchID, "decision")
 	anon := &consoleClient{t: t, base: a.base}
-	stale := &consoleClient{t: t, base: a.base, cookie: &http.Cookie{Name: c.cookie.Name, Value: "NOTASESSION"}}
+	stale := &consoleClient{t: t, base: a.base, cookie: &http.Cookie{Name: c.cookie.Name, Value: "NOTASESSION"}, key: c.key}
+	// A server on another local port gets the cookie (cookies ignore
+	// ports), never the key.
+	cookieOnly := &consoleClient{t: t, base: a.base, cookie: c.cookie}
+	wrongKey := &consoleClient{t: t, base: a.base, cookie: c.cookie, key: c.key + "x"}
+	post := map[string]string{"Origin": origin, "Sec-Fetch-Site": "same-origin"}
 	for _, tt := range []struct {
 		name   string
 		c      *consoleClient
@@ -125,17 +131,20 @@ func TestConsoleAuth(t *testing.T) {
 		{"no cookie: page", anon, "GET", "/console", "", nil, 401, "--console-link"},
 		{"no cookie: events", anon, "GET", "/console/api/events", "", nil, 401, ""},
 		{"unknown session", stale, "GET", "/console/api/state", "", nil, 401, "session has expired"},
-		{"session: page", c, "GET", "/console", "", nil, 200, "console.js"},
+		{"cookie alone: page", cookieOnly, "GET", "/console", "", nil, 200, "console.js"},
+		{"cookie alone: state", cookieOnly, "GET", "/console/api/state", "", nil, 401, "session's key"},
+		{"cookie alone: decides nothing", cookieOnly, "POST", decide, decision, post, 401, "session's key"},
+		{"wrong key", wrongKey, "GET", "/v1/batches", "", nil, 401, "session's key"},
 		{"session: batches", c, "GET", "/v1/batches", "", nil, 200, held.BatchID},
-		{"session: not MCP", c, "POST", "/mcp", `{}`, map[string]string{csrfHeader: c.csrf}, 401, "bearer token"},
-		{"session: no links", c, "POST", consoleLinksPath, "", map[string]string{csrfHeader: c.csrf}, 401, "bearer token"},
-		{"session: POST without CSRF token", c, "POST", decide, decision, nil, 401, "anti-CSRF"},
-		{"session: POST with a wrong CSRF token", c, "POST", decide, decision, map[string]string{csrfHeader: c.csrf + "x"}, 401, "anti-CSRF"},
-		{"session: foreign origin", c, "POST", decide, decision, map[string]string{csrfHeader: c.csrf, "Origin": "http://evil.example"}, 403, "Origin"},
-		{"session: another port on localhost", c, "POST", decide, decision, map[string]string{csrfHeader: c.csrf, "Origin": "http://127.0.0.1:1"}, 401, "own page"},
-		{"session: cross-site fetch", c, "POST", decide, decision, map[string]string{csrfHeader: c.csrf, "Sec-Fetch-Site": "cross-site"}, 401, "Sec-Fetch-Site"},
+		{"session: not MCP", c, "POST", "/mcp", `{}`, nil, 401, "bearer token"},
+		{"session: no links", c, "POST", consoleLinksPath, "", nil, 401, "bearer token"},
+		{"session: plans no batch", c, "POST", "/v1/batches", `{"calls":[{"id":"x","name":"run_command","arguments":{"command":"true"}}]}`, post, 401, "bearer token"},
+		{"session: no recovery", c, "POST", "/v1/journal/batches/" + held.BatchID + "/recover", `{"choice":"discard"}`, post, 401, "bearer token"},
+		{"session: foreign origin", c, "POST", decide, decision, map[string]string{"Origin": "http://evil.example"}, 403, "Origin"},
+		{"session: another port on localhost", c, "POST", decide, decision, map[string]string{"Origin": "http://127.0.0.1:1"}, 401, "own page"},
+		{"session: cross-site fetch", c, "POST", decide, decision, map[string]string{"Sec-Fetch-Site": "cross-site"}, 401, "Sec-Fetch-Site"},
 		{"session: same-site fetch", c, "GET", "/console/api/state", "", map[string]string{"Sec-Fetch-Site": "same-site"}, 401, "Sec-Fetch-Site"},
-		{"session: decides", c, "POST", decide, decision, map[string]string{csrfHeader: c.csrf, "Origin": origin, "Sec-Fetch-Site": "same-origin"}, 200, "a person in the web console"},
+		{"session: decides", c, "POST", decide, decision, post, 200, "a person in the web console"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			status, out := tt.c.do(tt.method, tt.path, tt.body, tt.header)
@@ -206,6 +215,7 @@ func TestConsoleHeaders(t *testing.T) {
 	for _, path := range []string{"/console", "/console/static/console.js", "/console/static/console.css", "/console/api/state", "/console/login?code=x"} {
 		req, _ := http.NewRequest("GET", a.base+path, nil)
 		req.AddCookie(c.cookie)
+		req.Header.Set(consoleKeyHeader, c.key)
 		resp, err := noRedirect().Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -245,6 +255,7 @@ func TestConsoleEvents(t *testing.T) {
 	c := login(t, a)
 	req, _ := http.NewRequest("GET", a.base+"/console/api/events", nil)
 	req.AddCookie(c.cookie)
+	req.Header.Set(consoleKeyHeader, c.key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -15,11 +15,15 @@ import (
 // The web console's logins. A browser never holds the bearer token: the
 // operator opens a link with a one-time code (serve prints one, and
 // toolhost serve --console-link asks the running server for another),
-// which opens a session held in an HttpOnly, SameSite=Strict cookie.
-// Requests of a session reach only the console and /v1, never /mcp;
-// those that change anything also carry the session's anti-CSRF token
-// in a header a cross-site form cannot set, and none may come from
-// another origin.
+// which opens a session. The session is two secrets: an HttpOnly,
+// SameSite=Strict cookie, and a key the login hands the page in the
+// redirect's fragment, which the page keeps in its origin's storage and
+// sends in a header with every request. A cookie is sent to every port
+// of the host, so a server on another local port the browser visits
+// gets it; the key it never sees, and without the key the cookie opens
+// nothing but the console's static page. The header is also what no
+// cross-site form can send. A session reaches only what the console
+// uses: never /mcp, nor the planning of a batch of its own.
 
 const (
 	// loginCodeTTL is how long a login link works: long enough to copy
@@ -32,8 +36,8 @@ const (
 	// script with the token) can make pile up; the oldest goes first.
 	maxLoginCodes      = 16
 	maxConsoleSessions = 32
-	// csrfHeader carries a session's anti-CSRF token.
-	csrfHeader = "X-Toolhost-CSRF"
+	// consoleKeyHeader carries a session's key.
+	consoleKeyHeader = "X-Toolhost-Console-Key"
 )
 
 // consoleAuth holds the console's unused login codes and its sessions,
@@ -48,7 +52,7 @@ type consoleAuth struct {
 
 // consoleSession is one browser's login.
 type consoleSession struct {
-	csrf    string
+	key     string
 	created time.Time
 	expires time.Time
 }
@@ -75,7 +79,8 @@ func (a *consoleAuth) newCode() (code string, expires time.Time) {
 // errLogin is a login code that is unknown, used or expired.
 var errLogin = errors.New("this console link was used already or has expired (a link works once, for 10 minutes): run toolhost serve --console-link --http ADDR for a fresh one")
 
-// login spends code and opens a session; secret goes in the cookie.
+// login spends code and opens a session; secret goes in the cookie,
+// s.key to the page.
 func (a *consoleAuth) login(code string) (secret string, s *consoleSession, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -90,7 +95,7 @@ func (a *consoleAuth) login(code string) (secret string, s *consoleSession, err 
 		dropOldest(a.sessions, func(s *consoleSession) time.Time { return s.created })
 	}
 	secret = rand.Text() + rand.Text()
-	s = &consoleSession{csrf: rand.Text() + rand.Text(), created: now, expires: now.Add(consoleSessionTTL)}
+	s = &consoleSession{key: rand.Text() + rand.Text(), created: now, expires: now.Add(consoleSessionTTL)}
 	a.sessions[sha256.Sum256([]byte(secret))] = s
 	return secret, s, nil
 }
@@ -154,47 +159,69 @@ func cookieName(port string) string { return "toolhost_console_" + port }
 
 // checkConsole says whether r is a request of a console session, and
 // what is wrong with it if it cannot be served as one ("" if nothing):
-// it must reach the console or /v1, come from this server's own origin
-// (a page of another port on localhost is the same site, so SameSite
-// alone does not keep it out), and, unless it only reads, carry the
-// session's anti-CSRF token.
+// it must be one the console makes (sessionAllowed), come from this
+// server's own origin (a page of another port on localhost is the same
+// site, so SameSite alone does not keep it out), and, but for the
+// console's page and files, carry the session's key. Every cookie of
+// the name is tried: a page of another port may set one of its own,
+// which the browser sends first.
 func (a *consoleAuth) checkConsole(r *http.Request, port string) (s *consoleSession, msg string) {
-	c, err := r.Cookie(cookieName(port))
-	if err != nil || a == nil {
+	cookies := r.CookiesNamed(cookieName(port))
+	if len(cookies) == 0 || a == nil || !sessionAllowed(r.Method, r.URL.Path) {
 		return nil, ""
 	}
-	if !sessionPath(r.URL.Path) {
-		return nil, ""
+	for _, c := range cookies {
+		if s = a.session(c.Value); s != nil {
+			break
+		}
 	}
-	s = a.session(c.Value)
+	where := r.Method + " " + r.URL.Path
 	if s == nil {
-		return nil, r.Method + " " + r.URL.Path + ": the console session has expired or the server restarted: open a fresh console link (toolhost serve --console-link --http ADDR prints one)"
+		return nil, where + ": the console session has expired or the server restarted: open a fresh console link (toolhost serve --console-link --http ADDR prints one)"
 	}
 	if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, "http://"+r.Host) {
-		return nil, r.Method + " " + r.URL.Path + ": a console request must come from the console's own page, not from " + truncate(o, 80)
+		return nil, where + ": a console request must come from the console's own page, not from " + truncate(o, 80)
 	}
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return nil, r.Method + " " + r.URL.Path + ": a console request must come from the console's own page (Sec-Fetch-Site: " + truncate(site, 20) + ")"
+		return nil, where + ": a console request must come from the console's own page (Sec-Fetch-Site: " + truncate(site, 20) + ")"
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get(csrfHeader)), []byte(s.csrf)) != 1 {
-			return nil, r.Method + " " + r.URL.Path + ": the request lacks the console's anti-CSRF token (header " + csrfHeader + "): reload the console page"
-		}
+	if publicPath(r) {
+		return s, ""
+	}
+	if subtle.ConstantTimeCompare([]byte(r.Header.Get(consoleKeyHeader)), []byte(s.key)) != 1 {
+		return nil, where + ": the request lacks the console session's key (header " + consoleKeyHeader + "): open the console with a fresh link (toolhost serve --console-link --http ADDR prints one)"
 	}
 	return s, ""
 }
 
-// sessionPath reports whether a console session may reach path: the
-// console and the batch API, but not MCP (a browser never runs tools)
-// nor the making of login links.
-func sessionPath(path string) bool {
+// sessionAllowed reports whether a console session may make the request
+// method path: what the console does, and nothing more. It reads
+// batches, the journal and their events; decides, cancels, submits the
+// results of, and undoes what is there. It never reaches MCP, never
+// plans a batch of its own (a session would otherwise run any command
+// it approves itself), and never makes login links.
+func sessionAllowed(method, path string) bool {
+	p := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	get := method == http.MethodGet || method == http.MethodHead
+	post := method == http.MethodPost
 	switch {
-	case path == consolePath || strings.HasPrefix(path, consolePath+"/"):
-		return true
-	case path == consoleLinksPath:
+	case p[0] == "console":
+		return get || post && path == consolePath+"/logout"
+	case len(p) < 2 || p[0] != "v1":
 		return false
+	case p[1] == "batches":
+		switch len(p) {
+		case 2, 3:
+			return get // the list and a batch; not POST /v1/batches
+		case 4:
+			return get && p[3] == "events" || post && (p[3] == "decision" || p[3] == "cancel" || p[3] == "results")
+		case 6:
+			return get && p[3] == "calls" && p[5] == "arguments"
+		}
+	case p[1] == "journal":
+		return get && len(p) >= 3 && len(p) <= 4 && p[2] == "batches" || post && path == "/v1/journal/undo"
 	}
-	return strings.HasPrefix(path, "/v1/")
+	return false
 }
 
 // publicPath reports whether r is served without a credential: health,

@@ -7,15 +7,22 @@
 const outputLines = 50; // lines of a command's output shown until "Show all"
 const streamingTools = ["run_command", "run_tests"]; // tools whose output streams
 
+// armDelay is how long a call newly shown waits before its buttons
+// work, and before "Approve all" covers it: a press aimed at what was
+// there a moment ago must not land on a call the person has not seen.
+const armDelay = 1000;
+
 const ui = {
-  csrf: "",
+  key: "", // the session's key (consoleauth.go), sent with every request
   fetching: false,
   again: false,
-  selected: new Set(), // batch id + "\n" + call id
+  selected: new Set(), // batch id + "\n" + raw call id
+  shownAt: new Map(), // batch id + "\n" + raw call id -> when it was first shown
   awaitingKey: "",
   batchKeys: new Map(), // batch id -> JSON of what its row shows
   rows: new Map(), // batch id -> li
-  streams: new Map(), // batch id -> EventSource
+  streams: new Map(), // batch id -> AbortController of its output stream
+  shownIDs: new Map(), // batch id + "\n" + raw call id -> the id as shown
   outputs: new Map(), // batch id + "\n" + call id -> {lines, partial, follow, all, box, pre, more}
   seen: new Set(), // awaiting calls already announced
   first: true,
@@ -48,9 +55,8 @@ function setStatus(text) { $("status").textContent = text; }
 
 async function api(path, options) {
   const o = Object.assign({ credentials: "same-origin", cache: "no-store" }, options || {});
-  if (o.method && o.method !== "GET") {
-    o.headers = Object.assign({ "Content-Type": "application/json", "X-Toolhost-CSRF": ui.csrf }, o.headers || {});
-  }
+  o.headers = Object.assign({ "X-Toolhost-Console-Key": ui.key }, o.headers || {});
+  if (o.method && o.method !== "GET") o.headers["Content-Type"] = "application/json";
   const r = await fetch(path, o);
   if (r.status === 401) {
     location.reload(); // the server shows how to log in again
@@ -71,9 +77,7 @@ async function refresh() {
   ui.fetching = true;
   try {
     const r = await api("/console/api/state");
-    const st = await r.json();
-    if (st.csrf) ui.csrf = st.csrf;
-    render(st);
+    render(await r.json());
   } catch (e) {
     setStatus("cannot read the server's state: " + e.message);
   } finally {
@@ -85,7 +89,9 @@ async function refresh() {
 function render(st) {
   const awaiting = [];
   const pending = [];
-  for (const b of st.batches) {
+  // Oldest batch first: a call that arrives goes below those shown,
+  // never above, so nothing moves under the pointer.
+  for (const b of [...st.batches].reverse()) {
     for (const c of b.calls) {
       if (b.state === "awaiting_approval" && c.status === "awaiting") awaiting.push([b, c]);
       if (b.state === "pending_results" && c.status === "pending_result") pending.push([b, c]);
@@ -97,7 +103,7 @@ function render(st) {
   for (const id of ["approve-all", "approve-selected", "deny-all"]) $(id).disabled = awaiting.length === 0;
   setStatus("live · approvals: " + st.approvals + " · a held call waits " + st.hold_seconds + " s · toolhost " + st.version.split(/[ ,]/)[0]);
 
-  const key = awaiting.map(([b, c]) => b.id + "\n" + c.id).join("\n");
+  const key = awaiting.map(([b, c]) => b.id + "\n" + c.raw_id).join("\n");
   if (key !== ui.awaitingKey) {
     ui.awaitingKey = key;
     renderAwaiting(awaiting);
@@ -111,21 +117,59 @@ function render(st) {
 function renderAwaiting(awaiting) {
   const list = $("awaiting");
   const keep = new Set();
-  list.replaceChildren(...awaiting.map(([b, c]) => {
-    const k = b.id + "\n" + c.id;
+  const now = Date.now();
+  const labels = new Map();
+  for (const [, c] of awaiting) labels.set(c.id, (labels.get(c.id) || 0) + 1);
+  // One group a batch, its calls inside: a batch is decided whole (or
+  // by the selection), so its buttons are the group's.
+  const groups = [];
+  for (const [b, c] of awaiting) {
+    const k = b.id + "\n" + c.raw_id;
     keep.add(k);
-    return awaitingCall(b, c, k);
-  }));
+    if (!ui.shownAt.has(k)) ui.shownAt.set(k, now);
+    // Two calls shown alike (ids of different batches) are told apart
+    // by their batch and number.
+    const label = labels.get(c.id) > 1 ? c.id + " (call " + c.n + " of batch " + b.id + ")" : c.id;
+    let g = groups[groups.length - 1];
+    if (!g || g.batch.id !== b.id) groups.push(g = { batch: b, cards: [] });
+    g.cards.push(awaitingCall(b, c, k, label));
+  }
+  list.replaceChildren(...groups.map(({ batch: b, cards }) => el("li", { class: "group", "data-batch": b.id },
+    cards.length > 1 || b.calls.length > 1
+      ? el("p", { class: "group-head", text: "batch " + b.id + ": " + cards.length + " of its " + b.calls.length + " calls wait for a decision" + (b.held_for_mcp ? " · an MCP client's call" : "") })
+      : null,
+    el("ol", { class: "calls" }, ...cards),
+    el("div", { class: "actions" },
+      el("button", { type: "button", class: "approve decide", disabled: true, text: "Approve batch " + b.id, onclick: () => decideBatches([[b.id, { decision: "approve_all" }]]) }),
+      el("button", { type: "button", class: "deny decide", disabled: true, text: "Deny batch " + b.id, onclick: () => decideBatches([[b.id, withReason({ decision: "deny_all" })]]) })))));
   for (const k of [...ui.selected]) if (!keep.has(k)) ui.selected.delete(k);
+  for (const k of [...ui.shownAt.keys()]) if (!keep.has(k)) ui.shownAt.delete(k);
+  armCards();
+}
+
+// armed reports whether the call of key has been shown long enough to
+// be decided.
+function armed(key) { return Date.now() - (ui.shownAt.get(key) || Date.now()) >= armDelay; }
+
+// armCards enables the buttons of the cards shown long enough, and
+// checks again until every card is.
+function armCards() {
+  let waiting = false;
+  for (const li of $("awaiting").children) {
+    const ready = [...li.querySelectorAll("[data-key]")].every((e) => armed(e.getAttribute("data-key")));
+    for (const btn of li.querySelectorAll("button.decide")) btn.disabled = !ready;
+    waiting = waiting || !ready;
+  }
+  if (waiting) setTimeout(armCards, 100);
 }
 
 function riskBadge(risk) {
   return el("span", { class: "risk risk-" + (risk || "unknown"), text: (risk || "unknown").toUpperCase() + " risk" });
 }
 
-function awaitingCall(b, c, k) {
+function awaitingCall(b, c, k, label) {
   const box = el("input", {
-    type: "checkbox", id: "select-" + b.id + "-" + c.n, "aria-label": "Select call " + c.id,
+    type: "checkbox", id: "select-" + b.id + "-" + c.n, "aria-label": "Select call " + label, "data-key": k,
     onchange: (e) => { if (e.target.checked) ui.selected.add(k); else ui.selected.delete(k); },
   });
   box.checked = ui.selected.has(k);
@@ -161,10 +205,7 @@ function awaitingCall(b, c, k) {
     if (c.diff_note) parts.push(el("p", { class: "note", text: c.diff_note }));
   }
   if (c.recap) parts.push(el("pre", { class: "recap model", text: c.recap }));
-  parts.push(el("div", { class: "actions" },
-    el("button", { type: "button", class: "approve", text: "Approve batch " + b.id, onclick: () => decideBatches([[b.id, { decision: "approve_all" }]]) }),
-    el("button", { type: "button", class: "deny", text: "Deny batch " + b.id, onclick: () => decideBatches([[b.id, withReason({ decision: "deny_all" })]]) })));
-  return el("li", { class: "call awaiting", "data-batch": b.id, "data-call": c.id }, ...parts);
+  return el("li", { class: "call awaiting" }, ...parts);
 }
 
 function diffView(lines) {
@@ -186,16 +227,23 @@ function withReason(body) {
   return body;
 }
 
+// awaitingBatches are the batches shown long enough to be decided
+// (armed); late says how many calls arrived too recently to be.
 function awaitingBatches() {
   const ids = [];
+  let late = 0;
+  const fresh = new Set();
   for (const li of $("awaiting").children) {
     const id = li.getAttribute("data-batch");
-    if (!ids.includes(id)) ids.push(id);
+    const keys = [...li.querySelectorAll("[data-key]")].map((e) => e.getAttribute("data-key"));
+    const young = keys.filter((k) => !armed(k)).length;
+    if (young) { fresh.add(id); late += young; continue; }
+    ids.push(id);
   }
-  return ids;
+  return { ids: ids.filter((id) => !fresh.has(id)), late };
 }
 
-async function decideBatches(decisions) {
+async function decideBatches(decisions, late) {
   const out = $("decision-result");
   out.textContent = "deciding…";
   const done = [];
@@ -212,13 +260,14 @@ async function decideBatches(decisions) {
   const kinds = [...new Set(decisions.map(([, b]) => verb[b.decision]))].join("/");
   out.textContent = (done.length ? kinds + " " + done.length + " batch" + (done.length > 1 ? "es" : "") + ": " + done.join(", ") : "") +
     (failed.length ? (done.length ? "; " : "") + "not decided: " + failed.join("; ") : "");
+  if (late) out.textContent += " (" + late + " call" + (late > 1 ? "s" : "") + " that just arrived not included: look at " + (late > 1 ? "them" : "it") + " first)";
   if (done.length) $("reason").value = "";
   refresh();
 }
 
 function announce(awaiting) {
-  const fresh = awaiting.filter(([b, c]) => !ui.seen.has(b.id + "\n" + c.id));
-  for (const [b, c] of awaiting) ui.seen.add(b.id + "\n" + c.id);
+  const fresh = awaiting.filter(([b, c]) => !ui.seen.has(b.id + "\n" + c.raw_id));
+  for (const [b, c] of awaiting) ui.seen.add(b.id + "\n" + c.raw_id);
   if (ui.first || fresh.length === 0) return;
   if ("Notification" in window && Notification.permission === "granted" && document.hidden) {
     const [, c] = fresh[0];
@@ -230,7 +279,7 @@ function announce(awaiting) {
 function renderPending(pending) {
   $("pending").hidden = pending.length === 0;
   const list = $("pending-calls");
-  const key = pending.map(([b, c]) => b.id + "\n" + c.id).join("\n");
+  const key = JSON.stringify(pending.map(([b, c]) => [b.id, c.raw_id]));
   if (list.getAttribute("data-key") === key) return;
   list.setAttribute("data-key", key);
   list.replaceChildren(...pending.map(([b, c]) => {
@@ -246,7 +295,7 @@ function renderPending(pending) {
         type: "button", text: "Submit result for call " + c.id,
         onclick: async () => {
           try {
-            await api("/v1/batches/" + encodeURIComponent(b.id) + "/results", { method: "POST", body: JSON.stringify({ results: [{ id: c.id, content: text.value, is_error: isError.checked }] }) });
+            await api("/v1/batches/" + encodeURIComponent(b.id) + "/results", { method: "POST", body: JSON.stringify({ results: [{ id: c.raw_id, content: text.value, is_error: isError.checked }] }) });
             msg.textContent = "submitted";
             refresh();
           } catch (e) { msg.textContent = "not submitted: " + e.message; }
@@ -265,10 +314,14 @@ function renderBatches(st) {
   const list = $("batches");
   const ids = new Set(st.batches.map((b) => b.id));
   for (const [id, li] of ui.rows) {
-    if (!ids.has(id)) { li.remove(); ui.rows.delete(id); ui.batchKeys.delete(id); }
+    if (!ids.has(id)) {
+      li.remove(); ui.rows.delete(id); ui.batchKeys.delete(id);
+      for (const k of [...ui.shownIDs.keys()]) if (k.startsWith(id + "\n")) ui.shownIDs.delete(k);
+    }
   }
   let prev = null;
   for (const b of st.batches) {
+    for (const c of b.calls) ui.shownIDs.set(b.id + "\n" + c.raw_id, c.id);
     const key = JSON.stringify([b.state, b.decided_by, b.calls.map((c) => [c.status, c.result])]);
     let li = ui.rows.get(b.id);
     if (!li || ui.batchKeys.get(b.id) !== key) {
@@ -299,12 +352,12 @@ function batchRow(b) {
     const icon = c.status === "running"
       ? el("span", { class: "spinner", role: "img", "aria-label": label })
       : el("span", { class: "mark mark-" + c.status, role: "img", "aria-label": label, text: mark });
-    const li = el("li", { class: "call-state state-" + c.status, "data-call": c.id },
+    const li = el("li", { class: "call-state state-" + c.status, "data-call": c.raw_id },
       icon, el("span", { class: "tool", text: c.tool }), el("span", { class: "id", text: c.id }),
       el("span", { class: "label", text: label }),
       c.summary ? el("span", { class: "summary model", text: c.summary }) : null);
     if (c.result) li.append(el("pre", { class: "result model", text: c.result }));
-    const out = ui.outputs.get(b.id + "\n" + c.id);
+    const out = ui.outputs.get(b.id + "\n" + c.raw_id);
     if (out) li.append(out.box);
     return li;
   });
@@ -318,24 +371,45 @@ function batchRow(b) {
     el("ol", { class: "calls-state" }, ...calls));
 }
 
+// events reads the server-sent events of path with fetch (EventSource
+// cannot send the session's key), calling on[name](data) for each, until
+// the stream ends or signal aborts it.
+async function events(path, on, signal) {
+  const r = await api(path, { signal, headers: { Accept: "text/event-stream" } });
+  const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += value;
+    let end;
+    while ((end = buf.indexOf("\n\n")) >= 0) {
+      const block = buf.slice(0, end);
+      buf = buf.slice(end + 2);
+      let name = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) name = line.slice(7);
+        else if (line.startsWith("data: ")) data.push(line.slice(6));
+      }
+      if (on[name]) on[name](data.join("\n"));
+    }
+  }
+}
+
 // stream follows a running batch's events for its commands' output.
 function stream(id) {
-  const es = new EventSource("/v1/batches/" + encodeURIComponent(id) + "/events");
-  ui.streams.set(id, es);
-  const chunk = (e) => {
+  const stop = new AbortController();
+  ui.streams.set(id, stop);
+  const chunk = (data) => {
     let ev;
-    try { ev = JSON.parse(e.data); } catch (_) { return; }
+    try { ev = JSON.parse(data); } catch (_) { return; }
     if (!ev.tool_call_id || !ev.chunk) return;
     appendOutput(id, ev.tool_call_id, ev.chunk);
   };
-  es.addEventListener("stdout_chunk", chunk);
-  es.addEventListener("stderr_chunk", chunk);
-  es.addEventListener("state", (e) => {
-    let ev;
-    try { ev = JSON.parse(e.data); } catch (_) { return; }
-    if (ev.state === "done" || ev.state === "cancelled") { es.close(); ui.streams.delete(id); }
-  });
-  es.onerror = () => { if (es.readyState === EventSource.CLOSED) ui.streams.delete(id); };
+  events("/v1/batches/" + encodeURIComponent(id) + "/events", { stdout_chunk: chunk, stderr_chunk: chunk }, stop.signal)
+    .catch(() => { /* ended or refused: the output shown stays */ })
+    .finally(() => ui.streams.delete(id));
 }
 
 function appendOutput(batch, call, text) {
@@ -343,9 +417,9 @@ function appendOutput(batch, call, text) {
   let out = ui.outputs.get(k);
   if (!out) {
     const pre = el("pre", { class: "model" });
-    const box = el("div", { class: "output", role: "log", tabindex: "0", "aria-label": "Output of call " + call });
+    const box = el("div", { class: "output", role: "log", tabindex: "0", "aria-label": "Output of call " + (ui.shownIDs.get(k) || call) });
     const more = el("button", { type: "button", class: "more", hidden: true });
-    out = { lines: [], partial: "", follow: true, all: false, pre, more };
+    out = { lines: [], partial: "", follow: true, all: false, pre, more, name: ui.shownIDs.get(k) || call };
     out.box = el("div", { class: "output-wrap" }, more, box);
     box.append(pre);
     box.addEventListener("scroll", () => { out.follow = box.scrollTop + box.clientHeight >= box.scrollHeight - 4; });
@@ -368,6 +442,7 @@ function drawOutput(out) {
   const hidden = all.length - shown.length;
   out.more.hidden = !out.all && hidden === 0;
   out.more.textContent = out.all ? "Show the last " + outputLines + " lines" : "Show all " + all.length + " lines (" + hidden + " earlier not shown)";
+  out.more.setAttribute("aria-label", out.all ? "Show the last " + outputLines + " lines of call " + out.name : "Show all output of call " + out.name);
   const box = out.box.querySelector(".output");
   if (out.follow) box.scrollTop = box.scrollHeight;
 }
@@ -467,13 +542,19 @@ async function undo(id, what, panel) {
 }
 
 function start() {
+  ui.key = sessionKey();
   $("history-load").addEventListener("click", loadHistory);
-  $("approve-all").addEventListener("click", () => decideBatches(awaitingBatches().map((id) => [id, { decision: "approve_all" }])));
-  $("deny-all").addEventListener("click", () => decideBatches(awaitingBatches().map((id) => [id, withReason({ decision: "deny_all" })])));
+  const all = (body) => () => {
+    const { ids, late } = awaitingBatches();
+    decideBatches(ids.map((id) => [id, body()]), late);
+  };
+  $("approve-all").addEventListener("click", all(() => ({ decision: "approve_all" })));
+  $("deny-all").addEventListener("click", all(() => withReason({ decision: "deny_all" })));
   $("approve-selected").addEventListener("click", () => {
     const byBatch = new Map();
     for (const k of ui.selected) {
-      const [b, c] = k.split("\n");
+      const i = k.indexOf("\n");
+      const [b, c] = [k.slice(0, i), k.slice(i + 1)];
       if (!byBatch.has(b)) byBatch.set(b, []);
       byBatch.get(b).push(c);
     }
@@ -489,10 +570,34 @@ function start() {
     notify.hidden = false;
     notify.addEventListener("click", async () => { await Notification.requestPermission(); notify.hidden = true; });
   }
-  const events = new EventSource("/console/api/events");
-  events.addEventListener("changed", refresh);
-  events.onerror = () => setStatus("disconnected from the server; reconnecting…");
-  refresh();
+  follow();
+}
+
+// follow refreshes the state whenever the server says it changed, and
+// reconnects when the stream breaks.
+async function follow() {
+  for (;;) {
+    try {
+      await events("/console/api/events", { changed: refresh });
+    } catch (e) {
+      if (e.message === "logged out") return;
+    }
+    setStatus("disconnected from the server; reconnecting…");
+    await new Promise((done) => setTimeout(done, 2000));
+  }
+}
+
+// sessionKey is the key the login handed this page in its address's
+// fragment, kept in this origin's storage (no other port's page can read
+// it) and taken out of the address at once.
+function sessionKey() {
+  const m = /^#key=([A-Za-z0-9]+)$/.exec(location.hash);
+  if (m) {
+    try { localStorage.setItem("toolhost-console-key", m[1]); } catch (_) { /* storage off: this page only */ }
+    history.replaceState(null, "", location.pathname);
+    return m[1];
+  }
+  try { return localStorage.getItem("toolhost-console-key") || ""; } catch (_) { return ""; }
 }
 
 document.addEventListener("DOMContentLoaded", start);

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/toolhost/toolhost/internal/testenv"
@@ -156,6 +157,35 @@ func (b *browser) click(t *testing.T, role, name string) {
 	b.do(t, chromedp.MouseClickXY(at[0], at[1]))
 }
 
+// waitEnabled waits until the element with this role and name can be
+// used: the console keeps a call's buttons off for a moment after it
+// appears.
+func (b *browser) waitEnabled(t *testing.T, role, name string) {
+	t.Helper()
+	id := b.byRole(t, role, name)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		disabled := get(t, b, func(ctx context.Context, tg *chromedp.Target) (bool, error) {
+			res, err := cdp.Call(ctx, tg, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id})
+			if err != nil {
+				return false, err
+			}
+			v, err := cdp.Call(ctx, tg, runtime.CallFunctionOn, runtime.CallFunctionOnParams{FunctionDeclaration: "function() { return this.disabled; }", ObjectID: res.Object.ObjectID, ReturnByValue: new(true)})
+			if err != nil {
+				return false, err
+			}
+			return string(v.Result.Value) == "true", nil
+		})
+		if !disabled {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %q is still disabled after 10 s", role, name)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // typeInto focuses the element with this role and name and types text.
 func (b *browser) typeInto(t *testing.T, role, name, text string) {
 	t.Helper()
@@ -264,7 +294,8 @@ func TestConsoleApprovesHeldMCPCall(t *testing.T) {
 	}
 	done := callInBackground(ctx, cs, "write_file", map[string]any{"path": "notes.txt", "content": "after\n"})
 
-	b.byRole(t, "checkbox", "Select call "+s.awaitHeld(t).Calls[0].ID)
+	held := s.awaitHeld(t)
+	b.byRole(t, "checkbox", "Select call "+held.Calls[0].ID)
 	b.waitText(t, "#awaiting pre.diff", "+after")
 	if got := b.text(t, "#awaiting pre.diff"); !strings.Contains(got, "-before") {
 		t.Errorf("the diff reads %q; want the line removed too", got)
@@ -273,6 +304,7 @@ func TestConsoleApprovesHeldMCPCall(t *testing.T) {
 		t.Errorf("title %q; want the count of waiting calls first", title)
 	}
 	b.screenshot(t, "console-awaiting")
+	b.waitEnabled(t, "button", "Approve batch "+held.BatchID)
 	b.click(t, "button", "Approve all")
 
 	a := answer(t, done)
@@ -301,9 +333,11 @@ func TestConsoleDeniesWithReason(t *testing.T) {
 		t.Fatalf("read_file: %v %q", err, text)
 	}
 	done := callInBackground(ctx, cs, "write_file", map[string]any{"path": "notes.txt", "content": "after\n"})
-	b.byRole(t, "checkbox", "Select call "+s.awaitHeld(t).Calls[0].ID)
+	held := s.awaitHeld(t)
+	b.byRole(t, "checkbox", "Select call "+held.Calls[0].ID)
 
 	b.typeInto(t, "textbox", "Reason given to the model with a denial", "write to notes.draft instead")
+	b.waitEnabled(t, "button", "Deny batch "+held.BatchID)
 	b.click(t, "button", "Deny all")
 	a := answer(t, done)
 	for _, want := range []string{"write to notes.draft instead", "a person in the web console"} {
@@ -341,6 +375,7 @@ func TestConsoleApprovesSelected(t *testing.T) {
 	}
 	b.click(t, "checkbox", "Select call wa")
 	b.click(t, "checkbox", "Select call wc")
+	b.waitEnabled(t, "button", "Approve batch "+batch.BatchID)
 	b.screenshot(t, "console-selected")
 	b.click(t, "button", "Approve selected")
 	b.waitText(t, "#batches", "denied")
@@ -374,7 +409,8 @@ func TestConsoleRendersModelTextAsText(t *testing.T) {
 	if status/100 != 2 {
 		t.Fatalf("POST /v1/batches: %d %s", status, out)
 	}
-	b.byRole(t, "checkbox", `Select call <b id="inj">x</b>`)
+	// An id with markup is shown quoted, as every id that is not plain.
+	b.byRole(t, "checkbox", `Select call "<b id=\"inj\">x</b>"`)
 	args := b.waitText(t, "#awaiting pre.args", "<script>")
 	if !strings.Contains(args, "<U+202E>evil") {
 		t.Errorf("the bidi override is not written out: %.300q", args)
@@ -401,10 +437,11 @@ func TestConsoleStreamsOutput(t *testing.T) {
 	s := serveHTTP(t, w)
 	b := newBrowser(t)
 	b.login(t, s.consoleLink(t))
-	s.batch(t, "POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": []map[string]any{
+	run := s.batch(t, "POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": []map[string]any{
 		{"id": "c1", "name": "run_command", "arguments": map[string]any{"command": "for i in $(seq 1 400); do echo line $i; sleep 0.02; done"}},
 	}}, 201)
 	b.byRole(t, "checkbox", "Select call c1")
+	b.waitEnabled(t, "button", "Approve batch "+run.BatchID)
 	b.click(t, "button", "Approve all")
 	b.byRole(t, "log", "Output of call c1")
 	b.waitText(t, ".output", "line 60")
@@ -415,7 +452,7 @@ func TestConsoleStreamsOutput(t *testing.T) {
 	if !strings.Contains(more, "earlier not shown") {
 		t.Errorf("the button reads %q", more)
 	}
-	b.click(t, "button", more)
+	b.click(t, "button", "Show all output of call c1")
 	b.waitText(t, ".output", "line 1\n")
 	b.screenshot(t, "console-streaming")
 
@@ -511,8 +548,8 @@ func TestConsoleUndo(t *testing.T) {
 	// The file changes behind the journal's back: undoing the undo is
 	// refused, and nothing changes.
 	w.file(t, "notes.txt", "edited by hand\n")
-	b.typeInto(t, "textbox", "Tool", "") // keeps the filter
 	b.click(t, "button", "Show history")
+	b.waitText(t, "#history-result", "newest first")
 	b.click(t, "button", "Undo batch "+wb.BatchID)
 	b.waitText(t, "#history-list", "refused")
 	if got := b.text(t, "#history-list .refused"); !strings.Contains(got, "StaleFile") {

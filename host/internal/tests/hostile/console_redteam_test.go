@@ -143,31 +143,41 @@ func crDo(t *testing.T, hc *http.Client, method, u string, body any, v any, head
 }
 
 // crSession is a console session opened as a browser does, with the
-// login link, and its anti-CSRF token as the console's page reads it.
+// login link: the cookie it sets, and the key its redirect hands the
+// page in the fragment, which the page sends with every request.
 type crSession struct {
-	hc   *http.Client
-	csrf string
+	hc  *http.Client
+	key string
+}
+
+// header is what the console's page sends with each request.
+func (c *crSession) header() map[string]string {
+	return map[string]string{"X-Toolhost-Console-Key": c.key}
 }
 
 func (s *crServer) session(t *testing.T) *crSession {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
-	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := hc.Get(s.link)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	var st crState
-	if code := crDo(t, hc, "GET", s.base+"/console/api/state", nil, &st, nil); code != http.StatusOK || st.CSRF == "" {
-		t.Fatalf("GET /console/api/state of a fresh session: %d, csrf %q", code, st.CSRF)
+	key, ok := strings.CutPrefix(resp.Header.Get("Location"), "/console#key=")
+	if !ok {
+		t.Fatalf("the login link redirected to %q; want /console#key=KEY", resp.Header.Get("Location"))
 	}
-	return &crSession{hc: hc, csrf: st.CSRF}
+	c := &crSession{hc: hc, key: key}
+	if code := crDo(t, hc, "GET", s.base+"/console/api/state", nil, nil, c.header()); code != http.StatusOK {
+		t.Fatalf("GET /console/api/state of a fresh session: %d", code)
+	}
+	return c
 }
 
 // crState is the console's state answer.
 type crState struct {
-	CSRF    string `json:"csrf"`
 	Batches []struct {
 		ID        string `json:"id"`
 		State     string `json:"state"`
@@ -175,6 +185,7 @@ type crState struct {
 		Calls     []struct {
 			N         int    `json:"n"`
 			ID        string `json:"id"`
+			RawID     string `json:"raw_id"`
 			Tool      string `json:"tool"`
 			Status    string `json:"status"`
 			Arguments string `json:"arguments"`
@@ -238,7 +249,7 @@ func TestConsoleRedteamCallIDsThatLookAlikeApproveTheOtherCall(t *testing.T) {
 		crWrite("w<U+200B>", "PWNED.txt", "harmful\n"))
 	c := s.session(t)
 	var st crState
-	crDo(t, c.hc, "GET", s.base+"/console/api/state", nil, &st, nil)
+	crDo(t, c.hc, "GET", s.base+"/console/api/state", nil, &st, c.header())
 	var shown []string
 	var harmless string
 	for _, b := range st.Batches {
@@ -248,7 +259,7 @@ func TestConsoleRedteamCallIDsThatLookAlikeApproveTheOtherCall(t *testing.T) {
 		for _, call := range b.Calls {
 			shown = append(shown, call.ID)
 			if strings.Contains(call.Arguments, "notes.txt") {
-				harmless = call.ID
+				harmless = call.RawID
 			}
 		}
 	}
@@ -259,9 +270,9 @@ func TestConsoleRedteamCallIDsThatLookAlikeApproveTheOtherCall(t *testing.T) {
 		t.Errorf("the console names two different calls with the same id %q: a person cannot tell which one a checkbox selects", shown[0])
 	}
 	// What the console sends when the person ticks the harmless call and
-	// presses "Approve selected".
+	// presses "Approve selected": the id it selected, raw.
 	code := crDo(t, c.hc, "POST", s.base+"/v1/batches/"+id+"/decision",
-		map[string]any{"decision": "approve_selected", "ids": []string{harmless}}, nil, map[string]string{"X-Toolhost-CSRF": c.csrf})
+		map[string]any{"decision": "approve_selected", "ids": []string{harmless}}, nil, c.header())
 	if code != http.StatusOK {
 		t.Fatalf("approve_selected of the call the console shows as %q: %d; the console cannot approve that call alone", harmless, code)
 	}
@@ -366,20 +377,19 @@ func TestConsoleRedteamSessionCookieGoesToOtherLocalPorts(t *testing.T) {
 	if stolen == "" {
 		return // the session stayed with the console's own port
 	}
-	t.Errorf("a server on another local port received the console's session cookie %s", name)
-
-	// What the thief does with it, from outside a browser.
+	// Cookies ignore ports: the cookie goes there, so it must open
+	// nothing by itself. What the thief does with it, from outside a
+	// browser:
 	id := s.batch(t, "stolen", crWrite("w", "PWNED.txt", "harmful\n"))
 	jar := map[string]string{"Cookie": name + "=" + stolen}
-	var st crState
-	if code := crDo(t, http.DefaultClient, "GET", s.base+"/console/api/state", nil, &st, jar); code != http.StatusOK || st.CSRF == "" {
-		t.Logf("GET /console/api/state with the stolen cookie: %d", code)
-		return
+	for _, path := range []string{"/console/api/state", "/v1/batches", "/v1/batches/" + id} {
+		if code := crDo(t, http.DefaultClient, "GET", s.base+path, nil, nil, jar); code != http.StatusUnauthorized {
+			t.Errorf("GET %s with the stolen cookie alone: %d; want 401", path, code)
+		}
 	}
-	jar["X-Toolhost-CSRF"] = st.CSRF
 	if code := crDo(t, http.DefaultClient, "POST", s.base+"/v1/batches/"+id+"/decision", map[string]any{"decision": "approve_all"}, nil, jar); code == http.StatusOK {
 		s.waitDone(t, id)
-		t.Errorf("with the stolen cookie alone the thief read the anti-CSRF token and approved batch %s (PWNED.txt written)", id)
+		t.Errorf("with the stolen cookie alone the thief approved batch %s (PWNED.txt written)", id)
 	}
 }
 
@@ -465,7 +475,9 @@ func TestConsoleRedteamLongLinesDoNotSwellTheState(t *testing.T) {
 	}
 	c := s.session(t)
 	start := time.Now()
-	resp, err := c.hc.Get(s.base + "/console/api/state")
+	req, _ := http.NewRequest("GET", s.base+"/console/api/state", nil)
+	req.Header.Set("X-Toolhost-Console-Key", c.key)
+	resp, err := c.hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +504,7 @@ func TestConsoleRedteamLongLinesDoNotSwellTheState(t *testing.T) {
 func TestConsoleRedteamSessionRunsNoTools(t *testing.T) {
 	s := crServe(t)
 	c := s.session(t)
-	h := map[string]string{"X-Toolhost-CSRF": c.csrf}
+	h := c.header()
 	var b struct {
 		BatchID string `json:"batch_id"`
 		State   string `json:"state"`
@@ -567,6 +579,8 @@ func TestConsoleRedteamOtherPortCannotLogTheConsoleOut(t *testing.T) {
 	crWaitJS(t, ctx, `document.getElementById("status").textContent.startsWith("live")`)
 	id := s.batch(t, "tossed", crWrite("w", "notes.txt", "harmless\n"))
 	crWaitJS(t, ctx, `document.querySelectorAll("#awaiting > li").length === 1`)
+	// The console enables a new call's buttons a moment after showing it.
+	crWaitJS(t, ctx, fmt.Sprintf(`[...document.querySelectorAll("#awaiting button")].some((e) => e.textContent === "Approve batch %s" && !e.disabled)`, id))
 	crRun(t, ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
 		[...document.querySelectorAll("#awaiting button")].find((e) => e.textContent === "Approve batch %s").click();
 		return true;
