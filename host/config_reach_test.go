@@ -279,6 +279,7 @@ var reachedElsewhere = map[string]string{
 	"server.approval_hold_seconds": "toolhost serve's hold for calls no client can be asked about (cmd/toolhost serverOptions)",
 	"server.approvals":             "who toolhost serve lets decide a call (cmd/toolhost serverOptions into server.Options.Approvals; server TestApprovalsModes)",
 	"profiles.<name>.description":  "a note for the operator, shown by toolhost config show; nothing else reads it",
+	"profiles.<name>.approvals":    "who toolhost serve lets decide the profile's calls (cmd/toolhost serverOptions into server.Options.ConsoleProfiles; server TestApprovalsProfile)",
 }
 
 // reachBase is the defaults with one profile ("p"), one override

@@ -71,10 +71,12 @@ the stdio client does.
 tools/list offers the tools the policy allows; each tools/call runs as a one-call batch
 under the same policy as "toolhost call". A call that needs approval is asked about by MCP
 elicitation, with the diff of a dry run for write_file and apply_patch. A call from a
-client that cannot be asked is held, while the HTTP server runs, for a decision through
-POST /v1/batches/ID/decision (the log says where) for up to --hold, then denied with how
-to approve it and how to allow the tool in configuration; without --http it is denied
-at once. A request with a progress token gets run_command's output as progress
+client that cannot be asked is held, while the HTTP server runs, for a decision in the
+web console at http://ADDR/console (serve prints a login link), with "toolhost approve",
+or through POST /v1/batches/ID/decision, for up to --hold, then denied with how to approve
+it and how to allow the tool in configuration; without --http it is denied at once.
+--approvals console holds every such call and never asks the client (for agents that
+answer questions by themselves); --approvals both asks and holds at once. A request with a progress token gets run_command's output as progress
 notifications, and a notification at least every --progress-interval while the call runs
 or waits for approval. Each session is one conversation for stale-file protection;
 --conversation pins one for every session.
@@ -248,8 +250,12 @@ func serverOptions(cfg *config.Config, f *serveFlags, holdSet bool) (server.Opti
 			return server.Options{}, usageErrorf("--profile: %v", err)
 		}
 		opts.Narrowing = n
+		if cfg.Profiles[f.profile].Approvals == string(server.ApprovalsConsole) {
+			opts.Approvals = server.ApprovalsConsole
+		}
 		return opts, nil
 	}
+	opts.ConsoleProfiles = map[string]bool{}
 	opts.Profiles = map[string]engine.Narrowing{}
 	for _, name := range host.ProfileNames(cfg) {
 		n, err := host.Profile(cfg, name)
@@ -257,6 +263,7 @@ func serverOptions(cfg *config.Config, f *serveFlags, holdSet bool) (server.Opti
 			return server.Options{}, err
 		}
 		opts.Profiles[name] = n
+		opts.ConsoleProfiles[name] = cfg.Profiles[name].Approvals == string(server.ApprovalsConsole)
 	}
 	return opts, nil
 }

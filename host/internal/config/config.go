@@ -108,6 +108,10 @@ type Profile struct {
 	Mode Mode `mapstructure:"mode"`
 	// Approval raises tools.approval.mode; "" keeps it.
 	Approval ApprovalMode `mapstructure:"approval"`
+	// Approvals "console" takes the decisions of the profile's calls
+	// away from the MCP client (server.approvals); "" keeps the
+	// server's.
+	Approvals string `mapstructure:"approvals"`
 	// ConfirmAll asks before every call, read-only ones included.
 	ConfirmAll bool `mapstructure:"confirm_all"`
 	// Sequential runs a batch's calls one at a time.

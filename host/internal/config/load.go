@@ -604,7 +604,7 @@ func profileKind(key string) (kind, bool) {
 		return 0, false
 	}
 	switch field {
-	case "description", "mode", "approval", "sandbox", "network":
+	case "description", "mode", "approval", "approvals", "sandbox", "network":
 		return kindString, true
 	case "tools":
 		return kindList, true

@@ -56,6 +56,7 @@ func showValues(c *Config) map[string]any {
 		values[prefix+"tools"] = p.Tools
 		values[prefix+"mode"] = p.Mode
 		values[prefix+"approval"] = p.Approval
+		values[prefix+"approvals"] = p.Approvals
 		values[prefix+"confirm_all"] = p.ConfirmAll
 		values[prefix+"sequential"] = p.Sequential
 		values[prefix+"max_tool_calls_per_batch"] = p.MaxToolCallsPerBatch
@@ -377,7 +378,9 @@ retention_days = 30
 # "toolhost serve --profile NAME", or the HTTP path /mcp/NAME, offers only
 # the profile's tools. A profile may also set mode, approval, confirm_all
 # (ask before every call), sequential (one call at a time), sandbox,
-# network and max_tool_calls_per_batch; each can only tighten. A tool
+# network, max_tool_calls_per_batch and approvals = "console" (its calls
+# are decided in the web console, never by the MCP client); each can only
+# tighten. A tool
 # denied above stays denied: the tester below needs run_command taken out
 # of tools.approval.denylist.
 #

@@ -138,6 +138,9 @@ func (p Profile) validate(name string) error {
 			return &KeyError{Key: key + ".approval", Err: err}
 		}
 	}
+	if p.Approvals != "" && p.Approvals != "console" {
+		return &KeyError{Key: key + ".approvals", Err: fmt.Errorf("%q: a profile may only take approvals away from the MCP client, with \"console\" (or leave it out to keep server.approvals)", p.Approvals)}
+	}
 	if p.MaxToolCallsPerBatch < 0 {
 		return &KeyError{Key: key + ".max_tool_calls_per_batch", Err: fmt.Errorf("must be 0 (keep tools.max_tool_calls_per_batch) or more, got %d", p.MaxToolCallsPerBatch)}
 	}

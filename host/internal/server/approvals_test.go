@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolhost/toolhost/host/internal/engine"
 )
 
 // TestApprovalsModes: where server.approvals sends a write's question,
@@ -99,6 +101,12 @@ func TestApprovalsModes(t *testing.T) {
 // server withdraws the question.
 func connectAnswering(t *testing.T, a *apiTest, answer string) *testClient {
 	t.Helper()
+	return connectAnsweringAt(t, a, "/mcp", answer)
+}
+
+// connectAnsweringAt is connectAnswering to the MCP endpoint at path.
+func connectAnsweringAt(t *testing.T, a *apiTest, path, answer string) *testClient {
+	t.Helper()
 	tc := &testClient{root: a.root}
 	opts := &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		tc.mu.Lock()
@@ -111,11 +119,51 @@ func connectAnswering(t *testing.T, a *apiTest, answer string) *testClient {
 		return &mcp.ElicitResult{Action: answer}, nil
 	}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: a.base + "/mcp", HTTPClient: a.hc, MaxRetries: -1}, nil)
+		&mcp.StreamableClientTransport{Endpoint: a.base + path, HTTPClient: a.hc, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tc.session = cs
 	t.Cleanup(func() { cs.Close() })
 	return tc
+}
+
+// TestApprovalsProfile: a profile with approvals = "console" takes its
+// calls' decisions away from an accepting client, while the main
+// endpoint still asks it.
+func TestApprovalsProfile(t *testing.T) {
+	a := serveAPI(t, Options{Profiles: map[string]engine.Narrowing{"p": {Tools: []string{"read_file", "write_file"}}}, ConsoleProfiles: map[string]bool{"p": true}}, nil)
+	os.WriteFile(filepath.Join(a.root, "a.txt"), []byte("old\n"), 0o644)
+	for _, tt := range []struct {
+		path  string
+		asked bool
+	}{
+		{"/mcp/p", false},
+		{"/mcp", true},
+	} {
+		t.Run(tt.path, func(t *testing.T) {
+			c := connectAnsweringAt(t, a, tt.path, "accept")
+			c.call(t, "read_file", map[string]any{"path": "a.txt"}, nil)
+			done := make(chan string, 1)
+			go func() {
+				_, text := c.call(t, "write_file", map[string]any{"path": "a.txt", "content": tt.path + "\n"}, nil)
+				done <- text
+			}()
+			if !tt.asked {
+				held := a.heldBatch()
+				a.batch("POST", batchPath(held.BatchID, "decision"), map[string]any{"decision": "approve_all"}, 200)
+			}
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("no result within 30 s")
+			}
+			c.mu.Lock()
+			asked := len(c.asked) > 0
+			c.mu.Unlock()
+			if got, _ := os.ReadFile(filepath.Join(a.root, "a.txt")); asked != tt.asked || string(got) != tt.path+"\n" {
+				t.Errorf("client asked %v (want %v), a.txt holds %q", asked, tt.asked, got)
+			}
+		})
+	}
 }

@@ -215,10 +215,10 @@ func unasked(why string, ask []engine.Confirmation, mode Approvals) string {
 // on preempt (the client's answer, under ApprovalsBoth) decides it if
 // it comes first. The held batch is stored in held, for its events and
 // its results; it shows the call as every approval surface does
-// (engine.Approval), n being the call's narrowing.
-func (s *Server) holder(id, conv string, n engine.Narrowing, call engine.Call, held *atomic.Pointer[batch]) func(context.Context, string, []engine.Confirmation, []string, <-chan engine.Decision) engine.Decision {
+// (engine.Approval), n being the call's narrowing and mode where its
+// approvals go.
+func (s *Server) holder(id, conv string, n engine.Narrowing, mode Approvals, call engine.Call, held *atomic.Pointer[batch]) func(context.Context, string, []engine.Confirmation, []string, <-chan engine.Decision) engine.Decision {
 	return func(ctx context.Context, why string, ask []engine.Confirmation, approved []string, preempt <-chan engine.Decision) engine.Decision {
-		mode := s.opts.Approvals
 		base := s.apiBase()
 		if base == "" {
 			if preempt != nil {

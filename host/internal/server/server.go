@@ -59,6 +59,9 @@ type Options struct {
 	// asked about: "" or ApprovalsElicitation asks the MCP client,
 	// ApprovalsConsole never does, ApprovalsBoth does both at once.
 	Approvals Approvals
+	// ConsoleProfiles are the profiles whose calls are decided as under
+	// ApprovalsConsole, whatever Approvals says.
+	ConsoleProfiles map[string]bool
 	// AskTimeout is how long an elicitation waits for the client's
 	// answer before the call is denied; 0 means DefaultAskTimeout. A
 	// client that says it can be asked but never answers must not hold
@@ -185,7 +188,7 @@ func New(h *host.Host, opts Options) (*Server, error) {
 		listed: make(chan struct{}), console: newConsoleAuth()}
 	s.stopping, s.stopCalls = context.WithCancel(context.Background())
 	var err error
-	if s.mcp, err = s.newMCP(version, opts.Narrowing); err != nil {
+	if s.mcp, err = s.newMCP(version, opts.Narrowing, opts.Approvals); err != nil {
 		return nil, err
 	}
 	s.stdioTools = map[string]bool{}
@@ -194,7 +197,11 @@ func New(h *host.Host, opts Options) (*Server, error) {
 	}
 	s.profiles = make(map[string]*mcp.Server, len(opts.Profiles))
 	for name, n := range opts.Profiles {
-		if s.profiles[name], err = s.newMCP(version, n); err != nil {
+		mode := opts.Approvals
+		if opts.ConsoleProfiles[name] {
+			mode = ApprovalsConsole
+		}
+		if s.profiles[name], err = s.newMCP(version, n, mode); err != nil {
 			return nil, fmt.Errorf("profile %s: %w", name, err)
 		}
 	}
@@ -203,7 +210,9 @@ func New(h *host.Host, opts Options) (*Server, error) {
 
 // newMCP is an MCP server offering the tools n allows, each of whose
 // calls runs under n.
-func (s *Server) newMCP(version string, n engine.Narrowing) (*mcp.Server, error) {
+// newMCP is an MCP server offering the tools n allows, its calls'
+// approvals taken as mode says.
+func (s *Server) newMCP(version string, n engine.Narrowing, mode Approvals) (*mcp.Server, error) {
 	m := mcp.NewServer(&mcp.Implementation{Name: "toolhost", Version: version}, &mcp.ServerOptions{
 		Logger:                    s.log,
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
@@ -219,7 +228,7 @@ func (s *Server) newMCP(version string, n engine.Narrowing) (*mcp.Server, error)
 		}
 	})
 	handler := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return s.callTool(ctx, req, n)
+		return s.callTool(ctx, req, n, mode)
 	}
 	for _, man := range s.h.Inside(inside.Key{}).Engine.Advertised(n) {
 		t, err := toolFor(man)
@@ -332,7 +341,7 @@ func (s *Server) forget(ss *mcp.ServerSession) {
 // killed) and its result is still the answer. A request with a progress
 // token gets the call's output and keepalives as progress notifications
 // until just before its result.
-func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, n engine.Narrowing) (*mcp.CallToolResult, error) {
+func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, n engine.Narrowing, mode Approvals) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.stopping, cancel)()
@@ -358,9 +367,9 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, n engin
 	// decision through the batch API, under its batch id, and its events
 	// go to the held batch's log too.
 	var held atomic.Pointer[batch]
-	a.mode = s.opts.Approvals
+	a.mode = mode
 	if s.opts.HoldTimeout > 0 && (a.mode != ApprovalsElicitation || cannotElicit(req.Session) != "") {
-		a.hold = s.holder(b.ID, conv, n, call, &held)
+		a.hold = s.holder(b.ID, conv, n, a.mode, call, &held)
 		events = teeSink{next: events, held: &held}
 	}
 	p, results := s.h.Process(ctx, b, host.BatchOptions{Approver: a, Events: events, Narrowing: n})

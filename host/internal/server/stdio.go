@@ -160,7 +160,7 @@ func (c *fastConn) answer(req *jsonrpc.Request) bool {
 	c.mu.Unlock()
 	go func() {
 		defer c.done(string(id), f)
-		res, err := c.s.callTool(ctx, &mcp.CallToolRequest{Session: ss, Params: &params}, c.s.opts.Narrowing)
+		res, err := c.s.callTool(ctx, &mcp.CallToolRequest{Session: ss, Params: &params}, c.s.opts.Narrowing, c.s.opts.Approvals)
 		c.respond(id, res, err)
 	}()
 	return true
