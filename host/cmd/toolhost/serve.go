@@ -347,7 +347,7 @@ func printConsoleLink(ctx context.Context, w io.Writer, addr, configured string)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("asking %s for a console link: %w (is toolhost serve --http %s running?)", url, err, addr)
+		return &exitError{code: exitToolError, err: fmt.Errorf("asking %s for a console link: %w (is toolhost serve --http %s running?)", url, err, addr)}
 	}
 	defer resp.Body.Close()
 	var body struct {
@@ -359,9 +359,9 @@ func printConsoleLink(ctx context.Context, w io.Writer, addr, configured string)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil || resp.StatusCode != http.StatusCreated {
 		if body.Error.Message != "" {
-			return fmt.Errorf("asking %s for a console link: %s (the token came from %s)", url, body.Error.Message, from)
+			return &exitError{code: exitToolError, err: fmt.Errorf("asking %s for a console link: %s (the token came from %s)", url, body.Error.Message, from)}
 		}
-		return fmt.Errorf("asking %s for a console link: %s", url, resp.Status)
+		return &exitError{code: exitToolError, err: fmt.Errorf("asking %s for a console link: %s", url, resp.Status)}
 	}
 	fmt.Fprintf(w, "%s\n(works once, until %s)\n", body.URL, body.ExpiresAt.Local().Format(time.Kitchen))
 	return nil

@@ -663,7 +663,7 @@ func (w *warmLauncher) awaitTaken(ctx context.Context) error {
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	// A cancel wakes the poll through a pipe.
+	// A cancel wakes the poll through an eventfd.
 	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errNotTaken, err)

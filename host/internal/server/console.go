@@ -50,6 +50,14 @@ const (
 	// says something changed: a command streaming output changes its
 	// batch thousands of times a second.
 	consoleChangeEvery = 250 * time.Millisecond
+	// consoleWriteTimeout bounds each write to a console's event stream:
+	// a page that stopped reading is dropped, not waited for.
+	consoleWriteTimeout = 30 * time.Second
+	// maxConsoleStreams bounds the console event streams open at once.
+	maxConsoleStreams = 16
+	// loginWarnEvery is the most often a refused login is logged: any
+	// page can make a browser request login links.
+	loginWarnEvery = 10 * time.Second
 )
 
 //go:embed console
@@ -112,7 +120,9 @@ func (s *Server) consoleLogin(w http.ResponseWriter, r *http.Request) {
 	_, port, _ := net.SplitHostPort(r.Host)
 	secret, session, err := s.console.login(r.URL.Query().Get("code"))
 	if err != nil {
-		s.log.Warn("console: a login link was refused", "err", err)
+		if n, ok := s.console.refused(loginWarnEvery); ok {
+			s.log.Warn("console: login links were refused (used, expired or made up)", "refused", n)
+		}
 		loginPage(w, http.StatusUnauthorized, err.Error())
 		return
 	}
@@ -363,14 +373,23 @@ func (s *Server) consoleArguments(w http.ResponseWriter, r *http.Request) {
 // a comment every sseKeepalive otherwise.
 func (s *Server) consoleEvents(w http.ResponseWriter, r *http.Request) {
 	consoleHeaders(w)
+	if !s.console.openStream() {
+		writeError(w, http.StatusTooManyRequests, "TooManyStreams", fmt.Sprintf("GET %s: %d console event streams are open, the most this server keeps: close a console tab", r.URL.Path, maxConsoleStreams))
+		return
+	}
+	defer s.console.closeStream()
 	rc := http.NewResponseController(w)
+	send := func(text string) bool {
+		rc.SetWriteDeadline(time.Now().Add(consoleWriteTimeout))
+		_, err := io.WriteString(w, text)
+		return err == nil && rc.Flush() == nil
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	// Armed before each event is written, so a change made while the
 	// console reads its state is never missed.
 	changed := s.batches.changes.wait()
-	io.WriteString(w, "event: changed\ndata: {}\n\n")
-	if rc.Flush() != nil {
+	if !send("event: changed\ndata: {}\n\n") {
 		return
 	}
 	keep := time.NewTicker(sseKeepalive)
@@ -387,12 +406,11 @@ func (s *Server) consoleEvents(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			changed = s.batches.changes.wait()
-			io.WriteString(w, "event: changed\ndata: {}\n\n")
-			if rc.Flush() != nil {
+			if !send("event: changed\ndata: {}\n\n") {
 				return
 			}
 		case <-keep.C:
-			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil || rc.Flush() != nil {
+			if !send(": keepalive\n\n") {
 				return
 			}
 		case <-r.Context().Done():

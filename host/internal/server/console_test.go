@@ -290,3 +290,47 @@ func TestConsoleEvents(t *testing.T) {
 	a.readFirst("c.txt")
 	next("after two more batches")
 }
+
+// TestConsoleStreamLimit: the console's event streams are bounded; one
+// past the bound is refused, and a closed one makes room.
+func TestConsoleStreamLimit(t *testing.T) {
+	a := serveAPI(t, Options{}, nil)
+	c := login(t, a)
+	open := func() *http.Response {
+		req, _ := http.NewRequest("GET", a.base+"/console/api/events", nil)
+		req.AddCookie(c.cookie)
+		req.Header.Set(consoleKeyHeader, c.key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	var streams []*http.Response
+	for range maxConsoleStreams {
+		resp := open()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("stream %d: %s", len(streams)+1, resp.Status)
+		}
+		streams = append(streams, resp)
+	}
+	if resp := open(); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a stream past %d: %s; want 429", maxConsoleStreams, resp.Status)
+		resp.Body.Close()
+	}
+	streams[0].Body.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp := open()
+		if resp.StatusCode == http.StatusOK {
+			resp.Body.Close()
+			break
+		}
+		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("closing a stream made no room within 10 s")
+		}
+	}
+	for _, r := range streams[1:] {
+		r.Body.Close()
+	}
+}

@@ -48,6 +48,41 @@ type consoleAuth struct {
 	codes    map[[sha256.Size]byte]time.Time // expiry
 	sessions map[[sha256.Size]byte]*consoleSession
 	now      func() time.Time
+	// streams counts the console event streams open.
+	streams int
+	// refusals counts the logins refused since lastWarn.
+	refusals int
+	lastWarn time.Time
+}
+
+// refused counts a refused login, and says whether to log the refusals
+// counted (at most every interval) and how many they are.
+func (a *consoleAuth) refused(interval time.Duration) (n int, log bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.refusals++
+	if now := a.now(); now.Sub(a.lastWarn) >= interval {
+		n, a.refusals, a.lastWarn = a.refusals, 0, now
+		return n, true
+	}
+	return 0, false
+}
+
+// openStream takes a place for a console event stream, if one is left.
+func (a *consoleAuth) openStream() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.streams >= maxConsoleStreams {
+		return false
+	}
+	a.streams++
+	return true
+}
+
+func (a *consoleAuth) closeStream() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.streams--
 }
 
 // consoleSession is one browser's login.

@@ -253,7 +253,7 @@ async function decideBatches(decisions, late) {
       await api("/v1/batches/" + encodeURIComponent(id) + "/decision", { method: "POST", body: JSON.stringify(body) });
       done.push(id);
     } catch (e) {
-      failed.push("batch " + id + ": " + (e.status === 409 ? "already decided elsewhere" : e.message));
+      failed.push("batch " + id + ": " + e.message);
     }
   }
   const verb = { approve_all: "approved", deny_all: "denied", approve_selected: "decided" };

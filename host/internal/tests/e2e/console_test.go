@@ -277,25 +277,33 @@ func TestConsoleLogin(t *testing.T) {
 	}
 }
 
-// TestConsoleApprovesHeldMCPCall: under --approvals console an MCP
-// client that could be asked is not; its write waits in the console
-// with the dry run's diff, is approved there, runs, and the client gets
-// the result saying who approved it.
-func TestConsoleApprovesHeldMCPCall(t *testing.T) {
-	w := newWorkspace(t)
+// heldWrite serves --approvals console with a console logged in, and
+// has the Go SDK's client overwrite notes.txt ("before" to "after"),
+// returning once the console shows the call held.
+func heldWrite(t *testing.T) (w *workspace, s *httpServe, b *browser, held apiBatch, done <-chan heldCall) {
+	t.Helper()
+	w = newWorkspace(t)
 	w.file(t, "notes.txt", "before\n")
-	s := serveHTTP(t, w, "--approvals", "console")
-	b := newBrowser(t)
+	s = serveHTTP(t, w, "--approvals", "console")
+	b = newBrowser(t)
 	b.login(t, s.consoleLink(t))
 	ctx := testContext(t)
 	cs := s.connect(t, ctx, nil, nil)
 	if _, text, err := callText(ctx, cs, "read_file", map[string]any{"path": "notes.txt"}); err != nil || !strings.Contains(text, "before") {
 		t.Fatalf("read_file: %v %q", err, text)
 	}
-	done := callInBackground(ctx, cs, "write_file", map[string]any{"path": "notes.txt", "content": "after\n"})
-
-	held := s.awaitHeld(t)
+	done = callInBackground(ctx, cs, "write_file", map[string]any{"path": "notes.txt", "content": "after\n"})
+	held = s.awaitHeld(t)
 	b.byRole(t, "checkbox", "Select call "+held.Calls[0].ID)
+	return w, s, b, held, done
+}
+
+// TestConsoleApprovesHeldMCPCall: under --approvals console an MCP
+// client that could be asked is not; its write waits in the console
+// with the dry run's diff, is approved there, runs, and the client gets
+// the result saying who approved it.
+func TestConsoleApprovesHeldMCPCall(t *testing.T) {
+	w, _, b, held, done := heldWrite(t)
 	b.waitText(t, "#awaiting pre.diff", "+after")
 	if got := b.text(t, "#awaiting pre.diff"); !strings.Contains(got, "-before") {
 		t.Errorf("the diff reads %q; want the line removed too", got)
@@ -303,8 +311,8 @@ func TestConsoleApprovesHeldMCPCall(t *testing.T) {
 	if title := get(t, b, chromedp.Title()); !strings.HasPrefix(title, "(1) ") {
 		t.Errorf("title %q; want the count of waiting calls first", title)
 	}
-	b.screenshot(t, "console-awaiting")
 	b.waitEnabled(t, "button", "Approve batch "+held.BatchID)
+	b.screenshot(t, "console-awaiting")
 	b.click(t, "button", "Approve all")
 
 	a := answer(t, done)
@@ -322,20 +330,7 @@ func TestConsoleApprovesHeldMCPCall(t *testing.T) {
 // TestConsoleDeniesWithReason: a denial's reason reaches the model in
 // the call's result, with who denied it.
 func TestConsoleDeniesWithReason(t *testing.T) {
-	w := newWorkspace(t)
-	w.file(t, "notes.txt", "before\n")
-	s := serveHTTP(t, w, "--approvals", "console")
-	b := newBrowser(t)
-	b.login(t, s.consoleLink(t))
-	ctx := testContext(t)
-	cs := s.connect(t, ctx, nil, nil)
-	if _, text, err := callText(ctx, cs, "read_file", map[string]any{"path": "notes.txt"}); err != nil || !strings.Contains(text, "before") {
-		t.Fatalf("read_file: %v %q", err, text)
-	}
-	done := callInBackground(ctx, cs, "write_file", map[string]any{"path": "notes.txt", "content": "after\n"})
-	held := s.awaitHeld(t)
-	b.byRole(t, "checkbox", "Select call "+held.Calls[0].ID)
-
+	w, _, b, held, done := heldWrite(t)
 	b.typeInto(t, "textbox", "Reason given to the model with a denial", "write to notes.draft instead")
 	b.waitEnabled(t, "button", "Deny batch "+held.BatchID)
 	b.click(t, "button", "Deny all")
@@ -557,5 +552,125 @@ func TestConsoleUndo(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(w.dir, "notes.txt")); string(got) != "edited by hand\n" {
 		t.Errorf("a refused undo changed notes.txt to %q", got)
+	}
+}
+
+// TestConsoleTSClientAcceptingEverything: the TypeScript SDK client,
+// answering every elicitation "accept" by itself (as an agent CLI in a
+// permissive mode or with an approving hook does), against
+// --approvals console: it is never asked, its write waits in the console
+// and is not written until a person approves it there; then the client
+// gets the write's result.
+func TestConsoleTSClientAcceptingEverything(t *testing.T) {
+	script := requireTSClient(t)
+	w := tsWorkspace(t)
+	s := serveHTTP(t, w, "--approvals", "console")
+	b := newBrowser(t)
+	b.login(t, s.consoleLink(t))
+	cmd := w.command("node", script, "approve-write", "--url", s.url, "--token", s.token)
+	var stdout strings.Builder
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+
+	held := s.awaitHeld(t)
+	b.waitText(t, "#awaiting pre.diff", "+line two")
+	time.Sleep(500 * time.Millisecond) // the client waits; nothing is written meanwhile
+	if got, _ := os.ReadFile(filepath.Join(w.dir, "out.txt")); string(got) != tsBefore {
+		t.Fatalf("out.txt holds %q before any decision in the console", got)
+	}
+	b.waitEnabled(t, "button", "Approve batch "+held.BatchID)
+	b.click(t, "button", "Approve batch "+held.BatchID)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("the TypeScript client: %v\nstderr: %s", err, stderr)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("the TypeScript client did not finish within a minute\nstderr: %s", stderr)
+	}
+	var r tsRun
+	if err := json.Unmarshal([]byte(stdout.String()), &r); err != nil {
+		t.Fatalf("the client's report: %v\n%s", err, stdout.String())
+	}
+	if c := r.call(t, 1, "write_file"); c.IsError {
+		t.Errorf("the approved write's result: %s", c.Text)
+	}
+	if len(r.Elicitations) != 0 {
+		t.Errorf("the client was asked %d times under --approvals console", len(r.Elicitations))
+	}
+	if got, _ := os.ReadFile(filepath.Join(w.dir, "out.txt")); string(got) != "line one\nline two\n" {
+		t.Errorf("out.txt holds %q after the console approved the write", got)
+	}
+}
+
+// TestConsoleManyWaiting: with 200 calls waiting the console shows every
+// one, counts them in its title, and Approve all decides them all.
+func TestConsoleManyWaiting(t *testing.T) {
+	const n = 200
+	w := newWorkspace(t).withConfig(t, "[tools.approval]\nauto_approve_new_files = false\n")
+	s := serveHTTP(t, w)
+	b := newBrowser(t)
+	b.login(t, s.consoleLink(t))
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = s.batch(t, "POST", "/v1/batches", map[string]any{"conversation_id": "c1", "calls": []map[string]any{
+			{"id": fmt.Sprintf("w%d", i), "name": "write_file", "arguments": map[string]any{"path": fmt.Sprintf("f%d.txt", i), "content": strings.Repeat("a line of the file\n", 40)}}}}, 201).BatchID
+	}
+	shown := time.Now()
+	b.byRole(t, "heading", fmt.Sprintf("Awaiting a decision %d", n))
+	t.Logf("%d waiting calls shown %v after the last was posted", n, time.Since(shown).Round(time.Millisecond))
+	if title := get(t, b, chromedp.Title()); !strings.HasPrefix(title, fmt.Sprintf("(%d) ", n)) {
+		t.Errorf("title %q", title)
+	}
+	b.waitEnabled(t, "button", "Approve batch "+ids[n-1])
+	b.click(t, "button", "Approve all")
+	for _, id := range []string{ids[0], ids[n/2], ids[n-1]} {
+		s.waitState(t, id, "done")
+	}
+	b.byRole(t, "heading", "Awaiting a decision 0")
+	for i := range n {
+		if _, err := os.Stat(filepath.Join(w.dir, fmt.Sprintf("f%d.txt", i))); err != nil {
+			t.Fatalf("f%d.txt was not written after Approve all: %v", i, err)
+		}
+	}
+}
+
+// TestConsoleLinkCommand: toolhost serve --console-link asks the running
+// server for a fresh login link with its token; a wrong token or no
+// server is a clear failure.
+func TestConsoleLinkCommand(t *testing.T) {
+	w := newWorkspace(t)
+	s := serveHTTP(t, w)
+	ask := func(token, host string) (string, string, int) {
+		cmd := w.command(w.argv("serve", "--console-link", "--http", host)...)
+		cmd.Env = append(os.Environ(), "TOOLHOST_TOKEN="+token)
+		return runCommand(t, cmd)
+	}
+	out, stderr, code := ask(s.token, s.host)
+	link := strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+	if code != 0 || !strings.HasPrefix(link, s.base+"/console/login?code=") {
+		t.Fatalf("--console-link: exit %d, %q %q", code, out, stderr)
+	}
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the fresh link: %s; want 303 to the console", resp.Status)
+	}
+	for _, tt := range []struct{ token, host, want string }{
+		{"wrongwrongwrongwrong", s.host, "not this server's"},
+		{s.token, "127.0.0.1:1", "is toolhost serve --http 127.0.0.1:1 running?"},
+	} {
+		if _, stderr, code := ask(tt.token, tt.host); code != 1 || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, tt.token) {
+			t.Errorf("--console-link with token %q at %s: exit %d, %q; want 1 saying %q, the token not shown", tt.token, tt.host, code, stderr, tt.want)
+		}
 	}
 }
