@@ -131,6 +131,8 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return usageErrorf("--session-timeout %v: want a positive duration, for example 30m", f.sessionTimeout)
 	case f.progressEvery <= 0:
 		return usageErrorf("--progress-interval %v: want a positive duration, for example 10s", f.progressEvery)
+	case f.approvals == string(server.ApprovalsConsole) && !useHTTP:
+		return usageErrorf("--approvals console holds every call needing approval for the web console, toolhost approve or /v1, which need --http ADDR: give --stdio --http 127.0.0.1:8765, or leave --approvals out to ask the MCP client")
 	case f.hold < 0:
 		return usageErrorf("--hold %v: want a duration, for example 2m, or 0 to deny at once the calls of clients that cannot be asked", f.hold)
 	}

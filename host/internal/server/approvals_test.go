@@ -167,3 +167,31 @@ func TestApprovalsProfile(t *testing.T) {
 		})
 	}
 }
+
+// TestApprovalsBothWithoutHTTP: under both, with no HTTP server to hold
+// the call for, the client alone decides, and a question it leaves
+// unanswered denies the call when the question times out, rather than
+// holding it with nobody able to decide.
+func TestApprovalsBothWithoutHTTP(t *testing.T) {
+	for _, tt := range []struct {
+		name, answer, want string
+		late               time.Duration // how long the client takes to answer
+	}{
+		{"the client declines", "decline", `answered "decline"`, 0},
+		{"the client accepts", "accept", "a.txt", 0},
+		{"the client answers too late", "decline", "did not answer", 3 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := serveTest(t, Options{Approvals: ApprovalsBoth, AskTimeout: time.Second}, false, func(*testClient, *mcp.ElicitRequest) string {
+				time.Sleep(tt.late)
+				return tt.answer
+			})
+			os.WriteFile(filepath.Join(c.root, "a.txt"), []byte("old\n"), 0o644)
+			c.call(t, "read_file", map[string]any{"path": "a.txt"}, nil)
+			res, text := c.call(t, "write_file", map[string]any{"path": "a.txt", "content": "new\n"}, nil)
+			if res.IsError == (tt.answer == "accept") || !strings.Contains(text, tt.want) {
+				t.Errorf("the write's result: error %v, %q; want %q", res.IsError, text, tt.want)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,10 @@ type approver struct {
 	// a decision the client sends on preempt first wins. nil denies such
 	// calls at once.
 	hold func(ctx context.Context, why string, ask []engine.Confirmation, approved []string, preempt <-chan engine.Decision) engine.Decision
+	// holding reports whether a held call can be decided now (the HTTP
+	// server runs); under ApprovalsBoth without it the client alone is
+	// asked. nil means it can.
+	holding func() bool
 }
 
 // answeredBy names who decided a call the client was asked about: the
@@ -60,7 +65,7 @@ func (a *approver) Approve(ctx context.Context, cs []engine.Confirmation) (engin
 		return a.held(ctx, consoleOnly, ask, approved), nil
 	case why != "":
 		return a.held(ctx, why, ask, approved), nil
-	case a.mode == ApprovalsBoth && a.hold != nil:
+	case a.mode == ApprovalsBoth && a.hold != nil && (a.holding == nil || a.holding()):
 		return a.both(ctx, ask, approved), nil
 	}
 	d, _ := a.elicitAll(ctx, ask, approved)
@@ -89,6 +94,9 @@ func (a *approver) both(ctx context.Context, ask []engine.Confirmation, approved
 	go func() {
 		// A copy: elicitAll appends to it while the hold reads the original.
 		if d, answered := a.elicitAll(ectx, ask, slices.Clone(approved)); answered {
+			// Every call accepted: the decision names no denier, but the
+			// held batch must say who decided.
+			d.By = cmp.Or(d.By, answeredBy("accept"))
 			answer <- d
 		}
 	}()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
 	"html"
 	"io"
@@ -136,14 +137,15 @@ func (s *Server) consoleLogin(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) consoleLogout(w http.ResponseWriter, r *http.Request) {
 	consoleHeaders(w)
-	if !fromConsole(r.Context()) {
+	a, _ := authOf(r.Context())
+	if a.console == nil {
 		writeError(w, http.StatusBadRequest, "InvalidRequest", "POST /console/logout: no console session to end")
 		return
 	}
+	// The session the request was admitted with: another port may have
+	// set a cookie of the name too (consoleauth.go).
+	s.console.logout(a.console)
 	_, port, _ := net.SplitHostPort(r.Host)
-	if c, err := r.Cookie(cookieName(port)); err == nil {
-		s.console.logout(c.Value)
-	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName(port), Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -228,12 +230,15 @@ func (s *Server) consoleState(w http.ResponseWriter, r *http.Request) {
 	bs := s.batches.list()
 	slices.Reverse(bs)
 	for _, b := range bs {
+		// Past the bound only finished batches are left out: every
+		// other one may still need the person (a decision, a result).
+		if b.isFinished() && len(st.Batches) >= consoleBatches {
+			st.Omitted++
+			continue
+		}
 		cb := b.consoleView()
 		if cb.State == stateAwaiting {
 			st.Awaiting++
-		} else if len(st.Batches) >= consoleBatches {
-			st.Omitted++
-			continue
 		}
 		st.Batches = append(st.Batches, cb)
 	}
@@ -312,7 +317,7 @@ func callStatus(state string, c callView, r *engine.Result) (status, text string
 			status = "failed"
 			if r.Error != nil {
 				text = string(r.Error.Kind) + ": " + r.Error.Message
-				if r.Error.Kind == abi.KindDeniedByUser || strings.Contains(r.Error.Message, "was not approved") {
+				if denied(r.Error) {
 					status = "denied"
 				}
 			}
@@ -320,10 +325,7 @@ func callStatus(state string, c callView, r *engine.Result) (status, text string
 		if c.Disposition == engine.PreResolved {
 			status = "preresolved"
 		}
-		if len(text) > consoleResultBytes {
-			text = strings.ToValidUTF8(text[:consoleResultBytes], "") + fmt.Sprintf("\n… %d more bytes (GET /v1/batches/ID has the whole result)", len(text)-consoleResultBytes)
-		}
-		return status, engine.Visible(text)
+		return status, cut(engine.Visible(text), consoleResultBytes)
 	}
 	switch state {
 	case stateAwaiting:
@@ -463,4 +465,16 @@ func cut(s string, max int) string {
 	}
 	head := strings.ToValidUTF8(s[:max], "")
 	return head + fmt.Sprintf(" … (%d more bytes not shown)", len(s)-len(head))
+}
+
+// denied reports whether e is a call's denial: by whoever was asked, or
+// by default when nobody answered (engine's notApproved).
+func denied(e *engine.ToolError) bool {
+	if e.Kind == abi.KindDeniedByUser {
+		return true
+	}
+	var d struct {
+		Reason string `json:"reason"`
+	}
+	return e.Kind == abi.KindSandboxViolation && json.Unmarshal(e.Details, &d) == nil && d.Reason == string(abi.DenialNotAsked)
 }

@@ -134,8 +134,10 @@ func TestConsoleAuth(t *testing.T) {
 		{"cookie alone: page", cookieOnly, "GET", "/console", "", nil, 200, "console.js"},
 		{"cookie alone: state", cookieOnly, "GET", "/console/api/state", "", nil, 401, "session's key"},
 		{"cookie alone: decides nothing", cookieOnly, "POST", decide, decision, post, 401, "session's key"},
-		{"wrong key", wrongKey, "GET", "/v1/batches", "", nil, 401, "session's key"},
-		{"session: batches", c, "GET", "/v1/batches", "", nil, 200, held.BatchID},
+		{"wrong key", wrongKey, "GET", "/console/api/state", "", nil, 401, "session's key"},
+		{"session: state", c, "GET", "/console/api/state", "", nil, 200, held.BatchID},
+		{"session: no batch list", c, "GET", "/v1/batches", "", nil, 401, "bearer token"},
+		{"session: no raw arguments", c, "GET", "/v1/batches/" + held.BatchID + "/calls/1/arguments", "", nil, 401, "bearer token"},
 		{"session: not MCP", c, "POST", "/mcp", `{}`, nil, 401, "bearer token"},
 		{"session: no links", c, "POST", consoleLinksPath, "", nil, 401, "bearer token"},
 		{"session: plans no batch", c, "POST", "/v1/batches", `{"calls":[{"id":"x","name":"run_command","arguments":{"command":"true"}}]}`, post, 401, "bearer token"},
@@ -332,5 +334,43 @@ func TestConsoleStreamLimit(t *testing.T) {
 	}
 	for _, r := range streams[1:] {
 		r.Body.Close()
+	}
+}
+
+// TestSessionAllowed: a console session reaches what the console does
+// and nothing else, however the path is spelled.
+func TestSessionAllowed(t *testing.T) {
+	for _, tt := range []struct {
+		method, path string
+		want         bool
+	}{
+		{"GET", "/console", true},
+		{"GET", "/console/api/state", true},
+		{"POST", "/console/logout", true},
+		{"POST", "/console/api/state", false},
+		{"GET", "/v1/batches/b1/events", true},
+		{"POST", "/v1/batches/b1/decision", true},
+		{"POST", "/v1/batches/b1/results", true},
+		{"POST", "/v1/batches/b1/cancel", false},
+		{"POST", "/v1/batches", false},
+		{"GET", "/v1/batches", false},
+		{"GET", "/v1/batches/b1", false},
+		{"GET", "/v1/batches/b1/calls/1/arguments", false},
+		{"GET", "/v1/batches/b1/events/x", false},
+		{"GET", "/v1/journal/batches", true},
+		{"GET", "/v1/journal/batches/b1", true},
+		{"POST", "/v1/journal/batches/b1/recover", false},
+		{"POST", "/v1/journal/undo", true},
+		{"GET", "/v1/journal", false},
+		{"POST", consoleLinksPath, false},
+		{"POST", "/mcp", false},
+		{"GET", "/mcp/p", false},
+		{"GET", "/v1//batches/b1/events", false},
+		{"GET", "/", false},
+		{"GET", "/v1", false},
+	} {
+		if got := sessionAllowed(tt.method, tt.path); got != tt.want {
+			t.Errorf("sessionAllowed(%s %s) = %v, want %v", tt.method, tt.path, got, tt.want)
+		}
 	}
 }

@@ -127,7 +127,8 @@ func (a *consoleAuth) login(code string) (secret string, s *consoleSession, err 
 	}
 	delete(a.codes, key)
 	if len(a.sessions) >= maxConsoleSessions {
-		dropOldest(a.sessions, func(s *consoleSession) time.Time { return s.created })
+		// The least recently used goes, not the operator's tab in use.
+		dropOldest(a.sessions, func(s *consoleSession) time.Time { return s.expires })
 	}
 	secret = rand.Text() + rand.Text()
 	s = &consoleSession{key: rand.Text() + rand.Text(), created: now, expires: now.Add(consoleSessionTTL)}
@@ -135,28 +136,35 @@ func (a *consoleAuth) login(code string) (secret string, s *consoleSession, err 
 	return secret, s, nil
 }
 
-// session is the live session whose secret is given, extended by its
-// use; nil when there is none.
+// session is the live session whose secret is given; nil when there is
+// none.
 func (a *consoleAuth) session(secret string) *consoleSession {
 	if secret == "" {
 		return nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	now := a.now()
-	a.sweepLocked(now)
-	s := a.sessions[sha256.Sum256([]byte(secret))]
-	if s != nil {
-		s.expires = now.Add(consoleSessionTTL)
-	}
-	return s
+	a.sweepLocked(a.now())
+	return a.sessions[sha256.Sum256([]byte(secret))]
 }
 
-// logout ends the session whose secret is given.
-func (a *consoleAuth) logout(secret string) {
+// used extends s by a request that passed every check: a replayed
+// cookie without the key keeps no session alive.
+func (a *consoleAuth) used(s *consoleSession) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.sessions, sha256.Sum256([]byte(secret)))
+	s.expires = a.now().Add(consoleSessionTTL)
+}
+
+// logout ends session s.
+func (a *consoleAuth) logout(s *consoleSession) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k, v := range a.sessions {
+		if v == s {
+			delete(a.sessions, k)
+		}
+	}
 }
 
 func (a *consoleAuth) sweepLocked(now time.Time) {
@@ -226,13 +234,14 @@ func (a *consoleAuth) checkConsole(r *http.Request, port string) (s *consoleSess
 	if subtle.ConstantTimeCompare([]byte(r.Header.Get(consoleKeyHeader)), []byte(s.key)) != 1 {
 		return nil, where + ": the request lacks the console session's key (header " + consoleKeyHeader + "): open the console with a fresh link (toolhost serve --console-link --http ADDR prints one)"
 	}
+	a.used(s)
 	return s, ""
 }
 
 // sessionAllowed reports whether a console session may make the request
-// method path: what the console does, and nothing more. It reads
-// batches, the journal and their events; decides, cancels, submits the
-// results of, and undoes what is there. It never reaches MCP, never
+// method path: what the console does, and nothing more. It reads its
+// state, the journal and batches' events; decides, submits the results
+// of, and undoes what is there. It never reaches MCP, never
 // plans a batch of its own (a session would otherwise run any command
 // it approves itself), and never makes login links.
 func sessionAllowed(method, path string) bool {
@@ -245,14 +254,9 @@ func sessionAllowed(method, path string) bool {
 	case len(p) < 2 || p[0] != "v1":
 		return false
 	case p[1] == "batches":
-		switch len(p) {
-		case 2, 3:
-			return get // the list and a batch; not POST /v1/batches
-		case 4:
-			return get && p[3] == "events" || post && (p[3] == "decision" || p[3] == "cancel" || p[3] == "results")
-		case 6:
-			return get && p[3] == "calls" && p[5] == "arguments"
-		}
+		// A batch's events (its output), its decision and its results;
+		// never POST /v1/batches.
+		return len(p) == 4 && (get && p[3] == "events" || post && (p[3] == "decision" || p[3] == "results"))
 	case p[1] == "journal":
 		return get && len(p) >= 3 && len(p) <= 4 && p[2] == "batches" || post && path == "/v1/journal/undo"
 	}

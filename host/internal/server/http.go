@@ -189,6 +189,14 @@ func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions
 	go func() { shut <- srv.Shutdown(bound) }()
 	s.stopCalls()
 	h.drain(bound)
+	// The answers are written; a client reads them on their own
+	// connections, and some clients (the Go SDK's without retries) fail
+	// a session's calls still unread once its event stream closes. A
+	// moment lets them arrive first.
+	select {
+	case <-time.After(answerGrace):
+	case <-bound.Done():
+	}
 	// Event streams (GET /mcp) never go idle by themselves: closing the
 	// sessions ends them, which lets Shutdown finish.
 	for _, ss := range s.sessions() {
@@ -210,6 +218,10 @@ type httpHandler struct {
 }
 
 // drain waits until every POST /mcp in flight is answered, or ctx ends.
+// answerGrace is how long shutdown waits, once every call in flight is
+// answered, before it closes the sessions' event streams.
+const answerGrace = 100 * time.Millisecond
+
 func (h *httpHandler) drain(ctx context.Context) {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()

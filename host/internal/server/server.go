@@ -209,9 +209,7 @@ func New(h *host.Host, opts Options) (*Server, error) {
 }
 
 // newMCP is an MCP server offering the tools n allows, each of whose
-// calls runs under n.
-// newMCP is an MCP server offering the tools n allows, its calls'
-// approvals taken as mode says.
+// calls runs under n, its approvals taken as mode says.
 func (s *Server) newMCP(version string, n engine.Narrowing, mode Approvals) (*mcp.Server, error) {
 	m := mcp.NewServer(&mcp.Implementation{Name: "toolhost", Version: version}, &mcp.ServerOptions{
 		Logger:                    s.log,
@@ -368,6 +366,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, n engin
 	// go to the held batch's log too.
 	var held atomic.Pointer[batch]
 	a.mode = mode
+	a.holding = func() bool { return s.apiBase() != "" }
 	if s.opts.HoldTimeout > 0 && (a.mode != ApprovalsElicitation || cannotElicit(req.Session) != "") {
 		a.hold = s.holder(b.ID, conv, n, a.mode, call, &held)
 		events = teeSink{next: events, held: &held}

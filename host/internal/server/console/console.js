@@ -5,6 +5,7 @@
 "use strict";
 
 const outputLines = 50; // lines of a command's output shown until "Show all"
+const keptLines = 20000; // lines of a command's output the page keeps (the server keeps the rest)
 const streamingTools = ["run_command", "run_tests"]; // tools whose output streams
 
 // armDelay is how long a call newly shown waits before its buttons
@@ -45,10 +46,14 @@ function el(tag, props, ...children) {
   return e;
 }
 
-// visible writes out the characters that would hide or reorder text.
-const invisible = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF0-\uFFFB]/g;
+// visible writes out the characters that would hide, fake or reorder
+// text (controls, format and private-use characters, unassigned ones,
+// spaces other than the plain one, default-ignorables), as
+// engine.Visible does for what the server renders itself.
+const invisible = /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Cn}\p{Z}\p{Default_Ignorable_Code_Point}]/gu;
 function visible(s) {
-  return String(s).replace(invisible, (c) => "<U+" + c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") + ">");
+  return String(s).replace(invisible, (c) => c === " " || c === "\n" || c === "\t" ? c
+    : "<U+" + c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") + ">");
 }
 
 function setStatus(text) { $("status").textContent = text; }
@@ -59,9 +64,17 @@ async function api(path, options) {
   if (o.method && o.method !== "GET") o.headers["Content-Type"] = "application/json";
   const r = await fetch(path, o);
   if (r.status === 401) {
-    location.reload(); // the server shows how to log in again
+    // Once: the server's page says how to log in again. A page that
+    // reloaded for this already shows it itself, rather than looping.
+    if (!sessionStorage.getItem("toolhost-console-reloaded")) {
+      sessionStorage.setItem("toolhost-console-reloaded", "1");
+      location.reload();
+    } else {
+      setStatus("logged out: open the console with a fresh link (toolhost serve --console-link --http ADDR prints one)");
+    }
     throw new Error("logged out");
   }
+  sessionStorage.removeItem("toolhost-console-reloaded");
   if (!r.ok) {
     let msg = r.status + " " + r.statusText;
     try { const e = await r.json(); if (e.error && e.error.message) msg = e.error.message; } catch (_) { /* not JSON */ }
@@ -118,6 +131,12 @@ function renderAwaiting(awaiting) {
   const list = $("awaiting");
   const keep = new Set();
   const now = Date.now();
+  // A decided batch leaves, and those below move up: every card shown
+  // waits again, so no press lands on one that moved under the pointer.
+  const before = [...ui.shownAt.keys()];
+  if (before.some((k) => !awaiting.some(([b, c]) => b.id + "\n" + c.raw_id === k))) {
+    for (const k of before) ui.shownAt.set(k, now);
+  }
   const labels = new Map();
   for (const [, c] of awaiting) labels.set(c.id, (labels.get(c.id) || 0) + 1);
   // One group a batch, its calls inside: a batch is decided whole (or
@@ -267,7 +286,7 @@ async function decideBatches(decisions, late) {
 
 function announce(awaiting) {
   const fresh = awaiting.filter(([b, c]) => !ui.seen.has(b.id + "\n" + c.raw_id));
-  for (const [b, c] of awaiting) ui.seen.add(b.id + "\n" + c.raw_id);
+  ui.seen = new Set(awaiting.map(([b, c]) => b.id + "\n" + c.raw_id));
   if (ui.first || fresh.length === 0) return;
   if ("Notification" in window && Notification.permission === "granted" && document.hidden) {
     const [, c] = fresh[0];
@@ -316,7 +335,7 @@ function renderBatches(st) {
   for (const [id, li] of ui.rows) {
     if (!ids.has(id)) {
       li.remove(); ui.rows.delete(id); ui.batchKeys.delete(id);
-      for (const k of [...ui.shownIDs.keys()]) if (k.startsWith(id + "\n")) ui.shownIDs.delete(k);
+      for (const m of [ui.shownIDs, ui.outputs]) for (const k of [...m.keys()]) if (k.startsWith(id + "\n")) m.delete(k);
     }
   }
   let prev = null;
@@ -429,9 +448,10 @@ function appendOutput(batch, call, text) {
     const li = row && [...row.querySelectorAll("li.call-state")].find((x) => x.getAttribute("data-call") === call);
     if (li) li.append(out.box);
   }
-  const parts = (out.partial + visible(text).replace(/<U\+000A>/g, "\n")).split("\n");
+  const parts = (out.partial + visible(text)).split("\n");
   out.partial = parts.pop();
   out.lines.push(...parts);
+  if (out.lines.length > keptLines) out.lines.splice(0, out.lines.length - keptLines);
   drawOutput(out);
 }
 
@@ -577,12 +597,14 @@ function start() {
 // reconnects when the stream breaks.
 async function follow() {
   for (;;) {
+    let why = "the stream ended";
     try {
       await events("/console/api/events", { changed: refresh });
     } catch (e) {
       if (e.message === "logged out") return;
+      why = e.message;
     }
-    setStatus("disconnected from the server; reconnecting…");
+    setStatus("disconnected from the server (" + why + "); reconnecting…");
     await new Promise((done) => setTimeout(done, 2000));
   }
 }

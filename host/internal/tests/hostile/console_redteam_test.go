@@ -4,7 +4,8 @@ package hostile_test
 // it and toolhost approve send through POST /v1/batches/ID/decision:
 // from a page of another port on this machine, from a prompt-injected
 // model whose call ids and arguments the console shows, and from a local
-// client holding a session. Each test here that fails says what it shows.
+// client holding a session. Each test says the attack it keeps out, what
+// was at fault when it was found, and how that was mended.
 
 import (
 	"bytes"
@@ -228,7 +229,7 @@ func (s *crServer) waitDone(t *testing.T, id string) {
 	}
 }
 
-// TestConsoleRedteamCallIDsThatLookAlikeApproveTheOtherCall fails today:
+// TestConsoleRedteamCallIDsThatLookAlikeApproveTheOtherCall kept out a finding:
 // the console names a call by its id as rendered visibly (engine.Visible:
 // U+200B becomes the text "<U+200B>", a newline "⏎"), and approve_selected
 // sends that rendering back as the call's id. A model that gives one
@@ -324,7 +325,7 @@ func crWaitJS(t *testing.T, ctx context.Context, js string) {
 	}
 }
 
-// TestConsoleRedteamSessionCookieGoesToOtherLocalPorts fails today: the
+// TestConsoleRedteamSessionCookieGoesToOtherLocalPorts kept out a finding: the
 // console's session cookie toolhost_console_PORT is scoped to the host
 // (cookies never tell ports apart), so the browser sends it to every
 // server on 127.0.0.1: a dev server the model wrote, or any local
@@ -393,7 +394,7 @@ func TestConsoleRedteamSessionCookieGoesToOtherLocalPorts(t *testing.T) {
 	}
 }
 
-// TestConsoleRedteamApproveCallsSplitsAnIDAtItsComma fails today:
+// TestConsoleRedteamApproveCallsSplitsAnIDAtItsComma kept out a finding:
 // toolhost approve BATCH --calls ID,ID splits its value at commas (a
 // string slice flag), and a call id may hold a comma. A model that
 // names a harmless call "x,y" and two harmful ones "x" and "y" gets the
@@ -422,7 +423,7 @@ func TestConsoleRedteamApproveCallsSplitsAnIDAtItsComma(t *testing.T) {
 	}
 }
 
-// TestConsoleRedteamNewCallDoesNotMoveTheApproveButton fails today: the
+// TestConsoleRedteamNewCallDoesNotMoveTheApproveButton kept out a finding: the
 // console lists the calls awaiting a decision newest first, and
 // re-renders the list the moment one arrives, with its buttons live. A
 // model that sends a harmful call of the same shape while the person
@@ -454,7 +455,7 @@ func TestConsoleRedteamNewCallDoesNotMoveTheApproveButton(t *testing.T) {
 	}
 }
 
-// TestConsoleRedteamLongLinesDoNotSwellTheState fails today: the console
+// TestConsoleRedteamLongLinesDoNotSwellTheState kept out a finding: the console
 // folds a call's arguments by lines (consoleArgumentLines) but not by
 // bytes, so a command of one 250 KB line goes whole into every state
 // answer, and the console fetches its state again on every change (four
@@ -490,14 +491,14 @@ func TestConsoleRedteamLongLinesDoNotSwellTheState(t *testing.T) {
 	}
 }
 
-// TestConsoleRedteamSessionRunsNoTools fails today: a console session
+// TestConsoleRedteamSessionRunsNoTools kept out a finding: a console session
 // may reach every /v1 endpoint, POST /v1/batches among them, so whoever
 // holds the session (a stolen cookie, see above, or script in the page)
 // plans a run_command of its own, approves it with the same session and
-// runs any command, though sessionPath (consoleauth.go) keeps the
+// runs any command, though sessionAllowed (consoleauth.go) keeps the
 // session off /mcp because "a browser never runs tools". The console
 // itself needs only its own /console/api, the decision, results and
-// events of existing batches. At fault: sessionPath admits every
+// events of existing batches. At fault: sessionAllowed admits every
 // /v1/ path. Fix: admit the session to exactly the endpoints the console
 // uses (GET /v1/batches..., POST /v1/batches/ID/decision, /cancel,
 // /results), not POST /v1/batches nor /v1/journal/undo or /recover.
@@ -524,7 +525,7 @@ func TestConsoleRedteamSessionRunsNoTools(t *testing.T) {
 	}
 }
 
-// TestConsoleRedteamByCannotNameAnotherDecider fails today (low
+// TestConsoleRedteamByCannotNameAnotherDecider kept out a finding (low
 // severity): a batch API client's "by" is checked to be a plain
 // program's name, but "a person in the web console", the very words the
 // server uses for the console, is one: the batch then reads "decided by
@@ -549,7 +550,7 @@ func TestConsoleRedteamByCannotNameAnotherDecider(t *testing.T) {
 	}
 }
 
-// TestConsoleRedteamOtherPortCannotLogTheConsoleOut fails today (low
+// TestConsoleRedteamOtherPortCannotLogTheConsoleOut kept out a finding (low
 // severity, denial of service): a page on another local port may set
 // cookies for 127.0.0.1 (cookies ignore ports), so it sets
 // toolhost_console_PORT=bogus with Path=/v1. The browser then sends the
