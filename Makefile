@@ -115,7 +115,7 @@ node:
 	else echo "skipped: npm ci of the Node MCP clients (npm does not run; their suites will skip; install $(NODE_HINT))"; fi
 
 test: build $(EXTISM_WASM) node
-	$(TEST_ENV) $(GO) test -race -count=1 -timeout 10m ./...
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 15m ./...
 	$(BIN)/toolhost test --allow-exec $(BIN)/plugins
 	@$(MAKE) --no-print-directory cplugin
 	$(BIN)/toolhost test $(BIN)/extism/hypertools.wasm $(BIN)/extism/netfetch.wasm $(BIN)/extism/servlet.wasm
