@@ -134,7 +134,7 @@ test-leaks: build
 # installed here when missing and run as root) and grep -rn.
 bench: build $(BENCHNODE)/node_modules/.package-lock.json
 	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchtime 1s -count 1 ./host/internal/bench/
-	$(TEST_ENV) $(GO) test -run '^$$' -bench MCPStdio -benchtime 1x -count 1 -timeout 10m ./host/internal/tests/bench/
+	$(TEST_ENV) $(GO) test -run '^$$' -bench 'MCPStdio|MCPHTTP' -benchtime 1x -count 1 -timeout 15m ./host/internal/tests/bench/
 	@command -v rg >/dev/null || { if [ "$$(id -u)" = 0 ]; then echo "installing ripgrep, the search benchmark's baseline"; \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep; } || echo "ripgrep could not be installed: the search benchmark runs without it"; \
 		else echo "rg is not installed and this is not root: the search benchmark runs without ripgrep (apt-get install ripgrep, as root)"; fi; }

@@ -26,6 +26,9 @@ type client struct {
 	stderr *lockedBuffer
 	next   int64
 	line   []byte // reused request buffer
+	// answerLen is the last answer's length in bytes, its newline left
+	// out.
+	answerLen int
 }
 
 // lockedBuffer keeps a server's stderr for error messages; the process
@@ -181,6 +184,7 @@ func (c *client) request(method string, params any) (json.RawMessage, error) {
 		case m.Error != nil:
 			return nil, fmt.Errorf("%s: %s: error %d: %s", c.name, method, m.Error.Code, m.Error.Message)
 		default:
+			c.answerLen = len(bytes.TrimRight(line, "\r\n"))
 			return m.Result, nil
 		}
 	}

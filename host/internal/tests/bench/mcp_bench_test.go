@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolhost/toolhost/internal/testenv"
 )
 
 const (
-	// rounds of the three servers; the figures are medians.
+	// rounds of the servers; the figures are medians.
 	rounds = 5
 	// warmCalls of each workload run before timing, as an agent's
 	// long-lived server has served some already.
@@ -25,29 +27,40 @@ const (
 
 // sample is one server's figures in one round.
 type sample struct {
-	startup time.Duration
-	rate    map[string]float64 // calls/s by workload name
+	startups []float64             // ms from spawn to the tools/list answer, every spawn's
+	first    map[string]float64    // ms from the tools/list answer to a fresh server's first call, by workload
+	rate     map[string]float64    // calls/s by workload
+	sizes    map[string]answerSize // by workload
 }
 
-// BenchmarkMCPStdio is make bench's line: sequential tools/call
-// throughput over MCP stdio, one call in flight, for toolhost, the
-// reference Node server and a native Go server, with the time from spawn
-// to the tools/list answer. Each round spawns the servers one after the
-// other (the first one rotating), then times each workload in short
-// slices, the servers taking turns; the figures are the medians over
-// rounds, the ratios the medians of each round's ratio. It runs its
-// rounds once whatever b.N is (make bench passes -benchtime 1x). With
-// MCPBENCH_CPUPROFILE_DIR set, toolhost and the native server write CPU
-// profiles of every run there.
+// BenchmarkMCPStdio is make bench's table: for toolhost, the reference
+// Node server, the Go peer, a native Go server on the official SDK and
+// the hand-written floor, the time per sequential tools/call over MCP
+// stdio (one call in flight, like an agent), the bytes of each answer,
+// the time from spawn to the tools/list answer and from there to a fresh
+// server's first answer. Each round first spawns a fresh server per
+// workload and server, timing its handshake and first call, then spawns
+// the servers one after the other (the first one rotating) and times
+// each workload in short slices, the servers taking turns; the figures
+// are the medians over rounds, the ratios the medians of each round's
+// ratio. It runs its rounds once whatever b.N is (make bench passes
+// -benchtime 1x). With MCPBENCH_CPUPROFILE_DIR set, toolhost and the
+// native server write CPU profiles of every run there.
 func BenchmarkMCPStdio(b *testing.B) {
 	root, content := fixture(b)
-	srvs := servers(root, content)
-	for _, s := range srvs {
+	var srvs []server
+	var notes []string
+	for _, s := range servers(root, content) {
 		if s.available != nil {
 			if err := s.available(); err != nil {
-				b.Fatal(err) // a benchmark without its baseline is no comparison
+				if !s.optional || testenv.Required(s.need) {
+					b.Fatal(err) // a benchmark without its baseline is no comparison
+				}
+				notes = append(notes, fmt.Sprintf("%s left out: %v (set TOOLHOST_REQUIRE_%s=1 to make this a failure)", s.name, err, s.need))
+				continue
 			}
 		}
+		srvs = append(srvs, s)
 	}
 	// A round before the timed ones warms every cache a server start
 	// reads (compiled plugins, the Node modules, the page cache).
@@ -64,12 +77,20 @@ func BenchmarkMCPStdio(b *testing.B) {
 			got[s.name] = append(got[s.name], smps[i])
 		}
 	}
-	report(b, srvs, got)
+	report(b, srvs, got, notes)
 }
 
-// round spawns every server, times their workloads and stops them; its
-// samples are in srvs' order.
+// round times every server's first calls on fresh servers, then spawns
+// every server, times their workloads and stops them; its samples are in
+// srvs' order.
 func round(srvs []server, root string, r int) (smps []sample, err error) {
+	smps = make([]sample, len(srvs))
+	for k := range smps {
+		smps[k] = sample{first: map[string]float64{}, rate: map[string]float64{}}
+	}
+	if err := firstCalls(srvs, root, r, smps); err != nil {
+		return nil, err
+	}
 	run := make([]*running, len(srvs))
 	defer func() {
 		for _, x := range run {
@@ -78,13 +99,12 @@ func round(srvs []server, root string, r int) (smps []sample, err error) {
 			}
 		}
 	}()
-	smps = make([]sample, len(srvs))
 	for i := range srvs {
 		k := (r + i) % len(srvs)
 		if run[k], err = launch(srvs[k], root); err != nil {
 			return nil, err
 		}
-		smps[k] = sample{startup: run[k].startup, rate: map[string]float64{}}
+		smps[k].startups = append(smps[k].startups, millis(run[k].startup))
 	}
 	for w := range srvs[0].workloads() {
 		calls := make([]int, len(srvs))
@@ -111,7 +131,35 @@ func round(srvs []server, root string, r int) (smps []sample, err error) {
 			smps[k].rate[s.workloads()[w].name] = float64(calls[k]) / spent[k].Seconds()
 		}
 	}
+	for k, x := range run {
+		smps[k].sizes = x.sizes
+	}
 	return smps, nil
+}
+
+// firstCalls spawns, for each workload, every server afresh (one at a
+// time, the first rotating) and times its handshake and, from the
+// tools/list answer, its first call of the workload: what an agent waits
+// for when it starts a server to make one call.
+func firstCalls(srvs []server, root string, r int, smps []sample) error {
+	for w := range srvs[0].workloads() {
+		for i := range srvs {
+			k := (r + i) % len(srvs)
+			x, err := launch(srvs[k], root)
+			if err != nil {
+				return err
+			}
+			wl := srvs[k].workloads()[w]
+			err = x.do(wl)
+			first := time.Since(x.listed)
+			if err = errors.Join(err, x.close()); err != nil {
+				return err
+			}
+			smps[k].startups = append(smps[k].startups, millis(x.startup))
+			smps[k].first[wl.name] = millis(first)
+		}
+	}
+	return nil
 }
 
 // burst runs w's calls one after the other for about d (at least one),
@@ -130,34 +178,83 @@ func (r *running) burst(w workload, d time.Duration) (int, time.Duration, error)
 	}
 }
 
-// report prints the medians as metrics (one benchmark line) and as a
-// table.
-func report(b *testing.B, srvs []server, got map[string][]sample) {
-	var tbl strings.Builder
-	fmt.Fprintf(&tbl, "medians of %d interleaved rounds, sequential tools/call over stdio\n", rounds)
-	fmt.Fprintf(&tbl, "%-9s %12s %12s %18s\n", "server", "read/s", "list/s", "spawn→tools/list")
-	for _, s := range srvs {
-		smps := got[s.name]
-		read := median(smps, func(x sample) float64 { return x.rate["read"] })
-		list := median(smps, func(x sample) float64 { return x.rate["list"] })
-		startup := median(smps, func(x sample) float64 { return x.startup.Seconds() * 1000 })
-		b.ReportMetric(read, s.name+"-read-calls/s")
-		b.ReportMetric(list, s.name+"-list-calls/s")
-		b.ReportMetric(startup, s.name+"-startup-ms")
-		fmt.Fprintf(&tbl, "%-9s %12.0f %12.0f %15.1f ms\n", s.name, read, list, startup)
+// figures are one server's medians over the rounds.
+type figures struct {
+	readUs, listUs       float64 // µs per call
+	startup              float64 // ms
+	firstRead, firstList float64 // ms
+	sizes                map[string]answerSize
+}
+
+func summarize(smps []sample) figures {
+	var startups []float64
+	for _, s := range smps {
+		startups = append(startups, s.startups...)
 	}
-	for _, base := range []string{"node", "native"} {
-		for _, w := range []string{"read", "list"} {
-			ratio := medianRatio(got["toolhost"], got[base], w)
-			b.ReportMetric(ratio, w+"-x-"+base)
-			fmt.Fprintf(&tbl, "toolhost/%s %s: %.2f×\n", base, w, ratio)
-		}
+	return figures{
+		readUs:    1e6 / median(smps, func(x sample) float64 { return x.rate["read"] }),
+		listUs:    1e6 / median(smps, func(x sample) float64 { return x.rate["list"] }),
+		startup:   mid(startups),
+		firstRead: median(smps, func(x sample) float64 { return x.first["read"] }),
+		firstList: median(smps, func(x sample) float64 { return x.first["list"] }),
+		sizes:     smps[len(smps)-1].sizes,
+	}
+}
+
+// report prints the medians as metrics (one benchmark line) and as a
+// table, with toolhost's ratio to each other server.
+func report(b *testing.B, srvs []server, got map[string][]sample, notes []string) {
+	var tbl strings.Builder
+	fmt.Fprintf(&tbl, "MCP over stdio, medians of %d interleaved rounds; one call in flight; bytes are the whole JSON-RPC answer line\n\n", rounds)
+	fmt.Fprintln(&tbl, "| server | 200-line read µs/call | 100-entry list µs/call | read bytes/call | list bytes/call | spawn → tools/list ms | first tools/call ms (read / list) |")
+	fmt.Fprintln(&tbl, "|---|---:|---:|---:|---:|---:|---:|")
+	figs := map[string]figures{}
+	for _, s := range srvs {
+		f := summarize(got[s.name])
+		figs[s.name] = f
+		fmt.Fprintf(&tbl, "| %s | %.0f | %.0f | %d | %d | %.1f | %.1f / %.1f |\n", s.name, f.readUs, f.listUs,
+			f.sizes["read"].line, f.sizes["list"].line, f.startup, f.firstRead, f.firstList)
+		b.ReportMetric(f.readUs, s.name+"-read-µs/call")
+		b.ReportMetric(f.listUs, s.name+"-list-µs/call")
+		b.ReportMetric(float64(f.sizes["read"].line), s.name+"-read-B/call")
+		b.ReportMetric(float64(f.sizes["list"].line), s.name+"-list-B/call")
+		b.ReportMetric(f.startup, s.name+"-startup-ms")
+		b.ReportMetric(f.firstRead, s.name+"-first-read-ms")
+		b.ReportMetric(f.firstList, s.name+"-first-list-ms")
+	}
+	fmt.Fprintln(&tbl, "\nanswer bytes: the line, and in it the text content (decoded) and the structuredContent (JSON)")
+	fmt.Fprintln(&tbl, "| server | read line | read text | read structured | list line | list text | list structured |")
+	fmt.Fprintln(&tbl, "|---|---:|---:|---:|---:|---:|---:|")
+	for _, s := range srvs {
+		r, l := figs[s.name].sizes["read"], figs[s.name].sizes["list"]
+		fmt.Fprintf(&tbl, "| %s | %d | %d | %d | %d | %d | %d |\n", s.name, r.line, r.text, r.structured, l.line, l.text, l.structured)
+	}
+	fmt.Fprintln(&tbl, "\nratios, median of each round's: >1 when toolhost is faster (or sends fewer bytes)")
+	th := figs["toolhost"]
+	for _, s := range srvs[1:] {
+		base := s.name
+		read := medianRatio(got["toolhost"], got[base], func(x sample) float64 { return x.rate["read"] })
+		list := medianRatio(got["toolhost"], got[base], func(x sample) float64 { return x.rate["list"] })
+		spawn := medianRatio(got[base], got["toolhost"], func(x sample) float64 { return mid(slices.Clone(x.startups)) })
+		firstRead := medianRatio(got[base], got["toolhost"], func(x sample) float64 { return x.first["read"] })
+		firstList := medianRatio(got[base], got["toolhost"], func(x sample) float64 { return x.first["list"] })
+		f := figs[base]
+		b.ReportMetric(read, "read-x-"+base)
+		b.ReportMetric(list, "list-x-"+base)
+		fmt.Fprintf(&tbl, "toolhost/%s read: %.2f×  list: %.2f×  read bytes: %.2f×  list bytes: %.2f×  spawn: %.2f×  first read: %.2f×  first list: %.2f×\n",
+			base, read, list, float64(f.sizes["read"].line)/float64(th.sizes["read"].line), float64(f.sizes["list"].line)/float64(th.sizes["list"].line),
+			spawn, firstRead, firstList)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(&tbl, n)
 	}
 	b.ReportMetric(0, "ns/op") // the rounds' total time says nothing
 	// Printed, not logged: the testing package cuts a benchmark's log
 	// short.
 	fmt.Print(tbl.String())
 }
+
+func millis(d time.Duration) float64 { return d.Seconds() * 1000 }
 
 func median(smps []sample, f func(sample) float64) float64 {
 	xs := make([]float64, len(smps))
@@ -167,16 +264,17 @@ func median(smps []sample, f func(sample) float64) float64 {
 	return mid(xs)
 }
 
-// medianRatio is the median of a's rate over b's, round by round: the
+// medianRatio is the median of f(a) over f(b), round by round: the
 // servers of one round shared the machine's load.
-func medianRatio(a, b []sample, w string) float64 {
+func medianRatio(a, b []sample, f func(sample) float64) float64 {
 	xs := make([]float64, len(a))
 	for i := range a {
-		xs[i] = a[i].rate[w] / b[i].rate[w]
+		xs[i] = f(a[i]) / f(b[i])
 	}
 	return mid(xs)
 }
 
+// mid is the median of xs, which it sorts.
 func mid(xs []float64) float64 {
 	slices.Sort(xs)
 	n := len(xs)

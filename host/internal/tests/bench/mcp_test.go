@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"crypto/rand"
 	"testing"
 
 	"github.com/toolhost/toolhost/internal/testenv"
@@ -10,14 +11,15 @@ import (
 // test (make bench): every server starts, lists the tools, and
 // answers three calls of each workload correctly, so the benchmark never
 // times an error path. A server that cannot run here (the Node one
-// without Node.js or its npm package) is skipped, or fails where Node is
-// required (testenv: CI, TOOLHOST_REQUIRE_NODE).
+// without Node.js or its npm package, the Go peer without its module) is
+// skipped, or fails where it is required (testenv: CI,
+// TOOLHOST_REQUIRE_NODE, TOOLHOST_REQUIRE_PEER).
 func TestMCPStdioAnswers(t *testing.T) {
 	root, content := fixture(t)
 	for _, s := range servers(root, content) {
 		t.Run(s.name, func(t *testing.T) {
 			if s.available != nil {
-				testenv.Need(t, "NODE", s.available(), "")
+				testenv.Need(t, s.need, s.available(), "")
 			}
 			r, err := launch(s, root)
 			if err != nil {
@@ -34,6 +36,48 @@ func TestMCPStdioAnswers(t *testing.T) {
 				t.Error(err)
 			}
 			t.Logf("%s: tools/list answered %v after spawn", s.name, r.startup)
+		})
+	}
+}
+
+// TestMCPHTTPAnswers checks what BenchmarkMCPHTTP measures: toolhost
+// serve --http and the native server's HTTP mode start, open a session
+// with the benchmark's client and answer read_file with the file.
+func TestMCPHTTPAnswers(t *testing.T) {
+	root, content := fixture(t)
+	token := rand.Text()
+	for _, c := range []struct {
+		name  string
+		argv  []string
+		env   []string
+		token string
+	}{
+		{"toolhost", []string{built.toolhost, "serve", "--http", "127.0.0.1:0", "--root", root}, []string{"TOOLHOST_TOKEN=" + token}, token},
+		{"native", []string{built.native, "-http", "127.0.0.1:0", root}, nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := startHTTP(c.name, c.argv, append(serverEnv(), c.env...), root, c.token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.stop()
+			sess, err := s.openSession()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				r, err := sess.callTool("read_file", map[string]any{"path": readPath})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.text() != content {
+					t.Fatalf("read_file gave %d bytes that differ from the file's %d: %.120q", len(r.text()), len(content), r.text())
+				}
+			}
+			if err := sess.close(); err != nil {
+				t.Error(err)
+			}
+			t.Logf("%s answered as %s", c.name, sess.answerType)
 		})
 	}
 }

@@ -33,9 +33,6 @@ const (
 	// searchScanBytes is toolhost's default max_scan_bytes: ripgrep and
 	// the peers are given the same per-file limit where they have one.
 	searchScanBytes = 2 << 20
-	// searchPeerModule is the Go peer, mark3labs' filesystem server, built
-	// from the module proxy into a temporary GOBIN when it serves it.
-	searchPeerModule = "github.com/mark3labs/mcp-filesystem-server@v0.11.1"
 )
 
 // searchCase is one workload as each contestant spells it; a nil argv or
@@ -193,7 +190,7 @@ func BenchmarkSearchCorpus(b *testing.B) {
 	} else {
 		notes = append(notes, "node: "+err.Error())
 	}
-	if peer, err := searchBuildPeer(b); err == nil {
+	if peer, err := searchBuildPeer(); err == nil {
 		pc, err := start("peer", []string{peer, root}, env, root)
 		if err == nil {
 			_, err = pc.handshake()
@@ -433,25 +430,12 @@ func (w *searchLineCounter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// searchBuildPeer builds the Go peer into a temporary GOBIN, or says why
-// it cannot.
-func searchBuildPeer(b *testing.B) (string, error) {
-	gobin := b.TempDir()
-	cmd := exec.Command("go", "install", searchPeerModule)
-	cmd.Dir = gobin
-	cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=-mod=mod")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		// The go command's own words, less the proxy's address.
-		reason := "go install failed"
-		for _, l := range strings.Split(string(out), "\n") {
-			if r, ok := strings.CutPrefix(strings.TrimSpace(l), "server response:"); ok {
-				reason = "the module proxy answered: " + strings.TrimSpace(r)
-			}
-		}
-		return "", fmt.Errorf("go install %s: %v (%s); left out", searchPeerModule, err, reason)
+// searchBuildPeer is the Go peer TestMain built, or why there is none.
+func searchBuildPeer() (string, error) {
+	if built.peerErr != nil {
+		return "", fmt.Errorf("%w; left out", built.peerErr)
 	}
-	return filepath.Join(gobin, "mcp-filesystem-server"), nil
+	return built.peer, nil
 }
 
 // searchSettledRSS is c's resident set once it has stopped moving: the

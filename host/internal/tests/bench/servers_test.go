@@ -56,24 +56,28 @@ type workload struct {
 
 // server is one MCP server under test.
 type server struct {
-	name      string
-	argv      []string
-	env       []string
-	read      workload
-	list      workload
-	available func() error // nil when it can run here
+	name string
+	argv []string
+	env  []string
+	read workload
+	list workload
+	// available says why the server cannot run here, nil when it can
+	// (a nil func: always). need names the suite that requires it
+	// (testenv.Required); an optional server is left out of the
+	// benchmark, with the reason printed, where that suite is not
+	// required, while the others' absence fails it.
+	available func() error
+	need      string
+	optional  bool
 }
 
 func (s server) workloads() []workload { return []workload{s.read, s.list} }
 
-// servers are the three measured, toolhost first: root is the directory
-// they serve and content the file they read.
+// servers are the ones measured, toolhost first: root is the directory
+// they serve (and their working directory) and content the file they
+// read.
 func servers(root, content string) []server {
-	// No developer's configuration, trust list or state changes what
-	// toolhost offers; the compile cache is the tests' warm one.
-	env := []string{"HOME=" + built.home, "XDG_CONFIG_HOME=" + filepath.Join(built.home, ".config"),
-		"XDG_STATE_HOME=" + filepath.Join(built.home, ".local", "state"), "TOOLHOST_CACHE_DIR=" + built.cache,
-		"TOOLHOST_CONFIG=", "TOOLHOST_PLUGINS="}
+	env := serverEnv()
 	readArgs := map[string]any{"path": readPath}
 	listArgs := map[string]any{"path": listPath}
 	sameText := func(r *toolResult) error {
@@ -95,6 +99,7 @@ func servers(root, content string) []server {
 			name: "node",
 			argv: []string{"node", node, root},
 			env:  env,
+			need: "NODE",
 			read: workload{"read", "read_text_file", readArgs, sameText},
 			list: workload{"list", "list_directory_with_sizes", listArgs, fileLinesCount},
 			available: func() error {
@@ -108,13 +113,41 @@ func servers(root, content string) []server {
 			},
 		},
 		{
+			// Relative paths are resolved against its working directory,
+			// the root.
+			name:      "peer",
+			argv:      []string{built.peer, root},
+			env:       env,
+			read:      workload{"read", "read_file", readArgs, sameText},
+			list:      workload{"list", "list_directory", listArgs, fileLinesCount},
+			available: func() error { return built.peerErr },
+			need:      "PEER",
+			optional:  true,
+		},
+		{
 			name: "native",
 			argv: []string{built.native, root},
 			env:  env,
 			read: workload{"read", "read_file", readArgs, sameText},
 			list: workload{"list", "list_directory", listArgs, jsonEntries},
 		},
+		{
+			name: "floor",
+			argv: []string{built.floor, root},
+			env:  env,
+			read: workload{"read", "read_file", readArgs, sameText},
+			list: workload{"list", "list_directory", listArgs, jsonEntries},
+		},
 	}
+}
+
+// serverEnv is what every server's environment adds: no developer's
+// configuration, trust list or state changes what toolhost offers, and
+// the compile cache is the tests' warm one.
+func serverEnv() []string {
+	return []string{"HOME=" + built.home, "XDG_CONFIG_HOME=" + filepath.Join(built.home, ".config"),
+		"XDG_STATE_HOME=" + filepath.Join(built.home, ".local", "state"), "TOOLHOST_CACHE_DIR=" + built.cache,
+		"TOOLHOST_CONFIG=", "TOOLHOST_PLUGINS="}
 }
 
 // compactEntries checks toolhost's listing: 100 files in the text, one
@@ -142,8 +175,8 @@ func jsonEntries(r *toolResult) error {
 	return nil
 }
 
-// fileLinesCount checks the Node server's listing: one "[FILE] name size"
-// line per file.
+// fileLinesCount checks the Node server's and the Go peer's listing: one
+// "[FILE] name ..." line per file.
 func fileLinesCount(r *toolResult) error {
 	if n := strings.Count(r.text(), "[FILE] f"); n != dirSize {
 		return fmt.Errorf("listing has %d files, want %d: %.200s", n, dirSize, r.text())
@@ -156,6 +189,18 @@ type running struct {
 	*client
 	srv     server
 	startup time.Duration // from spawn to the tools/list answer
+	listed  time.Time     // when the tools/list answer came
+	// sizes are the first answer's of each workload, by name: the same
+	// call's answer has the same size every time.
+	sizes map[string]answerSize
+}
+
+// answerSize is a tools/call answer's size in bytes: the whole JSON-RPC
+// line (less its newline), what a client reads, and in it the text
+// content (decoded) and the structured content (as JSON), what a model
+// may be given.
+type answerSize struct {
+	line, text, structured int
 }
 
 // profileEnv names a directory where, when set, toolhost and the native
@@ -189,7 +234,8 @@ func launch(s server, root string) (*running, error) {
 		return nil, err
 	}
 	tools, err := c.handshake()
-	startup := time.Since(t0)
+	listed := time.Now()
+	startup := listed.Sub(t0)
 	if err != nil {
 		return nil, errors.Join(err, c.close())
 	}
@@ -198,7 +244,7 @@ func launch(s server, root string) (*running, error) {
 			return nil, errors.Join(fmt.Errorf("%s: tools/list has no %s (it has %v)", s.name, w.tool, tools), c.close())
 		}
 	}
-	return &running{client: c, srv: s, startup: startup}, nil
+	return &running{client: c, srv: s, startup: startup, listed: listed, sizes: map[string]answerSize{}}, nil
 }
 
 // do runs one call of w and checks its answer.
@@ -209,6 +255,9 @@ func (r *running) do(w workload) error {
 	}
 	if err := w.check(res); err != nil {
 		return fmt.Errorf("%s: %s: %w", r.srv.name, w.tool, err)
+	}
+	if _, ok := r.sizes[w.name]; !ok {
+		r.sizes[w.name] = answerSize{line: r.answerLen, text: len(res.text()), structured: len(res.StructuredContent)}
 	}
 	return nil
 }

@@ -5,16 +5,24 @@
 // WebAssembly, no policy and no sanitizing. It is what a careful Go author
 // would write by hand, so the gap to it is what toolhost's safety costs.
 //
-// Usage: nativeserver ROOT
+// With -http it serves MCP streamable HTTP at http://ADDR/mcp instead, as
+// the SDK does by default (a session per client) but answering each
+// request with application/json rather than an event stream, and prints
+// that URL to stderr once it listens (port 0 picks a free one).
+//
+// Usage: nativeserver [-http ADDR] ROOT
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"path"
 	"runtime/pprof"
@@ -53,12 +61,14 @@ type listing struct {
 }
 
 func main() {
-	if len(os.Args) != 2 {
-		log.Fatal("usage: nativeserver ROOT")
+	addr := flag.String("http", "", "serve MCP streamable HTTP at http://`ADDR`/mcp instead of stdio")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		log.Fatal("usage: nativeserver [-http ADDR] ROOT")
 	}
-	root, err := os.OpenRoot(os.Args[1])
+	root, err := os.OpenRoot(flag.Arg(0))
 	if err != nil {
-		log.Fatalf("nativeserver: open root %s: %v", os.Args[1], err)
+		log.Fatalf("nativeserver: open root %s: %v", flag.Arg(0), err)
 	}
 	defer root.Close()
 	if p := os.Getenv("NATIVESERVER_CPUPROFILE"); p != "" {
@@ -93,9 +103,26 @@ func main() {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil, nil
 	})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	if *addr != "" {
+		err = serveHTTP(s, *addr)
+	} else {
+		err = s.Run(context.Background(), &mcp.StdioTransport{})
+	}
+	if err != nil {
 		log.Fatalf("nativeserver: %v", err)
 	}
+}
+
+// serveHTTP serves s at http://addr/mcp until the process is killed.
+func serveHTTP(s *mcp.Server, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	fmt.Fprintf(os.Stderr, "nativeserver: MCP at http://%s/mcp\n", ln.Addr())
+	return http.Serve(ln, mux)
 }
 
 func read(root *os.Root, name string) (string, error) {
