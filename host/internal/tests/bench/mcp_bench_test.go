@@ -241,7 +241,7 @@ func report(b *testing.B, srvs []server, got map[string][]sample, notes []string
 		f := figs[base]
 		b.ReportMetric(read, "read-x-"+base)
 		b.ReportMetric(list, "list-x-"+base)
-		fmt.Fprintf(&tbl, "toolhost/%s read: %.2f×  list: %.2f×  read bytes: %.2f×  list bytes: %.2f×  spawn: %.2f×  first read: %.2f×  first list: %.2f×\n",
+		fmt.Fprintf(&tbl, "toolhost/%s read: %.3g×  list: %.3g×  read bytes: %.3g×  list bytes: %.3g×  spawn: %.3g×  first read: %.3g×  first list: %.3g×\n",
 			base, read, list, float64(f.sizes["read"].line)/float64(th.sizes["read"].line), float64(f.sizes["list"].line)/float64(th.sizes["list"].line),
 			spawn, firstRead, firstList)
 	}

@@ -77,7 +77,7 @@ func BenchmarkMCPHTTP(b *testing.B) {
 	}
 	ratio := mid(ratios)
 	b.ReportMetric(ratio, "http-x-native")
-	fmt.Fprintf(&tbl, "toolhost/native HTTP calls/s: %.2f× (>1 when toolhost is faster)\n", ratio)
+	fmt.Fprintf(&tbl, "toolhost/native HTTP calls/s: %.3g× (>1 when toolhost is faster)\n", ratio)
 	b.ReportMetric(0, "ns/op")
 	fmt.Print(tbl.String())
 }
