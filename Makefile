@@ -160,7 +160,7 @@ lint:
 # and run with every `make test`.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := host/internal/sandbox:FuzzResolve host/internal/sandbox:FuzzGlob host/internal/output:FuzzSanitize host/internal/output:FuzzTruncate host/internal/output:FuzzStream host/internal/output:FuzzSanitizeJSON \
-	host/internal/loopguard:FuzzInstrument host/internal/wasmbin:FuzzSections sdk/internal/argjson:FuzzUnmarshal sdk/internal/argjson:FuzzAppendString \
+	host/internal/loopguard:FuzzInstrument host/internal/wasmbin:FuzzSections sdk/internal/argjson:FuzzUnmarshal internal/jsontext:FuzzAppendString \
 	lp1:FuzzParse lp1:FuzzParseFile lp1:FuzzApply abi:FuzzDecodeCommitRequest host/internal/engine:FuzzAmbiguousKey \
 	textedit:FuzzReplace textedit:FuzzReplaceLines textedit:FuzzDiff textedit:FuzzFileDiff \
 	host/internal/search/match:FuzzScan host/internal/search/ignore:FuzzIgnored

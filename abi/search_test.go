@@ -13,6 +13,7 @@ func TestAppendSearchRequestIsJSON(t *testing.T) {
 			Include: []string{"*.go", "a/**"}, Exclude: []string{"vendor"}, ContextLines: 2, MaxResults: 50,
 			Hidden: true, Ignored: true, SortMTime: true, Depth: 3},
 		{Mode: SearchGlob, Query: "ünïcödé ✓"},
+		{Mode: SearchList, Path: "src", Depth: 2, Render: RenderListing, RenderStructured: true},
 	} {
 		enc := AppendSearchRequest(nil, r)
 		var got SearchRequest
@@ -27,6 +28,24 @@ func TestAppendSearchRequestIsJSON(t *testing.T) {
 	var got SearchRequest
 	if err := json.Unmarshal(AppendSearchRequest(nil, SearchRequest{Query: "a\xffb"}), &got); err != nil || got.Query != "a\ufffdb" {
 		t.Errorf("invalid UTF-8: %q, %v", got.Query, err)
+	}
+}
+
+func TestRendered(t *testing.T) {
+	for _, tt := range []struct{ text, obj string }{
+		{"", ""},
+		{"a/\nb  2\n2 entries\n", ""},
+		{"x\n", `{"entries":[]}`},
+	} {
+		text, obj, err := DecodeRendered(AppendRendered([]byte("keep"), []byte(tt.text), []byte(tt.obj))[len("keep"):])
+		if err != nil || string(text) != tt.text || string(obj) != tt.obj {
+			t.Errorf("round trip of %q, %q: %q, %q, %v", tt.text, tt.obj, text, obj, err)
+		}
+	}
+	for _, b := range [][]byte{nil, {1, 0, 0}, {5, 0, 0, 0, 'a'}, {0xff, 0xff, 0xff, 0xff}} {
+		if _, _, err := DecodeRendered(b); err == nil {
+			t.Errorf("DecodeRendered(%q) accepted a frame longer than its bytes", b)
+		}
 	}
 }
 

@@ -168,6 +168,22 @@ func Search(req abi.SearchRequest) (abi.SearchResult, error) {
 	return r, nil
 }
 
+// SearchRendered has the host run req (with req.Render set) and shape
+// the result as the tool returns it: the text, and the structured
+// object when req.RenderStructured asks for it. The entries never cross
+// into the plugin as JSON to decode.
+func SearchRendered(req abi.SearchRequest) (text, structured []byte, err error) {
+	resp, err := result(fsSearch(abi.AppendSearchRequest(nil, req), 0))
+	if err != nil {
+		return nil, nil, err
+	}
+	text, structured, err = abi.DecodeRendered(resp)
+	if err != nil {
+		return nil, nil, &HostError{Status: abi.StatusInvalid, HostError: abi.HostError{Kind: abi.KindExecutionFailed, Message: "fs_search: the host's rendered response could not be decoded: " + err.Error()}}
+	}
+	return text, structured, nil
+}
+
 // Run runs command with the platform shell in cwd (empty: the working
 // directory) and waits for it. Its output streams to the host's
 // subscribers while it runs; the result holds the start of each stream. A

@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/sdk/internal/argjson"
+	"github.com/toolhost/toolhost/internal/jsontext"
 )
 
 // appendManifest writes m as JSON. It exists so that plugins do not link
@@ -15,10 +15,10 @@ func appendManifest(b []byte, m abi.Manifest) []byte {
 		b = append(b, ',', '"')
 		b = append(b, key...)
 		b = append(b, '"', ':')
-		b = argjson.AppendString(b, v)
+		b = jsontext.AppendString(b, v)
 	}
 	b = append(b, `{"abi":`...)
-	b = argjson.AppendString(b, m.ABI)
+	b = jsontext.AppendString(b, m.ABI)
 	str("name", m.Name)
 	str("version", m.Version)
 	str("description", m.Description)
@@ -55,7 +55,7 @@ func appendManifest(b []byte, m abi.Manifest) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = argjson.AppendString(b, it)
+			b = jsontext.AppendString(b, it)
 		}
 		b = append(b, ']')
 	}

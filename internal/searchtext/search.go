@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/sdk"
+	"github.com/toolhost/toolhost/internal/jsontext"
 )
 
 // Search is the search tool's result for r, a search in mode
@@ -37,7 +37,7 @@ func Search(r abi.SearchResult, mode string, contextLines int, sc Scope, limit i
 				j = append(j, ',')
 			}
 			j = append(j, `{"path":`...)
-			j = sdk.AppendJSONString(j, f.Path)
+			j = jsontext.AppendString(j, f.Path)
 			j = append(j, `,"matches":`...)
 			j = strconv.AppendInt(j, int64(f.Matches), 10)
 			j = append(j, '}')
@@ -195,13 +195,13 @@ func appendLine(t []byte, path string, line, column int, text string) []byte {
 // context arrays only when context was asked for.
 func appendMatchJSON(j []byte, m abi.SearchMatch, context bool) []byte {
 	j = append(j, `{"path":`...)
-	j = sdk.AppendJSONString(j, m.Path)
+	j = jsontext.AppendString(j, m.Path)
 	j = append(j, `,"line":`...)
 	j = strconv.AppendInt(j, int64(m.Line), 10)
 	j = append(j, `,"column":`...)
 	j = strconv.AppendInt(j, int64(m.Column), 10)
 	j = append(j, `,"match_text":`...)
-	j = sdk.AppendJSONString(j, m.MatchText)
+	j = jsontext.AppendString(j, m.MatchText)
 	if context {
 		j = append(j, `,"before":`...)
 		j = appendStringArray(j, m.Before)
@@ -230,13 +230,13 @@ func Glob(r abi.SearchResult, sc Scope, byMTime bool, limit int64) (text string,
 			j = append(j, ',')
 		}
 		j = append(j, `{"path":`...)
-		j = sdk.AppendJSONString(j, f.Path)
+		j = jsontext.AppendString(j, f.Path)
 		j = append(j, `,"size":`...)
 		j = strconv.AppendInt(j, f.Size, 10)
 		j = append(j, `,"mtime":"`...)
 		j = time.Unix(0, f.ModTime).UTC().AppendFormat(j, time.RFC3339)
 		j = append(j, `","type":`...)
-		j = sdk.AppendJSONString(j, f.Type)
+		j = jsontext.AppendString(j, f.Type)
 		j = append(j, '}')
 		if !bud.fits(len(t), len(j)) {
 			t, j, outputCut = t[:mark], j[:jmark], true

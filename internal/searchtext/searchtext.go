@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/sdk"
+	"github.com/toolhost/toolhost/internal/jsontext"
 )
 
 // footerRoom is kept free of results for the totals line, the hints and
@@ -177,7 +177,7 @@ func appendStringArray(b []byte, v []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = sdk.AppendJSONString(b, s)
+		b = jsontext.AppendString(b, s)
 	}
 	return append(b, ']')
 }

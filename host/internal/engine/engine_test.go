@@ -362,7 +362,7 @@ func TestListDirectory(t *testing.T) {
 	if err := os.Symlink("/etc", filepath.Join(f.root, "etc-link")); err != nil {
 		t.Fatal(err)
 	}
-	r := f.call(t, "list_directory", `{"depth":2}`)
+	r := f.call(t, "list_directory", `{"depth":2,"structured":true}`)
 	if !r.OK {
 		t.Fatal(r.Error)
 	}
@@ -391,7 +391,7 @@ func TestListDirectory(t *testing.T) {
 	if !strings.Contains(r.Content, "a/\na/inner.txt  ") || !strings.Contains(r.Content, "etc-link@\n") {
 		t.Errorf("text is not the compact listing: %s", r.Content)
 	}
-	r = f.call(t, "list_directory", `{"max_entries":1}`)
+	r = f.call(t, "list_directory", `{"max_entries":1,"structured":true}`)
 	if !r.OK || !strings.Contains(string(r.Structured), `"truncated":true`) || !strings.Contains(r.Content, "raise max_entries") {
 		t.Fatalf("max_entries: %+v", r)
 	}

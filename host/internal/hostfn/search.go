@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/search"
+	"github.com/toolhost/toolhost/internal/searchtext"
 )
 
 // maxSearchRequestBytes bounds an fs_search request before it is
@@ -40,6 +41,16 @@ func fsSearch(ctx context.Context, c *Call, mem api.Memory, stack []uint64) ([]b
 	if err := search.Normalize(&req); err != nil {
 		return nil, searchError(err)
 	}
+	switch {
+	case req.Render == "":
+	case req.Render != abi.RenderListing:
+		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_search: render %q is not known; send %q or nothing", req.Render, abi.RenderListing)
+	case req.Mode != abi.SearchList:
+		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_search: render %q needs mode %q, not %q", req.Render, abi.SearchList, req.Mode)
+	}
+	if req.RenderStructured && req.Render == "" {
+		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_search: render_structured needs render")
+	}
 	name := req.Path
 	if name == "" {
 		name = "."
@@ -59,6 +70,10 @@ func fsSearch(ctx context.Context, c *Call, mem api.Memory, stack []uint64) ([]b
 	})
 	if err != nil {
 		return nil, searchError(classifyIfPath(name, err))
+	}
+	if req.Render == abi.RenderListing {
+		text, obj := searchtext.Listing(name, res, req.RenderStructured, c.outputLimit())
+		return abi.AppendRendered(make([]byte, 0, 4+len(text)+len(obj)), text, obj), nil
 	}
 	return json.Marshal(res)
 }

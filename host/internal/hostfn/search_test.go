@@ -57,6 +57,9 @@ func TestFSSearch(t *testing.T) {
 		{"look-ahead", `{"path":"src","query":"a(?=b)","regex":true}`, abi.KindBadArgs, "RE2"},
 		{"a bad glob", `{"path":"src","mode":"glob","include":["[a"]}`, abi.KindBadArgs, "patterns"},
 		{"escaping", `{"path":"../","query":"x"}`, abi.KindSandboxViolation, ".."},
+		{"an unknown rendering", `{"path":"src","mode":"list","render":"tree"}`, abi.KindBadArgs, `render "tree" is not known`},
+		{"a listing of a search", `{"path":"src","query":"x","render":"listing"}`, abi.KindBadArgs, `needs mode "list"`},
+		{"structured without a rendering", `{"path":"src","mode":"list","render_structured":true}`, abi.KindBadArgs, "render_structured needs render"},
 	} {
 		_, err := search(scoped(), []byte(tt.raw))
 		if he := hostErr(t, err); he.Kind != tt.kind || !strings.Contains(he.Message, tt.in) {
@@ -67,5 +70,65 @@ func TestFSSearch(t *testing.T) {
 	p, _ := g.put([]byte("{}"))
 	if _, err := g.call(context.Background(), scoped(), abi.FnFSSearch, p, uint64(maxSearchRequestBytes+1), 0); hostErr(t, err).Status != abi.StatusTooLarge {
 		t.Errorf("an oversized request: %v, want too large", err)
+	}
+}
+
+// A rendered listing is list_directory's text, and its JSON only when
+// asked for, shaped by the host within the call's output limit.
+func TestFSSearchRenderedListing(t *testing.T) {
+	w := newWorkspace(t, map[string]string{"src/a.go": "package a\n", "src/sub/b.go": "package b\n", "src/.hidden": "x"})
+	src, err := w.sb.Resolve("src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGuest(1 << 16)
+	list := func(req abi.SearchRequest, limit int64) (string, string) {
+		t.Helper()
+		env := w.env("c")
+		env.Call.Resolved = map[string]sandbox.Path{"src": src}
+		env.Call.Readable = &ReadScope{Paths: map[string]bool{src.Abs: true}, Below: true}
+		env.Call.Limits.MaxOutputBytes = limit
+		p, n := g.put(abi.AppendSearchRequest(nil, req))
+		resp, err := g.call(context.Background(), env, abi.FnFSSearch, p, n, 0)
+		if err != nil {
+			t.Fatalf("%+v: %v", req, err)
+		}
+		text, obj, err := abi.DecodeRendered(resp)
+		if err != nil {
+			t.Fatalf("%+v: response %q: %v", req, resp, err)
+		}
+		return string(text), string(obj)
+	}
+	req := abi.SearchRequest{Mode: abi.SearchList, Path: "src", Depth: 2, Render: abi.RenderListing}
+	tests := []struct {
+		name       string
+		structured bool
+		limit      int64
+		text       string
+		obj        []string // substrings; none: no object
+	}{
+		{"text alone", false, 0, "a.go  10\nsub/\nsub/b.go  10\n3 entries; left out: 1 hidden (include_hidden:true shows them)\n", nil},
+		{"with the object", true, 0, "a.go  10\nsub/\nsub/b.go  10\n3 entries; left out: 1 hidden (include_hidden:true shows them)\n",
+			[]string{`{"path":"src","entries":[{"name":"a.go","path":"src/a.go","type":"file","size":10,"modified":"`, `"truncated":false,"total":3,"skipped":{"hidden":1,"ignored":0}}`}},
+		{"cut to the limit", false, 522, "a.go  10\n1 of 3 entries; left out: 1 hidden (include_hidden:true shows them); truncated: raise max_entries (up to 10000), list a subdirectory, or lower depth\n", nil},
+	}
+	for _, tt := range tests {
+		r := req
+		r.RenderStructured = tt.structured
+		text, obj := list(r, tt.limit)
+		if text != tt.text {
+			t.Errorf("%s: text %q, want %q", tt.name, text, tt.text)
+		}
+		if len(tt.obj) == 0 && obj != "" {
+			t.Errorf("%s: an object nobody asked for: %s", tt.name, obj)
+		}
+		for _, want := range tt.obj {
+			if !strings.Contains(obj, want) {
+				t.Errorf("%s: object %s lacks %s", tt.name, obj, want)
+			}
+		}
+		if obj != "" && !json.Valid([]byte(obj)) {
+			t.Errorf("%s: object is not JSON: %s", tt.name, obj)
+		}
 	}
 }

@@ -170,8 +170,8 @@ func toolNames(ts []*mcp.Tool) []string {
 }
 
 // TestMCPStdioResults: file text arrives whole as text, never as a lossy
-// structuredContent (a JSON file stays text); a listing carries both,
-// equivalent; an escape is an isError result a model can read.
+// structuredContent (a JSON file stays text); a listing is compact text,
+// with its entries as structuredContent only when asked; an escape is an isError result a model can read.
 func TestMCPStdioResults(t *testing.T) {
 	w := newWorkspace(t)
 	w.file(t, "notes.txt", "first line\nsecond line\n")
@@ -192,9 +192,13 @@ func TestMCPStdioResults(t *testing.T) {
 	if res.IsError || !strings.Contains(text, "notes.txt  23\n") {
 		t.Fatalf("list_directory: isError %v, text %q; want notes.txt listed like ls", res.IsError, text)
 	}
+	if res.StructuredContent != nil {
+		t.Errorf("list_directory: structuredContent %v; want none unless asked", res.StructuredContent)
+	}
+	res, _ = s.call(t, ctx, "list_directory", map[string]any{"structured": true})
 	listing, _ := res.StructuredContent.(map[string]any)
-	if entries, _ := listing["entries"].([]any); len(entries) != 2 {
-		t.Errorf("list_directory: structuredContent %v; want its two entries", res.StructuredContent)
+	if entries, _ := listing["entries"].([]any); res.IsError || len(entries) != 2 {
+		t.Errorf("list_directory structured: structuredContent %v; want its two entries", res.StructuredContent)
 	}
 
 	res, text = s.call(t, ctx, "read_file", map[string]any{"path": "../x"})

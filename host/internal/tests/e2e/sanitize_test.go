@@ -110,7 +110,7 @@ func TestListDirectory_HostileNamesStayJSON(t *testing.T) {
 	for _, n := range names {
 		o.file(t, n, "x")
 	}
-	r, x := measure(t, o, time.Minute, "list_directory", `{"path":"."}`)
+	r, x := measure(t, o, time.Minute, "list_directory", `{"path":".","structured":true}`)
 	if !r.OK {
 		t.Fatalf("list_directory failed: %+v\nstderr: %s", r.Error, x.stderr)
 	}

@@ -217,7 +217,7 @@ func TestInvalidUTF8NamesCollide(t *testing.T) {
 	for _, n := range []string{"data\xff", "data\xfe", "data\uFFFD"} {
 		mustWrite(t, filepath.Join(root, n), n+"\n")
 	}
-	rs := runBatch(t, h, nil, call("l", "list_directory", `{}`))
+	rs := runBatch(t, h, nil, call("l", "list_directory", `{"structured":true}`))
 	var got struct {
 		Entries []struct{ Name string } `json:"entries"`
 	}

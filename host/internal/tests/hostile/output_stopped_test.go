@@ -153,7 +153,7 @@ func TestListHostileNamesStopped(t *testing.T) {
 			t.Fatalf("%q: %v", n, err)
 		}
 	}
-	rs := runBatch(t, h, nil, call("l", "list_directory", `{}`))
+	rs := runBatch(t, h, nil, call("l", "list_directory", `{"structured":true}`))
 	if !rs[0].OK {
 		t.Fatalf("list_directory: %+v", rs[0].Error)
 	}

@@ -1,4 +1,8 @@
-package argjson
+// Package jsontext appends JSON strings for code that builds JSON by hand,
+// inside a plugin (where encoding/json costs about ten times more) and in
+// the host alike, escaped so that nothing in them is a character a
+// terminal or an editor would act on or hide.
+package jsontext
 
 import "unicode/utf8"
 
