@@ -55,9 +55,9 @@ const (
 	// the CPU (a 2-core machine runs the tools and the applier side by
 	// side). Other processes see the steps that much later.
 	applyDelay = 20 * time.Millisecond
-	// truncateAt is the log size past which the applier empties it once
+	// rewindAt is the log size past which the applier starts it over once
 	// everything in it is applied.
-	truncateAt = 4 << 20
+	rewindAt = 4 << 20
 	// maxEnded bounds the ended ids kept; beyond it they are forgotten and
 	// the database's own key refuses a reused one when it is applied.
 	maxEnded = 10000
@@ -280,6 +280,7 @@ func (a *applier) run() {
 	backoff := 10 * time.Millisecond
 	delay := time.NewTimer(applyDelay)
 	delay.Stop()
+	behind := false // a whole transaction's records are waiting: no delay
 	for {
 		a.mu.Lock()
 		for len(a.queue) == 0 && !a.closed {
@@ -296,7 +297,7 @@ func (a *applier) run() {
 		}
 		closed := a.closed
 		a.mu.Unlock()
-		if !closed {
+		if !closed && !behind {
 			delay.Reset(applyDelay)
 			select {
 			case <-delay.C:
@@ -305,17 +306,18 @@ func (a *applier) run() {
 			}
 		}
 		a.mu.Lock()
-		recs := a.queue
+		recs := a.queue[:min(len(a.queue), maxApplied)]
 		a.mu.Unlock()
-		err := a.j.applyRecords(context.Background(), a.log.name, a.j.owner(), recs)
+		err := a.apply(recs)
 		a.mu.Lock()
 		a.settle(recs, err)
 		closed = a.closed
+		behind = len(a.queue) >= maxApplied
 		a.mu.Unlock()
 		switch {
 		case err == nil:
 			backoff = 10 * time.Millisecond
-			a.truncate()
+			a.rewind()
 		case closed:
 			return // the log keeps them: the next open replays them
 		default:
@@ -325,23 +327,30 @@ func (a *applier) run() {
 	}
 }
 
-// truncate empties the log once it is larger than truncateAt. Under
+// apply applies recs, the head of the queue, in one transaction, with
+// the steps of each batch they begin folded into its first (coalesce).
+func (a *applier) apply(recs []logRecord) error {
+	return a.j.applyTx(context.Background(), a.log.name, a.j.owner(), coalesce(recs), recs[len(recs)-1].Seq)
+}
+
+// rewind starts the log over once it is larger than rewindAt. Under
 // steady load there is always a step logged and not yet applied, so it
-// holds the commits back for one transaction, applies what is queued, and
-// empties the log while nothing can be added to it.
-func (a *applier) truncate() {
-	if !a.log.larger(truncateAt) {
+// holds the commits back while it applies what is queued, and rewinds the
+// log while nothing can be added to it.
+func (a *applier) rewind() {
+	if !a.log.larger(rewindAt) {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if recs := a.queue; len(recs) > 0 {
-		err := a.j.applyRecords(context.Background(), a.log.name, a.j.owner(), recs)
+	for len(a.queue) > 0 {
+		recs := a.queue[:min(len(a.queue), maxApplied)]
+		err := a.apply(recs)
 		if a.settle(recs, err); err != nil {
 			return // the next round retries
 		}
 	}
-	a.log.truncate(a.applied, truncateAt)
+	a.log.rewind(a.applied, rewindAt)
 }
 
 // settle records, a.mu held, how applying recs (the head of the queue)
@@ -349,8 +358,14 @@ func (a *applier) truncate() {
 func (a *applier) settle(recs []logRecord, err error) {
 	a.err = err
 	if err == nil {
-		a.queue = a.queue[len(recs):]
 		a.applied = recs[len(recs)-1].Seq
+		if len(recs) == len(a.queue) {
+			// Reuse the queue's array, holding on to no step's content.
+			clear(a.queue)
+			a.queue = a.queue[:0]
+		} else {
+			a.queue = a.queue[len(recs):]
+		}
 	}
 	a.cond.Broadcast()
 }
@@ -394,51 +409,104 @@ func (a *applier) close() error {
 	return errors.Join(err, cerr)
 }
 
-// applyRecords applies recs, logged in log name by process by, in one
-// transaction with the log's applied sequence number. A record the
-// database refuses as a caller's mistake or against a constraint (checked
-// already; possible only for a batch id another process took, or a log
-// toolhost did not write) is skipped; any other failure rolls everything
-// back.
+// applyRecords applies recs, logged in log name by process by, in
+// transactions of at most maxApplied records, each with the log's applied
+// sequence number. A record the database refuses as a caller's mistake or
+// against a constraint (checked already; possible only for a batch id
+// another process took, or a log toolhost did not write) is skipped; any
+// other failure rolls its transaction back and stops.
 func (j *Journal) applyRecords(ctx context.Context, name string, by owner, recs []logRecord) error {
+	for len(recs) > 0 {
+		n := min(len(recs), maxApplied)
+		if err := j.applyTx(ctx, name, by, recs[:n], recs[n-1].Seq); err != nil {
+			return err
+		}
+		recs = recs[n:]
+	}
+	return nil
+}
+
+// maxApplied bounds the records of one transaction, so that the pages it
+// changes (a 4 KiB result takes a page of its own) fit SQLite's page
+// cache: past it, SQLite writes pages to the write-ahead log before the
+// commit, and again at the commit.
+const maxApplied = 256
+
+// errRefused is a record the database refused while applying without
+// savepoints: the transaction is rolled back and applied again, a
+// savepoint a record, to skip it alone.
+var errRefused = errors.New("a record was refused")
+
+// applyTx applies recs in one transaction, with last, the sequence
+// number of the last record they stand for. Records that Commit checked
+// are almost never refused, so they are applied first without a savepoint
+// each (two more statements a record); only when one is refused is the
+// transaction applied again with them.
+func (j *Journal) applyTx(ctx context.Context, name string, by owner, recs []logRecord, last uint64) error {
+	err := j.applyTxSaving(ctx, name, by, recs, last, false)
+	if errors.Is(err, errRefused) {
+		err = j.applyTxSaving(ctx, name, by, recs, last, true)
+	}
+	return err
+}
+
+func (j *Journal) applyTxSaving(ctx context.Context, name string, by owner, recs []logRecord, last uint64, savepoints bool) error {
 	tx, err := j.db.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	for _, rec := range recs {
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT step"); err != nil {
-			return err
-		}
-		var err error
-		if rec.Reads != nil {
-			err = applyReads(ctx, tx, rec.Reads.Conversation, rec.Reads.Reads)
-		} else {
-			err = j.applyStep(ctx, tx, by, rec.Batch, rec.Step)
-		}
-		var uerr *userError
-		switch {
-		case errors.As(err, &uerr), isConstraint(err):
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO step"); err != nil {
-				return err
-			}
-		case err != nil:
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "RELEASE step"); err != nil {
+		if err := j.applyRecord(ctx, tx, by, rec, savepoints); err != nil {
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO logs (name, applied) VALUES (?, ?)
-		ON CONFLICT (name) DO UPDATE SET applied = excluded.applied`, name, int64(recs[len(recs)-1].Seq)); err != nil {
+	if _, err := tx.StmtContext(ctx, j.stmts.logApplied).ExecContext(ctx, name, int64(last)); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	j.ckpt.committed()
+	j.ckpt.committed(len(recs))
 	return nil
 }
+
+// applyRecord applies rec in tx; with savepoints, a record refused is
+// skipped, and without, it fails with errRefused.
+func (j *Journal) applyRecord(ctx context.Context, tx *sql.Tx, by owner, rec logRecord, savepoints bool) error {
+	if savepoints {
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT step"); err != nil {
+			return err
+		}
+	}
+	var err error
+	if rec.Reads != nil {
+		err = applyReads(ctx, tx, rec.Reads.Conversation, rec.Reads.Reads)
+	} else {
+		err = j.applyStep(ctx, tx, by, rec.Batch, rec.Step, rec.folded)
+	}
+	var uerr *userError
+	switch {
+	case errors.As(err, &uerr), isConstraint(err):
+		if !savepoints {
+			return errRefused
+		}
+		if _, err := tx.ExecContext(ctx, "ROLLBACK TO step"); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	if savepoints {
+		if _, err := tx.ExecContext(ctx, "RELEASE step"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const sqlLogApplied = `INSERT INTO logs (name, applied) VALUES (?, ?)
+	ON CONFLICT (name) DO UPDATE SET applied = excluded.applied`
 
 // forgetLog removes a log's row once its file is gone.
 func (j *Journal) forgetLog(ctx context.Context, name string) {

@@ -164,7 +164,7 @@ func withJSONArguments(b *Batch) *Batch {
 
 // commitNow records s in the database in one transaction.
 func (j *Journal) commitNow(ctx context.Context, batchID string, s Step) error {
-	return j.tx(ctx, "record batch "+batchID, func(tx *sql.Tx) error { return j.applyStep(ctx, tx, j.owner(), batchID, s) })
+	return j.tx(ctx, "record batch "+batchID, func(tx *sql.Tx) error { return j.applyStep(ctx, tx, j.owner(), batchID, s, false) })
 }
 
 // owner is a process that begins batches: recovery leaves the batches of
@@ -178,10 +178,11 @@ func (j *Journal) owner() owner { return owner{j.ownerPID, j.ownerStart} }
 
 // applyStep records s in tx; a batch it begins belongs to by, the
 // process that committed the step (which, for a step log replayed after a
-// crash, is not this one).
-func (j *Journal) applyStep(ctx context.Context, tx *sql.Tx, by owner, batchID string, s Step) error {
+// crash, is not this one). A folded step's batch is written with its
+// state and its calls' starts as they are (coalesce).
+func (j *Journal) applyStep(ctx context.Context, tx *sql.Tx, by owner, batchID string, s Step, folded bool) error {
 	if s.Batch != nil {
-		if err := j.beginBatch(ctx, tx, by, *s.Batch); err != nil {
+		if err := j.beginBatch(ctx, tx, by, *s.Batch, folded, s.At); err != nil {
 			return err
 		}
 	}
@@ -237,22 +238,26 @@ func (j *Journal) EndBatch(ctx context.Context, batchID string) error {
 }
 
 const sqlInsertBatch = `INSERT INTO batches (id, conversation, turn, created_at, state, updated_at, owner_pid, owner_start)
-	VALUES (?, ?, ?, ?, 'open', ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlInsertCall = `INSERT INTO calls
 	(batch_id, seq, id, tool, path, arguments, disposition, decision, decided_by,
-	 finished_at, ok, result, content_truncated, error_kind, error_message)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 started_at, finished_at, ok, result, content_truncated, error_kind, error_message)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlInsertResult = `INSERT INTO results (content) VALUES (?)`
 
-func (j *Journal) beginBatch(ctx context.Context, tx *sql.Tx, by owner, b Batch) error {
+func (j *Journal) beginBatch(ctx context.Context, tx *sql.Tx, by owner, b Batch, folded bool, at time.Time) error {
 	if b.ID == "" {
 		return userErrorf("journal: a batch needs an id (conversation %q)", b.Conversation)
 	}
 	created := orNow(b.Created)
+	state, updated := StateOpen, created
+	if folded && b.State == StateDone {
+		state, updated = StateDone, orNow(at)
+	}
 	_, err := tx.StmtContext(ctx, j.stmts.insertBatch).ExecContext(ctx,
-		b.ID, b.Conversation, b.Turn, nanos(created), nanos(created), by.PID, int64(by.Start))
+		b.ID, b.Conversation, b.Turn, nanos(created), string(state), nanos(updated), by.PID, int64(by.Start))
 	if err != nil {
 		if isConstraint(err) {
 			return userErrorf("journal: batch %s is already in the journal; give each batch its own id", b.ID)
@@ -272,7 +277,10 @@ func (j *Journal) beginBatch(ctx context.Context, tx *sql.Tx, by owner, b Batch)
 		if args == "" {
 			args = "null"
 		}
-		var fin, content sql.NullInt64
+		var started, fin, content sql.NullInt64
+		if folded && !c.Started.IsZero() {
+			started = sql.NullInt64{Int64: nanos(c.Started), Valid: true}
+		}
 		var ok sql.NullBool
 		var kind, msg sql.NullString
 		truncated := false
@@ -289,7 +297,7 @@ func (j *Journal) beginBatch(ctx context.Context, tx *sql.Tx, by owner, b Batch)
 			truncated = r2.Truncated
 		}
 		if _, err := ins.ExecContext(ctx, b.ID, i, c.ID, c.Tool, c.Path, args, c.Disposition, string(c.Decision), c.DecidedBy,
-			fin, ok, content, truncated, kind, msg); err != nil {
+			started, fin, ok, content, truncated, kind, msg); err != nil {
 			return err
 		}
 	}

@@ -18,13 +18,15 @@ import (
 // bound, at walAutocheckpoint pages, and the log is cut back to
 // walSizeLimit bytes once it restarts.
 const (
-	walAutocheckpoint = 4096
+	pageSize          = 16 << 10
+	walAutocheckpoint = 1024 // 16 MiB of pages of 16 KiB, 4 MiB of a journal with pages of 4
 	walSizeLimit      = 4 << 20
 
 	// checkpointEvery is how often the checkpointer looks for commits.
 	checkpointEvery = time.Second
-	// checkpointAfter commits, the checkpointer is woken at once, which
-	// bounds the log at a few thousand pages whatever the pace of calls.
+	// checkpointAfter steps committed, the checkpointer is woken at once,
+	// which bounds the log at a few hundred pages whatever the pace of
+	// calls. Steps, not commits: the applier commits many in one.
 	checkpointAfter = 256
 )
 
@@ -48,13 +50,13 @@ func startCheckpointer(dsn string) (*checkpointer, error) {
 	return c, nil
 }
 
-// committed counts a commit, waking the checkpointer every
-// checkpointAfter of them.
-func (c *checkpointer) committed() {
+// committed counts a commit of steps, waking the checkpointer every
+// checkpointAfter steps.
+func (c *checkpointer) committed(steps int) {
 	if c == nil {
 		return
 	}
-	if c.commits.Add(1)%checkpointAfter == 0 {
+	if n := c.commits.Add(int64(steps)); n/checkpointAfter != (n-int64(steps))/checkpointAfter {
 		select {
 		case c.wake <- struct{}{}:
 		default:

@@ -33,9 +33,11 @@ func TestCheckpointBoundsLog(t *testing.T) {
 		}
 		mustDo(t, j.Commit(ctx, b.ID, step))
 	}
+	var page int64
+	mustDo(t, j.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&page))
 	fi, err := os.Stat(path + "-wal")
 	mustDo(t, err)
-	if fi.Size() > (walAutocheckpoint+512)*4096 {
+	if fi.Size() > (walAutocheckpoint+512)*page {
 		t.Errorf("write-ahead log is %d bytes after %d commits: the background checkpoint does not keep it bounded", fi.Size(), batches*9)
 	}
 	mustDo(t, j.Close())

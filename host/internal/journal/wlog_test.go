@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -212,15 +213,16 @@ func TestStepLogReplayRefusesForeignLogs(t *testing.T) {
 }
 
 // Under steady load there is always a step not yet applied, yet the log
-// is emptied once past its size (red team: it grew without bound). A
+// is started over once past its size (red team: it grew without bound). A
 // writer commits without pause while the test watches the log pass the
-// size and then shrink.
+// size and start over twice, its file no larger than one lap.
 func TestStepLogBoundedUnderLoad(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.db")
 	j := openJournal(t, path, Options{})
 	ctx := context.Background()
 	content := strings.Repeat("x", 4000)
-	logPath := filepath.Join(LogDir(path), j.app.log.name)
+	l := j.app.log
+	logPath := filepath.Join(LogDir(path), l.name)
 	stop := make(chan struct{})
 	done := make(chan error, 1)
 	var finished atomic.Bool
@@ -246,17 +248,78 @@ func TestStepLogBoundedUnderLoad(t *testing.T) {
 		done <- nil
 	}()
 	defer func() { close(stop); mustDo(t, <-done) }()
-	over := false
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		fi, err := os.Stat(logPath)
-		if err != nil {
-			continue
+	// The file's size is the furthest any lap reached: when laps reuse
+	// it, the second lap adds nothing past the first unless it went
+	// further; when they do not, the file holds both.
+	var prev, peak, firstSize int64
+	laps := 0
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && !finished.Load(); time.Sleep(5 * time.Millisecond) {
+		l.mu.Lock()
+		end := l.size
+		l.mu.Unlock()
+		if end < prev && peak > rewindAt {
+			fi, err := os.Stat(logPath)
+			mustDo(t, err)
+			if laps++; laps == 1 {
+				firstSize = fi.Size()
+			} else {
+				if fi.Size() >= firstSize+peak {
+					t.Errorf("the step log's file is %d bytes after laps of %d and %d: its space is not reused", fi.Size(), firstSize, peak)
+				}
+				return
+			}
+			peak = 0
 		}
-		if fi.Size() > truncateAt {
-			over = true
-		} else if over && !finished.Load() {
-			return // emptied while the writer went on
-		}
+		peak, prev = max(peak, end), end
 	}
-	t.Errorf("the step log passed %d bytes and was never emptied while commits went on (over: %v)", truncateAt, over)
+	t.Errorf("the step log passed %d bytes and was not started over twice while commits went on (laps: %d)", rewindAt, laps)
+}
+
+// A log started over holds its new records at its start and the last
+// lap's after them; reading it gives the new records, in order, whatever
+// the lengths of the old ones, and nothing else that was not applied
+// already (a log rewound and not written since reads as the last lap,
+// which replay skips as applied).
+func TestStepLogRewoundReadsNewRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		before, after []int // content lengths of the records of each lap
+	}{
+		{"shorter records after", []int{500, 500, 500, 500}, []int{10, 10}},
+		{"longer records after", []int{10, 10, 10, 10, 10}, []int{700}},
+		{"ending where an old record began", []int{100, 100, 100}, []int{100}},
+		{"nothing after", []int{100, 100}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l, err := createLog(dir, "test.log")
+			mustDo(t, err)
+			defer l.close()
+			write := func(n int) uint64 {
+				rec := logRecord{Batch: "b", Step: Step{Results: []CallResult{{"c", Result{Content: strings.Repeat("x", n)}}}}}
+				mustDo(t, l.append(&rec))
+				return rec.Seq
+			}
+			var last uint64
+			for _, n := range tc.before {
+				last = write(n)
+			}
+			l.rewind(last, 0)
+			var want []uint64
+			for _, n := range tc.after {
+				want = append(want, write(n))
+			}
+			recs, err := readLog(filepath.Join(dir, "test.log"))
+			mustDo(t, err)
+			var got []uint64
+			for _, r := range recs {
+				if r.Seq > last {
+					got = append(got, r.Seq)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("read records %v, want %v", got, want)
+			}
+		})
+	}
 }
