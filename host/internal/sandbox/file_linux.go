@@ -170,3 +170,101 @@ func (p Path) ReadDirTypes() ([]fs.DirEntry, error) {
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return entries, nil
 }
+
+// ReadDirLstat is ReadDirTypes with each entry described as Lstat would
+// describe it (Info), read by fstatat on the directory it has open, not
+// following a symbolic link: one system call an entry, where
+// Child(name).Lstat resolves the path from the root again (three, and
+// most of a listing's time). An entry's name is one component read from
+// the directory, so the lookup cannot leave it. An entry that vanished
+// before it was described has an Info error, as its Lstat would.
+func (p Path) ReadDirLstat() ([]fs.DirEntry, error) {
+	f, err := p.OpenFile()
+	if err != nil {
+		return nil, err
+	}
+	if f.os != nil {
+		f.os.Close()
+		return p.ReadDir()
+	}
+	d := os.NewFile(uintptr(f.fd), p.Abs)
+	defer d.Close()
+	entries, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	described := make([]statEntry, len(entries))
+	out := make([]fs.DirEntry, len(entries))
+	for i, de := range entries {
+		var st unix.Stat_t
+		err := ignoringEINTR(func() error { return unix.Fstatat(f.fd, de.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) })
+		described[i] = statEntry{DirEntry: de}
+		if err != nil {
+			described[i].err = &fs.PathError{Op: "lstat", Path: p.Child(de.Name()).Attempted, Err: err}
+		} else {
+			described[i].info = statInfo{name: de.Name(), st: st}
+		}
+		out[i] = &described[i]
+	}
+	return out, nil
+}
+
+// statEntry is a directory entry described when it was read.
+type statEntry struct {
+	fs.DirEntry
+	info statInfo
+	err  error
+}
+
+func (e *statEntry) Info() (fs.FileInfo, error) { return e.Lstat() }
+
+// Lstat is the entry as described when it was read. Only entries of
+// ReadDirLstat have it: callers check for it, since another entry's
+// Info looks its name up outside the root.
+func (e *statEntry) Lstat() (fs.FileInfo, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.info, nil
+}
+
+// statInfo is an fs.FileInfo of an fstatat, as os.Lstat makes one.
+type statInfo struct {
+	name string
+	st   unix.Stat_t
+}
+
+func (fi statInfo) Name() string       { return fi.name }
+func (fi statInfo) Size() int64        { return fi.st.Size }
+func (fi statInfo) ModTime() time.Time { return time.Unix(fi.st.Mtim.Unix()) }
+func (fi statInfo) IsDir() bool        { return fi.Mode().IsDir() }
+func (fi statInfo) Sys() any           { return &fi.st }
+
+func (fi statInfo) Mode() fs.FileMode {
+	m := fs.FileMode(fi.st.Mode & 0o777)
+	switch fi.st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	case unix.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		m |= fs.ModeDevice
+	}
+	if fi.st.Mode&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if fi.st.Mode&unix.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if fi.st.Mode&unix.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}

@@ -32,3 +32,7 @@ func (f *File) Stat() (FileStat, error) {
 // Info is not confined to the root: describe an entry with
 // Child(name).Lstat instead.
 func (p Path) ReadDirTypes() ([]fs.DirEntry, error) { return p.ReadDir() }
+
+// ReadDirLstat is ReadDir where no faster listing is known; as with
+// ReadDirTypes, describe an entry with Child(name).Lstat.
+func (p Path) ReadDirLstat() ([]fs.DirEntry, error) { return p.ReadDir() }

@@ -220,7 +220,12 @@ func (s *search) walk(dir sandbox.Path, rel string, rules *ignore.Rules, depth i
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := dir.ReadDirTypes()
+	read := dir.ReadDirTypes
+	if s.req.Mode == abi.SearchList {
+		// A listing describes every entry it keeps.
+		read = dir.ReadDirLstat
+	}
+	entries, err := read()
 	if err != nil {
 		if depth == 0 {
 			return err
@@ -583,9 +588,15 @@ func (s *search) entry(p sandbox.Path, de fs.DirEntry, rel string) {
 			return
 		}
 	}
-	// Through the root: an entry's own Info would look the name up
-	// outside it.
-	fi, err := p.Lstat()
+	// Through the root, or as the open directory described it: an
+	// entry's own Info would look the name up outside the root.
+	var fi fs.FileInfo
+	var err error
+	if d, ok := de.(interface{ Lstat() (fs.FileInfo, error) }); ok {
+		fi, err = d.Lstat()
+	} else {
+		fi, err = p.Lstat()
+	}
 	if err != nil {
 		return // vanished since the directory was read
 	}
