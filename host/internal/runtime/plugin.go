@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/toolhost/toolhost/abi"
@@ -129,7 +131,7 @@ func (p *Plugin[S]) compile(ctx context.Context) (*compiled, error) {
 		return nil, err
 	}
 	instrumented := time.Now()
-	module, err := engine.CompileModule(ctx, code)
+	module, err := engine.CompileModule(experimental.WithCompilationWorkers(ctx, compileWorkers(ctx)), code)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: compile: %w", p.name(), err)
 	}
@@ -150,6 +152,25 @@ func (p *Plugin[S]) compile(ctx context.Context) (*compiled, error) {
 	}
 	p.compiled = &compiled{engine: engine, module: module, host: host, guarded: guarded}
 	return p.compiled, nil
+}
+
+// backgroundKey marks a context whose compiles are a warm-up's.
+type backgroundKey struct{}
+
+// Background returns ctx marked as a warm-up's: a compile under it
+// generates code on one core, so that calls keep the others; a compile
+// a call waits for uses every core. Compiling from the compilation cache
+// generates no code and costs the same either way.
+func Background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+// compileWorkers is how many goroutines generate a module's code under ctx.
+func compileWorkers(ctx context.Context) int {
+	if background, _ := ctx.Value(backgroundKey{}).(bool); background {
+		return 1
+	}
+	return goruntime.GOMAXPROCS(0)
 }
 
 // code returns the engine and the module bytes to compile: the module with
