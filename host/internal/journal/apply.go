@@ -481,7 +481,7 @@ func (j *Journal) applyRecord(ctx context.Context, tx *sql.Tx, by owner, rec log
 	}
 	var err error
 	if rec.Reads != nil {
-		err = applyReads(ctx, tx, rec.Reads.Conversation, rec.Reads.Reads)
+		err = j.applyReads(ctx, tx, rec.Reads.Conversation, rec.Reads.Reads)
 	} else {
 		err = j.applyStep(ctx, tx, by, rec.Batch, rec.Step, rec.folded)
 	}

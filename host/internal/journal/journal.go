@@ -93,11 +93,11 @@ type Journal struct {
 
 // statements are the hot writes, prepared once on the one connection.
 type statements struct {
-	insertBatch, insertCall, insertResult, startCall, finishCall, endBatch, logApplied *sql.Stmt
+	insertBatch, insertCall, insertResult, startCall, finishCall, endBatch, logApplied, putRead *sql.Stmt
 }
 
 func (s *statements) all() []**sql.Stmt {
-	return []**sql.Stmt{&s.insertBatch, &s.insertCall, &s.insertResult, &s.startCall, &s.finishCall, &s.endBatch, &s.logApplied}
+	return []**sql.Stmt{&s.insertBatch, &s.insertCall, &s.insertResult, &s.startCall, &s.finishCall, &s.endBatch, &s.logApplied, &s.putRead}
 }
 
 // Open opens (creating if needed) the journal at path, or an in-memory
@@ -165,7 +165,7 @@ func (j *Journal) init(ctx context.Context) error {
 	if err := j.migrate(ctx); err != nil {
 		return err
 	}
-	queries := []string{sqlInsertBatch, sqlInsertCall, sqlInsertResult, sqlStartCall, sqlFinishCall, sqlEndBatch, sqlLogApplied}
+	queries := []string{sqlInsertBatch, sqlInsertCall, sqlInsertResult, sqlStartCall, sqlFinishCall, sqlEndBatch, sqlLogApplied, sqlPutRead}
 	for i, st := range j.stmts.all() {
 		var err error
 		if *st, err = j.db.PrepareContext(ctx, queries[i]); err != nil {

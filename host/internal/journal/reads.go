@@ -39,18 +39,20 @@ func (j *Journal) SaveReads(ctx context.Context, conversation string, reads []Re
 		return j.app.commitReads(conversation, reads)
 	}
 	return j.tx(ctx, "record reads of conversation "+conversation, func(tx *sql.Tx) error {
-		return applyReads(ctx, tx, conversation, reads)
+		return j.applyReads(ctx, tx, conversation, reads)
 	})
 }
 
-func applyReads(ctx context.Context, tx *sql.Tx, conversation string, reads []Read) error {
-	put, err := tx.PrepareContext(ctx, `INSERT INTO reads (conversation, path, sha256, read_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (conversation, path) DO UPDATE SET sha256 = excluded.sha256, read_at = excluded.read_at
-		WHERE excluded.read_at >= reads.read_at`)
-	if err != nil {
-		return err
-	}
-	defer put.Close()
+// sqlPutRead records a read, never replacing a later one with an
+// earlier.
+const sqlPutRead = `INSERT INTO reads (conversation, path, sha256, read_at) VALUES (?, ?, ?, ?)
+	ON CONFLICT (conversation, path) DO UPDATE SET sha256 = excluded.sha256, read_at = excluded.read_at
+	WHERE excluded.read_at >= reads.read_at`
+
+func (j *Journal) applyReads(ctx context.Context, tx *sql.Tx, conversation string, reads []Read) error {
+	// Prepared once with the journal: a read_file records one read, and
+	// preparing the statement cost more than running it.
+	put := tx.StmtContext(ctx, j.stmts.putRead)
 	for _, r := range reads {
 		if _, err := put.ExecContext(ctx, conversation, r.Path, r.SHA256, nanos(r.ReadAt)); err != nil {
 			return err
