@@ -80,6 +80,16 @@ func Read(c *sdk.Call, path string, o Options) (Result, error) {
 		read = func(record uint32) (Result, error) { return readRange(path, o, record) }
 	} else if sureToShow(o, limit) {
 		return read(abi.ReadRecord)
+	} else if room := o.Room + o.Slack; fitsWhole(o, room) && room < limit {
+		// Most files fit the room whole, and then are shown whole: read
+		// at most the room, recording, and the host records only a
+		// read that reaches the end of the file. One read, not two.
+		r, err := readWhole(c, path, Options{Room: room, Cut: true, Partial: true}, room, abi.ReadRecord)
+		if err != nil || r.Recorded || (!r.Binary && !r.Cut && r.shown) {
+			// Recorded, or a text that ended within the room where the
+			// host keeps no record: what the reads below would show.
+			return r, err
+		}
 	}
 	r, err := read(0)
 	if err != nil || !r.shown {
@@ -97,6 +107,12 @@ func sureToShow(o Options, limit int64) bool {
 		return false
 	}
 	return !o.Cut || (!o.LineNumbers && !o.Partial && limit <= o.Room+o.Slack)
+}
+
+// fitsWhole reports whether a file whose text is room bytes at most is
+// shown whole: nothing lengthens it, and a binary file shows some bytes.
+func fitsWhole(o Options, room int64) bool {
+	return !o.LineNumbers && binaryRaw(room) > 0
 }
 
 // readWhole reads path from its start, within limit, recording the read
