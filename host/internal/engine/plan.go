@@ -601,7 +601,12 @@ type redactor struct {
 // regexp is a value shape of package secrets, the very shapes that hide
 // a variable from commands, which finds its secrets itself.
 type redaction struct {
-	re    *regexp.Regexp
+	re *regexp.Regexp
+	// needs holds characters of which every match of re has one: a
+	// string without any is not searched. Most arguments are paths and
+	// short words, and the regexes backtrack over each position of them
+	// (tens of microseconds a call, journaled or asked about).
+	needs string
 	shape secrets.Shape
 }
 
@@ -609,6 +614,9 @@ type redaction struct {
 func (rule redaction) spans(s string) [][2]int {
 	if rule.re == nil {
 		return rule.shape.Find(s)
+	}
+	if rule.needs != "" && !strings.ContainsAny(s, rule.needs) {
+		return nil
 	}
 	var out [][2]int
 	for _, m := range rule.re.FindAllStringSubmatchIndex(s, -1) {
@@ -628,11 +636,11 @@ const hidden = "[REDACTED]"
 func newRedactor() *redactor {
 	rules := []redaction{
 		// Authorization schemes first, so "Authorization: Bearer x" loses x.
-		{re: regexp.MustCompile(`(?i)\b(?:bearer|basic|token)[ \t]+([A-Za-z0-9._~+/=-]{8,})`)},
+		{re: regexp.MustCompile(`(?i)\b(?:bearer|basic|token)[ \t]+([A-Za-z0-9._~+/=-]{8,})`), needs: " \t"},
 		// key=value and key: value where the key names a secret.
-		{re: regexp.MustCompile(`(?i)\b[a-z0-9_.-]*(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|private[_-]?key)[a-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?([^\s"'&,;]+)`)},
+		{re: regexp.MustCompile(`(?i)\b[a-z0-9_.-]*(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|private[_-]?key)[a-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?([^\s"'&,;]+)`), needs: ":="},
 		// Credentials in URLs.
-		{re: regexp.MustCompile(`://[^/\s:@]+:([^@\s/]+)@`)},
+		{re: regexp.MustCompile(`://[^/\s:@]+:([^@\s/]+)@`), needs: "@"},
 	}
 	// Credentials told by their text wherever they appear (token prefixes,
 	// JWTs, private key blocks over as many lines as they take, webhook

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,5 +30,28 @@ func TestRedactArgsByNameAndShape_FR_RES_04(t *testing.T) {
 				t.Errorf("redactArgs(%s) = %s, want %s", tt.args, got, tt.want)
 			}
 		})
+	}
+}
+
+// A rule's needs only skips strings its regex cannot match: with and
+// without it, every rule finds the same secrets.
+func TestRedactionNeedsSkipsOnlyWhatCannotMatch(t *testing.T) {
+	inputs := []string{
+		"src/main.go", "stages.txt", "", "a b", "key=value",
+		"Authorization: Bearer abcdefgh12345678", "token\tabcdefghijkl", "basic dXNlcjpwYXNzd29yZA==",
+		"API_KEY=sk_live_123", "password: hunter22", `{"db_password":"x"}`, "PRIVATE-KEY= abc", "pwd=1",
+		"https://user:pa55@example.com/x", "git clone ssh://git:secret@host/repo", "mailto:a@b", "x://u:p@",
+		"TOKEN=abc; SECRET:def", "bearer\u00a0abcdefghijkl", "credential=\"quoted\"",
+	}
+	for _, rule := range newRedactor().rules {
+		if rule.re == nil {
+			continue
+		}
+		unfiltered := redaction{re: rule.re}
+		for _, s := range inputs {
+			if got, want := rule.spans(s), unfiltered.spans(s); !slices.Equal(got, want) {
+				t.Errorf("%s on %q: %v with needs %q, %v without", rule.re, s, got, rule.needs, want)
+			}
+		}
 	}
 }
