@@ -7,6 +7,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -150,53 +151,13 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	recoverCommits(sb, log)
 	h := &Host{log: log, sb: sb, caches: map[string]*conversationCache{}}
-	if h.commands, err = openCommandSandbox(ctx, cfg, opts.Launcher, opts.StateDir, sb.Roots(), st.sandbox.ProtectedDirs, hidden, log); err != nil {
+	if err := h.openParts(ctx, cfg, opts, verify, st.sandbox.ProtectedDirs, hidden); err != nil {
 		sb.Close()
-		return nil, err
-	}
-	// The journal is opened, and a crash's leftovers recovered, before any
-	// tool can run (FR-RES-04c).
-	if h.journal, err = inside.OpenJournal(ctx, cfg.Journal, opts.StateDir, log); err != nil {
-		sb.Close()
-		h.commands.close()
-		return nil, err
-	}
-	// Like the journal's, the jobs a crash left running are killed
-	// before any tool runs.
-	if h.jobs, err = openJobs(cfg.Tools.Jobs, opts.StateDir, log); err != nil {
-		h.closeJournal()
-		sb.Close()
-		h.commands.close()
 		return nil, err
 	}
 	if h.journal != nil {
 		h.saves = newSaver(h.save)
 		h.prune = startPruner(h.journal, h.jobs, time.Duration(cfg.Journal.RetentionDays)*24*time.Hour, log)
-	}
-	if h.rt, err = runtime.New(ctx, runtime.Config[hostfn.Env]{CacheDir: opts.CacheDir, Logger: log, HostFunctions: hostfn.Functions(), Verify: verify}); err != nil {
-		h.closeSaves()
-		h.closeJournal()
-		sb.Close()
-		h.commands.close()
-		return nil, err
-	}
-	if h.ext, err = extism.NewLoader(extism.Options{CacheDir: opts.CacheDir, Grants: extismGrants(cfg.Extism), Logger: log, Verify: verify}); err != nil {
-		h.rt.Close(ctx)
-		h.closeSaves()
-		h.closeJournal()
-		sb.Close()
-		h.commands.close()
-		return nil, err
-	}
-	if h.reg, err = registry.LoadWith(ctx, h.rt, opts.PluginDir, registry.Options{Foreign: extismModules{h.ext}}); err != nil {
-		h.ext.Close(ctx)
-		h.rt.Close(ctx)
-		h.closeSaves()
-		h.closeJournal()
-		sb.Close()
-		h.commands.close()
-		abs, _ := filepath.Abs(opts.PluginDir)
-		return nil, fmt.Errorf("%w (plugin directory %s)", err, abs)
 	}
 	for _, name := range h.ext.Unused() {
 		log.Warn("the configuration grants an Extism plugin that is not in the plugin directory; check the name (the file's name without .wasm, or its folder's name)", "key", "extism."+name)
@@ -210,6 +171,78 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	h.eng = engine.New(ecfg)
 	return h, nil
+}
+
+// openParts opens the parts of a host that do not depend on each other,
+// at once: the confinement of commands (a probe of the kernel, which
+// waits for a child process), the journal and the jobs (recovering what
+// a crashed predecessor left, which waits for the disk), and the plugins
+// (reading manifests and compiling their schemas, which takes the CPU).
+// Done one after the other they made most of a server's start-up. It
+// returns once every part is open, so the journal's and the jobs'
+// recovery still precede any call; on an error every part that opened is
+// closed, and the error reported is the first in that order.
+func (h *Host) openParts(ctx context.Context, cfg *Config, opts Options, verify func(string, []byte) error, protected, hidden []string) error {
+	var commandsErr, recordsErr, pluginsErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		h.commands, commandsErr = openCommandSandbox(ctx, cfg, opts.Launcher, opts.StateDir, h.sb.Roots(), protected, hidden, h.log)
+	})
+	wg.Go(func() { recordsErr = h.openRecords(ctx, cfg, opts.StateDir) })
+	wg.Go(func() { pluginsErr = h.openPlugins(ctx, cfg, opts, verify) })
+	wg.Wait()
+	err := errors.Join(commandsErr, recordsErr, pluginsErr)
+	if err == nil {
+		return nil
+	}
+	if commandsErr == nil {
+		h.commands.close()
+	}
+	if recordsErr == nil {
+		h.closeSaves()
+		h.closeJournal()
+	}
+	if pluginsErr == nil {
+		h.ext.Close(ctx)
+		h.rt.Close(ctx)
+	}
+	return cmp.Or(commandsErr, recordsErr, pluginsErr)
+}
+
+// openRecords opens the journal, recovering a crash's leftovers, and
+// the jobs, killing those a crash left running: both before any tool
+// can run (FR-RES-04c).
+func (h *Host) openRecords(ctx context.Context, cfg *Config, stateDir string) error {
+	j, err := inside.OpenJournal(ctx, cfg.Journal, stateDir, h.log)
+	if err != nil {
+		return err
+	}
+	h.journal = j
+	if h.jobs, err = openJobs(cfg.Tools.Jobs, stateDir, h.log); err != nil {
+		h.closeJournal()
+		h.journal = nil
+		return err
+	}
+	return nil
+}
+
+// openPlugins starts the plugin runtimes and loads the plugin directory.
+func (h *Host) openPlugins(ctx context.Context, cfg *Config, opts Options, verify func(string, []byte) error) error {
+	var err error
+	if h.rt, err = runtime.New(ctx, runtime.Config[hostfn.Env]{CacheDir: opts.CacheDir, Logger: h.log, HostFunctions: hostfn.Functions(), Verify: verify}); err != nil {
+		return err
+	}
+	if h.ext, err = extism.NewLoader(extism.Options{CacheDir: opts.CacheDir, Grants: extismGrants(cfg.Extism), Logger: h.log, Verify: verify}); err != nil {
+		h.rt.Close(ctx)
+		return err
+	}
+	if h.reg, err = registry.LoadWith(ctx, h.rt, opts.PluginDir, registry.Options{Foreign: extismModules{h.ext}}); err != nil {
+		h.ext.Close(ctx)
+		h.rt.Close(ctx)
+		abs, _ := filepath.Abs(opts.PluginDir)
+		return fmt.Errorf("%w (plugin directory %s)", err, abs)
+	}
+	return nil
 }
 
 // recoverCommits finishes the multi-file commits a crash interrupted, all

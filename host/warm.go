@@ -9,13 +9,15 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/registry"
+	"github.com/toolhost/toolhost/host/internal/runtime"
 )
 
 // WarmUp readies the plugins behind the named tools before any call needs
 // them: each is compiled (through the compilation cache in
 // Options.CacheDir, which it fills) and one instance of it started, so a
 // first call costs what any other does instead of the 1–3 s of a cold
-// compile. It works through the plugins one at a time, in tool order, so
+// compile. It works through the plugins one at a time, the tools agents
+// call first ahead of the rest (WarmOrder), each compile on one core, so
 // a server warming up in the background keeps a core for its clients; a
 // call that arrives for a plugin being compiled waits for that compile
 // rather than starting a second one.
@@ -32,7 +34,8 @@ func (h *Host) WarmUp(ctx context.Context, tools []string) (int, error) {
 	seen := make(map[registry.Plugin]bool)
 	var errs []error
 	warmed := 0
-	for _, name := range tools {
+	ctx = runtime.Background(ctx)
+	for _, name := range WarmOrder(tools) {
 		t, ok := h.reg.Lookup(name)
 		if !ok || seen[t.Plugin] {
 			continue
@@ -64,4 +67,28 @@ func (h *Host) WarmUp(ctx context.Context, tools []string) (int, error) {
 		h.log.Debug("warmed plugin", "tool", name, "plugin", t.Plugin.Path(), "elapsed", time.Since(start))
 	}
 	return warmed, errors.Join(errs...)
+}
+
+// firstCalled are the tools an agent starting on a task calls first,
+// the most likely first.
+var firstCalled = []string{
+	"read_file", "list_directory", "search", "glob", "edit_file", "write_file",
+	"file_info", "read_multiple_files", "run_command", "multi_edit", "apply_patch",
+	"edit_region", "run_tests", "create_directory", "move_file", "delete_file",
+}
+
+// WarmOrder returns tools in the order a warm-up readies them: those an
+// agent calls first ahead, the rest in the order given. A server warming
+// up after its first tools/list thus has read_file compiled by the time
+// its agent's first call comes, rather than apply_patch.
+func WarmOrder(tools []string) []string {
+	rank := func(name string) int {
+		if i := slices.Index(firstCalled, name); i >= 0 {
+			return i
+		}
+		return len(firstCalled)
+	}
+	ordered := slices.Clone(tools)
+	slices.SortStableFunc(ordered, func(a, b string) int { return rank(a) - rank(b) })
+	return ordered
 }
