@@ -33,3 +33,23 @@ func TestOpenReportsTheFirstPartThatFailed(t *testing.T) {
 		}
 	}
 }
+
+// WarmUp readies each named tool's plugin once and says how many it
+// readied; one whose context has ended readies nothing and says it stopped.
+func TestWarmUp(t *testing.T) {
+	cfg := config.Default()
+	cfg.Tools.Sandbox.AllowedRoots = []string{t.TempDir()}
+	h, err := host.Open(context.Background(), host.Options{PluginDir: pluginDir(t), CacheDir: testplugin.CacheDir(t), Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	if n, err := h.WarmUp(stopped, []string{"read_file"}); n != 0 || err == nil || !strings.Contains(err.Error(), "warm-up stopped") {
+		t.Errorf("WarmUp on an ended context = %d, %v; want 0 and that it stopped", n, err)
+	}
+	if n, err := h.WarmUp(context.Background(), []string{"list_directory", "read_file", "read_file", "no_such_tool"}); n != 2 || err != nil {
+		t.Errorf("WarmUp = %d, %v; want 2 plugins readied", n, err)
+	}
+}

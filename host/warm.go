@@ -58,6 +58,11 @@ func (h *Host) WarmUp(ctx context.Context, tools []string) (int, error) {
 		if err == nil {
 			err = t.Plugin.Warm(ctx, 1)
 		}
+		if ctx.Err() != nil {
+			// The instance was stopped by the end of the warm-up, not by a
+			// fault of the plugin's: nothing to warn about.
+			return warmed, errors.Join(append(errs, fmt.Errorf("warm-up stopped: %w", context.Cause(ctx)))...)
+		}
 		if err != nil {
 			h.log.Warn("plugin could not be warmed up; its first call will try again", "tool", name, "plugin", t.Plugin.Path(), "err", err)
 			errs = append(errs, fmt.Errorf("tool %s (%s): %w", name, t.Plugin.Path(), err))
