@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/toolhost/toolhost/host"
 )
 
 // Warm-up states, as GET /v1/health reports them.
@@ -50,11 +52,12 @@ func (s *Server) WarmUp(ctx context.Context) <-chan struct{} {
 		case <-ctx.Done():
 		}
 		start := time.Now()
-		// One tool at a time, so health shows the progress; a plugin
-		// serving several tools is readied once (the rest find it so).
+		// One tool at a time, so health shows the progress, the ones
+		// agents call first first; a plugin serving several tools is
+		// readied once (the rest find it so).
 		n := 0
 		var errs []error
-		for _, name := range s.servedTools() {
+		for _, name := range host.WarmOrder(s.servedTools()) {
 			k, err := s.h.WarmUp(ctx, []string{name})
 			if err != nil {
 				errs = append(errs, err)
