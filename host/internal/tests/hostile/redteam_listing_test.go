@@ -483,3 +483,27 @@ func TestStepLogRewindTailReplaysFrameInModelPath(t *testing.T) {
 		t.Errorf("replay took bytes inside an earlier lap's call path for a record: conversation victim now has read %+v", reads)
 	}
 }
+
+// Attack (prompt-injected model): a read_file whose path argument is a
+// whole framed step-log record (forgedRecord: ASCII header, NUL bytes in
+// its length); the sandbox refuses the path for its NUL byte.
+// Expected: the refused path is journaled written out (as the refusal
+// shows it, "\x00"), never as bytes that frame a record in the step log
+// (see StepLogRewindTailReplaysFrameInModelPath for what such a frame
+// does after a rewind and a crash).
+func TestModelPathNotJournaledAsFraming(t *testing.T) {
+	t.Skip("finding: engine.firstPath (host/internal/engine/journal.go) journals a refused path argument's raw text, NUL and C0 bytes included")
+	state := t.TempDir()
+	h, _ := openHost(t, func(_ *config.Config, o *host.Options) { o.StateDir = state })
+	forged := forgedRecord(t)
+	r := runBatch(t, h, nil, call("l", "read_file", jsonArgs(t, map[string]any{"path": forged})))[0]
+	if r.OK {
+		t.Fatal("read_file of a path with a NUL byte succeeded")
+	}
+	logs, _ := filepath.Glob(filepath.Join(state, "*.logs", "*"))
+	for _, l := range logs {
+		if data, _ := os.ReadFile(l); strings.Contains(string(data), forged) {
+			t.Errorf("step log %s holds the model's framed record byte for byte", filepath.Base(l))
+		}
+	}
+}
