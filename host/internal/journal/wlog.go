@@ -120,6 +120,12 @@ func (l *stepLog) append(rec *logRecord) error {
 	payload := buf[logFrame:]
 	binary.LittleEndian.PutUint32(buf[0:4], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(buf[4:8], crc32.Checksum(payload, castagnoli))
+	// An empty frame follows the record in the same write, and the next
+	// record is written over it: the log always ends in one. After a
+	// rewind the bytes of the earlier lap lie past the end, and a replay
+	// must stop at the end rather than read on into them, where a frame
+	// can sit inside a record's text (a path a model made up).
+	buf = append(buf, make([]byte, logFrame)...)
 	l.buf = keptBuffer(buf)
 	n, err := l.f.WriteAt(buf, l.size)
 	if err != nil {
@@ -130,7 +136,7 @@ func (l *stepLog) append(rec *logRecord) error {
 		}
 		return err
 	}
-	l.size += int64(n)
+	l.size += int64(n - logFrame)
 	l.seq = rec.Seq
 	return nil
 }

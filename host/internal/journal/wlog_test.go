@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -77,9 +78,14 @@ func TestStepLogReplay(t *testing.T) {
 	mustDo(t, err)
 	mustDo(t, j.Close())
 
-	// The log as a dead process left it: its last record cut short.
+	// The log as a dead process left it: its last record cut short,
+	// and with it the empty frame written after each record.
+	if !bytes.Equal(data[len(data)-logFrame:], make([]byte, logFrame)) {
+		t.Fatalf("the log does not end in an empty frame: %q", data[len(data)-logFrame:])
+	}
+	torn := data[:len(data)-logFrame-5]
 	dead := filepath.Join(LogDir(path), logName(path, 999999, 1))
-	writeFile(t, dead, data[:len(data)-5])
+	writeFile(t, dead, torn)
 	j = openJournal(t, path, Options{})
 	got, err := j.Batch(ctx, "torn")
 	mustDo(t, err)
@@ -97,7 +103,7 @@ func TestStepLogReplay(t *testing.T) {
 	// are applied, the cut one is not.
 	fresh := filepath.Join(t.TempDir(), "journal.db")
 	mustDo(t, os.MkdirAll(LogDir(fresh), 0o700))
-	writeFile(t, filepath.Join(LogDir(fresh), logName(fresh, 999999, 1)), data[:len(data)-5])
+	writeFile(t, filepath.Join(LogDir(fresh), logName(fresh, 999999, 1)), torn)
 	j = openJournal(t, fresh, Options{})
 	got, err = j.Batch(ctx, "torn")
 	mustDo(t, err)
