@@ -404,6 +404,11 @@ func (e *Engine) firstPath(pc *PlannedCall) string {
 		given := f.Text
 		if p, ok := pc.resolved[given]; ok && p.Abs != "" {
 			given = p.Abs
+		} else {
+			// A path the sandbox refused is the model's text: journaled
+			// as a person reads it, control bytes written out, never as
+			// bytes that could pass for the log's own framing.
+			given = Visible(given)
 		}
 		s, _ := e.redactValue(given).(string)
 		return s
