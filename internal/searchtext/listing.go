@@ -131,7 +131,7 @@ func appendListEntry(out []byte, e abi.SearchFile) []byte {
 		// Such a file cannot be named in a tool call.
 		out = append(out, `,"invalid_utf8":true`...)
 	}
-	if hasC1(e.Path) {
+	if hasControl(e.Path) {
 		out = append(out, `,"escaped":true`...)
 	}
 	out = append(out, `,"type":"`...)
@@ -143,30 +143,38 @@ func appendListEntry(out []byte, e abi.SearchFile) []byte {
 	return append(out, `"}`...)
 }
 
-// shownName is a name as the listing gives it. A C1 control (U+0080 to
-// U+009F) is written \u{XX}: the host strips terminal control sequences
-// from every result, so one inside a name would cut the name short
-// there, and the entry says escaped.
+// shownName is a name as the listing gives it. A control character is
+// written out, C0 and DEL as \xNN, C1 (U+0080 to U+009F) as \u{XX}: the
+// host strips control characters and terminal sequences from every
+// result, so one left inside a name would cut it short or merge it with
+// another ("a\x01b" with "ab"), and the entry says escaped.
 func shownName(name string) string {
-	if !hasC1(name) {
+	if !hasControl(name) {
 		return name
 	}
+	const hex = "0123456789abcdef"
 	var b strings.Builder
 	for _, r := range name {
-		if r >= 0x80 && r <= 0x9f {
+		switch {
+		case r < 0x20 || r == 0x7f:
+			b.WriteString(`\x`)
+			b.WriteByte(hex[r>>4])
+			b.WriteByte(hex[r&0xf])
+		case r >= 0x80 && r <= 0x9f:
 			b.WriteString(`\u{`)
 			b.WriteString(strconv.FormatUint(uint64(r), 16))
 			b.WriteByte('}')
-			continue
+		default:
+			b.WriteRune(r)
 		}
-		b.WriteRune(r)
 	}
 	return b.String()
 }
 
-func hasC1(s string) bool {
+// hasControl reports a C0 or C1 control character or DEL in s.
+func hasControl(s string) bool {
 	for _, r := range s {
-		if r >= 0x80 && r <= 0x9f {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
 			return true
 		}
 	}

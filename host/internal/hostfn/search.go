@@ -72,7 +72,13 @@ func fsSearch(ctx context.Context, c *Call, mem api.Memory, stack []uint64) ([]b
 		return nil, searchError(classifyIfPath(name, err))
 	}
 	if req.Render == abi.RenderListing {
-		text, obj := searchtext.Listing(name, res, req.RenderStructured, c.outputLimit())
+		// The directory as its entries are shown ("sub", not "./sub/"),
+		// so that they are listed below it.
+		dir := c.display(start)
+		if dir == "" {
+			dir = "."
+		}
+		text, obj := searchtext.Listing(dir, res, req.RenderStructured, c.outputLimit())
 		return abi.AppendRendered(make([]byte, 0, 4+len(text)+len(obj)), text, obj), nil
 	}
 	return json.Marshal(res)

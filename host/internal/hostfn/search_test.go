@@ -112,6 +112,10 @@ func TestFSSearchRenderedListing(t *testing.T) {
 			[]string{`{"path":"src","entries":[{"name":"a.go","path":"src/a.go","type":"file","size":10,"modified":"`, `"truncated":false,"total":3,"skipped":{"hidden":1,"ignored":0}}`}},
 		{"cut to the limit", false, 522, "a.go  10\n1 of 3 entries; left out: 1 hidden (include_hidden:true shows them); truncated: raise max_entries (up to 10000), list a subdirectory, or lower depth\n", nil},
 	}
+	// The directory as the sandbox shows it: "./src/" lists as "src".
+	if text, _ := list(abi.SearchRequest{Mode: abi.SearchList, Path: "./src/", Depth: 2, Render: abi.RenderListing}, 0); text != tests[0].text {
+		t.Errorf("./src/: text %q, want %q", text, tests[0].text)
+	}
 	for _, tt := range tests {
 		r := req
 		r.RenderStructured = tt.structured
