@@ -26,7 +26,6 @@ import (
 
 // callMeter accumulates the time spent in Commit.
 type callMeter struct {
-	calls   int
 	inCalls time.Duration
 	cpu0    time.Duration
 }
