@@ -152,24 +152,7 @@ func (f *File) Close() error {
 // once more (a third of a walk's time). An entry's Info is not confined
 // to the root: describe an entry with Child(name).Lstat instead. Entries
 // are not filtered: check each with Sandbox.Denied (see Child).
-func (p Path) ReadDirTypes() ([]fs.DirEntry, error) {
-	f, err := p.OpenFile()
-	if err != nil {
-		return nil, err
-	}
-	if f.os != nil {
-		f.os.Close()
-		return p.ReadDir()
-	}
-	d := os.NewFile(uintptr(f.fd), p.Abs)
-	defer d.Close()
-	entries, err := d.ReadDir(-1)
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return entries, nil
-}
+func (p Path) ReadDirTypes() ([]fs.DirEntry, error) { return p.readDir(nil) }
 
 // ReadDirLstat is ReadDirTypes with each entry described as Lstat would
 // describe it (Info), read by fstatat on the directory it has open, not
@@ -178,7 +161,11 @@ func (p Path) ReadDirTypes() ([]fs.DirEntry, error) {
 // most of a listing's time). An entry's name is one component read from
 // the directory, so the lookup cannot leave it. An entry that vanished
 // before it was described has an Info error, as its Lstat would.
-func (p Path) ReadDirLstat() ([]fs.DirEntry, error) {
+func (p Path) ReadDirLstat() ([]fs.DirEntry, error) { return p.readDir(p.describe) }
+
+// readDir lists p sorted by name, then, given describe, has it describe
+// the entries while the directory is open (fd).
+func (p Path) readDir(describe func(fd int, entries []fs.DirEntry) []fs.DirEntry) ([]fs.DirEntry, error) {
 	f, err := p.OpenFile()
 	if err != nil {
 		return nil, err
@@ -194,11 +181,19 @@ func (p Path) ReadDirLstat() ([]fs.DirEntry, error) {
 		return nil, err
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	if describe != nil {
+		entries = describe(f.fd, entries)
+	}
+	return entries, nil
+}
+
+// describe is entries, each with its fstatat beside the directory fd.
+func (p Path) describe(fd int, entries []fs.DirEntry) []fs.DirEntry {
 	described := make([]statEntry, len(entries))
 	out := make([]fs.DirEntry, len(entries))
 	for i, de := range entries {
 		var st unix.Stat_t
-		err := ignoringEINTR(func() error { return unix.Fstatat(f.fd, de.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) })
+		err := ignoringEINTR(func() error { return unix.Fstatat(fd, de.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) })
 		described[i] = statEntry{DirEntry: de}
 		if err != nil {
 			described[i].err = &fs.PathError{Op: "lstat", Path: p.Child(de.Name()).Attempted, Err: err}
@@ -207,7 +202,7 @@ func (p Path) ReadDirLstat() ([]fs.DirEntry, error) {
 		}
 		out[i] = &described[i]
 	}
-	return out, nil
+	return out
 }
 
 // statEntry is a directory entry described when it was read.
