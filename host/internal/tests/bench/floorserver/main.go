@@ -24,7 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/toolhost/toolhost/internal/jsontext"
 )
 
 // maxRead bounds what one read returns, as nativeserver's does.
@@ -243,50 +244,6 @@ func (s *server) list(id json.RawMessage, dir string) {
 	s.out = append(s.out, `}}`...)
 }
 
-// appendString appends v as a JSON string: quotes, backslashes and
-// control characters escaped, each run of invalid UTF-8 replaced by one
-// U+FFFD (as strings.ToValidUTF8 does nativeserver's reads), everything
-// else as it is.
-func appendString(b []byte, v string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start, badEnd := 0, -1
-	for i := 0; i < len(v); {
-		c := v[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(v[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-			b = append(b, v[start:i]...)
-			if i != badEnd {
-				b = append(b, "\uFFFD"...)
-			}
-			i++
-			start, badEnd = i, i
-			continue
-		}
-		b = append(b, v[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		i++
-		start = i
-	}
-	b = append(b, v[start:]...)
-	return append(b, '"')
-}
+// appendString appends v as a JSON string, as the plugins' hand-built
+// JSON does.
+func appendString(b []byte, v string) []byte { return jsontext.AppendString(b, v) }
