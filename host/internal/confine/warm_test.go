@@ -495,6 +495,12 @@ func TestConfinerCloseEndsRunningCommands(t *testing.T) {
 			if warm {
 				c.PoolLaunchers("")
 				c.Warm()
+				// A command that finds the pool still starting goes the
+				// cold way; this one must take a warm launcher.
+				waitFor(t, func() bool {
+					st := c.pool.status()
+					return st.WaitingNewNetwork+st.WaitingHostNetwork > 0
+				}, "a warm launcher")
 			}
 			r, err := c.Prepare(context.Background(), Call{ID: "call_1", Roots: []string{work}, Dir: work, Environ: s.Environ})
 			if err != nil {
