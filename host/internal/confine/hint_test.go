@@ -306,7 +306,9 @@ func TestHintManyMounts(t *testing.T) {
 	}
 	start := time.Now()
 	got := Hint(p, stderr.Bytes())
-	if d := time.Since(start); d > 2*time.Second {
+	// A bound that proves it ends, not a speed: -race on two loaded
+	// cores took 2.5 s.
+	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("Hint took %v with %d mounts", d, len(p.Mounts))
 	}
 	if want := "sandbox: write to /etc/x denied: /etc is read-only for commands; writable: /w, $TMPDIR (/tmp). Retrying will not help."; got != want {
