@@ -41,16 +41,6 @@ func fsSearch(ctx context.Context, c *Call, mem api.Memory, stack []uint64) ([]b
 	if err := search.Normalize(&req); err != nil {
 		return nil, searchError(err)
 	}
-	switch {
-	case req.Render == "":
-	case req.Render != abi.RenderListing:
-		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_search: render %q is not known; send %q or nothing", req.Render, abi.RenderListing)
-	case req.Mode != abi.SearchList:
-		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_search: render %q needs mode %q, not %q", req.Render, abi.SearchList, req.Mode)
-	}
-	if req.RenderStructured && req.Render == "" {
-		return nil, fail(abi.StatusInvalid, abi.KindBadArgs, "fs_search: render_structured needs render")
-	}
 	name := req.Path
 	if name == "" {
 		name = "."

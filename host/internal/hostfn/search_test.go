@@ -57,9 +57,9 @@ func TestFSSearch(t *testing.T) {
 		{"look-ahead", `{"path":"src","query":"a(?=b)","regex":true}`, abi.KindBadArgs, "RE2"},
 		{"a bad glob", `{"path":"src","mode":"glob","include":["[a"]}`, abi.KindBadArgs, "patterns"},
 		{"escaping", `{"path":"../","query":"x"}`, abi.KindSandboxViolation, ".."},
-		{"an unknown rendering", `{"path":"src","mode":"list","render":"tree"}`, abi.KindBadArgs, `render "tree" is not known`},
-		{"a listing of a search", `{"path":"src","query":"x","render":"listing"}`, abi.KindBadArgs, `needs mode "list"`},
-		{"structured without a rendering", `{"path":"src","mode":"list","render_structured":true}`, abi.KindBadArgs, "render_structured needs render"},
+		{"an unknown rendering", `{"path":"src","mode":"list","render":"tree"}`, abi.KindBadArgs, `render: "tree" is not known`},
+		{"a listing of a search", `{"path":"src","query":"x","render":"listing"}`, abi.KindBadArgs, `render: "listing" needs mode "list"`},
+		{"structured without a rendering", `{"path":"src","mode":"list","render_structured":true}`, abi.KindBadArgs, `render_structured: needs render "listing"`},
 	} {
 		_, err := search(scoped(), []byte(tt.raw))
 		if he := hostErr(t, err); he.Kind != tt.kind || !strings.Contains(he.Message, tt.in) {

@@ -125,6 +125,15 @@ func Normalize(req *abi.SearchRequest) error {
 			return badRequest("depth", "%d is outside 1..%d", req.Depth, MaxDepth)
 		}
 	}
+	switch {
+	case req.Render == "" && req.RenderStructured:
+		return badRequest("render_structured", "needs render %q", abi.RenderListing)
+	case req.Render == "":
+	case req.Render != abi.RenderListing:
+		return badRequest("render", "%q is not known; send %q or nothing", req.Render, abi.RenderListing)
+	case req.Mode != abi.SearchList:
+		return badRequest("render", "%q needs mode %q, not %q", req.Render, abi.SearchList, req.Mode)
+	}
 	if len(req.Include)+len(req.Exclude) > MaxPatterns {
 		return badRequest("include_paths", "%d patterns is more than %d; use fewer, broader patterns", len(req.Include)+len(req.Exclude), MaxPatterns)
 	}

@@ -352,6 +352,9 @@ func TestNormalizeRefuses(t *testing.T) {
 		{abi.SearchRequest{Mode: abi.SearchGlob, Include: []string{strings.Repeat("{a,*}", 28) + "x"}}, "patterns"},
 		{abi.SearchRequest{Query: "x", Exclude: []string{"{a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,u,v,w,x,y,z,0,1,2,3,4,5,6}"}}, "exclude_paths"},
 		{abi.SearchRequest{Query: strings.Repeat("x", MaxQueryBytes+1)}, "query"},
+		{abi.SearchRequest{Mode: abi.SearchList, Render: "tree"}, "render"},
+		{abi.SearchRequest{Mode: abi.SearchGlob, Include: []string{"*"}, Render: abi.RenderListing}, "render"},
+		{abi.SearchRequest{Mode: abi.SearchList, RenderStructured: true}, "render_structured"},
 	} {
 		err := Normalize(&tt.req)
 		re, ok := err.(*RequestError)
