@@ -66,7 +66,7 @@ func Listing(dir string, r abi.SearchResult, structured bool, limit int64) (text
 
 // appendListLine appends one entry as ls shows it.
 func appendListLine(t []byte, name string, e abi.SearchFile) []byte {
-	t = AppendName(t, shownName(name))
+	t = AppendName(t, name)
 	switch e.Type {
 	case "dir":
 		t = append(t, '/')
@@ -143,38 +143,24 @@ func appendListEntry(out []byte, e abi.SearchFile) []byte {
 	return append(out, `"}`...)
 }
 
-// shownName is a name as the listing gives it. A control character is
-// written out, C0 and DEL as \xNN, C1 (U+0080 to U+009F) as \u{XX}: the
-// host strips control characters and terminal sequences from every
-// result, so one left inside a name would cut it short or merge it with
-// another ("a\x01b" with "ab"), and the entry says escaped.
+// shownName is a name as the structured listing gives it: control
+// characters written out, C0 and DEL as \xNN and C1 as \u{XX}, as the
+// text shows them (AppendName). The host strips control characters from
+// every result, so one left inside a name would cut it short or merge it
+// with another ("a\x01b" with "ab"); the entry says escaped. Characters
+// that only hide or reorder text stay, JSON-escaped, so that the name
+// decodes to the real one.
 func shownName(name string) string {
 	if !hasControl(name) {
 		return name
 	}
-	const hex = "0123456789abcdef"
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case r < 0x20 || r == 0x7f:
-			b.WriteString(`\x`)
-			b.WriteByte(hex[r>>4])
-			b.WriteByte(hex[r&0xf])
-		case r >= 0x80 && r <= 0x9f:
-			b.WriteString(`\u{`)
-			b.WriteString(strconv.FormatUint(uint64(r), 16))
-			b.WriteByte('}')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return string(appendEscaped(nil, name, c1))
 }
 
 // hasControl reports a C0 or C1 control character or DEL in s.
 func hasControl(s string) bool {
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+		if r < 0x20 || r == 0x7f || c1(r) {
 			return true
 		}
 	}

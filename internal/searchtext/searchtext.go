@@ -94,7 +94,11 @@ func appendPath(t []byte, p string) []byte { return AppendName(t, p) }
 // format, so a crafted name must not start a line of its own that reads
 // as another result, nor show as a name it is not ("bidi\u202etxt.exe"
 // reads as "bidiexe.txt").
-func AppendName(t []byte, p string) []byte {
+func AppendName(t []byte, p string) []byte { return appendEscaped(t, p, hidden) }
+
+// appendEscaped appends p with C0 controls and DEL written \xNN and the
+// runes escape picks written \u{X}.
+func appendEscaped(t []byte, p string, escape func(rune) bool) []byte {
 	const hex = "0123456789abcdef"
 	for i := 0; i < len(p); {
 		c := p[i]
@@ -109,7 +113,7 @@ func AppendName(t []byte, p string) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(p[i:])
-		if hidden(r) {
+		if escape(r) {
 			t = append(t, `\u{`...)
 			t = strconv.AppendUint(t, uint64(r), 16)
 			t = append(t, '}')
@@ -121,12 +125,15 @@ func AppendName(t []byte, p string) []byte {
 	return t
 }
 
+// c1 reports a C1 control (U+0080 to U+009F).
+func c1(r rune) bool { return r >= 0x80 && r <= 0x9f }
+
 // hidden reports a C1 control or a character that reorders or hides
 // text: bidi marks, embeddings, overrides and isolates, zero-width
 // characters.
 func hidden(r rune) bool {
 	switch {
-	case r >= 0x80 && r <= 0x9f:
+	case c1(r):
 		return true
 	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
 		return true
