@@ -205,6 +205,8 @@ func (p Path) describe(fd int, entries []fs.DirEntry) []fs.DirEntry {
 	return out
 }
 
+var _ DescribedEntry = (*statEntry)(nil)
+
 // statEntry is a directory entry described when it was read.
 type statEntry struct {
 	fs.DirEntry
@@ -214,9 +216,7 @@ type statEntry struct {
 
 func (e *statEntry) Info() (fs.FileInfo, error) { return e.Lstat() }
 
-// Lstat is the entry as described when it was read. Only entries of
-// ReadDirLstat have it: callers check for it, since another entry's
-// Info looks its name up outside the root.
+// Lstat is the entry as described when it was read (DescribedEntry).
 func (e *statEntry) Lstat() (fs.FileInfo, error) {
 	if e.err != nil {
 		return nil, e.err

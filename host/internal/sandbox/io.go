@@ -122,6 +122,15 @@ func sameAsName(f *os.File, lstat func() (fs.FileInfo, error)) (bool, error) {
 	return li.Mode()&fs.ModeSymlink == 0 && os.SameFile(fi, li), nil
 }
 
+// DescribedEntry is an entry ReadDirLstat described while it had the
+// directory open. Only such an entry's Lstat may be trusted: another
+// entry's Info looks its name up outside the root, so describe it with
+// Child(name).Lstat.
+type DescribedEntry interface {
+	fs.DirEntry
+	Lstat() (fs.FileInfo, error)
+}
+
 // Lstat describes the path without following a final symlink. It goes
 // through the root; like every os.Root call it may follow a symlink inside
 // the root for a parent directory, so it can describe, but never open, a

@@ -592,7 +592,7 @@ func (s *search) entry(p sandbox.Path, de fs.DirEntry, rel string) {
 	// entry's own Info would look the name up outside the root.
 	var fi fs.FileInfo
 	var err error
-	if d, ok := de.(interface{ Lstat() (fs.FileInfo, error) }); ok {
+	if d, ok := de.(sandbox.DescribedEntry); ok {
 		fi, err = d.Lstat()
 	} else {
 		fi, err = p.Lstat()
