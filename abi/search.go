@@ -2,6 +2,7 @@ package abi
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strconv"
 	"unicode/utf8"
 )
@@ -99,11 +100,11 @@ func AppendRendered(dst, text, structured []byte) []byte {
 // DecodeRendered splits what AppendRendered encoded; the slices alias b.
 func DecodeRendered(b []byte) (text, structured []byte, err error) {
 	if len(b) < 4 {
-		return nil, nil, ErrMalformedResult
+		return nil, nil, fmt.Errorf("%w: a rendered response of %d bytes, too short for its text's length", ErrMalformedResult, len(b))
 	}
 	n := binary.LittleEndian.Uint32(b)
 	if uint64(n) > uint64(len(b)-4) {
-		return nil, nil, ErrMalformedResult
+		return nil, nil, fmt.Errorf("%w: a rendered response of %d bytes says its text has %d", ErrMalformedResult, len(b), n)
 	}
 	return b[4 : 4+n], b[4+n:], nil
 }
