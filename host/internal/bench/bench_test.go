@@ -114,11 +114,7 @@ func setup(b *testing.B) *env {
 		// Every tool runs without a confirmation (so no summary export is
 		// called): the benchmarks measure a call through plan and run,
 		// as close as the tool loop allows to the plugin's own work.
-		pol := engine.DefaultPolicy()
-		pol.Denylist = nil
-		pol.Approval = engine.ApprovalAuto
-		never := false
-		pol.Overrides = map[string]engine.Override{"run_command": {RequiresApproval: &never}}
+		pol := benchPolicy()
 		e.eng = engine.New(engine.Config{Registry: reg, Sandbox: sb, Policy: pol, ReadCache: func(string) *readcache.Cache { return e.reads },
 			Confiner: confine.Unconfined("benchmark baseline")})
 		if e.state, err = os.MkdirTemp("", "toolhost-bench-state"); err != nil {
@@ -139,6 +135,18 @@ func setup(b *testing.B) *env {
 		b.Fatal("setup failed")
 	}
 	return shared
+}
+
+// benchPolicy is the policy the benchmarks' engines run under: nothing
+// asks for a confirmation (so no summary export is called), run_command
+// included, and no path is denied.
+func benchPolicy() engine.Policy {
+	pol := engine.DefaultPolicy()
+	pol.Denylist = nil
+	pol.Approval = engine.ApprovalAuto
+	never := false
+	pol.Overrides = map[string]engine.Override{"run_command": {RequiresApproval: &never}}
+	return pol
 }
 
 // pairSpaced times host and baseline call by call, alternating,

@@ -138,12 +138,3 @@ func BenchmarkReadFileStages(b *testing.B) {
 		})
 	}
 }
-
-// benchPolicy is the policy the benchmarks' engines run under: nothing
-// asks for a confirmation.
-func benchPolicy() engine.Policy {
-	pol := engine.DefaultPolicy()
-	pol.Denylist = nil
-	pol.Approval = engine.ApprovalAuto
-	return pol
-}
