@@ -87,12 +87,7 @@ func start(name string, argv, env []string, dir string) (*client, error) {
 // handshake is what an agent does before its first call: initialize,
 // notifications/initialized, tools/list. It returns the tools' names.
 func (c *client) handshake() ([]string, error) {
-	init := map[string]any{
-		"protocolVersion": "2025-06-18",
-		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]string{"name": "toolhost-bench", "version": "1"},
-	}
-	if _, err := c.request("initialize", init); err != nil {
+	if _, err := c.request("initialize", initParams); err != nil {
 		return nil, err
 	}
 	if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}); err != nil {
@@ -143,12 +138,26 @@ func (c *client) callTool(name string, args map[string]any) (*toolResult, error)
 	if err != nil {
 		return nil, err
 	}
+	return toolAnswer(c.name, name, raw)
+}
+
+// initParams are the benchmark clients' initialize parameters: a client
+// that offers nothing.
+var initParams = map[string]any{
+	"protocolVersion": "2025-06-18",
+	"capabilities":    map[string]any{},
+	"clientInfo":      map[string]string{"name": "toolhost-bench", "version": "1"},
+}
+
+// toolAnswer decodes server's result of a call of tool; a result with
+// isError set is an error, so nothing measures a failure path.
+func toolAnswer(server, tool string, raw json.RawMessage) (*toolResult, error) {
 	var r toolResult
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("%s: %s result: %w", c.name, name, err)
+		return nil, fmt.Errorf("%s: %s result: %w", server, tool, err)
 	}
 	if r.IsError {
-		return nil, fmt.Errorf("%s: %s failed: %s", c.name, name, r.text())
+		return nil, fmt.Errorf("%s: %s failed: %s", server, tool, r.text())
 	}
 	return &r, nil
 }

@@ -107,12 +107,7 @@ type httpSession struct {
 // openSession initializes a session and says it is initialized.
 func (s *httpServer) openSession() (*httpSession, error) {
 	sess := &httpSession{srv: s}
-	init := map[string]any{
-		"protocolVersion": "2025-06-18",
-		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]string{"name": "toolhost-bench", "version": "1"},
-	}
-	if _, err := sess.request("initialize", init); err != nil {
+	if _, err := sess.request("initialize", initParams); err != nil {
 		return nil, err
 	}
 	if err := sess.notify("notifications/initialized"); err != nil {
@@ -127,14 +122,7 @@ func (sess *httpSession) callTool(name string, args map[string]any) (*toolResult
 	if err != nil {
 		return nil, err
 	}
-	var r toolResult
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("%s: %s result: %w", sess.srv.name, name, err)
-	}
-	if r.IsError {
-		return nil, fmt.Errorf("%s: %s failed: %s", sess.srv.name, name, r.text())
-	}
-	return &r, nil
+	return toolAnswer(sess.srv.name, name, raw)
 }
 
 func (sess *httpSession) request(method string, params any) (json.RawMessage, error) {
