@@ -152,10 +152,7 @@ func decodeRecord(payload []byte) (logRecord, error) {
 	switch kind := d.byte(); kind {
 	case kindReads:
 		r := &readsRecord{Conversation: d.string()}
-		r.Reads = make([]Read, d.count())
-		for i := range r.Reads {
-			r.Reads[i] = Read{Path: d.string(), SHA256: d.string(), ReadAt: d.time()}
-		}
+		r.Reads = list(&d, func() Read { return Read{Path: d.string(), SHA256: d.string(), ReadAt: d.time()} })
 		rec.Reads = r
 	case kindStep:
 		rec.Step = d.step()
@@ -204,8 +201,8 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
-// count reads a number of items, each taking at least one byte: a count
-// larger than what is left is damage, not a reason to allocate.
+// count reads a number of bytes or items, each taking at least one byte:
+// a count larger than what is left is damage.
 func (d *decoder) count() int {
 	n := d.uvarint()
 	if n > uint64(len(d.buf)) {
@@ -213,6 +210,21 @@ func (d *decoder) count() int {
 		return 0
 	}
 	return int(n)
+}
+
+// list reads a count and that many items. It allocates for the items as
+// they are read, not for the count: an item takes a few bytes of the
+// record and a few hundred of memory, so room made for a damaged count
+// would be a multiple of the record.
+func list[T any](d *decoder, item func() T) []T {
+	var s []T
+	for n := d.count(); n > 0 && d.err == nil; n-- {
+		v := item()
+		if d.err == nil {
+			s = append(s, v)
+		}
+	}
+	return s
 }
 
 func (d *decoder) bytes() []byte {
@@ -251,34 +263,17 @@ func (d *decoder) step() Step {
 	s.End = flags&stepEnd != 0
 	s.At = d.time()
 	if flags&stepHasBatch != 0 {
-		b := &Batch{ID: d.string(), Conversation: d.string(), Turn: d.string(), Created: d.time(), State: State(d.string())}
-		if n := d.count(); n > 0 {
-			b.Calls = make([]Call, n)
-			for i := range b.Calls {
-				b.Calls[i] = d.call()
-			}
-		}
-		s.Batch = b
+		s.Batch = &Batch{ID: d.string(), Conversation: d.string(), Turn: d.string(), Created: d.time(), State: State(d.string()),
+			Calls: list(d, d.call)}
 	}
-	if n := d.count(); n > 0 {
-		s.Decisions = make([]CallDecision, n)
-		for i := range s.Decisions {
-			s.Decisions[i] = CallDecision{CallID: d.string(), Verdict: Verdict(d.string()), By: d.string()}
-		}
-	}
-	if n := d.count(); n > 0 {
-		s.Results = make([]CallResult, n)
-		for i := range s.Results {
-			s.Results[i].CallID = d.string()
-			s.Results[i].Result = d.resultAfter(d.byte())
-		}
-	}
-	if n := d.count(); n > 0 {
-		s.Starts = make([]string, n)
-		for i := range s.Starts {
-			s.Starts[i] = d.string()
-		}
-	}
+	s.Decisions = list(d, func() CallDecision {
+		return CallDecision{CallID: d.string(), Verdict: Verdict(d.string()), By: d.string()}
+	})
+	s.Results = list(d, func() CallResult {
+		id := d.string()
+		return CallResult{CallID: id, Result: d.resultAfter(d.byte())}
+	})
+	s.Starts = list(d, d.string)
 	return s
 }
 
