@@ -3,10 +3,12 @@ package registry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,5 +88,58 @@ func TestLoadReportsTheFirstBrokenModuleWhateverFailsFirst(t *testing.T) {
 	_, err = LoadWith(ctx, rt, dir, Options{Foreign: slowFirst})
 	if err == nil || !strings.Contains(err.Error(), "a_first fails last") {
 		t.Fatalf("LoadWith: %v, want the error of a_first.wasm", err)
+	}
+}
+
+// A directory with a broken module does not load the modules after it,
+// and a load whose context has ended loads none: both return at once
+// rather than after every module. One worker (GOMAXPROCS 1) makes the
+// count exact: with more, each may have taken a module as the first
+// failed.
+func TestLoadStopsAtABrokenModuleOrAnEndedContext(t *testing.T) {
+	names := make([]string, 40)
+	for i := range names {
+		names[i] = fmt.Sprintf("m%02d", i)
+	}
+	ended, end := context.WithCancel(context.Background())
+	end()
+	tests := []struct {
+		name      string
+		ctx       context.Context
+		broken    string
+		want      string
+		wantLoads int32
+	}{
+		{"broken first module", context.Background(), "m00.wasm", "m00 is broken", 1},
+		{"ended context", ended, "", "loading the plugins stopped: context canceled", 0},
+	}
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := brokenModules(t, names...)
+			rt, err := runtime.New(context.Background(), runtime.Config[hostfn.Env]{HostFunctions: hostfn.Functions()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close(context.Background())
+			var loads atomic.Int32
+			counting := foreignFunc(func(path string) ([]ForeignTool, bool, error) {
+				loads.Add(1)
+				if filepath.Base(path) == tt.broken {
+					return nil, true, errors.New(strings.TrimSuffix(tt.broken, ".wasm") + " is broken")
+				}
+				return nil, true, nil // a foreign module without tools
+			})
+			_, err = LoadWith(tt.ctx, rt, dir, Options{Foreign: counting})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("LoadWith: %v, want %q", err, tt.want)
+			}
+			if tt.ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("LoadWith: %v, want it to wrap context.Canceled", err)
+			}
+			if n := loads.Load(); n != tt.wantLoads {
+				t.Errorf("%d of %d modules loaded, want %d", n, len(names), tt.wantLoads)
+			}
+		})
 	}
 }

@@ -136,30 +136,41 @@ func LoadWith(ctx context.Context, rt *runtime.Runtime[hostfn.Env], dir string, 
 	// Compiling the schemas is most of a start's work before it can list
 	// its tools (measured: 1 ms a plugin, each schema checked against
 	// the draft's metaschema), and the modules do not depend on each
-	// other: they load on every core. The first failure in path order is
-	// reported, as when they loaded one by one.
-	next := make(chan int)
+	// other: they load on every core. Modules are taken in path order,
+	// and none past a failed one is taken, so the failure reported is the
+	// first by path, as when they loaded one by one, and a broken
+	// directory or an ended ctx does not wait for the rest to load.
+	var mu sync.Mutex
+	next, firstFailed := 0, len(mods)
+	take := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= firstFailed || ctx.Err() != nil {
+			return 0, false
+		}
+		next++
+		return next - 1, true
+	}
 	var wg sync.WaitGroup
 	for range min(goruntime.GOMAXPROCS(0), len(mods)) {
 		wg.Go(func() {
-			for i := range next {
-				loaded[i], errs[i] = loadModule(ctx, rt, mods[i], opts)
+			for i, ok := take(); ok; i, ok = take() {
+				if loaded[i], errs[i] = loadModule(ctx, rt, mods[i], opts); errs[i] != nil {
+					mu.Lock()
+					firstFailed = min(firstFailed, i)
+					mu.Unlock()
+				}
 			}
 		})
 	}
-	for i := range mods {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
-	var tools []*Tool
-	for i := range mods {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		tools = append(tools, loaded[i]...)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("loading the plugins stopped: %w", context.Cause(ctx))
 	}
-	return New(tools...)
+	if firstFailed < len(mods) {
+		return nil, errs[firstFailed]
+	}
+	return New(slices.Concat(loaded...)...)
 }
 
 // loadModule returns the tools of one module: a foreign one's, or a
