@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -325,6 +326,105 @@ func TestStepLogRewoundReadsNewRecords(t *testing.T) {
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("read records %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// A log an earlier toolhost left when it died holds JSON records, with
+// no empty frame after the last; the next open replays it all the same.
+func TestStepLogReplaysJSONLog(t *testing.T) {
+	at := time.Unix(1_700_000_000, 0).UTC()
+	b := testBatch("old", 2)
+	b.Created = at
+	var data []byte
+	for i, s := range []Step{
+		{Batch: &b, Starts: []string{"old-call-0"}, At: at},
+		{Results: []CallResult{{"old-call-0", Result{OK: true, Content: "kept", Finished: at}}}, Starts: []string{"old-call-1"}, At: at},
+	} {
+		payload, err := json.Marshal(logRecord{Seq: uint64(i + 1), Batch: "old", Step: s})
+		mustDo(t, err)
+		head := make([]byte, logFrame)
+		binary.LittleEndian.PutUint32(head[0:4], uint32(len(payload)))
+		binary.LittleEndian.PutUint32(head[4:8], crc32.Checksum(payload, castagnoli))
+		data = append(append(data, head...), payload...)
+	}
+	path := filepath.Join(t.TempDir(), "journal.db")
+	mustDo(t, os.MkdirAll(LogDir(path), 0o700))
+	writeFile(t, filepath.Join(LogDir(path), logName(path, 999999, 1)), data)
+	j := openJournal(t, path, Options{})
+	got, err := j.Batch(context.Background(), "old")
+	mustDo(t, err)
+	if got.State != StateOpen || len(got.Calls) != 2 || got.Calls[0].Result == nil || got.Calls[0].Result.Content != "kept" ||
+		got.Calls[1].Started.IsZero() || got.Calls[1].Result != nil {
+		t.Errorf("replayed %+v, want the batch with its first result and its second start", got)
+	}
+}
+
+// A crash may leave any prefix of a record's write (a record and the
+// empty frame after it are one write, which a power cut can tear, and a
+// killed process too past a page) over the earlier lap of a rewound log.
+// Reading it gives the records written whole, the torn one only when all
+// of it is there, and never a record of the earlier lap after a newer one.
+func TestStepLogTornOverEarlierLap(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		before, after []int // content lengths of the records of each lap
+	}{
+		{"first record after the rewind", []int{40, 300, 7, 120}, []int{60}},
+		{"third record after the rewind", []int{40, 300, 7, 120, 90}, []int{10, 25, 60}},
+		{"records as long as the last lap's", []int{50, 50, 50, 50}, []int{50, 50}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "test.log")
+			l, err := createLog(dir, "test.log")
+			mustDo(t, err)
+			defer l.close()
+			write := func(n int) uint64 {
+				rec := logRecord{Batch: "b", Step: Step{Results: []CallResult{{"c", Result{Content: strings.Repeat("x", n)}}}}}
+				mustDo(t, l.append(&rec))
+				return rec.Seq
+			}
+			var last uint64
+			for _, n := range tc.before {
+				last = write(n)
+			}
+			l.rewind(last, 0)
+			var whole []uint64
+			for _, n := range tc.after[:len(tc.after)-1] {
+				whole = append(whole, write(n))
+			}
+			start := l.size
+			old, err := os.ReadFile(file)
+			mustDo(t, err)
+			torn := write(tc.after[len(tc.after)-1])
+			written, err := os.ReadFile(file)
+			mustDo(t, err)
+			end := l.size + logFrame // the record and its empty frame
+			for cut := start; cut <= end; cut++ {
+				crashed := append(append([]byte(nil), written[:cut]...), old[cut:]...)
+				mustDo(t, os.WriteFile(file, crashed, 0o600))
+				recs, err := readLog(file)
+				if err != nil {
+					t.Fatalf("torn %d bytes into the record: %v", cut-start, err)
+				}
+				want := whole
+				if bytes.Equal(crashed[start:l.size], written[start:l.size]) { // the earlier lap may hold the rest
+					want = append(slices.Clip(whole), torn)
+				}
+				var got []uint64
+				for i, r := range recs {
+					if i > 0 && r.Seq != recs[i-1].Seq+1 {
+						t.Fatalf("torn %d bytes into the record: read %d after %d", cut-start, r.Seq, recs[i-1].Seq)
+					}
+					if r.Seq > last {
+						got = append(got, r.Seq)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("torn %d of %d bytes into the record: read records %v, want %v", cut-start, end-start, got, want)
+				}
 			}
 		})
 	}
