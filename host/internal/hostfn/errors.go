@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/sandbox"
@@ -28,7 +29,7 @@ func fail(status abi.Status, kind abi.ErrorKind, format string, args ...any) *Er
 
 // classify turns any error from the sandbox or the filesystem into an *Error
 // that names the path as the plugin gave it.
-func classify(path string, err error) *Error {
+func classify(name string, err error) *Error {
 	var he *Error
 	if errors.As(err, &he) {
 		return he
@@ -43,13 +44,15 @@ func classify(path string, err error) *Error {
 	switch {
 	case escaped(err):
 		return fail(abi.StatusDenied, abi.KindSandboxViolation,
-			"%s: a directory on its way was replaced by a symbolic link leading out of its root after toolhost checked the path (another program is changing it); nothing was changed. Look at it again with list_directory, then retry", path)
+			"%s: a directory on its way was replaced by a symbolic link leading out of its root after toolhost checked the path (another program is changing it); nothing was changed. Look at it again with list_directory, then retry", name)
 	case errors.Is(err, fs.ErrNotExist):
-		return fail(abi.StatusNotFound, abi.KindExecutionFailed, "%s: no such file or directory; check the path with list_directory", path)
+		// The parent is where to look: "check with list_directory" is
+		// no help to a list_directory that was given the missing path.
+		return fail(abi.StatusNotFound, abi.KindExecutionFailed, "%s: no such file or directory; list_directory of %q shows what is there", name, path.Dir(name))
 	case errors.Is(err, fs.ErrPermission):
-		return fail(abi.StatusIO, abi.KindExecutionFailed, "%s: permission denied by the operating system", path)
+		return fail(abi.StatusIO, abi.KindExecutionFailed, "%s: permission denied by the operating system", name)
 	}
-	return fail(abi.StatusIO, abi.KindExecutionFailed, "%s: %v", path, err)
+	return fail(abi.StatusIO, abi.KindExecutionFailed, "%s: %v", name, err)
 }
 
 // escaped reports an error of os.Root refusing a path that leads out of

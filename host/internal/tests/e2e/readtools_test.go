@@ -131,7 +131,7 @@ func TestReadMultipleFilesThroughCLI(t *testing.T) {
 
 	r := readToolsCall(t, w, "read_multiple_files", `{"paths":["a.txt","b.txt","c.txt"]}`, conv...)
 	want := "==> a.txt <==\nalpha\n" +
-		"==> b.txt <==\n[error ExecutionFailed] b.txt: no such file or directory; check the path with list_directory\n" +
+		"==> b.txt <==\n[error ExecutionFailed] b.txt: no such file or directory; list_directory of \".\" shows what is there\n" +
 		"==> c.txt <==\ngamma\n" +
 		"[2 of 3 files read; 1 failed (their errors are above)]\n"
 	if r.IsError || r.Content != want {
