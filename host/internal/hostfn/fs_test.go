@@ -113,6 +113,10 @@ func TestClassify(t *testing.T) {
 			t.Errorf("classify(%v) message %q does not name the path", tt.err, e.Message)
 		}
 	}
+	// A missing path sends the model to its parent, not to itself.
+	if e := classify("some/path", os.ErrNotExist); !strings.Contains(e.Message, `list_directory of "some" shows what is there`) {
+		t.Errorf("a missing path's message %q does not name its parent to list", e.Message)
+	}
 }
 
 func TestGranted(t *testing.T) {
