@@ -458,7 +458,7 @@ func (j *Journal) applyTxSaving(ctx context.Context, name string, by owner, recs
 	defer tx.Rollback()
 	for _, rec := range recs {
 		if err := j.applyRecord(ctx, tx, by, rec, savepoints); err != nil {
-			return err
+			return applyError(rec, err)
 		}
 	}
 	if _, err := tx.StmtContext(ctx, j.stmts.logApplied).ExecContext(ctx, name, int64(last)); err != nil {
@@ -503,6 +503,16 @@ func (j *Journal) applyRecord(ctx context.Context, tx *sql.Tx, by owner, rec log
 		}
 	}
 	return nil
+}
+
+// applyError names the record the database did not take: the error
+// reaches the user through a later call, or through a replay, neither
+// of which is about that record's batch.
+func applyError(rec logRecord, err error) error {
+	if rec.Reads != nil {
+		return fmt.Errorf("applying step log record %d (reads of conversation %s): %w", rec.Seq, rec.Reads.Conversation, err)
+	}
+	return fmt.Errorf("applying step log record %d (batch %s): %w", rec.Seq, rec.Batch, err)
 }
 
 const sqlLogApplied = `INSERT INTO logs (name, applied) VALUES (?, ?)
@@ -563,7 +573,7 @@ func (j *Journal) replayLog(ctx context.Context, path string, by owner) error {
 	var applied int64
 	err = j.db.DB.QueryRowContext(ctx, `SELECT applied FROM logs WHERE name = ?`, name).Scan(&applied)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return j.fail("replay step log "+name, err)
+		return j.fail("replay step log "+path, err)
 	}
 	var todo []logRecord
 	for _, r := range recs {
@@ -573,7 +583,8 @@ func (j *Journal) replayLog(ctx context.Context, path string, by owner) error {
 	}
 	if len(todo) > 0 {
 		if err := j.applyRecords(ctx, name, by, todo); err != nil {
-			return j.fail("replay step log "+name, err)
+			return fmt.Errorf("%w; the step log is kept and replayed when the journal next opens: if it cannot be, "+
+				"move it aside (mv %s %[2]s.bad), and the steps it holds will be missing from the history", j.fail("replay step log "+path, err), path)
 		}
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -428,4 +429,55 @@ func TestStepLogTornOverEarlierLap(t *testing.T) {
 			}
 		})
 	}
+}
+
+// breakCalls makes the database fail every insert of a call for a reason
+// that is neither the caller's mistake nor a constraint (a trigger that
+// parses malformed JSON), as a damaged or foreign schema would.
+func breakCalls(t *testing.T, db *sql.DB) {
+	t.Helper()
+	if _, err := db.Exec(`CREATE TRIGGER boom AFTER INSERT ON calls BEGIN SELECT json('{'); END`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// When the database cannot take a logged step, the error names the
+// step's batch, not only the call that meets the failure later, and a
+// replay that fails says where the log is and that it is kept.
+func TestStepLogApplyFailureNamesBatch(t *testing.T) {
+	ctx := context.Background()
+	t.Run("applier", func(t *testing.T) {
+		j := openJournal(t, filepath.Join(t.TempDir(), "journal.db"), Options{})
+		breakCalls(t, j.db.DB)
+		b := testBatch("first", 1)
+		mustDo(t, j.Commit(ctx, "first", Step{Batch: &b}))
+		j.db.drain()
+		next := testBatch("next", 1)
+		err := j.Commit(ctx, "next", Step{Batch: &next})
+		if err == nil || !strings.Contains(err.Error(), "batch first") {
+			t.Errorf("Commit after the database refused batch first's step = %v, want an error naming it", err)
+		}
+	})
+	t.Run("replay", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "journal.db")
+		j := openJournal(t, path, Options{})
+		breakCalls(t, j.db.DB)
+		mustDo(t, j.Close())
+		name := logName(path, 999999, 1)
+		l, err := createLog(LogDir(path), name)
+		mustDo(t, err)
+		b := testBatch("dead", 1)
+		mustDo(t, l.append(&logRecord{Batch: "dead", Step: Step{Batch: &b}}))
+		mustDo(t, l.close())
+		_, err = Open(ctx, path, Options{})
+		logPath := filepath.Join(LogDir(path), name)
+		for _, want := range []string{path, logPath, "batch dead", "kept"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Open replaying a log the database refuses = %v, want it to say %q", err, want)
+			}
+		}
+		if _, serr := os.Stat(logPath); serr != nil {
+			t.Errorf("the log that could not be replayed is gone: %v", serr)
+		}
+	})
 }
