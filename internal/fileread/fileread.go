@@ -68,9 +68,11 @@ type Result struct {
 // line too long for the room, a range past the end, must not let a model
 // replace a file it never saw. The host records as it reads, before the
 // plugin knows what fits, so unless whatever is read is sure to be shown
-// (sureToShow), the file is read first without recording and, once
-// something of it is shown, read again recording: what that second read
-// found is what is shown. Between the two the file may change for the
+// (sureToShow), the file is read first and, once something of it is
+// shown, read again recording: what that second read found is what is
+// shown. The first read asks for a record too, and reads no more than
+// the room: a file that ends within it is shown whole and recorded by
+// that one read. Between the two the file may change for the
 // worse (a first line grown past the room); only someone who can write
 // the file already can do that.
 func Read(c *sdk.Call, path string, o Options) (Result, error) {
@@ -82,13 +84,20 @@ func Read(c *sdk.Call, path string, o Options) (Result, error) {
 		return read(abi.ReadRecord)
 	} else if room := o.Room + o.Slack; fitsWhole(o, room) && room < limit {
 		// Most files fit the room whole, and then are shown whole: read
-		// at most the room, recording, and the host records only a
-		// read that reaches the end of the file. One read, not two.
-		r, err := readWhole(c, path, Options{Room: room, Cut: true, Partial: true}, room, abi.ReadRecord)
-		if err != nil || r.Recorded || (!r.Binary && !r.Cut && r.shown) {
+		// at most the room, recording, and the host records only a read
+		// that reaches the end of the file. One read, not two.
+		first := o
+		first.Partial = true
+		r, err := readWhole(c, path, first, room, abi.ReadRecord)
+		switch {
+		case err != nil, r.Recorded, !r.Binary && !r.Cut && r.shown:
 			// Recorded, or a text that ended within the room where the
 			// host keeps no record: what the reads below would show.
 			return r, err
+		case !r.Binary && r.shown:
+			// Larger than the room, and its first lines are shown: the
+			// read that shows them records.
+			return read(abi.ReadRecord)
 		}
 	}
 	r, err := read(0)
