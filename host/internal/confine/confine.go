@@ -62,3 +62,15 @@ const (
 // startTimeout bounds how long the host waits for the launcher to report
 // that the command's confinement is in place.
 const startTimeout = 10 * time.Second
+
+// perMountTimeout is the time startTimeoutFor adds for each mount of a
+// policy: the launcher makes every mount itself, a few syscalls each,
+// and a loaded machine took over 10s for the 100,000 of a policy at the
+// kernel's fs.mount-max, more than the 5s it took idle.
+const perMountTimeout = 100 * time.Microsecond
+
+// startTimeoutFor bounds how long the host waits for the launcher to
+// confine a command under a policy of mounts mounts.
+func startTimeoutFor(mounts int) time.Duration {
+	return startTimeout + time.Duration(mounts)*perMountTimeout
+}

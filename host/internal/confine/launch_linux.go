@@ -229,7 +229,7 @@ func (l *Launch) launchMsg() ([]byte, error) {
 // Started finishes the setup once the launcher runs as pid (in the
 // cgroup already, or entering it before the shell starts): it hands it
 // the policy, which lets it go on, and waits,
-// bounded by ctx and startTimeout, until it reports that the command runs
+// bounded by ctx and startTimeoutFor the policy's mounts, until it reports that the command runs
 // confined. An error means the command did not run (the launcher exits
 // without starting it), and says why.
 func (l *Launch) Started(ctx context.Context, pid int) error {
@@ -249,7 +249,8 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 			l.mu.Unlock()
 		}
 	}
-	deadline := time.Now().Add(startTimeout)
+	timeout := startTimeoutFor(len(l.policy.Mounts))
+	deadline := time.Now().Add(timeout)
 	l.policyW.SetWriteDeadline(deadline)
 	l.statusR.SetReadDeadline(deadline)
 	stop := context.AfterFunc(ctx, func() {
@@ -274,7 +275,7 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 	case ctx.Err() != nil:
 		return fmt.Errorf("confine: the command did not run: %w", ctx.Err())
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return fmt.Errorf("confine: the command did not run: its launcher did not confine it within %v", startTimeout)
+		return fmt.Errorf("confine: the command did not run: its launcher did not confine it within %v (%d mounts)", timeout, len(l.policy.Mounts))
 	case werr != nil:
 		return fmt.Errorf("confine: the command did not run: hand the policy to its launcher: %w", werr)
 	default:
