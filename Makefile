@@ -114,8 +114,11 @@ node:
 	elif $(call required,NODE); then echo "npm does not run: the Node MCP client suites are required (CI or TOOLHOST_REQUIRE_NODE is set); install $(NODE_HINT)" >&2; exit 1; \
 	else echo "skipped: npm ci of the Node MCP clients (npm does not run; their suites will skip; install $(NODE_HINT))"; fi
 
+# -timeout bounds a package that hangs, not the suite: under -race, with
+# two packages at once on two cores, the hostile suite alone takes 15
+# minutes or more.
 test: build $(EXTISM_WASM) node
-	$(TEST_ENV) $(GO) test -race -count=1 -timeout 15m ./...
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 30m ./...
 	$(BIN)/toolhost test --allow-exec $(BIN)/plugins
 	@$(MAKE) --no-print-directory cplugin
 	$(BIN)/toolhost test $(BIN)/extism/hypertools.wasm $(BIN)/extism/netfetch.wasm $(BIN)/extism/servlet.wasm
