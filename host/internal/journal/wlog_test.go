@@ -283,6 +283,27 @@ func TestStepLogBoundedUnderLoad(t *testing.T) {
 	t.Errorf("the step log passed %d bytes and was not started over twice while commits went on (laps: %d)", rewindAt, laps)
 }
 
+// rewoundLog makes dir/test.log, writes records of the content lengths
+// before to it and starts it over. write appends a record of n bytes of
+// content and returns its sequence number; last is the last one before
+// the rewind.
+func rewoundLog(t *testing.T, dir string, before []int) (l *stepLog, write func(n int) uint64, last uint64) {
+	t.Helper()
+	l, err := createLog(dir, "test.log")
+	mustDo(t, err)
+	t.Cleanup(func() { l.close() })
+	write = func(n int) uint64 {
+		rec := logRecord{Batch: "b", Step: Step{Results: []CallResult{{"c", Result{Content: strings.Repeat("x", n)}}}}}
+		mustDo(t, l.append(&rec))
+		return rec.Seq
+	}
+	for _, n := range before {
+		last = write(n)
+	}
+	l.rewind(last, 0)
+	return l, write, last
+}
+
 // A log started over holds its new records at its start and the last
 // lap's after them; reading it gives the new records, in order, whatever
 // the lengths of the old ones, and nothing else that was not applied
@@ -300,19 +321,7 @@ func TestStepLogRewoundReadsNewRecords(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			l, err := createLog(dir, "test.log")
-			mustDo(t, err)
-			defer l.close()
-			write := func(n int) uint64 {
-				rec := logRecord{Batch: "b", Step: Step{Results: []CallResult{{"c", Result{Content: strings.Repeat("x", n)}}}}}
-				mustDo(t, l.append(&rec))
-				return rec.Seq
-			}
-			var last uint64
-			for _, n := range tc.before {
-				last = write(n)
-			}
-			l.rewind(last, 0)
+			_, write, last := rewoundLog(t, dir, tc.before)
 			var want []uint64
 			for _, n := range tc.after {
 				want = append(want, write(n))
@@ -379,19 +388,7 @@ func TestStepLogTornOverEarlierLap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			file := filepath.Join(dir, "test.log")
-			l, err := createLog(dir, "test.log")
-			mustDo(t, err)
-			defer l.close()
-			write := func(n int) uint64 {
-				rec := logRecord{Batch: "b", Step: Step{Results: []CallResult{{"c", Result{Content: strings.Repeat("x", n)}}}}}
-				mustDo(t, l.append(&rec))
-				return rec.Seq
-			}
-			var last uint64
-			for _, n := range tc.before {
-				last = write(n)
-			}
-			l.rewind(last, 0)
+			l, write, last := rewoundLog(t, dir, tc.before)
 			var whole []uint64
 			for _, n := range tc.after[:len(tc.after)-1] {
 				whole = append(whole, write(n))
