@@ -253,9 +253,12 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 	deadline := time.Now().Add(timeout)
 	l.policyW.SetWriteDeadline(deadline)
 	l.statusR.SetReadDeadline(deadline)
+	// The pipes as they are now: Started clears l.policyW while the
+	// call's end may still be running this.
+	policyW, statusR := l.policyW, l.statusR
 	stop := context.AfterFunc(ctx, func() {
-		l.policyW.SetWriteDeadline(time.Now())
-		l.statusR.SetReadDeadline(time.Now())
+		policyW.SetWriteDeadline(time.Now())
+		statusR.SetReadDeadline(time.Now())
 	})
 	defer stop()
 	var werr error

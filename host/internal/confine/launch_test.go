@@ -88,6 +88,14 @@ func start(t testing.TB, p *Policy, command string) (*launched, error) {
 // startInCgroup is start with the launcher in cgroup cg (nil: none).
 func startInCgroup(t testing.TB, p *Policy, cg *Cgroup, command string) (*launched, error) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return startWith(ctx, t, p, cg, command)
+}
+
+// startWith is startInCgroup with Started bounded by ctx.
+func startWith(ctx context.Context, t testing.TB, p *Policy, cg *Cgroup, command string) (*launched, error) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +119,6 @@ func startInCgroup(t testing.TB, p *Policy, cg *Cgroup, command string) (*launch
 		l.cmd.Process.Kill()
 		l.launch.Close()
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	return l, l.launch.Started(ctx, l.cmd.Process.Pid)
 }
 
@@ -459,6 +465,37 @@ func TestLaunchMountMaxNamed(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(work, "ran")); err == nil {
 		t.Fatal("the command ran although its launch failed")
+	}
+}
+
+// A call given up on while its launcher is still making the policy's
+// mounts ends Started at once, and the command never runs: the call's
+// end reaches the pipes Started is done with, not a field it clears.
+func TestLaunchGivenUpOnWhileConfining(t *testing.T) {
+	work := canonicalTempDir(t)
+	file := filepath.Join(work, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := testPolicy(t, work)
+	for i := range 20000 {
+		p.Mounts = append(p.Mounts, Mount{Kind: MountRead, Source: file, Target: fmt.Sprintf("/m/%d", i)})
+	}
+	for _, after := range []time.Duration{0, 10 * time.Millisecond, 100 * time.Millisecond, 300 * time.Millisecond} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(after, cancel)
+		l, err := startWith(ctx, t, p, nil, "touch ran")
+		if err == nil || !strings.Contains(err.Error(), "did not run") {
+			t.Errorf("Started given up on after %v = %v, want the command not run", after, err)
+		}
+		// As proc does when Started fails: its session goes, the
+		// launcher still making mounts with it.
+		syscall.Kill(-l.cmd.Process.Pid, syscall.SIGKILL)
+		l.wait(t)
+		cancel()
+	}
+	if _, err := os.Stat(filepath.Join(work, "ran")); err == nil {
+		t.Fatal("a command whose call was given up on while it was confined ran")
 	}
 }
 
