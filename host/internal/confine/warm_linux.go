@@ -668,11 +668,20 @@ func (w *warmLauncher) awaitTaken(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", errNotTaken, err)
 	}
-	defer unix.Close(wake)
+	woken := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		unix.Write(wake, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		close(woken)
 	})
-	defer stop()
+	defer func() {
+		// A cancel that came as this returned may still be writing:
+		// closed first, wake's number could be another file's by then,
+		// and the write would land in it.
+		if !stop() {
+			<-woken
+		}
+		unix.Close(wake)
+	}()
 	fds := []unix.PollFd{{Fd: int32(w.sock), Events: unix.POLLIN}, {Fd: int32(w.pidfd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
 	for {
 		left := time.Until(deadline)
