@@ -90,12 +90,28 @@ func parseLogName(path, name string) (pid int, start uint64, ok bool) {
 		return 0, 0, false
 	}
 	parts := strings.Split(rest, "-")
-	if len(parts) != 3 {
+	if len(parts) != 3 || !isLogTag(parts[2]) {
+		// Only the names logName makes: a log the user moved aside as
+		// an error told them (name.bad) is not replayed again.
 		return 0, 0, false
 	}
 	pid, err1 := strconv.Atoi(parts[0])
 	start, err2 := strconv.ParseUint(parts[1], 10, 64)
 	return pid, start, err1 == nil && err2 == nil && pid > 0
+}
+
+// isLogTag reports whether s is the eight lowercase hex digits logName
+// ends a name with.
+func isLogTag(s string) bool {
+	if len(s) != 8 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func createLog(dir, name string) (*stepLog, error) {

@@ -476,5 +476,37 @@ func TestStepLogApplyFailureNamesBatch(t *testing.T) {
 		if _, serr := os.Stat(logPath); serr != nil {
 			t.Errorf("the log that could not be replayed is gone: %v", serr)
 		}
+		// Moved aside as the error says, it is kept and left alone.
+		mustDo(t, os.Rename(logPath, logPath+".bad"))
+		j2, err := Open(ctx, path, Options{})
+		if err != nil {
+			t.Fatalf("Open after the log was moved aside as told: %v", err)
+		}
+		mustDo(t, j2.Close())
+		if _, serr := os.Stat(logPath + ".bad"); serr != nil {
+			t.Errorf("the log moved aside is gone: %v", serr)
+		}
 	})
+}
+
+// Only the names logName makes are step logs; anything else in the
+// directory, a log moved aside included, is never replayed.
+func TestParseLogName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{logName("/s/journal.db", 42, 7), true},
+		{"journal.db.log-42-7-0badcafe", true},
+		{"journal.db.log-42-7-0badcafe.bad", false},
+		{"journal.db.log-42-7-0BADCAFE", false},
+		{"journal.db.log-42-7-badcafe", false},
+		{"journal.db.log-42-7", false},
+		{"journal.db.log-0-7-0badcafe", false},
+		{"other.db.log-42-7-0badcafe", false},
+	} {
+		if _, _, ok := parseLogName("/s/journal.db", tc.name); ok != tc.ok {
+			t.Errorf("parseLogName(%q) ok = %v, want %v", tc.name, ok, tc.ok)
+		}
+	}
 }
