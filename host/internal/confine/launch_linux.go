@@ -256,9 +256,11 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 	// The pipes as they are now: Started clears l.policyW while the
 	// call's end may still be running this.
 	policyW, statusR := l.policyW, l.statusR
+	fired := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		policyW.SetWriteDeadline(time.Now())
 		statusR.SetReadDeadline(time.Now())
+		close(fired)
 	})
 	defer stop()
 	var werr error
@@ -292,6 +294,12 @@ func (l *Launch) Started(ctx context.Context, pid int) error {
 		a.Cgroup = l.cg.Controllers()
 	}
 	l.applied = a
+	// The command runs: the status pipe is read to its end from now on,
+	// and a call ending just now must not set its deadline back after
+	// it was cleared (proc ends the command for such a call).
+	if !stop() {
+		<-fired
+	}
 	l.statusR.SetReadDeadline(time.Time{})
 	l.last = make(chan string, 1)
 	go l.readLast(r)
