@@ -102,8 +102,8 @@ func guard() (sigs, children chan os.Signal, err error) {
 // run confines the launcher as msg says, starts the shell, reports on
 // status and supervises the shell until it exits; it returns the
 // launcher's exit status.
-func run(status *os.File, msg *spec.LaunchMsg, cgroupTasks []int, root *roots, sigs, children <-chan os.Signal) int {
-	shell, applied, err := launch(msg, cgroupTasks, root)
+func run(status *os.File, msg *spec.LaunchMsg, cgroupTasks []int, pre *ahead, sigs, children <-chan os.Signal) int {
+	shell, applied, err := launch(msg, cgroupTasks, pre)
 	if err != nil {
 		fmt.Fprintf(status, "%s%s\n", spec.StatusError, oneLine(err.Error()))
 		return spec.ExitLaunchFailed
@@ -133,8 +133,8 @@ func run(status *os.File, msg *spec.LaunchMsg, cgroupTasks []int, root *roots, s
 
 // launch confines the launcher as msg's policy says, in the cgroups of
 // the v1 tasks files cgroupTasks, and starts the shell; it returns the
-// shell's pid. root, when not nil, is the root prepareRoot made ahead.
-func launch(msg *spec.LaunchMsg, cgroupTasks []int, root *roots) (int, spec.Applied, error) {
+// shell's pid. pre, when not nil, is what a warm launcher did ahead.
+func launch(msg *spec.LaunchMsg, cgroupTasks []int, pre *ahead) (int, spec.Applied, error) {
 	p := &msg.Policy
 	if err := p.Check(); err != nil {
 		return 0, spec.Applied{}, err
@@ -143,8 +143,10 @@ func launch(msg *spec.LaunchMsg, cgroupTasks []int, root *roots) (int, spec.Appl
 		return 0, spec.Applied{}, err
 	}
 	var err error
-	if root != nil {
-		err = finishRoot(root, p)
+	var prog []unix.SockFilter
+	if pre != nil {
+		err = finishRoot(pre.root, p)
+		prog = pre.seccomp
 	} else {
 		err = buildRoot(p)
 	}
@@ -171,7 +173,12 @@ func launch(msg *spec.LaunchMsg, cgroupTasks []int, root *roots) (int, spec.Appl
 	if applied.LandlockABI, err = restrictLandlock(p); err != nil {
 		return 0, spec.Applied{}, fmt.Errorf("restrict with Landlock: %w", err)
 	}
-	if err := loadSeccomp(p); err != nil {
+	if prog == nil {
+		if prog, err = seccompProgram(); err != nil {
+			return 0, spec.Applied{}, fmt.Errorf("seccomp: %w", err)
+		}
+	}
+	if err := installSeccomp(p, prog); err != nil {
 		return 0, spec.Applied{}, fmt.Errorf("seccomp: %w", err)
 	}
 	if err := dropCapabilities(); err != nil {

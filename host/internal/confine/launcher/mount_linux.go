@@ -132,7 +132,22 @@ func prepareRoot() (*roots, error) {
 	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=0755,size=%d", skeletonSize)); err != nil {
 		return nil, fmt.Errorf("mount the command's root: %w", err)
 	}
-	return openRoots()
+	r, err := openRoots()
+	if err != nil {
+		return nil, err
+	}
+	// No policy mounts anything in /dev or /proc (spec.Policy.Check), so
+	// both are made before the policy's mounts, and before the command
+	// comes in a warm launcher.
+	if err := r.makeDev(); err != nil {
+		r.close()
+		return nil, fmt.Errorf("make /dev: %w", err)
+	}
+	if err := r.makeProc(); err != nil {
+		r.close()
+		return nil, fmt.Errorf("mount /proc: %w", err)
+	}
+	return r, nil
 }
 
 // finishRoot makes p's mounts in the root prepareRoot made and enters
@@ -145,11 +160,9 @@ func finishRoot(r *roots, p *spec.Policy) error {
 			return explainMountMax(err, i+1, len(p.Mounts))
 		}
 	}
-	if err := r.makeDev(); err != nil {
-		return explainMountMax(fmt.Errorf("make /dev: %w", err), len(p.Mounts), len(p.Mounts))
-	}
-	if err := r.makeProc(); err != nil {
-		return explainMountMax(fmt.Errorf("mount /proc: %w", err), len(p.Mounts), len(p.Mounts))
+	// /dev/shm is as large as the command's scratch space.
+	if err := r.makeShm(); err != nil {
+		return explainMountMax(fmt.Errorf("mount /dev/shm: %w", err), len(p.Mounts), len(p.Mounts))
 	}
 	r.close()
 	return enterRoot(p.Dir)
@@ -698,7 +711,8 @@ func relPath(p string) (string, error) {
 }
 
 // makeDev mounts the command's /dev: a tmpfs with the host's harmless
-// device nodes bound in, the usual links, a private devpts and /dev/shm.
+// device nodes bound in, the usual links and a private devpts; makeShm
+// adds /dev/shm.
 func (r *roots) makeDev() error {
 	dev, err := r.target("/dev", true)
 	if err != nil {
@@ -743,6 +757,11 @@ func (r *roots) makeDev() error {
 			return err
 		}
 	}
+	return nil
+}
+
+// makeShm mounts the command's /dev/shm in the /dev makeDev made.
+func (r *roots) makeShm() error {
 	shm, err := r.target("/dev/shm", true)
 	if err != nil {
 		return err

@@ -110,6 +110,11 @@ func loadSeccomp(p *spec.Policy) error {
 	if err != nil {
 		return err
 	}
+	return installSeccomp(p, prog)
+}
+
+// installSeccomp loads prog, seccompProgram's filter, on every thread.
+func installSeccomp(p *spec.Policy, prog []unix.SockFilter) error {
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
 		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))

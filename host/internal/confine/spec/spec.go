@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 )
 
 // Mode is [tools.run_command] sandbox: how much of the filesystem a
@@ -195,6 +196,9 @@ func (p *Policy) Check() error {
 		if !filepath.IsAbs(m.Target) {
 			return fmt.Errorf("the mount target %q is not an absolute path", m.Target)
 		}
+		if dir := launcherOwned(m.Target); dir != "" {
+			return fmt.Errorf("the mount target %s is %s, which the launcher makes itself for every command; give commands a directory elsewhere", m.Target, dir)
+		}
 		switch m.Kind {
 		case MountRead, MountWrite:
 			if !filepath.IsAbs(m.Source) {
@@ -210,4 +214,22 @@ func (p *Policy) Check() error {
 		}
 	}
 	return nil
+}
+
+// launcherOwned says which part of the command's root the launcher makes
+// itself target is, or lies in: the root itself, /dev or /proc; "" for
+// none. The launcher makes /dev and /proc before the policy's mounts (a
+// warm launcher before its command comes), so a mount there would cover
+// or change them.
+func launcherOwned(target string) string {
+	t := filepath.Clean(target)
+	switch {
+	case t == "/":
+		return "the root"
+	case t == "/dev" || strings.HasPrefix(t, "/dev/"):
+		return "in /dev"
+	case t == "/proc" || strings.HasPrefix(t, "/proc/"):
+		return "in /proc"
+	}
+	return ""
 }
