@@ -283,6 +283,7 @@ func (c *Confiner) PoolLaunchers(small string) {
 	if c.pool == nil || c.settings.Mode == ModeOff || c.support.Require(c.settings.Mode, c.settings.Network) != nil {
 		return
 	}
+	c.pool.limitCgroups(c.cgroupLimits(limits(c.settings.Limits)))
 	c.pool.enable(small)
 }
 
@@ -324,14 +325,13 @@ func (c *Confiner) Close() {
 // A warm launcher w (nil without) was cloned into a v2 cgroup of its
 // own, if there is a v2 hierarchy: the command's cgroup takes it over.
 func (c *Confiner) prepareCgroup(r *Run, seq uint64, id string, l Limits, w *warmLauncher) error {
-	avail := c.support.Cgroup.Controllers()
-	if !slices.Contains(avail, "memory") {
-		l.MemoryBytes = 0
-	}
-	if !slices.Contains(avail, "pids") {
-		l.Pids = 0
-	}
+	l = c.cgroupLimits(l)
 	if l.MemoryBytes == 0 && l.Pids == 0 {
+		return nil
+	}
+	if cg := w.presetFor(l); cg != nil {
+		w.adopt()
+		r.cgroup = cg
 		return nil
 	}
 	// The name is toolhost's, never the call id alone, which a client
@@ -344,6 +344,19 @@ func (c *Confiner) prepareCgroup(r *Run, seq uint64, id string, l Limits, w *war
 	w.adopt()
 	r.cgroup = cg
 	return nil
+}
+
+// cgroupLimits is l with the limits whose controllers the probe did not
+// find left out.
+func (c *Confiner) cgroupLimits(l Limits) Limits {
+	avail := c.support.Cgroup.Controllers()
+	if !slices.Contains(avail, "memory") {
+		l.MemoryBytes = 0
+	}
+	if !slices.Contains(avail, "pids") {
+		l.Pids = 0
+	}
+	return l
 }
 
 // startProxy starts the call's own egress proxy (network = "allowlist"):

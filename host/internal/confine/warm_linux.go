@@ -67,6 +67,9 @@ type warmPool struct {
 
 	mu      sync.Mutex
 	enabled bool
+	// limits are the commands' cgroup limits, set on a launcher's cgroup
+	// while it waits (presetCgroup); zero sets none.
+	limits Limits
 	// running are the launchers taken whose commands have not ended:
 	// close kills them, so that no command outlives its host.
 	running map[*warmLauncher]bool
@@ -104,6 +107,14 @@ func (p *warmPool) enable(small string) {
 		p.exe = small
 	}
 	p.enabled = true
+}
+
+// limitCgroups has the cgroups of launchers started from now on carry
+// l, the commands' memory and process limits, while they wait.
+func (p *warmPool) limitCgroups(l Limits) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.limits = l
 }
 
 // warm starts filling the slot of newNet if the pool is enabled.
@@ -332,6 +343,7 @@ func (p *warmPool) startWith(newNet bool) (*warmLauncher, error) {
 		}
 		p.server = srv
 	}
+	limits := p.limits
 	p.mu.Unlock()
 	// The launcher is cloned into a v2 cgroup the command's takes over.
 	dir, f, err := warmCgroup(fmt.Sprintf("warm-%s-%d", p.id, p.seq.Add(1)))
@@ -351,6 +363,9 @@ func (p *warmPool) startWith(newNet bool) (*warmLauncher, error) {
 		return nil, err
 	}
 	w.cgroupDir = dir
+	if w.cgroup = presetCgroup(dir, limits); w.cgroup != nil {
+		w.cgroupLimits = limits
+	}
 	return w, nil
 }
 
@@ -564,6 +579,10 @@ type warmLauncher struct {
 	// the launcher otherwise.
 	cgroupDir string
 	adopted   bool
+	// cgroup is cgroupDir with cgroupLimits set (presetCgroup), nil
+	// without.
+	cgroup       *Cgroup
+	cgroupLimits Limits
 
 	// ended is closed once the launcher has exited or was discarded.
 	ended     chan struct{}
@@ -790,6 +809,10 @@ func (w *warmLauncher) closeMountNamespace() {
 // the command's Cgroup took it over.
 func (w *warmLauncher) removeCgroup() {
 	if w.cgroupDir != "" && !w.adopted {
+		if w.cgroup != nil {
+			// Its v1 directories, which the launcher never entered.
+			w.cgroup.removeDirs()
+		}
 		os.Remove(w.cgroupDir)
 		// toolhost's own directory too, once nothing else is in it, as
 		// Cgroup.Close does: a directory another command is being made in
@@ -875,6 +898,15 @@ func (w *warmLauncher) v2Cgroup() string {
 		return ""
 	}
 	return w.cgroupDir
+}
+
+// presetFor returns w's cgroup when its limits are l: the command's
+// Cgroup then takes it as it is. nil otherwise, or for a nil w.
+func (w *warmLauncher) presetFor(l Limits) *Cgroup {
+	if w == nil || w.cgroup == nil || w.cgroupLimits != l {
+		return nil
+	}
+	return w.cgroup
 }
 
 // adopt records that the command's Cgroup took w's cgroup over: it

@@ -24,6 +24,8 @@ func (p *warmPool) take(newNet bool) *warmLauncher { return nil }
 func (w *warmLauncher) discard()                   {}
 func (w *warmLauncher) v2Cgroup() string           { return "" }
 func (w *warmLauncher) adopt()                     {}
+func (p *warmPool) limitCgroups(l Limits)          {}
+func (w *warmLauncher) presetFor(l Limits) *Cgroup { return nil }
 
 // DoctorLaunchers reports nothing here: no command can be confined.
 func DoctorLaunchers(w io.Writer, exe, small string, n Network) error { return nil }

@@ -212,6 +212,93 @@ func TestWarmCgroupTakenOver(t *testing.T) {
 	}
 }
 
+// A launcher waits in a cgroup with the commands' limits set already:
+// the command runs in it, under them, and a launcher discarded
+// without a command leaves no cgroup directory behind, in any hierarchy.
+func TestWarmCgroupPreset(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := Limits{Pids: 40}
+	probe, err := NewCgroup("preset-probe-"+strconv.Itoa(os.Getpid()), limits)
+	if err != nil {
+		t.Skipf("no cgroup with a pids limit can be made here: %v", err)
+	}
+	probe.Close()
+	pool := newWarmPool(exe, slog.New(slog.DiscardHandler))
+	pool.limitCgroups(limits)
+	pool.enable("")
+	pool.warm(true)
+	t.Cleanup(pool.close)
+	w := takeWarm(t, pool, true)
+	cg := w.presetFor(limits)
+	if cg == nil {
+		w.discard()
+		t.Fatal("the launcher waits without a cgroup with the commands' limits")
+	}
+	if w.presetFor(Limits{Pids: 41}) != nil {
+		t.Error("a launcher's cgroup was offered for other limits than its own")
+	}
+	var dirs []string
+	for _, d := range cg.dirs {
+		dirs = append(dirs, d.path)
+	}
+	w.adopt()
+	work := canonicalTempDir(t)
+	res, l, err := runWarm(t, testPolicy(t, work), w, cg, "cat /proc/self/cgroup", 20*time.Second)
+	if err != nil || !l.Prestarted() {
+		t.Fatalf("Run: %v, prestarted %v (stderr %q)", err, l.Prestarted(), res.Stderr)
+	}
+	// The command ran in each directory of the cgroup, whose pids.max
+	// holds the limit.
+	lay := findCgroups(mustMountinfo(t))
+	limited := false
+	for _, d := range cg.dirs {
+		own := lay.pids
+		if d.v2 {
+			own = lay.unified
+		}
+		if rel := strings.TrimPrefix(d.path, own); !bytes.Contains(res.Stdout, []byte(":"+rel+"\n")) {
+			t.Errorf("the command's cgroups:\n%s\nwant one of %s", res.Stdout, rel)
+		}
+		if b, err := os.ReadFile(filepath.Join(d.path, "pids.max")); err == nil {
+			limited = true
+			if got := strings.TrimSpace(string(b)); got != "40" {
+				t.Errorf("%s/pids.max = %q, want 40", d.path, got)
+			}
+		}
+	}
+	if !limited {
+		t.Errorf("no directory of the cgroup has pids.max: %v", dirs)
+	}
+	if err := cg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the cgroup %s is left after Close: %v", d, err)
+		}
+	}
+	// A launcher discarded unused takes its directories with it.
+	w = takeWarm(t, pool, true)
+	cg = w.presetFor(limits)
+	if cg == nil {
+		t.Fatal("the second launcher has no preset cgroup")
+	}
+	dirs = dirs[:0]
+	for _, d := range cg.dirs {
+		dirs = append(dirs, d.path)
+	}
+	w.discard()
+	for _, d := range dirs {
+		waitFor(t, func() bool {
+			_, err := os.Stat(d)
+			return errors.Is(err, os.ErrNotExist)
+		}, "the discarded launcher's cgroup "+d+" to go")
+	}
+}
+
 // Closing the pool ends its server and every launcher still waiting, and
 // removes their cgroups.
 func TestWarmPoolCloseEndsAll(t *testing.T) {
