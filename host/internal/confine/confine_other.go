@@ -38,5 +38,8 @@ func (l *Launch) Applied() Applied { return Applied{} }
 // Exiting is nil: no launcher runs here.
 func (l *Launch) Exiting() <-chan struct{} { return nil }
 
+// Released is nil: no launcher runs here.
+func (l *Launch) Released() <-chan struct{} { return nil }
+
 // abort does nothing: no launcher runs here.
 func (l *Launch) abort() {}

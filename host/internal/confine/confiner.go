@@ -246,12 +246,12 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 		}
 		settings.ProxySocket = sock
 	}
-	p, st, cleanup, err := buildCall(ctx, settings, call)
+	p, st, cleanup, removeTmp, err := prepareCall(ctx, settings, call)
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	r.policy, r.settle, r.cleanup = p, st, cleanup
+	r.policy, r.settle, r.cleanup, r.removeTmp = p, st, cleanup, removeTmp
 	if len(p.Uncovered) > 0 {
 		c.log.Warn("confine: part of the roots was not searched for repositories and project files to keep read-only", "call", call.ID, "uncovered", p.Uncovered)
 	}
@@ -386,7 +386,9 @@ type Run struct {
 	policy  *Policy
 	cgroup  *Cgroup
 	cleanup func()
-	applied Applied // for an unconfined run
+	// removeTmp removes the call's tmp (prepareCall).
+	removeTmp func()
+	applied   Applied // for an unconfined run
 	// settle sets aside what git would run from repositories the
 	// command made or changed; logged once.
 	settle  *settle
@@ -495,6 +497,12 @@ func (r *Run) applyStaged() []string {
 
 // Close removes what Prepare made: the call's proxy and its connections,
 // the cgroup (killing anything left in it), and the private tmp.
+//
+// For a command whose warm launcher reported its end, nothing of the
+// command runs any more (the launcher killed what the shell left), but
+// the launcher itself may still be exiting: its cgroup, which it is in,
+// and the tmp, a mount point in its namespace until then, are removed
+// once it is gone, off the call's path.
 func (r *Run) Close() {
 	if r.runs != nil {
 		r.runs.remove(r)
@@ -502,32 +510,22 @@ func (r *Run) Close() {
 	if r.proxy != nil {
 		r.proxy.Close()
 	}
-	if r.cgroup != nil {
-		closeCgroup := func() {
-			if err := r.cgroup.Close(); err != nil {
-				r.log.Error("confine: the command's cgroup could not be emptied and removed", "call", r.call, "err", err)
-			}
+	var exiting, released <-chan struct{}
+	if r.launch != nil {
+		exiting, released = r.launch.Exiting(), r.launch.Released()
+	}
+	later := exiting != nil && r.bg != nil
+	closeCgroup := func() {
+		if r.cgroup == nil {
+			return
 		}
-		var exiting <-chan struct{}
-		if r.launch != nil {
-			exiting = r.launch.Exiting()
+		if err := r.cgroup.Close(); err != nil {
+			r.log.Error("confine: the command's cgroup could not be emptied and removed", "call", r.call, "err", err)
 		}
-		if exiting != nil && r.bg != nil {
-			// Nothing of the command runs (its launcher reported so, and
-			// was killed); the launcher itself is still exiting, in the
-			// cgroup, which is removed once it has.
-			r.bg.Go(func() {
-				t := time.NewTimer(exitingWait)
-				defer t.Stop()
-				select {
-				case <-exiting:
-				case <-t.C:
-				}
-				closeCgroup()
-			})
-		} else {
-			closeCgroup()
-		}
+	}
+	if !later {
+		// What the command left must be dead before the check below.
+		closeCgroup()
 	}
 	r.applyStaged()
 	if r.settle != nil {
@@ -536,6 +534,31 @@ func (r *Run) Close() {
 	if r.cleanup != nil {
 		r.cleanup()
 	}
+	removeTmp := func() {
+		if r.removeTmp != nil {
+			r.removeTmp()
+		}
+	}
+	if !later {
+		removeTmp()
+		return
+	}
+	r.bg.Go(func() {
+		expired := make(chan struct{})
+		t := time.AfterFunc(exitingWait, func() { close(expired) })
+		defer t.Stop()
+		select {
+		case <-exiting:
+		case <-expired:
+		}
+		closeCgroup()
+		// The launcher's mount namespace goes after its exit.
+		select {
+		case <-released:
+		case <-expired:
+		}
+		removeTmp()
+	})
 }
 
 // SmallLauncherName is the small launcher binary's name

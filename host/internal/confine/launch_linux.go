@@ -200,6 +200,16 @@ func (l *Launch) Exiting() <-chan struct{} {
 	}
 }
 
+// Released returns, for a command whose warm launcher reported its end,
+// a channel closed once the launcher has exited and its mount namespace,
+// with the command's mounts, is let go; nil otherwise.
+func (l *Launch) Released() <-chan struct{} {
+	if l.Exiting() == nil {
+		return nil
+	}
+	return l.spawned.ended
+}
+
 // Kill kills the warm launcher Spawn handed the command, and so the
 // command: everything it started is in the launcher's PID namespace.
 func (l *Launch) Kill() {

@@ -114,36 +114,50 @@ func Build(ctx context.Context, s Settings, c Call) (*Policy, func(), error) {
 // cleanup runs it, and a caller that reports it runs it first, once the
 // command has ended.
 func buildCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(), error) {
+	p, st, cleanup, removeTmp, err := prepareCall(ctx, s, c)
+	return p, st, func() { cleanup(); removeTmp() }, err
+}
+
+// prepareCall is buildCall with the removal of the call's tmp apart from
+// the rest of the cleanup: while a launcher's mount namespace still
+// holds the tmp as a mount point, removing it detaches that mount, which
+// waits for the kernel (most of a millisecond on two cores); a caller
+// may remove it once the launcher is gone, off the call's path. Both
+// are safe to call more than once.
+func prepareCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(), func(), error) {
 	start := time.Now()
+	none := func() {}
 	b, err := newBuilder(ctx, s, c)
 	if err != nil {
-		return nil, nil, func() {}, err
+		return nil, nil, none, none, err
 	}
 	tmp, err := b.makeDirs(c.ID)
 	if err != nil {
-		return nil, nil, func() {}, err
+		return nil, nil, none, none, err
 	}
-	var once sync.Once
+	var once, tmpOnce sync.Once
 	var st *settle
 	cleanup := func() {
-		// RemoveAll does not follow symbolic links, so a link a command
-		// left in its tmp cannot lead the removal out of it.
 		once.Do(func() {
 			st.run(context.Background())
-			os.RemoveAll(tmp)
 			b.afterCall()
 		})
 	}
+	// RemoveAll does not follow symbolic links, so a link a command left
+	// in its tmp cannot lead the removal out of it.
+	removeTmp := func() { tmpOnce.Do(func() { os.RemoveAll(tmp) }) }
 	p, err := b.build(tmp)
 	if err != nil {
 		cleanup()
-		return nil, nil, func() {}, err
+		removeTmp()
+		return nil, nil, none, none, err
 	}
 	if st, err = newSettle(s, c, p, start, b.bound); err != nil {
 		cleanup()
-		return nil, nil, func() {}, fmt.Errorf("confine: call %s: %w", c.ID, err)
+		removeTmp()
+		return nil, nil, none, none, fmt.Errorf("confine: call %s: %w", c.ID, err)
 	}
-	return p, st, cleanup, nil
+	return p, st, cleanup, removeTmp, nil
 }
 
 // builder assembles one policy.

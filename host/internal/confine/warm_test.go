@@ -634,3 +634,60 @@ func testConfiner(t *testing.T, work string, limits Limits) (*Confiner, Settings
 		Path: "/usr/bin:/bin", Environ: []string{"PATH=/usr/bin:/bin", "HOME=" + work}, Limits: limits}
 	return NewConfiner(s, support, exe, slog.New(slog.DiscardHandler)), s
 }
+
+// A command's private tmp, a mount point in its warm launcher's
+// namespace until the launcher is gone, is removed after the call,
+// once the launcher has exited, and at the latest when the Confiner
+// closes; a cold launcher's goes with the call.
+func TestRunCloseRemovesTmp(t *testing.T) {
+	for _, warm := range []bool{true, false} {
+		t.Run(fmt.Sprintf("warm=%v", warm), func(t *testing.T) {
+			work := canonicalTempDir(t)
+			c, s := testConfiner(t, work, Limits{OpenFiles: 1024, FileSizeBytes: 1 << 30})
+			if warm {
+				c.PoolLaunchers("")
+				c.Warm()
+				waitFor(t, func() bool {
+					st := c.pool.status()
+					return st.WaitingNewNetwork+st.WaitingHostNetwork > 0
+				}, "a warm launcher")
+			}
+			var tmps []string
+			for i := range 3 {
+				r, err := c.Prepare(context.Background(), Call{ID: fmt.Sprintf("call_%d", i), Roots: []string{work}, Dir: work, Environ: s.Environ})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := proc.Run(context.Background(), proc.Spec{Command: "echo kept > /tmp/f && cat /tmp/f", Dir: work, Launcher: r.Launch(), Logger: slog.New(slog.DiscardHandler)})
+				if err != nil || string(res.Stdout) != "kept\n" {
+					t.Fatalf("Run: %v, stdout %q, stderr %q", err, res.Stdout, res.Stderr)
+				}
+				if got := r.Launch().Prestarted(); got != warm {
+					t.Errorf("prestarted = %v, want %v", got, warm)
+				}
+				tmp := r.TmpDir()
+				if _, err := os.Stat(filepath.Join(tmp, "f")); err != nil {
+					t.Fatalf("the command's file is not in its tmp %s: %v", tmp, err)
+				}
+				r.Close()
+				if !warm {
+					if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("the tmp %s of a cold launcher's command is left after Close: %v", tmp, err)
+					}
+				}
+				tmps = append(tmps, tmp)
+			}
+			// The first launcher has long exited.
+			waitFor(t, func() bool {
+				_, err := os.Stat(tmps[0])
+				return errors.Is(err, os.ErrNotExist)
+			}, "the first call's tmp to go")
+			c.Close()
+			for _, tmp := range tmps {
+				if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the tmp %s is left after the Confiner closed: %v", tmp, err)
+				}
+			}
+		})
+	}
+}

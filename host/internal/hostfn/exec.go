@@ -440,11 +440,14 @@ func (e *execution) foreground(ctx context.Context, spec proc.Spec) ([]byte, err
 		out.ExitCode = -1
 	}
 	// A limit that killed a child the command survived (exit 0) did not
-	// kill the command; the sandbox's hint still says it happened.
-	if memory, pids := limitsHit(e.run); memory && out.Killed == "" && res.ExitCode != 0 {
-		out.Killed = abi.KilledMemory
-	} else if pids && out.Killed == "" && res.ExitCode != 0 {
-		out.Killed = abi.KilledPids
+	// kill the command; the sandbox's hint still says it happened. The
+	// cgroup's counters are read only for a failure.
+	if out.Killed == "" && res.ExitCode != 0 {
+		if memory, pids := limitsHit(e.run); memory {
+			out.Killed = abi.KilledMemory
+		} else if pids {
+			out.Killed = abi.KilledPids
+		}
 	}
 	// job_output of the kept output then says how the command ended.
 	kept.SetExit(out.ExitCode, out.Signal, out.Killed)
