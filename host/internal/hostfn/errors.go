@@ -48,7 +48,7 @@ func classify(name string, err error) *Error {
 	case errors.Is(err, fs.ErrNotExist):
 		// The parent is where to look: "check with list_directory" is
 		// no help to a list_directory that was given the missing path.
-		return fail(abi.StatusNotFound, abi.KindExecutionFailed, "%s: no such file or directory; list_directory of %q shows what is there", name, path.Dir(name))
+		return fail(abi.StatusNotFound, abi.KindExecutionFailed, "%s: no such file or directory; list_directory of %q shows what is there", name, path.Dir(path.Clean(name)))
 	case errors.Is(err, fs.ErrPermission):
 		return fail(abi.StatusIO, abi.KindExecutionFailed, "%s: permission denied by the operating system", name)
 	}

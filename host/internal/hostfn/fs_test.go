@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,9 +114,19 @@ func TestClassify(t *testing.T) {
 			t.Errorf("classify(%v) message %q does not name the path", tt.err, e.Message)
 		}
 	}
-	// A missing path sends the model to its parent, not to itself.
-	if e := classify("some/path", os.ErrNotExist); !strings.Contains(e.Message, `list_directory of "some" shows what is there`) {
-		t.Errorf("a missing path's message %q does not name its parent to list", e.Message)
+	// A missing path sends the model to its parent, not to itself, even
+	// when it was named with a trailing slash.
+	for _, tc := range []struct{ name, parent string }{
+		{"some/path", "some"},
+		{"some/path/", "some"},
+		{"missing/", "."},
+		{"missing", "."},
+		{"a/b//", "a"},
+	} {
+		want := fmt.Sprintf("list_directory of %q shows what is there", tc.parent)
+		if e := classify(tc.name, os.ErrNotExist); !strings.Contains(e.Message, want) {
+			t.Errorf("classify(%q) message %q; want it to say %s", tc.name, e.Message, want)
+		}
 	}
 }
 
