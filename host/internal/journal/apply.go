@@ -583,8 +583,8 @@ func (j *Journal) replayLog(ctx context.Context, path string, by owner) error {
 	}
 	if len(todo) > 0 {
 		if err := j.applyRecords(ctx, name, by, todo); err != nil {
-			return fmt.Errorf("%w; the step log is kept and replayed when the journal next opens: if it cannot be, "+
-				"move it aside (mv %s %[2]s.bad), and the steps it holds will be missing from the history", j.fail("replay step log "+path, err), path)
+			return fmt.Errorf("%w; the step log is kept and replayed when the journal next opens: if it cannot be, %s",
+				j.fail("replay step log "+path, err), moveAside(path))
 		}
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -598,8 +598,14 @@ func (j *Journal) replayLog(ctx context.Context, path string, by owner) error {
 // applied: not something this toolhost wrote, or written by another
 // version. It is never deleted; the user moves it aside.
 func unreplayable(path string, err error) error {
-	return fmt.Errorf("journal step log %s cannot be replayed (%w): toolhost never deletes it; "+
-		"move it aside (mv %[1]s %[1]s.bad) and start again: the steps it holds will be missing from the journal's history", path, err)
+	return fmt.Errorf("journal step log %s cannot be replayed (%w): toolhost never deletes it; %s", path, err, moveAside(path))
+}
+
+// moveAside says how to set aside the step log at path that cannot be
+// replayed, under a name replay passes over (parseLogName), and what
+// that costs.
+func moveAside(path string) string {
+	return fmt.Sprintf("move it aside (mv %[1]s %[1]s.bad) and start again: the steps it holds will be missing from the journal's history", path)
 }
 
 // database is the journal's database as every use but the applier's sees
