@@ -246,12 +246,12 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 		}
 		settings.ProxySocket = sock
 	}
-	p, st, cleanup, removeTmp, err := prepareCall(ctx, settings, call)
+	p, st, cleanup, removeScratch, err := prepareCall(ctx, settings, call)
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	r.policy, r.settle, r.cleanup, r.removeTmp = p, st, cleanup, removeTmp
+	r.policy, r.settle, r.cleanup, r.removeScratch = p, st, cleanup, removeScratch
 	if len(p.Uncovered) > 0 {
 		c.log.Warn("confine: part of the roots was not searched for repositories and project files to keep read-only", "call", call.ID, "uncovered", p.Uncovered)
 	}
@@ -334,6 +334,8 @@ func (c *Confiner) prepareCgroup(r *Run, seq uint64, id string, l Limits, w *war
 		r.cgroup = cg
 		return nil
 	}
+	// Limits other than the launcher's: its cgroup is made again below.
+	w.dropPreset()
 	// The name is toolhost's, never the call id alone, which a client
 	// chooses: "a/b", "..", or the id of a call still running must not
 	// cost the command its limits.
@@ -386,9 +388,9 @@ type Run struct {
 	policy  *Policy
 	cgroup  *Cgroup
 	cleanup func()
-	// removeTmp removes the call's tmp (prepareCall).
-	removeTmp func()
-	applied   Applied // for an unconfined run
+	// removeScratch removes the call's tmp and stages (prepareCall).
+	removeScratch func()
+	applied       Applied // for an unconfined run
 	// settle sets aside what git would run from repositories the
 	// command made or changed; logged once.
 	settle  *settle
@@ -501,14 +503,20 @@ func (r *Run) applyStaged() []string {
 // For a command whose warm launcher reported its end, nothing of the
 // command runs any more (the launcher killed what the shell left), but
 // the launcher itself may still be exiting: its cgroup, which it is in,
-// and the tmp, a mount point in its namespace until then, are removed
-// once it is gone, off the call's path.
+// and the tmp and the stages, mounts in its namespace until then, are
+// removed once it is gone, off the call's path.
 func (r *Run) Close() {
 	if r.runs != nil {
 		r.runs.remove(r)
 	}
 	if r.proxy != nil {
 		r.proxy.Close()
+	}
+	if r.launch != nil {
+		// A call that failed before its command started (its report or
+		// stdin could not be made) still holds the launch's pipes and
+		// the warm launcher it took, which goes with them.
+		r.launch.Close()
 	}
 	var exiting, released <-chan struct{}
 	if r.launch != nil {
@@ -534,13 +542,13 @@ func (r *Run) Close() {
 	if r.cleanup != nil {
 		r.cleanup()
 	}
-	removeTmp := func() {
-		if r.removeTmp != nil {
-			r.removeTmp()
+	removeScratch := func() {
+		if r.removeScratch != nil {
+			r.removeScratch()
 		}
 	}
 	if !later {
-		removeTmp()
+		removeScratch()
 		return
 	}
 	r.bg.Go(func() {
@@ -557,7 +565,7 @@ func (r *Run) Close() {
 		case <-released:
 		case <-expired:
 		}
-		removeTmp()
+		removeScratch()
 	})
 }
 

@@ -114,16 +114,17 @@ func Build(ctx context.Context, s Settings, c Call) (*Policy, func(), error) {
 // cleanup runs it, and a caller that reports it runs it first, once the
 // command has ended.
 func buildCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(), error) {
-	p, st, cleanup, removeTmp, err := prepareCall(ctx, s, c)
-	return p, st, func() { cleanup(); removeTmp() }, err
+	p, st, cleanup, removeScratch, err := prepareCall(ctx, s, c)
+	return p, st, func() { cleanup(); removeScratch() }, err
 }
 
-// prepareCall is buildCall with the removal of the call's tmp apart from
-// the rest of the cleanup: while a launcher's mount namespace still
-// holds the tmp as a mount point, removing it detaches that mount, which
-// waits for the kernel (most of a millisecond on two cores); a caller
-// may remove it once the launcher is gone, off the call's path. Both
-// are safe to call more than once.
+// prepareCall is buildCall with the removal of the call's tmp and of its
+// git directories' stages (emptied by the cleanup) apart from the rest
+// of the cleanup: while a launcher's mount namespace still holds them as
+// mounts, removing them detaches those, which waits for the kernel
+// (most of a millisecond on two cores for the tmp, some for each
+// stage); a caller may remove them once the launcher is gone, off the
+// call's path. Both are safe to call more than once.
 func prepareCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(), func(), error) {
 	start := time.Now()
 	none := func() {}
@@ -145,19 +146,24 @@ func prepareCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, fun
 	}
 	// RemoveAll does not follow symbolic links, so a link a command left
 	// in its tmp cannot lead the removal out of it.
-	removeTmp := func() { tmpOnce.Do(func() { os.RemoveAll(tmp) }) }
+	removeScratch := func() {
+		tmpOnce.Do(func() {
+			os.RemoveAll(tmp)
+			removeStages(b.stageRoot)
+		})
+	}
 	p, err := b.build(tmp)
 	if err != nil {
 		cleanup()
-		removeTmp()
+		removeScratch()
 		return nil, nil, none, none, err
 	}
 	if st, err = newSettle(s, c, p, start, b.bound); err != nil {
 		cleanup()
-		removeTmp()
+		removeScratch()
 		return nil, nil, none, none, fmt.Errorf("confine: call %s: %w", c.ID, err)
 	}
-	return p, st, cleanup, removeTmp, nil
+	return p, st, cleanup, removeScratch, nil
 }
 
 // builder assembles one policy.
@@ -268,6 +274,8 @@ func (b *builder) checkTree(r string) error {
 		return fmt.Errorf("confine: call %s: the path %q given to commands is not absolute and clean", b.c.ID, r)
 	case r == "/":
 		return fmt.Errorf("confine: call %s: / cannot be a root or writable path of a confined command; name the project's directory instead", b.c.ID)
+	case spec.MadeByLauncher(r) != "":
+		return fmt.Errorf("confine: call %s: %s cannot be a root or writable path of a confined command: it is %s, which the sandbox makes afresh for each command; keep the project elsewhere (a workspace in memory can live under /tmp or $XDG_RUNTIME_DIR), or remove it from [tools.run_command] extra_writable", b.c.ID, r, spec.MadeByLauncher(r))
 	}
 	for _, s := range b.secrets {
 		if within(r, s) {
@@ -933,13 +941,13 @@ func (b *builder) protectGitFiles(real string, trees []string) {
 // afterCall runs once the command has ended: it applies what the
 // command wrote in the staged git directories (a caller that reports
 // what was refused has applied them already: applyStaged empties each
-// stage), removes the stages, the strays, and the directories Build
-// made that are still empty.
+// stage), removes the strays, and the directories Build made that are
+// still empty. The emptied stages go with the call's tmp
+// (prepareCall).
 func (b *builder) afterCall() {
 	if b.stageRoot != "" {
 		p := &Policy{Mounts: b.mounts}
 		applyStaged(p)
-		removeStages(b.stageRoot)
 	}
 	for _, p := range b.strays {
 		if pathPresent(p) {

@@ -828,3 +828,27 @@ func TestBuildCallEnviron(t *testing.T) {
 		t.Errorf("env = %q, want Settings.Environ with PWD=%s", p.Env, sub)
 	}
 }
+
+// A root in /dev or /proc, which the launcher makes afresh for each
+// command, is refused when the policy is built, naming the path and
+// what to do, not when each command starts.
+func TestBuildRefusesRootMadeByLauncher(t *testing.T) {
+	shm, err := os.MkdirTemp("/dev/shm", "toolhost-root-")
+	if err != nil {
+		t.Skipf("no /dev/shm here: %v", err)
+	}
+	defer os.RemoveAll(shm)
+	for _, root := range []string{shm, "/proc/self"} {
+		_, cleanup, err := Build(context.Background(), testSettings(t, fakeHome(t)), Call{ID: "c1", Roots: []string{root}, Dir: root})
+		cleanup()
+		if err == nil {
+			t.Errorf("Build with the root %s: no error", root)
+			continue
+		}
+		for _, want := range []string{root, "makes afresh for each command", "keep the project elsewhere"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("Build with the root %s: %v; want %q in it", root, err, want)
+			}
+		}
+	}
+}

@@ -909,6 +909,26 @@ func (w *warmLauncher) presetFor(l Limits) *Cgroup {
 	return w.cgroup
 }
 
+// dropPreset gives up w's preset cgroup for a command with other
+// limits, whose Cgroup is then made in w's v2 directory, where w is: the
+// preset's other directories are removed, and the v2 directory's limits
+// lifted, so that only the command's apply.
+func (w *warmLauncher) dropPreset() {
+	if w == nil || w.cgroup == nil {
+		return
+	}
+	for _, d := range w.cgroup.dirs {
+		if !d.v2 {
+			unix.Rmdir(d.path)
+			continue
+		}
+		for _, f := range []string{"memory.max", "memory.swap.max", "pids.max"} {
+			writeCgroupFile(filepath.Join(d.path, f), "max")
+		}
+	}
+	w.cgroup = nil
+}
+
 // adopt records that the command's Cgroup took w's cgroup over: it
 // removes it, not w.
 func (w *warmLauncher) adopt() {

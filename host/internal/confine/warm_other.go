@@ -26,6 +26,7 @@ func (w *warmLauncher) v2Cgroup() string           { return "" }
 func (w *warmLauncher) adopt()                     {}
 func (p *warmPool) limitCgroups(l Limits)          {}
 func (w *warmLauncher) presetFor(l Limits) *Cgroup { return nil }
+func (w *warmLauncher) dropPreset()                {}
 
 // DoctorLaunchers reports nothing here: no command can be confined.
 func DoctorLaunchers(w io.Writer, exe, small string, n Network) error { return nil }

@@ -691,3 +691,98 @@ func TestRunCloseRemovesTmp(t *testing.T) {
 		})
 	}
 }
+
+// A call that fails before its command starts (its report or stdin
+// cannot be made) closes its Run unspawned: the warm launcher it took is
+// released with it, its descriptors and mount namespace closed, rather
+// than held until the host ends.
+func TestRunClosedUnspawnedReleasesWarmLauncher(t *testing.T) {
+	work := canonicalTempDir(t)
+	c, s := testConfiner(t, work, Limits{Pids: 64, OpenFiles: 1024, FileSizeBytes: 1 << 30})
+	defer c.Close()
+	c.PoolLaunchers("")
+	c.Warm()
+	for i := range 3 {
+		waitFor(t, func() bool {
+			st := c.pool.status()
+			return st.WaitingNewNetwork+st.WaitingHostNetwork > 0
+		}, "a warm launcher")
+		r, err := c.Prepare(context.Background(), Call{ID: fmt.Sprintf("unspawned_%d", i), Roots: []string{work}, Dir: work, Environ: s.Environ})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := r.launch.warm
+		if w == nil {
+			t.Fatalf("call %d took no warm launcher", i)
+		}
+		r.Close()
+		select {
+		case <-w.ended:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the warm launcher (pid %d) of a Run closed before its command started was not released 10 s later", w.pid)
+		}
+		if w.sock >= 0 || w.pidfd >= 0 || w.mntns >= 0 {
+			t.Errorf("the released launcher holds socket %d, pidfd %d, mount namespace %d", w.sock, w.pidfd, w.mntns)
+		}
+	}
+	c.pool.mu.Lock()
+	running := len(c.pool.running)
+	c.pool.mu.Unlock()
+	if running != 0 {
+		t.Errorf("the pool counts %d launchers running after their Runs closed", running)
+	}
+}
+
+// A launcher whose cgroup was made for other limits than the command's
+// gives it up: the command's cgroup has the command's limits, and
+// nothing of the launcher's is left once the call and the Confiner
+// close.
+func TestWarmCgroupPresetOtherLimits(t *testing.T) {
+	work := canonicalTempDir(t)
+	call := Limits{Pids: 64, OpenFiles: 1024, FileSizeBytes: 1 << 30}
+	probe, err := NewCgroup("preset-probe-"+strconv.Itoa(os.Getpid()), call)
+	if err != nil {
+		t.Skipf("no cgroup with a pids limit can be made here: %v", err)
+	}
+	probe.Close()
+	c, s := testConfiner(t, work, call)
+	c.PoolLaunchers("")
+	c.pool.limitCgroups(c.cgroupLimits(limits(Limits{Pids: 32})))
+	c.Warm()
+	waitFor(t, func() bool {
+		st := c.pool.status()
+		return st.WaitingNewNetwork+st.WaitingHostNetwork > 0
+	}, "a warm launcher")
+	r, err := c.Prepare(context.Background(), Call{ID: "other_limits", Roots: []string{work}, Dir: work, Environ: s.Environ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.launch.warm == nil {
+		r.Close()
+		c.Close()
+		t.Fatal("the call took no warm launcher")
+	}
+	limited := false
+	for _, d := range r.cgroup.dirs {
+		if b, err := os.ReadFile(filepath.Join(d.path, "pids.max")); err == nil {
+			limited = true
+			if got := strings.TrimSpace(string(b)); got != "64" {
+				t.Errorf("%s/pids.max = %q, want the call's 64", d.path, got)
+			}
+		}
+	}
+	if !limited {
+		t.Error("the command's cgroup has no pids.max")
+	}
+	r.Close()
+	c.Close()
+	own := findCgroups(mustMountinfo(t))
+	for _, h := range []string{own.unified, own.memory, own.pids} {
+		if h == "" {
+			continue
+		}
+		if left, _ := filepath.Glob(filepath.Join(h, "toolhost-"+strconv.Itoa(os.Getpid()), "warm-*")); len(left) > 0 {
+			t.Errorf("cgroups of launchers left after the Confiner closed: %v", left)
+		}
+	}
+}

@@ -196,7 +196,7 @@ func (p *Policy) Check() error {
 		if !filepath.IsAbs(m.Target) {
 			return fmt.Errorf("the mount target %q is not an absolute path", m.Target)
 		}
-		if dir := launcherOwned(m.Target); dir != "" {
+		if dir := MadeByLauncher(m.Target); dir != "" {
 			return fmt.Errorf("the mount target %s is %s, which the launcher makes itself for every command; give commands a directory elsewhere", m.Target, dir)
 		}
 		switch m.Kind {
@@ -216,12 +216,12 @@ func (p *Policy) Check() error {
 	return nil
 }
 
-// launcherOwned says which part of the command's root the launcher makes
-// itself target is, or lies in: the root itself, /dev or /proc; "" for
-// none. The launcher makes /dev and /proc before the policy's mounts (a
+// MadeByLauncher says which part of the command's root that the
+// launcher makes itself target is, or lies in: the root itself, /dev or
+// /proc; "" for none. The launcher makes /dev and /proc before the policy's mounts (a
 // warm launcher before its command comes), so a mount there would cover
 // or change them.
-func launcherOwned(target string) string {
+func MadeByLauncher(target string) string {
 	t := filepath.Clean(target)
 	switch {
 	case t == "/":
