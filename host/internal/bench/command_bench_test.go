@@ -12,6 +12,8 @@ import (
 	"github.com/toolhost/toolhost/host/internal/confine"
 	"github.com/toolhost/toolhost/host/internal/confine/spec"
 	"github.com/toolhost/toolhost/host/internal/engine"
+	"github.com/toolhost/toolhost/host/internal/readcache"
+	"github.com/toolhost/toolhost/host/internal/sandbox"
 	"github.com/toolhost/toolhost/internal/testplugin"
 )
 
@@ -24,7 +26,8 @@ import (
 // confined case takes launchers started ahead of need, as the host
 // does, back to back; confined_spaced the same, 200 calls 25 ms apart
 // as a model's thinking spaces them, and medians;
-// confined_cold starts a launcher for each command.
+// confined_cold starts a launcher for each command;
+// confined_spaced_in_git is confined_spaced in a git repository.
 func BenchmarkRunCommand(b *testing.B) {
 	e := setup(b)
 	for _, bc := range []struct{ name, command string }{
@@ -50,6 +53,30 @@ func BenchmarkRunCommand(b *testing.B) {
 			pairNamed(b, run(e.cold, "run_command", string(args)), e.execute("run_command", string(args)), "unconfined")
 		})
 	}
+	// In a git repository, where agents work, the command sees the git
+	// directory through a stage of its own (an overlay whose upper layer
+	// is in the state directory), which each call makes and applies.
+	args, _ := json.Marshal(map[string]string{"command": "true"})
+	repo := gitRepoEngine(b, e)
+	b.Run("true/confined_spaced_in_git", func(b *testing.B) {
+		pairSpaced(b, run(repo, "run_command", string(args)), e.execute("run_command", string(args)), "unconfined", 25*time.Millisecond)
+	})
+}
+
+// gitRepoEngine is e's confined engine with a git repository of its own
+// as its root, and its own warm launchers.
+func gitRepoEngine(b *testing.B, e *env) *engine.Engine {
+	dir := b.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		b.Skipf("git init: %v: %s", err, out)
+	}
+	sb, err := sandbox.New(sandbox.Config{Roots: []string{dir}, IncludeDefaultDenies: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := benchConfiner(b, e.state, true)
+	b.Cleanup(c.Close)
+	return engine.New(engine.Config{Registry: e.reg, Sandbox: sb, Policy: benchPolicy(), ReadCache: func(string) *readcache.Cache { return e.reads }, Confiner: c})
 }
 
 // run is env.execute on another engine.
