@@ -173,12 +173,7 @@ func launch(msg *spec.LaunchMsg, cgroupTasks []int, pre *ahead) (int, spec.Appli
 	if applied.LandlockABI, err = restrictLandlock(p); err != nil {
 		return 0, spec.Applied{}, fmt.Errorf("restrict with Landlock: %w", err)
 	}
-	if prog == nil {
-		if prog, err = seccompProgram(); err != nil {
-			return 0, spec.Applied{}, fmt.Errorf("seccomp: %w", err)
-		}
-	}
-	if err := installSeccomp(p, prog); err != nil {
+	if err := loadSeccomp(p, prog); err != nil {
 		return 0, spec.Applied{}, fmt.Errorf("seccomp: %w", err)
 	}
 	if err := dropCapabilities(); err != nil {

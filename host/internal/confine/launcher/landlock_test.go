@@ -100,7 +100,7 @@ func runConfineHelper(name string) int {
 	}
 	if apply == applySeccomp || apply == applyBoth {
 		start := time.Now()
-		if err := loadSeccomp(&policy); err != nil {
+		if err := loadSeccomp(&policy, nil); err != nil {
 			fmt.Printf("result: loadSeccomp: %v\n", err)
 			return 2
 		}

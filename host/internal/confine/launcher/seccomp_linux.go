@@ -105,16 +105,16 @@ func personas() []uint64 { return []uint64{0, 0x0008, 0x0040000, 0x20000, 0x2000
 //   - Syscalls of another architecture (i386 through int 0x80, x32) fail
 //     with ENOSYS: the filter's numbers are the native ones, so a 32-bit
 //     call would otherwise pass every rule. 32-bit programs do not run.
-func loadSeccomp(p *spec.Policy) error {
-	prog, err := seccompProgram()
-	if err != nil {
-		return err
+//
+// prog is seccompProgram's filter, assembled ahead by a warm launcher;
+// nil assembles it here.
+func loadSeccomp(p *spec.Policy, prog []unix.SockFilter) error {
+	if prog == nil {
+		var err error
+		if prog, err = seccompProgram(); err != nil {
+			return err
+		}
 	}
-	return installSeccomp(p, prog)
-}
-
-// installSeccomp loads prog, seccompProgram's filter, on every thread.
-func installSeccomp(p *spec.Policy, prog []unix.SockFilter) error {
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
 		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))

@@ -218,9 +218,9 @@ func (p *Policy) Check() error {
 
 // MadeByLauncher says which part of the command's root that the
 // launcher makes itself target is, or lies in: the root itself, /dev or
-// /proc; "" for none. The launcher makes /dev and /proc before the policy's mounts (a
-// warm launcher before its command comes), so a mount there would cover
-// or change them.
+// /proc; "" for none. The launcher makes /dev and /proc before the
+// policy's mounts (a warm launcher before its command comes), so a
+// mount there would cover or change them.
 func MadeByLauncher(target string) string {
 	t := filepath.Clean(target)
 	switch {
