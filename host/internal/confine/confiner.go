@@ -512,14 +512,12 @@ func (r *Run) Close() {
 	if r.proxy != nil {
 		r.proxy.Close()
 	}
+	var exiting, released <-chan struct{}
 	if r.launch != nil {
 		// A call that failed before its command started (its report or
 		// stdin could not be made) still holds the launch's pipes and
 		// the warm launcher it took, which goes with them.
 		r.launch.Close()
-	}
-	var exiting, released <-chan struct{}
-	if r.launch != nil {
 		exiting, released = r.launch.Exiting(), r.launch.Released()
 	}
 	later := exiting != nil && r.bg != nil
