@@ -581,13 +581,7 @@ func TestConfinerCloseEndsRunningCommands(t *testing.T) {
 			c, s := testConfiner(t, work, Limits{OpenFiles: 1024, FileSizeBytes: 1 << 30})
 			if warm {
 				c.PoolLaunchers("")
-				c.Warm()
-				// A command that finds the pool still starting goes the
-				// cold way; this one must take a warm launcher.
-				waitFor(t, func() bool {
-					st := c.pool.status()
-					return st.WaitingNewNetwork+st.WaitingHostNetwork > 0
-				}, "a warm launcher")
+				warmUp(t, c)
 			}
 			r, err := c.Prepare(context.Background(), Call{ID: "call_1", Roots: []string{work}, Dir: work, Environ: s.Environ})
 			if err != nil {
@@ -646,11 +640,7 @@ func TestRunCloseRemovesTmp(t *testing.T) {
 			c, s := testConfiner(t, work, Limits{OpenFiles: 1024, FileSizeBytes: 1 << 30})
 			if warm {
 				c.PoolLaunchers("")
-				c.Warm()
-				waitFor(t, func() bool {
-					st := c.pool.status()
-					return st.WaitingNewNetwork+st.WaitingHostNetwork > 0
-				}, "a warm launcher")
+				warmUp(t, c)
 			}
 			var tmps []string
 			for i := range 3 {
@@ -701,12 +691,8 @@ func TestRunClosedUnspawnedReleasesWarmLauncher(t *testing.T) {
 	c, s := testConfiner(t, work, Limits{Pids: 64, OpenFiles: 1024, FileSizeBytes: 1 << 30})
 	defer c.Close()
 	c.PoolLaunchers("")
-	c.Warm()
 	for i := range 3 {
-		waitFor(t, func() bool {
-			st := c.pool.status()
-			return st.WaitingNewNetwork+st.WaitingHostNetwork > 0
-		}, "a warm launcher")
+		warmUp(t, c)
 		r, err := c.Prepare(context.Background(), Call{ID: fmt.Sprintf("unspawned_%d", i), Roots: []string{work}, Dir: work, Environ: s.Environ})
 		if err != nil {
 			t.Fatal(err)
@@ -748,11 +734,7 @@ func TestWarmCgroupPresetOtherLimits(t *testing.T) {
 	c, s := testConfiner(t, work, call)
 	c.PoolLaunchers("")
 	c.pool.limitCgroups(c.cgroupLimits(limits(Limits{Pids: 32})))
-	c.Warm()
-	waitFor(t, func() bool {
-		st := c.pool.status()
-		return st.WaitingNewNetwork+st.WaitingHostNetwork > 0
-	}, "a warm launcher")
+	warmUp(t, c)
 	r, err := c.Prepare(context.Background(), Call{ID: "other_limits", Roots: []string{work}, Dir: work, Environ: s.Environ})
 	if err != nil {
 		t.Fatal(err)
@@ -785,4 +767,16 @@ func TestWarmCgroupPresetOtherLimits(t *testing.T) {
 			t.Errorf("cgroups of launchers left after the Confiner closed: %v", left)
 		}
 	}
+}
+
+// warmUp has c, whose launchers PoolLaunchers pools, start them and
+// waits until one waits: a command that finds the pool still starting
+// goes the cold way, and the caller's must take a warm launcher.
+func warmUp(t *testing.T, c *Confiner) {
+	t.Helper()
+	c.Warm()
+	waitFor(t, func() bool {
+		st := c.pool.status()
+		return st.WaitingNewNetwork+st.WaitingHostNetwork > 0
+	}, "a warm launcher")
 }
