@@ -192,11 +192,11 @@ func launch(msg *spec.LaunchMsg, cgroupTasks []int, pre *ahead) (int, spec.Appli
 // setNoNewPrivs sets no_new_privs on the calling thread. It is the
 // launcher's invariant that this happens once, here, on the thread Main
 // locked, before anything restricts the launcher: loadSeccomp relies on
-// it (the kernel requires it of the thread loading a filter, and TSYNC
-// copies it to the other threads), and everything the launcher starts
+// it, as does restrictLandlock (the kernel requires it of the thread
+// loading a filter or enforcing a ruleset, and seccomp's TSYNC copies
+// it to the other threads), and everything the launcher starts
 // inherits it, so no setuid program can regain what the confinement
-// takes. go-landlock sets it again on every thread as part of its own
-// contract; that is harmless and not ours to remove.
+// takes.
 func setNoNewPrivs() error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("set no_new_privs: %w", err)

@@ -219,9 +219,12 @@ func landlockProbes() map[string]confineProbe {
 		"proc-self-read":       func(string, string) error { return read("/proc/self/status") },
 		"proc-self-write":      func(string, string) error { return write("/proc/self/comm") },
 		"dev-stdout-via-shell": devStdoutViaShell,
-		"signal-parent":        signalParent,
-		"abstract-parent":      dialAbstract,
-		"abstract-own":         abstractOwn,
+		"write-outside-via-shell": func(b, _ string) error {
+			return shellRefused(b, "echo x > "+filepath.Join(b, "out/new"))
+		},
+		"signal-parent":   signalParent,
+		"abstract-parent": dialAbstract,
+		"abstract-own":    abstractOwn,
 	}
 }
 
@@ -255,6 +258,23 @@ func readSome(path string) error {
 // devStdoutViaShell writes to /dev/stdout, which a shell script does
 // (and /proc/self/fd behind it): the pipe it reaches must stay open.
 func devStdoutViaShell(b, _ string) error { return runSh(b, "echo ok >/dev/stdout") }
+
+// shellRefused runs script with /bin/sh, a process the caller's thread
+// forks, as the launcher forks the command's shell: the rules reach it
+// only through that thread's domain. A refusal the shell reports is
+// EACCES.
+func shellRefused(base, script string) error {
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = filepath.Join(base, "rw")
+	out, err := cmd.CombinedOutput()
+	if err != nil && strings.Contains(string(out), "Permission denied") {
+		return unix.EACCES
+	}
+	if err != nil {
+		return fmt.Errorf("sh -c %q: %w: %s", script, err, out)
+	}
+	return nil
+}
 
 // runSh runs script with /bin/sh in base's rw directory and wants "ok".
 func runSh(base, script string) error {
@@ -337,6 +357,7 @@ func TestLandlockConfinesFiles(t *testing.T) {
 		{"proc-self-read", "ok"},
 		{"proc-self-write", "EACCES"},
 		{"dev-stdout-via-shell", "ok"},
+		{"write-outside-via-shell", "EACCES"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.probe, func(t *testing.T) {
