@@ -579,8 +579,9 @@ func TestLaunchKilledKillsAll(t *testing.T) {
 	waitFor(t, func() bool { return len(processesWith(marker)) == 0 }, "the command's processes to be gone")
 }
 
-// With network off the command has its own loopback,
-// up, and cannot reach a listener on the host's.
+// With network off the command has its own loopback, up, and cannot
+// reach a listener on the host's, in a launcher started for it as in a
+// warm one, which brought the loopback up while it waited.
 func TestLaunchNetworkOff(t *testing.T) {
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -589,22 +590,42 @@ func TestLaunchNetworkOff(t *testing.T) {
 	defer ln.Close()
 	accepted := make(chan struct{}, 1)
 	go func() {
-		if c, err := ln.Accept(); err == nil {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
 			accepted <- struct{}{}
 			c.Close()
 		}
 	}()
 	work := canonicalTempDir(t)
-	p := testPolicy(t, work)
-	p.Env = append(p.Env, "CONFINE_HELPER=net", "CONFINE_ADDR="+ln.Addr().String())
-	r := mustRun(t, p, helperPath+" -test.run=^TestHelperInside$")
-	if r.code != 0 || !strings.Contains(r.stdout, "lo up; own listener reached; host refused") {
-		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
-	}
-	select {
-	case <-accepted:
-		t.Fatal("the host's listener accepted a connection from the confined command")
-	case <-time.After(100 * time.Millisecond):
+	for _, warm := range []bool{false, true} {
+		t.Run(fmt.Sprintf("warm=%v", warm), func(t *testing.T) {
+			p := testPolicy(t, work)
+			p.Env = append(p.Env, "CONFINE_HELPER=net", "CONFINE_ADDR="+ln.Addr().String())
+			command := helperPath + " -test.run=^TestHelperInside$"
+			var stdout, stderr string
+			var code int
+			if warm {
+				res, l, err := runWarm(t, p, takeWarm(t, testPool(t, true), true), nil, command, 20*time.Second)
+				if err != nil || !l.Prestarted() {
+					t.Fatalf("Run: %v, prestarted %v (stderr %q)", err, l.Prestarted(), res.Stderr)
+				}
+				stdout, stderr, code = string(res.Stdout), string(res.Stderr), res.ExitCode
+			} else {
+				r := mustRun(t, p, command)
+				stdout, stderr, code = r.stdout, r.stderr, r.code
+			}
+			if code != 0 || !strings.Contains(stdout, "lo up; own listener reached; host refused") {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+			}
+			select {
+			case <-accepted:
+				t.Fatal("the host's listener accepted a connection from the confined command")
+			case <-time.After(100 * time.Millisecond):
+			}
+		})
 	}
 }
 

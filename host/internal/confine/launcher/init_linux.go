@@ -154,7 +154,7 @@ func launch(msg *spec.LaunchMsg, cgroupTasks []int, pre *ahead) (int, spec.Appli
 		return 0, spec.Applied{}, err
 	}
 	applied := spec.Applied{Mode: p.Mode, Network: p.Network, Namespaces: namespaces(p.Network), Limits: p.Limits}
-	if p.Network != spec.NetworkOn {
+	if p.Network != spec.NetworkOn && (pre == nil || !pre.loopback) {
 		if err := loopbackUp(); err != nil {
 			return 0, spec.Applied{}, err
 		}

@@ -19,23 +19,42 @@ const relayConns = 128
 // it starts down, and a command's own servers (a test's httptest, a
 // database) need it.
 func loopbackUp() error {
+	_, err := setLoopbackUp(false)
+	return err
+}
+
+// loopbackUpAhead brings up lo while a warm launcher waits, when lo is
+// down: the launcher is in a network namespace of its own. It reports
+// whether it did. lo up already is the host's namespace's, which is not
+// the launcher's to change.
+func loopbackUpAhead() bool {
+	done, err := setLoopbackUp(true)
+	return done && err == nil
+}
+
+// setLoopbackUp sets lo's up flag, or, when onlyIfDown, does nothing
+// (false) if lo is up.
+func setLoopbackUp(onlyIfDown bool) (bool, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("bring up the loopback interface: %w", err)
+		return false, fmt.Errorf("bring up the loopback interface: %w", err)
 	}
 	defer unix.Close(fd)
 	ifr, err := unix.NewIfreq("lo")
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("bring up the loopback interface: %w", err)
+		return false, fmt.Errorf("bring up the loopback interface: %w", err)
+	}
+	if onlyIfDown && ifr.Uint16()&unix.IFF_UP != 0 {
+		return false, nil
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("bring up the loopback interface: %w", err)
+		return false, fmt.Errorf("bring up the loopback interface: %w", err)
 	}
-	return nil
+	return true, nil
 }
 
 // listenRelay listens on 127.0.0.1:port in the namespace, where the proxy
