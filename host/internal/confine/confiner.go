@@ -388,7 +388,8 @@ type Run struct {
 	policy  *Policy
 	cgroup  *Cgroup
 	cleanup func()
-	// removeScratch removes the call's tmp and stages (prepareCall).
+	// removeScratch removes the call's tmp, its stages and the record of
+	// its check (prepareCall).
 	removeScratch func()
 	applied       Applied // for an unconfined run
 	// settle sets aside what git would run from repositories the
@@ -504,7 +505,8 @@ func (r *Run) applyStaged() []string {
 // command runs any more (the launcher killed what the shell left), but
 // the launcher itself may still be exiting: its cgroup, which it is in,
 // and the tmp and the stages, mounts in its namespace until then, are
-// removed once it is gone, off the call's path.
+// removed once it is gone, off the call's path, with the record of the
+// check, which has run by then.
 func (r *Run) Close() {
 	if r.runs != nil {
 		r.runs.remove(r)

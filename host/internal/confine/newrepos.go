@@ -181,7 +181,6 @@ func (st *settle) run(ctx context.Context) []Neutralized {
 		}
 		repos := st.search()
 		st.found = mergeFound(early, st.neutralize(ctx, repos))
-		st.removeRecord()
 	})
 	return st.found
 }

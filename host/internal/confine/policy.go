@@ -118,10 +118,11 @@ func buildCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(
 	return p, st, func() { cleanup(); removeScratch() }, err
 }
 
-// prepareCall is buildCall with the removal of the call's tmp and of its
-// git directories' stages (emptied by the cleanup) apart from the rest
-// of the cleanup: while a launcher's mount namespace still holds them as
-// mounts, removing them detaches those, which waits for the kernel
+// prepareCall is buildCall with the removal of the call's tmp, of its
+// git directories' stages (emptied by the cleanup) and of the record of
+// its check (run by the cleanup) apart from the rest of the cleanup:
+// while a launcher's mount namespace still holds the tmp and the stages
+// as mounts, removing them detaches those, which waits for the kernel
 // (most of a millisecond on two cores for the tmp, some for each
 // stage); a caller may remove them once the launcher is gone, off the
 // call's path. Both are safe to call more than once.
@@ -150,6 +151,7 @@ func prepareCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, fun
 		tmpOnce.Do(func() {
 			os.RemoveAll(tmp)
 			removeStages(b.stageRoot)
+			st.removeRecord()
 		})
 	}
 	p, err := b.build(tmp)

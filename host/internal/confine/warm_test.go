@@ -632,7 +632,8 @@ func testConfiner(t *testing.T, work string, limits Limits) (*Confiner, Settings
 // A command's private tmp, a mount point in its warm launcher's
 // namespace until the launcher is gone, is removed after the call,
 // once the launcher has exited, and at the latest when the Confiner
-// closes; a cold launcher's goes with the call.
+// closes, as is the record of its check; a cold launcher's go with the
+// call.
 func TestRunCloseRemovesTmp(t *testing.T) {
 	for _, warm := range []bool{true, false} {
 		t.Run(fmt.Sprintf("warm=%v", warm), func(t *testing.T) {
@@ -664,6 +665,9 @@ func TestRunCloseRemovesTmp(t *testing.T) {
 					if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
 						t.Errorf("the tmp %s of a cold launcher's command is left after Close: %v", tmp, err)
 					}
+					if left, _ := os.ReadDir(checkBase(s.StateDir)); len(left) != 0 {
+						t.Errorf("the check's record of a cold launcher's command is left after Close: %v", left)
+					}
 				}
 				tmps = append(tmps, tmp)
 			}
@@ -677,6 +681,9 @@ func TestRunCloseRemovesTmp(t *testing.T) {
 				if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("the tmp %s is left after the Confiner closed: %v", tmp, err)
 				}
+			}
+			if left, _ := os.ReadDir(checkBase(s.StateDir)); len(left) != 0 {
+				t.Errorf("the checks' records are left after the Confiner closed: %v", left)
 			}
 		})
 	}
