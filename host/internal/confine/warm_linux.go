@@ -813,11 +813,12 @@ func (w *warmLauncher) removeCgroup() {
 			// Its v1 directories, which the launcher never entered.
 			w.cgroup.removeDirs()
 		}
-		os.Remove(w.cgroupDir)
-		// toolhost's own directory too, once nothing else is in it, as
-		// Cgroup.Close does: a directory another command is being made in
-		// is made again (makeCgroup).
-		os.Remove(filepath.Dir(w.cgroupDir))
+		// The launcher has exited, but the kernel may hold its cgroup
+		// busy a moment longer, until it is reaped. removeCgroup then
+		// takes toolhost's own directory too, once nothing else is in
+		// it, as Cgroup.Close does: a directory another command is
+		// being made in is made again (makeCgroup).
+		removeCgroup(w.cgroupDir, time.Now().Add(discardWait))
 	}
 }
 
