@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -20,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/toolhost/toolhost/host/internal/confine/spec"
 )
@@ -604,19 +607,7 @@ func TestLaunchNetworkOff(t *testing.T) {
 		t.Run(fmt.Sprintf("warm=%v", warm), func(t *testing.T) {
 			p := testPolicy(t, work)
 			p.Env = append(p.Env, "CONFINE_HELPER=net", "CONFINE_ADDR="+ln.Addr().String())
-			command := helperPath + " -test.run=^TestHelperInside$"
-			var stdout, stderr string
-			var code int
-			if warm {
-				res, l, err := runWarm(t, p, takeWarm(t, testPool(t, true), true), nil, command, 20*time.Second)
-				if err != nil || !l.Prestarted() {
-					t.Fatalf("Run: %v, prestarted %v (stderr %q)", err, l.Prestarted(), res.Stderr)
-				}
-				stdout, stderr, code = string(res.Stdout), string(res.Stderr), res.ExitCode
-			} else {
-				r := mustRun(t, p, command)
-				stdout, stderr, code = r.stdout, r.stderr, r.code
-			}
+			stdout, stderr, code := runHelperInside(t, p, warm)
 			if code != 0 || !strings.Contains(stdout, "lo up; own listener reached; host refused") {
 				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 			}
@@ -624,6 +615,42 @@ func TestLaunchNetworkOff(t *testing.T) {
 			case <-accepted:
 				t.Fatal("the host's listener accepted a connection from the confined command")
 			case <-time.After(100 * time.Millisecond):
+			}
+		})
+	}
+}
+
+// runHelperInside runs TestHelperInside under p, in a warm launcher or
+// one started for it, and returns its output and exit status.
+func runHelperInside(t *testing.T, p *Policy, warm bool) (stdout, stderr string, code int) {
+	t.Helper()
+	command := helperPath + " -test.run=^TestHelperInside$"
+	if !warm {
+		r := mustRun(t, p, command)
+		return r.stdout, r.stderr, r.code
+	}
+	res, l, err := runWarm(t, p, takeWarm(t, testPool(t, p.Network != NetworkOn), p.Network != NetworkOn), nil, command, 20*time.Second)
+	if err != nil || !l.Prestarted() {
+		t.Fatalf("Run: %v, prestarted %v (stderr %q)", err, l.Prestarted(), res.Stderr)
+	}
+	return string(res.Stdout), string(res.Stderr), res.ExitCode
+}
+
+// TestLauncherOutOfReach: the launcher, PID 1 of the command's
+// namespace, keeps more than the command has on its threads other than
+// the one that forked the shell (no Landlock domain, capabilities in
+// its namespaces). Nothing of the command reaches them: no ptrace, no
+// reading their memory, no descriptor taken through /proc or a pidfd,
+// no view of their root or working directory.
+func TestLauncherOutOfReach(t *testing.T) {
+	work := canonicalTempDir(t)
+	for _, warm := range []bool{false, true} {
+		t.Run(fmt.Sprintf("warm=%v", warm), func(t *testing.T) {
+			p := testPolicy(t, work)
+			p.Env = append(p.Env, "CONFINE_HELPER=launcher")
+			stdout, stderr, code := runHelperInside(t, p, warm)
+			if code != 0 || !strings.Contains(stdout, "launcher out of reach") {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 			}
 		})
 	}
@@ -689,6 +716,11 @@ func TestHelperInside(t *testing.T) {
 			t.Fatalf("reached the host's listener %s", addr)
 		}
 		fmt.Println("lo up; own listener reached; host refused")
+	case "launcher":
+		if reached := reachLauncher(); len(reached) > 0 {
+			t.Fatalf("the command reached its launcher:\n%s", strings.Join(reached, "\n"))
+		}
+		fmt.Println("launcher out of reach")
 	case "relay":
 		c, err := net.DialTimeout("tcp4", addr, 2*time.Second)
 		if err != nil {
@@ -785,4 +817,62 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// reachLauncher tries, from inside a confined command, each way to the
+// launcher's threads (PID 1 and its tasks), and says which worked.
+func reachLauncher() []string {
+	var reached []string
+	// The launcher's threads have the namespace's first ids, below the
+	// shell's and this process's.
+	var tids []string
+	for tid := 1; tid < os.Getpid(); tid++ {
+		if _, err := os.Lstat(fmt.Sprintf("/proc/1/task/%d", tid)); err == nil {
+			tids = append(tids, strconv.Itoa(tid))
+		}
+	}
+	if len(tids) < 2 {
+		// A Go launcher has more than its locked thread: the others are
+		// the ones to try.
+		return []string{fmt.Sprintf("found the launcher's threads %q only; want more than one to try", tids)}
+	}
+	open := func(path string, flags int) {
+		if fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0); err == nil {
+			unix.Close(fd)
+			reached = append(reached, "opened "+path)
+		}
+	}
+	for _, tid := range tids {
+		task := "/proc/1/task/" + tid
+		if n, err := strconv.Atoi(tid); err == nil {
+			if err := unix.PtraceSeize(n); err == nil {
+				reached = append(reached, "ptrace seized thread "+tid)
+			}
+		}
+		open(task+"/mem", unix.O_RDONLY)
+		open(task+"/environ", unix.O_RDONLY)
+		open(task+"/root/", unix.O_RDONLY|unix.O_DIRECTORY)
+		open(task+"/cwd/", unix.O_RDONLY|unix.O_DIRECTORY)
+		for fd := range 16 {
+			open(fmt.Sprintf("%s/fd/%d", task, fd), unix.O_RDONLY)
+		}
+	}
+	open("/proc/1/mem", unix.O_RDONLY)
+	buf := make([]byte, 8)
+	local := []unix.Iovec{{Base: &buf[0], Len: uint64(len(buf))}}
+	remote := []unix.RemoteIovec{{Base: 0x400000, Len: len(buf)}}
+	// EFAULT would say the call ran and found nothing at the address.
+	if _, err := unix.ProcessVMReadv(1, local, remote, 0); !errors.Is(err, unix.EPERM) {
+		reached = append(reached, fmt.Sprintf("process_vm_readv of PID 1: %v, want EPERM", err))
+	}
+	if pidfd, err := unix.PidfdOpen(1, 0); err == nil {
+		for fd := range 16 {
+			if got, err := unix.PidfdGetfd(pidfd, fd, 0); err == nil {
+				unix.Close(got)
+				reached = append(reached, fmt.Sprintf("pidfd_getfd took descriptor %d of PID 1", fd))
+			}
+		}
+		unix.Close(pidfd)
+	}
+	return reached
 }

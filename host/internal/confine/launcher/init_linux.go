@@ -167,6 +167,9 @@ func launch(msg *spec.LaunchMsg, cgroupTasks []int, pre *ahead) (int, spec.Appli
 	if err := setLimits(p.Limits); err != nil {
 		return 0, spec.Applied{}, err
 	}
+	// What confines the command from here on is the calling thread's
+	// (startShell).
+	thread := unix.Gettid()
 	if err := setNoNewPrivs(); err != nil {
 		return 0, spec.Applied{}, err
 	}
@@ -182,7 +185,7 @@ func launch(msg *spec.LaunchMsg, cgroupTasks []int, pre *ahead) (int, spec.Appli
 	nnp, _ := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 	mode, _ := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
 	applied.NoNewPrivs, applied.Seccomp = nnp == 1, mode == 2
-	pid, err := startShell(msg.Command, p)
+	pid, err := startShell(msg.Command, p, thread)
 	if err != nil {
 		return 0, spec.Applied{}, err
 	}
@@ -329,8 +332,15 @@ func dropCapabilities() error {
 
 // startShell forks sh -c command from this thread, in the working
 // directory entered already, with p's environment and stdin from
-// /dev/null.
-func startShell(command string, p *spec.Policy) (int, error) {
+// /dev/null. confined is the thread launch confined: the shell inherits
+// Landlock's domain, no_new_privs and the dropped capabilities from the
+// thread that forks it, and from no other, so a fork from another
+// thread (a goroutine not locked to it) is refused rather than run
+// unconfined.
+func startShell(command string, p *spec.Policy, confined int) (int, error) {
+	if tid := unix.Gettid(); tid != confined {
+		return 0, fmt.Errorf("the shell would be forked from thread %d, not thread %d, which was confined; the launcher must run on its locked thread", tid, confined)
+	}
 	null, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, fmt.Errorf("open /dev/null: %w", err)
@@ -354,10 +364,10 @@ func startShell(command string, p *spec.Policy) (int, error) {
 // reaps every child, orphans included, as a PID namespace's init must,
 // until the shell exits; it returns how the shell ended.
 //
-// It runs on the launcher's locked thread, the one that forked the shell:
-// Landlock restricts each thread in a domain of its own, and its signal
-// scoping lets a thread signal only processes of its own domain, which
-// the shell inherited from this thread.
+// It runs on the launcher's locked thread, the one that forked the shell
+// and whose Landlock domain the shell inherited: the domain's signal
+// scoping (ABI 6+) lets signals from this thread reach processes of
+// that domain.
 func supervise(shell int, sigs, children <-chan os.Signal) (code int, sig syscall.Signal) {
 	for {
 		if code, sig, done := reapAll(shell); done {

@@ -43,10 +43,15 @@ func devIoctl() []string { return []string{"/dev/null", "/dev/tty"} }
 // other threads. Restricting them too, as go-landlock's Restrict does
 // on kernels before ABI 8, stops the launcher's world twice (one
 // prctl and one landlock_restrict_self on each thread), which cost 0.4
-// to 0.8 ms of each confined start on a 2-core machine; and the command
-// gains nothing from the launcher's being less confined, since Landlock
-// refuses a ptrace from inside a domain to a task outside it, and
-// scoping (ABI 6+) its signals there.
+// to 0.8 ms of each confined start on a 2-core machine. The launcher's
+// other threads keep more than the command has (no Landlock domain,
+// their capabilities in the namespaces), and nothing of the command
+// reaches them: Landlock refuses a ptrace, and so /proc/<pid>/mem and
+// pidfd_getfd, from inside a domain to a task outside it; seccomp
+// refuses ptrace, process_vm_* and pidfd_getfd outright; the launcher
+// is undumpable (guard), which closes /proc/1/fd and the like; and
+// scoping (ABI 6+) keeps the command's signals inside its domain.
+// TestLauncherOutOfReach checks each of them from a command.
 //
 // The rules:
 //   - Writable: read, write, execute, create and remove below each path
