@@ -144,8 +144,9 @@ func launch(msg *spec.LaunchMsg, cgroupTasks []int, pre *ahead) (int, spec.Appli
 	}
 	var err error
 	var prog []unix.SockFilter
+	premounted := 0
 	if pre != nil {
-		err = finishRoot(pre.root, p)
+		premounted, err = finishRoot(pre.root, p, pre.premounted)
 		prog = pre.seccomp
 	} else {
 		err = buildRoot(p)
@@ -153,7 +154,7 @@ func launch(msg *spec.LaunchMsg, cgroupTasks []int, pre *ahead) (int, spec.Appli
 	if err != nil {
 		return 0, spec.Applied{}, err
 	}
-	applied := spec.Applied{Mode: p.Mode, Network: p.Network, Namespaces: namespaces(p.Network), Limits: p.Limits}
+	applied := spec.Applied{Mode: p.Mode, Network: p.Network, Namespaces: namespaces(p.Network), Limits: p.Limits, Premounted: premounted}
 	if p.Network != spec.NetworkOn && (pre == nil || !pre.loopback) {
 		if err := loopbackUp(); err != nil {
 			return 0, spec.Applied{}, err

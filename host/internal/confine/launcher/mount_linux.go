@@ -104,7 +104,8 @@ func buildRoot(p *spec.Policy) error {
 	if err != nil {
 		return err
 	}
-	return finishRoot(r, p)
+	_, err = finishRoot(r, p, nil)
+	return err
 }
 
 // prepareRoot is the part of buildRoot that no policy changes, which a
@@ -136,36 +137,155 @@ func prepareRoot() (*roots, error) {
 	if err != nil {
 		return nil, err
 	}
-	// No policy mounts anything in /dev or /proc (spec.Policy.Check), so
-	// both are made before the policy's mounts, and before the command
-	// comes in a warm launcher.
-	if err := r.makeDev(); err != nil {
+	if err := r.makeCommon(); err != nil {
 		r.close()
-		return nil, fmt.Errorf("make /dev: %w", err)
-	}
-	if err := r.makeProc(); err != nil {
-		r.close()
-		return nil, fmt.Errorf("mount /proc: %w", err)
+		return nil, err
 	}
 	return r, nil
 }
 
+// makeCommon makes the command root's /dev and /proc. No policy mounts
+// anything in either (spec.Policy.Check), so both are made before the
+// policy's mounts, and before the command comes in a warm launcher.
+func (r *roots) makeCommon() error {
+	if err := r.makeDev(); err != nil {
+		return fmt.Errorf("make /dev: %w", err)
+	}
+	if err := r.makeProc(); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	return nil
+}
+
 // finishRoot makes p's mounts in the root prepareRoot made and enters
-// it; it closes r.
-func finishRoot(r *roots, p *spec.Policy) error {
+// it; it closes r. pm, when not nil, is what a warm launcher mounted
+// there ahead (premount): the mounts p begins with are kept when all of
+// them are, and the root is made again otherwise. It returns how many
+// of p's mounts were kept.
+func finishRoot(r *roots, p *spec.Policy, pm *premounted) (int, error) {
 	defer r.close()
+	first := 0
+	if pm != nil {
+		if first = pm.kept(r, p); first < len(pm.mounts) || pm.broken {
+			first = 0
+			if err := r.remake(); err != nil {
+				return 0, fmt.Errorf("make the command's root again, other than the one made ahead: %w", err)
+			}
+		}
+	}
 	r.scratch = scratchSize(p.Limits)
-	for i, m := range p.Mounts {
-		if err := r.mount(m); err != nil {
-			return explainMountMax(err, i+1, len(p.Mounts))
+	for i := first; i < len(p.Mounts); i++ {
+		if err := r.mount(p.Mounts[i]); err != nil {
+			return 0, explainMountMax(err, i+1, len(p.Mounts))
 		}
 	}
 	// /dev/shm is as large as the command's scratch space.
 	if err := r.makeShm(); err != nil {
-		return explainMountMax(fmt.Errorf("mount /dev/shm: %w", err), len(p.Mounts), len(p.Mounts))
+		return 0, explainMountMax(fmt.Errorf("mount /dev/shm: %w", err), len(p.Mounts), len(p.Mounts))
 	}
 	r.close()
-	return enterRoot(p.Dir)
+	return first, enterRoot(p.Dir)
+}
+
+// premounted is what a warm launcher mounted in the command's root
+// before its command came: mounts, made with tmpfs mounts of the
+// scratch size, from the sources of ids (sourceOf) as they were then.
+// broken says a mount failed and may have left its target made.
+type premounted struct {
+	mounts  []spec.Mount
+	ids     []sourceID
+	scratch uint64
+	broken  bool
+}
+
+// premount makes p's mounts in r's command root, in order, until one
+// cannot be: what the host expects the command's policy to begin with.
+func (r *roots) premount(p *spec.Policy) *premounted {
+	pm := &premounted{scratch: scratchSize(p.Limits)}
+	r.scratch = pm.scratch
+	for _, m := range p.Mounts {
+		id, err := r.sourceOf(m)
+		if err != nil {
+			break
+		}
+		if err := r.mount(m); err != nil {
+			pm.broken = true
+			break
+		}
+		pm.mounts = append(pm.mounts, m)
+		pm.ids = append(pm.ids, id)
+	}
+	return pm
+}
+
+// kept is how many of the mounts made ahead p begins with, made from the
+// same files: a source renamed or replaced since (a root moved aside
+// and made anew) is another file under the same name, and the mount
+// made ahead would show the old one.
+func (pm *premounted) kept(r *roots, p *spec.Policy) int {
+	if scratchSize(p.Limits) != pm.scratch {
+		return 0
+	}
+	for i, m := range pm.mounts {
+		if i >= len(p.Mounts) || p.Mounts[i] != m {
+			return i
+		}
+		if id, err := r.sourceOf(m); err != nil || id != pm.ids[i] {
+			return i
+		}
+	}
+	return len(pm.mounts)
+}
+
+// sourceID is what a mount's source is: a file's device and inode, or
+// a symlink's text.
+type sourceID struct {
+	dev, ino uint64
+	link     string
+}
+
+// sourceOf is the source of m now; the zero sourceID for a mount that
+// has none (tmpfs, hide). Staged mounts are the call's own and are not
+// made ahead.
+func (r *roots) sourceOf(m spec.Mount) (sourceID, error) {
+	switch m.Kind {
+	case spec.MountTmpfs, spec.MountHide:
+		return sourceID{}, nil
+	case spec.MountRead, spec.MountWrite:
+	default:
+		return sourceID{}, fmt.Errorf("a %s mount is not made ahead", m.Kind)
+	}
+	fd, link, err := r.openSource(m.Source)
+	if err != nil {
+		return sourceID{}, err
+	}
+	if fd < 0 {
+		return sourceID{link: link}, nil
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return sourceID{}, err
+	}
+	return sourceID{dev: st.Dev, ino: st.Ino}, nil
+}
+
+// remake replaces the command's root with an empty one, /dev and /proc
+// made, for a command whose policy is not what was mounted ahead. The
+// old root goes whole, with everything mounted in it.
+func (r *roots) remake() error {
+	if err := unix.Unmount(newRoot, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach it: %w", err)
+	}
+	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=0755,size=%d", skeletonSize)); err != nil {
+		return fmt.Errorf("mount it: %w", err)
+	}
+	unix.Close(r.new)
+	var err error
+	if r.new, err = unix.Open(newRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+		return fmt.Errorf("open it: %w", err)
+	}
+	return r.makeCommon()
 }
 
 // enterRoot detaches the host's tree and pivots into the command's root.

@@ -63,6 +63,20 @@ func MainWarm(args []string) int {
 		return spec.ExitLaunchFailed
 	}
 	msg, fds, err := readWarmMsg(spec.WarmFD, pre.buf)
+	if err == nil && msg.Premount {
+		// The mounts the host expects, ahead of the command, which
+		// follows: once.
+		if pm := msg.Policy; pm.Check() == nil {
+			pre.premounted = pre.root.premount(&pm)
+		}
+		err = unix.Sendmsg(spec.WarmFD, []byte(spec.WarmPremounted), nil, nil, unix.MSG_NOSIGNAL)
+		if err == nil {
+			msg, fds, err = readWarmMsg(spec.WarmFD, pre.buf)
+		}
+		if err == nil && msg.Premount {
+			err = errors.New("the host sent the mounts to make ahead twice")
+		}
+	}
 	if err == nil {
 		// Only a launcher that has its command may run it: the host
 		// takes the cold path without this answer.
@@ -106,6 +120,9 @@ type ahead struct {
 	// loopback says the launcher brought lo up in its own network
 	// namespace (loopbackUpAhead).
 	loopback bool
+	// premounted is what it mounted in the command's root on the host's
+	// word (WarmMsg.Premount); nil without.
+	premounted *premounted
 }
 
 func prepare() (*ahead, error) {
@@ -183,6 +200,12 @@ func readWarmMsg(sock int, buf []byte) (*spec.WarmMsg, []int, error) {
 	var msg spec.WarmMsg
 	if err := json.Unmarshal(buf[:n], &msg); err != nil {
 		return nil, fds, fmt.Errorf("read the policy: %w", err)
+	}
+	if msg.Premount {
+		if msg.Command != "" || len(fds) != 0 {
+			return nil, fds, errors.New("the host sent the mounts to make ahead with a command or descriptors")
+		}
+		return &msg, nil, nil
 	}
 	if msg.CgroupTasks < 0 || msg.CgroupTasks > spec.MaxCgroupTasks {
 		return nil, fds, fmt.Errorf("the launcher was handed %d cgroup files, want at most %d", msg.CgroupTasks, spec.MaxCgroupTasks)

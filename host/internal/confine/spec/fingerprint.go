@@ -21,7 +21,7 @@ func Fingerprint() string {
 	for _, v := range []any{WarmMsg{}, LaunchersRequest{}, LaunchersReply{}, Applied{}} {
 		describe(&b, reflect.TypeOf(v), 0)
 	}
-	fmt.Fprintf(&b, "%q %q %q %q %q %q %d %d %d %d", StatusConfined, StatusError, StatusExit, StatusSignal, WarmReady, WarmTaken, PolicyFD, StatusFD, CgroupFD, WarmFiles)
+	fmt.Fprintf(&b, "%q %q %q %q %q %q %q %d %d %d %d", StatusConfined, StatusError, StatusExit, StatusSignal, WarmReady, WarmTaken, WarmPremounted, PolicyFD, StatusFD, CgroupFD, WarmFiles)
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:12])
 }

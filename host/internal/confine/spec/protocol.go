@@ -85,6 +85,11 @@ const WarmReady = "ready"
 // path.
 const WarmTaken = "taken"
 
+// WarmPremounted is a warm launcher's answer to a WarmMsg with Premount,
+// once it has mounted what it could of it: the host offers the launcher
+// to a command only then.
+const WarmPremounted = "premounted"
+
 // MaxWarmMsg bounds a WarmMsg: it travels as one datagram, which a
 // socket's default buffer holds. A larger policy (many nested
 // repositories) takes the launcher started for the call alone.
@@ -116,8 +121,15 @@ type LaunchersReply struct {
 // stderr, the status pipe, then LaunchMsg.CgroupTasks v1 tasks files. The
 // launcher is in the command's cgroup v2 directory already, if it has
 // one (LaunchersRequest.Cgroup).
+//
+// One WarmMsg with Premount set, no command and no descriptors may come
+// first: the mounts the host expects its command's policy to begin
+// with. The launcher makes them while it waits, and keeps those the
+// command's policy does begin with, of the same files; otherwise it
+// makes the command's root again.
 type WarmMsg struct {
 	LaunchMsg
+	Premount bool `json:"premount,omitempty"`
 }
 
 // WarmFiles is how many descriptors come with a WarmMsg before the

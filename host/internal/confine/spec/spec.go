@@ -170,6 +170,9 @@ type Applied struct {
 	// to keep read-only could not cover (Policy.Uncovered): a limit hit,
 	// another filesystem, an unreadable directory.
 	Uncovered []string `json:"uncovered,omitempty"`
+	// Premounted is how many of the policy's mounts a warm launcher had
+	// made before the command came (WarmMsg.Premount).
+	Premounted int `json:"premounted,omitempty"`
 }
 
 // Check refuses a policy the launcher cannot apply as written, with what
