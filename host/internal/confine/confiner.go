@@ -37,6 +37,8 @@ type Confiner struct {
 	// runs are the Runs prepared and not closed: Close kills their
 	// launchers, so that no command outlives the host.
 	runs *runSet
+	// ahead is what the pool's launchers mount while they wait.
+	ahead *mountsAhead
 }
 
 // runSet is a set of Runs, safe for concurrent use.
@@ -127,7 +129,7 @@ func NewConfiner(settings Settings, support Support, launcher string, log *slog.
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Confiner{settings: settings, support: support, launcher: launcher, log: log, seq: new(atomic.Uint64), bg: &background{}, runs: &runSet{m: map[*Run]bool{}}}
+	c := &Confiner{settings: settings, support: support, launcher: launcher, log: log, seq: new(atomic.Uint64), bg: &background{}, runs: &runSet{m: map[*Run]bool{}}, ahead: newMountsAhead()}
 	if launcher != "" {
 		c.pool = newWarmPool(launcher, log)
 	}
@@ -246,8 +248,15 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 		}
 		settings.ProxySocket = sock
 	}
-	p, st, cleanup, removeScratch, err := prepareCall(ctx, settings, call)
+	// The launcher first: the tmp made for its command, mounted ahead,
+	// is the call's.
+	var w *warmLauncher
+	if c.pool != nil {
+		w = c.pool.take(settings.Network != NetworkOn)
+	}
+	p, st, cleanup, removeScratch, err := prepareCall(ctx, settings, call, w.takeTmp())
 	if err != nil {
+		w.discard()
 		r.Close()
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
@@ -255,10 +264,7 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 	if len(p.Uncovered) > 0 {
 		c.log.Warn("confine: part of the roots was not searched for repositories and project files to keep read-only", "call", call.ID, "uncovered", p.Uncovered)
 	}
-	var w *warmLauncher
-	if c.pool != nil {
-		w = c.pool.take(p.Network != NetworkOn)
-	}
+	c.ahead.record(p, tmpOf(p))
 	if err := c.prepareCgroup(r, seq, call.ID, p.Limits, w); err != nil {
 		w.discard()
 		r.Close()
@@ -284,6 +290,7 @@ func (c *Confiner) PoolLaunchers(small string) {
 		return
 	}
 	c.pool.limitCgroups(c.cgroupLimits(limits(c.settings.Limits)))
+	c.pool.mountAhead(c.ahead.next)
 	c.pool.enable(small)
 }
 
@@ -425,17 +432,7 @@ func (r *Run) LimitsHit() (memory, pids bool) {
 
 // TmpDir is the host path of the command's private tmp (mounted at /tmp
 // inside), "" when the command runs unconfined.
-func (r *Run) TmpDir() string {
-	if r.policy == nil {
-		return ""
-	}
-	for _, m := range r.policy.Mounts {
-		if m.Target == "/tmp" && m.Kind == MountWrite {
-			return m.Source
-		}
-	}
-	return ""
-}
+func (r *Run) TmpDir() string { return tmpOf(r.policy) }
 
 // Launch is the launcher to run the command through (proc.Spec.Launcher),
 // nil when the mode is off.

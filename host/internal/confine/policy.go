@@ -114,7 +114,7 @@ func Build(ctx context.Context, s Settings, c Call) (*Policy, func(), error) {
 // cleanup runs it, and a caller that reports it runs it first, once the
 // command has ended.
 func buildCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(), error) {
-	p, st, cleanup, removeScratch, err := prepareCall(ctx, s, c)
+	p, st, cleanup, removeScratch, err := prepareCall(ctx, s, c, "")
 	return p, st, func() { cleanup(); removeScratch() }, err
 }
 
@@ -125,15 +125,19 @@ func buildCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(
 // as mounts, removing them detaches those, which waits for the kernel
 // (most of a millisecond on two cores for the tmp, some for each
 // stage); a caller may remove them once the launcher is gone, off the
-// call's path. Both are safe to call more than once.
-func prepareCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(), func(), error) {
+// call's path. Both are safe to call more than once. tmp, when not "",
+// is a tmp made for the call ahead (mountsAhead), which it takes over.
+func prepareCall(ctx context.Context, s Settings, c Call, tmp string) (*Policy, *settle, func(), func(), error) {
 	start := time.Now()
 	none := func() {}
 	b, err := newBuilder(ctx, s, c)
 	if err != nil {
+		if tmp != "" {
+			os.Remove(tmp)
+		}
 		return nil, nil, none, none, err
 	}
-	tmp, err := b.makeDirs(c.ID)
+	tmp, err = b.makeDirs(c.ID, tmp)
 	if err != nil {
 		return nil, nil, none, none, err
 	}
@@ -292,7 +296,7 @@ func (b *builder) checkTree(r string) error {
 
 // makeDirs makes StateDir/sandbox/{tmp,cache}, the call's private tmp and
 // the root's cache, and returns the tmp.
-func (b *builder) makeDirs(id string) (string, error) {
+func (b *builder) makeDirs(id, ahead string) (string, error) {
 	base := filepath.Join(b.s.StateDir, "sandbox")
 	for _, d := range []string{filepath.Join(base, "tmp"), filepath.Join(base, "cache")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -310,11 +314,19 @@ func (b *builder) makeDirs(id string) (string, error) {
 	// The tmp's name carries toolhost's pid: a toolhost killed before its
 	// cleanup ran leaves its calls' tmps, which a later Build removes.
 	sweepTmp(filepath.Join(base, "tmp"))
+	b.cache = hostPath(b.cache)
+	if ahead != "" {
+		// Made in the same place, by this toolhost (mountsAhead.next);
+		// anything else is not taken, and goes.
+		if fi, err := os.Lstat(ahead); err == nil && fi.IsDir() && ahead == hostPath(filepath.Join(base, "tmp", filepath.Base(ahead))) {
+			return ahead, nil
+		}
+		os.Remove(ahead)
+	}
 	tmp, err := os.MkdirTemp(filepath.Join(base, "tmp"), fmt.Sprintf("call-%d-%s-", os.Getpid(), safeName(id)))
 	if err != nil {
 		return "", fmt.Errorf("confine: call %s: the command's tmp: %w", b.c.ID, err)
 	}
-	b.cache = hostPath(b.cache)
 	return hostPath(tmp), nil
 }
 

@@ -176,7 +176,7 @@ func TestBuildUnstagedFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp, err := b.makeDirs("c1")
+	tmp, err := b.makeDirs("c1", "")
 	if err != nil {
 		t.Fatal(err)
 	}

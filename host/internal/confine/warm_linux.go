@@ -70,6 +70,9 @@ type warmPool struct {
 	// limits are the commands' cgroup limits, set on a launcher's cgroup
 	// while it waits (presetCgroup); zero sets none.
 	limits Limits
+	// ahead says what a launcher mounts while it waits, with the tmp
+	// made for it (mountsAhead.next); nil mounts nothing ahead.
+	ahead func(newNet bool) (tmp string, msg []byte)
 	// running are the launchers taken whose commands have not ended:
 	// close kills them, so that no command outlives its host.
 	running map[*warmLauncher]bool
@@ -115,6 +118,14 @@ func (p *warmPool) limitCgroups(l Limits) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.limits = l
+}
+
+// mountAhead has launchers started from now on mount in their
+// commands' roots, while they wait, what ahead says.
+func (p *warmPool) mountAhead(ahead func(newNet bool) (string, []byte)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ahead = ahead
 }
 
 // warm starts filling the slot of newNet if the pool is enabled.
@@ -343,7 +354,7 @@ func (p *warmPool) startWith(newNet bool) (*warmLauncher, error) {
 		}
 		p.server = srv
 	}
-	limits := p.limits
+	limits, ahead := p.limits, p.ahead
 	p.mu.Unlock()
 	// The launcher is cloned into a v2 cgroup the command's takes over.
 	dir, f, err := warmCgroup(fmt.Sprintf("warm-%s-%d", p.id, p.seq.Add(1)))
@@ -366,7 +377,37 @@ func (p *warmPool) startWith(newNet bool) (*warmLauncher, error) {
 	if w.cgroup = presetCgroup(dir, limits); w.cgroup != nil {
 		w.cgroupLimits = limits
 	}
+	if ahead != nil {
+		if tmp, msg := ahead(newNet); msg != nil {
+			w.tmp = tmp
+			if err := w.mountAhead(msg); err != nil {
+				w.discard()
+				return nil, err
+			}
+		}
+	}
 	return w, nil
+}
+
+// mountAhead sends w the mounts to make while it waits, and waits,
+// bounded by serverTimeout (awaitReady), for it to have made them.
+func (w *warmLauncher) mountAhead(msg []byte) error {
+	if err := unix.Sendmsg(w.sock, msg, nil, nil, unix.MSG_NOSIGNAL); err != nil {
+		return fmt.Errorf("a warm launcher did not take the mounts to make ahead: %w", err)
+	}
+	buf := make([]byte, len(spec.WarmPremounted)+1)
+	var n int
+	var err error
+	for {
+		n, _, _, _, err = unix.Recvmsg(w.sock, buf, nil, 0)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil || string(buf[:n]) != spec.WarmPremounted {
+		return fmt.Errorf("a warm launcher did not make the mounts asked of it ahead (its errors are on toolhost's stderr): %q, %v", buf[:n], err)
+	}
+	return nil
 }
 
 // close stops the refills, ends the waiting launchers and the server.
@@ -595,6 +636,23 @@ type warmLauncher struct {
 	// the launcher has exited: the close tears the command's mounts
 	// down, off the call's path.
 	mntns int
+	// tmp is the tmp made for its command, mounted ahead (mountAhead),
+	// until the command's call takes it (takeTmp); removed with the
+	// launcher otherwise.
+	tmp string
+}
+
+// takeTmp hands the tmp made for w's command to its call, which removes
+// it; "" for none.
+func (w *warmLauncher) takeTmp() string {
+	if w == nil {
+		return ""
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	tmp := w.tmp
+	w.tmp = ""
+	return tmp
 }
 
 // awaitReady waits, bounded by serverTimeout, for the launcher to say it
@@ -859,6 +917,10 @@ func (w *warmLauncher) release() {
 	w.mu.Unlock()
 	w.removeCgroup()
 	w.closeMountNamespace()
+	// After the mount namespace, which held it as a mount point.
+	if tmp := w.takeTmp(); tmp != "" {
+		os.RemoveAll(tmp)
+	}
 	w.end()
 }
 
