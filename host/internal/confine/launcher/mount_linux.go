@@ -189,11 +189,13 @@ func finishRoot(r *roots, p *spec.Policy, pm *premounted) (int, error) {
 
 // premounted is what a warm launcher mounted in the command's root
 // before its command came: mounts, made with tmpfs mounts of the
-// scratch size, from the sources of ids (sourceOf) as they were then.
+// scratch size, from the sources of ids (sourceOf) as they were then,
+// their targets resolving to targets (targetOf) once all were made.
 // broken says a mount failed and may have left its target made.
 type premounted struct {
 	mounts  []spec.Mount
 	ids     []sourceID
+	targets []targetID
 	scratch uint64
 	broken  bool
 }
@@ -215,13 +217,49 @@ func (r *roots) premount(p *spec.Policy) *premounted {
 		pm.mounts = append(pm.mounts, m)
 		pm.ids = append(pm.ids, id)
 	}
+	// What each target shows once all are made: a later mount may cover
+	// an earlier one's target, as it will at the command's start.
+	for _, m := range pm.mounts {
+		pm.targets = append(pm.targets, r.targetOf(m.Target))
+	}
 	return pm
 }
 
+// targetID is what a target in the command's root resolves to: the
+// mount and inode it shows, or absent (a hide skipped).
+type targetID struct {
+	mnt, dev, ino uint64
+	absent, bad   bool
+}
+
+// targetOf resolves target in the new root now, without following
+// symlinks on the way or at the end.
+func (r *roots) targetOf(target string) targetID {
+	dir, base, err := r.parent(target, false)
+	if errors.Is(err, unix.ENOENT) {
+		return targetID{absent: true}
+	}
+	if err != nil {
+		return targetID{bad: true}
+	}
+	defer unix.Close(dir)
+	var stx unix.Statx_t
+	if err := unix.Statx(dir, base, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID|unix.STATX_INO, &stx); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return targetID{absent: true}
+		}
+		return targetID{bad: true}
+	}
+	return targetID{mnt: stx.Mnt_id, dev: uint64(stx.Dev_major)<<32 | uint64(stx.Dev_minor), ino: stx.Ino}
+}
+
 // kept is how many of the mounts made ahead p begins with, made from the
-// same files: a source renamed or replaced since (a root moved aside
-// and made anew) is another file under the same name, and the mount
-// made ahead would show the old one.
+// same files and still in place: a source renamed or replaced since (a
+// root moved aside and made anew) is another file under the same name,
+// which the mount made ahead would not show, and a target's file
+// replaced on the host (renamed over, or a hard link swapped in) took
+// the mount made on it along, detached, so that its path shows the
+// new file unhidden or writable.
 func (pm *premounted) kept(r *roots, p *spec.Policy) int {
 	if scratchSize(p.Limits) != pm.scratch {
 		return 0
@@ -231,6 +269,13 @@ func (pm *premounted) kept(r *roots, p *spec.Policy) int {
 			return i
 		}
 		if id, err := r.sourceOf(m); err != nil || id != pm.ids[i] {
+			return i
+		}
+		// The mount made ahead is still where the path leads: not
+		// detached with its dentry (a file renamed over, unlinked, a
+		// hard link's other name), and a hide skipped still has
+		// nothing to hide.
+		if t := r.targetOf(m.Target); t.bad || t != pm.targets[i] {
 			return i
 		}
 	}
