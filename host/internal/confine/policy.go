@@ -130,15 +130,18 @@ func buildCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(
 func prepareCall(ctx context.Context, s Settings, c Call, tmp string) (*Policy, *settle, func(), func(), error) {
 	start := time.Now()
 	none := func() {}
+	ahead := tmp
 	b, err := newBuilder(ctx, s, c)
-	if err != nil {
-		if tmp != "" {
-			os.Remove(tmp)
-		}
-		return nil, nil, none, none, err
+	if err == nil {
+		tmp, err = b.makeDirs(c.ID, ahead)
 	}
-	tmp, err = b.makeDirs(c.ID, tmp)
 	if err != nil {
+		if ahead != "" {
+			// The tmp made ahead holds the mount points its launcher
+			// made for roots under /tmp: RemoveAll, which follows no
+			// link out of it.
+			os.RemoveAll(ahead)
+		}
 		return nil, nil, none, none, err
 	}
 	var once, tmpOnce sync.Once
@@ -321,7 +324,7 @@ func (b *builder) makeDirs(id, ahead string) (string, error) {
 		if fi, err := os.Lstat(ahead); err == nil && fi.IsDir() && ahead == hostPath(filepath.Join(base, "tmp", filepath.Base(ahead))) {
 			return ahead, nil
 		}
-		os.Remove(ahead)
+		os.RemoveAll(ahead)
 	}
 	tmp, err := os.MkdirTemp(filepath.Join(base, "tmp"), fmt.Sprintf("call-%d-%s-", os.Getpid(), safeName(id)))
 	if err != nil {

@@ -51,7 +51,7 @@ func (a *mountsAhead) record(p *Policy, tmp string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.latest[p.Network != NetworkOn] = latestCall{
-		policy: Policy{Mode: p.Mode, Network: p.Network, Dir: "/", Mounts: slices.Clone(p.Mounts), Limits: p.Limits},
+		policy: Policy{Mode: p.Mode, Network: p.Network, Dir: "/", Mounts: slices.Clone(p.Mounts), Limits: p.Limits, ProxySocket: p.ProxySocket},
 		tmp:    tmp,
 	}
 }
@@ -77,7 +77,8 @@ func (a *mountsAhead) next(newNet bool) (string, []byte) {
 		return "", nil
 	}
 	p := latest.policy
-	p.Mounts = swapTmp(p.Mounts, latest.tmp, tmp)
+	p.Mounts = swapTmp(p.Mounts, latest.tmp, tmp, p.ProxySocket)
+	p.ProxySocket = ""
 	msg, err := json.Marshal(spec.WarmMsg{Premount: true, LaunchMsg: spec.LaunchMsg{Policy: p}})
 	if err != nil || len(msg) > spec.MaxWarmMsg {
 		os.Remove(tmp)
@@ -86,12 +87,13 @@ func (a *mountsAhead) next(newNet bool) (string, []byte) {
 	return tmp, msg
 }
 
-// swapTmp is ms up to its first staged mount, with the sources in the
-// tmp from in the tmp to instead.
-func swapTmp(ms []Mount, from, to string) []Mount {
+// swapTmp is ms up to the first mount that is a call's own (a staged
+// git directory, the socket of the call's proxy, proxy, when not ""),
+// with the sources in the tmp from in the tmp to instead.
+func swapTmp(ms []Mount, from, to, proxy string) []Mount {
 	out := make([]Mount, 0, len(ms))
 	for _, m := range ms {
-		if m.Kind == MountStage {
+		if m.Kind == MountStage || (proxy != "" && m.Source == proxy) {
 			break
 		}
 		if m.Source == from {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,5 +93,176 @@ func TestWarmMountsAhead(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(s.StateDir, "sandbox", "tmp", "*"))
 	if len(left) > 0 {
 		t.Errorf("tmps left after the Confiner closed: %v", left)
+	}
+}
+
+// premountConfiner is testConfiner with hidden and protected files, its
+// launchers pooled and one waiting.
+func premountConfiner(t *testing.T, work string, hidden, protected []string) (*Confiner, Settings) {
+	t.Helper()
+	c, s := testConfiner(t, work, Limits{OpenFiles: 1024, FileSizeBytes: 1 << 30})
+	s.Hidden, s.Protected = hidden, protected
+	c.settings = s
+	c.PoolLaunchers("")
+	warmUp(t, c)
+	return c, s
+}
+
+// premountCall runs command in root in a warm launcher and returns its
+// output and how many of its policy's mounts were made ahead.
+func premountCall(t *testing.T, c *Confiner, s Settings, id, root, command string) (string, int) {
+	t.Helper()
+	r, err := c.Prepare(context.Background(), Call{ID: id, Roots: []string{root}, Dir: root, Environ: s.Environ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	res, err := proc.Run(context.Background(), proc.Spec{Command: command, Dir: root, Launcher: r.Launch(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("Run: %v, stderr %q", err, res.Stderr)
+	}
+	return string(res.Stdout) + string(res.Stderr), r.Applied().Premounted
+}
+
+// A mount made ahead sits on the file its target named then. The host's
+// tools replace files under the same name (a secret rotated by renaming
+// a new file over it, as git credential-store and passwd do; a hard
+// link swapped in), which detaches that mount in the launcher's
+// namespace: the command must then get its root made anew, and the file
+// stays hidden or read-only as its policy says.
+func TestWarmMountsAheadRechecked(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		command string
+		change  func(t *testing.T, file string)
+		want    func(out, file string) error
+	}{
+		{
+			name:    "hidden file renamed over",
+			command: "cat secret 2>&1; true",
+			change: func(t *testing.T, file string) {
+				mustWrite(t, file+".lock", "NEW-SECRET\n")
+				if err := os.Rename(file+".lock", file); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: func(out, file string) error {
+				if strings.Contains(out, "SECRET") {
+					return fmt.Errorf("the command read the hidden file: %q", out)
+				}
+				return nil
+			},
+		},
+		{
+			name:    "protected file's hard link swapped",
+			command: "echo pwned >> secret 2>&1; true",
+			change: func(t *testing.T, file string) {
+				if err := os.Rename(file, file+".old"); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Link(file+".old", file); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Remove(file + ".old"); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: func(out, file string) error {
+				if b, _ := os.ReadFile(file); strings.Contains(string(b), "pwned") {
+					return fmt.Errorf("the command wrote the read-only file: %q", b)
+				}
+				return nil
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := canonicalTempDir(t)
+			file := filepath.Join(work, "secret")
+			mustWrite(t, file, "old secret\n")
+			var hidden, protected []string
+			if strings.HasPrefix(tc.name, "hidden") {
+				hidden = []string{file}
+			} else {
+				protected = []string{file}
+			}
+			c, s := premountConfiner(t, work, hidden, protected)
+			defer c.Close()
+			premountCall(t, c, s, "first", work, "true")
+			warmUp(t, c)
+			if out, kept := premountCall(t, c, s, "unchanged", work, tc.command); kept == 0 || tc.want(out, file) != nil {
+				t.Fatalf("unchanged: %d mounts kept, %v", kept, tc.want(out, file))
+			}
+			warmUp(t, c)
+			tc.change(t, file)
+			out, kept := premountCall(t, c, s, "changed", work, tc.command)
+			if err := tc.want(out, file); err != nil {
+				t.Error(err)
+			}
+			if kept != 0 {
+				t.Errorf("%d mounts made ahead kept; want the root made anew", kept)
+			}
+		})
+	}
+}
+
+// A call that fails before its command leaves nothing of the tmp made
+// for it ahead, though its launcher made mount points in it (a root
+// under /tmp).
+func TestWarmAheadTmpGoesOnError(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, s Settings, c *Call)
+	}{
+		{"working directory outside the roots", func(t *testing.T, s Settings, c *Call) { c.Dir = "/nonexistent-outside" }},
+		{"cache not a directory", func(t *testing.T, s Settings, c *Call) {
+			cache := filepath.Join(s.StateDir, "sandbox", "cache")
+			if err := os.RemoveAll(cache); err != nil {
+				t.Fatal(err)
+			}
+			mustWrite(t, cache, "")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := canonicalTempDir(t)
+			c, s := premountConfiner(t, work, nil, nil)
+			premountCall(t, c, s, "first", work, "true")
+			warmUp(t, c)
+			call := Call{ID: "failing", Roots: []string{work}, Dir: work, Environ: s.Environ}
+			tc.spoil(t, s, &call)
+			if _, err := c.Prepare(context.Background(), call); err == nil {
+				t.Fatal("Prepare succeeded")
+			}
+			c.Close()
+			if left, _ := filepath.Glob(filepath.Join(s.StateDir, "sandbox", "tmp", "*")); len(left) > 0 {
+				t.Errorf("tmps left after the failed call and Close: %v", left)
+			}
+		})
+	}
+}
+
+// What a launcher mounts ahead is the latest command's mounts with its
+// tmp swapped for the launcher's, up to the first of the call's own.
+func TestSwapTmp(t *testing.T) {
+	ms := []Mount{
+		{Kind: MountRead, Source: "/usr", Target: "/usr"},
+		{Kind: MountWrite, Source: "/s/tmp/call-1", Target: "/tmp"},
+		{Kind: MountWrite, Source: "/s/tmp/call-1/sub", Target: "/x"},
+		{Kind: MountWrite, Source: "/s/tmp/call-10", Target: "/y"},
+		{Kind: MountWrite, Source: "/s/proxy/p1.sock", Target: "/s/proxy/p1.sock"},
+		{Kind: MountRead, Source: "/w", Target: "/w"},
+	}
+	got := swapTmp(ms, "/s/tmp/call-1", "/s/tmp/ahead", "/s/proxy/p1.sock")
+	want := []Mount{
+		{Kind: MountRead, Source: "/usr", Target: "/usr"},
+		{Kind: MountWrite, Source: "/s/tmp/ahead", Target: "/tmp"},
+		{Kind: MountWrite, Source: "/s/tmp/ahead/sub", Target: "/x"},
+		{Kind: MountWrite, Source: "/s/tmp/call-10", Target: "/y"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("swapTmp = %v\nwant %v", got, want)
+	}
+	staged := []Mount{ms[0], {Kind: MountStage, Source: "/w/.git", Target: "/w/.git", Stage: "/s/st"}, ms[5]}
+	if got := swapTmp(staged, "/s/tmp/call-1", "/s/tmp/ahead", ""); !slices.Equal(got, ms[:1]) {
+		t.Errorf("swapTmp with a staged mount = %v, want %v", got, ms[:1])
 	}
 }
