@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -67,7 +68,11 @@ func TestServeWarmsUp(t *testing.T) {
 	w := newWorkspace(t).unconfined()
 	w.file(t, "a.txt", "alpha\n")
 	s := serveHTTP(t, w, "--cache-dir", cache, "--log-level", "debug", "--allow", "apply_patch", "--allow", "run_command")
-	ctx := testContext(t)
+	// The session outlives the warm-up, which may take up to the 3
+	// minutes waited below on a machine running other suites: more than
+	// testContext's minute.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolhost-e2e", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: s.httpClient(), MaxRetries: -1}, nil)
 	if err != nil {
