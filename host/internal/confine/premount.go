@@ -51,7 +51,7 @@ func (a *mountsAhead) record(p *Policy, tmp string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.latest[p.Network != NetworkOn] = latestCall{
-		policy: Policy{Mode: p.Mode, Network: p.Network, Dir: "/", Mounts: slices.Clone(p.Mounts), Limits: p.Limits, ProxySocket: p.ProxySocket},
+		policy: Policy{Mode: p.Mode, Network: p.Network, Dir: "/", Mounts: slices.Clone(p.Mounts), Limits: p.Limits},
 		tmp:    tmp,
 	}
 }
@@ -77,8 +77,7 @@ func (a *mountsAhead) next(newNet bool) (string, []byte) {
 		return "", nil
 	}
 	p := latest.policy
-	p.Mounts = swapTmp(p.Mounts, latest.tmp, tmp, p.ProxySocket)
-	p.ProxySocket = ""
+	p.Mounts = swapTmp(p.Mounts, latest.tmp, tmp)
 	msg, err := json.Marshal(spec.WarmMsg{Premount: true, LaunchMsg: spec.LaunchMsg{Policy: p}})
 	if err != nil || len(msg) > spec.MaxWarmMsg {
 		os.Remove(tmp)
@@ -88,12 +87,12 @@ func (a *mountsAhead) next(newNet bool) (string, []byte) {
 }
 
 // swapTmp is ms up to the first mount that is a call's own (a staged
-// git directory, the socket of the call's proxy, proxy, when not ""),
-// with the sources in the tmp from in the tmp to instead.
-func swapTmp(ms []Mount, from, to, proxy string) []Mount {
+// git directory, the socket of the call's proxy), with the sources in
+// the tmp from in the tmp to instead.
+func swapTmp(ms []Mount, from, to string) []Mount {
 	out := make([]Mount, 0, len(ms))
 	for _, m := range ms {
-		if m.Kind == MountStage || (proxy != "" && m.Source == proxy) {
+		if m.Kind == MountStage || m.Target == proxyTarget {
 			break
 		}
 		if m.Source == from {

@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/toolhost/toolhost/host/internal/proc"
 )
@@ -22,18 +25,22 @@ import (
 // which the old one is nowhere. The tmp made ahead is the command's own
 // and goes with it; those of launchers never used go with the pool.
 func TestWarmMountsAhead(t *testing.T) {
-	work := canonicalTempDir(t)
-	other := canonicalTempDir(t)
-	c, s := testConfiner(t, work, Limits{OpenFiles: 1024, FileSizeBytes: 1 << 30})
+	work := filepath.Join(canonicalTempDir(t), "work")
+	other := filepath.Join(canonicalTempDir(t), "other")
+	for _, d := range []string{work, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, s := testConfiner(t, canonicalTempDir(t), Limits{OpenFiles: 1024, FileSizeBytes: 1 << 30})
 	c.PoolLaunchers("")
 	warmUp(t, c)
 	n := 0
 	// call runs command in root, in a warm launcher, and returns its
 	// output, its tmp and how many mounts were made ahead of the
 	// policy's.
-	call := func(root, command string) (out, tmp string, premounted, mounts int) {
+	callNow := func(root, command string) (out, tmp string, premounted, mounts int) {
 		t.Helper()
-		warmUp(t, c)
 		n++
 		r, err := c.Prepare(context.Background(), Call{ID: fmt.Sprintf("ahead_%d", n), Roots: []string{root}, Dir: root, Environ: s.Environ})
 		if err != nil {
@@ -49,6 +56,11 @@ func TestWarmMountsAhead(t *testing.T) {
 		}
 		return string(res.Stdout) + string(res.Stderr), r.TmpDir(), r.Applied().Premounted, len(r.policy.Mounts)
 	}
+	call := func(root, command string) (string, string, int, int) {
+		t.Helper()
+		freshLauncher(t, c)
+		return callNow(root, command)
+	}
 
 	// The first launcher started before any command: nothing ahead.
 	if out, _, pre, _ := call(work, "echo one > /tmp/f && echo one > f && cat f"); out != "one\n" || pre != 0 {
@@ -63,22 +75,23 @@ func TestWarmMountsAhead(t *testing.T) {
 	}
 
 	// Another root: the launcher mounted work ahead, and the command
-	// must not see it (work is also $HOME, an empty tmpfs inside).
-	out, _, pre, _ = call(other, "cat "+work+"/f 2>/dev/null || echo work unseen; pwd")
+	// must not see it, nor its name in the tmp, where the launcher made
+	// its mount point (work lies under /tmp).
+	out, _, pre, _ = call(other, "cat "+work+"/f 2>/dev/null || echo work unseen; pwd; find /tmp /var/tmp -name "+filepath.Base(work))
 	if out != "work unseen\n"+other+"\n" || pre != 0 {
 		t.Fatalf("another root: output %q, %d mounts kept; want work unseen, the other root, none kept", out, pre)
 	}
 
 	// other, moved aside and made anew: the launcher mounted the old
 	// directory ahead, under the name the policy gives the new one.
-	warmUp(t, c)
+	freshLauncher(t, c)
 	if err := os.Rename(other, other+".old"); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(other, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, _, pre, mounts = call(other, "echo new > written")
+	out, _, pre, mounts = callNow(other, "echo new > written")
 	if out != "" || pre == mounts {
 		t.Fatalf("root made anew: output %q, %d of %d mounts kept; want the root's mount made again", out, pre, mounts)
 	}
@@ -94,6 +107,21 @@ func TestWarmMountsAhead(t *testing.T) {
 	if len(left) > 0 {
 		t.Errorf("tmps left after the Confiner closed: %v", left)
 	}
+}
+
+// freshLauncher discards the launchers waiting in c's pool and waits
+// for one started after: one that mounted ahead what the latest command
+// had (the pool keeps more than one waiting, some started before it).
+func freshLauncher(t *testing.T, c *Confiner) {
+	t.Helper()
+	for range 4 {
+		w := c.pool.take(true)
+		if w == nil {
+			break
+		}
+		w.discard()
+	}
+	warmUp(t, c)
 }
 
 // premountConfiner is testConfiner with hidden and protected files, its
@@ -188,11 +216,11 @@ func TestWarmMountsAheadRechecked(t *testing.T) {
 			c, s := premountConfiner(t, work, hidden, protected)
 			defer c.Close()
 			premountCall(t, c, s, "first", work, "true")
-			warmUp(t, c)
+			freshLauncher(t, c)
 			if out, kept := premountCall(t, c, s, "unchanged", work, tc.command); kept == 0 || tc.want(out, file) != nil {
 				t.Fatalf("unchanged: %d mounts kept, %v", kept, tc.want(out, file))
 			}
-			warmUp(t, c)
+			freshLauncher(t, c)
 			tc.change(t, file)
 			out, kept := premountCall(t, c, s, "changed", work, tc.command)
 			if err := tc.want(out, file); err != nil {
@@ -226,7 +254,7 @@ func TestWarmAheadTmpGoesOnError(t *testing.T) {
 			work := canonicalTempDir(t)
 			c, s := premountConfiner(t, work, nil, nil)
 			premountCall(t, c, s, "first", work, "true")
-			warmUp(t, c)
+			freshLauncher(t, c)
 			call := Call{ID: "failing", Roots: []string{work}, Dir: work, Environ: s.Environ}
 			tc.spoil(t, s, &call)
 			if _, err := c.Prepare(context.Background(), call); err == nil {
@@ -248,10 +276,10 @@ func TestSwapTmp(t *testing.T) {
 		{Kind: MountWrite, Source: "/s/tmp/call-1", Target: "/tmp"},
 		{Kind: MountWrite, Source: "/s/tmp/call-1/sub", Target: "/x"},
 		{Kind: MountWrite, Source: "/s/tmp/call-10", Target: "/y"},
-		{Kind: MountWrite, Source: "/s/proxy/p1.sock", Target: "/s/proxy/p1.sock"},
+		{Kind: MountRead, Source: "/s/proxy/p1.sock", Target: proxyTarget},
 		{Kind: MountRead, Source: "/w", Target: "/w"},
 	}
-	got := swapTmp(ms, "/s/tmp/call-1", "/s/tmp/ahead", "/s/proxy/p1.sock")
+	got := swapTmp(ms, "/s/tmp/call-1", "/s/tmp/ahead")
 	want := []Mount{
 		{Kind: MountRead, Source: "/usr", Target: "/usr"},
 		{Kind: MountWrite, Source: "/s/tmp/ahead", Target: "/tmp"},
@@ -262,7 +290,34 @@ func TestSwapTmp(t *testing.T) {
 		t.Errorf("swapTmp = %v\nwant %v", got, want)
 	}
 	staged := []Mount{ms[0], {Kind: MountStage, Source: "/w/.git", Target: "/w/.git", Stage: "/s/st"}, ms[5]}
-	if got := swapTmp(staged, "/s/tmp/call-1", "/s/tmp/ahead", ""); !slices.Equal(got, ms[:1]) {
+	if got := swapTmp(staged, "/s/tmp/call-1", "/s/tmp/ahead"); !slices.Equal(got, ms[:1]) {
 		t.Errorf("swapTmp with a staged mount = %v, want %v", got, ms[:1])
+	}
+}
+
+// A launcher that never answers the mounts asked of it ahead, or dies
+// before, is an error of its start, not the host's end.
+func TestMountAheadUnanswered(t *testing.T) {
+	for _, tc := range []string{"silent", "gone"} {
+		t.Run(tc, func(t *testing.T) {
+			pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(pair[0])
+			tv := unix.NsecToTimeval(int64(200 * time.Millisecond))
+			if err := unix.SetsockoptTimeval(pair[0], unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+				t.Fatal(err)
+			}
+			if tc == "gone" {
+				unix.Close(pair[1])
+			} else {
+				defer unix.Close(pair[1])
+			}
+			w := &warmLauncher{sock: pair[0]}
+			if err := w.mountAhead([]byte(`{"premount":true}`)); err == nil {
+				t.Error("mountAhead succeeded without an answer")
+			}
+		})
 	}
 }

@@ -381,7 +381,13 @@ func (p *warmPool) startWith(newNet bool) (*warmLauncher, error) {
 		if tmp, msg := ahead(newNet); msg != nil {
 			w.tmp = tmp
 			if err := w.mountAhead(msg); err != nil {
-				w.discard()
+				// Released here, not in the background as discard does:
+				// a pool closing waits for its refills, so its Close
+				// leaves neither this launcher's tmp nor its cgroup.
+				w.kill()
+				unix.Close(w.sock)
+				w.sock = -1
+				w.release()
 				return nil, err
 			}
 		}
@@ -404,8 +410,11 @@ func (w *warmLauncher) mountAhead(msg []byte) error {
 			break
 		}
 	}
-	if err != nil || string(buf[:n]) != spec.WarmPremounted {
-		return fmt.Errorf("a warm launcher did not make the mounts asked of it ahead (its errors are on toolhost's stderr): %q, %v", buf[:n], err)
+	if err != nil {
+		return fmt.Errorf("a warm launcher did not make the mounts asked of it ahead (its errors are on toolhost's stderr): %w", err)
+	}
+	if string(buf[:n]) != spec.WarmPremounted {
+		return fmt.Errorf("a warm launcher answered %q to the mounts asked of it ahead, not %q", buf[:n], spec.WarmPremounted)
 	}
 	return nil
 }

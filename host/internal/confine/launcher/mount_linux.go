@@ -171,6 +171,7 @@ func finishRoot(r *roots, p *spec.Policy, pm *premounted) (int, error) {
 			if err := r.remake(); err != nil {
 				return 0, fmt.Errorf("make the command's root again, other than the one made ahead: %w", err)
 			}
+			pm.unmake(r)
 		}
 	}
 	r.scratch = scratchSize(p.Limits)
@@ -198,6 +199,11 @@ type premounted struct {
 	targets []targetID
 	scratch uint64
 	broken  bool
+	// made are the directories the mounts made in the new root
+	// (roots.made): those in writable binds are on the host, in the
+	// tmp made for the command or a root, and a root made anew removes
+	// them (unmake).
+	made []string
 }
 
 // premount makes p's mounts in r's command root, in order, until one
@@ -205,6 +211,10 @@ type premounted struct {
 func (r *roots) premount(p *spec.Policy) *premounted {
 	pm := &premounted{scratch: scratchSize(p.Limits)}
 	r.scratch = pm.scratch
+	r.recording = true
+	defer func() {
+		pm.made, r.made, r.recording = r.made, nil, false
+	}()
 	for _, m := range p.Mounts {
 		id, err := r.sourceOf(m)
 		if err != nil {
@@ -280,6 +290,49 @@ func (pm *premounted) kept(r *roots, p *spec.Policy) int {
 		}
 	}
 	return len(pm.mounts)
+}
+
+// unmake removes, once the root made ahead is detached, the
+// directories its mounts made on the host, deepest first: the mount
+// points of roots under /tmp that the launcher made in the tmp made for
+// the command, which would show it another call's root names. Only
+// empty directories go (rmdir), beneath the host's root, following no
+// symlink.
+func (pm *premounted) unmake(r *roots) {
+	for i := len(pm.made) - 1; i >= 0; i-- {
+		host, ok := pm.hostDir(pm.made[i])
+		if !ok {
+			continue
+		}
+		rel, err := relPath(host)
+		if err != nil || rel == "." {
+			continue
+		}
+		dirPart, base := filepath.Split(rel)
+		dir, err := openBeneath(r.old, dirPart)
+		if err != nil {
+			continue
+		}
+		unix.Unlinkat(dir, base, unix.AT_REMOVEDIR)
+		unix.Close(dir)
+	}
+}
+
+// hostDir is the host path of path in the root made ahead, when the
+// mount that decides it there (the deepest, the latest of equals) is a
+// writable bind.
+func (pm *premounted) hostDir(path string) (string, bool) {
+	best := -1
+	for i, m := range pm.mounts {
+		if strings.HasPrefix(path, m.Target+"/") && (best < 0 || len(m.Target) >= len(pm.mounts[best].Target)) {
+			best = i
+		}
+	}
+	if best < 0 || pm.mounts[best].Kind != spec.MountWrite {
+		return "", false
+	}
+	m := pm.mounts[best]
+	return filepath.Join(m.Source, strings.TrimPrefix(path, m.Target)), true
 }
 
 // sourceID is what a mount's source is: a file's device and inode, or
@@ -364,6 +417,17 @@ func enterRoot(dir string) error {
 type roots struct {
 	old, new int    // O_PATH descriptors of /oldroot and /newroot
 	scratch  uint64 // the size of a tmpfs the command writes to (scratchSize)
+	// made lists the directories mounts made in the new root, by their
+	// paths there, while recording (premount).
+	made      []string
+	recording bool
+}
+
+// madeDir notes the directory at path in the new root as made.
+func (r *roots) madeDir(path string) {
+	if r.recording {
+		r.made = append(r.made, path)
+	}
 }
 
 func openRoots() (*roots, error) {
@@ -769,8 +833,12 @@ func (r *roots) target(target string, isDir bool) (int, error) {
 		return unix.Dup(dir)
 	}
 	if isDir {
-		if err := unix.Mkdirat(dir, base, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+		err := unix.Mkdirat(dir, base, 0o755)
+		if err != nil && !errors.Is(err, unix.EEXIST) {
 			return -1, targetErr(target, err)
+		}
+		if err == nil {
+			r.madeDir(filepath.Clean(target))
 		}
 	} else {
 		fd, err := unix.Openat(dir, base, unix.O_CREAT|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
@@ -834,13 +902,18 @@ func (r *roots) parent(target string, create bool) (int, string, error) {
 	if err != nil {
 		return -1, "", err
 	}
+	path := "/"
 	for _, name := range strings.Split(strings.TrimSuffix(dirPart, "/"), "/") {
 		if name == "" {
 			continue
 		}
+		path = filepath.Join(path, name)
 		next, err := openBeneath(dir, name)
 		if errors.Is(err, unix.ENOENT) && create {
-			if err = unix.Mkdirat(dir, name, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
+			if err = unix.Mkdirat(dir, name, 0o755); err == nil {
+				r.madeDir(path)
+			}
+			if err == nil || errors.Is(err, unix.EEXIST) {
 				next, err = openBeneath(dir, name)
 			}
 		}
