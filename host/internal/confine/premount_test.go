@@ -36,25 +36,11 @@ func TestWarmMountsAhead(t *testing.T) {
 	c.PoolLaunchers("")
 	warmUp(t, c)
 	n := 0
-	// call runs command in root, in a warm launcher, and returns its
-	// output, its tmp and how many mounts were made ahead of the
-	// policy's.
-	callNow := func(root, command string) (out, tmp string, premounted, mounts int) {
+	callNow := func(root, command string) (string, string, int, int) {
 		t.Helper()
 		n++
-		r, err := c.Prepare(context.Background(), Call{ID: fmt.Sprintf("ahead_%d", n), Roots: []string{root}, Dir: root, Environ: s.Environ})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		res, err := proc.Run(context.Background(), proc.Spec{Command: command, Dir: root, Launcher: r.Launch(), Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatalf("Run: %v, stderr %q", err, res.Stderr)
-		}
-		if !r.Launch().Prestarted() {
-			t.Fatal("the command did not run in a warm launcher")
-		}
-		return string(res.Stdout) + string(res.Stderr), r.TmpDir(), r.Applied().Premounted, len(r.policy.Mounts)
+		r := premountCall(t, c, s, fmt.Sprintf("ahead_%d", n), root, command)
+		return r.out, r.tmp, r.premounted, r.mounts
 	}
 	call := func(root, command string) (string, string, int, int) {
 		t.Helper()
@@ -136,9 +122,16 @@ func premountConfiner(t *testing.T, work string, hidden, protected []string) (*C
 	return c, s
 }
 
-// premountCall runs command in root in a warm launcher and returns its
-// output and how many of its policy's mounts were made ahead.
-func premountCall(t *testing.T, c *Confiner, s Settings, id, root, command string) (string, int) {
+// premountRun is what premountCall saw of a command: its output, its
+// tmp, how many of its policy's mounts were made ahead, and how many
+// the policy has.
+type premountRun struct {
+	out, tmp           string
+	premounted, mounts int
+}
+
+// premountCall runs command in root in a warm launcher.
+func premountCall(t *testing.T, c *Confiner, s Settings, id, root, command string) premountRun {
 	t.Helper()
 	r, err := c.Prepare(context.Background(), Call{ID: id, Roots: []string{root}, Dir: root, Environ: s.Environ})
 	if err != nil {
@@ -149,7 +142,10 @@ func premountCall(t *testing.T, c *Confiner, s Settings, id, root, command strin
 	if err != nil {
 		t.Fatalf("Run: %v, stderr %q", err, res.Stderr)
 	}
-	return string(res.Stdout) + string(res.Stderr), r.Applied().Premounted
+	if !r.Launch().Prestarted() {
+		t.Fatal("the command did not run in a warm launcher")
+	}
+	return premountRun{string(res.Stdout) + string(res.Stderr), r.TmpDir(), r.Applied().Premounted, len(r.policy.Mounts)}
 }
 
 // A mount made ahead sits on the file its target named then. The host's
@@ -217,17 +213,17 @@ func TestWarmMountsAheadRechecked(t *testing.T) {
 			defer c.Close()
 			premountCall(t, c, s, "first", work, "true")
 			freshLauncher(t, c)
-			if out, kept := premountCall(t, c, s, "unchanged", work, tc.command); kept == 0 || tc.want(out, file) != nil {
-				t.Fatalf("unchanged: %d mounts kept, %v", kept, tc.want(out, file))
+			if r := premountCall(t, c, s, "unchanged", work, tc.command); r.premounted == 0 || tc.want(r.out, file) != nil {
+				t.Fatalf("unchanged: %d mounts kept, %v", r.premounted, tc.want(r.out, file))
 			}
 			freshLauncher(t, c)
 			tc.change(t, file)
-			out, kept := premountCall(t, c, s, "changed", work, tc.command)
-			if err := tc.want(out, file); err != nil {
+			r := premountCall(t, c, s, "changed", work, tc.command)
+			if err := tc.want(r.out, file); err != nil {
 				t.Error(err)
 			}
-			if kept != 0 {
-				t.Errorf("%d mounts made ahead kept; want the root made anew", kept)
+			if r.premounted != 0 {
+				t.Errorf("%d mounts made ahead kept; want the root made anew", r.premounted)
 			}
 		})
 	}
