@@ -161,11 +161,13 @@ func (l *Launch) Spawn(ctx context.Context, cmd *exec.Cmd) (int, <-chan struct{}
 	inCgroup := l.cgDir == nil || w.adopted
 	if !ok1 || !ok2 || err != nil || len(msg) > spec.MaxWarmMsg || l.statusW == nil || !inCgroup {
 		w.discard()
+		l.emptyTmp()
 		return 0, nil, nil
 	}
 	files := append([]*os.File{out, errOut, l.statusW}, l.cgTasks...)
 	exited, err := w.send(ctx, msg, files)
 	if errors.Is(err, errNotTaken) {
+		l.emptyTmp()
 		return 0, nil, nil
 	}
 	if err != nil {
@@ -184,6 +186,22 @@ func (l *Launch) Spawn(ctx context.Context, cmd *exec.Cmd) (int, <-chan struct{}
 		close(ended)
 	}()
 	return w.pid, ended, nil
+}
+
+// emptyTmp empties the command's tmp for the cold path, when the warm
+// launcher it was made for never ran the command: what is in it is that
+// launcher's, the mount points it made ahead (roots under /tmp), which
+// would show the command another call's root names.
+func (l *Launch) emptyTmp() {
+	tmp := tmpOf(l.policy)
+	if tmp == "" {
+		return
+	}
+	entries, _ := os.ReadDir(tmp)
+	for _, e := range entries {
+		// RemoveAll follows no symlink out of the tmp.
+		os.RemoveAll(filepath.Join(tmp, e.Name()))
+	}
 }
 
 // Exiting returns, for a command whose warm launcher reported its end,

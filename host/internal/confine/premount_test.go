@@ -317,3 +317,41 @@ func TestMountAheadUnanswered(t *testing.T) {
 		})
 	}
 }
+
+// A command whose warm launcher died before taking it runs the cold way
+// in the tmp made for it, emptied of what that launcher made in it
+// ahead: the mount points of another call's root under /tmp.
+func TestWarmAheadTmpEmptiedForColdPath(t *testing.T) {
+	work := filepath.Join(canonicalTempDir(t), "work")
+	other := filepath.Join(canonicalTempDir(t), "other")
+	for _, d := range []string{work, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, s := premountConfiner(t, canonicalTempDir(t), nil, nil)
+	defer c.Close()
+	premountCall(t, c, s, "first", work, "true")
+	freshLauncher(t, c)
+	r, err := c.Prepare(context.Background(), Call{ID: "cold", Roots: []string{other}, Dir: other, Environ: s.Environ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w := r.launch.warm
+	if w == nil || !strings.Contains(r.TmpDir(), "-ahead-") {
+		t.Fatalf("the call took no warm launcher with a tmp made ahead (tmp %s)", r.TmpDir())
+	}
+	w.kill()
+	waitFor(t, func() bool { return !w.alive() }, "the warm launcher's end")
+	res, err := proc.Run(context.Background(), proc.Spec{Command: "find /tmp /var/tmp -name work", Dir: other, Launcher: r.Launch(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("Run: %v, stderr %q", err, res.Stderr)
+	}
+	if r.Launch().Prestarted() {
+		t.Fatal("the command ran in the dead warm launcher")
+	}
+	if len(res.Stdout) > 0 {
+		t.Errorf("the cold command's tmp holds the mount points made ahead for another root:\n%s", res.Stdout)
+	}
+}
