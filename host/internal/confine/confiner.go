@@ -264,7 +264,7 @@ func (c *Confiner) Prepare(ctx context.Context, call Call) (*Run, error) {
 	if len(p.Uncovered) > 0 {
 		c.log.Warn("confine: part of the roots was not searched for repositories and project files to keep read-only", "call", call.ID, "uncovered", p.Uncovered)
 	}
-	c.ahead.record(p, tmpOf(p))
+	c.ahead.record(p)
 	if err := c.prepareCgroup(r, seq, call.ID, p.Limits, w); err != nil {
 		w.discard()
 		r.Close()

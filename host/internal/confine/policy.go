@@ -125,12 +125,13 @@ func buildCall(ctx context.Context, s Settings, c Call) (*Policy, *settle, func(
 // as mounts, removing them detaches those, which waits for the kernel
 // (most of a millisecond on two cores for the tmp, some for each
 // stage); a caller may remove them once the launcher is gone, off the
-// call's path. Both are safe to call more than once. tmp, when not "",
-// is a tmp made for the call ahead (mountsAhead), which it takes over.
-func prepareCall(ctx context.Context, s Settings, c Call, tmp string) (*Policy, *settle, func(), func(), error) {
+// call's path. Both are safe to call more than once. ahead, when not
+// "", is a tmp made for the call ahead (mountsAhead), which it takes
+// over.
+func prepareCall(ctx context.Context, s Settings, c Call, ahead string) (*Policy, *settle, func(), func(), error) {
 	start := time.Now()
 	none := func() {}
-	ahead := tmp
+	var tmp string
 	b, err := newBuilder(ctx, s, c)
 	if err == nil {
 		tmp, err = b.makeDirs(c.ID, ahead)

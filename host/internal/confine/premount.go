@@ -42,10 +42,11 @@ func newMountsAhead() *mountsAhead {
 	return &mountsAhead{latest: map[bool]latestCall{}}
 }
 
-// record keeps p, a command's policy whose tmp is tmp, for the next
-// launchers of its kind.
-func (a *mountsAhead) record(p *Policy, tmp string) {
-	if a == nil || p == nil || tmp == "" {
+// record keeps p, a command's policy, for the next launchers of its
+// kind; a policy without a tmp is not repeated.
+func (a *mountsAhead) record(p *Policy) {
+	tmp := tmpOf(p)
+	if a == nil || tmp == "" {
 		return
 	}
 	a.mu.Lock()

@@ -109,8 +109,9 @@ func MainWarm(args []string) int {
 // ahead is what a warm launcher does while it waits, since no policy
 // changes it: the part of the root prepareRoot makes, the seccomp
 // program, the buffer the command is read into, a first decoding of a
-// message, and, in a network namespace of its own, the loopback up. In a process that runs one command, each of them would
-// otherwise be done, or faulted in, on the command's path: the
+// message, and, in a network namespace of its own, the loopback up. In
+// a process that runs one command, each of them would otherwise be
+// done, or faulted in, on the command's path: the
 // decoder's first use alone cost about 0.3 ms more than the decoding
 // itself on a 2-core machine.
 type ahead struct {
